@@ -1,0 +1,104 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"time"
+)
+
+// Model is a chat model. Implementations live in adapters/llm (and a scripted
+// one in orchestratortest).
+//
+// Generate streams [ModelEvent]s: any number of deltas and retries, then
+// exactly one event with Response set, which is the last. A non-streaming
+// implementation yields only the response. Tool call arguments are delivered
+// whole in the response, never as fragments. Generate must return promptly
+// with ctx.Err() (wrapped) when ctx is cancelled.
+type Model interface {
+	Generate(ctx context.Context, req *ModelRequest) iter.Seq2[ModelEvent, error]
+}
+
+// ModelRequest is one chat completion request.
+type ModelRequest struct {
+	Messages []Message
+	// Tools is set in function_call mode only; names are wire names.
+	Tools []ToolSpec
+	// Stream asks for a streamed response where the model supports it.
+	Stream      bool
+	MaxOutput   int
+	Temperature *float64
+	Stop        []string
+}
+
+// ModelEvent is one item of a model's stream.
+type ModelEvent struct {
+	Delta          string
+	ReasoningDelta string
+	// Retry is set when the adapter retries the request after a transient
+	// failure; the deltas seen so far are void and will be sent again.
+	Retry    *ModelRetry
+	Response *ModelResponse
+}
+
+// ModelRetry describes one retry of a model request.
+type ModelRetry struct {
+	Attempt int
+	Delay   time.Duration
+	Reason  string
+}
+
+// ModelResponse is a complete model answer.
+type ModelResponse struct {
+	Content          string
+	ReasoningContent string
+	// ToolCalls in function_call mode; names are as the model sent them
+	// (wire names) and are decoded by the registry.
+	ToolCalls    []ToolCall
+	Usage        *Usage
+	FinishReason string
+}
+
+// Tool call modes.
+const (
+	// ModeToolCall puts the tool list in the system prompt and reads
+	// <tool_call>{...}</tool_call> blocks from the model's text.
+	ModeToolCall = "tool_call"
+	// ModeFunctionCall uses the OpenAI tools/tool_calls fields.
+	ModeFunctionCall = "function_call"
+)
+
+// ModelSettings are the per-model knobs the loop uses.
+type ModelSettings struct {
+	Name         string
+	ToolCallMode string
+	MaxRounds    int
+	MaxOutput    int
+	Temperature  *float64
+	Stop         []string
+	Stream       bool
+}
+
+// Models resolves a model by name; the empty name means the default model.
+// When no model is configured Lookup returns an error wrapping
+// [ErrUnavailable] whose message says how to configure one.
+type Models interface {
+	Lookup(name string) (Model, ModelSettings, error)
+}
+
+// ModelFunc adapts a function to [Model].
+type ModelFunc func(ctx context.Context, req *ModelRequest) iter.Seq2[ModelEvent, error]
+
+// Generate calls f.
+func (f ModelFunc) Generate(ctx context.Context, req *ModelRequest) iter.Seq2[ModelEvent, error] {
+	return f(ctx, req)
+}
+
+// rawJSON marshals v, which must not fail for the package's own types.
+func rawJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(map[string]string{"marshal_error": err.Error()})
+	}
+	return b
+}

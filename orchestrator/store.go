@@ -1,0 +1,71 @@
+package orchestrator
+
+import (
+	"context"
+	"time"
+)
+
+// Store persists sessions, messages, runs, events, tool logs and locks. The
+// storage package implements it on bun (SQLite and PostgreSQL);
+// orchestratortest has an in-memory one. Every implementation passes
+// orchestratortest.RunStoreTests.
+//
+// Methods that look an object up by id return an error wrapping ErrNotFound
+// when it does not exist.
+type Store interface {
+	CreateSession(ctx context.Context, s *Session) error
+	GetSession(ctx context.Context, id string) (*Session, error)
+	// ListSessions returns the user's sessions, most recently updated first.
+	ListSessions(ctx context.Context, userID string, page Page) ([]*Session, error)
+	// TouchSession sets the session's title (when not empty) and UpdatedAt.
+	TouchSession(ctx context.Context, id, title string, at time.Time) error
+	// DeleteSession removes the session with its messages, runs, events and
+	// tool logs.
+	DeleteSession(ctx context.Context, id string) error
+
+	// AppendMessages adds messages to the end of a session's history.
+	AppendMessages(ctx context.Context, sessionID string, msgs []Message) error
+	// ListMessages returns the last limit messages of a session, oldest
+	// first; limit <= 0 means all.
+	ListMessages(ctx context.Context, sessionID string, limit int) ([]Message, error)
+
+	CreateRun(ctx context.Context, r *Run) error
+	// UpdateRun writes the run's mutable fields (state, stop reason, answer,
+	// error, usage, last seq, timestamps).
+	UpdateRun(ctx context.Context, r *Run) error
+	GetRun(ctx context.Context, id string) (*Run, error)
+	// ListRuns returns runs, newest first, filtered by user and/or session
+	// (empty means any).
+	ListRuns(ctx context.Context, f RunFilter) ([]*Run, error)
+
+	// AppendEvents stores events; (run_id, seq) is unique and a duplicate is
+	// an error wrapping ErrConflict.
+	AppendEvents(ctx context.Context, events []Event) error
+	// ListEvents returns up to limit events of a run with seq > afterSeq, in
+	// seq order; limit <= 0 means all.
+	ListEvents(ctx context.Context, runID string, afterSeq int64, limit int) ([]Event, error)
+
+	AppendToolLog(ctx context.Context, l *ToolLog) error
+
+	// AcquireLock takes the named lock for owner until now+ttl. It succeeds
+	// when the lock is free, expired, or already held by owner (which renews
+	// it); otherwise it returns an error wrapping ErrBusy. It is atomic
+	// across processes sharing the store.
+	AcquireLock(ctx context.Context, key, owner string, ttl time.Duration) error
+	// RenewLock extends a lock owner holds; ErrNotFound if owner lost it.
+	RenewLock(ctx context.Context, key, owner string, ttl time.Duration) error
+	// ReleaseLock frees the lock if owner holds it; releasing a lock one does
+	// not hold is not an error.
+	ReleaseLock(ctx context.Context, key, owner string) error
+
+	Close() error
+}
+
+// RunFilter selects runs.
+type RunFilter struct {
+	UserID    string
+	SessionID string
+	// States, when not empty, keeps only runs in one of these states.
+	States []RunState
+	Page   Page
+}

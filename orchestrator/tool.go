@@ -1,0 +1,85 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// ToolSpec describes a tool to the model and to clients.
+type ToolSpec struct {
+	// Name is canonical: "read_file", "server@tool", "a2a@service".
+	Name string `json:"name"`
+	// Aliases are other accepted names (e.g. the Chinese names users of
+	// wunder know, "读取文件" for read_file).
+	Aliases     []string        `json:"aliases,omitempty"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"input_schema"`
+	// Source says where the tool comes from: builtin, mcp, a2a, skill, ...
+	Source string `json:"source"`
+	// ReadOnly tools never change the workspace; the loop runs them in
+	// parallel with anything. Tools that are not read-only run in the order
+	// the model asked for them, one after another, in parallel with the
+	// read-only ones.
+	ReadOnly bool `json:"read_only,omitempty"`
+	// AlwaysOn tools are offered whatever the request's tool_names say
+	// (e.g. final_response).
+	AlwaysOn bool `json:"always_on,omitempty"`
+}
+
+// Tool is anything the model can call.
+//
+// Tool failures are results: a tool that fails returns a [ToolResult] with
+// IsError set, which the model reads. A returned error is also shown to the
+// model as an error result, except a context error of a cancelled run.
+type Tool interface {
+	Spec() ToolSpec
+	Call(ctx context.Context, inv *ToolInvocation) (*ToolResult, error)
+}
+
+// ToolInvocation carries one call's arguments and context.
+type ToolInvocation struct {
+	UserID    string
+	SessionID string
+	RunID     string
+	CallID    string
+	Arguments json.RawMessage
+	// Output streams partial output; it becomes a tool_output_delta event.
+	// Never nil when called by the loop.
+	Output func(stream, delta string)
+}
+
+// ToolResult is what the model sees of a call.
+type ToolResult struct {
+	Content string
+	IsError bool
+	// Data is an optional structured result, passed through to events.
+	Data any
+}
+
+// ErrorResult returns an error result with msg.
+func ErrorResult(msg string) *ToolResult { return &ToolResult{Content: msg, IsError: true} }
+
+// Toolset yields the tools a user may use. The registry merges toolsets.
+type Toolset interface {
+	// Name identifies the source (builtin, mcp, ...), for logs and errors.
+	Name() string
+	Tools(ctx context.Context, userID string) ([]Tool, error)
+}
+
+// StaticToolset is a [Toolset] with a fixed list of tools.
+type StaticToolset struct {
+	SetName string
+	List    []Tool
+}
+
+// Name implements [Toolset].
+func (s StaticToolset) Name() string { return s.SetName }
+
+// Tools implements [Toolset].
+func (s StaticToolset) Tools(context.Context, string) ([]Tool, error) { return s.List, nil }
+
+// Workspace gives the prompt builder a short summary of a user's workspace.
+// Implemented by adapters/builtin; nil means no summary.
+type Workspace interface {
+	Summary(ctx context.Context, userID string) (string, error)
+}

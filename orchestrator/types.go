@@ -1,0 +1,132 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// RunState is the state of a run. The machine is
+//
+//	queued -> running -> (waiting_input) -> finished | cancelled | failed
+//
+// with cancelling between running (or queued) and cancelled.
+type RunState string
+
+// Run states.
+const (
+	RunQueued       RunState = "queued"
+	RunRunning      RunState = "running"
+	RunWaitingInput RunState = "waiting_input"
+	RunCancelling   RunState = "cancelling"
+	RunFinished     RunState = "finished"
+	RunCancelled    RunState = "cancelled"
+	RunFailed       RunState = "failed"
+)
+
+// Terminal reports whether no further transition can happen.
+func (s RunState) Terminal() bool {
+	return s == RunFinished || s == RunCancelled || s == RunFailed
+}
+
+// StopReason says why a run ended.
+type StopReason string
+
+// Stop reasons, as users of wunder know them.
+const (
+	StopModelResponse StopReason = "model_response"
+	StopFinalTool     StopReason = "final_tool"
+	StopMaxRounds     StopReason = "max_rounds"
+	StopCancelled     StopReason = "cancelled"
+	StopError         StopReason = "error"
+)
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	TotalTokens  int64 `json:"total_tokens"`
+}
+
+// Add accumulates o into u.
+func (u *Usage) Add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.TotalTokens += o.TotalTokens
+}
+
+// Session is a conversation (A2A contextId).
+type Session struct {
+	ID        string    `json:"session_id"`
+	UserID    string    `json:"user_id"`
+	Title     string    `json:"title"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Run is one request executed in a session (A2A taskId).
+type Run struct {
+	ID         string     `json:"run_id"`
+	SessionID  string     `json:"session_id"`
+	UserID     string     `json:"user_id"`
+	State      RunState   `json:"state"`
+	StopReason StopReason `json:"stop_reason,omitempty"`
+	Question   string     `json:"question"`
+	Answer     string     `json:"answer,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	ModelName  string     `json:"model_name,omitempty"`
+	Usage      Usage      `json:"usage"`
+	// LastSeq is the seq of the last event the run has logged.
+	LastSeq    int64      `json:"last_seq"`
+	CreatedAt  time.Time  `json:"created_at"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// Message roles.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)
+
+// Message is one entry of a session's history, in the shape models consume.
+type Message struct {
+	Role             string     `json:"role"`
+	Content          string     `json:"content"`
+	ReasoningContent string     `json:"reasoning_content,omitempty"`
+	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID       string     `json:"tool_call_id,omitempty"`
+	// Name is the tool's canonical name on a tool message.
+	Name      string    `json:"name,omitempty"`
+	RunID     string    `json:"run_id,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// ToolCall is a model's request to call a tool. Name is canonical (with @)
+// once it has passed the registry; Arguments is the raw JSON object.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolLog records one tool execution (for monitoring and the tool heatmap).
+type ToolLog struct {
+	RunID      string          `json:"run_id"`
+	SessionID  string          `json:"session_id"`
+	UserID     string          `json:"user_id"`
+	CallID     string          `json:"call_id"`
+	Tool       string          `json:"tool"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Result     string          `json:"result"`
+	IsError    bool            `json:"is_error"`
+	DurationMS int64           `json:"duration_ms"`
+	CreatedAt  time.Time       `json:"created_at"`
+}
+
+// Page bounds a listing. Zero Limit means the store's default.
+type Page struct {
+	Limit  int
+	Offset int
+}
