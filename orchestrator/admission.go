@@ -1,0 +1,394 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// liveRun is a run admitted by this process, queued or executing.
+type liveRun struct {
+	id, userID, sessionID string
+	req                   RunRequest
+	sel                   *Selection
+	model                 Model
+	settings              ModelSettings
+	mode                  string
+	language              string
+	log                   *runLog
+	locks                 []string
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	stopHB context.CancelFunc // stops the lock heartbeat
+
+	// mu guards run.
+	mu  sync.Mutex
+	run Run
+}
+
+func (lr *liveRun) snapshot() *Run {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	r := lr.run
+	r.LastSeq = lr.log.lastSeq()
+	return &r
+}
+
+func (lr *liveRun) update(f func(r *Run)) Run {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	f(&lr.run)
+	return lr.run
+}
+
+// Start admits a run and returns it at once, queued or running. The run
+// executes detached from ctx: follow it with [Orchestrator.Events].
+//
+// Errors: ErrInvalidArgument (bad request), ErrToolNotFound, ErrNotFound
+// (unknown session), ErrUnavailable (no model; queue full, with a
+// [RetryAfter] hint), ErrBusy (the user or session already has a run).
+func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) {
+	if err := o.validate(&req); err != nil {
+		return nil, err
+	}
+	model, settings, err := o.models.Lookup(req.ModelName)
+	if err != nil {
+		return nil, err
+	}
+	mode := firstNonEmpty(req.ToolCallMode, settings.ToolCallMode, ModeToolCall)
+	sel, err := o.tools.Select(ctx, req.UserID, req.ToolNames, req.ExcludeTools)
+	if err != nil {
+		return nil, err
+	}
+	now := o.opts.Now()
+	var sess *Session
+	if req.SessionID != "" {
+		if sess, err = o.store.GetSession(ctx, req.SessionID); err != nil {
+			return nil, err
+		}
+		if sess.UserID != req.UserID {
+			return nil, fmt.Errorf("%w: session %s", ErrNotFound, req.SessionID)
+		}
+	} else {
+		sess = &Session{ID: newID("sess_"), UserID: req.UserID, Title: title(req.Question), CreatedAt: now, UpdatedAt: now}
+	}
+	runID := newID("run_")
+	locks, err := o.acquireLocks(ctx, req, sess.ID, runID)
+	if err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(o.baseCtx)
+	lr := &liveRun{
+		id: runID, userID: req.UserID, sessionID: sess.ID, req: req, sel: sel,
+		model: model, settings: settings, mode: mode,
+		language: firstNonEmpty(req.Language, o.opts.DefaultLanguage),
+		locks:    locks, ctx: runCtx, cancel: cancel,
+		run: Run{ID: runID, SessionID: sess.ID, UserID: req.UserID, State: RunQueued,
+			Question: req.Question, ModelName: settings.Name, CreatedAt: now},
+	}
+	lr.log = newRunLog(runID, sess.ID, o.store, o.log, o.opts.Now, o.opts.Events)
+
+	startNow, pos, err := o.admit(lr)
+	if err != nil {
+		cancel()
+		lr.log.close()
+		o.releaseLocks(lr)
+		return nil, err
+	}
+	if err := o.persistNew(ctx, lr, sess, req.SessionID == ""); err != nil {
+		o.abandon(lr)
+		return nil, err
+	}
+	o.startHeartbeat(lr)
+	if startNow {
+		o.launch(lr)
+	} else {
+		lr.log.emit(EventProgress, ProgressData{Stage: "queued", Summary: "waiting for a free slot, position " + strconv.Itoa(pos)})
+	}
+	return lr.snapshot(), nil
+}
+
+func (o *Orchestrator) persistNew(ctx context.Context, lr *liveRun, sess *Session, newSession bool) error {
+	if newSession {
+		if err := o.store.CreateSession(ctx, sess); err != nil {
+			return err
+		}
+	}
+	r := lr.snapshot()
+	return o.store.CreateRun(ctx, r)
+}
+
+// admit takes an execution slot or a queue place for lr.
+func (o *Orchestrator) admit(lr *liveRun) (startNow bool, pos int, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case o.closed:
+		return false, 0, fmt.Errorf("%w: shutting down", ErrUnavailable)
+	case o.active < o.opts.MaxActiveRuns:
+		o.active++
+		o.live[lr.id] = lr
+		return true, 0, nil
+	case len(o.queue) < o.opts.QueueSize:
+		o.queue = append(o.queue, lr)
+		o.live[lr.id] = lr
+		return false, len(o.queue), nil
+	default:
+		return false, 0, WithRetryAfter(fmt.Errorf("%w: %d runs active and the queue of %d is full", ErrUnavailable, o.active, o.opts.QueueSize), o.opts.QueueRetryAfter)
+	}
+}
+
+// abandon undoes an admission whose run could not be stored.
+func (o *Orchestrator) abandon(lr *liveRun) {
+	o.mu.Lock()
+	if o.removeQueuedLocked(lr) {
+		delete(o.live, lr.id)
+	} else if _, ok := o.live[lr.id]; ok {
+		delete(o.live, lr.id)
+		o.active--
+	}
+	next := o.nextLocked()
+	o.mu.Unlock()
+	lr.cancel()
+	lr.log.close()
+	o.releaseLocks(lr)
+	if next != nil {
+		o.launch(next)
+	}
+}
+
+func (o *Orchestrator) removeQueuedLocked(lr *liveRun) bool {
+	for i, q := range o.queue {
+		if q == lr {
+			o.queue = append(o.queue[:i], o.queue[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// nextLocked hands a free slot to the head of the queue.
+func (o *Orchestrator) nextLocked() *liveRun {
+	if o.closed || len(o.queue) == 0 || o.active >= o.opts.MaxActiveRuns {
+		return nil
+	}
+	next := o.queue[0]
+	o.queue = o.queue[1:]
+	o.active++
+	return next
+}
+
+// acquireLocks takes the session lock and a per-user slot, in that order.
+func (o *Orchestrator) acquireLocks(ctx context.Context, req RunRequest, sessionID, runID string) ([]string, error) {
+	ttl := o.opts.LockTTL
+	sessKey := "session:" + sessionID
+	if err := o.store.AcquireLock(ctx, sessKey, runID, ttl); err != nil {
+		if errors.Is(err, ErrBusy) {
+			return nil, fmt.Errorf("%w: session %s already has a running run", ErrBusy, sessionID)
+		}
+		return nil, err
+	}
+	limit := o.opts.PerUser
+	if req.Caller == CallerAgent {
+		limit = o.opts.PerUserAgents
+		if limit >= o.opts.MaxActiveRuns {
+			// The global limit already bounds the user; no slot to take.
+			return []string{sessKey}, nil
+		}
+	}
+	for i := range limit {
+		key := "user:" + req.UserID + "#" + strconv.Itoa(i)
+		err := o.store.AcquireLock(ctx, key, runID, ttl)
+		if err == nil {
+			return []string{sessKey, key}, nil
+		}
+		if !errors.Is(err, ErrBusy) {
+			o.releaseKeys([]string{sessKey}, runID)
+			return nil, err
+		}
+	}
+	o.releaseKeys([]string{sessKey}, runID)
+	if limit == 1 {
+		return nil, fmt.Errorf("%w: user %s already has a running run", ErrBusy, req.UserID)
+	}
+	return nil, fmt.Errorf("%w: user %s already has %d running runs", ErrBusy, req.UserID, limit)
+}
+
+func (o *Orchestrator) releaseLocks(lr *liveRun) { o.releaseKeys(lr.locks, lr.id) }
+
+func (o *Orchestrator) releaseKeys(keys []string, owner string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, k := range keys {
+		if err := o.store.ReleaseLock(ctx, k, owner); err != nil {
+			o.log.Warn("lock not released; it expires with its ttl", "key", k, "owner", owner, "err", err)
+		}
+	}
+}
+
+// startHeartbeat renews lr's locks every LockTTL/3 and watches the store
+// for a cancellation requested by another process.
+func (o *Orchestrator) startHeartbeat(lr *liveRun) {
+	ctx, stop := context.WithCancel(context.Background())
+	lr.stopHB = stop
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		t := time.NewTicker(o.opts.LockTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			for _, k := range lr.locks {
+				if err := o.store.RenewLock(ctx, k, lr.id, o.opts.LockTTL); err != nil && ctx.Err() == nil {
+					o.log.Warn("lock renewal failed", "key", k, "run_id", lr.id, "err", err)
+					if errors.Is(err, ErrNotFound) {
+						_ = o.store.AcquireLock(ctx, k, lr.id, o.opts.LockTTL)
+					}
+				}
+			}
+			if r, err := o.store.GetRun(ctx, lr.id); err == nil && r.State == RunCancelling {
+				o.cancelLive(lr)
+			}
+		}
+	}()
+}
+
+// launch starts executing an admitted run.
+func (o *Orchestrator) launch(lr *liveRun) {
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		out := o.execute(lr)
+		o.finish(lr, out)
+	}()
+}
+
+// Cancel asks a run to stop. A running run ends as cancelled within moments
+// (the model call and the running tool see the context); a queued one ends
+// at once; a run of another process is flagged in the store and stopped by
+// its owner's heartbeat. Cancelling a finished run is ErrConflict.
+func (o *Orchestrator) Cancel(ctx context.Context, userID, runID string) (*Run, error) {
+	if lr := o.liveRun(runID); lr != nil {
+		if !visible(userID, lr.userID) {
+			return nil, fmt.Errorf("%w: run %s", ErrNotFound, runID)
+		}
+		if r := lr.snapshot(); r.State.Terminal() {
+			return r, fmt.Errorf("%w: run %s already %s", ErrConflict, runID, r.State)
+		}
+		o.mu.Lock()
+		queued := o.removeQueuedLocked(lr)
+		o.mu.Unlock()
+		if queued {
+			o.finishQueued(lr)
+		} else {
+			o.cancelLive(lr)
+		}
+		return lr.snapshot(), nil
+	}
+	r, err := o.GetRun(ctx, userID, runID)
+	if err != nil {
+		return nil, err
+	}
+	if r.State.Terminal() {
+		return r, fmt.Errorf("%w: run %s already %s", ErrConflict, runID, r.State)
+	}
+	r.State = RunCancelling
+	if err := o.store.UpdateRun(ctx, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (o *Orchestrator) cancelLive(lr *liveRun) {
+	lr.update(func(r *Run) {
+		if !r.State.Terminal() {
+			r.State = RunCancelling
+		}
+	})
+	lr.cancel()
+}
+
+// finishQueued ends a run that never left the queue.
+func (o *Orchestrator) finishQueued(lr *liveRun) {
+	lr.cancel()
+	o.complete(lr, outcome{stop: StopCancelled, state: RunCancelled}, false)
+}
+
+// finish ends an executed run and hands its slot to the queue.
+func (o *Orchestrator) finish(lr *liveRun, out outcome) {
+	o.complete(lr, out, true)
+}
+
+// complete writes a run's end. The order matters: the terminal state is
+// stored first (with the seq the final event will have), then the locks and
+// the slot are freed, and only then is the final event emitted, so a client
+// that reacts to "final" by starting the next run never meets its own lock.
+// The run leaves the live table once its log is persisted.
+func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
+	now := o.opts.Now()
+	if lr.stopHB != nil {
+		lr.stopHB()
+	}
+	lr.cancel()
+	r := lr.update(func(r *Run) {
+		r.State, r.StopReason, r.Answer, r.Usage, r.Error = out.state, out.stop, out.answer, out.usage, out.errMsg
+		r.FinishedAt = &now
+	})
+	r.LastSeq = lr.log.lastSeq() + 1 // the final event
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := o.store.UpdateRun(ctx, &r); err != nil {
+		o.log.Error("run state not persisted", "run_id", lr.id, "err", err)
+	}
+	if err := o.store.TouchSession(ctx, lr.sessionID, "", now); err != nil && !errors.Is(err, ErrNotFound) {
+		o.log.Warn("session not touched", "session_id", lr.sessionID, "err", err)
+	}
+	o.releaseLocks(lr)
+	o.mu.Lock()
+	if hadSlot {
+		o.active--
+	}
+	next := o.nextLocked()
+	o.mu.Unlock()
+	if next != nil {
+		o.launch(next)
+	}
+
+	lr.log.emit(EventFinal, FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg})
+	lr.log.close()
+	o.mu.Lock()
+	delete(o.live, lr.id)
+	o.mu.Unlock()
+}
+
+func firstNonEmpty(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// title derives a session title from the first question.
+func title(q string) string {
+	r := []rune(q)
+	for i, c := range r {
+		if c == '\n' || c == '\r' {
+			r = r[:i]
+			break
+		}
+	}
+	if len(r) > 60 {
+		return string(r[:60]) + "…"
+	}
+	return string(r)
+}

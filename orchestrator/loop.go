@@ -1,0 +1,314 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+)
+
+// outcome is how a run ended.
+type outcome struct {
+	answer string
+	stop   StopReason
+	state  RunState
+	usage  Usage
+	errMsg string
+}
+
+// execute runs lr's agent loop to its end. It never panics: a panic in the
+// loop (or a tool it calls on this goroutine) fails the run.
+func (o *Orchestrator) execute(lr *liveRun) (out outcome) {
+	l := &loop{o: o, lr: lr, log: lr.log}
+	defer func() {
+		if p := recover(); p != nil {
+			o.log.Error("run panicked", "run_id", lr.id, "panic", p, "stack", string(debug.Stack()))
+			lr.log.emit(EventError, ErrorData{Code: "internal", Message: "internal error"})
+			out = outcome{stop: StopError, state: RunFailed, usage: l.usage, errMsg: "internal error"}
+		}
+	}()
+	now := o.opts.Now()
+	r := lr.update(func(r *Run) {
+		if r.State == RunQueued {
+			r.State = RunRunning
+		}
+		r.StartedAt = &now
+	})
+	if err := o.store.UpdateRun(lr.ctx, &r); err != nil && lr.ctx.Err() == nil {
+		o.log.Warn("run start not persisted", "run_id", lr.id, "err", err)
+	}
+	lr.log.emit(EventProgress, ProgressData{Stage: "started", Summary: "run started"})
+	return l.run(lr.ctx)
+}
+
+// loop is the state of one run's agent loop.
+type loop struct {
+	o     *Orchestrator
+	lr    *liveRun
+	log   *runLog
+	usage Usage
+	round int
+}
+
+func (l *loop) run(ctx context.Context) outcome {
+	lr, o := l.lr, l.o
+	history, err := o.store.ListMessages(ctx, lr.sessionID, o.opts.MaxHistoryItems)
+	if err != nil {
+		return l.fail(ctx, "store", fmt.Errorf("load history: %w", err))
+	}
+	question := Message{Role: RoleUser, Content: lr.req.Question, RunID: lr.id, CreatedAt: o.opts.Now()}
+	if err := o.store.AppendMessages(ctx, lr.sessionID, []Message{question}); err != nil {
+		return l.fail(ctx, "store", fmt.Errorf("save question: %w", err))
+	}
+	system := Message{Role: RoleSystem, Content: o.systemPrompt(ctx, lr.userID, lr.language, lr.mode, lr.sel)}
+	msgs := append(append([]Message{system}, history...), question)
+
+	maxRounds := lr.req.MaxRounds
+	if maxRounds <= 0 {
+		maxRounds = lr.settings.MaxRounds
+	}
+	if maxRounds <= 0 {
+		maxRounds = 8
+	}
+	var last string
+	for l.round = 1; l.round <= maxRounds; l.round++ {
+		if ctx.Err() != nil {
+			return l.cancelled()
+		}
+		resp, err := l.callModel(ctx, msgs)
+		if err != nil {
+			if ctx.Err() != nil {
+				return l.cancelled()
+			}
+			return l.fail(ctx, "model_error", err)
+		}
+		calls := l.toolCalls(resp)
+		assistant := Message{Role: RoleAssistant, Content: resp.Content, ReasoningContent: resp.ReasoningContent, RunID: lr.id, CreatedAt: o.opts.Now()}
+		if lr.mode == ModeFunctionCall {
+			for _, c := range calls {
+				assistant.ToolCalls = append(assistant.ToolCalls, c.call)
+			}
+		}
+		if len(calls) == 0 {
+			answer := cleanAnswer(resp.Content)
+			assistant.Content = answer
+			l.save(ctx, assistant)
+			return outcome{answer: answer, stop: StopModelResponse, state: RunFinished, usage: l.usage}
+		}
+		if answer, ok := finalCall(calls); ok {
+			l.save(ctx, Message{Role: RoleAssistant, Content: answer, RunID: lr.id, CreatedAt: o.opts.Now()})
+			return outcome{answer: answer, stop: StopFinalTool, state: RunFinished, usage: l.usage}
+		}
+		results := l.runTools(ctx, calls)
+		if ctx.Err() != nil {
+			return l.cancelled()
+		}
+		round := append([]Message{assistant}, l.resultMessages(calls, results)...)
+		msgs = append(msgs, round...)
+		l.save(ctx, round...)
+		if c := cleanAnswer(resp.Content); c != "" {
+			last = c
+		}
+	}
+	answer := last
+	if lr.mode == ModeToolCall {
+		_, answer = parseTextToolCalls(answer)
+	}
+	if answer == "" {
+		answer = fmt.Sprintf("Stopped after %d rounds without a final answer.", maxRounds)
+	}
+	return outcome{answer: answer, stop: StopMaxRounds, state: RunFinished, usage: l.usage}
+}
+
+// callModel sends one request and turns the model's stream into events.
+func (l *loop) callModel(ctx context.Context, msgs []Message) (*ModelResponse, error) {
+	lr := l.lr
+	req := &ModelRequest{
+		Messages:    renderMessages(msgs, lr.mode, l.o.tools),
+		Stream:      lr.settings.Stream,
+		MaxOutput:   lr.settings.MaxOutput,
+		Temperature: lr.settings.Temperature,
+		Stop:        lr.settings.Stop,
+	}
+	if lr.mode == ModeFunctionCall {
+		req.Tools = lr.sel.WireSpecs()
+	}
+	l.log.emit(EventLLMRequest, LLMRequestData{Round: l.round, Model: lr.settings.Name, Messages: len(req.Messages), Tools: len(lr.sel.order), Mode: lr.mode})
+	var resp *ModelResponse
+	for ev, err := range lr.model.Generate(ctx, req) {
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case ev.Retry != nil:
+			l.log.emit(EventLLMStreamRetry, LLMRetryData{Round: l.round, Attempt: ev.Retry.Attempt, DelayMS: ev.Retry.Delay.Milliseconds(), Reason: ev.Retry.Reason})
+		case ev.Response != nil:
+			resp = ev.Response
+		case ev.Delta != "" || ev.ReasoningDelta != "":
+			l.log.emit(EventLLMOutputDelta, LLMDeltaData{Round: l.round, Delta: ev.Delta, ReasoningDelta: ev.ReasoningDelta})
+		}
+	}
+	if resp == nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, errors.New("the model ended its answer without a response")
+	}
+	if resp.Usage != nil {
+		l.usage.Add(*resp.Usage)
+		l.log.emit(EventTokenUsage, TokenUsageData{Round: l.round, Usage: *resp.Usage, Total: l.usage})
+	}
+	return resp, nil
+}
+
+// pendingCall is a tool call as the loop will execute it: resolved to a
+// tool, or carrying the error the model will read instead.
+type pendingCall struct {
+	call ToolCall // Name canonical when resolved
+	tool Tool
+	err  string
+}
+
+// toolCalls reads the calls out of a response, resolving names through the
+// selection and assigning ids where the model gave none.
+func (l *loop) toolCalls(resp *ModelResponse) []pendingCall {
+	var raw []textCall
+	if l.lr.mode == ModeFunctionCall {
+		for _, c := range resp.ToolCalls {
+			args, err := normalizeArgs(c.Arguments)
+			tc := textCall{call: ToolCall{ID: c.ID, Name: c.Name, Arguments: args}}
+			if err != nil {
+				tc.err = err.Error()
+			}
+			raw = append(raw, tc)
+		}
+	} else {
+		raw, _ = parseTextToolCalls(resp.Content)
+	}
+	out := make([]pendingCall, 0, len(raw))
+	for i, tc := range raw {
+		pc := pendingCall{call: tc.call, err: tc.err}
+		if pc.call.ID == "" {
+			pc.call.ID = fmt.Sprintf("call_%d_%d", l.round, i+1)
+		}
+		if pc.err == "" {
+			if t, ok := l.lr.sel.Lookup(pc.call.Name); ok {
+				pc.tool = t
+				pc.call.Name = t.Spec().Name
+			} else {
+				pc.err = fmt.Sprintf("unknown tool %q; available tools: %s", pc.call.Name, strings.Join(l.lr.sel.Names(), ", "))
+			}
+		}
+		out = append(out, pc)
+	}
+	return out
+}
+
+// finalCall reports the answer of a well-formed final_response call.
+func finalCall(calls []pendingCall) (string, bool) {
+	for _, c := range calls {
+		if c.tool != nil && c.call.Name == FinalResponseTool {
+			if answer, err := finalAnswer(c.call.Arguments); err == nil {
+				return answer, true
+			}
+		}
+	}
+	return "", false
+}
+
+// resultMessages renders a round's results for the next model request.
+func (l *loop) resultMessages(calls []pendingCall, results []*ToolResult) []Message {
+	now := l.o.opts.Now()
+	if l.lr.mode == ModeFunctionCall {
+		out := make([]Message, len(calls))
+		for i, c := range calls {
+			content := results[i].Content
+			if results[i].IsError {
+				content = "Error: " + content
+			}
+			out[i] = Message{Role: RoleTool, Content: content, ToolCallID: c.call.ID, Name: c.call.Name, RunID: l.lr.id, CreatedAt: now}
+		}
+		return out
+	}
+	lines := make([]string, len(calls))
+	for i, c := range calls {
+		lines[i] = renderTextResult(c.call.Name, results[i])
+	}
+	return []Message{{Role: RoleUser, Content: strings.Join(lines, "\n"), RunID: l.lr.id, CreatedAt: now}}
+}
+
+// save appends messages to the session's history. A store failure is
+// logged, not fatal: the run's answer still reaches the client.
+func (l *loop) save(ctx context.Context, msgs ...Message) {
+	if err := l.o.store.AppendMessages(context.WithoutCancel(ctx), l.lr.sessionID, msgs); err != nil {
+		l.o.log.Error("history not saved", "run_id", l.lr.id, "err", err)
+	}
+}
+
+func (l *loop) cancelled() outcome {
+	return outcome{stop: StopCancelled, state: RunCancelled, usage: l.usage}
+}
+
+func (l *loop) fail(ctx context.Context, code string, err error) outcome {
+	if ctx.Err() != nil {
+		return l.cancelled()
+	}
+	l.o.log.Warn("run failed", "run_id", l.lr.id, "code", code, "err", err)
+	l.log.emit(EventError, ErrorData{Code: code, Message: err.Error()})
+	return outcome{stop: StopError, state: RunFailed, usage: l.usage, errMsg: err.Error()}
+}
+
+// renderMessages converts stored history into the request form of a mode.
+// History is stored in the form of the mode that produced it; a tool_call
+// request turns function-call turns into text, a function_call request
+// encodes tool names for the wire.
+func renderMessages(msgs []Message, mode string, reg *Registry) []Message {
+	out := make([]Message, 0, len(msgs))
+	for _, m := range msgs {
+		switch {
+		case mode == ModeToolCall && m.Role == RoleAssistant && len(m.ToolCalls) > 0:
+			var sb strings.Builder
+			sb.WriteString(m.Content)
+			for _, c := range m.ToolCalls {
+				sb.WriteString("\n")
+				sb.WriteString(renderTextCall(c))
+			}
+			out = append(out, Message{Role: RoleAssistant, Content: strings.TrimSpace(sb.String())})
+		case mode == ModeToolCall && m.Role == RoleTool:
+			res := &ToolResult{Content: strings.TrimPrefix(m.Content, "Error: "), IsError: strings.HasPrefix(m.Content, "Error: ")}
+			out = append(out, Message{Role: RoleUser, Content: renderTextResult(m.Name, res)})
+		case mode == ModeFunctionCall && len(m.ToolCalls) > 0:
+			calls := make([]ToolCall, len(m.ToolCalls))
+			for i, c := range m.ToolCalls {
+				calls[i] = ToolCall{ID: c.ID, Name: reg.WireName(c.Name), Arguments: c.Arguments}
+			}
+			m.ToolCalls = calls
+			out = append(out, m)
+		case mode == ModeFunctionCall && m.Role == RoleTool:
+			m.Name = reg.WireName(m.Name)
+			out = append(out, m)
+		default:
+			out = append(out, m)
+		}
+	}
+	return mergeUserTurns(out)
+}
+
+// mergeUserTurns joins consecutive user messages (a cancelled run leaves
+// its question without an answer); some servers reject two in a row.
+func mergeUserTurns(msgs []Message) []Message {
+	out := msgs[:0:0]
+	for _, m := range msgs {
+		if n := len(out); n > 0 && m.Role == RoleUser && out[n-1].Role == RoleUser {
+			out[n-1].Content += "\n\n" + m.Content
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// since returns milliseconds elapsed since t.
+func since(t time.Time) int64 { return time.Since(t).Milliseconds() }

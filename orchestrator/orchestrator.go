@@ -1,0 +1,292 @@
+package orchestrator
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+)
+
+// Options are the orchestrator's knobs. The zero value of each field means
+// the default stated on it; [Options.withDefaults] is the one source of
+// those defaults.
+type Options struct {
+	// MaxActiveRuns bounds the runs executing at once. Default 32.
+	MaxActiveRuns int
+	// QueueSize bounds the FIFO of runs waiting for a slot. Default 128;
+	// negative means no queue (a run that cannot start is refused).
+	QueueSize int
+	// QueueRetryAfter is the hint returned with a full queue. Default 5s.
+	QueueRetryAfter time.Duration
+	// PerUser bounds the running (and queued) runs of one user for callers
+	// that are people (/wunder). Default 1.
+	PerUser int
+	// PerUserAgents bounds them for callers that are agents (A2A, MCP,
+	// Connect). Default: MaxActiveRuns.
+	PerUserAgents int
+	// LockTTL is the lease of the store-backed locks; they are renewed every
+	// LockTTL/3 while the run lives. Default 30s.
+	LockTTL time.Duration
+	// MaxHistoryItems bounds the session history given to the model.
+	// Default 200.
+	MaxHistoryItems int
+	// DefaultLanguage of prompts: "en" or "zh". Default "en".
+	DefaultLanguage string
+	// Workspace summarises a user's workspace for the prompt; nil = none.
+	Workspace Workspace
+	// Events shapes the event log.
+	Events EventPolicy
+	// FollowInterval is how often a subscriber polls the store for a run
+	// that executes in another process. Default 250ms.
+	FollowInterval time.Duration
+	// Logger; nil discards.
+	Logger *slog.Logger
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxActiveRuns <= 0 {
+		o.MaxActiveRuns = 32
+	}
+	if o.QueueSize == 0 {
+		o.QueueSize = 128
+	}
+	if o.QueueSize < 0 {
+		o.QueueSize = 0
+	}
+	if o.QueueRetryAfter <= 0 {
+		o.QueueRetryAfter = 5 * time.Second
+	}
+	if o.PerUser <= 0 {
+		o.PerUser = 1
+	}
+	if o.PerUserAgents <= 0 {
+		o.PerUserAgents = o.MaxActiveRuns
+	}
+	if o.LockTTL <= 0 {
+		o.LockTTL = 30 * time.Second
+	}
+	if o.MaxHistoryItems <= 0 {
+		o.MaxHistoryItems = 200
+	}
+	if o.DefaultLanguage == "" {
+		o.DefaultLanguage = "en"
+	}
+	if o.FollowInterval <= 0 {
+		o.FollowInterval = 250 * time.Millisecond
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Orchestrator runs agent tasks. It is safe for concurrent use.
+//
+// Goroutines: each admitted run executes in one goroutine started by the
+// orchestrator (not by the request that submitted it, so a client that goes
+// away never stops a run), plus a lock heartbeat and an event-log flusher per
+// run. All of them are tracked by wg and end before Close returns.
+type Orchestrator struct {
+	store   Store
+	models  Models
+	tools   *Registry
+	opts    Options
+	log     *slog.Logger
+	prompts *promptBuilder
+
+	baseCtx context.Context // parent of every run's context
+	stopAll context.CancelFunc
+	wg      sync.WaitGroup
+
+	// mu guards the admission state below.
+	mu     sync.Mutex
+	live   map[string]*liveRun // every queued or running run of this process
+	active int                 // runs holding an execution slot
+	queue  []*liveRun          // FIFO of admitted runs waiting for a slot
+	closed bool
+}
+
+// New returns an orchestrator. store, models and tools are required.
+func New(store Store, models Models, tools *Registry, opts *Options) *Orchestrator {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o = o.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Orchestrator{
+		store: store, models: models, tools: tools, opts: o, log: o.Logger,
+		prompts: newPromptBuilder(256),
+		baseCtx: ctx, stopAll: cancel,
+		live: map[string]*liveRun{},
+	}
+}
+
+// Caller says who submits a run; it selects the per-user limit.
+type Caller int
+
+const (
+	// CallerUser is a person behind /wunder: Options.PerUser applies.
+	CallerUser Caller = iota
+	// CallerAgent is an agent (A2A, MCP, Connect): Options.PerUserAgents.
+	CallerAgent
+)
+
+// RunRequest asks for one run.
+type RunRequest struct {
+	UserID string
+	// SessionID continues a session; empty starts a new one.
+	SessionID string
+	Question  string
+	// ToolNames selects tools (canonical, alias or wire names); always-on
+	// tools are added.
+	ToolNames []string
+	// ExcludeTools are never offered (e.g. wunder@run to the run it starts).
+	ExcludeTools []string
+	ModelName    string
+	// ToolCallMode overrides the model's: tool_call or function_call.
+	ToolCallMode string
+	// Language of the prompt: en or zh; empty = the default.
+	Language string
+	Caller   Caller
+	// MaxRounds overrides the model's when > 0.
+	MaxRounds int
+}
+
+const (
+	maxUserIDLen   = 128
+	maxQuestionLen = 1 << 20
+)
+
+func validUserID(id string) error {
+	if id == "" {
+		return invalidf("user_id is required")
+	}
+	if len(id) > maxUserIDLen {
+		return invalidf("user_id is longer than %d bytes", maxUserIDLen)
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) || r == '/' || r == '\\' {
+			return invalidf("user_id contains a forbidden character %q", r)
+		}
+	}
+	if id == "." || id == ".." {
+		return invalidf("user_id %q is not allowed", id)
+	}
+	return nil
+}
+
+func (o *Orchestrator) validate(req *RunRequest) error {
+	if err := validUserID(req.UserID); err != nil {
+		return err
+	}
+	if strings.TrimSpace(req.Question) == "" {
+		return invalidf("question is required")
+	}
+	if len(req.Question) > maxQuestionLen {
+		return invalidf("question is longer than %d bytes", maxQuestionLen)
+	}
+	switch req.ToolCallMode {
+	case "", ModeToolCall, ModeFunctionCall:
+	default:
+		return invalidf("tool_call_mode must be %q or %q, got %q", ModeToolCall, ModeFunctionCall, req.ToolCallMode)
+	}
+	switch req.Language {
+	case "", "en", "zh":
+	default:
+		return invalidf("language must be \"en\" or \"zh\", got %q", req.Language)
+	}
+	if req.MaxRounds < 0 {
+		return invalidf("max_rounds must not be negative")
+	}
+	return nil
+}
+
+// newID returns a random, URL-safe id with a prefix.
+func newID(prefix string) string {
+	return prefix + strings.ToLower(rand.Text())
+}
+
+// GetRun returns a run the user may see ("" = any user).
+func (o *Orchestrator) GetRun(ctx context.Context, userID, runID string) (*Run, error) {
+	if lr := o.liveRun(runID); lr != nil {
+		if !visible(userID, lr.userID) {
+			return nil, fmt.Errorf("%w: run %s", ErrNotFound, runID)
+		}
+		return lr.snapshot(), nil
+	}
+	r, err := o.store.GetRun(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	if !visible(userID, r.UserID) {
+		return nil, fmt.Errorf("%w: run %s", ErrNotFound, runID)
+	}
+	return r, nil
+}
+
+// ListRuns lists runs, newest first; f.UserID scopes them.
+func (o *Orchestrator) ListRuns(ctx context.Context, f RunFilter) ([]*Run, error) {
+	runs, err := o.store.ListRuns(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range runs {
+		if lr := o.liveRun(r.ID); lr != nil {
+			runs[i] = lr.snapshot()
+		}
+	}
+	return runs, nil
+}
+
+// Tools returns the catalog a user may select from.
+func (o *Orchestrator) Tools(ctx context.Context, userID string) ([]ToolSpec, error) {
+	if err := validUserID(userID); err != nil {
+		return nil, err
+	}
+	return o.tools.Catalog(ctx, userID)
+}
+
+// Registry returns the tool registry (front-ends use its wire encoding).
+func (o *Orchestrator) Registry() *Registry { return o.tools }
+
+func visible(scope, owner string) bool { return scope == "" || scope == owner }
+
+func (o *Orchestrator) liveRun(id string) *liveRun {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.live[id]
+}
+
+// Close stops admitting runs, waits for running ones until ctx is done, then
+// cancels what is left and waits for it to wind down.
+func (o *Orchestrator) Close(ctx context.Context) error {
+	o.mu.Lock()
+	o.closed = true
+	queued := o.queue
+	o.queue = nil
+	o.mu.Unlock()
+	for _, lr := range queued {
+		o.finishQueued(lr)
+	}
+	done := make(chan struct{})
+	go func() { o.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		o.stopAll()
+		return nil
+	case <-ctx.Done():
+	}
+	o.stopAll()
+	<-done
+	return ctx.Err()
+}

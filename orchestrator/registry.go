@@ -1,0 +1,199 @@
+package orchestrator
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// FinalResponseTool is the canonical name of the always-on tool that ends a
+// run with an answer.
+const FinalResponseTool = "final_response"
+
+// DefaultNameSeparator encodes '@' on wires that forbid it.
+const DefaultNameSeparator = "__"
+
+// maxWireName is the longest name OpenAI function calling accepts.
+const maxWireName = 64
+
+// Registry merges toolsets and resolves tool names. It owns the one wire
+// encoding of canonical names: '@' becomes the separator (default "__"), any
+// other character outside [A-Za-z0-9_-] becomes '_', and names longer than 64
+// bytes are cut and suffixed with a hash. Decoding goes through the
+// [Selection] that produced the names, so it is exact even where the
+// encoding is lossy; [Registry.CanonicalName] is the best-effort inverse for
+// names seen without a selection.
+type Registry struct {
+	sep      string
+	toolsets []Toolset
+	log      *slog.Logger
+}
+
+// NewRegistry returns a registry over toolsets. sep "" means
+// [DefaultNameSeparator]. The final_response tool is always present.
+func NewRegistry(sep string, log *slog.Logger, toolsets ...Toolset) *Registry {
+	if sep == "" {
+		sep = DefaultNameSeparator
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	all := append([]Toolset{StaticToolset{SetName: "core", List: []Tool{finalResponse{}}}}, toolsets...)
+	return &Registry{sep: sep, toolsets: all, log: log}
+}
+
+// Separator reports the wire separator.
+func (r *Registry) Separator() string { return r.sep }
+
+// WireName encodes a canonical name for wires that forbid '@'.
+func (r *Registry) WireName(canonical string) string {
+	s := strings.ReplaceAll(canonical, "@", r.sep)
+	var b strings.Builder
+	for _, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
+			b.WriteRune(c)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	s = b.String()
+	if len(s) > maxWireName {
+		sum := sha256.Sum256([]byte(canonical))
+		s = s[:maxWireName-9] + "_" + hex.EncodeToString(sum[:4])
+	}
+	return s
+}
+
+// CanonicalName is the best-effort inverse of WireName without a selection.
+func (r *Registry) CanonicalName(wire string) string {
+	return strings.ReplaceAll(wire, r.sep, "@")
+}
+
+// Catalog returns every tool the user may select, sorted by name.
+func (r *Registry) Catalog(ctx context.Context, userID string) ([]ToolSpec, error) {
+	sel, err := r.all(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	return sel.Specs(), nil
+}
+
+// Select resolves names (canonical, alias or wire form) to the tools offered
+// to one run: the named ones plus the always-on ones, minus exclude. An
+// unknown name is an error wrapping [ErrToolNotFound] that lists them all.
+func (r *Registry) Select(ctx context.Context, userID string, names, exclude []string) (*Selection, error) {
+	all, err := r.all(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	sel := newSelection(r)
+	var unknown []string
+	for _, n := range names {
+		t, ok := all.Lookup(n)
+		if !ok || slices.Contains(exclude, t.Spec().Name) {
+			unknown = append(unknown, n)
+			continue
+		}
+		sel.add(t)
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrToolNotFound, strings.Join(unknown, ", "))
+	}
+	for _, name := range all.order {
+		if t := all.tools[name]; t.Spec().AlwaysOn && !slices.Contains(exclude, name) {
+			sel.add(t)
+		}
+	}
+	return sel, nil
+}
+
+func (r *Registry) all(ctx context.Context, userID string) (*Selection, error) {
+	sel := newSelection(r)
+	for _, ts := range r.toolsets {
+		tools, err := ts.Tools(ctx, userID)
+		if err != nil {
+			// One failing source never hides the others.
+			r.log.WarnContext(ctx, "toolset unavailable", "toolset", ts.Name(), "err", err)
+			continue
+		}
+		for _, t := range tools {
+			sel.add(t)
+		}
+	}
+	return sel, nil
+}
+
+// Selection is the set of tools offered to one run, with the name maps that
+// decode whatever form the model answers with.
+type Selection struct {
+	reg   *Registry
+	tools map[string]Tool   // canonical -> tool
+	names map[string]string // canonical, alias and wire name -> canonical
+	order []string
+}
+
+func newSelection(r *Registry) *Selection {
+	return &Selection{reg: r, tools: map[string]Tool{}, names: map[string]string{}}
+}
+
+func (s *Selection) add(t Tool) {
+	spec := t.Spec()
+	if _, dup := s.tools[spec.Name]; dup {
+		return
+	}
+	wire := s.reg.WireName(spec.Name)
+	if other, taken := s.names[wire]; taken && other != spec.Name {
+		s.reg.log.Warn("tool skipped: its wire name collides", "tool", spec.Name, "with", other, "wire", wire)
+		return
+	}
+	s.tools[spec.Name] = t
+	s.order = append(s.order, spec.Name)
+	s.names[spec.Name] = spec.Name
+	s.names[wire] = spec.Name
+	for _, a := range spec.Aliases {
+		if _, taken := s.names[a]; !taken {
+			s.names[a] = spec.Name
+		}
+	}
+}
+
+// Lookup finds a tool by canonical name, alias or wire name.
+func (s *Selection) Lookup(name string) (Tool, bool) {
+	canon, ok := s.names[strings.TrimSpace(name)]
+	if !ok {
+		return nil, false
+	}
+	return s.tools[canon], true
+}
+
+// Specs returns the selected tools' specs in name order.
+func (s *Selection) Specs() []ToolSpec {
+	out := make([]ToolSpec, 0, len(s.order))
+	for _, n := range s.Names() {
+		out = append(out, s.tools[n].Spec())
+	}
+	return out
+}
+
+// WireSpecs returns the specs with names in wire form, for function calling.
+func (s *Selection) WireSpecs() []ToolSpec {
+	out := s.Specs()
+	for i := range out {
+		out[i].Name = s.reg.WireName(out[i].Name)
+		out[i].Aliases = nil
+	}
+	return out
+}
+
+// Names returns the canonical names in order.
+func (s *Selection) Names() []string {
+	names := slices.Clone(s.order)
+	sort.Strings(names)
+	return names
+}

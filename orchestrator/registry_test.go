@@ -1,0 +1,144 @@
+package orchestrator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+type stubTool struct{ spec ToolSpec }
+
+func (s stubTool) Spec() ToolSpec { return s.spec }
+func (s stubTool) Call(context.Context, *ToolInvocation) (*ToolResult, error) {
+	return &ToolResult{Content: s.spec.Name}, nil
+}
+
+func stubs(names ...string) Toolset {
+	var list []Tool
+	for _, n := range names {
+		list = append(list, stubTool{ToolSpec{Name: n, Description: n, InputSchema: json.RawMessage(`{"type":"object"}`)}})
+	}
+	return StaticToolset{SetName: "stub", List: list}
+}
+
+var openAIName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+func TestWireNamesRoundTrip(t *testing.T) {
+	long := "server@" + strings.Repeat("x", 80)
+	names := []string{"read_file", "fs@read_text_file", "a2a@helper", "alice@fs@list", "mcp.server@tool.v2", long}
+	reg := NewRegistry("", nil, stubs(names...))
+	sel, err := reg.Select(context.Background(), "u", names, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		wire := reg.WireName(n)
+		if !openAIName.MatchString(wire) {
+			t.Errorf("WireName(%q) = %q: not a valid function name", n, wire)
+		}
+		tool, ok := sel.Lookup(wire)
+		if !ok || tool.Spec().Name != n {
+			t.Errorf("Lookup(WireName(%q)=%q) = %v, %v", n, wire, tool, ok)
+		}
+	}
+	if got := reg.CanonicalName("fs__read_text_file"); got != "fs@read_text_file" {
+		t.Errorf("CanonicalName = %q", got)
+	}
+	custom := NewRegistry("-x-", nil)
+	if got := custom.WireName("a@b"); got != "a-x-b" {
+		t.Errorf("custom separator: %q", got)
+	}
+}
+
+func TestSelectAlwaysOnAndUnknown(t *testing.T) {
+	reg := NewRegistry("", nil, stubs("read_file", "write_file"))
+	sel, err := reg.Select(context.Background(), "u", []string{"read_file"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(sel.Names(), ","); got != "final_response,read_file" {
+		t.Fatalf("names = %s", got)
+	}
+	if _, ok := sel.Lookup("最终回复"); !ok {
+		t.Error("Chinese alias of final_response not resolved")
+	}
+	_, err = reg.Select(context.Background(), "u", []string{"read_file", "nope", "also_nope"}, nil)
+	if !errors.Is(err, ErrToolNotFound) || !strings.Contains(err.Error(), "nope, also_nope") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+type failingSet struct{}
+
+func (failingSet) Name() string { return "down" }
+func (failingSet) Tools(context.Context, string) ([]Tool, error) {
+	return nil, errors.New("server unreachable")
+}
+
+func TestFailingToolsetDoesNotHideOthers(t *testing.T) {
+	reg := NewRegistry("", nil, failingSet{}, stubs("read_file"))
+	specs, err := reg.Catalog(context.Background(), "u")
+	if err != nil || len(specs) != 2 {
+		t.Fatalf("catalog = %v, %v", specs, err)
+	}
+}
+
+func TestPromptCacheAndLanguages(t *testing.T) {
+	b := newPromptBuilder(2)
+	tools := []ToolSpec{{Name: "read_file", Aliases: []string{"读取文件"}, Description: "Read\n a file", InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	en := b.build(promptInput{Language: "en", Mode: ModeToolCall, Tools: tools})
+	if !strings.Contains(en, "<tool_call>") || !strings.Contains(en, "- read_file (读取文件): Read a file") {
+		t.Fatalf("en prompt:\n%s", en)
+	}
+	zh := b.build(promptInput{Language: "zh", Mode: ModeToolCall, Tools: tools})
+	if !strings.Contains(zh, "工具") || zh == en {
+		t.Fatalf("zh prompt:\n%s", zh)
+	}
+	fc := b.build(promptInput{Language: "en", Mode: ModeFunctionCall, Tools: tools, Workspace: "2 files"})
+	if strings.Contains(fc, "<tool_call>") || strings.Contains(fc, "input schema") || !strings.Contains(fc, "2 files") {
+		t.Fatalf("function_call prompt:\n%s", fc)
+	}
+	if b.cached() != 2 {
+		t.Fatalf("cache holds %d, want its capacity 2", b.cached())
+	}
+	if again := b.build(promptInput{Language: "en", Mode: ModeFunctionCall, Tools: tools, Workspace: "2 files"}); again != fc {
+		t.Fatal("cached prompt differs")
+	}
+}
+
+func TestParseTextToolCalls(t *testing.T) {
+	content := "Let me look.\n<tool_call>\n```json\n{\"name\":\"read_file\",\"arguments\":{\"path\":\"a\"}}\n```\n</tool_call>" +
+		"<tool_call>{\"name\":\"x\",\"parameters\":\"{\\\"k\\\":1}\"}</tool_call> tail <tool_call>{\"name\":\"cut\",\"arguments\":{}}"
+	calls, rest := parseTextToolCalls(content)
+	if len(calls) != 3 || rest != "Let me look.\n tail" {
+		t.Fatalf("calls = %+v rest = %q", calls, rest)
+	}
+	if calls[0].call.Name != "read_file" || string(calls[0].call.Arguments) != `{"path":"a"}` {
+		t.Errorf("fenced call = %+v", calls[0])
+	}
+	if string(calls[1].call.Arguments) != `{"k":1}` || calls[2].call.Name != "cut" {
+		t.Errorf("calls = %+v", calls)
+	}
+	for _, bad := range []string{"<tool_call>nope</tool_call>", `<tool_call>{"arguments":{}}</tool_call>`, `<tool_call>{"name":"a","arguments":[1]}</tool_call>`} {
+		calls, _ := parseTextToolCalls(bad)
+		if len(calls) != 1 || calls[0].err == "" {
+			t.Errorf("%s: %+v, want an error", bad, calls)
+		}
+	}
+}
+
+func FuzzParseTextToolCalls(f *testing.F) {
+	f.Add("<tool_call>{\"name\":\"a\",\"arguments\":{}}</tool_call>")
+	f.Add("<tool_call><tool_call>{}</tool_call></tool_call>")
+	f.Fuzz(func(t *testing.T, s string) {
+		calls, _ := parseTextToolCalls(s)
+		for _, c := range calls {
+			if c.err == "" && !json.Valid(c.call.Arguments) {
+				t.Fatalf("accepted invalid arguments %q", c.call.Arguments)
+			}
+		}
+	})
+}

@@ -1,0 +1,72 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+func errNotFoundRun(id string) error { return fmt.Errorf("%w: run %s", ErrNotFound, id) }
+
+func errNotFoundSession(id string) error { return fmt.Errorf("%w: session %s", ErrNotFound, id) }
+
+// GetSession returns a session the user may see ("" = any user).
+func (o *Orchestrator) GetSession(ctx context.Context, userID, sessionID string) (*Session, error) {
+	s, err := o.store.GetSession(ctx, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if !visible(userID, s.UserID) {
+		return nil, errNotFoundSession(sessionID)
+	}
+	return s, nil
+}
+
+// ListSessions returns a user's sessions, most recently updated first.
+func (o *Orchestrator) ListSessions(ctx context.Context, userID string, page Page) ([]*Session, error) {
+	if err := validUserID(userID); err != nil {
+		return nil, err
+	}
+	return o.store.ListSessions(ctx, userID, page)
+}
+
+// History returns a session's messages, oldest first (the last limit ones;
+// limit <= 0 means all).
+func (o *Orchestrator) History(ctx context.Context, userID, sessionID string, limit int) ([]Message, error) {
+	if _, err := o.GetSession(ctx, userID, sessionID); err != nil {
+		return nil, err
+	}
+	return o.store.ListMessages(ctx, sessionID, limit)
+}
+
+// DeleteSession removes a session and everything in it. A session with a
+// queued or running run is ErrConflict: cancel the run first.
+func (o *Orchestrator) DeleteSession(ctx context.Context, userID, sessionID string) error {
+	if _, err := o.GetSession(ctx, userID, sessionID); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	busy := slices.ContainsFunc(mapValues(o.live), func(lr *liveRun) bool {
+		return lr.sessionID == sessionID && !lr.snapshot().State.Terminal()
+	})
+	o.mu.Unlock()
+	if !busy {
+		active, err := o.store.ListRuns(ctx, RunFilter{SessionID: sessionID, States: []RunState{RunQueued, RunRunning, RunCancelling, RunWaitingInput}, Page: Page{Limit: 1}})
+		if err != nil {
+			return err
+		}
+		busy = len(active) > 0
+	}
+	if busy {
+		return fmt.Errorf("%w: session %s has a run in progress; cancel it first", ErrConflict, sessionID)
+	}
+	return o.store.DeleteSession(ctx, sessionID)
+}
+
+func mapValues[K comparable, V any](m map[K]V) []V {
+	out := make([]V, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
