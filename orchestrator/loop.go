@@ -156,6 +156,7 @@ func (l *loop) callModel(ctx context.Context, msgs []Message) (*ModelResponse, e
 		}
 		return nil, errors.New("the model ended its answer without a response")
 	}
+	l.log.emit(EventLLMOutput, LLMOutputData{Round: l.round, Content: resp.Content, ReasoningContent: resp.ReasoningContent, ToolCalls: resp.ToolCalls, FinishReason: resp.FinishReason})
 	if resp.Usage != nil {
 		l.usage.Add(*resp.Usage)
 		l.log.emit(EventTokenUsage, TokenUsageData{Round: l.round, Usage: *resp.Usage, Total: l.usage})

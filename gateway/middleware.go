@@ -1,0 +1,232 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Cross-cutting HTTP concerns live here and only here, each as a
+// func(http.Handler) http.Handler; identity travels on the context under
+// unexported key types.
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	loggerKey
+	principalKey
+)
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+func logger(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey).(*slog.Logger); ok {
+		return l
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// Principal is who a request acts as. With an API key configured, a
+// request that presents it is an admin, who may act for any user_id.
+type Principal struct {
+	Admin bool
+	// UserID, when set, pins the principal to one user (user tokens; not
+	// issued yet). Requests for another user are refused.
+	UserID string
+}
+
+func principal(ctx context.Context) Principal {
+	p, _ := ctx.Value(principalKey).(Principal)
+	return p
+}
+
+// withRequestID takes a sane X-Request-Id from the client or makes one, and
+// puts it and a request-scoped logger on the context.
+func withRequestID(base *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			id := r.Header.Get("X-Request-Id")
+			if id == "" || len(id) > 128 || strings.ContainsFunc(id, func(c rune) bool { return c < 0x21 || c > 0x7e }) {
+				id = strings.ToLower(rand.Text())
+			}
+			w.Header().Set("X-Request-Id", id)
+			ctx := context.WithValue(r.Context(), requestIDKey, id)
+			ctx = context.WithValue(ctx, loggerKey, base.With("request_id", id))
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+}
+
+// statusWriter records the status for the access log. It forwards Flush and
+// the rest through Unwrap, so http.ResponseController keeps working.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
+}
+
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// Flush lets code that type-asserts http.Flusher stream through us.
+func (s *statusWriter) Flush() { _ = http.NewResponseController(s.ResponseWriter).Flush() }
+
+// accessLog logs one line per request.
+func accessLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		lvl := slog.LevelInfo
+		if sw.status >= 500 {
+			lvl = slog.LevelError
+		}
+		logger(r.Context()).Log(r.Context(), lvl, "http", "method", r.Method, "path", r.URL.Path,
+			"status", sw.status, "bytes", sw.bytes, "duration_ms", time.Since(start).Milliseconds())
+	})
+}
+
+// recoverPanics turns a handler panic into a 500 problem; the process lives.
+func recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				logger(r.Context()).ErrorContext(r.Context(), "handler panicked", "panic", p, "stack", string(debug.Stack()))
+				writeProblem(w, r, http.StatusInternalServerError, "internal", "internal error; see the server log for request "+requestID(r.Context()))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitBody caps request bodies; decodeJSON reports the overflow as 413.
+func limitBody(n int64) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > n {
+				writeProblem(w, r, http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than "+strconv.FormatInt(n, 10)+" bytes")
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, n)
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// authenticate checks the API key (X-API-Key or Authorization: Bearer) when
+// one is configured; open paths (health) pass. With no key configured every
+// request is an admin: fine on loopback, and the server warns otherwise.
+func authenticate(apiKey string, open []string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if apiKey == "" || slices.Contains(open, r.URL.Path) || r.Method == http.MethodOptions {
+				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, Principal{Admin: true})))
+				return
+			}
+			got := r.Header.Get("X-API-Key")
+			if got == "" {
+				if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+					got = strings.TrimSpace(h[7:])
+				}
+			}
+			if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(apiKey)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="wunder"`)
+				detail := "missing credentials: send the API key as X-API-Key or Authorization: Bearer"
+				if got != "" {
+					detail = "the API key is not valid"
+				}
+				writeProblem(w, r, http.StatusUnauthorized, "unauthenticated", detail)
+				return
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, Principal{Admin: true})))
+		})
+	}
+}
+
+// CORSOptions configure cross-origin access; no origins means CORS is off.
+type CORSOptions struct {
+	AllowOrigins     []string
+	AllowMethods     []string
+	AllowHeaders     []string
+	AllowCredentials bool
+}
+
+func cors(o CORSOptions) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if len(o.AllowOrigins) == 0 {
+			return next
+		}
+		methods := strings.Join(o.AllowMethods, ", ")
+		headers := strings.Join(o.AllowHeaders, ", ")
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			origin := r.Header.Get("Origin")
+			allowed := origin != "" && (slices.Contains(o.AllowOrigins, "*") || slices.Contains(o.AllowOrigins, origin))
+			if allowed {
+				h := w.Header()
+				h.Add("Vary", "Origin")
+				if slices.Contains(o.AllowOrigins, "*") && !o.AllowCredentials {
+					h.Set("Access-Control-Allow-Origin", "*")
+				} else {
+					h.Set("Access-Control-Allow-Origin", origin)
+				}
+				if o.AllowCredentials {
+					h.Set("Access-Control-Allow-Credentials", "true")
+				}
+				h.Set("Access-Control-Expose-Headers", "X-Request-Id, X-Run-Id, X-Session-Id, Retry-After")
+			}
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				if allowed {
+					w.Header().Set("Access-Control-Allow-Methods", methods)
+					w.Header().Set("Access-Control-Allow-Headers", headers)
+					w.Header().Set("Access-Control-Max-Age", "600")
+				}
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// scope returns the user id a request acts for: the user_id it names, which
+// a pinned principal may only name as itself. An admin naming no user acts
+// for all users ("").
+func scope(r *http.Request, requested string) (string, error) {
+	p := principal(r.Context())
+	if p.UserID != "" {
+		if requested != "" && requested != p.UserID {
+			return "", errForbiddenUser
+		}
+		return p.UserID, nil
+	}
+	return requested, nil
+}

@@ -1,0 +1,167 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Backend is what the HTTP front-end needs of the core;
+// *orchestrator.Orchestrator satisfies it.
+type Backend interface {
+	Start(ctx context.Context, req orchestrator.RunRequest) (*orchestrator.Run, error)
+	Events(ctx context.Context, userID, runID string, afterSeq int64) iter.Seq2[orchestrator.Event, error]
+	Cancel(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
+	GetRun(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
+	ListRuns(ctx context.Context, f orchestrator.RunFilter) ([]*orchestrator.Run, error)
+	Tools(ctx context.Context, userID string) ([]orchestrator.ToolSpec, error)
+	SystemPrompt(ctx context.Context, req orchestrator.PromptRequest) (string, error)
+	GetSession(ctx context.Context, userID, sessionID string) (*orchestrator.Session, error)
+	ListSessions(ctx context.Context, userID string, page orchestrator.Page) ([]*orchestrator.Session, error)
+	History(ctx context.Context, userID, sessionID string, limit int) ([]orchestrator.Message, error)
+	DeleteSession(ctx context.Context, userID, sessionID string) error
+}
+
+var _ Backend = (*orchestrator.Orchestrator)(nil)
+
+// Options configure the gateway. Zero values mean the defaults stated.
+type Options struct {
+	// APIKey, when set, is required on every call but health checks.
+	APIKey string
+	// MaxBodyBytes caps request bodies. Default 1 MiB.
+	MaxBodyBytes int64
+	// Heartbeat is the idle interval after which an SSE stream gets a
+	// comment line. Default 15s.
+	Heartbeat time.Duration
+	CORS      CORSOptions
+	// Ready reports whether dependencies (the store) are usable; nil = ready.
+	Ready func(ctx context.Context) error
+	// Version is reported by /healthz.
+	Version string
+	Logger  *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 15 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Server is wunder's HTTP front door.
+type Server struct {
+	b    Backend
+	opts Options
+	mux  *http.ServeMux
+}
+
+// New returns a gateway over b.
+func New(b Backend, opts *Options) *Server {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	s := &Server{b: b, opts: o.withDefaults(), mux: http.NewServeMux()}
+	s.routes()
+	return s
+}
+
+// Mount adds a handler for a pattern (other front-ends: A2A, MCP, Connect).
+// It goes through the same middleware as every route.
+func (s *Server) Mount(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
+
+// routes is THE route table of wunder's HTTP API.
+func (s *Server) routes() {
+	s.mux.HandleFunc("POST /wunder", s.handleWunder)
+	s.mux.HandleFunc("POST /wunder/runs", s.handleSubmit)
+	s.mux.HandleFunc("GET /wunder/runs", s.handleListRuns)
+	s.mux.HandleFunc("GET /wunder/runs/{run_id}", s.handleGetRun)
+	s.mux.HandleFunc("POST /wunder/runs/{run_id}/cancel", s.handleCancel)
+	s.mux.HandleFunc("GET /wunder/runs/{run_id}/events", s.handleEvents)
+	s.mux.HandleFunc("GET /wunder/tools", s.handleTools)
+	s.mux.HandleFunc("POST /wunder/system_prompt", s.handleSystemPrompt)
+	s.mux.HandleFunc("GET /wunder/sessions", s.handleListSessions)
+	s.mux.HandleFunc("GET /wunder/sessions/{session_id}", s.handleGetSession)
+	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
+	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	s.mux.HandleFunc("GET /readyz", s.handleReady)
+}
+
+// Handler returns the gateway with its middleware, outermost first:
+// request id and logger, access log, panic recovery, CORS, auth, body limit.
+func (s *Server) Handler() http.Handler {
+	var h http.Handler = problemForMux(s.mux)
+	h = limitBody(s.opts.MaxBodyBytes)(h)
+	h = authenticate(s.opts.APIKey, []string{"/healthz", "/readyz"})(h)
+	h = cors(s.opts.CORS)(h)
+	h = recoverPanics(h)
+	h = accessLog(h)
+	return withRequestID(s.opts.Logger)(h)
+}
+
+// problemForMux answers the mux's own 404 and 405 (no route matched) in
+// problem JSON instead of plain text.
+func problemForMux(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern == "" {
+			mux.ServeHTTP(&muxProblem{ResponseWriter: w, r: r}, r)
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// muxProblem rewrites the mux's plain-text 404/405 as problems.
+type muxProblem struct {
+	http.ResponseWriter
+	r       *http.Request
+	handled bool
+}
+
+func (m *muxProblem) WriteHeader(code int) {
+	switch code {
+	case http.StatusMethodNotAllowed:
+		m.handled = true
+		writeProblem(m.ResponseWriter, m.r, code, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s (allowed: %s)", m.r.Method, m.r.URL.Path, m.ResponseWriter.Header().Get("Allow")))
+	case http.StatusNotFound:
+		m.handled = true
+		writeProblem(m.ResponseWriter, m.r, code, "route_not_found", fmt.Sprintf("no route for %s %s", m.r.Method, m.r.URL.Path))
+	default:
+		m.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (m *muxProblem) Write(b []byte) (int, error) {
+	if m.handled {
+		return len(b), nil
+	}
+	return m.ResponseWriter.Write(b)
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, r, http.StatusOK, map[string]string{"status": "ok", "version": s.opts.Version})
+}
+
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		defer cancel()
+		if err := s.opts.Ready(ctx); err != nil {
+			logger(r.Context()).WarnContext(r.Context(), "not ready", "err", err)
+			writeProblem(w, r, http.StatusServiceUnavailable, "not_ready", "a dependency is not ready: "+err.Error())
+			return
+		}
+	}
+	writeJSON(w, r, http.StatusOK, map[string]string{"status": "ready"})
+}

@@ -1,0 +1,56 @@
+package gateway
+
+import (
+	"net/http"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// handleTools is GET /wunder/tools?user_id=: the catalog the user may put
+// in tool_names, with input schemas and wire names.
+func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
+	userID, ok := userScope(w, r)
+	if !ok {
+		return
+	}
+	specs, err := s.b.Tools(r.Context(), userID)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, map[string]any{"tools": nonNil(specs)})
+}
+
+type promptRequest struct {
+	UserID       string   `json:"user_id"`
+	ToolNames    []string `json:"tool_names"`
+	ModelName    string   `json:"model_name"`
+	ToolCallMode string   `json:"tool_call_mode"`
+	Language     string   `json:"language"`
+}
+
+// handleSystemPrompt is POST /wunder/system_prompt: the system prompt a run
+// with these parameters would get.
+func (s *Server) handleSystemPrompt(w http.ResponseWriter, r *http.Request) {
+	var req promptRequest
+	if !decodeJSON(w, r, &req) {
+		return
+	}
+	if req.UserID == "" {
+		writeProblem(w, r, http.StatusBadRequest, "missing_user_id", "user_id is required")
+		return
+	}
+	userID, err := scope(r, req.UserID)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	prompt, err := s.b.SystemPrompt(r.Context(), orchestrator.PromptRequest{
+		UserID: userID, ToolNames: req.ToolNames, ModelName: req.ModelName, ToolCallMode: req.ToolCallMode, Language: req.Language,
+	})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, map[string]string{"prompt": prompt})
+}

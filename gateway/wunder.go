@@ -1,0 +1,118 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+var errForbiddenUser = fmt.Errorf("%w: this credential acts for another user", orchestrator.ErrPermissionDenied)
+
+// wunderRequest is the body of POST /wunder and POST /wunder/runs.
+type wunderRequest struct {
+	UserID       string   `json:"user_id"`
+	Question     string   `json:"question"`
+	ToolNames    []string `json:"tool_names"`
+	Stream       *bool    `json:"stream"`
+	SessionID    string   `json:"session_id"`
+	ModelName    string   `json:"model_name"`
+	ToolCallMode string   `json:"tool_call_mode"`
+	Language     string   `json:"language"`
+	MaxRounds    int      `json:"max_rounds"`
+}
+
+// wunderResponse is the non-streaming answer of POST /wunder.
+type wunderResponse struct {
+	SessionID  string                  `json:"session_id"`
+	RunID      string                  `json:"run_id"`
+	State      orchestrator.RunState   `json:"state"`
+	Answer     string                  `json:"answer"`
+	Usage      orchestrator.Usage      `json:"usage"`
+	StopReason orchestrator.StopReason `json:"stop_reason"`
+	Error      string                  `json:"error,omitempty"`
+}
+
+// start decodes a run request, starts the run and writes any failure.
+func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Run, *wunderRequest, bool) {
+	var req wunderRequest
+	if !decodeJSON(w, r, &req) {
+		return nil, nil, false
+	}
+	if req.UserID == "" {
+		writeProblem(w, r, http.StatusBadRequest, "missing_user_id", "user_id is required")
+		return nil, nil, false
+	}
+	if req.Question == "" {
+		writeProblem(w, r, http.StatusBadRequest, "missing_question", "question is required")
+		return nil, nil, false
+	}
+	userID, err := scope(r, req.UserID)
+	if err != nil {
+		writeError(w, r, err)
+		return nil, nil, false
+	}
+	run, err := s.b.Start(r.Context(), orchestrator.RunRequest{
+		UserID: userID, SessionID: req.SessionID, Question: req.Question, ToolNames: req.ToolNames,
+		ModelName: req.ModelName, ToolCallMode: req.ToolCallMode, Language: req.Language,
+		MaxRounds: req.MaxRounds, Caller: orchestrator.CallerUser,
+	})
+	if err != nil {
+		if errors.Is(err, orchestrator.ErrNotFound) {
+			writeProblem(w, r, http.StatusNotFound, "session_not_found", err.Error())
+			return nil, nil, false
+		}
+		writeError(w, r, err)
+		return nil, nil, false
+	}
+	w.Header().Set("X-Run-Id", run.ID)
+	w.Header().Set("X-Session-Id", run.SessionID)
+	return run, &req, true
+}
+
+// handleWunder is POST /wunder: run a task and stream its events as SSE
+// (default) or wait and answer with JSON (stream: false). Either way the
+// run goes on if the client disconnects; follow it again with
+// GET /wunder/runs/{run_id}/events.
+func (s *Server) handleWunder(w http.ResponseWriter, r *http.Request) {
+	run, req, ok := s.start(w, r)
+	if !ok {
+		return
+	}
+	if req.Stream == nil || *req.Stream {
+		s.stream(w, r, run.UserID, run.ID, 0)
+		return
+	}
+	var final orchestrator.FinalData
+	for ev, err := range s.b.Events(r.Context(), run.UserID, run.ID, 0) {
+		if err != nil {
+			// The client went away or the store failed; the run goes on.
+			if r.Context().Err() == nil {
+				writeError(w, r, err)
+			}
+			return
+		}
+		if ev.Type == orchestrator.EventFinal {
+			if err := jsonUnmarshal(ev.Data, &final); err != nil {
+				writeError(w, r, err)
+				return
+			}
+		}
+	}
+	writeJSON(w, r, http.StatusOK, wunderResponse{
+		SessionID: run.SessionID, RunID: run.ID, State: final.State, Answer: final.Answer,
+		Usage: final.Usage, StopReason: final.StopReason, Error: final.Error,
+	})
+}
+
+// handleSubmit is POST /wunder/runs: start a run and answer 202 at once
+// with its ids; follow it with GET /wunder/runs/{run_id}/events.
+func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
+	run, _, ok := s.start(w, r)
+	if !ok {
+		return
+	}
+	w.Header().Set("Location", "/wunder/runs/"+run.ID)
+	writeJSON(w, r, http.StatusAccepted, run)
+}

@@ -1,0 +1,124 @@
+// Package sse writes Server-Sent Events (the text/event-stream format of the
+// HTML standard) to an http.ResponseWriter: one event per call, flushed at
+// once, with comment heartbeats. It is the server side of every stream
+// wunder serves (/wunder, run event follow-ups, and later A2A and MCP).
+//
+// Why our own: r3labs/sse/v2 renumbers event ids, has no mode for a POST
+// that answers with a stream, and lets one slow subscriber stall the others
+// (DESIGN.md section 8). The writer here is deliberately tiny: the event log
+// in the orchestrator does the buffering and replay.
+package sse
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ContentType is the media type of an event stream.
+const ContentType = "text/event-stream"
+
+// Writer writes events to one response. It is safe for concurrent use.
+type Writer struct {
+	// mu serialises writes to w.
+	mu  sync.Mutex
+	w   io.Writer
+	rc  *http.ResponseController
+	err error
+	// WriteTimeout bounds each write, so a client that stopped reading is
+	// noticed; zero means no deadline.
+	WriteTimeout time.Duration
+}
+
+// NewWriter sends the stream's headers (200, text/event-stream, no caching,
+// no proxy buffering) and returns a writer. Set other headers before.
+func NewWriter(w http.ResponseWriter) *Writer {
+	h := w.Header()
+	h.Set("Content-Type", ContentType+"; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	sw := &Writer{w: w, rc: http.NewResponseController(w), WriteTimeout: 30 * time.Second}
+	sw.mu.Lock()
+	sw.flushLocked()
+	sw.mu.Unlock()
+	return sw
+}
+
+// Event is one event of a stream.
+type Event struct {
+	ID   string // sent as id:, empty = none
+	Type string // sent as event:, empty = "message"
+	Data []byte // sent as one data: line per line of Data
+	// Retry asks the client to wait this long before reconnecting; 0 = unset.
+	Retry time.Duration
+}
+
+// Send writes and flushes one event.
+func (w *Writer) Send(ev Event) error {
+	var b strings.Builder
+	if ev.ID != "" {
+		b.WriteString("id: ")
+		b.WriteString(clean(ev.ID))
+		b.WriteByte('\n')
+	}
+	if ev.Type != "" {
+		b.WriteString("event: ")
+		b.WriteString(clean(ev.Type))
+		b.WriteByte('\n')
+	}
+	if ev.Retry > 0 {
+		b.WriteString("retry: ")
+		b.WriteString(strconv.FormatInt(ev.Retry.Milliseconds(), 10))
+		b.WriteByte('\n')
+	}
+	data := strings.ReplaceAll(strings.ReplaceAll(string(ev.Data), "\r\n", "\n"), "\r", "\n")
+	for line := range strings.SplitSeq(data, "\n") {
+		b.WriteString("data: ")
+		b.WriteString(line)
+		b.WriteByte('\n')
+	}
+	b.WriteByte('\n')
+	return w.write(b.String())
+}
+
+// Comment writes a comment line (": text"), which clients ignore; it keeps
+// idle connections and proxies alive.
+func (w *Writer) Comment(text string) error {
+	return w.write(": " + clean(text) + "\n\n")
+}
+
+func (w *Writer) write(s string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if w.WriteTimeout > 0 {
+		// Not every ResponseWriter supports deadlines (httptest's
+		// recorder does not); that is not an error.
+		_ = w.rc.SetWriteDeadline(time.Now().Add(w.WriteTimeout))
+	}
+	if _, err := io.WriteString(w.w, s); err != nil {
+		w.err = err
+		return err
+	}
+	w.flushLocked()
+	return w.err
+}
+
+func (w *Writer) flushLocked() {
+	if err := w.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		w.err = err
+	}
+}
+
+// clean removes line breaks from a field that must stay on one line.
+func clean(s string) string {
+	return strings.NewReplacer("\r", "", "\n", "").Replace(s)
+}

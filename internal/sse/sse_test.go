@@ -1,0 +1,62 @@
+package sse_test
+
+import (
+	"bufio"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wunder/wunder/internal/sse"
+)
+
+func TestWriterFraming(t *testing.T) {
+	rec := httptest.NewRecorder()
+	w := sse.NewWriter(rec)
+	if err := w.Send(sse.Event{ID: "7", Type: "tool\nresult", Data: []byte("a\nb\r\nc"), Retry: 1500 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Comment("ping"); err != nil {
+		t.Fatal(err)
+	}
+	want := "id: 7\nevent: toolresult\nretry: 1500\ndata: a\ndata: b\ndata: c\n\n: ping\n\n"
+	if got := rec.Body.String(); got != want {
+		t.Fatalf("body:\n%q\nwant:\n%q", got, want)
+	}
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("content type %q", ct)
+	}
+	if !rec.Flushed {
+		t.Fatal("not flushed")
+	}
+}
+
+// Each event reaches the client before the handler returns.
+func TestWriterFlushesPerEvent(t *testing.T) {
+	next := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w := sse.NewWriter(rw)
+		for i := range 3 {
+			_ = w.Send(sse.Event{ID: string(rune('1' + i)), Data: []byte("x")})
+			<-next
+		}
+	}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for i := range 3 {
+		var lines []string
+		for sc.Scan() && sc.Text() != "" {
+			lines = append(lines, sc.Text())
+		}
+		if len(lines) != 2 || lines[0] != "id: "+string(rune('1'+i)) {
+			t.Fatalf("event %d: %q", i, lines)
+		}
+		next <- struct{}{}
+	}
+}
