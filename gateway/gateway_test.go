@@ -326,7 +326,9 @@ func TestAPIKey(t *testing.T) {
 func TestSessionsToolsAndPrompt(t *testing.T) {
 	e := newEnv(t, envOpts{turns: []orchestratortest.Turn{{Content: "first"}, {Content: "second"}}})
 	resp := e.do(t, "POST", "/wunder", `{"user_id":"u","question":"hello","stream":false}`)
-	var first struct{ SessionID string `json:"session_id"` }
+	var first struct {
+		SessionID string `json:"session_id"`
+	}
 	_ = json.NewDecoder(resp.Body).Decode(&first)
 	resp = e.do(t, "POST", "/wunder", `{"user_id":"u","question":"again","stream":false,"session_id":"`+first.SessionID+`"}`)
 	if resp.StatusCode != 200 {
