@@ -1,0 +1,65 @@
+// Package builtin provides wunder's built-in tools and the per-user
+// workspace they work in. A [*Set] is an [orchestrator.Toolset] (source
+// "builtin") and an [orchestrator.Workspace] (the prompt builder's summary):
+//
+//	set, err := builtin.New(&builtin.Options{
+//		Root:          "data/workspaces",
+//		AllowCommands: []string{"go", "git", "python3", "ls"},
+//		DenyGlobs:     []string{".env", "**/*.pem", ".git/**"},
+//	})
+//	tools, err := set.Tools(ctx, "alice") // each bound to data/workspaces/alice/
+//
+// Tools, by canonical name (alias): list_files (列出文件), read_file
+// (读取文件), search_content (搜索内容), write_file (写入文件), replace_text
+// (替换文本), edit_file (编辑文件), execute_command (执行命令) and ptc
+// (programmatic_tool_call). Failures are error results the model reads;
+// only a cancelled context comes back as a Go error. docs/tools.md is the
+// reference for users.
+//
+// # Workspace rules
+//
+// Each user has Root/<user_id>/, created (0o750) by the first tool that
+// touches it. A user id must be one path segment: not empty, at most 128
+// bytes, no "/", "\", "..", NUL or control characters; otherwise the call is
+// an error wrapping [orchestrator.ErrInvalidArgument].
+//
+// Every path argument goes through [Workspace.Resolve]: absolute paths, NUL
+// bytes and ".." escapes are refused; so are paths matched by
+// Options.DenyGlobs (the path or any parent, before and after resolving
+// symlinks) and paths that lead outside the workspace through a symlink
+// (resolved with filepath.EvalSymlinks on the deepest existing ancestor; a
+// dangling symlink on the way is refused too). Symlinks that stay inside
+// are followed, and the tools then work on the resolved path.
+//
+// The file I/O itself goes through an [os.Root] opened on the workspace, so
+// a symlink swapped in after the check still cannot lead out. Writes go to a
+// new temporary file (O_CREATE|O_EXCL, which never follows a symlink) and a
+// rename, so a write never goes through a symlink and readers never see a
+// half-written file. Walks (list_files, search_content) do not follow
+// symlinks and skip denied entries.
+//
+// Commands are not sandboxed beyond this: execute_command checks the
+// program name against Options.AllowCommands and confines the working
+// directory and any program path to the workspace, but an allowed program
+// (and any ptc script) can read and write whatever the gateway's OS user
+// can, deny globs included, and a child that calls setsid leaves the
+// process group. Use the sandbox for more.
+//
+// # Goroutines and processes
+//
+// A tool call runs on the caller's goroutine; list/read/search/write/edit
+// start no goroutines. execute_command and ptc start one process, in its
+// own process group (Setpgid), with stdin at /dev/null, its working
+// directory inside the workspace, the workspace as HOME, and an environment
+// of PATH, HOME, LANG and PYTHONUNBUFFERED only. os/exec runs two copying goroutines (stdout,
+// stderr) that the call's Wait always joins; they write into one capped
+// buffer (head and tail of Options.MaxOutputBytes) and call the
+// invocation's Output under a mutex, so deltas arrive serially, in order,
+// as valid UTF-8, while the command runs.
+//
+// When the call's context is done or its timeout passes, cmd.Cancel sends
+// SIGTERM to the whole group; after killGrace (100ms) os/exec kills the
+// leader and closes the pipes (cmd.WaitDelay). Once Wait returns, the group
+// is swept with SIGKILL whatever happened, so no child outlives the call,
+// including children a command left behind when it exited normally.
+package builtin

@@ -1,0 +1,150 @@
+package builtin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+var (
+	_ orchestrator.Toolset   = (*Set)(nil)
+	_ orchestrator.Workspace = (*Set)(nil)
+)
+
+// summaryMaxEntries caps how many top-level entries [Set.Summary] names.
+const summaryMaxEntries = 20
+
+// Set is the built-in toolset: the workspace file tools, execute_command and
+// ptc, each bound to the calling user's workspace. It also summarises a
+// user's workspace for the prompt builder. A Set is safe for concurrent use.
+type Set struct {
+	opts Options
+	defs []*toolDef // enabled tools, in catalog order
+}
+
+// New returns the built-in toolset configured by opts (nil means defaults).
+// Bad options are an error wrapping [orchestrator.ErrInvalidArgument].
+func New(opts *Options) (*Set, error) {
+	o := defaults(opts)
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	root, err := filepath.Abs(o.Root)
+	if err != nil {
+		return nil, fmt.Errorf("%w: builtin: root %q: %w", orchestrator.ErrInvalidArgument, o.Root, err)
+	}
+	o.Root = root
+	s := &Set{opts: o}
+	for _, d := range catalog {
+		if len(o.Enabled) == 0 || slices.ContainsFunc(o.Enabled, d.hasName) {
+			s.defs = append(s.defs, d)
+		}
+	}
+	return s, nil
+}
+
+// Name implements [orchestrator.Toolset].
+func (s *Set) Name() string { return "builtin" }
+
+// Tools implements [orchestrator.Toolset]: the enabled tools bound to userID's
+// workspace. A bad user id is an error wrapping
+// [orchestrator.ErrInvalidArgument]. The workspace directory is created by
+// the first tool that needs it.
+func (s *Set) Tools(_ context.Context, userID string) ([]orchestrator.Tool, error) {
+	ws, err := s.Workspace(userID)
+	if err != nil {
+		return nil, err
+	}
+	tools := make([]orchestrator.Tool, 0, len(s.defs))
+	for _, d := range s.defs {
+		tools = append(tools, &boundTool{def: d, set: s, ws: ws})
+	}
+	return tools, nil
+}
+
+// Workspace returns userID's workspace, Root/<user_id>/, without creating it.
+// A bad user id is an error wrapping [orchestrator.ErrInvalidArgument].
+func (s *Set) Workspace(userID string) (*Workspace, error) {
+	if err := validateUserID(userID); err != nil {
+		return nil, err
+	}
+	return &Workspace{dir: filepath.Join(s.opts.Root, userID), deny: s.opts.DenyGlobs}, nil
+}
+
+// Summary implements [orchestrator.Workspace]: a one-line listing of the
+// workspace's top-level entries, e.g.
+// "3 entries: a.txt (12 B), notes.md (1.1 KiB), src/". Denied entries are
+// left out. It never creates the workspace.
+func (s *Set) Summary(_ context.Context, userID string) (string, error) {
+	ws, err := s.Workspace(userID)
+	if err != nil {
+		return "", err
+	}
+	entries, err := os.ReadDir(ws.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "The workspace is empty.", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("builtin: workspace summary: %w", err)
+	}
+	var parts []string
+	n := 0
+	for _, e := range entries {
+		if ws.denied(e.Name()) {
+			continue
+		}
+		n++
+		if len(parts) < summaryMaxEntries {
+			parts = append(parts, describeEntry(e))
+		}
+	}
+	if n == 0 {
+		return "The workspace is empty.", nil
+	}
+	noun := "entries"
+	if n == 1 {
+		noun = "entry"
+	}
+	out := fmt.Sprintf("%d %s: %s", n, noun, strings.Join(parts, ", "))
+	if n > len(parts) {
+		out += fmt.Sprintf(", ... and %d more", n-len(parts))
+	}
+	return out, nil
+}
+
+// describeEntry renders one directory entry for listings: "src/",
+// "a.txt (12 B)", "link@".
+func describeEntry(e fs.DirEntry) string {
+	switch {
+	case e.IsDir():
+		return e.Name() + "/"
+	case e.Type()&fs.ModeSymlink != 0:
+		return e.Name() + "@"
+	}
+	info, err := e.Info()
+	if err != nil || !info.Mode().IsRegular() {
+		return e.Name()
+	}
+	return fmt.Sprintf("%s (%s)", e.Name(), formatSize(info.Size()))
+}
+
+// formatSize renders a byte count for people and models: 12 B, 1.1 KiB.
+func formatSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 3; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGT"[exp])
+}

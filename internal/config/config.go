@@ -1,0 +1,256 @@
+package config
+
+import (
+	"net"
+	"strconv"
+	"time"
+)
+
+// Config is the whole wunder configuration. The zero value is not useful: start
+// from [Default] or [Load]. Every field's default is set in defaults.go and
+// nowhere else; the comments below repeat them for the reader.
+//
+// YAML keys are snake_case. Keys ending in _s hold whole seconds and keys
+// ending in _ms whole milliseconds; the sections have methods that return
+// them as [time.Duration].
+type Config struct {
+	// DataDir holds the SQLite file, workspaces and the override file.
+	// Default "./data"; env WUNDER_DATA_DIR.
+	DataDir string `yaml:"data_dir"`
+
+	Server        Server        `yaml:"server"`
+	Concurrency   Concurrency   `yaml:"concurrency"`
+	Security      Security      `yaml:"security"`
+	I18n          I18n          `yaml:"i18n"`
+	CORS          CORS          `yaml:"cors"`
+	LLM           LLM           `yaml:"llm"`
+	Tools         Tools         `yaml:"tools"`
+	Workspace     Workspace     `yaml:"workspace"`
+	Storage       Storage       `yaml:"storage"`
+	Observability Observability `yaml:"observability"`
+
+	// meta is what Load learned on the way: where each value came from and
+	// the warnings to log. It is nil for a Config built in code.
+	meta *meta
+}
+
+// Server configures the HTTP listener.
+type Server struct {
+	// Host to listen on. Default "0.0.0.0"; "" also means all interfaces.
+	// Env WUNDER_HOST.
+	Host string `yaml:"host"`
+	// Port to listen on, 1-65535. Default 8000; env WUNDER_PORT.
+	Port int `yaml:"port"`
+	// MaxBodyBytes caps a request body. Default 1 MiB.
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// ReadHeaderTimeoutSeconds (read_header_timeout_s) bounds reading request
+	// headers. Default 10.
+	ReadHeaderTimeoutSeconds int `yaml:"read_header_timeout_s"`
+	// ShutdownTimeoutSeconds (shutdown_timeout_s) bounds graceful shutdown.
+	// Default 15.
+	ShutdownTimeoutSeconds int `yaml:"shutdown_timeout_s"`
+	// SSEHeartbeatSeconds (sse_heartbeat_s) is the interval of SSE comment
+	// heartbeats; 0 turns them off. Default 15.
+	SSEHeartbeatSeconds int `yaml:"sse_heartbeat_s"`
+	// PublicURL is the external base URL (scheme://host[:port][/prefix])
+	// used in agent cards and links; "" derives it from the request.
+	PublicURL string `yaml:"public_url"`
+}
+
+// Addr is the listen address, host:port (IPv6 hosts are bracketed).
+func (c *Config) Addr() string {
+	return net.JoinHostPort(c.Server.Host, strconv.Itoa(c.Server.Port))
+}
+
+// ReadHeaderTimeout is read_header_timeout_s as a duration.
+func (s Server) ReadHeaderTimeout() time.Duration { return seconds(s.ReadHeaderTimeoutSeconds) }
+
+// ShutdownTimeout is shutdown_timeout_s as a duration.
+func (s Server) ShutdownTimeout() time.Duration { return seconds(s.ShutdownTimeoutSeconds) }
+
+// SSEHeartbeat is sse_heartbeat_s as a duration; 0 means no heartbeats.
+func (s Server) SSEHeartbeat() time.Duration { return seconds(s.SSEHeartbeatSeconds) }
+
+// Concurrency configures the session manager's limits and queue.
+type Concurrency struct {
+	// MaxActiveRuns is the global limit on running runs. Default 32.
+	// Deprecated spelling accepted: server.max_active_sessions.
+	MaxActiveRuns int `yaml:"max_active_runs"`
+	// QueueSize bounds the FIFO of runs waiting for a slot; when it is full a
+	// request gets 503 with Retry-After. 0 = no queue. Default 128.
+	QueueSize int `yaml:"queue_size"`
+	// QueueRetryAfterSeconds (queue_retry_after_s) is the Retry-After sent
+	// with that 503. Default 5.
+	QueueRetryAfterSeconds int `yaml:"queue_retry_after_s"`
+	// PerUser is the number of running runs one user may have through
+	// /wunder; 0 = the global limit. Default 1.
+	PerUser int `yaml:"per_user"`
+	// PerUserAgents is the same limit for A2A, MCP and Connect callers;
+	// 0 = the global limit. Default 0.
+	PerUserAgents int `yaml:"per_user_agents"`
+	// LockTTLSeconds (lock_ttl_s) is the time-to-live of a session lock,
+	// renewed by a heartbeat while the run lives. Default 30.
+	LockTTLSeconds int `yaml:"lock_ttl_s"`
+}
+
+// QueueRetryAfter is queue_retry_after_s as a duration.
+func (c Concurrency) QueueRetryAfter() time.Duration { return seconds(c.QueueRetryAfterSeconds) }
+
+// LockTTL is lock_ttl_s as a duration.
+func (c Concurrency) LockTTL() time.Duration { return seconds(c.LockTTLSeconds) }
+
+// UserLimit is the effective per-user limit for /wunder callers.
+func (c Concurrency) UserLimit() int { return effectiveLimit(c.PerUser, c.MaxActiveRuns) }
+
+// AgentUserLimit is the effective per-user limit for A2A, MCP and Connect
+// callers.
+func (c Concurrency) AgentUserLimit() int { return effectiveLimit(c.PerUserAgents, c.MaxActiveRuns) }
+
+func effectiveLimit(n, global int) int {
+	if n <= 0 || n > global {
+		return global
+	}
+	return n
+}
+
+// Security configures the admin key and what tools may touch.
+type Security struct {
+	// APIKey is the admin API key (X-API-Key or bearer); "" = no admin key.
+	// Env WUNDER_API_KEY. Masked by [Config.Redacted].
+	APIKey string `yaml:"api_key" secret:"true"`
+	// AllowCommands are the executables execute_command may start.
+	AllowCommands []string `yaml:"allow_commands"`
+	// DenyGlobs are workspace paths no file tool may read or write.
+	DenyGlobs []string `yaml:"deny_globs"`
+	// CommandTimeoutSeconds (command_timeout_s) is a command's timeout when
+	// the call names none. Default 60.
+	CommandTimeoutSeconds int `yaml:"command_timeout_s"`
+	// MaxCommandTimeoutSeconds (max_command_timeout_s) caps the timeout a
+	// call may ask for. Default 600.
+	MaxCommandTimeoutSeconds int `yaml:"max_command_timeout_s"`
+	// MaxOutputBytes caps the output a command returns to the model.
+	// Default 65536.
+	MaxOutputBytes int `yaml:"max_output_bytes"`
+	// MaxFileBytes caps a file read or written by a tool. Default 1 MiB.
+	MaxFileBytes int64 `yaml:"max_file_bytes"`
+}
+
+// CommandTimeout is command_timeout_s as a duration.
+func (s Security) CommandTimeout() time.Duration { return seconds(s.CommandTimeoutSeconds) }
+
+// MaxCommandTimeout is max_command_timeout_s as a duration.
+func (s Security) MaxCommandTimeout() time.Duration { return seconds(s.MaxCommandTimeoutSeconds) }
+
+// I18n configures the languages of prompts and messages.
+type I18n struct {
+	// DefaultLanguage is used when a request names none. Default "en".
+	DefaultLanguage string `yaml:"default_language"`
+	// SupportedLanguages are the languages offered; each is en or zh.
+	SupportedLanguages []string `yaml:"supported_languages"`
+}
+
+// CORS configures cross-origin access to the HTTP API.
+type CORS struct {
+	// AllowOrigins lists origins (scheme://host[:port]) or "*"; empty turns
+	// CORS off.
+	AllowOrigins     []string `yaml:"allow_origins"`
+	AllowMethods     []string `yaml:"allow_methods"`
+	AllowHeaders     []string `yaml:"allow_headers"`
+	AllowCredentials bool     `yaml:"allow_credentials"`
+}
+
+// Enabled reports whether CORS headers are sent at all.
+func (c CORS) Enabled() bool { return len(c.AllowOrigins) > 0 }
+
+// Tools configures the tool registry.
+type Tools struct {
+	// NameSeparator encodes '@' in tool names on wires that forbid it
+	// (OpenAI function names, MCP tool names). Default "__".
+	NameSeparator string  `yaml:"name_separator"`
+	Builtin       Builtin `yaml:"builtin"`
+}
+
+// Builtin configures the built-in tools.
+type Builtin struct {
+	// Enabled lists the built-in tools offered; empty = all of them.
+	Enabled []string `yaml:"enabled"`
+}
+
+// Workspace configures the per-user workspaces.
+type Workspace struct {
+	// Root holds one directory per user; "" = <data_dir>/workspaces.
+	Root string `yaml:"root"`
+	// MaxHistoryItems caps the messages of a session kept in a prompt.
+	// Default 200.
+	MaxHistoryItems int `yaml:"max_history_items"`
+}
+
+// Storage configures the database.
+type Storage struct {
+	// Backend is auto, sqlite or postgres. auto = postgres when a DSN is
+	// set, else sqlite; see [Storage.EffectiveBackend]. Default auto.
+	Backend string `yaml:"backend"`
+	// DBPath is the SQLite file; "" = <data_dir>/wunder.db.
+	DBPath   string   `yaml:"db_path"`
+	Postgres Postgres `yaml:"postgres"`
+}
+
+// Storage backends.
+const (
+	BackendAuto     = "auto"
+	BackendSQLite   = "sqlite"
+	BackendPostgres = "postgres"
+)
+
+// EffectiveBackend resolves auto to sqlite or postgres.
+func (s Storage) EffectiveBackend() string {
+	if s.Backend != BackendAuto {
+		return s.Backend
+	}
+	if s.Postgres.DSN != "" {
+		return BackendPostgres
+	}
+	return BackendSQLite
+}
+
+// Postgres configures the PostgreSQL connection.
+type Postgres struct {
+	// DSN is a postgres:// URL or a key=value string. Env
+	// WUNDER_POSTGRES_DSN. Its password is masked by [Config.Redacted].
+	DSN string `yaml:"dsn" secret:"dsn"`
+	// ConnectTimeoutSeconds (connect_timeout_s). Default 10.
+	ConnectTimeoutSeconds int `yaml:"connect_timeout_s"`
+	// MaxOpenConns caps the pool. Default 20.
+	MaxOpenConns int `yaml:"max_open_conns"`
+}
+
+// ConnectTimeout is connect_timeout_s as a duration.
+func (p Postgres) ConnectTimeout() time.Duration { return seconds(p.ConnectTimeoutSeconds) }
+
+// Observability configures logging and the event log.
+type Observability struct {
+	// LogLevel is debug, info, warn or error. Default info; env
+	// WUNDER_LOG_LEVEL.
+	LogLevel string `yaml:"log_level"`
+	// LogFormat is text or json. Default text.
+	LogFormat string `yaml:"log_format"`
+	// EventPayloadMaxChars truncates persisted event payloads; 0 = off.
+	EventPayloadMaxChars int `yaml:"event_payload_max_chars"`
+	// DropEventTypes are event types the event log does not record at all:
+	// neither streamed nor stored, so seqs stay dense and a replay equals
+	// the live stream. final and error cannot be dropped.
+	DropEventTypes []string `yaml:"drop_event_types"`
+}
+
+// Warnings are the non-fatal findings of [Load], such as deprecated keys, in
+// a stable order. Log them once the logger is set up.
+func (c *Config) Warnings() []string {
+	if c.meta == nil {
+		return nil
+	}
+	return append([]string(nil), c.meta.warnings...)
+}
+
+func seconds(n int) time.Duration { return time.Duration(n) * time.Second }
+
+func millis(n int) time.Duration { return time.Duration(n) * time.Millisecond }

@@ -1,0 +1,130 @@
+package config
+
+import "path/filepath"
+
+// This file is the single source of truth for defaults: [Default] for the
+// whole tree and one applyDefaults method per type that appears as a map or
+// list entry (a new entry decoded from YAML starts from it). Documentation
+// (docs/configuration.md, field comments) repeats these values; a test checks
+// that the documented table agrees.
+
+// Default returns the configuration wunder runs with when no file and no
+// environment variable says otherwise. Values derived from others
+// (workspace.root, storage.db_path) are left empty here and filled by
+// [Config.Derive].
+func Default() *Config {
+	return &Config{
+		DataDir: "./data",
+		Server: Server{
+			Host:                     "0.0.0.0",
+			Port:                     8000,
+			MaxBodyBytes:             1 << 20,
+			ReadHeaderTimeoutSeconds: 10,
+			ShutdownTimeoutSeconds:   15,
+			SSEHeartbeatSeconds:      15,
+		},
+		Concurrency: Concurrency{
+			MaxActiveRuns:          32,
+			QueueSize:              128,
+			QueueRetryAfterSeconds: 5,
+			PerUser:                1,
+			PerUserAgents:          0,
+			LockTTLSeconds:         30,
+		},
+		Security: Security{
+			AllowCommands: []string{
+				"ls", "cat", "echo", "pwd", "head", "tail", "wc", "grep", "find", "sort",
+				"uniq", "diff", "mkdir", "python3", "python", "go", "node", "git",
+			},
+			DenyGlobs:                []string{".env", "**/.env", "**/*.pem", "**/*.key"},
+			CommandTimeoutSeconds:    60,
+			MaxCommandTimeoutSeconds: 600,
+			MaxOutputBytes:           65536,
+			MaxFileBytes:             1 << 20,
+		},
+		I18n: I18n{
+			DefaultLanguage:    "en",
+			SupportedLanguages: []string{"en", "zh"},
+		},
+		CORS: CORS{
+			AllowOrigins: []string{},
+			AllowMethods: []string{"GET", "POST", "DELETE", "OPTIONS"},
+			AllowHeaders: []string{"Content-Type", "Authorization", "X-API-Key", "Last-Event-ID"},
+		},
+		LLM: LLM{
+			Models: map[string]Model{},
+		},
+		Tools: Tools{
+			NameSeparator: "__",
+			Builtin:       Builtin{Enabled: []string{}},
+		},
+		Workspace: Workspace{
+			MaxHistoryItems: 200,
+		},
+		Storage: Storage{
+			Backend: BackendAuto,
+			Postgres: Postgres{
+				ConnectTimeoutSeconds: 10,
+				MaxOpenConns:          20,
+			},
+		},
+		Observability: Observability{
+			LogLevel:       "info",
+			LogFormat:      "text",
+			DropEventTypes: []string{},
+		},
+	}
+}
+
+// applyDefaults sets the defaults of a new llm.models entry.
+func (m *Model) applyDefaults() {
+	*m = Model{
+		Enabled:            true,
+		Provider:           ProviderOpenAI,
+		TimeoutSeconds:     120,
+		MaxRounds:          8,
+		Stream:             true,
+		StreamIncludeUsage: true,
+		ToolCallMode:       ToolCallMode,
+		Stop:               []string{},
+		Retry: Retry{
+			MaxAttempts:          3,
+			InitialBackoffMillis: 500,
+			MaxBackoffMillis:     8000,
+		},
+	}
+}
+
+// NewModel returns an llm.models entry with its defaults, for code that adds
+// models (tests, the admin API).
+func NewModel() Model {
+	var m Model
+	m.applyDefaults()
+	return m
+}
+
+// entryDefaulter is implemented by the types decoded as map or list entries.
+type entryDefaulter interface{ applyDefaults() }
+
+var _ entryDefaulter = (*Model)(nil)
+
+// Derive fills the values that default to a path under data_dir:
+// workspace.root (<data_dir>/workspaces) and storage.db_path
+// (<data_dir>/wunder.db), when they are empty. [Load] calls it; call it
+// yourself after changing DataDir on a Config from [Default].
+func (c *Config) Derive() {
+	if c.Workspace.Root == "" {
+		c.Workspace.Root = filepath.Join(c.DataDir, "workspaces")
+	}
+	if c.Storage.DBPath == "" {
+		c.Storage.DBPath = filepath.Join(c.DataDir, "wunder.db")
+	}
+}
+
+// overrideFile is the override file's place under data_dir.
+func overrideFile(dataDir string) string {
+	return filepath.Join(dataDir, "config", "wunder.override.yaml")
+}
+
+// baseFile is the base file looked for when no path is given.
+const baseFile = "config/wunder.yaml"

@@ -1,0 +1,141 @@
+package config_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wunder/wunder/internal/config"
+)
+
+func TestEnvVars(t *testing.T) {
+	t.Parallel()
+	oneModel := files{basePath: "llm:\n  models:\n    gpt:\n      model: gpt-4o\n"}
+	tests := []struct {
+		name  string
+		files files
+		env   env
+		got   func(*config.Config) string
+		want  string
+	}{
+		{"WUNDER_HOST", nil, env{"WUNDER_HOST": "::1"}, func(c *config.Config) string { return c.Addr() }, "[::1]:8000"},
+		{"WUNDER_PORT", nil, env{"WUNDER_PORT": "9090"}, func(c *config.Config) string { return c.Addr() }, "0.0.0.0:9090"},
+		{"WUNDER_PORT beats the file", files{basePath: "server:\n  port: 9000\n"}, env{"WUNDER_PORT": "9091"},
+			func(c *config.Config) string { return c.Addr() }, "0.0.0.0:9091"},
+		{"WUNDER_DATA_DIR", nil, env{"WUNDER_DATA_DIR": "/d"},
+			func(c *config.Config) string { return c.DataDir + " " + c.Workspace.Root + " " + c.Storage.DBPath },
+			"/d /d/workspaces /d/wunder.db"},
+		{"WUNDER_DATA_DIR keeps explicit paths", files{basePath: "workspace:\n  root: /ws\n"}, env{"WUNDER_DATA_DIR": "/d"},
+			func(c *config.Config) string { return c.Workspace.Root + " " + c.Storage.DBPath }, "/ws /d/wunder.db"},
+		{"WUNDER_API_KEY", nil, env{"WUNDER_API_KEY": "admin-key"}, func(c *config.Config) string { return c.Security.APIKey }, "admin-key"},
+		{"WUNDER_POSTGRES_DSN", nil, env{"WUNDER_POSTGRES_DSN": "postgres://u@db/w"},
+			func(c *config.Config) string { return c.Storage.Postgres.DSN + " " + c.Storage.EffectiveBackend() },
+			"postgres://u@db/w postgres"},
+		{"WUNDER_LOG_LEVEL", nil, env{"WUNDER_LOG_LEVEL": "DEBUG"}, func(c *config.Config) string { return c.Observability.LogLevel }, "debug"},
+		{"empty counts as unset", files{basePath: "server:\n  port: 9000\n"}, env{"WUNDER_PORT": ""},
+			func(c *config.Config) string { return c.Addr() }, "0.0.0.0:9000"},
+		{"WUNDER_LLM_MODEL", oneModel, env{"WUNDER_LLM_MODEL": "gpt-4.1"}, model("gpt", "model"), "gpt-4.1"},
+		{"WUNDER_LLM_BASE_URL", oneModel, env{"WUNDER_LLM_BASE_URL": "http://llm:8000/v1"}, model("gpt", "base_url"), "http://llm:8000/v1"},
+		{"WUNDER_LLM_API_KEY", oneModel, env{"WUNDER_LLM_API_KEY": "sk-2"}, model("gpt", "api_key"), "sk-2"},
+		{"WUNDER_LLM_TOOL_CALL_MODE", oneModel, env{"WUNDER_LLM_TOOL_CALL_MODE": "function_call"}, model("gpt", "tool_call_mode"), "function_call"},
+		{"WUNDER_LLM_PROVIDER", oneModel, env{"WUNDER_LLM_PROVIDER": "deepseek"}, model("gpt", "provider"), "deepseek"},
+		{"WUNDER_LLM_* go to llm.default", files{basePath: `
+llm:
+  default: b
+  models:
+    a: {model: a}
+    b: {model: b}
+`}, env{"WUNDER_LLM_MODEL": "b2"}, model("b", "model"), "b2"},
+		{"WUNDER_LLM_MODEL creates the default model", nil, env{"WUNDER_LLM_MODEL": "gpt-4o", "WUNDER_LLM_API_KEY": "sk"},
+			func(c *config.Config) string {
+				m := c.LLM.Models["default"]
+				return c.DefaultModelName() + " " + m.Provider + " " + m.Model + " " + m.APIKey
+			}, "default openai gpt-4o sk"},
+		{"WUNDER_LLM_BASE_URL creates the default model", nil, env{"WUNDER_LLM_BASE_URL": "http://h/v1", "WUNDER_LLM_MODEL": "m", "WUNDER_LLM_PROVIDER": "local"},
+			func(c *config.Config) string { return c.DefaultModelName() + " " + c.LLM.Models["default"].Provider }, "default local"},
+		{"WUNDER_LLM_PROVIDER=scripted creates the default model", nil, env{"WUNDER_LLM_PROVIDER": "scripted"},
+			func(c *config.Config) string {
+				m := c.LLM.Models["default"]
+				return c.DefaultModelName() + " " + m.Provider + " " + m.Script
+			}, "default scripted "},
+		{"a created model takes llm.default's name", files{basePath: "llm:\n  default: main\n"}, env{"WUNDER_LLM_MODEL": "m"},
+			func(c *config.Config) string { return c.DefaultModelName() + " " + c.LLM.Models["main"].Model }, "main m"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := mustLoad(t, tt.files, tt.env)
+			if got := tt.got(c); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// model reads one field of model name.
+func model(name, field string) func(*config.Config) string {
+	return func(c *config.Config) string {
+		m := c.LLM.Models[name]
+		return map[string]string{
+			"model": m.Model, "base_url": m.BaseURL, "api_key": m.APIKey,
+			"tool_call_mode": m.ToolCallMode, "provider": m.Provider,
+		}[field]
+	}
+}
+
+func TestEnvVarsListed(t *testing.T) {
+	t.Parallel()
+	want := []string{"WUNDER_HOST", "WUNDER_PORT", "WUNDER_DATA_DIR", "WUNDER_API_KEY", "WUNDER_POSTGRES_DSN",
+		"WUNDER_LLM_BASE_URL", "WUNDER_LLM_API_KEY", "WUNDER_LLM_MODEL", "WUNDER_LLM_TOOL_CALL_MODE",
+		"WUNDER_LLM_PROVIDER", "WUNDER_LOG_LEVEL"}
+	got := config.EnvVars()
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("EnvVars() = %q, want %q", got, want)
+	}
+}
+
+func TestEnvVarsIgnoredWithoutModel(t *testing.T) {
+	t.Parallel()
+	c := mustLoad(t, nil, env{"WUNDER_LLM_API_KEY": "sk", "WUNDER_LLM_PROVIDER": "openai"})
+	if len(c.LLM.Models) != 0 {
+		t.Errorf("models = %v, want none", c.LLM.Models)
+	}
+	w := strings.Join(c.Warnings(), "\n")
+	if !strings.Contains(w, "WUNDER_LLM_PROVIDER, WUNDER_LLM_API_KEY ignored") {
+		t.Errorf("Warnings() = %q, want one about the ignored variables", w)
+	}
+}
+
+func TestEnvVarErrors(t *testing.T) {
+	t.Parallel()
+	twoModels := files{basePath: "llm:\n  models:\n    a: {model: a}\n    b: {model: b}\n"}
+	tests := []struct {
+		name  string
+		files files
+		env   env
+		want  string
+	}{
+		{"not an integer", nil, env{"WUNDER_PORT": "abc"}, `WUNDER_PORT: server.port: expected an integer, got "abc"`},
+		{"out of range", nil, env{"WUNDER_PORT": "70000"}, "WUNDER_PORT: server.port: must be between 1 and 65535, got 70000"},
+		{"bad level", nil, env{"WUNDER_LOG_LEVEL": "loud"}, `WUNDER_LOG_LEVEL: observability.log_level: must be one of debug, info, warn, error, got "loud"`},
+		{"bad mode", nil, env{"WUNDER_LLM_MODEL": "m", "WUNDER_LLM_TOOL_CALL_MODE": "xml"},
+			`WUNDER_LLM_TOOL_CALL_MODE: llm.models.default.tool_call_mode: must be one of tool_call, function_call, got "xml"`},
+		{"bad provider", nil, env{"WUNDER_LLM_PROVIDER": "acme", "WUNDER_LLM_MODEL": "m"},
+			`WUNDER_LLM_PROVIDER: llm.models.default.provider: must be one of openai, local, deepseek, qwen, scripted, got "acme"`},
+		{"no model name", nil, env{"WUNDER_LLM_BASE_URL": "http://h/v1"},
+			"WUNDER_LLM_BASE_URL: llm.models.default.model: required unless provider is scripted"},
+		{"which model", twoModels, env{"WUNDER_LLM_API_KEY": "sk"},
+			"WUNDER_LLM_API_KEY: llm.default: cannot tell which model WUNDER_LLM_API_KEY applies to: must be set when more than one model is enabled (a, b)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := load(t, tt.files, tt.env)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("Load() error =\n%v\nwant\n%s", err, tt.want)
+			}
+		})
+	}
+}
