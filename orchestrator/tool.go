@@ -44,7 +44,7 @@ type ToolInvocation struct {
 	CallID    string
 	Arguments json.RawMessage
 	// Output streams partial output; it becomes a tool_output_delta event.
-	// Never nil when called by the loop.
+	// Never nil when called by the loop, and safe for concurrent use.
 	Output func(stream, delta string)
 }
 
@@ -59,7 +59,8 @@ type ToolResult struct {
 // ErrorResult returns an error result with msg.
 func ErrorResult(msg string) *ToolResult { return &ToolResult{Content: msg, IsError: true} }
 
-// Toolset yields the tools a user may use. The registry merges toolsets.
+// Toolset yields the tools a user may use. The registry merges toolsets and
+// asks them again for every run, so tools may be bound to the user.
 type Toolset interface {
 	// Name identifies the source (builtin, mcp, ...), for logs and errors.
 	Name() string
