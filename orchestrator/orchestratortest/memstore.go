@@ -1,0 +1,379 @@
+package orchestratortest
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// memDefaultLimit is the page size when Page.Limit is zero.
+const memDefaultLimit = 100
+
+// NewMemStore returns an in-memory [orchestrator.Store] for tests. It passes
+// [RunStoreTests]: the same precision (microseconds, UTC), validation and
+// referential rules as the SQL store, so a test that passes on it passes on
+// storage too. It is safe for concurrent use; results are copies.
+func NewMemStore() orchestrator.Store {
+	return &memStore{
+		sessions: map[string]orchestrator.Session{},
+		messages: map[string][]orchestrator.Message{},
+		runs:     map[string]orchestrator.Run{},
+		events:   map[string][]orchestrator.Event{},
+		locks:    map[string]memLock{},
+	}
+}
+
+var _ orchestrator.Store = (*memStore)(nil)
+
+type memStore struct {
+	// mu guards every field below.
+	mu       sync.Mutex
+	sessions map[string]orchestrator.Session
+	messages map[string][]orchestrator.Message // by session, in append order
+	runs     map[string]orchestrator.Run
+	events   map[string][]orchestrator.Event // by run, sorted by seq
+	toolLogs []orchestrator.ToolLog
+	locks    map[string]memLock
+}
+
+type memLock struct {
+	owner   string
+	expires time.Time
+}
+
+// stamp is t as the store keeps it: microseconds, UTC; zero becomes now.
+func stamp(t time.Time) time.Time {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return t.Round(0).Truncate(time.Microsecond).UTC()
+}
+
+func stampPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.Round(0).Truncate(time.Microsecond).UTC()
+	return &v
+}
+
+func cloneRaw(b json.RawMessage) json.RawMessage {
+	if len(b) == 0 {
+		return nil
+	}
+	return append(json.RawMessage(nil), b...)
+}
+
+func cloneMessage(m orchestrator.Message) orchestrator.Message {
+	if len(m.ToolCalls) == 0 {
+		m.ToolCalls = nil
+		return m
+	}
+	calls := make([]orchestrator.ToolCall, len(m.ToolCalls))
+	for i, c := range m.ToolCalls {
+		c.Arguments = cloneRaw(c.Arguments)
+		calls[i] = c
+	}
+	m.ToolCalls = calls
+	return m
+}
+
+func cloneRun(r orchestrator.Run) *orchestrator.Run {
+	r.StartedAt, r.FinishedAt = stampPtr(r.StartedAt), stampPtr(r.FinishedAt)
+	return &r
+}
+
+// page applies p to n ordered items and returns the bounds.
+func page(p orchestrator.Page, n int) (from, to int) {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = memDefaultLimit
+	}
+	from = min(max(p.Offset, 0), n)
+	return from, min(from+limit, n)
+}
+
+func (m *memStore) CreateSession(_ context.Context, s *orchestrator.Session) error {
+	if s == nil || s.ID == "" {
+		return fmt.Errorf("%w: session id is empty", orchestrator.ErrInvalidArgument)
+	}
+	s.CreatedAt = stamp(s.CreatedAt)
+	if s.UpdatedAt.IsZero() {
+		s.UpdatedAt = s.CreatedAt
+	}
+	s.UpdatedAt = stamp(s.UpdatedAt)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.sessions[s.ID]; ok {
+		return fmt.Errorf("%w: session %s exists", orchestrator.ErrConflict, s.ID)
+	}
+	m.sessions[s.ID] = *s
+	return nil
+}
+
+func (m *memStore) GetSession(_ context.Context, id string) (*orchestrator.Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: session %s", orchestrator.ErrNotFound, id)
+	}
+	return &s, nil
+}
+
+func (m *memStore) ListSessions(_ context.Context, userID string, p orchestrator.Page) ([]*orchestrator.Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*orchestrator.Session
+	for _, s := range m.sessions {
+		if s.UserID == userID {
+			out = append(out, &s)
+		}
+	}
+	slices.SortFunc(out, func(a, b *orchestrator.Session) int {
+		return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(b.ID, a.ID))
+	})
+	from, to := page(p, len(out))
+	return out[from:to], nil
+}
+
+func (m *memStore) TouchSession(_ context.Context, id, title string, at time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	if !ok {
+		return fmt.Errorf("%w: session %s", orchestrator.ErrNotFound, id)
+	}
+	if title != "" {
+		s.Title = title
+	}
+	s.UpdatedAt = stamp(at)
+	m.sessions[id] = s
+	return nil
+}
+
+func (m *memStore) DeleteSession(_ context.Context, id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.sessions[id]; !ok {
+		return fmt.Errorf("%w: session %s", orchestrator.ErrNotFound, id)
+	}
+	delete(m.sessions, id)
+	delete(m.messages, id)
+	for rid, r := range m.runs {
+		if r.SessionID == id {
+			delete(m.runs, rid)
+			delete(m.events, rid)
+		}
+	}
+	m.toolLogs = slices.DeleteFunc(m.toolLogs, func(l orchestrator.ToolLog) bool { return l.SessionID == id })
+	return nil
+}
+
+func (m *memStore) AppendMessages(_ context.Context, sessionID string, msgs []orchestrator.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.sessions[sessionID]; !ok {
+		return fmt.Errorf("%w: session %s", orchestrator.ErrNotFound, sessionID)
+	}
+	for _, msg := range msgs {
+		msg = cloneMessage(msg)
+		msg.CreatedAt = stamp(msg.CreatedAt)
+		m.messages[sessionID] = append(m.messages[sessionID], msg)
+	}
+	return nil
+}
+
+func (m *memStore) ListMessages(_ context.Context, sessionID string, limit int) ([]orchestrator.Message, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	all := m.messages[sessionID]
+	if limit > 0 && limit < len(all) {
+		all = all[len(all)-limit:]
+	}
+	out := make([]orchestrator.Message, len(all))
+	for i, msg := range all {
+		out[i] = cloneMessage(msg)
+	}
+	return out, nil
+}
+
+func (m *memStore) CreateRun(_ context.Context, r *orchestrator.Run) error {
+	if r == nil || r.ID == "" || r.SessionID == "" {
+		return fmt.Errorf("%w: run id and session id are required", orchestrator.ErrInvalidArgument)
+	}
+	r.CreatedAt = stamp(r.CreatedAt)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.runs[r.ID]; ok {
+		return fmt.Errorf("%w: run %s exists", orchestrator.ErrConflict, r.ID)
+	}
+	if _, ok := m.sessions[r.SessionID]; !ok {
+		return fmt.Errorf("%w: session %s", orchestrator.ErrNotFound, r.SessionID)
+	}
+	m.runs[r.ID] = *cloneRun(*r)
+	return nil
+}
+
+func (m *memStore) UpdateRun(_ context.Context, r *orchestrator.Run) error {
+	if r == nil {
+		return fmt.Errorf("%w: run is nil", orchestrator.ErrInvalidArgument)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.runs[r.ID]
+	if !ok {
+		return fmt.Errorf("%w: run %s", orchestrator.ErrNotFound, r.ID)
+	}
+	cur.State, cur.StopReason, cur.Answer, cur.Error = r.State, r.StopReason, r.Answer, r.Error
+	cur.Usage, cur.LastSeq, cur.StartedAt, cur.FinishedAt = r.Usage, r.LastSeq, r.StartedAt, r.FinishedAt
+	m.runs[r.ID] = *cloneRun(cur)
+	return nil
+}
+
+func (m *memStore) GetRun(_ context.Context, id string) (*orchestrator.Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r, ok := m.runs[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: run %s", orchestrator.ErrNotFound, id)
+	}
+	return cloneRun(r), nil
+}
+
+func (m *memStore) ListRuns(_ context.Context, f orchestrator.RunFilter) ([]*orchestrator.Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*orchestrator.Run
+	for _, r := range m.runs {
+		if (f.UserID == "" || r.UserID == f.UserID) && (f.SessionID == "" || r.SessionID == f.SessionID) &&
+			(len(f.States) == 0 || slices.Contains(f.States, r.State)) {
+			out = append(out, cloneRun(r))
+		}
+	}
+	slices.SortFunc(out, func(a, b *orchestrator.Run) int {
+		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(b.ID, a.ID))
+	})
+	from, to := page(f.Page, len(out))
+	return out[from:to], nil
+}
+
+func (m *memStore) AppendEvents(_ context.Context, evs []orchestrator.Event) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// Validate the whole batch first: it is written entirely or not at all.
+	seen := map[string]map[int64]bool{}
+	for _, e := range evs {
+		if e.RunID == "" || e.Seq <= 0 {
+			return fmt.Errorf("%w: event needs a run id and a seq >= 1 (run %q, seq %d)", orchestrator.ErrInvalidArgument, e.RunID, e.Seq)
+		}
+		if _, ok := m.runs[e.RunID]; !ok {
+			return fmt.Errorf("%w: run %s", orchestrator.ErrNotFound, e.RunID)
+		}
+		if seen[e.RunID] == nil {
+			seen[e.RunID] = map[int64]bool{}
+		}
+		_, exists := slices.BinarySearchFunc(m.events[e.RunID], e.Seq, eventBySeq)
+		if exists || seen[e.RunID][e.Seq] {
+			return fmt.Errorf("%w: event %s/%d exists", orchestrator.ErrConflict, e.RunID, e.Seq)
+		}
+		seen[e.RunID][e.Seq] = true
+	}
+	for _, e := range evs {
+		e.Data, e.Time = cloneRaw(e.Data), stamp(e.Time)
+		list := m.events[e.RunID]
+		i, _ := slices.BinarySearchFunc(list, e.Seq, eventBySeq)
+		m.events[e.RunID] = slices.Insert(list, i, e)
+	}
+	return nil
+}
+
+func eventBySeq(e orchestrator.Event, seq int64) int { return cmp.Compare(e.Seq, seq) }
+
+func (m *memStore) ListEvents(_ context.Context, runID string, afterSeq int64, limit int) ([]orchestrator.Event, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	list := m.events[runID]
+	i, found := slices.BinarySearchFunc(list, afterSeq, eventBySeq)
+	if found {
+		i++
+	}
+	list = list[i:]
+	if limit > 0 && limit < len(list) {
+		list = list[:limit]
+	}
+	out := make([]orchestrator.Event, len(list))
+	for j, e := range list {
+		e.Data = cloneRaw(e.Data)
+		out[j] = e
+	}
+	return out, nil
+}
+
+func (m *memStore) AppendToolLog(_ context.Context, l *orchestrator.ToolLog) error {
+	if l == nil {
+		return fmt.Errorf("%w: tool log is nil", orchestrator.ErrInvalidArgument)
+	}
+	l.CreatedAt = stamp(l.CreatedAt)
+	c := *l
+	c.Arguments = cloneRaw(c.Arguments)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.toolLogs = append(m.toolLogs, c)
+	return nil
+}
+
+func checkLockArgs(key, owner string, ttl time.Duration) error {
+	if key == "" || owner == "" || ttl <= 0 {
+		return fmt.Errorf("%w: lock needs a key, an owner and a positive ttl (key %q, owner %q, ttl %v)",
+			orchestrator.ErrInvalidArgument, key, owner, ttl)
+	}
+	return nil
+}
+
+func (m *memStore) AcquireLock(_ context.Context, key, owner string, ttl time.Duration) error {
+	if err := checkLockArgs(key, owner, ttl); err != nil {
+		return err
+	}
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok := m.locks[key]; ok && l.owner != owner && !l.expires.Before(now) {
+		return fmt.Errorf("%w: lock %s is held", orchestrator.ErrBusy, key)
+	}
+	m.locks[key] = memLock{owner: owner, expires: now.Add(ttl)}
+	return nil
+}
+
+func (m *memStore) RenewLock(_ context.Context, key, owner string, ttl time.Duration) error {
+	if err := checkLockArgs(key, owner, ttl); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok := m.locks[key]; !ok || l.owner != owner {
+		return fmt.Errorf("%w: lock %s is not held by %s", orchestrator.ErrNotFound, key, owner)
+	}
+	m.locks[key] = memLock{owner: owner, expires: time.Now().Add(ttl)}
+	return nil
+}
+
+func (m *memStore) ReleaseLock(_ context.Context, key, owner string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok := m.locks[key]; ok && l.owner == owner {
+		delete(m.locks, key)
+	}
+	return nil
+}
+
+func (m *memStore) Close() error { return nil }

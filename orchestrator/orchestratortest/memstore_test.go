@@ -1,0 +1,26 @@
+package orchestratortest
+
+import (
+	"testing"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+func TestMemStore(t *testing.T) {
+	RunStoreTests(t, func(*testing.T) orchestrator.Store { return NewMemStore() })
+}
+
+// The Store interface cannot read tool logs back, so the cascade of
+// DeleteSession to them is checked on the internals.
+func TestMemStoreDeleteSessionRemovesToolLogs(t *testing.T) {
+	s := NewMemStore().(*memStore)
+	ctx := t.Context()
+	for _, id := range []string{"s1", "s2"} {
+		mustDo(t, "CreateSession", s.CreateSession(ctx, &orchestrator.Session{ID: id, UserID: "u"}))
+		mustDo(t, "AppendToolLog", s.AppendToolLog(ctx, &orchestrator.ToolLog{SessionID: id, Tool: "t"}))
+	}
+	mustDo(t, "DeleteSession", s.DeleteSession(ctx, "s1"))
+	if len(s.toolLogs) != 1 || s.toolLogs[0].SessionID != "s2" {
+		t.Errorf("tool logs after DeleteSession(s1) = %+v; want only the one of s2", s.toolLogs)
+	}
+}

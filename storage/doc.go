@@ -1,0 +1,57 @@
+// Package storage implements [orchestrator.Store] on bun, over SQLite (the
+// embedded default, pure Go: modernc.org/sqlite, no CGO) or PostgreSQL (pgx's
+// database/sql driver with bun's pgdialect). cmd/wunder is its only
+// importer; the core sees just the interface.
+//
+//	st, err := storage.Open(ctx, storage.Options{SQLitePath: "data/wunder.db", AutoMigrate: true})
+//	if err != nil { ... }
+//	defer st.Close()
+//	orch := orchestrator.New(st, models, registry, opts)
+//
+// # Schema and migrations
+//
+// Tables: users, sessions, messages, runs, events (primary key (run_id,
+// seq)), tool_logs, session_locks and push_configs. The migrations are SQL
+// files embedded from migrations/sqlite and migrations/postgres — the same
+// versions, spelled per dialect — applied by bun/migrate, each in a
+// transaction. [Store.Migrate] (or Options.AutoMigrate in [Open], and
+// `wunder migrate`) applies what is pending; it is idempotent and holds bun's
+// migration lock table while it works, so replicas starting together migrate
+// once. Row models are unexported and converted to the core's types in
+// rows.go; JSON (event data, tool arguments, tool calls) is stored as text,
+// byte for byte.
+//
+// # Referential rules
+//
+// A message and a run need their session and an event its run (else
+// ErrNotFound); tool logs need nothing. DeleteSession removes the session's
+// messages, runs, their events and push configs, and its tool logs, in one
+// transaction. Unique violations map to ErrConflict on both drivers (SQLite
+// extended codes, PostgreSQL SQLSTATE 23505).
+//
+// # Time
+//
+// Times are stored with microsecond precision (truncated) and returned in
+// UTC: PostgreSQL TIMESTAMPTZ; SQLite text 'YYYY-MM-DD HH:MM:SS.ffffff+00:00',
+// whose text order is time order. Zero creation times are set to the process
+// clock. Lock expiry uses the database's clock on PostgreSQL (now()), so
+// replicas agree whatever their own clocks say, and the process clock on
+// SQLite, whose file is local.
+//
+// # Concurrency
+//
+// A Store is safe for concurrent use. PostgreSQL needs nothing special: each
+// write is one statement or one transaction, and AcquireLock is a single
+// conditional upsert (INSERT ... ON CONFLICT ("key") DO UPDATE ... WHERE the
+// row is the owner's or expired) whose affected-row count says who won.
+//
+// SQLite allows one writer at a time. Each connection opens with WAL (readers
+// never wait for the writer), synchronous=NORMAL (durable at checkpoints,
+// never corrupt), foreign_keys on, busy_timeout 10s, and _txlock=immediate,
+// so a write transaction takes the write lock at BEGIN and cannot fail later
+// upgrading a read lock. Within a process, writes additionally queue on a
+// one-slot semaphore that honours ctx: waiting goroutines block in Go
+// instead of polling SQLite's busy handler (which backs off up to 100ms per
+// try). busy_timeout remains the arbiter between processes sharing the file.
+// Reads use a small pool (Options.MaxOpenConns, default 4).
+package storage

@@ -1,0 +1,202 @@
+package storage
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Row models: one per table, unexported, converted to and from the core's
+// types here and nowhere else. JSON is stored as text, byte for byte; an
+// empty JSON value is NULL and reads back as nil.
+
+type sessionRow struct {
+	bun.BaseModel `bun:"table:sessions"`
+
+	ID        string    `bun:"id,pk"`
+	UserID    string    `bun:"user_id,notnull"`
+	Title     string    `bun:"title,notnull"`
+	CreatedAt time.Time `bun:"created_at,notnull"`
+	UpdatedAt time.Time `bun:"updated_at,notnull"`
+}
+
+type messageRow struct {
+	bun.BaseModel `bun:"table:messages"`
+
+	ID               int64     `bun:"id,pk,autoincrement"`
+	SessionID        string    `bun:"session_id,notnull"`
+	RunID            string    `bun:"run_id,notnull"`
+	Role             string    `bun:"role,notnull"`
+	Content          string    `bun:"content,notnull"`
+	ReasoningContent string    `bun:"reasoning_content,notnull"`
+	ToolCalls        *string   `bun:"tool_calls"`
+	ToolCallID       string    `bun:"tool_call_id,notnull"`
+	Name             string    `bun:"name,notnull"`
+	CreatedAt        time.Time `bun:"created_at,notnull"`
+}
+
+type runRow struct {
+	bun.BaseModel `bun:"table:runs"`
+
+	ID           string     `bun:"id,pk"`
+	SessionID    string     `bun:"session_id,notnull"`
+	UserID       string     `bun:"user_id,notnull"`
+	State        string     `bun:"state,notnull"`
+	StopReason   string     `bun:"stop_reason,notnull"`
+	Question     string     `bun:"question,notnull"`
+	Answer       string     `bun:"answer,notnull"`
+	Error        string     `bun:"error,notnull"`
+	ModelName    string     `bun:"model_name,notnull"`
+	InputTokens  int64      `bun:"input_tokens,notnull"`
+	OutputTokens int64      `bun:"output_tokens,notnull"`
+	TotalTokens  int64      `bun:"total_tokens,notnull"`
+	LastSeq      int64      `bun:"last_seq,notnull"`
+	CreatedAt    time.Time  `bun:"created_at,notnull"`
+	StartedAt    *time.Time `bun:"started_at"`
+	FinishedAt   *time.Time `bun:"finished_at"`
+}
+
+type eventRow struct {
+	bun.BaseModel `bun:"table:events"`
+
+	RunID     string    `bun:"run_id,pk"`
+	Seq       int64     `bun:"seq,pk"`
+	SessionID string    `bun:"session_id,notnull"`
+	Type      string    `bun:"type,notnull"`
+	Data      *string   `bun:"data"`
+	CreatedAt time.Time `bun:"created_at,notnull"`
+}
+
+type toolLogRow struct {
+	bun.BaseModel `bun:"table:tool_logs"`
+
+	ID         int64     `bun:"id,pk,autoincrement"`
+	RunID      string    `bun:"run_id,notnull"`
+	SessionID  string    `bun:"session_id,notnull"`
+	UserID     string    `bun:"user_id,notnull"`
+	CallID     string    `bun:"call_id,notnull"`
+	Tool       string    `bun:"tool,notnull"`
+	Arguments  *string   `bun:"arguments"`
+	Result     string    `bun:"result,notnull"`
+	IsError    bool      `bun:"is_error,notnull"`
+	DurationMS int64     `bun:"duration_ms,notnull"`
+	CreatedAt  time.Time `bun:"created_at,notnull"`
+}
+
+// stamp is t as stored: microseconds (truncated), UTC; zero becomes now.
+func stamp(t time.Time) time.Time {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return t.Round(0).Truncate(time.Microsecond).UTC()
+}
+
+func stampPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.Round(0).Truncate(time.Microsecond).UTC()
+	return &v
+}
+
+func rawToText(b json.RawMessage) *string {
+	if len(b) == 0 {
+		return nil
+	}
+	s := string(b)
+	return &s
+}
+
+func textToRaw(s *string) json.RawMessage {
+	if s == nil || *s == "" {
+		return nil
+	}
+	return json.RawMessage(*s)
+}
+
+func fromSessionRow(r *sessionRow) *orchestrator.Session {
+	return &orchestrator.Session{ID: r.ID, UserID: r.UserID, Title: r.Title,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+}
+
+// storedToolCall is a ToolCall as kept in messages.tool_calls. Arguments is
+// a string holding the model's bytes exactly, so arguments that are not
+// valid JSON (a model's mistake the loop reports back) survive too.
+type storedToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments,omitempty"`
+}
+
+func toMessageRow(sessionID string, m orchestrator.Message) (messageRow, error) {
+	row := messageRow{SessionID: sessionID, RunID: m.RunID, Role: m.Role, Content: m.Content,
+		ReasoningContent: m.ReasoningContent, ToolCallID: m.ToolCallID, Name: m.Name, CreatedAt: stamp(m.CreatedAt)}
+	if len(m.ToolCalls) > 0 {
+		calls := make([]storedToolCall, len(m.ToolCalls))
+		for i, c := range m.ToolCalls {
+			calls[i] = storedToolCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)}
+		}
+		b, err := json.Marshal(calls)
+		if err != nil {
+			return row, fmt.Errorf("storage: encode tool calls: %w", err)
+		}
+		s := string(b)
+		row.ToolCalls = &s
+	}
+	return row, nil
+}
+
+func fromMessageRow(r *messageRow) (orchestrator.Message, error) {
+	m := orchestrator.Message{Role: r.Role, Content: r.Content, ReasoningContent: r.ReasoningContent,
+		ToolCallID: r.ToolCallID, Name: r.Name, RunID: r.RunID, CreatedAt: r.CreatedAt.UTC()}
+	if r.ToolCalls != nil && *r.ToolCalls != "" {
+		var calls []storedToolCall
+		if err := json.Unmarshal([]byte(*r.ToolCalls), &calls); err != nil {
+			return m, fmt.Errorf("storage: decode tool calls of message %d: %w", r.ID, err)
+		}
+		for _, c := range calls {
+			tc := orchestrator.ToolCall{ID: c.ID, Name: c.Name}
+			if c.Arguments != "" {
+				tc.Arguments = json.RawMessage(c.Arguments)
+			}
+			m.ToolCalls = append(m.ToolCalls, tc)
+		}
+	}
+	return m, nil
+}
+
+func toRunRow(r *orchestrator.Run) *runRow {
+	return &runRow{ID: r.ID, SessionID: r.SessionID, UserID: r.UserID, State: string(r.State),
+		StopReason: string(r.StopReason), Question: r.Question, Answer: r.Answer, Error: r.Error,
+		ModelName: r.ModelName, InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
+		TotalTokens: r.Usage.TotalTokens, LastSeq: r.LastSeq, CreatedAt: stamp(r.CreatedAt),
+		StartedAt: stampPtr(r.StartedAt), FinishedAt: stampPtr(r.FinishedAt)}
+}
+
+func fromRunRow(r *runRow) *orchestrator.Run {
+	return &orchestrator.Run{ID: r.ID, SessionID: r.SessionID, UserID: r.UserID,
+		State: orchestrator.RunState(r.State), StopReason: orchestrator.StopReason(r.StopReason),
+		Question: r.Question, Answer: r.Answer, Error: r.Error, ModelName: r.ModelName,
+		Usage:   orchestrator.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, TotalTokens: r.TotalTokens},
+		LastSeq: r.LastSeq, CreatedAt: r.CreatedAt.UTC(), StartedAt: stampPtr(r.StartedAt), FinishedAt: stampPtr(r.FinishedAt)}
+}
+
+func toEventRow(e orchestrator.Event) eventRow {
+	return eventRow{RunID: e.RunID, Seq: e.Seq, SessionID: e.SessionID, Type: e.Type,
+		Data: rawToText(e.Data), CreatedAt: stamp(e.Time)}
+}
+
+func fromEventRow(r *eventRow) orchestrator.Event {
+	return orchestrator.Event{RunID: r.RunID, SessionID: r.SessionID, Seq: r.Seq, Type: r.Type,
+		Data: textToRaw(r.Data), Time: r.CreatedAt.UTC()}
+}
+
+func toToolLogRow(l *orchestrator.ToolLog) *toolLogRow {
+	return &toolLogRow{RunID: l.RunID, SessionID: l.SessionID, UserID: l.UserID, CallID: l.CallID,
+		Tool: l.Tool, Arguments: rawToText(l.Arguments), Result: l.Result, IsError: l.IsError,
+		DurationMS: l.DurationMS, CreatedAt: stamp(l.CreatedAt)}
+}

@@ -1,0 +1,157 @@
+package storage
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// CreateSession implements [orchestrator.Store]. Zero times are set to now
+// and written back to s.
+func (s *Store) CreateSession(ctx context.Context, sess *orchestrator.Session) error {
+	if sess == nil || sess.ID == "" {
+		return invalid("session id is empty")
+	}
+	sess.CreatedAt = stamp(sess.CreatedAt)
+	if sess.UpdatedAt.IsZero() {
+		sess.UpdatedAt = sess.CreatedAt
+	}
+	sess.UpdatedAt = stamp(sess.UpdatedAt)
+	row := &sessionRow{ID: sess.ID, UserID: sess.UserID, Title: sess.Title, CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt}
+	release, err := s.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	_, err = s.db.NewInsert().Model(row).Exec(ctx)
+	return dbErr(err, "create session", "session "+sess.ID)
+}
+
+// GetSession implements [orchestrator.Store].
+func (s *Store) GetSession(ctx context.Context, id string) (*orchestrator.Session, error) {
+	row := new(sessionRow)
+	if err := s.db.NewSelect().Model(row).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, dbErr(err, "get session", "session "+id)
+	}
+	return fromSessionRow(row), nil
+}
+
+// ListSessions implements [orchestrator.Store].
+func (s *Store) ListSessions(ctx context.Context, userID string, p orchestrator.Page) ([]*orchestrator.Session, error) {
+	var rows []sessionRow
+	q := s.db.NewSelect().Model(&rows).Where("user_id = ?", userID).OrderExpr("updated_at DESC, id DESC")
+	if err := paged(q, p).Scan(ctx); err != nil {
+		return nil, dbErr(err, "list sessions", "of user "+userID)
+	}
+	out := make([]*orchestrator.Session, len(rows))
+	for i := range rows {
+		out[i] = fromSessionRow(&rows[i])
+	}
+	return out, nil
+}
+
+// paged applies p (default limit when zero) to q.
+func paged(q *bun.SelectQuery, p orchestrator.Page) *bun.SelectQuery {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = defaultPageLimit
+	}
+	return q.Limit(int64(limit)).Offset(int64(max(p.Offset, 0)))
+}
+
+// TouchSession implements [orchestrator.Store].
+func (s *Store) TouchSession(ctx context.Context, id, title string, at time.Time) error {
+	release, err := s.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	q := s.db.NewUpdate().Model((*sessionRow)(nil)).Set("updated_at = ?", stamp(at)).Where("id = ?", id)
+	if title != "" {
+		q = q.Set("title = ?", title)
+	}
+	res, err := q.Exec(ctx)
+	return affected(res, err, "touch session", "session "+id)
+}
+
+// DeleteSession implements [orchestrator.Store]: one transaction removes the
+// session's events, push configs, tool logs, messages and runs, then the
+// session. (The foreign keys cascade too; deleting explicitly keeps the
+// behaviour independent of the SQLite foreign_keys pragma.)
+func (s *Store) DeleteSession(ctx context.Context, id string) error {
+	release, err := s.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		runs := tx.NewSelect().Model((*runRow)(nil)).Column("id").Where("session_id = ?", id)
+		for _, q := range []*bun.DeleteQuery{
+			tx.NewDelete().Model((*eventRow)(nil)).Where("run_id IN (?)", runs),
+			tx.NewDelete().Table("push_configs").Where("run_id IN (?)", runs),
+			tx.NewDelete().Model((*toolLogRow)(nil)).Where("session_id = ?", id),
+			tx.NewDelete().Model((*messageRow)(nil)).Where("session_id = ?", id),
+			tx.NewDelete().Model((*runRow)(nil)).Where("session_id = ?", id),
+		} {
+			if _, err := q.Exec(ctx); err != nil {
+				return err
+			}
+		}
+		res, err := tx.NewDelete().Model((*sessionRow)(nil)).Where("id = ?", id).Exec(ctx)
+		return affected(res, err, "delete session", "session "+id)
+	})
+	return dbErr(err, "delete session", "session "+id)
+}
+
+// AppendMessages implements [orchestrator.Store]. The messages are written
+// in one statement, so all or none are stored.
+func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs []orchestrator.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	rows := make([]messageRow, len(msgs))
+	for i, m := range msgs {
+		row, err := toMessageRow(sessionID, m)
+		if err != nil {
+			return err
+		}
+		rows[i] = row
+	}
+	release, err := s.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	_, err = s.db.NewInsert().Model(&rows).Exec(ctx)
+	return dbErr(err, "append messages", "session "+sessionID)
+}
+
+// ListMessages implements [orchestrator.Store].
+func (s *Store) ListMessages(ctx context.Context, sessionID string, limit int) ([]orchestrator.Message, error) {
+	var rows []messageRow
+	q := s.db.NewSelect().Model(&rows).Where("session_id = ?", sessionID)
+	if limit > 0 {
+		q = q.OrderExpr("id DESC").Limit(int64(limit))
+	} else {
+		q = q.OrderExpr("id ASC")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, dbErr(err, "list messages", "session "+sessionID)
+	}
+	if limit > 0 {
+		slices.Reverse(rows)
+	}
+	out := make([]orchestrator.Message, len(rows))
+	for i := range rows {
+		m, err := fromMessageRow(&rows[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = m
+	}
+	return out, nil
+}

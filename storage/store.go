@@ -1,0 +1,210 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Backends.
+const (
+	BackendSQLite   = "sqlite"
+	BackendPostgres = "postgres"
+)
+
+// Options configures [Open]. The zero value opens ./data/wunder.db with
+// SQLite and applies no migrations.
+type Options struct {
+	// Backend is "sqlite" (default when empty) or "postgres".
+	Backend string
+	// SQLitePath is the database file; its parent directories are created.
+	// Default "data/wunder.db".
+	SQLitePath string
+	// PostgresDSN is a pgx connection string (URL or key=value form), e.g.
+	// "postgres://user:pass@host:5432/db?sslmode=disable". Runtime parameters
+	// such as search_path are passed to the server. Required for postgres.
+	PostgresDSN string
+	// MaxOpenConns bounds the connection pool. Default 10 for PostgreSQL and
+	// 4 for SQLite (readers; SQLite writes are serialized anyway).
+	MaxOpenConns int
+	// ConnectTimeout bounds connecting and the first ping. Default 10s; a
+	// connect_timeout in PostgresDSN takes precedence for each connection.
+	ConnectTimeout time.Duration
+	// Logger receives migration and connection messages. Default
+	// slog.Default().
+	Logger *slog.Logger
+	// AutoMigrate applies pending migrations in Open (see [Store.Migrate]).
+	AutoMigrate bool
+}
+
+func (o Options) withDefaults() Options {
+	if o.Backend == "" {
+		o.Backend = BackendSQLite
+	}
+	if o.SQLitePath == "" {
+		o.SQLitePath = filepath.Join("data", "wunder.db")
+	}
+	if o.MaxOpenConns <= 0 {
+		o.MaxOpenConns = 10
+		if o.Backend == BackendSQLite {
+			o.MaxOpenConns = 4
+		}
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// sqliteBusyTimeout is how long a SQLite writer waits for another process's
+// write transaction before failing with SQLITE_BUSY.
+const sqliteBusyTimeout = 10 * time.Second
+
+// defaultPageLimit is the page size when Page.Limit is zero.
+const defaultPageLimit = 100
+
+// Store implements [orchestrator.Store] on bun over SQLite or PostgreSQL.
+// It is safe for concurrent use.
+type Store struct {
+	db      *bun.DB
+	backend string
+	log     *slog.Logger
+	// writeSem serializes writes within the process on SQLite (nil on
+	// PostgreSQL); see doc.go.
+	writeSem chan struct{}
+}
+
+var _ orchestrator.Store = (*Store)(nil)
+
+// Open connects to the database Options describe, checks the connection
+// and, with AutoMigrate, applies pending migrations.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	s := &Store{backend: opts.Backend, log: opts.Logger}
+	var sqldb *sql.DB
+	var err error
+	switch opts.Backend {
+	case BackendSQLite:
+		sqldb, err = openSQLite(opts.SQLitePath)
+		if err != nil {
+			return nil, err
+		}
+		s.db = bun.NewDB(sqldb, sqlitedialect.New())
+		s.writeSem = make(chan struct{}, 1)
+	case BackendPostgres:
+		sqldb, err = openPostgres(opts.PostgresDSN, opts.ConnectTimeout)
+		if err != nil {
+			return nil, err
+		}
+		s.db = bun.NewDB(sqldb, pgdialect.New())
+	default:
+		return nil, fmt.Errorf("storage: unknown backend %q (want %q or %q)", opts.Backend, BackendSQLite, BackendPostgres)
+	}
+	sqldb.SetMaxOpenConns(opts.MaxOpenConns)
+	sqldb.SetMaxIdleConns(opts.MaxOpenConns)
+
+	pingCtx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
+	defer cancel()
+	if err := s.db.PingContext(pingCtx); err != nil {
+		_ = s.db.Close()
+		return nil, fmt.Errorf("storage: connect %s: %w", s.where(opts), err)
+	}
+	if opts.AutoMigrate {
+		if err := s.Migrate(ctx); err != nil {
+			_ = s.db.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// where names the database for error messages, without credentials.
+func (s *Store) where(opts Options) string {
+	if s.backend == BackendSQLite {
+		return "sqlite " + opts.SQLitePath
+	}
+	if cfg, err := pgx.ParseConfig(opts.PostgresDSN); err == nil {
+		return fmt.Sprintf("postgres %s:%d/%s", cfg.Host, cfg.Port, cfg.Database)
+	}
+	return "postgres"
+}
+
+// openSQLite opens path with the pragmas every connection needs: WAL so
+// readers run beside the writer, a busy timeout for writers of other
+// processes, foreign keys, and BEGIN IMMEDIATE for transactions so a write
+// transaction never fails upgrading a read lock.
+func openSQLite(path string) (*sql.DB, error) {
+	if path == ":memory:" {
+		return nil, errors.New("storage: sqlite :memory: is not supported (each connection would get its own database); use a file")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("storage: sqlite: create directory for %s: %w", path, err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("storage: sqlite: %w", err)
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(sqliteBusyTimeout.Milliseconds(), 10)+")")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("storage: sqlite %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// openPostgres opens dsn with pgx's database/sql driver.
+func openPostgres(dsn string, timeout time.Duration) (*sql.DB, error) {
+	if dsn == "" {
+		return nil, errors.New("storage: postgres: empty DSN (set storage.postgres.dsn)")
+	}
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		// pgconn's parse errors redact the password.
+		return nil, fmt.Errorf("storage: postgres: invalid DSN: %w", err)
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = timeout
+	}
+	return stdlib.OpenDB(*cfg), nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// write serializes writers on SQLite; call the returned release when done.
+func (s *Store) write(ctx context.Context) (release func(), err error) {
+	if s.writeSem == nil {
+		return func() {}, nil
+	}
+	select {
+	case s.writeSem <- struct{}{}:
+		return func() { <-s.writeSem }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("storage: waiting to write: %w", ctx.Err())
+	}
+}
