@@ -43,6 +43,8 @@ type ModelEvent struct {
 
 // ModelRetry describes one retry of a model request.
 type ModelRetry struct {
+	// Attempt is the number of the attempt about to start (2 for the
+	// first retry).
 	Attempt int
 	Delay   time.Duration
 	Reason  string

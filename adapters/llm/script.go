@@ -1,0 +1,142 @@
+package llm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Script is what a [Scripted] model answers: one [Turn] per model call of a
+// run. A script file is YAML or JSON, either a mapping with a "turns" list
+// or just the list:
+//
+//	turns:
+//	  - reasoning: The user wants the time.
+//	    content: Let me look.
+//	    tool_calls:
+//	      - name: current_time
+//	        arguments: {zone: UTC}
+//	  - content: "It is noon. You asked: {{question}}"
+//	    delay_ms: 20
+//	    usage: {input_tokens: 120, output_tokens: 9}
+type Script struct {
+	Turns []Turn `json:"turns" yaml:"turns"`
+}
+
+// Turn is one scripted model answer. "{{question}}" in Content or Reasoning
+// is replaced by the run's question.
+type Turn struct {
+	Content   string       `json:"content" yaml:"content"`
+	Reasoning string       `json:"reasoning,omitempty" yaml:"reasoning,omitempty"`
+	ToolCalls []ScriptCall `json:"tool_calls,omitempty" yaml:"tool_calls,omitempty"`
+	// DelayMS is waited between two streamed chunks.
+	DelayMS int `json:"delay_ms,omitempty" yaml:"delay_ms,omitempty"`
+	// Usage is reported as is; nil = estimated (about 4 bytes a token).
+	Usage *ScriptUsage `json:"usage,omitempty" yaml:"usage,omitempty"`
+}
+
+// ScriptCall is a tool call of a scripted turn. In function_call mode Name
+// must be the name the tool has on the wire (as the model would send it).
+type ScriptCall struct {
+	Name string `json:"name" yaml:"name"`
+	// Arguments is a JSON object; nil = {}.
+	Arguments map[string]any `json:"arguments,omitempty" yaml:"arguments,omitempty"`
+}
+
+// ScriptUsage is the token usage a scripted turn reports.
+type ScriptUsage struct {
+	InputTokens  int64 `json:"input_tokens" yaml:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens" yaml:"output_tokens"`
+	TotalTokens  int64 `json:"total_tokens,omitempty" yaml:"total_tokens,omitempty"`
+}
+
+// questionPlaceholder in a turn's text is replaced by the run's question.
+const questionPlaceholder = "{{question}}"
+
+// EchoScript is the built-in script for demos: a friendly fixed answer that
+// quotes the question, no tool calls.
+func EchoScript() Script {
+	return Script{Turns: []Turn{{
+		Content: "Hello from wunder! This answer comes from the scripted demo model, not a real LLM " +
+			"(configure llm.models to use one). You asked: " + questionPlaceholder,
+	}}}
+}
+
+// LoadScript reads a script file: JSON when the name ends in .json, YAML
+// otherwise.
+func LoadScript(path string) (Script, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Script{}, err
+	}
+	s, err := ParseScript(b, strings.EqualFold(filepath.Ext(path), ".json"))
+	if err != nil {
+		return Script{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseScript decodes a script from JSON (isJSON) or YAML and checks it.
+func ParseScript(b []byte, isJSON bool) (Script, error) {
+	var s Script
+	trimmed := bytes.TrimSpace(b)
+	list := len(trimmed) > 0 && (trimmed[0] == '[' || trimmed[0] == '-')
+	var err error
+	switch {
+	case isJSON && list:
+		err = strictJSON(b, &s.Turns)
+	case isJSON:
+		err = strictJSON(b, &s)
+	case list:
+		err = strictYAML(b, &s.Turns)
+	default:
+		err = strictYAML(b, &s)
+	}
+	if errors.Is(err, io.EOF) {
+		return Script{}, fmt.Errorf("script is empty")
+	}
+	if err != nil {
+		return Script{}, err
+	}
+	return s, s.Validate()
+}
+
+// Validate checks that the script has turns and that they make sense.
+func (s Script) Validate() error {
+	if len(s.Turns) == 0 {
+		return fmt.Errorf("script has no turns")
+	}
+	for i, t := range s.Turns {
+		if t.DelayMS < 0 {
+			return fmt.Errorf("turns[%d].delay_ms: must not be negative", i)
+		}
+		for j, c := range t.ToolCalls {
+			if c.Name == "" {
+				return fmt.Errorf("turns[%d].tool_calls[%d].name: required", i, j)
+			}
+			if _, err := json.Marshal(c.Arguments); err != nil {
+				return fmt.Errorf("turns[%d].tool_calls[%d].arguments: %w", i, j, err)
+			}
+		}
+	}
+	return nil
+}
+
+func strictJSON(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+func strictYAML(b []byte, v any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	return dec.Decode(v)
+}

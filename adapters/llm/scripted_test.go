@@ -1,0 +1,258 @@
+package llm_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wunder/wunder/adapters/llm"
+	"github.com/wunder/wunder/orchestrator"
+)
+
+const scriptYAML = `
+turns:
+  - reasoning: The user wants a file.
+    content: Let me read it.
+    tool_calls:
+      - name: read_file
+        arguments: {path: "a <b>.go", lines: [1, 2]}
+  - content: "Done reading. You asked: {{question}}"
+    usage: {input_tokens: 100, output_tokens: 7}
+`
+
+func loadScript(t *testing.T) llm.Script {
+	t.Helper()
+	s, err := llm.ParseScript([]byte(scriptYAML), false)
+	if err != nil {
+		t.Fatalf("ParseScript: %v", err)
+	}
+	return s
+}
+
+var specs = []orchestrator.ToolSpec{{Name: "read_file"}}
+
+func user(s string) orchestrator.Message {
+	return orchestrator.Message{Role: orchestrator.RoleUser, Content: s}
+}
+func assistant(s string) orchestrator.Message {
+	return orchestrator.Message{Role: orchestrator.RoleAssistant, Content: s}
+}
+
+func TestScriptedFunctionCall(t *testing.T) {
+	t.Parallel()
+	m := llm.NewScripted(loadScript(t))
+	req := &orchestrator.ModelRequest{Messages: []orchestrator.Message{user("read a")}, Tools: specs}
+	r := collect(t, context.Background(), m, req)
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	want := &orchestrator.ModelResponse{
+		Content:          "Let me read it.",
+		ReasoningContent: "The user wants a file.",
+		ToolCalls: []orchestrator.ToolCall{{ID: "call_0_0", Name: "read_file",
+			Arguments: json.RawMessage(`{"lines":[1,2],"path":"a <b>.go"}`)}},
+		FinishReason: "tool_calls",
+		Usage:        r.Resp.Usage, // estimated, checked below
+	}
+	if diff := cmp.Diff(want, r.Resp); diff != "" {
+		t.Errorf("round 0 (-want +got):\n%s", diff)
+	}
+	if r.text() != want.Content || strings.Join(r.Reasoning, "") != want.ReasoningContent {
+		t.Errorf("deltas %q / %q do not add up to the response", r.Deltas, r.Reasoning)
+	}
+	for _, d := range append(r.Deltas, r.Reasoning...) {
+		if utf8.RuneCountInString(d) > 8 {
+			t.Errorf("chunk %q is longer than 8 runes", d)
+		}
+	}
+	if u := r.Resp.Usage; u == nil || u.InputTokens == 0 || u.OutputTokens == 0 || u.TotalTokens != u.InputTokens+u.OutputTokens {
+		t.Errorf("estimated usage = %+v", u)
+	}
+
+	req.Messages = append(req.Messages,
+		orchestrator.Message{Role: orchestrator.RoleAssistant, ToolCalls: r.Resp.ToolCalls},
+		orchestrator.Message{Role: orchestrator.RoleTool, ToolCallID: "call_0_0", Content: "package a"})
+	r = collect(t, context.Background(), m, req)
+	if r.Err != nil || r.Resp.Content != "Done reading. You asked: read a" || len(r.Resp.ToolCalls) != 0 {
+		t.Fatalf("round 1 = %+v, %v", r.Resp, r.Err)
+	}
+	if diff := cmp.Diff(&orchestrator.Usage{InputTokens: 100, OutputTokens: 7, TotalTokens: 107}, r.Resp.Usage); diff != "" {
+		t.Errorf("scripted usage (-want +got):\n%s", diff)
+	}
+}
+
+func TestScriptedToolCallMode(t *testing.T) {
+	t.Parallel()
+	m := llm.NewScripted(loadScript(t))
+	req := &orchestrator.ModelRequest{Messages: []orchestrator.Message{user("read a")}}
+	r := collect(t, context.Background(), m, req)
+	want := `Let me read it.` + "\n" + `<tool_call>{"name":"read_file","arguments":{"lines":[1,2],"path":"a <b>.go"}}</tool_call>`
+	if r.Err != nil || r.Resp.Content != want || len(r.Resp.ToolCalls) != 0 || r.text() != want {
+		t.Fatalf("round 0 = %+v (deltas %q), %v; want content %q", r.Resp, r.text(), r.Err, want)
+	}
+	// Tool results come back as a user message that is not a question.
+	req.Messages = append(req.Messages, assistant(r.Resp.Content), user("tool_response: package a"))
+	r = collect(t, context.Background(), m, req)
+	if r.Err != nil || r.Resp.Content != "Done reading. You asked: read a" {
+		t.Fatalf("round 1 = %+v, %v", r.Resp, r.Err)
+	}
+}
+
+func TestScriptedRounds(t *testing.T) {
+	t.Parallel()
+	script := llm.Script{Turns: []llm.Turn{
+		{Content: "zero", ToolCalls: []llm.ScriptCall{{Name: "t"}}},
+		{Content: "one", ToolCalls: []llm.ScriptCall{{Name: "t"}}},
+	}}
+	m := llm.NewScripted(script)
+	cases := []struct {
+		msgs  []orchestrator.Message
+		want  string
+		calls int
+	}{
+		{nil, "zero", 1},
+		{[]orchestrator.Message{{Role: orchestrator.RoleSystem, Content: "sys"}, user("q")}, "zero", 1},
+		{[]orchestrator.Message{user("q"), assistant("a"), user("tool_response: r")}, "one", 1},
+		// A new question starts again at turn zero.
+		{[]orchestrator.Message{user("q1"), assistant("a"), assistant("b"), user("q2")}, "zero", 1},
+		// Past the end: the last turn's text, without tool calls.
+		{[]orchestrator.Message{user("q"), assistant("a"), assistant("b"), assistant("c")}, "one", 0},
+	}
+	for i, tc := range cases {
+		r := collect(t, context.Background(), m, &orchestrator.ModelRequest{Messages: tc.msgs, Tools: []orchestrator.ToolSpec{{Name: "t"}}})
+		if r.Err != nil || r.Resp.Content != tc.want || len(r.Resp.ToolCalls) != tc.calls {
+			t.Errorf("case %d: %+v, %v; want %q with %d calls", i, r.Resp, r.Err, tc.want, tc.calls)
+		}
+	}
+}
+
+// Runs in parallel get their own rounds: there is no state to share.
+func TestScriptedConcurrent(t *testing.T) {
+	t.Parallel()
+	m := llm.NewScripted(llm.Script{Turns: []llm.Turn{{Content: "r0 {{question}}"}, {Content: "r1 {{question}}"}, {Content: "r2 {{question}}"}}})
+	var wg sync.WaitGroup
+	errs := make(chan error, 30)
+	for i := range 30 {
+		wg.Go(func() {
+			round := i % 3
+			msgs := []orchestrator.Message{user(fmt.Sprint("q", i))}
+			for range round {
+				msgs = append(msgs, assistant("x"))
+			}
+			var got string
+			for ev, err := range m.Generate(context.Background(), &orchestrator.ModelRequest{Messages: msgs}) {
+				if err != nil {
+					errs <- err
+					return
+				}
+				if ev.Response != nil {
+					got = ev.Response.Content
+				}
+			}
+			if want := fmt.Sprintf("r%d q%d", round, i); got != want {
+				errs <- fmt.Errorf("run %d: got %q, want %q", i, got, want)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestScriptedCancel(t *testing.T) {
+	t.Parallel()
+	// An hour between chunks: only cancellation ends this in time.
+	m := llm.NewScripted(llm.Script{Turns: []llm.Turn{{Content: "many words to stream here", DelayMS: 3_600_000}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var deltas []string
+	var gotErr error
+	for ev, err := range m.Generate(ctx, &orchestrator.ModelRequest{Messages: []orchestrator.Message{user("q")}}) {
+		if err != nil {
+			gotErr = err
+			break
+		}
+		deltas = append(deltas, ev.Delta)
+		cancel()
+	}
+	if !errors.Is(gotErr, context.Canceled) || len(deltas) != 1 {
+		t.Errorf("deltas %q, error %v; want one delta and context.Canceled", deltas, gotErr)
+	}
+	// A context cancelled up front yields only the error.
+	r := collect(t, ctx, m, &orchestrator.ModelRequest{})
+	if !errors.Is(r.Err, context.Canceled) || len(r.Deltas) != 0 {
+		t.Errorf("cancelled up front: %+v", r)
+	}
+}
+
+func TestEchoScript(t *testing.T) {
+	t.Parallel()
+	m, err := llm.NewModel(llm.Config{Provider: llm.ProviderScripted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := collect(t, context.Background(), m, question("What is wunder?"))
+	if r.Err != nil || !strings.HasSuffix(r.Resp.Content, "You asked: What is wunder?") || !strings.Contains(r.Resp.Content, "scripted") {
+		t.Errorf("echo = %+v, %v", r.Resp, r.Err)
+	}
+}
+
+func TestLoadScript(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	want := loadScript(t)
+	for _, p := range []string{
+		write("map.yaml", scriptYAML),
+		write("list.yml", "- reasoning: The user wants a file.\n  content: Let me read it.\n  tool_calls: [{name: read_file, arguments: {path: \"a <b>.go\", lines: [1, 2]}}]\n"+
+			"- content: \"Done reading. You asked: {{question}}\"\n  usage: {input_tokens: 100, output_tokens: 7}\n"),
+		write("map.json", mustJSON(want)),
+		write("list.json", mustJSON(want.Turns)),
+	} {
+		got, err := llm.LoadScript(p)
+		if err != nil {
+			t.Errorf("LoadScript(%s): %v", filepath.Base(p), err)
+			continue
+		}
+		// Numbers decode differently in YAML and JSON; compare the JSON.
+		if diff := cmp.Diff(mustJSON(want), mustJSON(got)); diff != "" {
+			t.Errorf("LoadScript(%s) (-want +got):\n%s", filepath.Base(p), diff)
+		}
+	}
+	for name, body := range map[string]string{
+		"empty.yaml":   "",
+		"none.yaml":    "turns: []\n",
+		"unknown.yaml": "turns: [{content: x, contnet: y}]\n",
+		"noname.json":  `{"turns":[{"content":"x","tool_calls":[{"arguments":{}}]}]}`,
+		"delay.yaml":   "- {content: x, delay_ms: -1}\n",
+	} {
+		if _, err := llm.LoadScript(write(name, body)); err == nil {
+			t.Errorf("LoadScript(%s) accepted a bad script", name)
+		}
+	}
+}
+
+func TestScriptedNoTurns(t *testing.T) {
+	t.Parallel()
+	r := collect(t, context.Background(), llm.NewScripted(llm.Script{}), question("q"))
+	if !errors.Is(r.Err, orchestrator.ErrUnavailable) {
+		t.Errorf("error = %v, want ErrUnavailable", r.Err)
+	}
+}
