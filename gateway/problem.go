@@ -21,7 +21,7 @@ type Problem struct {
 }
 
 // problemType is the URI prefix of problem types; the code completes it.
-const problemType = "https://github.com/wunder/wunder/blob/main/docs/errors.md#"
+const problemType = "https://github.com/wunder/wunder/blob/main/docs/http.md#"
 
 // errorTable is the one mapping from the core's sentinels to HTTP. The
 // first match wins, so more specific sentinels come first.

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wunder/wunder/internal/client"
+	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/internal/testutil/fakellm"
+)
+
+// server is a real wunder (config -> storage -> adapters -> core ->
+// gateway) on a loopback port, with an OpenAI-compatible fake model.
+type server struct {
+	url  string
+	dir  string
+	fake *fakellm.Server
+}
+
+func startServer(t *testing.T, mutate func(c *config.Config)) *server {
+	t.Helper()
+	fake := &fakellm.Server{Chunks: 6}
+	modelSrv := httptest.NewServer(fake)
+	t.Cleanup(modelSrv.Close)
+
+	dir := t.TempDir()
+	cfg := config.Default()
+	cfg.DataDir = dir
+	m := config.NewModel()
+	m.Provider, m.BaseURL, m.Model = config.ProviderLocal, modelSrv.URL+"/v1", "fake"
+	m.Retry.InitialBackoffMillis = 10
+	cfg.LLM.Models = map[string]config.Model{"fake": m}
+	if dsn := os.Getenv("WUNDER_TEST_POSTGRES_DSN"); dsn != "" && os.Getenv("WUNDER_E2E_BACKEND") == "postgres" {
+		cfg.Storage.Postgres.DSN = dsn
+	}
+	if mutate != nil {
+		mutate(cfg)
+	}
+	cfg.Derive()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := build(ctx, cfg, newLogger(cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return &server{url: "http://" + ln.Addr().String(), dir: dir, fake: fake}
+}
+
+func finalOf(t *testing.T, evs []client.Event) client.Final {
+	t.Helper()
+	if len(evs) == 0 || evs[len(evs)-1].Type != "final" {
+		t.Fatalf("no final event")
+	}
+	var f client.Final
+	if err := json.Unmarshal(evs[len(evs)-1].Data, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// The issue's first test: against an OpenAI-compatible endpoint a run
+// writes a file with write_file, reads it back with read_file and answers,
+// in both tool-call modes, streaming and not; every event arrives in order
+// with its seq, and a follower after the fact sees the same log.
+func TestEndToEndWriteReadAnswer(t *testing.T) {
+	s := startServer(t, nil)
+	c := client.New(s.url, "", nil)
+	for _, mode := range []string{"tool_call", "function_call"} {
+		for _, stream := range []bool{true, false} {
+			t.Run(mode+"/stream="+strconv.FormatBool(stream), func(t *testing.T) {
+				user := "u-" + strings.ReplaceAll(mode, "_", "") + strconv.FormatBool(stream)
+				req := client.RunRequest{UserID: user, Question: "please write a note and read it back", ToolNames: []string{"write_file", "读取文件"}, ToolCallMode: mode}
+				var evs []client.Event
+				if stream {
+					for ev, err := range c.Ask(t.Context(), req) {
+						if err != nil {
+							t.Fatal(err)
+						}
+						evs = append(evs, ev)
+					}
+				} else {
+					// stream:false answers JSON; follow the log afterwards.
+					run, err := c.Submit(t.Context(), req)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for ev, err := range c.Follow(t.Context(), user, run.ID, 0, nil) {
+						if err != nil {
+							t.Fatal(err)
+						}
+						evs = append(evs, ev)
+					}
+				}
+				for i, ev := range evs {
+					if ev.Seq != int64(i+1) {
+						t.Fatalf("event %d has seq %d", i, ev.Seq)
+					}
+				}
+				f := finalOf(t, evs)
+				if f.State != "finished" || !strings.Contains(f.Answer, "hello from fakellm") {
+					t.Fatalf("final = %+v", f)
+				}
+				b, err := os.ReadFile(filepath.Join(s.dir, "workspaces", user, "notes.txt"))
+				if err != nil || string(b) != "hello from fakellm" {
+					t.Fatalf("workspace file: %q %v", b, err)
+				}
+				var calls []string
+				for _, ev := range evs {
+					if ev.Type == "tool_result" {
+						var d struct {
+							Name    string
+							IsError bool `json:"is_error"`
+						}
+						_ = json.Unmarshal(ev.Data, &d)
+						if d.IsError {
+							t.Errorf("%s failed: %s", d.Name, ev.Data)
+						}
+						calls = append(calls, d.Name)
+					}
+				}
+				if strings.Join(calls, ",") != "write_file,read_file" {
+					t.Fatalf("tool results %v", calls)
+				}
+			})
+		}
+	}
+	// The JSON form of POST /wunder.
+	resp, err := http.Post(s.url+"/wunder", "application/json", strings.NewReader(`{"user_id":"json","question":"write it","tool_names":["write_file","read_file"],"stream":false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Answer, StopReason, SessionID string
+	}
+	var raw map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&raw)
+	b, _ := json.Marshal(raw)
+	_ = json.Unmarshal(b, &out)
+	if resp.StatusCode != 200 || !strings.Contains(raw["answer"].(string), "hello from fakellm") || raw["stop_reason"] != "model_response" {
+		t.Fatalf("%d %v", resp.StatusCode, raw)
+	}
+}
+
+// Two concurrent runs of one user: one gets 429. Cancelling mid-tool ends
+// the run as cancelled and leaves no child process.
+func TestEndToEndBusyAndCancelMidCommand(t *testing.T) {
+	s := startServer(t, nil)
+	c := client.New(s.url, "", nil)
+	script := `import subprocess,sys,time; p=subprocess.Popen(['sleep','300']); open('child.pid','w').write(str(p.pid)); print('started', flush=True); time.sleep(300)`
+	run, err := c.Submit(t.Context(), client.RunRequest{UserID: "carol", Question: `run: python3 -c "` + script + `"`, ToolNames: []string{"execute_command"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Submit(t.Context(), client.RunRequest{UserID: "carol", Question: "another"})
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.Status != 429 || ce.Code != "busy" {
+		t.Fatalf("second run of carol: %v, want 429 busy", err)
+	}
+	var cancelledAt time.Time
+	var evs []client.Event
+	for ev, err := range c.Follow(t.Context(), "carol", run.ID, 0, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+		if ev.Type == "tool_output_delta" && strings.Contains(string(ev.Data), "started") && cancelledAt.IsZero() {
+			cancelledAt = time.Now()
+			if err := c.Cancel(t.Context(), "carol", run.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Logf("cancel to final event over HTTP: %v", time.Since(cancelledAt))
+	if cancelledAt.IsZero() {
+		t.Fatalf("the command never started: %v", evs)
+	}
+	if f := finalOf(t, evs); f.State != "cancelled" || f.StopReason != "cancelled" {
+		t.Fatalf("final = %+v", f)
+	}
+	pidText, err := os.ReadFile(filepath.Join(s.dir, "workspaces", "carol", "child.pid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(pidText)))
+	if alive(pid) {
+		t.Fatalf("child %d survived the cancellation", pid)
+	}
+	// The lock is free again.
+	if _, err := c.Submit(t.Context(), client.RunRequest{UserID: "carol", Question: "again"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(b))
+	return len(fields) > 2 && fields[2] != "Z"
+}
+
+func TestNoModelIs503WithHowTo(t *testing.T) {
+	s := startServer(t, func(c *config.Config) { c.LLM.Models = nil })
+	resp, err := http.Post(s.url+"/wunder", "application/json", strings.NewReader(`{"user_id":"u","question":"q"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p struct{ Code, Detail string }
+	_ = json.NewDecoder(resp.Body).Decode(&p)
+	if resp.StatusCode != 503 || !strings.Contains(p.Detail, "WUNDER_LLM_BASE_URL") {
+		t.Fatalf("%d %+v", resp.StatusCode, p)
+	}
+}

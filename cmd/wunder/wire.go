@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/wunder/wunder/adapters/builtin"
+	"github.com/wunder/wunder/adapters/llm"
+	"github.com/wunder/wunder/gateway"
+	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/storage"
+)
+
+// loadConfig reads the configuration; its errors carry exitConfig.
+func loadConfig(path string) (*config.Config, error) {
+	cfg, err := config.Load(config.LoadOptions{Path: path})
+	if err != nil {
+		return nil, withCode(exitConfig, fmt.Errorf("invalid configuration:\n%w", err))
+	}
+	return cfg, nil
+}
+
+func newLogger(cfg *config.Config) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(cfg.Observability.LogLevel))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if cfg.Observability.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger, migrate bool) (*storage.Store, error) {
+	return storage.Open(ctx, storage.Options{
+		Backend:        cfg.Storage.EffectiveBackend(),
+		SQLitePath:     cfg.Storage.DBPath,
+		PostgresDSN:    cfg.Storage.Postgres.DSN,
+		MaxOpenConns:   cfg.Storage.Postgres.MaxOpenConns,
+		ConnectTimeout: cfg.Storage.Postgres.ConnectTimeout(),
+		Logger:         log,
+		AutoMigrate:    migrate,
+	})
+}
+
+// newModels builds the model registry from llm.models.
+func newModels(cfg *config.Config) (*llm.Registry, error) {
+	entries := map[string]llm.Entry{}
+	for _, name := range cfg.EnabledModelNames() {
+		m := cfg.LLM.Models[name]
+		includeUsage := m.StreamIncludeUsage
+		lc := llm.Config{
+			Name: name, Provider: m.Provider, BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model,
+			Script: m.Script, Temperature: m.Temperature, MaxOutput: m.MaxOutput,
+			Timeout: m.Timeout(), Stream: m.Stream, StreamIncludeUsage: &includeUsage,
+			Retry: llm.RetryConfig{MaxAttempts: m.Retry.MaxAttempts, InitialBackoff: m.Retry.InitialBackoff(), MaxBackoff: m.Retry.MaxBackoff()},
+		}
+		model, err := llm.NewModel(lc)
+		if err != nil {
+			return nil, withCode(exitConfig, fmt.Errorf("llm.models.%s: %w", name, err))
+		}
+		entries[name] = llm.Entry{Model: model, Settings: orchestrator.ModelSettings{
+			Name: name, ToolCallMode: m.ToolCallMode, MaxRounds: m.MaxRounds, MaxOutput: m.MaxOutput,
+			Temperature: m.Temperature, Stop: m.Stop, Stream: m.Stream,
+		}}
+	}
+	return llm.NewRegistry(cfg.LLM.Default, entries), nil
+}
+
+// app is a wired wunder.
+type app struct {
+	cfg    *config.Config
+	log    *slog.Logger
+	models *llm.Registry
+	store  *storage.Store
+	orch   *orchestrator.Orchestrator
+	gw     *gateway.Server
+}
+
+// build wires every component from the configuration.
+func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, error) {
+	store, err := openStore(ctx, cfg, log, true)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	models, err := newModels(cfg)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	tools, err := builtin.New(&builtin.Options{
+		Root: cfg.Workspace.Root, AllowCommands: cfg.Security.AllowCommands, DenyGlobs: cfg.Security.DenyGlobs,
+		CommandTimeout: cfg.Security.CommandTimeout(), MaxCommandTimeout: cfg.Security.MaxCommandTimeout(),
+		MaxOutputBytes: cfg.Security.MaxOutputBytes, MaxFileBytes: int(cfg.Security.MaxFileBytes),
+		Enabled: cfg.Tools.Builtin.Enabled,
+	})
+	if err != nil {
+		store.Close()
+		return nil, withCode(exitConfig, fmt.Errorf("built-in tools: %w", err))
+	}
+	reg := orchestrator.NewRegistry(cfg.Tools.NameSeparator, log, tools)
+	orch := orchestrator.New(store, models, reg, &orchestrator.Options{
+		MaxActiveRuns: cfg.Concurrency.MaxActiveRuns, QueueSize: queueSize(cfg.Concurrency.QueueSize),
+		QueueRetryAfter: cfg.Concurrency.QueueRetryAfter(),
+		PerUser:         cfg.Concurrency.UserLimit(), PerUserAgents: cfg.Concurrency.AgentUserLimit(),
+		LockTTL: cfg.Concurrency.LockTTL(), MaxHistoryItems: cfg.Workspace.MaxHistoryItems,
+		DefaultLanguage: cfg.I18n.DefaultLanguage, Workspace: tools,
+		Events: orchestrator.EventPolicy{Drop: cfg.Observability.DropEventTypes, MaxPayloadChars: cfg.Observability.EventPayloadMaxChars},
+		Logger: log,
+	})
+	if n, err := orch.RecoverOrphans(ctx); err != nil {
+		log.Warn("orphaned runs not recovered", "err", err)
+	} else if n > 0 {
+		log.Info("ended runs a stopped process left unfinished", "count", n)
+	}
+	gw := gateway.New(orch, &gateway.Options{
+		APIKey: cfg.Security.APIKey, MaxBodyBytes: cfg.Server.MaxBodyBytes, Heartbeat: cfg.Server.SSEHeartbeat(),
+		CORS: gateway.CORSOptions{
+			AllowOrigins: cfg.CORS.AllowOrigins, AllowMethods: cfg.CORS.AllowMethods,
+			AllowHeaders: cfg.CORS.AllowHeaders, AllowCredentials: cfg.CORS.AllowCredentials,
+		},
+		Ready:   store.Ping,
+		Version: version,
+		Logger:  log,
+	})
+	return &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw}, nil
+}
+
+// queueSize maps the config's "0 = no queue" to the orchestrator's
+// "negative = no queue" (its zero means the default).
+func queueSize(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+func (a *app) handler() http.Handler { return a.gw.Handler() }
+
+// close stops the orchestrator (waiting for runs until ctx ends) and the store.
+func (a *app) close(ctx context.Context) error {
+	err := a.orch.Close(ctx)
+	if cerr := a.store.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func isLoopback(host string) bool {
+	return host == "127.0.0.1" || host == "::1" || strings.EqualFold(host, "localhost")
+}

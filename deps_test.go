@@ -1,0 +1,141 @@
+// The package dependency policy of DESIGN.md section 1, as a test (after
+// golang/go's src/go/build/deps_test.go): arrows point inward, to the core.
+package wunder_test
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/wunder/wunder"
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Standard   bool
+}
+
+// rule says what a group of packages may import besides the standard
+// library.
+type rule struct {
+	// may lists the wunder packages (prefixes, relative to the module) the
+	// group may import.
+	may []string
+	// thirdParty reports whether modules outside the standard library and
+	// wunder are allowed.
+	thirdParty bool
+	// noStd lists standard packages the group must not import.
+	noStd []string
+}
+
+var frontEnd = rule{may: []string{"orchestrator", "internal/sse", "internal/jsonrpc", "gen/"}, thirdParty: true}
+
+// policy maps package prefixes (relative to the module, longest match wins)
+// to their rule.
+var policy = map[string]rule{
+	// THE CORE: nothing of ours, no network or database, no SDK.
+	"orchestrator":                  {noStd: []string{"net/http", "database/sql", "os/exec"}},
+	"orchestrator/orchestratortest": {may: []string{"orchestrator"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
+	// Outward adapters implement the core's interfaces.
+	"adapters": {may: []string{"orchestrator", "internal/jsonrpc", "internal/sse", "lsp"}, thirdParty: true},
+	"storage":  {may: []string{"orchestrator"}, thirdParty: true},
+	// Front-ends call the core; never adapters, storage or config.
+	"gateway":   frontEnd,
+	"a2a":       frontEnd,
+	"agentcard": frontEnd,
+	"mcpserver": frontEnd,
+	// Leaves.
+	"lsp":                       {thirdParty: true},
+	"internal":                  {thirdParty: true},
+	"internal/testutil":         {thirdParty: true},
+	"gen":                       {thirdParty: true},
+	"cmd":                       {may: []string{""}, thirdParty: true},
+	"internal/client":           {thirdParty: true},
+	"internal/testutil/fakellm": {},
+}
+
+func ruleFor(rel string) (rule, bool) {
+	best, found := "", false
+	for prefix := range policy {
+		if (rel == prefix || strings.HasPrefix(rel, prefix+"/")) && len(prefix) >= len(best) {
+			best, found = prefix, true
+		}
+	}
+	return policy[best], found
+}
+
+func TestDependencyPolicy(t *testing.T) {
+	out, err := exec.Command("go", "list", "-json", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	checked := 0
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		if rel == "" {
+			continue // this test's own package
+		}
+		r, ok := ruleFor(rel)
+		if !ok {
+			t.Errorf("%s: no dependency rule; add one to deps_test.go (and DESIGN.md)", rel)
+			continue
+		}
+		checked++
+		for _, imp := range p.Imports {
+			switch {
+			case strings.HasPrefix(imp, module+"/"):
+				dep := strings.TrimPrefix(imp, module+"/")
+				if !slices.ContainsFunc(r.may, func(m string) bool {
+					return m == "" || dep == m || strings.HasPrefix(dep, strings.TrimSuffix(m, "/")+"/")
+				}) {
+					t.Errorf("%s imports %s: not allowed (DESIGN.md section 1)", rel, dep)
+				}
+			case !strings.Contains(strings.Split(imp, "/")[0], "."):
+				if slices.Contains(r.noStd, imp) {
+					t.Errorf("%s imports %s: the core stays free of it", rel, imp)
+				}
+			default:
+				if !r.thirdParty {
+					t.Errorf("%s imports %s: no third-party modules here", rel, imp)
+				}
+			}
+		}
+	}
+	if checked < 8 {
+		t.Fatalf("only %d packages checked; go list found too little", checked)
+	}
+}
+
+// Only the composition root may import storage, the adapters and the
+// configuration.
+func TestOnlyCmdWires(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		importer := strings.TrimPrefix(fields[0], module+"/")
+		if strings.HasPrefix(importer, "cmd/") {
+			continue
+		}
+		for _, imp := range fields[1:] {
+			for _, wired := range []string{"/storage", "/adapters/", "/internal/config"} {
+				if strings.HasPrefix(imp, module) && strings.Contains(imp+"/", wired) && !strings.HasPrefix(strings.TrimPrefix(imp, module+"/"), importer) {
+					t.Errorf("%s imports %s: only cmd/wunder wires it", importer, imp)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,208 @@
+// Package fakellm is an OpenAI-compatible chat completions server for tests,
+// demos and benchmarks: it speaks the real wire format (streamed chunks with
+// tool-call arguments split across several chunks, include_usage, plain
+// JSON), so wunder's LLM adapter is exercised exactly as against a provider.
+//
+// Its behaviour is a small fixed scenario, chosen from the conversation:
+//
+//   - a question containing "write" makes it call write_file (path
+//     notes.txt, content "hello from fakellm"), then read_file on the same
+//     path, then answer with what read_file returned;
+//   - a question containing "run:" makes it call execute_command with the
+//     rest of the question as the command, then answer with the result;
+//   - any other question is answered with "echo: <question>".
+//
+// With tools in the request it uses tool_calls (function_call mode);
+// without, it writes <tool_call> blocks into the text (tool_call mode).
+package fakellm
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Server is an http.Handler for POST /v1/chat/completions (and
+// /chat/completions).
+type Server struct {
+	// Chunks splits each answer's text into about this many deltas.
+	// Default 8.
+	Chunks int
+	// ChunkDelay is waited between streamed chunks. Default 0.
+	ChunkDelay time.Duration
+	// Requests counts the requests served.
+	Requests atomic.Int64
+}
+
+type chatRequest struct {
+	Model    string        `json:"model"`
+	Messages []chatMessage `json:"messages"`
+	Tools    []struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tools"`
+	Stream        bool `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+type chatMessage struct {
+	Role       string `json:"role"`
+	Content    string `json:"content"`
+	ToolCallID string `json:"tool_call_id,omitempty"`
+}
+
+// answer is what the scenario says next.
+type answer struct {
+	text     string
+	toolName string
+	toolArgs string
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
+		return
+	}
+	s.Requests.Add(1)
+	var req chatRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error"}}`, err.Error())
+		return
+	}
+	a := scenario(req.Messages)
+	functionMode := len(req.Tools) > 0
+	if a.toolName != "" && !functionMode {
+		a.text = fmt.Sprintf("I will call %s.\n<tool_call>{\"name\":%q,\"arguments\":%s}</tool_call>", a.toolName, a.toolName, a.toolArgs)
+		a.toolName = ""
+	}
+	usage := map[string]int{"prompt_tokens": promptTokens(req.Messages), "completion_tokens": len(strings.Fields(a.text)) + 1}
+	usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+	if !req.Stream {
+		msg := map[string]any{"role": "assistant", "content": a.text}
+		finish := "stop"
+		if a.toolName != "" {
+			msg["tool_calls"] = []any{map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": a.toolName, "arguments": a.toolArgs}}}
+			finish = "tool_calls"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": "chatcmpl-fake", "object": "chat.completion", "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}},
+			"usage":   usage,
+		})
+		return
+	}
+	s.stream(w, req, a, usage)
+}
+
+func (s *Server) stream(w http.ResponseWriter, req chatRequest, a answer, usage map[string]int) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	rc := http.NewResponseController(w)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		_ = rc.Flush()
+		if s.ChunkDelay > 0 {
+			time.Sleep(s.ChunkDelay)
+		}
+	}
+	chunk := func(delta map[string]any, finish any) map[string]any {
+		return map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+	}
+	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	for _, part := range split(a.text, max(1, s.Chunks)) {
+		send(chunk(map[string]any{"content": part}, nil))
+	}
+	finish := "stop"
+	if a.toolName != "" {
+		finish = "tool_calls"
+		// The arguments arrive in pieces, as real servers send them.
+		for i, part := range split(a.toolArgs, 4) {
+			call := map[string]any{"index": 0, "function": map[string]any{"arguments": part}}
+			if i == 0 {
+				call["id"] = "call_1"
+				call["type"] = "function"
+				call["function"].(map[string]any)["name"] = a.toolName
+			}
+			send(chunk(map[string]any{"tool_calls": []any{call}}, nil))
+		}
+	}
+	send(chunk(map[string]any{}, finish))
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		send(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "choices": []any{}, "usage": usage})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	_ = rc.Flush()
+}
+
+// scenario decides the next answer from the conversation since the last
+// real question.
+func scenario(msgs []chatMessage) answer {
+	question, results := "", []string{}
+	for _, m := range msgs {
+		switch {
+		case m.Role == "tool":
+			results = append(results, m.Content)
+		case m.Role == "user" && strings.HasPrefix(m.Content, "tool_response: "):
+			for _, line := range strings.Split(m.Content, "\n") {
+				var r struct{ Content string }
+				if json.Unmarshal([]byte(strings.TrimPrefix(line, "tool_response: ")), &r) == nil {
+					results = append(results, r.Content)
+				}
+			}
+		case m.Role == "user":
+			question, results = m.Content, nil
+		}
+	}
+	if i := strings.Index(question, "run:"); i >= 0 {
+		if len(results) == 0 {
+			args, _ := json.Marshal(map[string]string{"command": strings.TrimSpace(question[i+4:])})
+			return answer{toolName: "execute_command", toolArgs: string(args)}
+		}
+		return answer{text: "ran: " + results[len(results)-1]}
+	}
+	if !strings.Contains(strings.ToLower(question), "write") {
+		return answer{text: "echo: " + question}
+	}
+	switch len(results) {
+	case 0:
+		return answer{toolName: "write_file", toolArgs: `{"path":"notes.txt","content":"hello from fakellm"}`}
+	case 1:
+		return answer{toolName: "read_file", toolArgs: `{"path":"notes.txt"}`}
+	default:
+		return answer{text: "notes.txt contains: " + results[len(results)-1]}
+	}
+}
+
+func promptTokens(msgs []chatMessage) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(strings.Fields(m.Content))
+	}
+	return n
+}
+
+// split cuts s into about n parts, on rune boundaries.
+func split(s string, n int) []string {
+	r := []rune(s)
+	if len(r) == 0 {
+		return nil
+	}
+	size := max(1, (len(r)+n-1)/n)
+	var out []string
+	for len(r) > 0 {
+		k := min(size, len(r))
+		out = append(out, string(r[:k]))
+		r = r[k:]
+	}
+	return out
+}
