@@ -104,7 +104,10 @@ func accessLog(next http.Handler) http.Handler {
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
 		lvl := slog.LevelInfo
-		if sw.status >= 500 {
+		switch {
+		case sw.status == http.StatusServiceUnavailable:
+			lvl = slog.LevelWarn // no model, a full queue, shutting down: not a bug
+		case sw.status >= 500:
 			lvl = slog.LevelError
 		}
 		logger(r.Context()).Log(r.Context(), lvl, "http", "method", r.Method, "path", r.URL.Path,
