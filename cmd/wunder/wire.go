@@ -102,7 +102,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		store.Close()
 		return nil, withCode(exitConfig, fmt.Errorf("built-in tools: %w", err))
 	}
-	reg := orchestrator.NewRegistry(cfg.Tools.NameSeparator, log, tools)
+	// Tool sources. Each later source (MCP, A2A peers, LSP, ...) is built in
+	// a wire_<source>.go file of its own and appended here.
+	toolsets := []orchestrator.Toolset{tools}
+	reg := orchestrator.NewRegistry(cfg.Tools.NameSeparator, log, toolsets...)
 	orch := orchestrator.New(store, models, reg, &orchestrator.Options{
 		MaxActiveRuns: cfg.Concurrency.MaxActiveRuns, QueueSize: queueSize(cfg.Concurrency.QueueSize),
 		QueueRetryAfter: cfg.Concurrency.QueueRetryAfter(),
@@ -127,7 +130,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Version: version,
 		Logger:  log,
 	})
-	return &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw}, nil
+	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw}
+	// Front-ends mounted on the gateway (A2A, MCP, Connect): each in a
+	// wire_<front-end>.go file of its own, called here.
+	return a, nil
 }
 
 // queueSize maps the config's "0 = no queue" to the orchestrator's
