@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"net"
@@ -14,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/wunder/wunder/internal/client"
 	"github.com/wunder/wunder/internal/config"
@@ -41,9 +45,6 @@ func startServer(t *testing.T, mutate func(c *config.Config)) *server {
 	m.Provider, m.BaseURL, m.Model = config.ProviderLocal, modelSrv.URL+"/v1", "fake"
 	m.Retry.InitialBackoffMillis = 10
 	cfg.LLM.Models = map[string]config.Model{"fake": m}
-	if dsn := os.Getenv("WUNDER_TEST_POSTGRES_DSN"); dsn != "" && os.Getenv("WUNDER_E2E_BACKEND") == "postgres" {
-		cfg.Storage.Postgres.DSN = dsn
-	}
 	if mutate != nil {
 		mutate(cfg)
 	}
@@ -244,5 +245,98 @@ func TestNoModelIs503WithHowTo(t *testing.T) {
 	_ = json.NewDecoder(resp.Body).Decode(&p)
 	if resp.StatusCode != 503 || !strings.Contains(p.Detail, "WUNDER_LLM_BASE_URL") {
 		t.Fatalf("%d %+v", resp.StatusCode, p)
+	}
+}
+
+// pgSchema returns a DSN on a fresh PostgreSQL schema, dropped when the test
+// ends; without WUNDER_TEST_POSTGRES_DSN the test is skipped (loudly), or
+// fails when WUNDER_REQUIRE_POSTGRES=1 (CI).
+func pgSchema(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("WUNDER_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		if os.Getenv("WUNDER_REQUIRE_POSTGRES") == "1" {
+			t.Fatal("WUNDER_REQUIRE_POSTGRES=1 but WUNDER_TEST_POSTGRES_DSN is not set")
+		}
+		t.Skip("WUNDER_TEST_POSTGRES_DSN not set: PostgreSQL end-to-end tests SKIPPED")
+	}
+	admin, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := "wunder_e2e_" + strings.ToLower(rand.Text()[:10])
+	if _, err := admin.ExecContext(t.Context(), "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		admin.Close()
+	})
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	return dsn + sep + "search_path=" + schema
+}
+
+// The write/read scenario on PostgreSQL.
+func TestEndToEndPostgres(t *testing.T) {
+	dsn := pgSchema(t)
+	s := startServer(t, func(c *config.Config) { c.Storage.Postgres.DSN = dsn })
+	c := client.New(s.url, "", nil)
+	var evs []client.Event
+	for ev, err := range c.Ask(t.Context(), client.RunRequest{UserID: "pg", Question: "write a note", ToolNames: []string{"write_file", "read_file"}, ToolCallMode: "function_call"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	if f := finalOf(t, evs); f.State != "finished" || !strings.Contains(f.Answer, "hello from fakellm") {
+		t.Fatalf("final = %+v", f)
+	}
+}
+
+// Two replicas share one PostgreSQL: a user's lock holds across them, and a
+// run of one replica is followed and cancelled through the other.
+func TestTwoReplicasShareLocksRunsAndEvents(t *testing.T) {
+	dsn := pgSchema(t)
+	shared := func(c *config.Config) {
+		c.Storage.Postgres.DSN = dsn
+		c.Concurrency.LockTTLSeconds = 1 // heartbeat (and remote-cancel check) every 1/3 s
+	}
+	a := startServer(t, shared)
+	b := startServer(t, shared)
+	ca, cb := client.New(a.url, "", nil), client.New(b.url, "", nil)
+	script := `import time; print('started', flush=True); time.sleep(300)`
+	run, err := ca.Submit(t.Context(), client.RunRequest{UserID: "dora", Question: `run: python3 -c "` + script + `"`, ToolNames: []string{"execute_command"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancelled := false
+	var evs []client.Event
+	for ev, err := range cb.Follow(t.Context(), "dora", run.ID, 0, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+		if ev.Type == "tool_output_delta" && !cancelled {
+			cancelled = true
+			_, err := cb.Submit(t.Context(), client.RunRequest{UserID: "dora", Question: "meanwhile"})
+			var ce *client.Error
+			if !errors.As(err, &ce) || ce.Status != 429 {
+				t.Fatalf("dora on replica b while her run lives on a: %v, want 429", err)
+			}
+			if err := cb.Cancel(t.Context(), "dora", run.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, ev := range evs {
+		if ev.Seq != int64(i+1) {
+			t.Fatalf("replica b saw seq %d at %d", ev.Seq, i)
+		}
+	}
+	if f := finalOf(t, evs); f.State != "cancelled" {
+		t.Fatalf("final = %+v", f)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -47,12 +48,15 @@ func withCode(code int, err error) error { return &exitError{code: code, err: er
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	os.Exit(execute(ctx, os.Args[1:]))
+	os.Exit(execute(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
-func execute(ctx context.Context, args []string) int {
+// execute runs the CLI and returns its exit code.
+func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
@@ -60,11 +64,11 @@ func execute(ctx context.Context, args []string) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(os.Stderr, "wunder:", ee.err)
+			fmt.Fprintln(stderr, "wunder:", ee.err)
 		}
 		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "wunder:", err)
+	fmt.Fprintln(stderr, "wunder:", err)
 	return exitUsage // cobra's own errors are about flags and arguments
 }
 
