@@ -8,4 +8,55 @@
 // protocol SDK: front-ends (gateway, a2a, mcpserver, connectapi) call it, and
 // adapters (adapters/*, storage) implement its interfaces. deps_test.go at the
 // module root enforces this.
+//
+// # Runs
+//
+//	                Start
+//	                  │  validate, resolve model and tools, take the session
+//	                  │  lock and a per-user slot (ErrBusy), then a global slot
+//	                  ▼  or a queue place (ErrUnavailable + RetryAfter)
+//	  queued ──────► running ──────► finished | failed
+//	    │               │
+//	    └── Cancel ─────┴──► cancelling ──► cancelled
+//
+// [Orchestrator.Start] returns as soon as the run is admitted; the run
+// executes on a goroutine of the orchestrator, detached from the request that
+// started it, so a client that disconnects never stops a run. Follow it with
+// [Orchestrator.Events].
+//
+// # The event log
+//
+// Every event of a run gets the next seq (1, 2, 3, ...). While a run
+// executes in this process its events are kept in memory and read by index by
+// every subscriber, so a slow subscriber never stalls the run and never misses
+// an event; a flusher goroutine persists them in batches. When the run ends,
+// its terminal state is stored first, then its locks and slot are freed, then
+// the final event is emitted, and the run leaves the live table only once its
+// log is persisted. [Orchestrator.Events] therefore replays from any seq
+// without gap or duplicate, from memory or from the store.
+//
+// # Goroutines
+//
+// Per admitted run: the run's own goroutine (the loop), a lock heartbeat
+// (renews the store-backed locks every LockTTL/3 and watches the store for a
+// cancellation requested by another process), and the event-log flusher.
+// Per round, one goroutine per read-only tool call plus one that runs the
+// mutating calls in order. Tool logs are written on goroutines of their own.
+// All of them are tracked by the orchestrator's WaitGroup (the flusher by its
+// run), recover where they call out, and end before [Orchestrator.Close]
+// returns.
+//
+// # Departures from DESIGN.md
+//
+//   - Followers of a run executing in another process (replicas sharing
+//     PostgreSQL) poll the store every Options.FollowInterval (250 ms) instead
+//     of waking on LISTEN/NOTIFY; cancellation crosses processes through the
+//     run's stored state, seen by the owner's heartbeat. NOTIFY is an
+//     optimisation the Store interface can grow later without changing this
+//     package's API.
+//   - observability.drop_event_types removes events from the log entirely
+//     (neither streamed nor stored) rather than only from storage, so that
+//     seqs stay dense and a replay equals the live stream.
+//   - Context compaction is not implemented yet; the history given to the
+//     model is bounded by Options.MaxHistoryItems.
 package orchestrator
