@@ -11,13 +11,13 @@
 //
 // # Runs
 //
-//	                Start
-//	                  │  validate, resolve model and tools, take the session
-//	                  │  lock and a per-user slot (ErrBusy), then a global slot
-//	                  ▼  or a queue place (ErrUnavailable + RetryAfter)
-//	  queued ──────► running ──────► finished | failed
-//	    │               │
-//	    └── Cancel ─────┴──► cancelling ──► cancelled
+//	              Start
+//	                │  validate, resolve model and tools, take the session
+//	                │  lock and a per-user slot (ErrBusy), then a global slot
+//	                ▼  or a queue place (ErrUnavailable + RetryAfter)
+//	queued ──────► running ──────► finished | failed
+//	  │               │
+//	  └── Cancel ─────┴──► cancelling ──► cancelled
 //
 // [Orchestrator.Start] returns as soon as the run is admitted; the run
 // executes on a goroutine of the orchestrator, detached from the request that
