@@ -35,6 +35,15 @@
 // log is persisted. [Orchestrator.Events] therefore replays from any seq
 // without gap or duplicate, from memory or from the store.
 //
+// # Compaction
+//
+// Before each model call the loop estimates the request's size (or takes
+// the model's own count from its last answer). Past the model's
+// CompactionRatio of MaxContext, the history before the run's question is
+// summarised by the same model and replaced by the summary; the summary is
+// stored, and later runs of the session start from it. The full history
+// stays in the store for people to read.
+//
 // # Goroutines
 //
 // Per admitted run: the run's own goroutine (the loop), a lock heartbeat
@@ -57,6 +66,4 @@
 //   - observability.drop_event_types removes events from the log entirely
 //     (neither streamed nor stored) rather than only from storage, so that
 //     seqs stay dense and a replay equals the live stream.
-//   - Context compaction is not implemented yet; the history given to the
-//     model is bounded by Options.MaxHistoryItems.
 package orchestrator

@@ -29,7 +29,12 @@ const (
 	EventToolOutputDelta = "tool_output_delta"
 	EventToolResult      = "tool_result"
 	EventFinal           = "final"
-	EventError           = "error"
+	// A2A delegation events, emitted by a2a@service tools through
+	// ToolInvocation.Emit.
+	EventA2ARequest = "a2a_request"
+	EventA2AStatus  = "a2a_status"
+	EventA2AResult  = "a2a_result"
+	EventError      = "error"
 )
 
 // FinalData is the payload of the final event, the last event of every run.

@@ -25,6 +25,9 @@ type harnessOpts struct {
 	store    orchestrator.Store
 	toolsets []orchestrator.Toolset
 	turns    []orchestratortest.Turn
+	// settings, when set, replaces the model settings (Name and
+	// ToolCallMode keep their defaults when empty).
+	settings *orchestrator.ModelSettings
 }
 
 func newHarness(t *testing.T, ho harnessOpts) *harness {
@@ -39,7 +42,12 @@ func newHarness(t *testing.T, ho harnessOpts) *harness {
 	if mode == "" {
 		mode = orchestrator.ModeToolCall
 	}
-	models := orchestratortest.Models{Model: h.model, Settings: orchestrator.ModelSettings{Name: "scripted", ToolCallMode: mode, MaxRounds: 6, Stream: true}}
+	settings := orchestrator.ModelSettings{Name: "scripted", ToolCallMode: mode, MaxRounds: 6, Stream: true}
+	if ho.settings != nil {
+		settings = *ho.settings
+		settings.Name, settings.ToolCallMode = "scripted", mode
+	}
+	models := orchestratortest.Models{Model: h.model, Settings: settings}
 	opts := ho.opts
 	h.o = orchestrator.New(h.store, models, reg, &opts)
 	t.Cleanup(func() {

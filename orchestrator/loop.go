@@ -50,6 +50,9 @@ type loop struct {
 	log   *runLog
 	usage Usage
 	round int
+	// lastInputTokens is what the model reported for the last request.
+	lastInputTokens  int
+	compactionFailed bool
 }
 
 func (l *loop) run(ctx context.Context) outcome {
@@ -62,8 +65,10 @@ func (l *loop) run(ctx context.Context) outcome {
 	if err := o.store.AppendMessages(ctx, lr.sessionID, []Message{question}); err != nil {
 		return l.fail(ctx, "store", fmt.Errorf("save question: %w", err))
 	}
+	history = fromLastSummary(history)
 	system := Message{Role: RoleSystem, Content: o.systemPrompt(ctx, lr.userID, lr.language, lr.mode, lr.sel)}
 	msgs := append(append([]Message{system}, history...), question)
+	runStart := len(msgs) - 1 // the question
 
 	maxRounds := lr.req.MaxRounds
 	if maxRounds <= 0 {
@@ -77,6 +82,7 @@ func (l *loop) run(ctx context.Context) outcome {
 		if ctx.Err() != nil {
 			return l.cancelled()
 		}
+		msgs, runStart = l.maybeCompact(ctx, msgs, runStart)
 		resp, err := l.callModel(ctx, msgs)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -158,6 +164,7 @@ func (l *loop) callModel(ctx context.Context, msgs []Message) (*ModelResponse, e
 	}
 	l.log.emit(EventLLMOutput, LLMOutputData{Round: l.round, Content: resp.Content, ReasoningContent: resp.ReasoningContent, ToolCalls: resp.ToolCalls, FinishReason: resp.FinishReason})
 	if resp.Usage != nil {
+		l.lastInputTokens = int(resp.Usage.InputTokens)
 		l.usage.Add(*resp.Usage)
 		l.log.emit(EventTokenUsage, TokenUsageData{Round: l.round, Usage: *resp.Usage, Total: l.usage})
 	}

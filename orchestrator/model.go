@@ -79,6 +79,12 @@ type ModelSettings struct {
 	Temperature  *float64
 	Stop         []string
 	Stream       bool
+	// MaxContext is the context window in tokens; 0 = unknown, which turns
+	// compaction off.
+	MaxContext int
+	// CompactionRatio is the share of MaxContext at which the older
+	// conversation is summarised; 0 = off.
+	CompactionRatio float64
 }
 
 // Models resolves a model by name; the empty name means the default model.

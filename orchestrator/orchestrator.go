@@ -160,6 +160,10 @@ type RunRequest struct {
 	Caller   Caller
 	// MaxRounds overrides the model's when > 0.
 	MaxRounds int
+	// Metadata travels with the run to its tools (ToolInvocation.Metadata);
+	// the A2A front-end puts the delegation depth here for the recursion
+	// guard of a2a@service tools. Not persisted.
+	Metadata map[string]string
 }
 
 const (

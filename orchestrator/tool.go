@@ -46,6 +46,13 @@ type ToolInvocation struct {
 	// Output streams partial output; it becomes a tool_output_delta event.
 	// Never nil when called by the loop, and safe for concurrent use.
 	Output func(stream, delta string)
+	// Metadata is the run's RunRequest.Metadata (read-only; may be nil).
+	Metadata map[string]string
+	// Emit appends an event of the given type to the run's event log (e.g.
+	// a2a_request, a2a_status, a2a_result); data is marshalled to JSON.
+	// final and error are refused: only the loop ends a run.
+	// Never nil when called by the loop, and safe for concurrent use.
+	Emit func(eventType string, data any)
 }
 
 // ToolResult is what the model sees of a call.

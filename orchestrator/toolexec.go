@@ -62,6 +62,12 @@ func (l *loop) callTool(ctx context.Context, c pendingCall) (res *ToolResult) {
 				l.log.emit(EventToolOutputDelta, ToolOutputDeltaData{CallID: c.call.ID, Name: c.call.Name, Stream: stream, Delta: delta})
 			}
 		},
+		Metadata: l.lr.req.Metadata,
+		Emit: func(eventType string, data any) {
+			if eventType != EventFinal && eventType != EventError { // a tool never ends the run's stream
+				l.log.emit(eventType, data)
+			}
+		},
 	}
 	res, err := c.tool.Call(ctx, inv)
 	switch {
