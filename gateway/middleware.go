@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"errors"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"connectrpc.com/connect"
 )
 
 // Cross-cutting HTTP concerns live here and only here, each as a
@@ -167,6 +170,10 @@ func authenticate(apiKey string, open []string) func(http.Handler) http.Handler 
 				if got != "" {
 					detail = "the API key is not valid"
 				}
+				if isRPC(r) {
+					writeRPCUnauthenticated(w, r, detail)
+					return
+				}
 				writeProblem(w, r, http.StatusUnauthorized, "unauthenticated", detail)
 				return
 			}
@@ -224,12 +231,35 @@ func cors(o CORSOptions) func(http.Handler) http.Handler {
 // a pinned principal may only name as itself. An admin naming no user acts
 // for all users ("").
 func scope(r *http.Request, requested string) (string, error) {
-	p := principal(r.Context())
-	if p.UserID != "" {
+	return ScopeOf(r.Context(), requested)
+}
+
+// ScopeOf is scope for front-ends mounted on the gateway that see only the
+// request's context (the Connect API): the user id a call acts for, given
+// the user_id it names.
+func ScopeOf(ctx context.Context, requested string) (string, error) {
+	if p := principal(ctx); p.UserID != "" {
 		if requested != "" && requested != p.UserID {
 			return "", errForbiddenUser
 		}
 		return p.UserID, nil
 	}
 	return requested, nil
+}
+
+// isRPC recognises Connect, gRPC and gRPC-Web requests, which expect errors
+// in their own shape rather than problem JSON.
+func isRPC(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	return strings.HasPrefix(ct, "application/grpc") || strings.HasPrefix(ct, "application/connect+") ||
+		r.Header.Get("Connect-Protocol-Version") != ""
+}
+
+// writeRPCUnauthenticated answers an RPC request with UNAUTHENTICATED in its
+// protocol's error shape (Connect JSON, gRPC or gRPC-Web trailers).
+func writeRPCUnauthenticated(w http.ResponseWriter, r *http.Request, detail string) {
+	err := connect.NewError(connect.CodeUnauthenticated, errors.New(detail))
+	if werr := connect.NewErrorWriter().Write(w, r, err); werr != nil {
+		logger(r.Context()).DebugContext(r.Context(), "rpc error not written", "err", werr)
+	}
 }

@@ -1,0 +1,164 @@
+package connectapi
+
+import (
+	"context"
+
+	"connectrpc.com/connect"
+
+	wunderv1 "github.com/wunder/wunder/gen/wunder/v1"
+	"github.com/wunder/wunder/gen/wunder/v1/wunderv1connect"
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// runService implements wunder.v1.RunService.
+type runService struct{ *API }
+
+var _ wunderv1connect.RunServiceHandler = (*runService)(nil)
+
+// runFields are the fields RunRequest and SubmitRequest share.
+type runFields interface {
+	GetUserId() string
+	GetQuestion() string
+	GetToolNames() []string
+	GetSessionId() string
+	GetModelName() string
+	GetToolCallMode() wunderv1.ToolCallMode
+	GetLanguage() string
+	GetMaxRounds() int32
+}
+
+// start decodes a run request and starts the run as an agent caller.
+func (s *runService) start(ctx context.Context, m runFields) (*orchestrator.Run, error) {
+	userID, err := s.scope(ctx, m.GetUserId(), true)
+	if err != nil {
+		return nil, err
+	}
+	mode, err := coreMode(m.GetToolCallMode())
+	if err != nil {
+		return nil, err
+	}
+	return s.b.Start(ctx, orchestrator.RunRequest{
+		UserID: userID, SessionID: m.GetSessionId(), Question: m.GetQuestion(), ToolNames: m.GetToolNames(),
+		ModelName: m.GetModelName(), ToolCallMode: mode, Language: m.GetLanguage(),
+		MaxRounds: int(m.GetMaxRounds()), Caller: orchestrator.CallerAgent,
+	})
+}
+
+// Run starts a run and streams its events until the final one.
+func (s *runService) Run(ctx context.Context, req *connect.Request[wunderv1.RunRequest], stream *connect.ServerStream[wunderv1.RunResponse]) error {
+	run, err := s.start(ctx, req.Msg)
+	if err != nil {
+		return s.toConnect(ctx, req.Spec().Procedure, err)
+	}
+	stream.ResponseHeader().Set("Wunder-Run-Id", run.ID)
+	stream.ResponseHeader().Set("Wunder-Session-Id", run.SessionID)
+	return s.follow(ctx, req.Spec().Procedure, run.UserID, run.ID, 0, func(ev *wunderv1.Event) error {
+		return stream.Send(&wunderv1.RunResponse{Event: ev})
+	})
+}
+
+// Follow streams an existing run's events after a seq.
+func (s *runService) Follow(ctx context.Context, req *connect.Request[wunderv1.FollowRequest], stream *connect.ServerStream[wunderv1.FollowResponse]) error {
+	proc := req.Spec().Procedure
+	userID, err := s.scope(ctx, req.Msg.GetUserId(), false)
+	if err != nil {
+		return s.toConnect(ctx, proc, err)
+	}
+	if req.Msg.GetRunId() == "" {
+		return s.toConnect(ctx, proc, invalid("run_id is required"))
+	}
+	if req.Msg.GetAfterSeq() < 0 {
+		return s.toConnect(ctx, proc, invalid("after_seq must not be negative"))
+	}
+	return s.follow(ctx, proc, userID, req.Msg.GetRunId(), req.Msg.GetAfterSeq(), func(ev *wunderv1.Event) error {
+		return stream.Send(&wunderv1.FollowResponse{Event: ev})
+	})
+}
+
+// follow sends a run's events after seq until the final one. An unknown
+// run fails before any message, so the client gets a plain NOT_FOUND.
+func (s *runService) follow(ctx context.Context, proc, userID, runID string, after int64, send func(*wunderv1.Event) error) error {
+	for ev, err := range s.b.Events(ctx, userID, runID, after) {
+		if err != nil {
+			return s.toConnect(ctx, proc, err)
+		}
+		if err := send(eventProto(ev)); err != nil {
+			return err // the client went away; the run goes on
+		}
+	}
+	return nil
+}
+
+// Submit starts a run and returns at once.
+func (s *runService) Submit(ctx context.Context, req *connect.Request[wunderv1.SubmitRequest]) (*connect.Response[wunderv1.SubmitResponse], error) {
+	run, err := s.start(ctx, req.Msg)
+	if err != nil {
+		return nil, s.toConnect(ctx, req.Spec().Procedure, err)
+	}
+	return connect.NewResponse(&wunderv1.SubmitResponse{Run: runProto(run)}), nil
+}
+
+// Cancel asks a run to stop.
+func (s *runService) Cancel(ctx context.Context, req *connect.Request[wunderv1.CancelRequest]) (*connect.Response[wunderv1.CancelResponse], error) {
+	run, err := s.lookup(ctx, req.Msg, s.b.Cancel)
+	if err != nil {
+		return nil, s.toConnect(ctx, req.Spec().Procedure, err)
+	}
+	return connect.NewResponse(&wunderv1.CancelResponse{Run: runProto(run)}), nil
+}
+
+// GetRun returns a run.
+func (s *runService) GetRun(ctx context.Context, req *connect.Request[wunderv1.GetRunRequest]) (*connect.Response[wunderv1.GetRunResponse], error) {
+	run, err := s.lookup(ctx, req.Msg, s.b.GetRun)
+	if err != nil {
+		return nil, s.toConnect(ctx, req.Spec().Procedure, err)
+	}
+	return connect.NewResponse(&wunderv1.GetRunResponse{Run: runProto(run)}), nil
+}
+
+// lookup scopes and validates a request that names one run, then calls f.
+func (s *runService) lookup(ctx context.Context, m interface {
+	GetUserId() string
+	GetRunId() string
+}, f func(ctx context.Context, userID, runID string) (*orchestrator.Run, error)) (*orchestrator.Run, error) {
+	userID, err := s.scope(ctx, m.GetUserId(), false)
+	if err != nil {
+		return nil, err
+	}
+	if m.GetRunId() == "" {
+		return nil, invalid("run_id is required")
+	}
+	return f(ctx, userID, m.GetRunId())
+}
+
+// ListRuns lists runs, newest first, a page at a time.
+func (s *runService) ListRuns(ctx context.Context, req *connect.Request[wunderv1.ListRunsRequest]) (*connect.Response[wunderv1.ListRunsResponse], error) {
+	proc := req.Spec().Procedure
+	userID, err := s.scope(ctx, req.Msg.GetUserId(), false)
+	if err != nil {
+		return nil, s.toConnect(ctx, proc, err)
+	}
+	f := orchestrator.RunFilter{UserID: userID, SessionID: req.Msg.GetSessionId()}
+	for _, st := range req.Msg.GetStates() {
+		cs, err := coreState(st)
+		if err != nil {
+			return nil, s.toConnect(ctx, proc, err)
+		}
+		f.States = append(f.States, cs)
+	}
+	pg, err := decodePage(req.Msg.GetPageSize(), req.Msg.GetPageToken(), "runs", userID, f.SessionID, f.States)
+	if err != nil {
+		return nil, s.toConnect(ctx, proc, err)
+	}
+	f.Page = pg.query()
+	runs, err := s.b.ListRuns(ctx, f)
+	if err != nil {
+		return nil, s.toConnect(ctx, proc, err)
+	}
+	runs, next := cut(pg, runs)
+	out := &wunderv1.ListRunsResponse{NextPageToken: next}
+	for _, r := range runs {
+		out.Runs = append(out.Runs, runProto(r))
+	}
+	return connect.NewResponse(out), nil
+}
