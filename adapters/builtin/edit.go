@@ -43,7 +43,7 @@ type edit struct {
 	Content *string `json:"content"`
 }
 
-func runEditFile(_ context.Context, c *call) (*orchestrator.ToolResult, error) {
+func runEditFile(ctx context.Context, c *call) (*orchestrator.ToolResult, error) {
 	var a editFileArgs
 	if err := decodeArgs(c.inv.Arguments, &a, "path", "edits"); err != nil {
 		return errorf("%v", err)
@@ -81,7 +81,7 @@ func runEditFile(_ context.Context, c *call) (*orchestrator.ToolResult, error) {
 		return errorf("write %s: %s", r.name, scrub(err, r.root))
 	}
 	return &orchestrator.ToolResult{
-		Content: fmt.Sprintf("applied %d edit(s) to %s; it now has %d lines (was %d)", len(a.Edits), r.name, len(out), len(lines)),
+		Content: c.diagnose(ctx, fmt.Sprintf("applied %d edit(s) to %s; it now has %d lines (was %d)", len(a.Edits), r.name, len(out), len(lines)), r.abs),
 		Data:    map[string]any{"path": r.name, "edits": len(a.Edits), "lines": len(out)},
 	}, nil
 }

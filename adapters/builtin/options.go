@@ -61,6 +61,10 @@ type Options struct {
 	// Enabled lists the tools to offer, by canonical name or alias
 	// (config tools.builtin.enabled). Empty means all.
 	Enabled []string
+	// Diagnostics, if set, is asked after write_file, replace_text and
+	// edit_file change a file, and its summary is appended to their result
+	// (config lsp). Nil means no summary and no delay.
+	Diagnostics Diagnostics
 }
 
 // defaults returns a copy of opts with every zero field set to its default.

@@ -31,7 +31,7 @@ type writeFileArgs struct {
 	Content string `json:"content"`
 }
 
-func runWriteFile(_ context.Context, c *call) (*orchestrator.ToolResult, error) {
+func runWriteFile(ctx context.Context, c *call) (*orchestrator.ToolResult, error) {
 	var a writeFileArgs
 	if err := decodeArgs(c.inv.Arguments, &a, "path", "content"); err != nil {
 		return errorf("%v", err)
@@ -62,7 +62,7 @@ func runWriteFile(_ context.Context, c *call) (*orchestrator.ToolResult, error) 
 		return errorf("write %s: %s", r.name, scrub(err, r.root))
 	}
 	return &orchestrator.ToolResult{
-		Content: fmt.Sprintf("%s %s (%d bytes)", verb, r.name, len(a.Content)),
+		Content: c.diagnose(ctx, fmt.Sprintf("%s %s (%d bytes)", verb, r.name, len(a.Content)), r.abs),
 		Data:    map[string]any{"path": r.name, "bytes": len(a.Content)},
 	}, nil
 }
@@ -91,7 +91,7 @@ type replaceTextArgs struct {
 	ExpectedReplacements *int   `json:"expected_replacements"`
 }
 
-func runReplaceText(_ context.Context, c *call) (*orchestrator.ToolResult, error) {
+func runReplaceText(ctx context.Context, c *call) (*orchestrator.ToolResult, error) {
 	var a replaceTextArgs
 	if err := decodeArgs(c.inv.Arguments, &a, "path", "old_text", "new_text"); err != nil {
 		return errorf("%v", err)
@@ -136,7 +136,7 @@ func runReplaceText(_ context.Context, c *call) (*orchestrator.ToolResult, error
 		return errorf("write %s: %s", r.name, scrub(err, r.root))
 	}
 	return &orchestrator.ToolResult{
-		Content: fmt.Sprintf("replaced %d occurrence(s) in %s", n, r.name),
+		Content: c.diagnose(ctx, fmt.Sprintf("replaced %d occurrence(s) in %s", n, r.name), r.abs),
 		Data:    map[string]any{"path": r.name, "replacements": n},
 	}, nil
 }
