@@ -1,0 +1,35 @@
+// Package mcptools is wunder's MCP client: it offers the tools of external
+// MCP servers (stdio, SSE, streamable HTTP) to runs as `server@tool`, and
+// dials upstream sessions for the pass-through gateway of package mcpserver.
+//
+//	cmd/wunder ──New(configs, opts)──▶ *Set ──Tools(ctx, user)──▶ orchestrator.Registry
+//	                                    │  (cached specs; never dials)
+//	                                    ├─ server "fs"   ─ lazy *mcp.ClientSession ─ stdio child (own process group)
+//	                                    └─ server "web"  ─ lazy *mcp.ClientSession ─ streamable HTTP
+//
+// Tool specs come from a cache — the store through [SpecCache], then memory —
+// so building a prompt never triggers remote discovery. A refresh (connect,
+// tools/list, save) happens on [Set.Start], on [Set.Refresh] (the admin
+// endpoint) and when a server sends notifications/tools/list_changed.
+//
+// Lifecycle: a server is connected on first use; a failed connect is retried
+// with exponential backoff (a call in the backoff window gets an error result
+// at once); a session that dies (a stdio child that exits, a dropped HTTP
+// session) is dropped and the next call connects again, which restarts a
+// stdio child. Every call is bounded by the server's timeout: a call that
+// runs over gets an error result and the server is not marked dead. One
+// failing server never blocks another: each has its own state and lock, and
+// no lock is held across network I/O.
+//
+// Progress and logging notifications of a running call are written to the
+// call's Output, which the loop logs as tool_output_delta (streams
+// "progress" and "log"). Progress is matched by the progress token wunder
+// sends with each call; a log message goes to every call in flight on that
+// server.
+//
+// Goroutines: one watcher per live session (waits for the session to end,
+// then forgets it) and one per background refresh; all are tracked by the
+// Set's WaitGroup and end before [Set.Close] returns. Close closes every
+// session; a stdio child is stopped politely by the SDK (close stdin, wait,
+// SIGTERM, SIGKILL) and then its whole process group is killed.
+package mcptools

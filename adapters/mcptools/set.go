@@ -1,0 +1,252 @@
+package mcptools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Transports.
+const (
+	TransportStdio          = "stdio"
+	TransportSSE            = "sse"
+	TransportStreamableHTTP = "streamable-http"
+)
+
+// ServerConfig describes one upstream MCP server.
+type ServerConfig struct {
+	// Name prefixes its tools (name@tool).
+	Name string
+	// Transport is stdio, sse or streamable-http.
+	Transport string
+	// Command, Args, Env (extra KEY=VALUE pairs) and Dir start a stdio server.
+	Command string
+	Args    []string
+	Env     map[string]string
+	Dir     string
+	// URL of an sse or streamable-http server; Headers and BearerToken go
+	// with every HTTP request.
+	URL         string
+	Headers     map[string]string
+	BearerToken string
+	// AllowTools lists the tools offered; empty = all.
+	AllowTools  []string
+	Description string
+	// Timeout bounds one call; 0 = Options.Timeout.
+	Timeout time.Duration
+}
+
+// SpecCache persists the tool lists of servers, so a restart does not need
+// the servers to build a prompt. Implemented by *storage.Store. The blob is
+// the JSON array of the server's tools as tools/list returned them.
+type SpecCache interface {
+	LoadMCPToolSpecs(ctx context.Context, server string) (tools json.RawMessage, updated time.Time, err error)
+	SaveMCPToolSpecs(ctx context.Context, server string, tools json.RawMessage) error
+}
+
+// Options are the Set's knobs; the zero value of each means the default
+// stated on it.
+type Options struct {
+	// Timeout bounds one call of a server that sets none. Default 60s.
+	Timeout time.Duration
+	// Cache persists tool specs; nil keeps them in memory only.
+	Cache SpecCache
+	// MinBackoff and MaxBackoff bound the wait between failed connects.
+	// Defaults 1s and 60s.
+	MinBackoff, MaxBackoff time.Duration
+	// TerminateDuration is how long a stdio child gets after stdin closes
+	// before SIGTERM (and again before SIGKILL). Default 2s.
+	TerminateDuration time.Duration
+	// ClientName and ClientVersion identify wunder to servers. Defaults
+	// "wunder" and "dev".
+	ClientName, ClientVersion string
+	Logger                    *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Timeout <= 0 {
+		o.Timeout = 60 * time.Second
+	}
+	if o.MinBackoff <= 0 {
+		o.MinBackoff = time.Second
+	}
+	if o.MaxBackoff < o.MinBackoff {
+		o.MaxBackoff = max(60*time.Second, o.MinBackoff)
+	}
+	if o.TerminateDuration <= 0 {
+		o.TerminateDuration = 2 * time.Second
+	}
+	if o.ClientName == "" {
+		o.ClientName = "wunder"
+	}
+	if o.ClientVersion == "" {
+		o.ClientVersion = "dev"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Set is the toolset of all configured MCP servers.
+type Set struct {
+	opts    Options
+	log     *slog.Logger
+	servers []*server // in configuration order
+	byName  map[string]*server
+
+	baseCtx context.Context // parent of background work; cancelled by Close
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+var _ orchestrator.Toolset = (*Set)(nil)
+
+// New returns a Set over servers; nothing is dialled until [Set.Start] or
+// the first call. Names must be unique (the configuration checks it).
+func New(servers []ServerConfig, opts *Options) (*Set, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o = o.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Set{opts: o, log: o.Logger, byName: map[string]*server{}, baseCtx: ctx, stop: cancel}
+	for _, c := range servers {
+		if _, dup := s.byName[c.Name]; dup || c.Name == "" {
+			cancel()
+			return nil, fmt.Errorf("mcp server name %q is empty or used twice", c.Name)
+		}
+		switch c.Transport {
+		case TransportStdio, TransportSSE, TransportStreamableHTTP:
+		default:
+			cancel()
+			return nil, fmt.Errorf("mcp server %s: unknown transport %q", c.Name, c.Transport)
+		}
+		if c.Timeout <= 0 {
+			c.Timeout = o.Timeout
+		}
+		sv := newServer(s, c)
+		s.servers = append(s.servers, sv)
+		s.byName[c.Name] = sv
+	}
+	return s, nil
+}
+
+// Name implements [orchestrator.Toolset].
+func (s *Set) Name() string { return "mcp" }
+
+// Tools implements [orchestrator.Toolset]: the cached tools of every
+// server. It never dials; a server whose tools were never listed offers
+// none yet.
+func (s *Set) Tools(context.Context, string) ([]orchestrator.Tool, error) {
+	var out []orchestrator.Tool
+	for _, sv := range s.servers {
+		out = append(out, sv.tools()...)
+	}
+	return out, nil
+}
+
+// Servers returns the configured server names, in configuration order.
+func (s *Set) Servers() []string {
+	names := make([]string, len(s.servers))
+	for i, sv := range s.servers {
+		names[i] = sv.cfg.Name
+	}
+	return names
+}
+
+// Start loads the cached specs and refreshes every server in the
+// background; it returns at once.
+func (s *Set) Start(ctx context.Context) {
+	for _, sv := range s.servers {
+		sv.loadCache(ctx)
+		s.goRefresh(sv, "start")
+	}
+}
+
+// Refresh lists a server's tools now and caches them (the admin endpoint).
+// An unknown name wraps [orchestrator.ErrNotFound].
+func (s *Set) Refresh(ctx context.Context, name string) ([]orchestrator.ToolSpec, error) {
+	sv, ok := s.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: mcp server %q", orchestrator.ErrNotFound, name)
+	}
+	if err := sv.refresh(ctx); err != nil {
+		return nil, fmt.Errorf("%w: mcp server %s: %w", orchestrator.ErrUnavailable, name, err)
+	}
+	var specs []orchestrator.ToolSpec
+	for _, t := range sv.tools() {
+		specs = append(specs, t.Spec())
+	}
+	return specs, nil
+}
+
+// goRefresh refreshes sv in an owned goroutine.
+func (s *Set) goRefresh(sv *server, why string) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := context.WithTimeout(s.baseCtx, sv.cfg.Timeout)
+		defer cancel()
+		if err := sv.refresh(ctx); err != nil {
+			s.log.Warn("mcp tools not refreshed", "server", sv.cfg.Name, "why", why, "err", err)
+		}
+	}()
+}
+
+// Close closes every session (stopping stdio children and their process
+// groups) and waits for background work.
+func (s *Set) Close() error {
+	s.stop()
+	for _, sv := range s.servers {
+		sv.close()
+	}
+	s.wg.Wait()
+	return nil
+}
+
+// Connect opens a new, dedicated session to the named server with the given
+// client options (handlers for sampling, elicitation, logging, progress) and
+// receiving middleware,
+// for the pass-through gateway: one upstream session per downstream
+// session. The caller closes it. An unknown name wraps
+// [orchestrator.ErrNotFound].
+func (s *Set) Connect(ctx context.Context, name string, opts *mcp.ClientOptions, receiving ...mcp.Middleware) (*mcp.ClientSession, error) {
+	sv, ok := s.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: mcp server %q", orchestrator.ErrNotFound, name)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion}, opts)
+	c.AddReceivingMiddleware(receiving...)
+	t, closeFn, err := sv.transport()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := c.Connect(ctx, t, nil)
+	if err != nil {
+		closeFn()
+		return nil, fmt.Errorf("%w: mcp server %s: %w", orchestrator.ErrUnavailable, name, err)
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		stop := context.AfterFunc(s.baseCtx, func() { _ = cs.Close() }) // Close ends it too
+		_ = cs.Wait()
+		stop()
+		closeFn()
+	}()
+	return cs, nil
+}
+
+func allowed(cfg ServerConfig, tool string) bool {
+	return len(cfg.AllowTools) == 0 || slices.Contains(cfg.AllowTools, tool)
+}

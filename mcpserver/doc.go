@@ -1,0 +1,25 @@
+// Package mcpserver is wunder's MCP front-end (go-sdk): the aggregated
+// endpoint /wunder/mcp with the tool wunder@run (wunder__run on the wire),
+// and a pass-through route per configured upstream, /wunder/mcp/{server},
+// that makes wunder a full-fidelity MCP gateway.
+//
+//	MCP client ──POST /wunder/mcp──▶ Handler ──wunder@run──▶ Backend.Start / Events / Cancel
+//	MCP client ──/wunder/mcp/fs───▶ proxy Server (one per downstream session)
+//	                                  ──▶ Upstreams.Connect("fs") (one upstream session each)
+//
+// wunder@run runs a task as the calling principal with CallerAgent, never
+// offers itself to the run it starts, sends the run's events as progress
+// notifications when the caller asked for progress, cancels the run when the
+// caller cancels the call, and returns {answer, session_id, run_id, usage}
+// as text and structured content. Tool failures are results (IsError);
+// malformed requests are JSON-RPC errors (the table in errors.go).
+//
+// The pass-through proxy forwards tools, resources, prompts, completion,
+// logging and ping to the upstream session, and the upstream's progress,
+// logging, sampling and elicitation back to the downstream client, on the
+// stream of the downstream request they belong to.
+//
+// Goroutines: the go-sdk owns the session goroutines; the proxy starts one
+// per downstream session that closes the upstream session when the
+// downstream one ends, tracked by the Handler and waited for by Close.
+package mcpserver

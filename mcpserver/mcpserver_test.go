@@ -1,0 +1,219 @@
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wunder/wunder/mcpserver"
+	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/orchestrator/orchestratortest"
+)
+
+type env struct {
+	model *orchestratortest.ScriptedModel
+	o     *orchestrator.Orchestrator
+	url   string
+}
+
+func newEnv(t *testing.T, opts mcpserver.Options, turns ...orchestratortest.Turn) *env {
+	return newEnvWith(t, opts, turns...)
+}
+
+func newEnvWith(t testing.TB, opts mcpserver.Options, turns ...orchestratortest.Turn) *env {
+	t.Helper()
+	e := &env{model: orchestratortest.NewScriptedModel(turns...)}
+	models := orchestratortest.Models{Model: e.model, Settings: orchestrator.ModelSettings{Name: "scripted", ToolCallMode: orchestrator.ModeFunctionCall, MaxRounds: 5, Stream: true}}
+	// wunder@run is in the catalog (as if a tool source offered it), so the
+	// test can see that the run it starts never gets it.
+	self := orchestratortest.NewTool(mcpserver.RunTool, true, func(context.Context, *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
+		return &orchestrator.ToolResult{Content: "recursed"}, nil
+	})
+	reg := orchestrator.NewRegistry("", nil, orchestrator.StaticToolset{SetName: "x", List: []orchestrator.Tool{self}})
+	e.o = orchestrator.New(orchestratortest.NewMemStore(), models, reg, nil)
+	t.Cleanup(func() { _ = e.o.Close(context.Background()) })
+	h := mcpserver.New(e.o, &opts)
+	mux := http.NewServeMux()
+	for _, p := range h.Paths() {
+		mux.Handle(p, h)
+	}
+	ts := httptest.NewServer(mux)
+	t.Cleanup(ts.Close)
+	t.Cleanup(h.Close)
+	e.url = ts.URL
+	return e
+}
+
+func connect(t testing.TB, url string, hc *http.Client, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func TestRunTool(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, mcpserver.Options{}, orchestratortest.Turn{Content: "the answer", Usage: &orchestrator.Usage{InputTokens: 3, OutputTokens: 2, TotalTokens: 5}})
+	var mu sync.Mutex
+	var progress []string
+	cs := connect(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+		mu.Lock()
+		progress = append(progress, r.Params.Message)
+		mu.Unlock()
+	}})
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) != 1 || tools.Tools[0].Name != "wunder__run" || tools.Tools[0].Description == "" {
+		t.Fatalf("tools = %+v, want wunder__run with a description", tools.Tools)
+	}
+	params := &mcp.CallToolParams{Name: "wunder__run", Arguments: map[string]any{"task": "hello", "tool_names": []string{"final_response"}}}
+	params.SetProgressToken("p1")
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.IsError {
+		t.Fatalf("result is an error: %+v", res.Content)
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	var out mcpserver.RunOutput
+	if err := json.Unmarshal(raw, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Answer != "the answer" || out.SessionID == "" || out.RunID == "" || out.Usage.TotalTokens != 5 {
+		t.Errorf("output = %+v", out)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, `"answer":"the answer"`) {
+		t.Errorf("text = %s", text)
+	}
+	for _, req := range e.model.Requests() {
+		for _, s := range req.Tools {
+			if s.Name == mcpserver.RunTool || s.Name == "wunder__run" {
+				t.Errorf("the run was offered %s", s.Name)
+			}
+		}
+	}
+	mu.Lock()
+	t.Logf("progress: %q", progress)
+	mu.Unlock()
+
+	// Continue the session.
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wunder__run", Arguments: map[string]any{"task": "again", "session_id": out.SessionID}})
+	if err != nil || res.IsError {
+		t.Fatalf("second call: %v %+v", err, res)
+	}
+}
+
+func TestRunToolErrors(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, mcpserver.Options{}, orchestratortest.Turn{Content: "x"})
+	cs := connect(t, e.url+"/wunder/mcp", nil, nil)
+	for _, args := range []map[string]any{
+		{"task": ""},
+		{"task": "x", "tool_names": []string{"nope"}},
+		{"task": "x", "session_id": "missing"},
+		{"task": "x", "tool_names": []string{mcpserver.RunTool}},
+	} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wunder__run", Arguments: args})
+		if err == nil && !res.IsError {
+			t.Errorf("%v: accepted, want an error", args)
+		}
+		t.Logf("%v: %v", args, err)
+	}
+	if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "nope", Arguments: map[string]any{}}); err == nil {
+		t.Error("unknown tool accepted")
+	}
+}
+
+func TestCancelCancelsRun(t *testing.T) {
+	t.Parallel()
+	started := make(chan struct{})
+	e := newEnv(t, mcpserver.Options{}, orchestratortest.Turn{Content: "x", Wait: make(chan struct{}), Started: started})
+	cs := connect(t, e.url+"/wunder/mcp", nil, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "wunder__run", Arguments: map[string]any{"task": "slow"}})
+		errc <- err
+	}()
+	<-started
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("cancelled call returned no error")
+	}
+	runs, err := e.o.ListRuns(context.Background(), orchestrator.RunFilter{UserID: "wunder"})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs: %v %d", err, len(runs))
+	}
+	// The run ends cancelled; follow its event log to the final event.
+	for ev, err := range e.o.Events(context.Background(), "wunder", runs[0].ID, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == orchestrator.EventFinal {
+			var fd orchestrator.FinalData
+			_ = json.Unmarshal(ev.Data, &fd)
+			if fd.State != orchestrator.RunCancelled {
+				t.Errorf("final state %s, want cancelled", fd.State)
+			}
+		}
+	}
+}
+
+func TestBearerAuth(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, mcpserver.Options{Verify: func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+		if tok != "k" {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{UserID: "alice"}, nil
+	}}, orchestratortest.Turn{Content: "hi"})
+	resp, err := http.Post(e.url+"/wunder/mcp", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(resp.Header.Get("WWW-Authenticate"), "resource_metadata=\""+e.url+"/.well-known/oauth-protected-resource/wunder/mcp") {
+		t.Fatalf("no token: %d %q", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+	}
+	meta, err := http.Get(e.url + "/.well-known/oauth-protected-resource/wunder/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(meta.Body)
+	meta.Body.Close()
+	if meta.StatusCode != 200 || !strings.Contains(string(body), `"resource":"`+e.url+`/wunder/mcp"`) {
+		t.Fatalf("metadata: %d %s", meta.StatusCode, body)
+	}
+	hc := &http.Client{Transport: bearer("k")}
+	cs := connect(t, e.url+"/wunder/mcp", hc, nil)
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wunder__run", Arguments: map[string]any{"task": "x"}})
+	if err != nil || res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if runs, _ := e.o.ListRuns(context.Background(), orchestrator.RunFilter{UserID: "alice"}); len(runs) != 1 {
+		t.Errorf("runs of alice: %d, want 1 (the token's user)", len(runs))
+	}
+}
+
+type bearer string
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
+}

@@ -1,0 +1,205 @@
+package mcpserver
+
+import (
+	"context"
+	"iter"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Backend is what the MCP front-end needs of the core;
+// *orchestrator.Orchestrator satisfies it.
+type Backend interface {
+	Start(ctx context.Context, req orchestrator.RunRequest) (*orchestrator.Run, error)
+	Events(ctx context.Context, userID, runID string, afterSeq int64) iter.Seq2[orchestrator.Event, error]
+	Cancel(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
+	Registry() *orchestrator.Registry
+}
+
+var _ Backend = (*orchestrator.Orchestrator)(nil)
+
+// Upstreams dials the configured MCP servers for the pass-through routes;
+// implemented by adapters/mcptools.Set.
+type Upstreams interface {
+	Servers() []string
+	// Connect opens a dedicated session; receiving middleware, if any, is
+	// added to its client before it connects.
+	Connect(ctx context.Context, name string, opts *mcp.ClientOptions, receiving ...mcp.Middleware) (*mcp.ClientSession, error)
+}
+
+// Options configure the front-end; zero values mean the defaults stated.
+type Options struct {
+	// Stateless serves streamable HTTP without sessions. Default false.
+	Stateless bool
+	// UserID is who a caller acts as when its token info names no user.
+	// Default "wunder".
+	UserID string
+	// Verify, when set, checks bearer tokens (go-sdk auth.RequireBearerToken)
+	// with the gateway's principal rules; TokenInfo.UserID pins the user.
+	Verify auth.TokenVerifier
+	// PublicURL is the external base URL (scheme://host[:port][/prefix]) of
+	// the protected-resource metadata; "" derives it from the request.
+	PublicURL string
+	// Upstreams enables the pass-through routes; nil = none.
+	Upstreams Upstreams
+	Version   string
+	Logger    *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.UserID == "" {
+		o.UserID = "wunder"
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Handler serves /wunder/mcp and /wunder/mcp/{server}.
+type Handler struct {
+	b      Backend
+	opts   Options
+	server *mcp.Server
+	mux    *http.ServeMux
+	paths  []string
+	// wg tracks the proxy goroutines (one per downstream session).
+	wg sync.WaitGroup
+	// proxiesMu guards proxies, the live pass-through sessions.
+	proxiesMu sync.Mutex
+	proxies   map[*proxy]bool
+}
+
+// New returns the MCP front-end over b.
+func New(b Backend, opts *Options) *Handler {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	h := &Handler{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), proxies: map[*proxy]bool{}}
+	h.server = h.newServer()
+	var main http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
+		&mcp.StreamableHTTPOptions{Stateless: h.opts.Stateless, Logger: h.opts.Logger})
+	h.paths = []string{"/wunder/mcp"}
+	h.mux.Handle("/wunder/mcp", h.auth(main))
+	if o.Upstreams != nil {
+		for _, name := range o.Upstreams.Servers() {
+			h.mux.Handle("/wunder/mcp/"+name, h.auth(h.passThrough(name)))
+			h.paths = append(h.paths, "/wunder/mcp/"+name)
+		}
+	}
+	if h.opts.Verify != nil {
+		h.mux.HandleFunc("GET "+metadataPath, h.serveMetadata)
+		h.paths = append(h.paths, metadataPath)
+	}
+	return h
+}
+
+// metadataPath serves the OAuth protected-resource metadata (RFC 9728) of
+// /wunder/mcp.
+const metadataPath = "/.well-known/oauth-protected-resource/wunder/mcp"
+
+// Paths are the exact paths to mount on the gateway; each authenticates
+// itself (gateway.Server.MountSelfAuthenticated).
+func (h *Handler) Paths() []string { return slices.Clone(h.paths) }
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// Server returns the MCP server of /wunder/mcp, for `wunder mcp stdio`.
+func (h *Handler) Server() *mcp.Server { return h.server }
+
+// Close ends the live pass-through sessions (downstream and upstream) and
+// waits for their goroutines.
+func (h *Handler) Close() {
+	h.proxiesMu.Lock()
+	live := make([]*proxy, 0, len(h.proxies))
+	for p := range h.proxies {
+		live = append(live, p)
+	}
+	h.proxiesMu.Unlock()
+	for _, p := range live {
+		p.mu.Lock()
+		ss, up := p.ss, p.up
+		p.mu.Unlock()
+		_ = ss.Close()
+		_ = up.Close()
+	}
+	h.wg.Wait()
+}
+
+// auth applies go-sdk auth.RequireBearerToken with Verify (the gateway's
+// principal rule); a 401 points at the protected-resource metadata.
+func (h *Handler) auth(next http.Handler) http.Handler {
+	if h.opts.Verify == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth.RequireBearerToken(h.opts.Verify, &auth.RequireBearerTokenOptions{
+			ResourceMetadataURL: h.base(r) + metadataPath, AllowMissingExpiration: true,
+		})(next).ServeHTTP(w, r)
+	})
+}
+
+func (h *Handler) serveMetadata(w http.ResponseWriter, r *http.Request) {
+	auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource: h.base(r) + "/wunder/mcp", ResourceName: "wunder",
+		BearerMethodsSupported: []string{"header"},
+	}).ServeHTTP(w, r)
+}
+
+// base is the external base URL: PublicURL, else the request's.
+func (h *Handler) base(r *http.Request) string {
+	if h.opts.PublicURL != "" {
+		return strings.TrimSuffix(h.opts.PublicURL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// userOf is the principal's user: the token's, else the configured one.
+func (h *Handler) userOf(extra *mcp.RequestExtra) string {
+	if extra != nil && extra.TokenInfo != nil && extra.TokenInfo.UserID != "" {
+		return extra.TokenInfo.UserID
+	}
+	return h.opts.UserID
+}
+
+func (h *Handler) newServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "wunder", Title: "wunder agent router", Version: h.opts.Version},
+		&mcp.ServerOptions{
+			Instructions: "wunder runs agent tasks. Call " + h.runName() + " with a task; pass session_id to continue a conversation.",
+			Logger:       h.opts.Logger,
+			Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}},
+		})
+	h.addRunTool(s)
+	return s
+}
+
+// runName is wunder@run on the wire, per the registry's encoding.
+func (h *Handler) runName() string { return h.b.Registry().WireName(RunTool) }
+
+// RunTool is the canonical name of the tool that runs a task.
+const RunTool = "wunder@run"
+
+func excludeSelf(names []string) []string {
+	if slices.Contains(names, RunTool) {
+		return names
+	}
+	return append(slices.Clone(names), RunTool)
+}

@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS mcp_tool_specs;
