@@ -1,0 +1,146 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// answerArtifactID names the artifact that carries a run's answer.
+const answerArtifactID = "answer"
+
+// stateOf maps a run state to a task state (DESIGN.md section 2).
+func stateOf(s orchestrator.RunState) w.State {
+	switch s {
+	case orchestrator.RunQueued:
+		return w.StateSubmitted
+	case orchestrator.RunRunning, orchestrator.RunCancelling:
+		return w.StateWorking
+	case orchestrator.RunWaitingInput:
+		return w.StateInputRequired
+	case orchestrator.RunFinished:
+		return w.StateCompleted
+	case orchestrator.RunCancelled:
+		return w.StateCanceled
+	case orchestrator.RunFailed:
+		return w.StateFailed
+	}
+	return w.StateUnknown
+}
+
+// runStates maps a task state filter back to run states.
+func runStates(s w.State) []orchestrator.RunState {
+	var out []orchestrator.RunState
+	for _, rs := range []orchestrator.RunState{orchestrator.RunQueued, orchestrator.RunRunning, orchestrator.RunCancelling,
+		orchestrator.RunWaitingInput, orchestrator.RunFinished, orchestrator.RunCancelled, orchestrator.RunFailed} {
+		if stateOf(rs) == s {
+			out = append(out, rs)
+		}
+	}
+	return out
+}
+
+func agentText(taskID, contextID, id, text string) *w.Message {
+	return &w.Message{MessageID: id, TaskID: taskID, ContextID: contextID, Role: w.RoleAgent, Parts: []w.Part{w.TextPart(text)}}
+}
+
+func stamp(t time.Time) *time.Time { t = t.UTC(); return &t }
+
+// statusOf is a run's task status. A finished run's status message carries
+// the answer (so clients that read only the status see it), a failed one's
+// the error.
+func statusOf(r *orchestrator.Run) w.TaskStatus {
+	st := w.TaskStatus{State: stateOf(r.State), Timestamp: stamp(r.CreatedAt)}
+	switch {
+	case r.FinishedAt != nil:
+		st.Timestamp = stamp(*r.FinishedAt)
+	case r.StartedAt != nil:
+		st.Timestamp = stamp(*r.StartedAt)
+	}
+	switch r.State {
+	case orchestrator.RunFinished:
+		st.Message = agentText(r.ID, r.SessionID, r.ID+"-answer", r.Answer)
+	case orchestrator.RunFailed, orchestrator.RunCancelled:
+		if r.Error != "" {
+			st.Message = agentText(r.ID, r.SessionID, r.ID+"-error", r.Error)
+		}
+	}
+	return st
+}
+
+func answerArtifact(answer string) w.Artifact {
+	return w.Artifact{ArtifactID: answerArtifactID, Name: "answer", Parts: []w.Part{w.TextPart(answer)}}
+}
+
+// taskOf builds the task of a run; history holds the run's messages
+// (historyLength: nil = all, 0 = none, n = the last n).
+func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run, historyLength *int, artifacts bool) (*w.Task, error) {
+	t := &w.Task{ID: r.ID, ContextID: r.SessionID, Status: statusOf(r)}
+	if artifacts && r.State == orchestrator.RunFinished {
+		t.Artifacts = []w.Artifact{answerArtifact(r.Answer)}
+	}
+	if historyLength != nil && *historyLength == 0 {
+		return t, nil
+	}
+	msgs, err := h.b.History(ctx, userID, r.SessionID, 0)
+	if err != nil {
+		return nil, err
+	}
+	for i, m := range msgs {
+		if m.RunID != r.ID || m.Content == "" || (m.Role != orchestrator.RoleUser && m.Role != orchestrator.RoleAssistant) || len(m.ToolCalls) > 0 {
+			continue
+		}
+		role := w.RoleUser
+		if m.Role == orchestrator.RoleAssistant {
+			role = w.RoleAgent
+		}
+		t.History = append(t.History, w.Message{MessageID: r.ID + "-" + strconv.Itoa(i), TaskID: r.ID, ContextID: r.SessionID,
+			Role: role, Parts: []w.Part{w.TextPart(m.Content)}})
+	}
+	if historyLength != nil && len(t.History) > *historyLength {
+		t.History = t.History[len(t.History)-*historyLength:]
+	}
+	return t, nil
+}
+
+// eventsOf converts one core event into the A2A stream events it means.
+// Events the client does not need (deltas, token usage) give none.
+func (h *Handler) eventsOf(r *orchestrator.Run, ev orchestrator.Event, started *bool) []w.Event {
+	status := func(s w.State, msg *w.Message, final bool) w.Event {
+		return w.Event{Status: &w.StatusUpdate{TaskID: r.ID, ContextID: r.SessionID, Final: final,
+			Status: w.TaskStatus{State: s, Message: msg, Timestamp: stamp(ev.Time)}}}
+	}
+	switch ev.Type {
+	case orchestrator.EventProgress:
+		var p orchestrator.ProgressData
+		_ = json.Unmarshal(ev.Data, &p)
+		if p.Stage == "started" && !*started {
+			*started = true
+			return []w.Event{status(w.StateWorking, nil, false)}
+		}
+	case orchestrator.EventToolCall:
+		if h.opts.ToolActivity {
+			var c orchestrator.ToolCallData
+			_ = json.Unmarshal(ev.Data, &c)
+			return []w.Event{status(w.StateWorking, agentText(r.ID, r.SessionID, r.ID+"-ev"+strconv.FormatInt(ev.Seq, 10), "calling tool "+c.Name), false)}
+		}
+	case orchestrator.EventFinal:
+		var f orchestrator.FinalData
+		_ = json.Unmarshal(ev.Data, &f)
+		fr := *r
+		fr.State, fr.Answer, fr.Error = f.State, f.Answer, f.Error
+		var out []w.Event
+		if f.State == orchestrator.RunFinished {
+			out = append(out, w.Event{Artifact: &w.ArtifactUpdate{TaskID: r.ID, ContextID: r.SessionID, Artifact: answerArtifact(f.Answer), LastChunk: true}})
+		}
+		st := statusOf(&fr)
+		st.Timestamp = stamp(ev.Time)
+		out = append(out, w.Event{Status: &w.StatusUpdate{TaskID: r.ID, ContextID: r.SessionID, Status: st, Final: true}})
+		return out
+	}
+	return nil
+}

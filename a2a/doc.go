@@ -1,0 +1,31 @@
+// Package a2a is wunder's A2A front-end: JSON-RPC 2.0 on one endpoint
+// (POST /a2a and /a2a/) serving both method sets, A2A 1.0 (SendMessage,
+// SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask,
+// the four TaskPushNotificationConfig methods, GetExtendedAgentCard) and
+// 0.3 (message/send, message/stream, tasks/get, tasks/cancel,
+// tasks/resubscribe, tasks/pushNotificationConfig/*,
+// agent/getAuthenticatedExtendedCard). The method name picks the set; the
+// A2A-Version header (absent = 0.3) must agree, and an unknown version is
+// -32009.
+//
+// It is thin (STYLE.md habit 3): decode with internal/a2awire, call the
+// core through the consumer-defined [Backend], map the error with the one
+// table in errors.go, encode in the caller's version.
+//
+// The mapping onto the core: a task is a run, contextId is a session, and
+// runs started here use orchestrator.CallerAgent. Streams start with the
+// Task, carry status and artifact updates built from the run's event log
+// (the answer is the artifact "answer" and the final status message), and
+// end at the final event. SubscribeToTask replays the log from the start,
+// so a client that reconnects loses nothing. JSON-RPC errors always travel
+// with HTTP 200; in 1.0 their data is an array holding a
+// google.rpc.ErrorInfo.
+//
+// Goroutines: streams run on their request's goroutine plus one heartbeat
+// goroutine each, stopped before the handler returns. Push delivery runs
+// one watcher per task that has configs, owned by the Handler and ended by
+// [Handler.Close]; deliveries retry with backoff and pass an SSRF guard
+// (checked when the config is created and again at connect time).
+//
+//	gw.Mount("POST /a2a", a2a.New(orch, &a2a.Options{Push: &a2a.PushOptions{Store: st}}))
+package a2a

@@ -1,0 +1,69 @@
+package a2a
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// codeError is an error the handler raises with its A2A code already
+// chosen (bad params, unsupported operations).
+type codeError struct {
+	code int
+	msg  string
+}
+
+func (e *codeError) Error() string { return e.msg }
+
+func errParams(format string, args ...any) error {
+	return &codeError{w.CodeInvalidParams, "invalid params: " + fmt.Sprintf(format, args...)}
+}
+
+func errMethod(name string) error {
+	return &codeError{w.CodeMethodNotFound, "method not found: " + name}
+}
+
+func errCode(code int, format string, args ...any) error {
+	return &codeError{code, fmt.Sprintf(format, args...)}
+}
+
+// errorTable is THE mapping of the core's sentinels to A2A JSON-RPC codes
+// (DESIGN.md section 7). Not-found and not-visible are the same answer.
+var errorTable = []struct {
+	sentinel error
+	code     int
+	msg      string
+}{
+	{orchestrator.ErrNotFound, w.CodeTaskNotFound, "task not found"},
+	{orchestrator.ErrToolNotFound, w.CodeInvalidParams, ""},
+	{orchestrator.ErrInvalidArgument, w.CodeInvalidParams, ""},
+	{orchestrator.ErrConflict, w.CodeTaskNotCancelable, ""},
+	{orchestrator.ErrUnauthenticated, w.CodeInvalidRequest, "unauthenticated"},
+	{orchestrator.ErrPermissionDenied, w.CodeInvalidRequest, "permission denied"},
+	{orchestrator.ErrBusy, w.CodeInternal, ""},
+	{orchestrator.ErrUnavailable, w.CodeInternal, ""},
+	{orchestrator.ErrCanceled, w.CodeTaskNotCancelable, ""},
+}
+
+// toError maps err to the JSON-RPC error of version v. Unknown errors
+// become a generic internal error; the detail goes to the log.
+func (h *Handler) toError(ctx context.Context, v w.Version, err error) *w.Error {
+	var ce *codeError
+	if errors.As(err, &ce) {
+		return w.NewError(v, ce.code, ce.msg)
+	}
+	for _, row := range errorTable {
+		if errors.Is(err, row.sentinel) {
+			msg := row.msg
+			if msg == "" {
+				msg = err.Error()
+			}
+			return w.NewError(v, row.code, msg)
+		}
+	}
+	h.opts.Logger.ErrorContext(ctx, "a2a: internal error", "err", err)
+	return w.NewError(v, w.CodeInternal, "internal error")
+}

@@ -1,0 +1,243 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"iter"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Backend is what the A2A front-end needs of the core;
+// *orchestrator.Orchestrator satisfies it.
+type Backend interface {
+	Start(ctx context.Context, req orchestrator.RunRequest) (*orchestrator.Run, error)
+	Events(ctx context.Context, userID, runID string, afterSeq int64) iter.Seq2[orchestrator.Event, error]
+	Cancel(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
+	GetRun(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
+	ListRuns(ctx context.Context, f orchestrator.RunFilter) ([]*orchestrator.Run, error)
+	History(ctx context.Context, userID, sessionID string, limit int) ([]orchestrator.Message, error)
+}
+
+var _ Backend = (*orchestrator.Orchestrator)(nil)
+
+// Options configure the handler. Zero values mean the defaults stated.
+type Options struct {
+	// Identify returns the user a request acts for. Default: the
+	// X-Wunder-User header when present, else DefaultUser. The gateway's
+	// authentication has run before (the handler is mounted behind it).
+	Identify func(r *http.Request) (string, error)
+	// DefaultUser is the user of A2A callers that name none. Default "a2a".
+	DefaultUser string
+	// ToolNames are offered to runs started over A2A.
+	ToolNames []string
+	// ModelName selects the model; "" = the default model.
+	ModelName string
+	// ToolActivity sends tool calls as working status messages. Default
+	// off: callers see the answer only.
+	ToolActivity bool
+	// ExtendedCard returns the authenticated extended card of a user, in
+	// either version's shape (the union card); nil = not configured (-32007).
+	ExtendedCard func(r *http.Request, userID string) (json.RawMessage, error)
+	// Push enables push notifications; nil = not supported (-32003).
+	Push *PushOptions
+	// Heartbeat is the idle interval of SSE comment lines. Default 15s.
+	Heartbeat time.Duration
+	// MaxBodyBytes caps a request. Default 1 MiB (the gateway may cap lower).
+	MaxBodyBytes int64
+	Logger       *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.DefaultUser == "" {
+		o.DefaultUser = "a2a"
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = 15 * time.Second
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Handler serves A2A JSON-RPC (1.0 and 0.3) on one endpoint.
+//
+// Goroutines: a request's stream runs on the request's goroutine; push
+// delivery runs one watcher per task with push configs, owned by the
+// handler's WaitGroup and stopped by Close.
+type Handler struct {
+	b    Backend
+	opts Options
+	push *pusher
+	wg   sync.WaitGroup
+}
+
+// New returns the A2A handler over b.
+func New(b Backend, opts *Options) *Handler {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	h := &Handler{b: b, opts: o.withDefaults()}
+	if h.opts.Push != nil {
+		h.push = newPusher(h, *h.opts.Push)
+	}
+	return h
+}
+
+// Close stops push delivery and waits for it.
+func (h *Handler) Close() {
+	if h.push != nil {
+		h.push.close()
+	}
+	h.wg.Wait()
+}
+
+// call is one decoded request.
+type call struct {
+	v      w.Version
+	m      w.Request
+	userID string
+	r      *http.Request
+}
+
+// ServeHTTP decodes the envelope, picks the version from the method name
+// and the A2A-Version header, and dispatches. Errors are JSON-RPC errors
+// with HTTP 200.
+func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	hv := r.Header.Get("A2A-Version")
+	v, ok := w.ParseVersion(hv)
+	if r.Method != http.MethodPost {
+		rw.Header().Set("Allow", http.MethodPost)
+		writeError(rw, versionOr(v), nil, w.NewError(versionOr(v), w.CodeInvalidRequest, "A2A JSON-RPC needs POST"))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, h.opts.MaxBodyBytes))
+	if err != nil {
+		writeError(rw, versionOr(v), nil, w.NewError(versionOr(v), w.CodeInvalidRequest, "request body too large or unreadable"))
+		return
+	}
+	c := call{r: r}
+	if err := json.Unmarshal(body, &c.m); err != nil {
+		writeError(rw, versionOr(v), nil, w.NewError(versionOr(v), w.CodeParseError, "parse error: "+err.Error()))
+		return
+	}
+	if c.m.JSONRPC != "2.0" || !w.ValidID(c.m.ID) || c.m.Method == "" {
+		id := c.m.ID
+		if !w.ValidID(id) {
+			id = nil
+		}
+		writeError(rw, versionOr(v), id, w.NewError(versionOr(v), w.CodeInvalidRequest, `invalid request: need jsonrpc "2.0", an id and a method`))
+		return
+	}
+	if !ok {
+		writeError(rw, w.V10, c.m.ID, w.NewError(w.V10, w.CodeVersionNotSupported, "A2A-Version "+hv+" is not supported; use 1.0 or 0.3"))
+		return
+	}
+	// The method name decides the method set; the header must not contradict it.
+	c.v = v
+	switch {
+	case w.Methods10.Has(c.m.Method):
+		c.v = w.V10
+	case w.Methods03.Has(c.m.Method):
+		c.v = w.V03
+	default:
+		writeError(rw, v, c.m.ID, w.NewError(v, w.CodeMethodNotFound, "method not found: "+c.m.Method))
+		return
+	}
+	if hv != "" && c.v != v {
+		writeError(rw, v, c.m.ID, w.NewError(v, w.CodeVersionNotSupported, "method "+c.m.Method+" is not part of A2A "+string(v)))
+		return
+	}
+	identify := h.opts.Identify
+	if identify == nil {
+		identify = h.defaultIdentify
+	}
+	if c.userID, err = identify(r); err != nil {
+		writeError(rw, c.v, c.m.ID, h.toError(r.Context(), c.v, err))
+		return
+	}
+	h.dispatch(rw, r, &c)
+}
+
+func (h *Handler) defaultIdentify(r *http.Request) (string, error) {
+	if u := r.Header.Get("X-Wunder-User"); u != "" {
+		return u, nil
+	}
+	return h.opts.DefaultUser, nil
+}
+
+func versionOr(v w.Version) w.Version {
+	if v == "" {
+		return w.V10
+	}
+	return v
+}
+
+func (h *Handler) dispatch(rw http.ResponseWriter, r *http.Request, c *call) {
+	ms := w.MethodsOf(c.v)
+	ctx := r.Context()
+	var result any
+	var err error
+	switch c.m.Method {
+	case ms.Stream:
+		h.stream(rw, r, c)
+		return
+	case ms.Subscribe:
+		h.subscribe(rw, r, c)
+		return
+	case ms.Send:
+		result, err = h.send(ctx, c)
+	case ms.Get:
+		result, err = h.getTask(ctx, c)
+	case ms.List:
+		if c.v != w.V10 {
+			err = errMethod(c.m.Method)
+			break
+		}
+		result, err = h.listTasks(ctx, c)
+	case ms.Cancel:
+		result, err = h.cancelTask(ctx, c)
+	case ms.PushSet, ms.PushGet, ms.PushList, ms.PushDelete:
+		result, err = h.pushMethod(ctx, c)
+	case ms.ExtendedCard:
+		result, err = h.extendedCard(ctx, c)
+	}
+	if err != nil {
+		writeError(rw, c.v, c.m.ID, h.toError(ctx, c.v, err))
+		return
+	}
+	writeResult(rw, c.m.ID, result)
+}
+
+func writeResult(rw http.ResponseWriter, id json.RawMessage, result any) {
+	raw, err := json.Marshal(result)
+	if err != nil {
+		writeError(rw, w.V10, id, w.NewError(w.V10, w.CodeInternal, "internal error"))
+		return
+	}
+	writeJSON(rw, w.Response{JSONRPC: "2.0", ID: id, Result: raw})
+}
+
+func writeError(rw http.ResponseWriter, _ w.Version, id json.RawMessage, e *w.Error) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	writeJSON(rw, w.Response{JSONRPC: "2.0", ID: id, Error: e})
+}
+
+func writeJSON(rw http.ResponseWriter, resp w.Response) {
+	rw.Header().Set("Content-Type", "application/json")
+	rw.WriteHeader(http.StatusOK) // JSON-RPC errors travel with 200 (NOTES.md)
+	_ = json.NewEncoder(rw).Encode(resp)
+}

@@ -1,0 +1,112 @@
+package a2a_test
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wunder/wunder/a2a"
+	"github.com/wunder/wunder/agentcard"
+	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/orchestrator/orchestratortest"
+)
+
+// echoModel answers "echo: <question>". A question containing "hold"
+// blocks until release is called (or the run is cancelled).
+type echoModel struct {
+	rel     chan struct{}
+	started chan struct{}
+}
+
+func newEchoModel() *echoModel {
+	return &echoModel{rel: make(chan struct{}, 64), started: make(chan struct{}, 64)}
+}
+
+// release lets one held call go on.
+func (m *echoModel) release() { m.rel <- struct{}{} }
+
+func (m *echoModel) Generate(ctx context.Context, req *orchestrator.ModelRequest) iter.Seq2[orchestrator.ModelEvent, error] {
+	return func(yield func(orchestrator.ModelEvent, error) bool) {
+		q := ""
+		for _, msg := range req.Messages {
+			if msg.Role == orchestrator.RoleUser {
+				q = msg.Content
+			}
+		}
+		if strings.Contains(q, "hold") {
+			m.started <- struct{}{}
+			select {
+			case <-m.rel:
+			case <-ctx.Done():
+				yield(orchestrator.ModelEvent{}, ctx.Err())
+				return
+			}
+		}
+		answer := "echo: " + q
+		if !yield(orchestrator.ModelEvent{Delta: answer}, nil) {
+			return
+		}
+		yield(orchestrator.ModelEvent{Response: &orchestrator.ModelResponse{Content: answer, FinishReason: "stop"}}, nil)
+	}
+}
+
+type env struct {
+	extra *http.ServeMux // more test routes
+	url   string
+	o     *orchestrator.Orchestrator
+	model *echoModel
+	h     *a2a.Handler
+}
+
+// newEnv serves wunder's A2A front-end and card from an in-process core
+// with the echo model.
+func newEnv(t testing.TB, opts *a2a.Options) *env {
+	t.Helper()
+	e := &env{model: newEchoModel()}
+	models := orchestratortest.Models{Model: e.model, Settings: orchestrator.ModelSettings{Name: "echo", ToolCallMode: orchestrator.ModeToolCall, MaxRounds: 3}}
+	reg := orchestrator.NewRegistry("", nil, orchestratortest.NewFiles().Toolset())
+	e.o = orchestrator.New(orchestratortest.NewMemStore(), models, reg, nil)
+	if opts == nil {
+		opts = &a2a.Options{}
+	}
+	card := agentcard.New(e.o, &agentcard.Options{PushNotifications: opts.Push != nil})
+	if opts.ExtendedCard == nil {
+		opts.ExtendedCard = card.Extended
+	}
+	e.h = a2a.New(e.o, opts)
+	mux := http.NewServeMux()
+	mux.Handle("/a2a", e.h)
+	mux.Handle("/a2a/", e.h)
+	mux.Handle(agentcard.Path, card)
+	e.extra = http.NewServeMux()
+	mux.Handle("/test/", e.extra)
+	srv := httptest.NewServer(mux)
+	e.url = srv.URL
+	t.Cleanup(func() {
+		srv.Close()
+		e.h.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.o.Close(ctx)
+	})
+	return e
+}
+
+// decodeAnyTask returns the state of a pushed task, 1.0 ({"task":...}) or
+// 0.3 (the Task), normalised.
+func decodeAnyTask(b []byte) (string, error) {
+	ev, err := w.DecodeEvent(b)
+	if err != nil {
+		return "", err
+	}
+	if ev.Task == nil {
+		return "", errors.New("not a task")
+	}
+	return string(ev.Task.Status.State), nil
+}

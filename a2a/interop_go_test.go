@@ -1,0 +1,196 @@
+package a2a_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+)
+
+// sdkClient resolves wunder's card with the a2a-go v2.4.0 resolver and
+// builds its 1.0 JSON-RPC client from it.
+func sdkClient(t *testing.T, e *env) *a2aclient.Client {
+	t.Helper()
+	card, err := agentcard.DefaultResolver.Resolve(t.Context(), e.url)
+	if err != nil {
+		t.Fatalf("resolve card: %v", err)
+	}
+	c, err := a2aclient.NewFromCard(t.Context(), card)
+	if err != nil {
+		t.Fatalf("client from card: %v", err)
+	}
+	return c
+}
+
+func userMsg(text string) *sdk.SendMessageRequest {
+	return &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart(text))}
+}
+
+func taskText(t *sdk.Task) string {
+	var b strings.Builder
+	for _, a := range t.Artifacts {
+		for _, p := range a.Parts {
+			b.WriteString(p.Text())
+		}
+	}
+	return b.String()
+}
+
+func TestGoSDKSendGetList(t *testing.T) {
+	e := newEnv(t, nil)
+	c := sdkClient(t, e)
+	res, err := c.SendMessage(t.Context(), userMsg("hello"))
+	if err != nil {
+		t.Fatalf("SendMessage: %v", err)
+	}
+	task, ok := res.(*sdk.Task)
+	if !ok {
+		t.Fatalf("SendMessage result is %T, want *a2a.Task", res)
+	}
+	if task.Status.State != sdk.TaskStateCompleted || taskText(task) != "echo: hello" {
+		t.Fatalf("task = %s %q, want completed \"echo: hello\"", task.Status.State, taskText(task))
+	}
+	one := 1
+	got, err := c.GetTask(t.Context(), &sdk.GetTaskRequest{ID: task.ID, HistoryLength: &one})
+	if err != nil {
+		t.Fatalf("GetTask: %v", err)
+	}
+	if got.ContextID != task.ContextID || len(got.History) != 1 || got.History[0].Role != sdk.MessageRoleAgent {
+		t.Fatalf("GetTask historyLength=1: context %s history %+v", got.ContextID, got.History)
+	}
+	// A second task in the same context, then list by context.
+	req := userMsg("again")
+	req.Message.ContextID = task.ContextID
+	if _, err := c.SendMessage(t.Context(), req); err != nil {
+		t.Fatalf("SendMessage in context: %v", err)
+	}
+	list, err := c.ListTasks(t.Context(), &sdk.ListTasksRequest{ContextID: task.ContextID, PageSize: 1})
+	if err != nil {
+		t.Fatalf("ListTasks: %v", err)
+	}
+	if len(list.Tasks) != 1 || list.NextPageToken == "" {
+		t.Fatalf("ListTasks page 1: %d tasks, next %q", len(list.Tasks), list.NextPageToken)
+	}
+	list2, err := c.ListTasks(t.Context(), &sdk.ListTasksRequest{ContextID: task.ContextID, PageSize: 1, PageToken: list.NextPageToken})
+	if err != nil || len(list2.Tasks) != 1 || list2.Tasks[0].ID == list.Tasks[0].ID {
+		t.Fatalf("ListTasks page 2: %+v, %v", list2, err)
+	}
+}
+
+func TestGoSDKStream(t *testing.T) {
+	e := newEnv(t, nil)
+	c := sdkClient(t, e)
+	var kinds []string
+	var final *sdk.TaskStatusUpdateEvent
+	var answer string
+	for ev, err := range c.SendStreamingMessage(t.Context(), userMsg("stream me")) {
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		switch v := ev.(type) {
+		case *sdk.Task:
+			kinds = append(kinds, "task")
+		case *sdk.TaskStatusUpdateEvent:
+			kinds = append(kinds, "status:"+string(v.Status.State))
+			final = v
+		case *sdk.TaskArtifactUpdateEvent:
+			kinds = append(kinds, "artifact")
+			answer = v.Artifact.Parts[0].Text()
+		default:
+			t.Fatalf("unexpected event %T", ev)
+		}
+	}
+	if len(kinds) == 0 || kinds[0] != "task" {
+		t.Fatalf("stream must start with the task: %v", kinds)
+	}
+	if final == nil || final.Status.State != sdk.TaskStateCompleted || answer != "echo: stream me" {
+		t.Fatalf("stream %v ended with %v, answer %q", kinds, final, answer)
+	}
+}
+
+func TestGoSDKCancelAndResubscribe(t *testing.T) {
+	e := newEnv(t, nil)
+	c := sdkClient(t, e)
+	// Start a task that holds, drop the stream after the first event.
+	var taskID string
+	for ev, err := range c.SendStreamingMessage(t.Context(), userMsg("hold on")) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		taskID = string(ev.(*sdk.Task).ID)
+		break
+	}
+	<-e.model.started
+	// Resubscribe: the task as it is, then everything to the end.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var states []sdk.TaskState
+	var answer string
+	first := true
+	for ev, err := range c.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: sdk.TaskID(taskID)}) {
+		if err != nil {
+			t.Fatalf("resubscribe: %v", err)
+		}
+		if first {
+			if _, ok := ev.(*sdk.Task); !ok {
+				t.Fatalf("resubscribe must start with the task, got %T", ev)
+			}
+			first = false
+			e.model.release()
+			continue
+		}
+		switch v := ev.(type) {
+		case *sdk.TaskStatusUpdateEvent:
+			states = append(states, v.Status.State)
+		case *sdk.TaskArtifactUpdateEvent:
+			answer = v.Artifact.Parts[0].Text()
+		}
+	}
+	if len(states) == 0 || states[len(states)-1] != sdk.TaskStateCompleted || answer != "echo: hold on" {
+		t.Fatalf("after resubscribe: states %v answer %q", states, answer)
+	}
+	// SubscribeToTask on a terminal task is an immediate error.
+	for _, err := range c.SubscribeToTask(t.Context(), &sdk.SubscribeToTaskRequest{ID: sdk.TaskID(taskID)}) {
+		if !errors.Is(err, sdk.ErrUnsupportedOperation) {
+			t.Fatalf("subscribe to a terminal task: %v, want ErrUnsupportedOperation", err)
+		}
+		break
+	}
+	// Cancel: a held task is canceled; a terminal one is not cancelable.
+	req := userMsg("hold again")
+	req.Config = &sdk.SendMessageConfig{ReturnImmediately: true}
+	res, err := c.SendMessage(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := res.(*sdk.Task)
+	canceled, err := c.CancelTask(t.Context(), &sdk.CancelTaskRequest{ID: held.ID})
+	if err != nil || canceled.Status.State != sdk.TaskStateCanceled {
+		t.Fatalf("CancelTask: %v, %v", canceled, err)
+	}
+	if _, err := c.CancelTask(t.Context(), &sdk.CancelTaskRequest{ID: held.ID}); !errors.Is(err, sdk.ErrTaskNotCancelable) {
+		t.Fatalf("cancel a canceled task: %v, want ErrTaskNotCancelable", err)
+	}
+}
+
+func TestGoSDKErrors(t *testing.T) {
+	e := newEnv(t, nil)
+	c := sdkClient(t, e)
+	if _, err := c.GetTask(t.Context(), &sdk.GetTaskRequest{ID: "run_nope"}); !errors.Is(err, sdk.ErrTaskNotFound) {
+		t.Fatalf("GetTask unknown: %v, want ErrTaskNotFound", err)
+	}
+	if _, err := c.CancelTask(t.Context(), &sdk.CancelTaskRequest{ID: "run_nope"}); !errors.Is(err, sdk.ErrTaskNotFound) {
+		t.Fatalf("CancelTask unknown: %v, want ErrTaskNotFound", err)
+	}
+	if _, err := c.GetTaskPushConfig(t.Context(), &sdk.GetTaskPushConfigRequest{TaskID: "run_nope", ID: "x"}); !errors.Is(err, sdk.ErrPushNotificationNotSupported) {
+		t.Fatalf("push without support: %v, want ErrPushNotificationNotSupported", err)
+	}
+	card, err := c.GetExtendedAgentCard(t.Context(), &sdk.GetExtendedAgentCardRequest{})
+	if err != nil || card.Name != "wunder" {
+		t.Fatalf("GetExtendedAgentCard: %v, %v", card, err)
+	}
+}

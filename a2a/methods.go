@@ -1,0 +1,218 @@
+package a2a
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// DepthKey is the message metadata key that carries the delegation depth
+// of a wunder-to-wunder chain (the recursion guard of a2a@service tools),
+// and the RunRequest.Metadata key the tools read it from.
+const DepthKey = w.DepthKey
+
+// start turns a message into a run (task) of the caller.
+func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (*orchestrator.Run, error) {
+	m := p.Message
+	if m.Role != "" && m.Role != w.RoleUser {
+		return nil, errParams("message.role must be user")
+	}
+	if len(m.Parts) == 0 {
+		return nil, errParams("message.parts must not be empty")
+	}
+	text := m.Text()
+	if text == "" {
+		return nil, errCode(w.CodeContentTypeNotSupported, "only text and data parts are supported")
+	}
+	sessionID := m.ContextID
+	if m.TaskID != "" {
+		r, err := h.b.GetRun(ctx, c.userID, m.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		if r.State.Terminal() {
+			return nil, errCode(w.CodeUnsupportedOperation, "task %s is in a terminal state; start a new task in context %s", r.ID, r.SessionID)
+		}
+		return nil, errCode(w.CodeUnsupportedOperation, "task %s is still working and takes no further input", r.ID)
+	}
+	meta := map[string]string{}
+	if d, ok := depthOf(m.Metadata, p.Metadata); ok {
+		meta[DepthKey] = strconv.Itoa(d)
+	}
+	r, err := h.b.Start(ctx, orchestrator.RunRequest{
+		UserID: c.userID, SessionID: sessionID, Question: text, ToolNames: h.opts.ToolNames,
+		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Metadata: meta,
+	})
+	if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {
+		return nil, errParams("contextId %q is not a context of this agent; omit it to start a new one", sessionID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.Push != nil {
+		if err := h.createPush(ctx, c.v, c.userID, r.ID, *p.Push); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// depthOf reads the delegation depth from message or request metadata.
+func depthOf(metas ...map[string]any) (int, bool) {
+	for _, md := range metas {
+		switch v := md[DepthKey].(type) {
+		case float64:
+			if v >= 0 && v < 1e6 {
+				return int(v), true
+			}
+		case string:
+			if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+				return n, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func (h *Handler) send(ctx context.Context, c *call) (any, error) {
+	p, err := w.DecodeSendParams(c.m.Params)
+	if err != nil {
+		return nil, errParams("%v", err)
+	}
+	r, err := h.start(ctx, c, p)
+	if err != nil {
+		return nil, err
+	}
+	if p.Blocking {
+		if r, err = h.waitFinal(ctx, c.userID, r.ID); err != nil {
+			return nil, err
+		}
+	}
+	t, err := h.taskOf(ctx, c.userID, r, p.HistoryLength, true)
+	if err != nil {
+		return nil, err
+	}
+	return w.EncodeEvent(c.v, w.Event{Task: t}), nil
+}
+
+// waitFinal follows the run's events to its final one and returns the run.
+func (h *Handler) waitFinal(ctx context.Context, userID, runID string) (*orchestrator.Run, error) {
+	for _, err := range h.b.Events(ctx, userID, runID, 0) {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return h.b.GetRun(ctx, userID, runID)
+}
+
+func (h *Handler) getTask(ctx context.Context, c *call) (any, error) {
+	p, err := w.DecodeTaskParams(c.m.Params)
+	if err != nil {
+		return nil, errParams("%v", err)
+	}
+	r, err := h.b.GetRun(ctx, c.userID, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := h.taskOf(ctx, c.userID, r, p.HistoryLength, true)
+	if err != nil {
+		return nil, err
+	}
+	return w.EncodeTask(c.v, t), nil
+}
+
+const (
+	defaultPageSize = 50
+	maxPageSize     = 100
+)
+
+func (h *Handler) listTasks(ctx context.Context, c *call) (any, error) {
+	p, err := w.DecodeListParams(c.m.Params)
+	if err != nil {
+		return nil, errParams("%v", err)
+	}
+	size := p.PageSize
+	if size == 0 {
+		size = defaultPageSize
+	}
+	size = min(size, maxPageSize)
+	offset := 0
+	if p.PageToken != "" {
+		if offset, err = strconv.Atoi(p.PageToken); err != nil || offset < 0 {
+			return nil, errParams("pageToken is not one this agent issued")
+		}
+	}
+	f := orchestrator.RunFilter{UserID: c.userID, SessionID: p.ContextID, Page: orchestrator.Page{Limit: size + 1, Offset: offset}}
+	if p.Status != "" {
+		if f.States = runStates(p.Status); len(f.States) == 0 {
+			return nil, errParams("status %q is not a task state wunder uses", p.Status)
+		}
+	}
+	runs, err := h.b.ListRuns(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	next := ""
+	if len(runs) > size {
+		runs, next = runs[:size], strconv.Itoa(offset+size)
+	}
+	hl := p.HistoryLength
+	if hl == nil {
+		zero := 0
+		hl = &zero
+	}
+	tasks := make([]any, 0, len(runs))
+	for _, r := range runs {
+		t, err := h.taskOf(ctx, c.userID, r, hl, p.IncludeArtifacts)
+		if err != nil {
+			return nil, err
+		}
+		tasks = append(tasks, w.EncodeTask(c.v, t))
+	}
+	total := offset + len(runs)
+	if next != "" {
+		total++ // at least one more; the store does not count
+	}
+	return map[string]any{"tasks": tasks, "totalSize": total, "pageSize": size, "nextPageToken": next}, nil
+}
+
+// cancelWait bounds how long CancelTask waits for the run to wind down
+// (the core promises 200 ms).
+const cancelWait = 5 * time.Second
+
+func (h *Handler) cancelTask(ctx context.Context, c *call) (any, error) {
+	p, err := w.DecodeTaskParams(c.m.Params)
+	if err != nil {
+		return nil, errParams("%v", err)
+	}
+	if _, err := h.b.Cancel(ctx, c.userID, p.ID); err != nil {
+		if errors.Is(err, orchestrator.ErrConflict) {
+			return nil, errCode(w.CodeTaskNotCancelable, "task %s is in a terminal state and cannot be canceled", p.ID)
+		}
+		return nil, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, cancelWait)
+	defer cancel()
+	r, err := h.waitFinal(wctx, c.userID, p.ID)
+	if err != nil {
+		if r, err = h.b.GetRun(ctx, c.userID, p.ID); err != nil {
+			return nil, err
+		}
+	}
+	t, err := h.taskOf(ctx, c.userID, r, p.HistoryLength, true)
+	if err != nil {
+		return nil, err
+	}
+	return w.EncodeTask(c.v, t), nil
+}
+
+func (h *Handler) extendedCard(ctx context.Context, c *call) (any, error) {
+	if h.opts.ExtendedCard == nil {
+		return nil, errCode(w.CodeExtendedCardNotConfigured, "this agent has no extended agent card")
+	}
+	return h.opts.ExtendedCard(c.r, c.userID)
+}

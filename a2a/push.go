@@ -1,0 +1,257 @@
+package a2a
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// PushConfig is a stored push notification config of a task.
+type PushConfig struct {
+	TaskID string
+	ID     string
+	UserID string
+	URL    string
+	Token  string
+	// AuthScheme and AuthCredentials make the Authorization header of each
+	// delivery ("Bearer" + token); empty = none.
+	AuthScheme, AuthCredentials string
+	// Version is the protocol the config was created in; it selects the
+	// body shape (1.0 StreamResponse, 0.3 Task).
+	Version   string
+	CreatedAt time.Time
+}
+
+// PushStore keeps push configs. storage implements it (cmd/wunder adapts
+// it); [MemoryPushStore] is the in-memory one. Lookups of a missing config
+// return an error wrapping orchestrator.ErrNotFound.
+type PushStore interface {
+	// SavePushConfig inserts or replaces the config (TaskID, ID).
+	SavePushConfig(ctx context.Context, c *PushConfig) error
+	GetPushConfig(ctx context.Context, taskID, id string) (*PushConfig, error)
+	// ListPushConfigs returns a task's configs, oldest first.
+	ListPushConfigs(ctx context.Context, taskID string) ([]*PushConfig, error)
+	DeletePushConfig(ctx context.Context, taskID, id string) error
+}
+
+// PushOptions enable push notifications. Zero values mean the defaults.
+type PushOptions struct {
+	Store PushStore
+	// AllowPrivate lets webhooks target private, loopback and link-local
+	// addresses (the SSRF guard's opt-out; tests set it).
+	AllowPrivate bool
+	// MaxAttempts per notification. Default 3.
+	MaxAttempts int
+	// InitialBackoff between attempts, doubled each time. Default 500ms.
+	InitialBackoff time.Duration
+	// Timeout of one delivery. Default 10s.
+	Timeout time.Duration
+}
+
+// pusher delivers notifications: one watcher goroutine per task with
+// configs, following the task's events until its final one.
+type pusher struct {
+	h    *Handler
+	o    PushOptions
+	hc   *http.Client
+	ctx  context.Context
+	stop context.CancelFunc
+
+	// mu guards watching.
+	mu       sync.Mutex
+	watching map[string]bool
+}
+
+func newPusher(h *Handler, o PushOptions) *pusher {
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 3
+	}
+	if o.InitialBackoff <= 0 {
+		o.InitialBackoff = 500 * time.Millisecond
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	d := &net.Dialer{Timeout: o.Timeout}
+	if !o.AllowPrivate {
+		// Checked at connect time too, so DNS rebinding gains nothing.
+		d.Control = func(_, address string, _ syscall.RawConn) error {
+			host, _, _ := net.SplitHostPort(address)
+			if ip := net.ParseIP(host); ip == nil || blockedIP(ip) {
+				return fmt.Errorf("push target %s is a private address", host)
+			}
+			return nil
+		}
+	}
+	tr := &http.Transport{DialContext: d.DialContext, Proxy: nil, MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &pusher{h: h, o: o, hc: &http.Client{Transport: tr, Timeout: o.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+		ctx: ctx, stop: cancel, watching: map[string]bool{}}
+}
+
+func (p *pusher) close() { p.stop() }
+
+var cgnat = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}
+
+func blockedIP(ip net.IP) bool {
+	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() || cgnat.Contains(ip)
+}
+
+// checkTarget is the SSRF guard at creation time: http(s) only, and no
+// private, loopback or link-local host unless allowed.
+func (p *pusher) checkTarget(ctx context.Context, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errParams("push notification url must be an absolute http(s) URL")
+	}
+	if p.o.AllowPrivate {
+		return nil
+	}
+	host := u.Hostname()
+	ips := []net.IP{net.ParseIP(host)}
+	if ips[0] == nil {
+		if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+			return errParams("push notification url %s targets a private address", raw)
+		}
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		addrs, err := net.DefaultResolver.LookupIPAddr(rctx, host)
+		if err != nil {
+			return errParams("push notification url host %s does not resolve", host)
+		}
+		ips = ips[:0]
+		for _, a := range addrs {
+			ips = append(ips, a.IP)
+		}
+	}
+	for _, ip := range ips {
+		if blockedIP(ip) {
+			return errParams("push notification url %s targets a private address", raw)
+		}
+	}
+	return nil
+}
+
+func (h *Handler) createPush(ctx context.Context, v w.Version, userID, taskID string, c w.PushConfig) error {
+	if h.push == nil {
+		return errCode(w.CodePushNotSupported, "push notifications are not supported")
+	}
+	if err := h.push.checkTarget(ctx, c.URL); err != nil {
+		return err
+	}
+	r, err := h.b.GetRun(ctx, userID, taskID)
+	if err != nil {
+		return err
+	}
+	if c.ID == "" {
+		c.ID = "push_" + strings.ToLower(rand.Text())
+	}
+	pc := &PushConfig{TaskID: r.ID, ID: c.ID, UserID: userID, URL: c.URL, Token: c.Token, Version: string(v), CreatedAt: time.Now().UTC()}
+	if c.Auth != nil {
+		pc.AuthScheme, pc.AuthCredentials = c.Auth.Scheme, c.Auth.Credentials
+	}
+	if err := h.push.o.Store.SavePushConfig(ctx, pc); err != nil {
+		return err
+	}
+	h.push.watch(userID, r.ID)
+	return nil
+}
+
+func wireConfig(c *PushConfig) w.PushConfig {
+	out := w.PushConfig{TaskID: c.TaskID, ID: c.ID, URL: c.URL, Token: c.Token}
+	if c.AuthScheme != "" {
+		out.Auth = &w.PushAuth{Scheme: c.AuthScheme, Credentials: c.AuthCredentials}
+	}
+	return out
+}
+
+// pushMethod serves the four push config methods of either version.
+func (h *Handler) pushMethod(ctx context.Context, c *call) (any, error) {
+	if h.push == nil {
+		return nil, errCode(w.CodePushNotSupported, "push notifications are not supported")
+	}
+	p, err := w.DecodePushParams(c.m.Params)
+	if err != nil {
+		return nil, errParams("%v", err)
+	}
+	if _, err := h.b.GetRun(ctx, c.userID, p.TaskID); err != nil {
+		return nil, err
+	}
+	ms, st := w.MethodsOf(c.v), h.push.o.Store
+	switch c.m.Method {
+	case ms.PushSet:
+		if p.Config == nil {
+			return nil, errParams("a push notification config with a url is required")
+		}
+		if err := h.createPush(ctx, c.v, c.userID, p.TaskID, *p.Config); err != nil {
+			return nil, err
+		}
+		cfgs, err := st.ListPushConfigs(ctx, p.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		for _, pc := range cfgs {
+			if p.Config.ID == "" || pc.ID == p.Config.ID {
+				if p.Config.ID != "" || pc.URL == p.Config.URL {
+					return w.EncodePushConfig(c.v, wireConfig(pc)), nil
+				}
+			}
+		}
+		return nil, fmt.Errorf("push config of task %s vanished", p.TaskID)
+	case ms.PushGet:
+		id := p.ConfigID
+		if id == "" { // 0.3: the task's first config
+			cfgs, err := st.ListPushConfigs(ctx, p.TaskID)
+			if err != nil {
+				return nil, err
+			}
+			if len(cfgs) == 0 {
+				return nil, errParams("task %s has no push notification config", p.TaskID)
+			}
+			return w.EncodePushConfig(c.v, wireConfig(cfgs[0])), nil
+		}
+		pc, err := st.GetPushConfig(ctx, p.TaskID, id)
+		if errors.Is(err, orchestrator.ErrNotFound) {
+			return nil, errParams("task %s has no push notification config %q", p.TaskID, id)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return w.EncodePushConfig(c.v, wireConfig(pc)), nil
+	case ms.PushList:
+		cfgs, err := st.ListPushConfigs(ctx, p.TaskID)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]any, 0, len(cfgs))
+		for _, pc := range cfgs {
+			out = append(out, w.EncodePushConfig(c.v, wireConfig(pc)))
+		}
+		if c.v == w.V10 {
+			return map[string]any{"configs": out}, nil
+		}
+		return out, nil
+	default: // delete
+		if p.ConfigID == "" {
+			return nil, errParams("the push notification config id is required")
+		}
+		err := st.DeletePushConfig(ctx, p.TaskID, p.ConfigID)
+		if errors.Is(err, orchestrator.ErrNotFound) {
+			return nil, errParams("task %s has no push notification config %q", p.TaskID, p.ConfigID)
+		}
+		return nil, err
+	}
+}

@@ -1,0 +1,142 @@
+package a2a
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// watch starts the task's watcher unless one runs.
+func (p *pusher) watch(userID, taskID string) {
+	p.mu.Lock()
+	if p.watching[taskID] || p.ctx.Err() != nil {
+		p.mu.Unlock()
+		return
+	}
+	p.watching[taskID] = true
+	p.mu.Unlock()
+	p.h.wg.Go(func() {
+		defer func() {
+			if r := recover(); r != nil {
+				p.h.opts.Logger.Error("a2a push watcher panicked", "task_id", taskID, "panic", r, "stack", string(debug.Stack()))
+			}
+			p.mu.Lock()
+			delete(p.watching, taskID)
+			p.mu.Unlock()
+		}()
+		p.run(userID, taskID)
+	})
+}
+
+// run notifies every config of the task at each status change: the task
+// as it is then (1.0: a StreamResponse {"task":...}; 0.3: the Task).
+func (p *pusher) run(userID, taskID string) {
+	ctx := p.ctx
+	r, err := p.h.b.GetRun(ctx, userID, taskID)
+	if err != nil {
+		return
+	}
+	if r.State.Terminal() {
+		p.notify(ctx, userID, taskID)
+		return
+	}
+	started := r.State != orchestrator.RunQueued
+	for ev, err := range p.h.b.Events(ctx, userID, taskID, r.LastSeq) {
+		if err != nil {
+			return
+		}
+		for _, out := range p.h.eventsOf(r, ev, &started) {
+			if out.Status != nil {
+				p.notify(ctx, userID, taskID)
+			}
+		}
+	}
+}
+
+func (p *pusher) notify(ctx context.Context, userID, taskID string) {
+	cfgs, err := p.o.Store.ListPushConfigs(ctx, taskID)
+	if err != nil || len(cfgs) == 0 {
+		return
+	}
+	r, err := p.h.b.GetRun(ctx, userID, taskID)
+	if err != nil {
+		return
+	}
+	zero := 0
+	t, err := p.h.taskOf(ctx, userID, r, &zero, true)
+	if err != nil {
+		return
+	}
+	for _, c := range cfgs {
+		v := w.Version(c.Version)
+		if v != w.V10 {
+			v = w.V03
+		}
+		body, err := json.Marshal(w.EncodeEvent(v, w.Event{Task: t}))
+		if err != nil {
+			continue
+		}
+		if err := p.deliver(ctx, c, v, body); err != nil {
+			p.h.opts.Logger.Warn("a2a push notification not delivered", "task_id", taskID, "config_id", c.ID, "err", err)
+		}
+	}
+}
+
+// deliver POSTs one notification, retrying with exponential backoff.
+func (p *pusher) deliver(ctx context.Context, c *PushConfig, v w.Version, body []byte) error {
+	backoff := p.o.InitialBackoff
+	var last error
+	for attempt := 1; attempt <= p.o.MaxAttempts; attempt++ {
+		if attempt > 1 {
+			t := time.NewTimer(backoff)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return ctx.Err()
+			case <-t.C:
+			}
+			backoff *= 2
+		}
+		if last = p.post(ctx, c, v, body); last == nil {
+			return nil
+		}
+	}
+	return last
+}
+
+func (p *pusher) post(ctx context.Context, c *PushConfig, v w.Version, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if v == w.V10 {
+		req.Header.Set("Content-Type", "application/a2a+json")
+	}
+	req.Header.Set("A2A-Version", string(v))
+	if c.AuthScheme != "" {
+		req.Header.Set("Authorization", c.AuthScheme+" "+c.AuthCredentials)
+	}
+	if c.Token != "" {
+		req.Header.Set("X-A2A-Notification-Token", c.Token)
+		req.Header.Set("A2A-Notification-Token", c.Token)
+	}
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("webhook answered HTTP %d", resp.StatusCode)
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package a2a
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/internal/sse"
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// stream serves SendStreamingMessage / message/stream: errors before the
+// run starts are plain JSON-RPC errors; then an SSE stream that starts with
+// the Task and ends with its final status.
+func (h *Handler) stream(rw http.ResponseWriter, r *http.Request, c *call) {
+	ctx := r.Context()
+	p, err := w.DecodeSendParams(c.m.Params)
+	if err != nil {
+		writeError(rw, c.v, c.m.ID, h.toError(ctx, c.v, errParams("%v", err)))
+		return
+	}
+	run, err := h.start(ctx, c, p)
+	if err != nil {
+		writeError(rw, c.v, c.m.ID, h.toError(ctx, c.v, err))
+		return
+	}
+	h.follow(rw, r, c, run, p.HistoryLength)
+}
+
+// subscribe serves SubscribeToTask / tasks/resubscribe: the Task as it is
+// now, then the task's events replayed from the event log and followed
+// live, so a client that reconnects loses nothing. A terminal task is an
+// immediate error (TCK STREAM-SUB-003).
+func (h *Handler) subscribe(rw http.ResponseWriter, r *http.Request, c *call) {
+	ctx := r.Context()
+	p, err := w.DecodeTaskParams(c.m.Params)
+	if err != nil {
+		writeError(rw, c.v, c.m.ID, h.toError(ctx, c.v, errParams("%v", err)))
+		return
+	}
+	run, err := h.b.GetRun(ctx, c.userID, p.ID)
+	if err != nil {
+		writeError(rw, c.v, c.m.ID, h.toError(ctx, c.v, err))
+		return
+	}
+	if run.State.Terminal() {
+		writeError(rw, c.v, c.m.ID, w.NewError(c.v, w.CodeUnsupportedOperation, "task "+run.ID+" is in a terminal state; use GetTask"))
+		return
+	}
+	h.follow(rw, r, c, run, p.HistoryLength)
+}
+
+func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *orchestrator.Run, historyLength *int) {
+	ctx := r.Context()
+	t, err := h.taskOf(ctx, c.userID, run, historyLength, true)
+	if err != nil {
+		writeError(rw, c.v, c.m.ID, h.toError(ctx, c.v, err))
+		return
+	}
+	sw := sse.NewWriter(rw)
+	stop := h.heartbeat(sw)
+	defer stop()
+	send := func(ev w.Event) bool {
+		raw, err := json.Marshal(w.EncodeEvent(c.v, ev))
+		if err != nil {
+			return false
+		}
+		b, _ := json.Marshal(w.Response{JSONRPC: "2.0", ID: c.m.ID, Result: raw})
+		return sw.Send(sse.Event{Data: b}) == nil
+	}
+	if !send(w.Event{Task: t}) {
+		return
+	}
+	started := run.State != orchestrator.RunQueued
+	for ev, err := range h.b.Events(ctx, c.userID, run.ID, 0) {
+		if err != nil {
+			if ctx.Err() == nil {
+				b, _ := json.Marshal(w.Response{JSONRPC: "2.0", ID: c.m.ID, Error: h.toError(ctx, c.v, err)})
+				_ = sw.Send(sse.Event{Data: b})
+			}
+			return
+		}
+		for _, out := range h.eventsOf(run, ev, &started) {
+			if !send(out) {
+				return
+			}
+		}
+	}
+}
+
+// heartbeat writes SSE comments while a stream is idle; stop ends it and
+// waits for its goroutine.
+func (h *Handler) heartbeat(sw *sse.Writer) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(h.opts.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if sw.Comment("keep-alive") != nil {
+					return
+				}
+			}
+		}
+	})
+	return func() { close(done); wg.Wait() }
+}

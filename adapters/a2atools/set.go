@@ -1,0 +1,194 @@
+package a2atools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Service is one peer agent.
+type Service struct {
+	// Name makes the tool a2a@<Name>: letters, digits, - and _.
+	Name        string
+	Description string
+	// URL is the peer's agent card URL or base URL (the well-known path is
+	// appended), or its JSON-RPC endpoint when Version is set.
+	URL string
+	// Version, when "1.0" or "0.3", skips the card: URL is the endpoint.
+	Version string
+	// Header is sent with every request (the peer's auth).
+	Header http.Header
+	// Timeout bounds one call. Default 120s.
+	Timeout time.Duration
+	// MaxDepth bounds a wunder-to-wunder delegation chain. Default 3.
+	MaxDepth int
+}
+
+// Options of the Set. Zero values mean the defaults.
+type Options struct {
+	// HTTP client for peers. Default: a client without timeout (each call
+	// has its own).
+	HTTP   *http.Client
+	Logger *slog.Logger
+}
+
+// Set is the a2a toolset.
+type Set struct {
+	tools []orchestrator.Tool
+	bg    *background
+	log   *slog.Logger
+}
+
+var _ orchestrator.Toolset = (*Set)(nil)
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// New returns the toolset for services.
+func New(services []Service, opts *Options) (*Set, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.HTTP == nil {
+		o.HTTP = &http.Client{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Set{bg: newBackground(), log: o.Logger}
+	seen := map[string]bool{}
+	for _, svc := range services {
+		if !nameRE.MatchString(svc.Name) || seen[svc.Name] {
+			return nil, fmt.Errorf("a2a service name %q: must be unique, 1-64 letters, digits, - or _", svc.Name)
+		}
+		seen[svc.Name] = true
+		if svc.Timeout <= 0 {
+			svc.Timeout = 120 * time.Second
+		}
+		if svc.MaxDepth <= 0 {
+			svc.MaxDepth = 3
+		}
+		s.tools = append(s.tools, &peerTool{svc: svc, hc: o.HTTP, bg: s.bg, log: o.Logger})
+	}
+	if len(s.tools) > 0 {
+		s.tools = append(s.tools, &observeTool{bg: s.bg}, &waitTool{bg: s.bg})
+	}
+	return s, nil
+}
+
+// Name implements orchestrator.Toolset.
+func (s *Set) Name() string { return "a2a" }
+
+// Tools implements orchestrator.Toolset: the same tools for every user.
+func (s *Set) Tools(context.Context, string) ([]orchestrator.Tool, error) { return s.tools, nil }
+
+// Close cancels background tasks and waits for them.
+func (s *Set) Close() { s.bg.close() }
+
+// peerTool is a2a@<name>.
+type peerTool struct {
+	svc Service
+	hc  *http.Client
+	bg  *background
+	log *slog.Logger
+
+	// mu guards client and card.
+	mu     sync.Mutex
+	client *w.Client
+	card   *w.PeerCard
+}
+
+var peerSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"message":{"type":"string","description":"The task or question for the agent"},` +
+	`"context_id":{"type":"string","description":"Continue an earlier conversation with this agent (context_id of a previous result)"},` +
+	`"background":{"type":"boolean","description":"Start the task and return its task_id at once; collect it with a2a_wait"}},` +
+	`"required":["message"]}`)
+
+func (t *peerTool) Spec() orchestrator.ToolSpec {
+	desc := t.svc.Description
+	if desc == "" {
+		desc = "a peer agent"
+	}
+	return orchestrator.ToolSpec{Name: "a2a@" + t.svc.Name, Description: "Delegate a task to the A2A agent " + t.svc.Name + ": " + desc,
+		InputSchema: peerSchema, Source: "a2a", ReadOnly: true}
+}
+
+// resolve returns the cached client, reading the card the first time.
+func (t *peerTool) resolve(ctx context.Context) (*w.Client, *w.PeerCard, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.client != nil {
+		return t.client, t.card, nil
+	}
+	if v, ok := w.ParseVersion(t.svc.Version); ok && t.svc.Version != "" {
+		t.client = &w.Client{HTTP: t.hc, URL: t.svc.URL, Version: v, Header: t.svc.Header}
+		t.card = &w.PeerCard{Name: t.svc.Name, Streaming: true}
+		return t.client, t.card, nil
+	}
+	card, err := w.FetchCard(ctx, t.hc, t.svc.URL, t.svc.Header)
+	if err != nil {
+		return nil, nil, err
+	}
+	iface, ok := card.JSONRPC()
+	if !ok {
+		return nil, nil, fmt.Errorf("agent %s offers no JSON-RPC interface", t.svc.Name)
+	}
+	t.client = &w.Client{HTTP: t.hc, URL: iface.URL, Version: iface.Version, Header: t.svc.Header}
+	t.card = card
+	return t.client, t.card, nil
+}
+
+func (t *peerTool) forget() {
+	t.mu.Lock()
+	t.client, t.card = nil, nil
+	t.mu.Unlock()
+}
+
+type peerArgs struct {
+	Message    string `json:"message"`
+	ContextID  string `json:"context_id"`
+	Background bool   `json:"background"`
+}
+
+func (t *peerTool) Call(ctx context.Context, inv *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
+	var a peerArgs
+	if err := json.Unmarshal(inv.Arguments, &a); err != nil || strings.TrimSpace(a.Message) == "" {
+		return orchestrator.ErrorResult("a2a@" + t.svc.Name + ": arguments must be {\"message\": \"...\"}"), nil
+	}
+	depth := depthOf(inv.Metadata)
+	if depth+1 > t.svc.MaxDepth {
+		return orchestrator.ErrorResult(fmt.Sprintf("a2a@%s refused: the delegation chain is already %d deep and max_depth is %d; answer without delegating", t.svc.Name, depth, t.svc.MaxDepth)), nil
+	}
+	msg := w.Message{MessageID: "msg_" + inv.CallID + "_" + randSuffix(), Role: w.RoleUser, ContextID: a.ContextID,
+		Parts: []w.Part{w.TextPart(a.Message)}, Metadata: map[string]any{w.DepthKey: depth + 1}}
+	emit := inv.Emit
+	if emit == nil {
+		emit = func(string, any) {}
+	}
+	if a.Background {
+		id := t.bg.start(inv.RunID, t.svc.Name, func(ctx context.Context) *outcome { return t.run(ctx, msg, emit) })
+		return &orchestrator.ToolResult{Content: fmt.Sprintf("started in the background as %s; collect it with a2a_wait", id),
+			Data: map[string]any{"handle": id, "service": t.svc.Name}}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.svc.Timeout)
+	defer cancel()
+	out := t.run(ctx, msg, emit)
+	return out.result(), nil
+}
+
+func depthOf(md map[string]string) int {
+	var d int
+	if _, err := fmt.Sscanf(md[w.DepthKey], "%d", &d); err != nil || d < 0 {
+		return 0
+	}
+	return d
+}

@@ -1,0 +1,181 @@
+package agentcard
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Catalog lists the tools a user may use; *orchestrator.Orchestrator
+// satisfies it.
+type Catalog interface {
+	Tools(ctx context.Context, userID string) ([]orchestrator.ToolSpec, error)
+}
+
+// Provider is the card's provider block.
+type Provider struct {
+	Organization string `json:"organization"`
+	URL          string `json:"url"`
+}
+
+// Options describe the agent. Zero values mean the defaults stated.
+type Options struct {
+	// Name of the agent. Default "wunder".
+	Name string
+	// Description. Default: a sentence about wunder.
+	Description string
+	// Version of the agent (not of the protocol). Default "dev".
+	Version  string
+	Provider *Provider
+	// PublicURL is the external base URL; "" derives it from each request
+	// (scheme from TLS / X-Forwarded-Proto, host from Host).
+	PublicURL string
+	// Path of the JSON-RPC endpoint under the base URL. Default "/a2a".
+	Path string
+	// UserID whose tool catalog becomes the public card's skills. Default
+	// "a2a".
+	UserID string
+	// ToolNames, when set, limits the skills to these tools (the ones A2A
+	// runs are offered).
+	ToolNames []string
+	// PushNotifications is advertised in capabilities.
+	PushNotifications bool
+	// APIKeyRequired adds the security schemes of the gateway's auth
+	// (X-API-Key header or Authorization: Bearer).
+	APIKeyRequired bool
+	// MaxAge of the Cache-Control header, in seconds. Default 300.
+	MaxAge int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Name == "" {
+		o.Name = "wunder"
+	}
+	if o.Description == "" {
+		o.Description = "wunder, an agent router: answers tasks with an LLM and the tools configured for it"
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.Path == "" {
+		o.Path = "/a2a"
+	}
+	if o.UserID == "" {
+		o.UserID = "a2a"
+	}
+	if o.MaxAge <= 0 {
+		o.MaxAge = 300
+	}
+	return o
+}
+
+type iface10 struct {
+	URL             string `json:"url"`
+	ProtocolBinding string `json:"protocolBinding"`
+	ProtocolVersion string `json:"protocolVersion"`
+}
+
+type iface03 struct {
+	URL       string `json:"url"`
+	Transport string `json:"transport"`
+}
+
+type skill struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags"`
+}
+
+// card is the union of the 1.0 and 0.3 AgentCard fields (NOTES.md, "Dual
+// version card"): 1.0 clients read supportedInterfaces, 0.3 clients read
+// url / preferredTransport / protocolVersion / additionalInterfaces.
+type card struct {
+	Name        string    `json:"name"`
+	Description string    `json:"description"`
+	Version     string    `json:"version"`
+	Provider    *Provider `json:"provider,omitempty"`
+	// 1.0
+	SupportedInterfaces []iface10 `json:"supportedInterfaces"`
+	// 0.3
+	URL                               string    `json:"url"`
+	PreferredTransport                string    `json:"preferredTransport"`
+	ProtocolVersion                   string    `json:"protocolVersion"`
+	AdditionalInterfaces              []iface03 `json:"additionalInterfaces"`
+	SupportsAuthenticatedExtendedCard bool      `json:"supportsAuthenticatedExtendedCard"`
+	// both
+	Capabilities struct {
+		Streaming         bool `json:"streaming"`
+		PushNotifications bool `json:"pushNotifications"`
+		ExtendedAgentCard bool `json:"extendedAgentCard"`
+	} `json:"capabilities"`
+	DefaultInputModes    []string                  `json:"defaultInputModes"`
+	DefaultOutputModes   []string                  `json:"defaultOutputModes"`
+	SecuritySchemes      map[string]map[string]any `json:"securitySchemes,omitempty"`
+	SecurityRequirements []map[string]any          `json:"securityRequirements,omitempty"` // 1.0
+	Security             []map[string][]string     `json:"security,omitempty"`             // 0.3
+	Skills               []skill                   `json:"skills"`
+}
+
+// Build returns the card JSON for base (scheme://host[/prefix]) with the
+// skills of userID's catalog.
+func Build(ctx context.Context, cat Catalog, o Options, base, userID string) ([]byte, error) {
+	o = o.withDefaults()
+	endpoint := strings.TrimSuffix(base, "/") + o.Path
+	c := card{Name: o.Name, Description: o.Description, Version: o.Version, Provider: o.Provider,
+		SupportedInterfaces: []iface10{{endpoint, "JSONRPC", "1.0"}, {endpoint, "JSONRPC", "0.3"}},
+		URL:                 endpoint, PreferredTransport: "JSONRPC", ProtocolVersion: "0.3.0",
+		AdditionalInterfaces:              []iface03{{endpoint, "JSONRPC"}},
+		SupportsAuthenticatedExtendedCard: true,
+		DefaultInputModes:                 []string{"text/plain", "application/json"},
+		DefaultOutputModes:                []string{"text/plain"},
+	}
+	c.Capabilities.Streaming = true
+	c.Capabilities.PushNotifications = o.PushNotifications
+	c.Capabilities.ExtendedAgentCard = true
+	if o.APIKeyRequired {
+		// Each scheme in both shapes: 1.0 oneof keys and 0.3 type fields.
+		c.SecuritySchemes = map[string]map[string]any{
+			"apiKey": {"apiKeySecurityScheme": map[string]any{"location": "header", "name": "X-API-Key"},
+				"type": "apiKey", "in": "header", "name": "X-API-Key"},
+			"bearer": {"httpAuthSecurityScheme": map[string]any{"scheme": "Bearer"}, "type": "http", "scheme": "bearer"},
+		}
+		// Scopes as a plain list, as a2a-go v2.4.0 reads them (ts-proto
+		// readers take a missing StringList.list as empty).
+		c.SecurityRequirements = []map[string]any{
+			{"schemes": map[string][]string{"apiKey": {}}},
+			{"schemes": map[string][]string{"bearer": {}}},
+		}
+		c.Security = []map[string][]string{{"apiKey": {}}, {"bearer": {}}}
+	}
+	c.Skills = []skill{{ID: "answer", Name: "answer", Description: "Answers a question or carries out a task, using the tools below as needed", Tags: []string{"general"}}}
+	tools, err := cat.Tools(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tools {
+		if len(o.ToolNames) > 0 && !t.AlwaysOn && !slices.Contains(o.ToolNames, t.Name) {
+			continue
+		}
+		c.Skills = append(c.Skills, skill{ID: t.Name, Name: t.Name, Description: firstLine(t.Description), Tags: []string{nonEmpty(t.Source, "tool")}})
+	}
+	return json.Marshal(c)
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if s == "" {
+		return "a tool"
+	}
+	return s
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,134 @@
+package agentcard
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Path is where the card is served.
+const Path = "/.well-known/agent-card.json"
+
+// refresh is how long a built card is served before the catalog is asked
+// again (MCP servers and peers may come and go).
+const refresh = time.Minute
+
+// Handler serves the public card, pre-marshalled per base URL, with
+// Cache-Control, ETag (If-None-Match gives 304) and CORS (the card is
+// public: any origin may read it).
+type Handler struct {
+	cat  Catalog
+	opts Options
+
+	// mu guards cards.
+	mu    sync.Mutex
+	cards map[string]*built
+}
+
+type built struct {
+	body []byte
+	etag string
+	at   time.Time
+}
+
+// New returns the card handler.
+func New(cat Catalog, opts *Options) *Handler {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	return &Handler{cat: cat, opts: o.withDefaults(), cards: map[string]*built{}}
+}
+
+// maxBases bounds the per-host cache when the base URL comes from requests.
+const maxBases = 32
+
+func (h *Handler) get(ctx context.Context, base string) (*built, error) {
+	h.mu.Lock()
+	b := h.cards[base]
+	h.mu.Unlock()
+	if b != nil && time.Since(b.at) < refresh {
+		return b, nil
+	}
+	body, err := Build(ctx, h.cat, h.opts, base, h.opts.UserID)
+	if err != nil {
+		if b != nil {
+			return b, nil // serve the last good card
+		}
+		return nil, err
+	}
+	sum := sha256.Sum256(body)
+	b = &built{body: body, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, at: time.Now()}
+	h.mu.Lock()
+	if len(h.cards) >= maxBases {
+		clear(h.cards)
+	}
+	h.cards[base] = b
+	h.mu.Unlock()
+	return b, nil
+}
+
+// BaseURL is the configured public URL or the one the request reached.
+func (h *Handler) BaseURL(r *http.Request) string {
+	if h.opts.PublicURL != "" {
+		return strings.TrimSuffix(h.opts.PublicURL, "/")
+	}
+	scheme := "http"
+	if r.TLS != nil || strings.EqualFold(r.Header.Get("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// ServeHTTP answers GET and HEAD (and CORS preflight).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Access-Control-Allow-Origin", "*")
+	hd.Set("Access-Control-Expose-Headers", "ETag")
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodOptions:
+		hd.Set("Access-Control-Allow-Methods", "GET, HEAD, OPTIONS")
+		hd.Set("Access-Control-Allow-Headers", "Content-Type, If-None-Match, Authorization, A2A-Version")
+		hd.Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	default:
+		hd.Set("Allow", "GET, HEAD, OPTIONS")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	b, err := h.get(r.Context(), h.BaseURL(r))
+	if err != nil {
+		http.Error(w, "agent card unavailable", http.StatusServiceUnavailable)
+		return
+	}
+	hd.Set("Cache-Control", "public, max-age="+strconv.Itoa(h.opts.MaxAge))
+	hd.Set("ETag", b.etag)
+	hd.Set("Vary", "Host")
+	if inm := r.Header.Get("If-None-Match"); inm != "" && strings.Contains(inm, b.etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	hd.Set("Content-Type", "application/json")
+	hd.Set("Content-Length", strconv.Itoa(len(b.body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(b.body)
+	}
+}
+
+// Extended returns the authenticated extended card of a user: the card
+// with the skills of that user's whole catalog. It plugs into
+// a2a.Options.ExtendedCard.
+func (h *Handler) Extended(r *http.Request, userID string) (json.RawMessage, error) {
+	o := h.opts
+	o.ToolNames = nil
+	return Build(r.Context(), h.cat, o, h.BaseURL(r), userID)
+}

@@ -1,0 +1,222 @@
+package a2awire
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Client calls one A2A agent over JSON-RPC in one protocol version. It is
+// safe for concurrent use.
+type Client struct {
+	HTTP    *http.Client
+	URL     string
+	Version Version
+	// Header is added to every request (auth of the peer).
+	Header http.Header
+	ids    atomic.Int64
+}
+
+// SendRequest is what [Client.Send] and [Client.Stream] send.
+type SendRequest struct {
+	Message Message
+	// Blocking waits for the task to end (non-streaming send only).
+	Blocking bool
+}
+
+func (c *Client) sendParams(r *SendRequest) map[string]any {
+	cfg := map[string]any{"acceptedOutputModes": []string{"text/plain", "application/json"}}
+	if c.Version == V10 {
+		cfg["returnImmediately"] = !r.Blocking
+	} else {
+		cfg["blocking"] = r.Blocking
+	}
+	return map[string]any{"message": EncodeMessage(c.Version, &r.Message), "configuration": cfg}
+}
+
+// Send sends a message and returns the task (or message) the peer answers.
+func (c *Client) Send(ctx context.Context, r *SendRequest) (Event, error) {
+	raw, err := c.call(ctx, MethodsOf(c.Version).Send, c.sendParams(r))
+	if err != nil {
+		return Event{}, err
+	}
+	return DecodeEvent(raw)
+}
+
+// Stream sends a message and yields the peer's stream events.
+func (c *Client) Stream(ctx context.Context, r *SendRequest) iter.Seq2[Event, error] {
+	return c.stream(ctx, MethodsOf(c.Version).Stream, c.sendParams(r))
+}
+
+// Subscribe follows an existing task's stream.
+func (c *Client) Subscribe(ctx context.Context, taskID string) iter.Seq2[Event, error] {
+	return c.stream(ctx, MethodsOf(c.Version).Subscribe, map[string]any{"id": taskID})
+}
+
+// GetTask returns a task.
+func (c *Client) GetTask(ctx context.Context, taskID string) (*Task, error) {
+	raw, err := c.call(ctx, MethodsOf(c.Version).Get, map[string]any{"id": taskID})
+	if err != nil {
+		return nil, err
+	}
+	return decode[Task](raw)
+}
+
+// CancelTask asks the peer to cancel a task.
+func (c *Client) CancelTask(ctx context.Context, taskID string) (*Task, error) {
+	raw, err := c.call(ctx, MethodsOf(c.Version).Cancel, map[string]any{"id": taskID})
+	if err != nil {
+		return nil, err
+	}
+	return decode[Task](raw)
+}
+
+func (c *Client) post(ctx context.Context, method string, params any, accept string) (*http.Response, json.RawMessage, error) {
+	id := json.RawMessage(strconv.FormatInt(c.ids.Add(1), 10))
+	p, err := json.Marshal(params)
+	if err != nil {
+		return nil, nil, err
+	}
+	body, err := json.Marshal(Request{JSONRPC: "2.0", ID: id, Method: method, Params: p})
+	if err != nil {
+		return nil, nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, vs := range c.Header {
+		req.Header[k] = vs
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", accept)
+	req.Header.Set("A2A-Version", string(c.Version))
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: a2a %s: %w", orchestrator.ErrUnavailable, method, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		return nil, nil, fmt.Errorf("%w: a2a %s: HTTP %d: %s", orchestrator.ErrUnavailable, method, resp.StatusCode, strings.TrimSpace(string(b)))
+	}
+	return resp, id, nil
+}
+
+func (c *Client) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	resp, _, err := c.post(ctx, method, params, "application/json")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var r Response
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&r); err != nil {
+		return nil, fmt.Errorf("%w: a2a %s: bad response: %w", orchestrator.ErrUnavailable, method, err)
+	}
+	if r.Error != nil {
+		return nil, r.Error
+	}
+	return r.Result, nil
+}
+
+// stream POSTs a streaming method and parses the SSE answer: each event's
+// data is one JSON-RPC response. The stream ends at a terminal or
+// interrupted status (0.3: final:true) or when the peer closes it.
+func (c *Client) stream(ctx context.Context, method string, params any) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		resp, _, err := c.post(ctx, method, params, "text/event-stream")
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		defer resp.Body.Close()
+		if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			// An immediate JSON-RPC error instead of a stream.
+			var r Response
+			if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&r); err != nil || r.Error == nil {
+				yield(Event{}, fmt.Errorf("%w: a2a %s: expected an event stream, got %q", orchestrator.ErrUnavailable, method, resp.Header.Get("Content-Type")))
+				return
+			}
+			yield(Event{}, r.Error)
+			return
+		}
+		for data, err := range sseData(resp.Body) {
+			if err != nil {
+				yield(Event{}, err)
+				return
+			}
+			var r Response
+			if err := json.Unmarshal(data, &r); err != nil {
+				yield(Event{}, fmt.Errorf("%w: a2a %s: bad stream item: %w", orchestrator.ErrUnavailable, method, err))
+				return
+			}
+			if r.Error != nil {
+				yield(Event{}, r.Error)
+				return
+			}
+			ev, err := DecodeEvent(r.Result)
+			if err != nil {
+				yield(Event{}, fmt.Errorf("%w: a2a %s: %w", orchestrator.ErrUnavailable, method, err))
+				return
+			}
+			if !yield(ev, nil) {
+				return
+			}
+			if ev.Status != nil && (ev.Status.Final || ev.Status.Status.State.Terminal() || ev.Status.Status.State.Interrupted()) {
+				return
+			}
+			if ev.Message != nil {
+				return
+			}
+		}
+	}
+}
+
+// sseData yields the data of each event of a text/event-stream.
+func sseData(r io.Reader) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		var data []byte
+		for sc.Scan() {
+			line := sc.Bytes()
+			switch {
+			case len(line) == 0:
+				if len(data) > 0 {
+					if !yield(data, nil) {
+						return
+					}
+					data = nil
+				}
+			case bytes.HasPrefix(line, []byte("data:")):
+				v := bytes.TrimPrefix(line[5:], []byte(" "))
+				if len(data) > 0 {
+					data = append(data, '\n')
+				}
+				data = append(data, v...)
+			}
+		}
+		if err := sc.Err(); err != nil && !errors.Is(err, context.Canceled) {
+			yield(nil, fmt.Errorf("%w: a2a stream: %w", orchestrator.ErrUnavailable, err))
+			return
+		}
+		if len(data) > 0 {
+			yield(data, nil)
+		}
+	}
+}
