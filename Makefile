@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X main.version=$(VERSION)
 PKGS     := ./...
 
-.PHONY: run build test lint bench bench-load clean
+.PHONY: run build test lint bench bench-load clean tools generate proto-check
 
 ## run: build and start the server on :8000 (SQLite and workspaces under ./data, no config needed)
 run:
@@ -32,5 +32,33 @@ bench:
 bench-load: build
 	./scripts/bench-load.sh
 
+## tools: install the pinned code generators into bin/tools (go install; local plugins only)
+TOOLS                      := $(CURDIR)/bin/tools
+BUF_VERSION                := v1.75.0
+PROTOC_GEN_GO_VERSION      := v1.36.12
+PROTOC_GEN_CONNECT_VERSION := v1.21.1
+tools:
+	GOBIN=$(TOOLS) $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN=$(TOOLS) $(GO) install connectrpc.com/connect/cmd/protoc-gen-connect-go@$(PROTOC_GEN_CONNECT_VERSION)
+
+## generate: regenerate gen/ from proto/ (buf.gen.yaml; commit the result)
+generate: tools
+	PATH="$(TOOLS):$$PATH" buf generate
+
+## proto-check: buf lint, buf breaking against main (when main has the API), and gen/ must be fresh
+proto-check: generate
+	PATH="$(TOOLS):$$PATH" buf lint
+	@if git cat-file -e main:buf.yaml 2>/dev/null; then \
+	  PATH="$(TOOLS):$$PATH" buf breaking --against '.git#branch=main'; \
+	else echo "buf breaking: main has no buf.yaml yet; skipped"; fi
+	@if [ -n "$$(git status --porcelain -- gen)" ]; then \
+	  echo "gen/ is stale: run 'make generate' and commit the result"; git status --porcelain -- gen; exit 1; fi
+
 clean:
 	rm -rf bin
+
+.PHONY: conformance
+## conformance: the official MCP conformance suite through the pass-through route and on /wunder/mcp (npm peers in testdata/mcp; also part of `make test`)
+conformance:
+	$(GO) test -count=1 -run 'Conformance' -v ./mcpserver/ ./cmd/mcpconformanceclient/

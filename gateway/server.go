@@ -44,6 +44,12 @@ type Options struct {
 	// Version is reported by /healthz.
 	Version string
 	Logger  *slog.Logger
+	// LSP, when set, serves GET /wunder/admin/lsp and
+	// POST /wunder/admin/lsp/test (admin_lsp.go). Nil = no such routes.
+	LSP LSPAdmin
+	// MCP, when set, serves POST /wunder/admin/mcp/{name}/refresh
+	// (admin_mcp.go). Nil = no such route.
+	MCP MCPAdmin
 }
 
 func (o Options) withDefaults() Options {
@@ -64,6 +70,8 @@ type Server struct {
 	b    Backend
 	opts Options
 	mux  *http.ServeMux
+	// open are exact paths past the API-key check (see Open).
+	open []string
 }
 
 // New returns a gateway over b.
@@ -81,6 +89,20 @@ func New(b Backend, opts *Options) *Server {
 // It goes through the same middleware as every route.
 func (s *Server) Mount(pattern string, h http.Handler) { s.mux.Handle(pattern, h) }
 
+// Open lets requests for these exact paths past the API-key check; every
+// other middleware still applies. It is for what must be readable without
+// credentials (the agent card, gRPC health for probes) and for handlers
+// that apply the same key rule themselves so as to answer in their own
+// protocol's shape (MCP's bearer check with protected-resource metadata).
+// Call it before Handler.
+func (s *Server) Open(paths ...string) { s.open = append(s.open, paths...) }
+
+// MountOpen mounts h at the exact path and opens it (see Open).
+func (s *Server) MountOpen(path string, h http.Handler) {
+	s.Mount(path, h)
+	s.Open(path)
+}
+
 // routes is THE route table of wunder's HTTP API.
 func (s *Server) routes() {
 	s.mux.HandleFunc("POST /wunder", s.handleWunder)
@@ -96,6 +118,13 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
+	if s.opts.LSP != nil {
+		s.mux.HandleFunc("GET /wunder/admin/lsp", s.handleLSPStatus)
+		s.mux.HandleFunc("POST /wunder/admin/lsp/test", s.handleLSPTest)
+	}
+	if s.opts.MCP != nil {
+		s.mux.HandleFunc("POST /wunder/admin/mcp/{name}/refresh", s.handleMCPRefresh)
+	}
 }
 
 // Handler returns the gateway with its middleware, outermost first:
@@ -103,7 +132,7 @@ func (s *Server) routes() {
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = problemForMux(s.mux)
 	h = limitBody(s.opts.MaxBodyBytes)(h)
-	h = authenticate(s.opts.APIKey, []string{"/healthz", "/readyz"})(h)
+	h = authenticate(s.opts.APIKey, append([]string{"/healthz", "/readyz"}, s.open...))(h)
 	h = cors(s.opts.CORS)(h)
 	h = recoverPanics(h)
 	h = accessLog(h)

@@ -46,10 +46,17 @@ func newServeCmd(rf *rootFlags) *cobra.Command {
 // accepting, let requests and runs finish within shutdown_timeout_s, cancel
 // what is left, close the store.
 func (a *app) serve(ctx context.Context, ln net.Listener) error {
+	// HTTP/1.1 and cleartext HTTP/2 (h2c, prior knowledge) on one port:
+	// gRPC clients need HTTP/2; Connect, gRPC-Web and everything else
+	// speak either.
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
 	srv := &http.Server{
 		Handler:           a.handler(),
 		ReadHeaderTimeout: a.cfg.Server.ReadHeaderTimeout(),
 		IdleTimeout:       2 * time.Minute,
+		Protocols:         protocols,
 	}
 	host, _, _ := net.SplitHostPort(ln.Addr().String())
 	if a.cfg.Security.APIKey == "" && !isLoopback(host) {

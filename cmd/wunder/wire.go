@@ -66,6 +66,7 @@ func newModels(cfg *config.Config) (*llm.Registry, error) {
 		entries[name] = llm.Entry{Model: model, Settings: orchestrator.ModelSettings{
 			Name: name, ToolCallMode: m.ToolCallMode, MaxRounds: m.MaxRounds, MaxOutput: m.MaxOutput,
 			Temperature: m.Temperature, Stop: m.Stop, Stream: m.Stream,
+			MaxContext: m.MaxContext, CompactionRatio: m.HistoryCompactionRatio,
 		}}
 	}
 	return llm.NewRegistry(cfg.LLM.Default, entries), nil
@@ -79,32 +80,54 @@ type app struct {
 	store  *storage.Store
 	orch   *orchestrator.Orchestrator
 	gw     *gateway.Server
+	a2a    *a2aParts // wire_a2a.go
+	lsp    *lspParts // wire_lsp.go
+	mcp    *mcpParts // wire_mcp.go
 }
 
-// build wires every component from the configuration.
+// build wires every component from the configuration. On failure it
+// stops what it had already started, newest first.
 func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, error) {
+	var undo []func()
+	fail := func(err error) (*app, error) {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+		return nil, err
+	}
 	store, err := openStore(ctx, cfg, log, true)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
+	undo = append(undo, func() { store.Close() })
 	models, err := newModels(cfg)
 	if err != nil {
-		store.Close()
-		return nil, err
+		return fail(err)
 	}
+	lspParts := newLSP(cfg, log) // wire_lsp.go
+	undo = append(undo, func() { _ = lspParts.close(context.Background()) })
 	tools, err := builtin.New(&builtin.Options{
 		Root: cfg.Workspace.Root, AllowCommands: cfg.Security.AllowCommands, DenyGlobs: cfg.Security.DenyGlobs,
 		CommandTimeout: cfg.Security.CommandTimeout(), MaxCommandTimeout: cfg.Security.MaxCommandTimeout(),
 		MaxOutputBytes: cfg.Security.MaxOutputBytes, MaxFileBytes: int(cfg.Security.MaxFileBytes),
-		Enabled: cfg.Tools.Builtin.Enabled,
+		Enabled: cfg.Tools.Builtin.Enabled, Diagnostics: lspParts.diagnostics(),
 	})
 	if err != nil {
-		store.Close()
-		return nil, withCode(exitConfig, fmt.Errorf("built-in tools: %w", err))
+		return fail(withCode(exitConfig, fmt.Errorf("built-in tools: %w", err)))
 	}
-	// Tool sources. Each later source (MCP, A2A peers, LSP, ...) is built in
-	// a wire_<source>.go file of its own and appended here.
+	// Tool sources: built-in, A2A peers (wire_a2a.go), LSP (wire_lsp.go),
+	// MCP servers (wire_mcp.go).
 	toolsets := []orchestrator.Toolset{tools}
+	a2aTools := newA2ATools(cfg, log)
+	undo = append(undo, a2aTools.Close)
+	toolsets = append(toolsets, a2aTools)
+	toolsets = append(toolsets, lspParts.toolsets(tools)...)
+	mcpParts, err := newMCP(ctx, cfg, log, store)
+	if err != nil {
+		return fail(err)
+	}
+	undo = append(undo, mcpParts.close)
+	toolsets = append(toolsets, mcpParts.toolsets()...)
 	reg := orchestrator.NewRegistry(cfg.Tools.NameSeparator, log, toolsets...)
 	orch := orchestrator.New(store, models, reg, &orchestrator.Options{
 		MaxActiveRuns: cfg.Concurrency.MaxActiveRuns, QueueSize: queueSize(cfg.Concurrency.QueueSize),
@@ -129,10 +152,14 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Ready:   store.Ping,
 		Version: version,
 		Logger:  log,
+		LSP:     lspParts.admin(),
+		MCP:     mcpParts.admin(), // wire_mcp.go
 	})
-	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw}
-	// Front-ends mounted on the gateway (A2A, MCP, Connect): each in a
-	// wire_<front-end>.go file of its own, called here.
+	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, lsp: lspParts, mcp: mcpParts}
+	// Front-ends mounted on the gateway, each wired in a file of its own.
+	mountConnect(a)       // wire_connect.go
+	mountA2A(a, a2aTools) // wire_a2a.go
+	mountMCP(a, mcpParts) // wire_mcp.go
 	return a, nil
 }
 
@@ -149,7 +176,12 @@ func (a *app) handler() http.Handler { return a.gw.Handler() }
 
 // close stops the orchestrator (waiting for runs until ctx ends) and the store.
 func (a *app) close(ctx context.Context) error {
+	a.closeA2A()
 	err := a.orch.Close(ctx)
+	a.mcp.close()
+	if lerr := a.lsp.close(ctx); lerr != nil && err == nil {
+		err = lerr
+	}
 	if cerr := a.store.Close(); cerr != nil && err == nil {
 		err = cerr
 	}

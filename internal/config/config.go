@@ -28,6 +28,9 @@ type Config struct {
 	Workspace     Workspace     `yaml:"workspace"`
 	Storage       Storage       `yaml:"storage"`
 	Observability Observability `yaml:"observability"`
+	MCP           MCP           `yaml:"mcp"`
+	A2A           A2A           `yaml:"a2a"`
+	LSP           LSP           `yaml:"lsp"`
 
 	// meta is what Load learned on the way: where each value came from and
 	// the warnings to log. It is nil for a Config built in code.

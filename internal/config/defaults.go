@@ -73,20 +73,24 @@ func Default() *Config {
 			LogFormat:      "text",
 			DropEventTypes: []string{},
 		},
+		MCP: mcpDefaults(),
+		A2A: a2aDefaults(),
+		LSP: lspDefaults(),
 	}
 }
 
 // applyDefaults sets the defaults of a new llm.models entry.
 func (m *Model) applyDefaults() {
 	*m = Model{
-		Enabled:            true,
-		Provider:           ProviderOpenAI,
-		TimeoutSeconds:     120,
-		MaxRounds:          8,
-		Stream:             true,
-		StreamIncludeUsage: true,
-		ToolCallMode:       ToolCallMode,
-		Stop:               []string{},
+		Enabled:                true,
+		Provider:               ProviderOpenAI,
+		TimeoutSeconds:         120,
+		MaxRounds:              8,
+		Stream:                 true,
+		HistoryCompactionRatio: 0.8,
+		StreamIncludeUsage:     true,
+		ToolCallMode:           ToolCallMode,
+		Stop:                   []string{},
 		Retry: Retry{
 			MaxAttempts:          3,
 			InitialBackoffMillis: 500,

@@ -61,6 +61,11 @@ type Model struct {
 	MaxRounds int `yaml:"max_rounds"`
 	// MaxContext is the context window in tokens; 0 = unknown.
 	MaxContext int `yaml:"max_context"`
+	// HistoryCompactionRatio: when a request to the model reaches this share
+	// of max_context, the older part of the conversation is summarised by
+	// the model and replaced by the summary (a compaction event). 0 turns
+	// compaction off; it needs max_context. Default 0.8.
+	HistoryCompactionRatio float64 `yaml:"history_compaction_ratio"`
 	// MaxOutput caps output tokens per call; 0 = the server's default.
 	MaxOutput int `yaml:"max_output"`
 	// Stream asks for streamed responses. Default true.

@@ -86,6 +86,9 @@ func (c *Config) validate(p *problems) {
 
 	c.validateCORS(v)
 	c.validateLLM(v)
+	c.validateMCP(v)
+	c.validateA2A(v)
+	c.validateLSP(v)
 
 	sep := c.Tools.NameSeparator
 	switch {
@@ -188,6 +191,9 @@ func (m Model) validate(v checker, p, name string) {
 	atLeast(v, at("max_context"), m.MaxContext, 0)
 	if atLeast(v, at("max_output"), m.MaxOutput, 0) && m.MaxContext > 0 && m.MaxOutput >= m.MaxContext {
 		v.fail(at("max_output"), "must be less than max_context (%d), got %d", m.MaxContext, m.MaxOutput)
+	}
+	if r := m.HistoryCompactionRatio; !(r >= 0 && r <= 1) {
+		v.fail(at("history_compaction_ratio"), "must be between 0 and 1, got %v", r)
 	}
 	v.oneOf(at("tool_call_mode"), m.ToolCallMode, toolCallModes)
 	for i, s := range m.Stop {

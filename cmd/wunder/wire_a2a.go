@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/wunder/wunder/a2a"
+	"github.com/wunder/wunder/adapters/a2atools"
+	"github.com/wunder/wunder/agentcard"
+	"github.com/wunder/wunder/gateway"
+	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/storage"
+)
+
+// a2aParts are the A2A pieces an app owns: the peer toolset (background
+// delegations), the /a2a handler (push watchers) and the card.
+type a2aParts struct {
+	tools   *a2atools.Set
+	handler *a2a.Handler
+	card    *agentcard.Handler
+}
+
+// newA2ATools builds the a2a@service tools from a2a.services. The config
+// was validated, so New does not fail on names; if it does, no peers.
+func newA2ATools(cfg *config.Config, log *slog.Logger) *a2atools.Set {
+	var svcs []a2atools.Service
+	for _, s := range cfg.A2A.Services {
+		if !s.Enabled {
+			continue
+		}
+		h := http.Header{}
+		for k, v := range s.Headers {
+			h.Set(k, v)
+		}
+		if s.BearerToken != "" {
+			h.Set("Authorization", "Bearer "+s.BearerToken)
+		}
+		svcs = append(svcs, a2atools.Service{Name: s.Name, Description: s.Description, URL: s.Endpoint,
+			Version: s.Version, Header: h, Timeout: s.Timeout(cfg.A2A), MaxDepth: s.MaxDepth})
+	}
+	set, err := a2atools.New(svcs, &a2atools.Options{Logger: log.With("toolset", "a2a")})
+	if err != nil {
+		log.Error("a2a services not offered", "err", err)
+		set, _ = a2atools.New(nil, nil)
+	}
+	return set
+}
+
+// mountA2A mounts POST /a2a and /a2a/ behind the gateway's middleware (its
+// API-key auth applies) and keeps the card for handler().
+func mountA2A(a *app, tools *a2atools.Set) {
+	cfg := a.cfg.A2A
+	a.a2a = &a2aParts{tools: tools}
+	if !cfg.Server.Enabled {
+		return
+	}
+	a.a2a.card = agentcard.New(a.orch, &agentcard.Options{
+		Name: cfg.Server.Name, Description: cfg.Server.Description, Version: version,
+		PublicURL: a.cfg.Server.PublicURL, UserID: cfg.Server.UserID, ToolNames: cfg.Server.ToolNames,
+		PushNotifications: cfg.Push.Enabled, APIKeyRequired: a.cfg.Security.APIKey != "",
+	})
+	opts := &a2a.Options{
+		Identify:    func(r *http.Request) (string, error) { return a2aUser(r, cfg.Server.UserID) },
+		DefaultUser: cfg.Server.UserID, ToolNames: cfg.Server.ToolNames, ModelName: cfg.Server.Model,
+		ToolActivity: cfg.Server.ToolActivity, ExtendedCard: a.a2a.card.Extended,
+		Heartbeat: a.cfg.Server.SSEHeartbeat(), MaxBodyBytes: a.cfg.Server.MaxBodyBytes,
+		Logger: a.log.With("frontend", "a2a"),
+	}
+	if cfg.Push.Enabled {
+		opts.Push = &a2a.PushOptions{Store: pushStore{a.store}, AllowPrivate: cfg.Push.AllowPrivate,
+			MaxAttempts: cfg.Push.MaxAttempts, Timeout: cfg.Push.Timeout()}
+	}
+	a.a2a.handler = a2a.New(a.orch, opts)
+	a.gw.Mount("/a2a", a.a2a.handler)
+	a.gw.Mount("/a2a/", a.a2a.handler)
+	if a.a2a.card != nil {
+		a.gw.MountOpen(agentcard.Path, a.a2a.card) // readable without credentials
+	}
+}
+
+// a2aUser is the user an A2A request acts for: the X-Wunder-User it names
+// (an admin may act for anyone), the user its credentials pin, or the
+// configured default.
+func a2aUser(r *http.Request, def string) (string, error) {
+	u, err := gateway.ScopeOf(r.Context(), strings.TrimSpace(r.Header.Get("X-Wunder-User")))
+	if err != nil || u != "" {
+		return u, err
+	}
+	return def, nil
+}
+
+// closeA2A stops push delivery and background delegations.
+func (a *app) closeA2A() {
+	if a.a2a == nil {
+		return
+	}
+	if a.a2a.handler != nil {
+		a.a2a.handler.Close()
+	}
+	a.a2a.tools.Close()
+}
+
+// pushStore adapts storage's push configs to a2a.PushStore.
+type pushStore struct{ st *storage.Store }
+
+var _ a2a.PushStore = pushStore{}
+
+func (p pushStore) SavePushConfig(ctx context.Context, c *a2a.PushConfig) error {
+	return p.st.SavePushConfig(ctx, &storage.PushConfig{TaskID: c.TaskID, ID: c.ID, UserID: c.UserID, URL: c.URL, Token: c.Token,
+		AuthScheme: c.AuthScheme, AuthCredentials: c.AuthCredentials, Version: c.Version, CreatedAt: c.CreatedAt})
+}
+
+func (p pushStore) GetPushConfig(ctx context.Context, taskID, id string) (*a2a.PushConfig, error) {
+	c, err := p.st.GetPushConfig(ctx, taskID, id)
+	if err != nil {
+		return nil, err
+	}
+	return fromStoredPush(c), nil
+}
+
+func (p pushStore) ListPushConfigs(ctx context.Context, taskID string) ([]*a2a.PushConfig, error) {
+	cs, err := p.st.ListPushConfigs(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*a2a.PushConfig, len(cs))
+	for i, c := range cs {
+		out[i] = fromStoredPush(c)
+	}
+	return out, nil
+}
+
+func (p pushStore) DeletePushConfig(ctx context.Context, taskID, id string) error {
+	return p.st.DeletePushConfig(ctx, taskID, id)
+}
+
+func fromStoredPush(c *storage.PushConfig) *a2a.PushConfig {
+	return &a2a.PushConfig{TaskID: c.TaskID, ID: c.ID, UserID: c.UserID, URL: c.URL, Token: c.Token,
+		AuthScheme: c.AuthScheme, AuthCredentials: c.AuthCredentials, Version: c.Version, CreatedAt: c.CreatedAt}
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"net/http"
+	"testing"
+
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
+	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+
+	"github.com/wunder/wunder/internal/config"
+)
+
+type keyTransport struct{ key string }
+
+func (k keyTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-API-Key", k.key)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The A2A front-end through the real wiring (SQLite, gateway auth): the
+// card is public, /a2a needs the key, and the a2a-go v2.4.0 client sends a
+// task and keeps a push config in the database.
+func TestA2AThroughRealServer(t *testing.T) {
+	s := startServer(t, func(c *config.Config) {
+		c.Security.APIKey = "a2a-key"
+		c.A2A.Push.AllowPrivate = true
+	})
+	resp, err := http.Get(s.url + "/.well-known/agent-card.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("ETag") == "" {
+		t.Fatalf("card without credentials: %d", resp.StatusCode)
+	}
+	resp, err = http.Post(s.url+"/a2a", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("/a2a without the key: %d, want 401", resp.StatusCode)
+	}
+
+	card, err := agentcard.DefaultResolver.Resolve(t.Context(), s.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := card.SecuritySchemes["apiKey"]; !ok {
+		t.Fatalf("card security schemes: %v", card.SecuritySchemes)
+	}
+	c, err := a2aclient.NewFromCard(t.Context(), card, a2aclient.WithJSONRPCTransport(&http.Client{Transport: keyTransport{"a2a-key"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.SendMessage(t.Context(), &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("write a note"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*sdk.Task)
+	if task.Status.State != sdk.TaskStateCompleted {
+		t.Fatalf("task state %s", task.Status.State)
+	}
+	if _, err := c.CreateTaskPushConfig(t.Context(), &sdk.PushConfig{TaskID: task.ID, ID: "p", URL: "http://127.0.0.1:9/hook"}); err != nil {
+		t.Fatalf("CreateTaskPushConfig: %v", err)
+	}
+	got, err := c.GetTaskPushConfig(t.Context(), &sdk.GetTaskPushConfigRequest{TaskID: task.ID, ID: "p"})
+	if err != nil || got.URL != "http://127.0.0.1:9/hook" {
+		t.Fatalf("GetTaskPushConfig from SQLite: %+v %v", got, err)
+	}
+}

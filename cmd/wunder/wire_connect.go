@@ -1,0 +1,19 @@
+package main
+
+import (
+	"github.com/wunder/wunder/gateway"
+	"github.com/wunder/wunder/gateway/connectapi"
+)
+
+// mountConnect mounts the wunder.v1 Connect API (Connect, gRPC and gRPC-Web,
+// with gRPC health and reflection) on the gateway, behind its middleware.
+// serve.go serves h2c on the same port for gRPC clients.
+func mountConnect(a *app) {
+	connectapi.New(a.orch, &connectapi.Options{
+		Scope:  gateway.ScopeOf,
+		Ready:  a.store.Ping,
+		Logger: a.log.With("frontend", "connect"),
+	}).MountOn(a.gw)
+	// Health answers probes without credentials, as /healthz does.
+	a.gw.Open("/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch")
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"crypto/subtle"
+	"log/slog"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/wunder/wunder/adapters/mcptools"
+	"github.com/wunder/wunder/gateway"
+	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/mcpserver"
+	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/storage"
+)
+
+// The store caches the upstream servers' tool specs.
+var _ mcptools.SpecCache = (*storage.Store)(nil)
+
+// mcpParts are MCP both ways (config mcp): the client toolset of the
+// upstream servers (server@tool) and the front-end /wunder/mcp with its
+// pass-through routes. A nil *mcpParts wires nothing.
+type mcpParts struct {
+	set     *mcptools.Set
+	handler *mcpserver.Handler
+}
+
+// newMCP builds the upstream toolset and starts its background refresh.
+func newMCP(ctx context.Context, cfg *config.Config, log *slog.Logger, cache mcptools.SpecCache) (*mcpParts, error) {
+	var servers []mcptools.ServerConfig
+	for _, s := range cfg.MCP.Servers {
+		if !s.Enabled {
+			continue
+		}
+		servers = append(servers, mcptools.ServerConfig{
+			Name: s.Name, Transport: s.Transport, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Cwd,
+			URL: s.URL, Headers: s.Headers, BearerToken: s.BearerToken, AllowTools: s.AllowTools,
+			Description: s.Description, Timeout: s.Timeout(cfg.MCP),
+		})
+	}
+	set, err := mcptools.New(servers, &mcptools.Options{
+		Timeout: cfg.MCP.Timeout(), Cache: cache, ClientVersion: version, Logger: log.With("component", "mcp"),
+	})
+	if err != nil {
+		return nil, withCode(exitConfig, err)
+	}
+	set.Start(ctx)
+	return &mcpParts{set: set}, nil
+}
+
+func (p *mcpParts) toolsets() []orchestrator.Toolset {
+	if p == nil {
+		return nil
+	}
+	return []orchestrator.Toolset{p.set}
+}
+
+// mountMCP mounts /wunder/mcp (and /wunder/mcp/{server}) on the gateway.
+func mountMCP(a *app, p *mcpParts) {
+	if p == nil || !a.cfg.MCP.Server.Enabled {
+		return
+	}
+	p.handler = newMCPHandler(a.cfg, a.orch, p.set, a.log)
+	for _, path := range p.handler.Paths() {
+		a.gw.MountOpen(path, p.handler) // it checks the key itself, answering in MCP's shape
+	}
+}
+
+func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcptools.Set, log *slog.Logger) *mcpserver.Handler {
+	opts := &mcpserver.Options{
+		Stateless: cfg.MCP.Server.Stateless, UserID: cfg.MCP.Server.UserID, PublicURL: cfg.Server.PublicURL,
+		Version: version, Logger: log.With("component", "mcpserver"),
+	}
+	if set != nil {
+		opts.Upstreams = set
+	}
+	if key := cfg.Security.APIKey; key != "" {
+		// The gateway's principal rule: the API key as a bearer token.
+		opts.Verify = func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+			if subtle.ConstantTimeCompare([]byte(token), []byte(key)) != 1 {
+				return nil, auth.ErrInvalidToken
+			}
+			return &auth.TokenInfo{UserID: cfg.MCP.Server.UserID}, nil
+		}
+	}
+	return mcpserver.New(orch, opts)
+}
+
+func (p *mcpParts) close() {
+	if p == nil {
+		return
+	}
+	if p.handler != nil {
+		p.handler.Close()
+	}
+	_ = p.set.Close()
+}
+
+// admin adapts the toolset to the gateway's MCP admin endpoint; nil when
+// there is none.
+func (p *mcpParts) admin() gateway.MCPAdmin {
+	if p == nil {
+		return nil
+	}
+	return mcpAdmin{p.set}
+}
+
+type mcpAdmin struct{ set *mcptools.Set }
+
+func (m mcpAdmin) RefreshMCP(ctx context.Context, server string) (any, error) {
+	specs, err := m.set.Refresh(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"server": server, "tools": specs}, nil
+}

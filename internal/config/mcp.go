@@ -1,0 +1,144 @@
+package config
+
+import (
+	"regexp"
+	"time"
+)
+
+// MCP configures both directions of MCP: the upstream servers whose tools
+// runs may call (servers), and wunder's own MCP endpoint (server).
+type MCP struct {
+	// TimeoutSeconds (timeout_s) bounds one tools/call of an upstream server
+	// unless the server sets its own. Default 60.
+	TimeoutSeconds int `yaml:"timeout_s"`
+	// Servers are the upstream MCP servers. Each allowed tool appears in the
+	// catalog as server@tool; each server also gets the pass-through route
+	// /wunder/mcp/{name}. Default [].
+	Servers []MCPServer `yaml:"servers"`
+	// Server configures wunder's MCP endpoint /wunder/mcp.
+	Server MCPEndpoint `yaml:"server"`
+}
+
+// Timeout is timeout_s as a duration.
+func (m MCP) Timeout() time.Duration { return seconds(m.TimeoutSeconds) }
+
+// MCP transports.
+const (
+	MCPStdio          = "stdio"
+	MCPSSE            = "sse"
+	MCPStreamableHTTP = "streamable-http"
+)
+
+// MCPServer is one entry of mcp.servers.
+type MCPServer struct {
+	// Name is the tool prefix (name@tool) and the pass-through path segment:
+	// letters, digits, - and _, unique. Required.
+	Name string `yaml:"name"`
+	// Transport is stdio, sse or streamable-http. Default streamable-http.
+	Transport string `yaml:"transport"`
+	// Command, Args, Env and Cwd start a stdio server.
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]string `yaml:"env"`
+	Cwd     string            `yaml:"cwd"`
+	// URL of an sse or streamable-http server.
+	URL string `yaml:"url"`
+	// Headers are sent with every HTTP request to the server.
+	Headers map[string]string `yaml:"headers"`
+	// BearerToken, when set, is sent as Authorization: Bearer. Masked by
+	// [Config.Redacted].
+	BearerToken string `yaml:"bearer_token" secret:"true"`
+	// Enabled servers are connected. Default true.
+	Enabled bool `yaml:"enabled"`
+	// AllowTools lists the tools offered; empty = all of them.
+	AllowTools []string `yaml:"allow_tools"`
+	// Description of the server, for people and the prompt.
+	Description string `yaml:"description"`
+	// TimeoutSeconds (timeout_s) bounds one call; 0 = mcp.timeout_s.
+	TimeoutSeconds int `yaml:"timeout_s"`
+}
+
+// Timeout is the server's call timeout: its own or mcp.timeout_s.
+func (s MCPServer) Timeout(m MCP) time.Duration {
+	if s.TimeoutSeconds > 0 {
+		return seconds(s.TimeoutSeconds)
+	}
+	return m.Timeout()
+}
+
+// applyDefaults sets the defaults of a new mcp.servers entry.
+func (s *MCPServer) applyDefaults() {
+	*s = MCPServer{Transport: MCPStreamableHTTP, Enabled: true}
+}
+
+var _ entryDefaulter = (*MCPServer)(nil)
+
+// MCPEndpoint configures /wunder/mcp (and `wunder mcp stdio`).
+type MCPEndpoint struct {
+	// Enabled serves /wunder/mcp and the pass-through routes. Default true.
+	Enabled bool `yaml:"enabled"`
+	// Stateless serves streamable HTTP without sessions, for replicas
+	// behind a load balancer (no server-to-client requests). Default false.
+	Stateless bool `yaml:"stateless"`
+	// UserID is the user an MCP caller acts as when its credentials do not
+	// pin one (the admin key, or no key on loopback). Default "wunder".
+	UserID string `yaml:"user_id"`
+}
+
+func mcpDefaults() MCP {
+	return MCP{
+		TimeoutSeconds: 60,
+		Servers:        []MCPServer{},
+		Server:         MCPEndpoint{Enabled: true, UserID: "wunder"},
+	}
+}
+
+var mcpNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+var mcpTransports = []string{MCPStdio, MCPSSE, MCPStreamableHTTP}
+
+func (c *Config) validateMCP(v checker) {
+	m := c.MCP
+	atLeast(v, "mcp.timeout_s", m.TimeoutSeconds, 1)
+	if err := validUserIDString(m.Server.UserID); err != "" {
+		v.fail("mcp.server.user_id", "%s", err)
+	}
+	seen := map[string]bool{}
+	for i, s := range m.Servers {
+		p := indexPath("mcp.servers", i)
+		switch {
+		case !mcpNameRE.MatchString(s.Name):
+			v.fail(joinPath(p, "name"), "must be 1-64 letters, digits, - or _, got %s", quoteShort(s.Name))
+		case seen[s.Name]:
+			v.fail(joinPath(p, "name"), "%q is used by another server", s.Name)
+		}
+		seen[s.Name] = true
+		if !v.oneOf(joinPath(p, "transport"), s.Transport, mcpTransports) {
+			continue
+		}
+		if s.Transport == MCPStdio {
+			if s.Command == "" {
+				v.fail(joinPath(p, "command"), "is required with transport stdio")
+			}
+		} else if s.URL == "" {
+			v.fail(joinPath(p, "url"), "is required with transport %s", s.Transport)
+		} else {
+			v.httpURL(joinPath(p, "url"), s.URL, true)
+		}
+		atLeast(v, joinPath(p, "timeout_s"), s.TimeoutSeconds, 0)
+		v.eachWord(joinPath(p, "allow_tools"), s.AllowTools)
+	}
+}
+
+// validUserIDString mirrors the orchestrator's user id rule; "" = valid.
+func validUserIDString(id string) string {
+	switch {
+	case id == "":
+		return "must not be empty"
+	case len(id) > 128:
+		return "must be at most 128 bytes"
+	case regexp.MustCompile(`[\x00-\x1f\x7f/\\]`).MatchString(id) || id == "." || id == "..":
+		return "contains a forbidden character"
+	}
+	return ""
+}
