@@ -27,6 +27,15 @@ type Backend interface {
 
 var _ Backend = (*orchestrator.Orchestrator)(nil)
 
+// RunCounter is an optional [Backend] method that makes ListTasks'
+// totalSize exact; *orchestrator.Orchestrator has it (it fails when its
+// store cannot count, and totalSize falls back to a lower bound).
+type RunCounter interface {
+	CountRuns(ctx context.Context, f orchestrator.RunFilter) (int, error)
+}
+
+var _ RunCounter = (*orchestrator.Orchestrator)(nil)
+
 // Options configure the handler. Zero values mean the defaults stated.
 type Options struct {
 	// Identify returns the user a request acts for. Default: the

@@ -173,9 +173,14 @@ func (h *Handler) listTasks(ctx context.Context, c *call) (any, error) {
 		}
 		tasks = append(tasks, w.EncodeTask(c.v, t))
 	}
-	total := offset + len(runs)
+	total := offset + len(runs) // a lower bound when the backend cannot count
 	if next != "" {
-		total++ // at least one more; the store does not count
+		total++
+	}
+	if rc, ok := h.b.(RunCounter); ok {
+		if n, err := rc.CountRuns(ctx, f); err == nil {
+			total = max(total, n) // never below what this page shows
+		}
 	}
 	return map[string]any{"tasks": tasks, "totalSize": total, "pageSize": size, "nextPageToken": next}, nil
 }

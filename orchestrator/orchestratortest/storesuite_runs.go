@@ -19,6 +19,7 @@ func (st *storeSuite) runTests() map[string]func(*testing.T) {
 		return &r
 	}
 	return map[string]func(*testing.T){
+		"CountRuns": st.countRuns, // optional: orchestrator.RunCounter
 		"CreateGet": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()
 			createSession(t, s, "s1", "u1", at(0))

@@ -5,6 +5,11 @@
 //
 // Its behaviour is a small fixed scenario, chosen from the conversation:
 //
+//   - a question containing "call <tool-wire-name> <json-object>" makes it
+//     call that tool with that object as arguments, then answer with the
+//     tool's result, verbatim (the generic scenario: any tool, e.g.
+//     "call a2a__peer {\"message\":\"hi\"}"); it is checked first, and
+//     a question without such a directive behaves as below;
 //   - a question containing "write" makes it call write_file (path
 //     notes.txt, content "hello from fakellm"), then read_file on the same
 //     path, then answer with what read_file returned;
@@ -17,6 +22,7 @@
 package fakellm
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -163,6 +169,12 @@ func scenario(msgs []chatMessage) answer {
 			question, results = m.Content, nil
 		}
 	}
+	if name, args, ok := callDirective(question); ok {
+		if len(results) == 0 {
+			return answer{toolName: name, toolArgs: args}
+		}
+		return answer{text: results[len(results)-1]}
+	}
 	if i := strings.Index(question, "run:"); i >= 0 {
 		if len(results) == 0 {
 			args, _ := json.Marshal(map[string]string{"command": strings.TrimSpace(question[i+4:])})
@@ -181,6 +193,39 @@ func scenario(msgs []chatMessage) answer {
 	default:
 		return answer{text: "notes.txt contains: " + results[len(results)-1]}
 	}
+}
+
+// callDirective finds "call <name> <json-object>" in q: name of letters,
+// digits, _ and -, then one space, then a JSON object (text after it is
+// ignored). args is the object, compacted.
+func callDirective(q string) (name, args string, ok bool) {
+	for rest := q; ; {
+		i := strings.Index(rest, "call ")
+		if i < 0 {
+			return "", "", false
+		}
+		rest = rest[i+len("call "):]
+		n := 0
+		for n < len(rest) && isNameByte(rest[n]) {
+			n++
+		}
+		if n == 0 || n+1 >= len(rest) || rest[n] != ' ' || rest[n+1] != '{' {
+			continue
+		}
+		var raw json.RawMessage
+		if err := json.NewDecoder(strings.NewReader(rest[n+1:])).Decode(&raw); err != nil {
+			continue
+		}
+		var b bytes.Buffer
+		if json.Compact(&b, raw) != nil {
+			continue
+		}
+		return rest[:n], b.String(), true
+	}
+}
+
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
 
 func promptTokens(msgs []chatMessage) int {
