@@ -106,6 +106,20 @@ func TestConformanceAggregated(t *testing.T) {
 	}
 }
 
+// TestConformanceAggregatedCatalog runs the same scenarios against
+// /wunder/mcp with the catalog exposed (the tool list holds catalog tools).
+func TestConformanceAggregatedCatalog(t *testing.T) {
+	mcpnpm.Dir(t)
+	_, url := newCatalogEnv(t, false)
+	for _, sc := range []string{"server-initialize", "ping", "tools-list", "logging-set-level"} {
+		passed, total, failed := conformance(t, url, "--scenario", sc)
+		t.Logf("%s: %d/%d", sc, passed, total)
+		if total == 0 || passed != total {
+			t.Errorf("%s on /wunder/mcp with the catalog: %d/%d failed %v", sc, passed, total, failed)
+		}
+	}
+}
+
 // TestInspectorListsTools: the MCP inspector's CLI (pinned in testdata/mcp)
 // lists wunder's tools on /wunder/mcp.
 func TestInspectorListsTools(t *testing.T) {

@@ -14,10 +14,17 @@
 // as text and structured content. Tool failures are results (IsError);
 // malformed requests are JSON-RPC errors (the table in errors.go).
 //
+// With Options.Catalog (config mcp.server.expose_catalog) /wunder/mcp also
+// lists the caller's tool catalog in the registry's wire encoding and runs a
+// called tool directly as the caller (Catalog.CallTool); output deltas
+// become progress (or log) notifications, failures IsError results, unknown
+// names JSON-RPC errors. wunder@run is never part of the catalog.
+//
 // The pass-through proxy forwards tools, resources, prompts, completion,
 // logging and ping to the upstream session, and the upstream's progress,
-// logging, sampling and elicitation back to the downstream client, on the
-// stream of the downstream request they belong to.
+// logging, sampling, elicitation, roots/list and list_changed notifications
+// back to the downstream client, on the stream of the downstream request
+// they belong to.
 //
 // Goroutines: the go-sdk owns the session goroutines; the proxy starts one
 // per downstream session that closes the upstream session when the

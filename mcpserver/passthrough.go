@@ -136,6 +136,8 @@ func (p *proxy) initialize(ctx context.Context, next mcp.MethodHandler, req mcp.
 		},
 		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	}
+	p.listChangedOptions(opts)
+	opts.Capabilities.RootsV2 = rootsCapability(params.Capabilities)
 	if c := params.Capabilities; c != nil {
 		if c.Sampling != nil {
 			opts.Capabilities.Sampling = c.Sampling
@@ -146,7 +148,7 @@ func (p *proxy) initialize(ctx context.Context, next mcp.MethodHandler, req mcp.
 			opts.ElicitationHandler = p.onElicit
 		}
 	}
-	up, err := p.h.opts.Upstreams.Connect(ctx, p.name, opts, p.rawElicit)
+	up, err := p.h.opts.Upstreams.Connect(ctx, p.name, opts, p.rawElicit, p.rawRoots)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: codeInternal, Message: fmt.Sprintf("upstream %s is unavailable: %v", p.name, err)}
 	}

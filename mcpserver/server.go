@@ -51,8 +51,13 @@ type Options struct {
 	PublicURL string
 	// Upstreams enables the pass-through routes; nil = none.
 	Upstreams Upstreams
-	Version   string
-	Logger    *slog.Logger
+	// Catalog, when set, offers the calling user's tool catalog on
+	// /wunder/mcp next to wunder@run (config mcp.server.expose_catalog), so
+	// an IDE sees wunder as one aggregated MCP endpoint; nil = wunder@run
+	// only.
+	Catalog Catalog
+	Version string
+	Logger  *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -188,6 +193,9 @@ func (h *Handler) newServer() *mcp.Server {
 			Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}},
 		})
 	h.addRunTool(s)
+	if h.opts.Catalog != nil {
+		s.AddReceivingMiddleware(h.catalogMiddleware)
+	}
 	return s
 }
 

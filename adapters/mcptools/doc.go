@@ -27,6 +27,11 @@
 // sends with each call; a log message goes to every call in flight on that
 // server.
 //
+// Elicitation requests of servers follow Options.Elicitation: decline (no
+// capability advertised) or defaults (accept with the schema's defaults).
+// ServerConfig.OAuth plugs a go-sdk auth.OAuthHandler into a
+// streamable-http server's transport.
+//
 // Goroutines: one watcher per live session (waits for the session to end,
 // then forgets it) and one per background refresh; all are tracked by the
 // Set's WaitGroup and end before [Set.Close] returns. Close closes every

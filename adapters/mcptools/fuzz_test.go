@@ -32,3 +32,38 @@ func FuzzConvertResult(f *testing.F) {
 		}
 	})
 }
+
+// FuzzSchemaDefaults feeds untrusted elicitation schemas (from any upstream
+// server) to the defaults policy: it never panics, and an accepted answer
+// holds every required field.
+func FuzzSchemaDefaults(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"object","properties":{"name":{"type":"string","default":"x"}},"required":["name"]}`,
+		`{"type":"object","properties":{"a":{"type":"integer"}},"required":["a"]}`,
+		`{"properties":{"a":1}}`,
+		`{"required":"a"}`,
+		`null`,
+		`[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var schema any
+		if err := json.Unmarshal(b, &schema); err != nil {
+			return
+		}
+		out, ok := schemaDefaults(schema)
+		if !ok {
+			return
+		}
+		var s struct {
+			Required []string `json:"required"`
+		}
+		_ = json.Unmarshal(b, &s)
+		for _, r := range s.Required {
+			if _, has := out[r]; !has {
+				t.Fatalf("schemaDefaults(%s) accepted without required %q", b, r)
+			}
+		}
+	})
+}

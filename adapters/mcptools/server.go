@@ -174,14 +174,18 @@ func (sv *server) watch(cs *mcp.ClientSession, closeFn func()) {
 
 func (sv *server) dial(ctx context.Context) (*mcp.ClientSession, func(), error) {
 	o := sv.set.opts
-	c := mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, &mcp.ClientOptions{
+	copts := &mcp.ClientOptions{
 		Logger: o.Logger,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			sv.set.goRefresh(sv, "tools/list_changed")
 		},
 		ProgressNotificationHandler: sv.onProgress,
 		LoggingMessageHandler:       sv.onLog,
-	})
+	}
+	if o.Elicitation == ElicitDefaults {
+		copts.ElicitationHandler = elicitWithDefaults // also advertises form elicitation
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, copts)
 	t, closeFn, err := sv.transport()
 	if err != nil {
 		return nil, nil, err

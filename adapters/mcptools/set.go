@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -42,6 +43,11 @@ type ServerConfig struct {
 	Description string
 	// Timeout bounds one call; 0 = Options.Timeout.
 	Timeout time.Duration
+	// OAuth, when set, authorizes a streamable-http server's requests (the
+	// go-sdk's auth.AuthorizationCodeHandler: protected-resource and
+	// authorization-server discovery, client registration, PKCE, token
+	// exchange, scope step-up); nil = Headers and BearerToken only.
+	OAuth auth.OAuthHandler
 }
 
 // SpecCache persists the tool lists of servers, so a restart does not need
@@ -68,7 +74,10 @@ type Options struct {
 	// ClientName and ClientVersion identify wunder to servers. Defaults
 	// "wunder" and "dev".
 	ClientName, ClientVersion string
-	Logger                    *slog.Logger
+	// Elicitation is the policy for servers' elicitation/create requests:
+	// [ElicitDecline] (default) or [ElicitDefaults].
+	Elicitation string
+	Logger      *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -89,6 +98,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ClientVersion == "" {
 		o.ClientVersion = "dev"
+	}
+	if o.Elicitation == "" {
+		o.Elicitation = ElicitDecline
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -120,6 +132,10 @@ func New(servers []ServerConfig, opts *Options) (*Set, error) {
 	o = o.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Set{opts: o, log: o.Logger, byName: map[string]*server{}, baseCtx: ctx, stop: cancel}
+	if o.Elicitation != ElicitDecline && o.Elicitation != ElicitDefaults {
+		cancel()
+		return nil, fmt.Errorf("unknown elicitation policy %q (want %s or %s)", o.Elicitation, ElicitDecline, ElicitDefaults)
+	}
 	for _, c := range servers {
 		if _, dup := s.byName[c.Name]; dup || c.Name == "" {
 			cancel()

@@ -128,7 +128,9 @@ func TestAllowTools(t *testing.T) {
 
 func TestHangTimesOutWithoutKillingServer(t *testing.T) {
 	t.Parallel()
-	s := newSet(t, 300*time.Millisecond, helperServer(t, "f", "go"))
+	// The timeout also bounds connecting and listing: 2s leaves room for a
+	// race-built child on a loaded machine (300ms flaked under load).
+	s := newSet(t, 2*time.Second, helperServer(t, "f", "go"))
 	refreshAll(t, s)
 	start := time.Now()
 	res := call(t, toolByName(t, s, "f@hang"), `{}`, nil)

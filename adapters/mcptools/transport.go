@@ -49,7 +49,7 @@ func (sv *server) transport() (mcp.Transport, func(), error) {
 	case TransportSSE:
 		return &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: sv.httpClient()}, func() {}, nil
 	default:
-		return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: sv.httpClient()}, func() {}, nil
+		return &mcp.StreamableClientTransport{Endpoint: c.URL, HTTPClient: sv.httpClient(), OAuthHandler: c.OAuth}, func() {}, nil
 	}
 }
 

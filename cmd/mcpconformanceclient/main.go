@@ -5,7 +5,9 @@
 //
 // The suite runs it with the server URL as the only argument and the
 // scenario in MCP_CONFORMANCE_SCENARIO. It exercises what wunder does as a
-// client: connect, list tools (a refresh) and call them as server@tool.
+// client: connect, list tools (a refresh) and call them as server@tool,
+// configured as with `mcp.elicitation: defaults` (elicitation requests are
+// accepted with their schema's defaults).
 package main
 
 import (
@@ -34,8 +36,17 @@ func main() {
 
 func run(url, scenario string) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	set, err := mcptools.New([]mcptools.ServerConfig{{Name: "srv", Transport: mcptools.TransportStreamableHTTP, URL: url}},
-		&mcptools.Options{Timeout: 20 * time.Second, ClientName: "wunder-conformance-client", Logger: log})
+	srv := mcptools.ServerConfig{Name: "srv", Transport: mcptools.TransportStreamableHTTP, URL: url}
+	if strings.HasPrefix(scenario, "auth/") {
+		h, err := oauthHandler(os.Getenv("MCP_CONFORMANCE_CONTEXT"))
+		if err != nil {
+			return err
+		}
+		srv.OAuth = h
+	}
+	set, err := mcptools.New([]mcptools.ServerConfig{srv},
+		&mcptools.Options{Timeout: 20 * time.Second, ClientName: "wunder-conformance-client", Logger: log,
+			Elicitation: mcptools.ElicitDefaults})
 	if err != nil {
 		return err
 	}

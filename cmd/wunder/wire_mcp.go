@@ -41,7 +41,8 @@ func newMCP(ctx context.Context, cfg *config.Config, log *slog.Logger, cache mcp
 		})
 	}
 	set, err := mcptools.New(servers, &mcptools.Options{
-		Timeout: cfg.MCP.Timeout(), Cache: cache, ClientVersion: version, Logger: log.With("component", "mcp"),
+		Timeout: cfg.MCP.Timeout(), Cache: cache, ClientVersion: version, Elicitation: cfg.MCP.Elicitation,
+		Logger: log.With("component", "mcp"),
 	})
 	if err != nil {
 		return nil, withCode(exitConfig, err)
@@ -75,6 +76,9 @@ func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcp
 	}
 	if set != nil {
 		opts.Upstreams = set
+	}
+	if cfg.MCP.Server.ExposeCatalog {
+		opts.Catalog = orch
 	}
 	if key := cfg.Security.APIKey; key != "" {
 		// The gateway's principal rule: the API key as a bearer token.

@@ -17,7 +17,18 @@ type MCP struct {
 	Servers []MCPServer `yaml:"servers"`
 	// Server configures wunder's MCP endpoint /wunder/mcp.
 	Server MCPEndpoint `yaml:"server"`
+	// Elicitation is how runs answer an upstream server's
+	// elicitation/create (there is no human in a run): decline (advertise
+	// no elicitation) or defaults (accept with the schema's defaults when
+	// every required field has one, else decline). Default decline.
+	Elicitation string `yaml:"elicitation"`
 }
+
+// Elicitation policies (mcp.elicitation).
+const (
+	MCPElicitDecline  = "decline"
+	MCPElicitDefaults = "defaults"
+)
 
 // Timeout is timeout_s as a duration.
 func (m MCP) Timeout() time.Duration { return seconds(m.TimeoutSeconds) }
@@ -83,6 +94,10 @@ type MCPEndpoint struct {
 	// UserID is the user an MCP caller acts as when its credentials do not
 	// pin one (the admin key, or no key on loopback). Default "wunder".
 	UserID string `yaml:"user_id"`
+	// ExposeCatalog offers the caller's whole tool catalog (MCP, skills,
+	// knowledge bases, built-ins) on /wunder/mcp next to wunder@run, so an
+	// IDE sees wunder as one aggregated MCP endpoint. Default false.
+	ExposeCatalog bool `yaml:"expose_catalog"`
 }
 
 func mcpDefaults() MCP {
@@ -90,6 +105,7 @@ func mcpDefaults() MCP {
 		TimeoutSeconds: 60,
 		Servers:        []MCPServer{},
 		Server:         MCPEndpoint{Enabled: true, UserID: "wunder"},
+		Elicitation:    MCPElicitDecline,
 	}
 }
 
@@ -100,6 +116,7 @@ var mcpTransports = []string{MCPStdio, MCPSSE, MCPStreamableHTTP}
 func (c *Config) validateMCP(v checker) {
 	m := c.MCP
 	atLeast(v, "mcp.timeout_s", m.TimeoutSeconds, 1)
+	v.oneOf("mcp.elicitation", m.Elicitation, []string{MCPElicitDecline, MCPElicitDefaults})
 	if err := validUserIDString(m.Server.UserID); err != "" {
 		v.fail("mcp.server.user_id", "%s", err)
 	}

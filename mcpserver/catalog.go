@@ -1,0 +1,148 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Catalog is what the aggregated endpoint (Options.Catalog) needs of the
+// core; *orchestrator.Orchestrator satisfies it.
+type Catalog interface {
+	Tools(ctx context.Context, userID string) ([]orchestrator.ToolSpec, error)
+	CallTool(ctx context.Context, userID, name string, args json.RawMessage,
+		output func(stream, delta string)) (*orchestrator.ToolResult, error)
+}
+
+var _ Catalog = (*orchestrator.Orchestrator)(nil)
+
+// catalogMiddleware offers the calling principal's tool catalog on
+// /wunder/mcp next to wunder@run: tools/list appends the catalog (names in
+// the registry's wire encoding), tools/call of a catalog name runs the tool
+// directly as the caller. wunder@run itself is never part of the catalog.
+func (h *Handler) catalogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			res, err := next(ctx, method, req)
+			lr, ok := res.(*mcp.ListToolsResult)
+			if err != nil || !ok || lr.NextCursor != "" {
+				return res, err
+			}
+			tools, err := h.catalogTools(ctx, h.userOf(req.GetExtra()))
+			if err != nil {
+				return nil, err
+			}
+			lr.Tools = append(lr.Tools, tools...)
+			return lr, nil
+		case "tools/call":
+			p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+			if !ok || p == nil || p.Name == h.runName() || p.Name == RunTool {
+				return next(ctx, method, req)
+			}
+			ss, _ := req.GetSession().(*mcp.ServerSession)
+			return h.callCatalogTool(ctx, ss, h.userOf(req.GetExtra()), p)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// catalogTools lists the user's catalog as MCP tools, wunder@run excluded.
+func (h *Handler) catalogTools(ctx context.Context, user string) ([]*mcp.Tool, error) {
+	specs, err := h.opts.Catalog.Tools(ctx, user)
+	if err != nil {
+		_, rpcErr := toolError(err)
+		if rpcErr == nil {
+			rpcErr = &jsonrpc.Error{Code: codeInternal, Message: err.Error()}
+		}
+		return nil, rpcErr
+	}
+	reg := h.b.Registry()
+	out := make([]*mcp.Tool, 0, len(specs))
+	for _, s := range specs {
+		wire := reg.WireName(s.Name)
+		if s.AlwaysOn || s.Name == RunTool || wire == h.runName() {
+			continue // final_response only makes sense in a run; wunder@run is ours
+		}
+		desc := s.Description
+		if desc == "" {
+			desc = fmt.Sprintf("%s (a %s tool of wunder's catalog)", s.Name, orDefault(s.Source, "wunder"))
+		}
+		schema := s.InputSchema
+		if len(schema) == 0 || string(schema) == "null" {
+			schema = json.RawMessage(`{"type":"object"}`)
+		}
+		t := &mcp.Tool{Name: wire, Title: s.Name, Description: desc, InputSchema: schema}
+		if s.ReadOnly {
+			t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// callCatalogTool runs one catalog tool as user. Its output deltas become
+// progress notifications when the caller asked for progress, else log
+// notifications (sent once the client has set a level); failures are error
+// results, an unknown name a JSON-RPC error.
+func (h *Handler) callCatalogTool(ctx context.Context, ss *mcp.ServerSession, user string, p *mcp.CallToolParamsRaw) (mcp.Result, error) {
+	token := p.GetProgressToken()
+	n := 0
+	output := func(stream, delta string) {
+		if ss == nil {
+			return
+		}
+		if token != nil {
+			n++
+			_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: delta})
+			return
+		}
+		_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: p.Name, Data: map[string]string{"stream": stream, "delta": delta}})
+	}
+	if token != nil {
+		// Progress notifications of one request must not race each other.
+		output = serialized(output)
+	}
+	res, err := h.opts.Catalog.CallTool(ctx, user, p.Name, p.Arguments, output)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, err
+		}
+		text, rpcErr := toolError(err)
+		if rpcErr != nil {
+			return nil, rpcErr
+		}
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+	}
+	out := &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{&mcp.TextContent{Text: res.Content}}}
+	if res.Data != nil {
+		if b, err := json.Marshal(res.Data); err == nil && len(b) > 0 && b[0] == '{' {
+			out.StructuredContent = json.RawMessage(b)
+		}
+	}
+	return out, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// serialized makes f safe for concurrent use, one call at a time.
+func serialized(f func(stream, delta string)) func(stream, delta string) {
+	var mu sync.Mutex
+	return func(stream, delta string) {
+		mu.Lock()
+		defer mu.Unlock()
+		f(stream, delta)
+	}
+}

@@ -1,0 +1,129 @@
+package mcpserver_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wunder/wunder/adapters/mcptools"
+	"github.com/wunder/wunder/mcpserver"
+	"github.com/wunder/wunder/orchestrator/orchestratortest"
+)
+
+// changingUpstream is an in-process go-sdk server whose tool "change" adds a
+// tool, a prompt and a resource (each change notifies its sessions), and
+// whose tool "roots" asks the client for its roots.
+func changingUpstream(t *testing.T) string {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "changing", Version: "1"}, &mcp.ServerOptions{
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+		},
+	})
+	empty := map[string]any{"type": "object"}
+	s.AddTool(&mcp.Tool{Name: "change", Description: "changes the lists", InputSchema: empty},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.AddTool(&mcp.Tool{Name: "added", Description: "new", InputSchema: empty},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return &mcp.CallToolResult{}, nil
+				})
+			s.AddPrompt(&mcp.Prompt{Name: "added"},
+				func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+					return &mcp.GetPromptResult{}, nil
+				})
+			s.AddResource(&mcp.Resource{Name: "added", URI: "test://added"},
+				func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+					return &mcp.ReadResourceResult{}, nil
+				})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "changed"}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "roots", Description: "lists the client's roots", InputSchema: empty},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+			}
+			var uris string
+			for _, r := range res.Roots {
+				uris += r.URI + " "
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: uris}}}, nil
+		})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+func passThroughTo(t *testing.T, url string) string {
+	t.Helper()
+	set, err := mcptools.New([]mcptools.ServerConfig{{Name: "up", Transport: mcptools.TransportStreamableHTTP, URL: url}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvWith(t, mcpserver.Options{Upstreams: set}, orchestratortest.Turn{Content: "ok"})
+	t.Cleanup(func() { _ = set.Close() })
+	return e.url + "/wunder/mcp/up"
+}
+
+func TestPassThroughForwardsListChanged(t *testing.T) {
+	t.Parallel()
+	url := passThroughTo(t, changingUpstream(t))
+	got := make(chan string, 8)
+	cs := connect(t, url, nil, &mcp.ClientOptions{
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { got <- "tools" },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { got <- "prompts" },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { got <- "resources" },
+	})
+	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "change", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("change: %v %+v", err, res)
+	}
+	// The test's deadline bounds the wait for the three notifications.
+	kinds := []string{<-got, <-got, <-got}
+	slices.Sort(kinds)
+	if !slices.Equal(kinds, []string{"prompts", "resources", "tools"}) {
+		t.Fatalf("notifications = %q", kinds)
+	}
+	// The lists the client now fetches are the upstream's, placeholders
+	// never included.
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"added", "change", "roots"}) {
+		t.Errorf("tools after the change = %q", names)
+	}
+	prompts, err := cs.ListPrompts(t.Context(), nil)
+	if err != nil || len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != "added" {
+		t.Errorf("prompts after the change: %v %+v", err, prompts)
+	}
+}
+
+func TestPassThroughForwardsRootsList(t *testing.T) {
+	t.Parallel()
+	url := passThroughTo(t, changingUpstream(t))
+	c := mcp.NewClient(&mcp.Implementation{Name: "ide", Version: "1"}, nil) // default capabilities: roots
+	c.AddRoots(&mcp.Root{URI: "file:///work/a", Name: "a"}, &mcp.Root{URI: "file:///work/b", Name: "b"})
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "roots", Arguments: map[string]any{}})
+	if err != nil || res.IsError {
+		t.Fatalf("roots: %v %+v", err, res)
+	}
+	if text := res.Content[0].(*mcp.TextContent).Text; text != "file:///work/a file:///work/b " {
+		t.Errorf("upstream saw roots %q", text)
+	}
+}
