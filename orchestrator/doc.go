@@ -24,6 +24,9 @@
 // started it, so a client that disconnects never stops a run. Follow it with
 // [Orchestrator.Events].
 //
+// [Orchestrator.CallTool] calls one catalog tool directly, outside any run,
+// for front-ends that offer the catalog itself (MCP's aggregated endpoint).
+//
 // # The event log
 //
 // Every event of a run gets the next seq (1, 2, 3, ...). While a run
