@@ -58,7 +58,19 @@ func (s *Store) GetRun(ctx context.Context, id string) (*orchestrator.Run, error
 // ListRuns implements [orchestrator.Store].
 func (s *Store) ListRuns(ctx context.Context, f orchestrator.RunFilter) ([]*orchestrator.Run, error) {
 	var rows []runRow
-	q := s.db.NewSelect().Model(&rows).OrderExpr("created_at DESC, id DESC")
+	q := whereRuns(s.db.NewSelect().Model(&rows).OrderExpr("created_at DESC, id DESC"), f)
+	if err := paged(q, f.Page).Scan(ctx); err != nil {
+		return nil, dbErr(err, "list runs", "")
+	}
+	out := make([]*orchestrator.Run, len(rows))
+	for i := range rows {
+		out[i] = fromRunRow(&rows[i])
+	}
+	return out, nil
+}
+
+// whereRuns adds a RunFilter's conditions (not its page) to q.
+func whereRuns(q *bun.SelectQuery, f orchestrator.RunFilter) *bun.SelectQuery {
 	if f.UserID != "" {
 		q = q.Where("user_id = ?", f.UserID)
 	}
@@ -72,14 +84,7 @@ func (s *Store) ListRuns(ctx context.Context, f orchestrator.RunFilter) ([]*orch
 		}
 		q = q.Where("state IN (?)", bun.In(states))
 	}
-	if err := paged(q, f.Page).Scan(ctx); err != nil {
-		return nil, dbErr(err, "list runs", "")
-	}
-	out := make([]*orchestrator.Run, len(rows))
-	for i := range rows {
-		out[i] = fromRunRow(&rows[i])
-	}
-	return out, nil
+	return q
 }
 
 // AppendToolLog implements [orchestrator.Store]. A zero CreatedAt is set to
