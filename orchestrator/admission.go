@@ -21,9 +21,10 @@ type liveRun struct {
 	log                   *runLog
 	locks                 []string
 
+	// ctx is the run's context: cancelling it stops the loop, the running
+	// tool and the lock heartbeat.
 	ctx    context.Context
 	cancel context.CancelFunc
-	stopHB context.CancelFunc // stops the lock heartbeat
 
 	// mu guards run.
 	mu  sync.Mutex
@@ -92,15 +93,23 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 	}
 	lr.log = newRunLog(runID, sess.ID, o.store, o.log, o.opts.Now, o.opts.Events)
 
-	startNow, pos, err := o.admit(lr)
-	if err != nil {
-		cancel()
-		lr.log.close()
-		o.releaseLocks(lr)
+	// The run is stored before it is admitted, so nothing (Cancel, Close,
+	// the queue handing it a slot) can finish or start a run the store does
+	// not have yet. A cheap check first spares storing a run that would be
+	// refused anyway.
+	if err := o.admissible(); err != nil {
+		o.discard(lr)
 		return nil, err
 	}
 	if err := o.persistNew(ctx, lr, sess, req.SessionID == ""); err != nil {
-		o.abandon(lr)
+		o.discard(lr)
+		return nil, err
+	}
+	startNow, pos, err := o.admit(lr)
+	if err != nil {
+		// Shutdown began, or the queue filled, while the run was stored:
+		// end it so the store does not keep a run nobody will execute.
+		o.complete(lr, outcome{stop: StopError, state: RunFailed, errMsg: "not admitted: " + err.Error()}, false)
 		return nil, err
 	}
 	o.startHeartbeat(lr)
@@ -110,6 +119,13 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 		lr.log.emit(EventProgress, ProgressData{Stage: "queued", Summary: "waiting for a free slot, position " + strconv.Itoa(pos)})
 	}
 	return lr.snapshot(), nil
+}
+
+// discard drops a run that was never stored or admitted.
+func (o *Orchestrator) discard(lr *liveRun) {
+	lr.cancel()
+	lr.log.close()
+	o.releaseLocks(lr)
 }
 
 func (o *Orchestrator) persistNew(ctx context.Context, lr *liveRun, sess *Session, newSession bool) error {
@@ -122,43 +138,39 @@ func (o *Orchestrator) persistNew(ctx context.Context, lr *liveRun, sess *Sessio
 	return o.store.CreateRun(ctx, r)
 }
 
+// admissible reports whether a run could be admitted now.
+func (o *Orchestrator) admissible() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.refusalLocked()
+}
+
+// refusalLocked is why no run can be admitted now, or nil.
+func (o *Orchestrator) refusalLocked() error {
+	switch {
+	case o.closed:
+		return fmt.Errorf("%w: shutting down", ErrUnavailable)
+	case o.active < o.opts.MaxActiveRuns || len(o.queue) < o.opts.QueueSize:
+		return nil
+	default:
+		return WithRetryAfter(fmt.Errorf("%w: %d runs active and the queue of %d is full", ErrUnavailable, o.active, o.opts.QueueSize), o.opts.QueueRetryAfter)
+	}
+}
+
 // admit takes an execution slot or a queue place for lr.
 func (o *Orchestrator) admit(lr *liveRun) (startNow bool, pos int, err error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	switch {
-	case o.closed:
-		return false, 0, fmt.Errorf("%w: shutting down", ErrUnavailable)
-	case o.active < o.opts.MaxActiveRuns:
+	if err := o.refusalLocked(); err != nil {
+		return false, 0, err
+	}
+	o.live[lr.id] = lr
+	if o.active < o.opts.MaxActiveRuns {
 		o.active++
-		o.live[lr.id] = lr
 		return true, 0, nil
-	case len(o.queue) < o.opts.QueueSize:
-		o.queue = append(o.queue, lr)
-		o.live[lr.id] = lr
-		return false, len(o.queue), nil
-	default:
-		return false, 0, WithRetryAfter(fmt.Errorf("%w: %d runs active and the queue of %d is full", ErrUnavailable, o.active, o.opts.QueueSize), o.opts.QueueRetryAfter)
 	}
-}
-
-// abandon undoes an admission whose run could not be stored.
-func (o *Orchestrator) abandon(lr *liveRun) {
-	o.mu.Lock()
-	if o.removeQueuedLocked(lr) {
-		delete(o.live, lr.id)
-	} else if _, ok := o.live[lr.id]; ok {
-		delete(o.live, lr.id)
-		o.active--
-	}
-	next := o.nextLocked()
-	o.mu.Unlock()
-	lr.cancel()
-	lr.log.close()
-	o.releaseLocks(lr)
-	if next != nil {
-		o.launch(next)
-	}
+	o.queue = append(o.queue, lr)
+	return false, len(o.queue), nil
 }
 
 func (o *Orchestrator) removeQueuedLocked(lr *liveRun) bool {
@@ -231,10 +243,11 @@ func (o *Orchestrator) releaseKeys(keys []string, owner string) {
 }
 
 // startHeartbeat renews lr's locks every LockTTL/3 and watches the store
-// for a cancellation requested by another process.
+// for a cancellation requested by another process. It lives as long as the
+// run's context, which complete cancels (so does Close, through baseCtx), so
+// it also ends when the run was cancelled before the heartbeat started.
 func (o *Orchestrator) startHeartbeat(lr *liveRun) {
-	ctx, stop := context.WithCancel(context.Background())
-	lr.stopHB = stop
+	ctx := lr.ctx
 	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()
@@ -334,10 +347,7 @@ func (o *Orchestrator) finish(lr *liveRun, out outcome) {
 // The run leaves the live table once its log is persisted.
 func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 	now := o.opts.Now()
-	if lr.stopHB != nil {
-		lr.stopHB()
-	}
-	lr.cancel()
+	lr.cancel() // the loop has returned; this also stops the heartbeat
 	r := lr.update(func(r *Run) {
 		r.State, r.StopReason, r.Answer, r.Usage, r.Error = out.state, out.stop, out.answer, out.usage, out.errMsg
 		r.FinishedAt = &now

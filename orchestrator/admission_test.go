@@ -3,6 +3,7 @@ package orchestrator_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -217,5 +218,58 @@ func TestCloseCancelsWhatIsLeft(t *testing.T) {
 	}
 	if _, err := h.o.Start(t.Context(), orchestrator.RunRequest{UserID: "u2", Question: "q"}); !errors.Is(err, orchestrator.ErrUnavailable) {
 		t.Fatalf("start after close: %v", err)
+	}
+}
+
+// blockingCreate holds CreateRun of one run until released, so a test can
+// act in the window between a run's admission and the end of Start.
+type blockingCreate struct {
+	orchestrator.Store
+	question string
+	created  chan *orchestrator.Run
+	release  chan struct{}
+}
+
+func (b *blockingCreate) CreateRun(ctx context.Context, r *orchestrator.Run) error {
+	if r.Question == b.question {
+		b.created <- r
+		<-b.release
+	}
+	return b.Store.CreateRun(ctx, r)
+}
+
+// Shutdown that begins while Start is still storing a run: Start is refused
+// (503), the stored run is ended as failed with a final event rather than
+// left queued forever, and nothing of it outlives Close (goleak in TestMain
+// checks the goroutines).
+func TestCloseDuringStartLeavesNoStrandedRun(t *testing.T) {
+	store := &blockingCreate{Store: orchestratortest.NewMemStore(), question: "late", created: make(chan *orchestrator.Run, 1), release: make(chan struct{})}
+	h := newHarness(t, harnessOpts{store: store, turns: []orchestratortest.Turn{{Content: "x"}}})
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.o.Start(context.Background(), orchestrator.RunRequest{UserID: "u", Question: "late"})
+		done <- err
+	}()
+	run := <-store.created // being stored, not yet admitted
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if err := h.o.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	close(store.release)
+	if err := <-done; !errors.Is(err, orchestrator.ErrUnavailable) {
+		t.Fatalf("Start during shutdown: %v, want ErrUnavailable", err)
+	}
+	r, err := store.GetRun(t.Context(), run.ID)
+	if err != nil || r.State != orchestrator.RunFailed || !strings.Contains(r.Error, "not admitted") {
+		t.Fatalf("stored run = %+v, %v", r, err)
+	}
+	evs, err := store.ListEvents(t.Context(), run.ID, 0, 0)
+	if err != nil || len(evs) != 1 || evs[0].Type != orchestrator.EventFinal {
+		t.Fatalf("events of the refused run = %v, %v", evs, err)
+	}
+	// Its locks are free: the same user may run again elsewhere.
+	if err := store.AcquireLock(t.Context(), "user:u#0", "someone", time.Minute); err != nil {
+		t.Fatalf("user lock still held: %v", err)
 	}
 }
