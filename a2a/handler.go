@@ -126,19 +126,23 @@ type call struct {
 func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	hv := r.Header.Get("A2A-Version")
 	v, ok := w.ParseVersion(hv)
+	ev := v // the shape of errors found before the method is known
+	if !ok {
+		ev = w.V10
+	}
 	if r.Method != http.MethodPost {
 		rw.Header().Set("Allow", http.MethodPost)
-		writeError(rw, versionOr(v), nil, w.NewError(versionOr(v), w.CodeInvalidRequest, "A2A JSON-RPC needs POST"))
+		writeError(rw, nil, w.NewError(ev, w.CodeInvalidRequest, "A2A JSON-RPC needs POST"))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, h.opts.MaxBodyBytes))
 	if err != nil {
-		writeError(rw, versionOr(v), nil, w.NewError(versionOr(v), w.CodeInvalidRequest, "request body too large or unreadable"))
+		writeError(rw, nil, w.NewError(ev, w.CodeInvalidRequest, "request body too large or unreadable"))
 		return
 	}
 	c := call{r: r}
 	if err := json.Unmarshal(body, &c.m); err != nil {
-		writeError(rw, versionOr(v), nil, w.NewError(versionOr(v), w.CodeParseError, "parse error: "+err.Error()))
+		writeError(rw, nil, w.NewError(ev, w.CodeParseError, "parse error: "+err.Error()))
 		return
 	}
 	if c.m.JSONRPC != "2.0" || !w.ValidID(c.m.ID) || c.m.Method == "" {
@@ -146,11 +150,11 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		if !w.ValidID(id) {
 			id = nil
 		}
-		writeError(rw, versionOr(v), id, w.NewError(versionOr(v), w.CodeInvalidRequest, `invalid request: need jsonrpc "2.0", an id and a method`))
+		writeError(rw, id, w.NewError(ev, w.CodeInvalidRequest, `invalid request: need jsonrpc "2.0", an id and a method`))
 		return
 	}
 	if !ok {
-		writeError(rw, w.V10, c.m.ID, w.NewError(w.V10, w.CodeVersionNotSupported, "A2A-Version "+hv+" is not supported; use 1.0 or 0.3"))
+		writeError(rw, c.m.ID, w.NewError(w.V10, w.CodeVersionNotSupported, "A2A-Version "+hv+" is not supported; use 1.0 or 0.3"))
 		return
 	}
 	// The method name decides the method set; the header must not contradict it.
@@ -161,11 +165,11 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	case w.Methods03.Has(c.m.Method):
 		c.v = w.V03
 	default:
-		writeError(rw, v, c.m.ID, w.NewError(v, w.CodeMethodNotFound, "method not found: "+c.m.Method))
+		writeError(rw, c.m.ID, w.NewError(v, w.CodeMethodNotFound, "method not found: "+c.m.Method))
 		return
 	}
 	if hv != "" && c.v != v {
-		writeError(rw, v, c.m.ID, w.NewError(v, w.CodeVersionNotSupported, "method "+c.m.Method+" is not part of A2A "+string(v)))
+		writeError(rw, c.m.ID, w.NewError(v, w.CodeVersionNotSupported, "method "+c.m.Method+" is not part of A2A "+string(v)))
 		return
 	}
 	identify := h.opts.Identify
@@ -173,7 +177,7 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		identify = h.defaultIdentify
 	}
 	if c.userID, err = identify(r); err != nil {
-		writeError(rw, c.v, c.m.ID, h.toError(r.Context(), c.v, err))
+		writeError(rw, c.m.ID, h.toError(r.Context(), c.v, err))
 		return
 	}
 	h.dispatch(rw, r, &c)
@@ -184,13 +188,6 @@ func (h *Handler) defaultIdentify(r *http.Request) (string, error) {
 		return u, nil
 	}
 	return h.opts.DefaultUser, nil
-}
-
-func versionOr(v w.Version) w.Version {
-	if v == "" {
-		return w.V10
-	}
-	return v
 }
 
 func (h *Handler) dispatch(rw http.ResponseWriter, r *http.Request, c *call) {
@@ -223,7 +220,7 @@ func (h *Handler) dispatch(rw http.ResponseWriter, r *http.Request, c *call) {
 		result, err = h.extendedCard(ctx, c)
 	}
 	if err != nil {
-		writeError(rw, c.v, c.m.ID, h.toError(ctx, c.v, err))
+		writeError(rw, c.m.ID, h.toError(ctx, c.v, err))
 		return
 	}
 	writeResult(rw, c.m.ID, result)
@@ -232,13 +229,13 @@ func (h *Handler) dispatch(rw http.ResponseWriter, r *http.Request, c *call) {
 func writeResult(rw http.ResponseWriter, id json.RawMessage, result any) {
 	raw, err := json.Marshal(result)
 	if err != nil {
-		writeError(rw, w.V10, id, w.NewError(w.V10, w.CodeInternal, "internal error"))
+		writeError(rw, id, w.NewError(w.V10, w.CodeInternal, "internal error"))
 		return
 	}
 	writeJSON(rw, w.Response{JSONRPC: "2.0", ID: id, Result: raw})
 }
 
-func writeError(rw http.ResponseWriter, _ w.Version, id json.RawMessage, e *w.Error) {
+func writeError(rw http.ResponseWriter, id json.RawMessage, e *w.Error) {
 	if id == nil {
 		id = json.RawMessage("null")
 	}

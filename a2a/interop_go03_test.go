@@ -2,9 +2,7 @@ package a2a_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"slices"
@@ -115,118 +113,5 @@ func TestGoSDK03SendGet(t *testing.T) {
 	}
 	if got := log.seen(); !slices.Equal(got, []string{"message/send", "tasks/get", "message/send"}) {
 		t.Fatalf("methods on the wire: %v, want the 0.3 names", got)
-	}
-}
-
-func TestGoSDK03Stream(t *testing.T) {
-	e := newEnv(t, nil)
-	c := sdkClient03(t, e)
-	var kinds []string
-	var final *sdk.TaskStatusUpdateEvent
-	var answer string
-	for ev, err := range c.SendStreamingMessage(t.Context(), userMsg("stream me")) {
-		if err != nil {
-			t.Fatalf("message/stream: %v", err)
-		}
-		switch v := ev.(type) {
-		case *sdk.Task:
-			kinds = append(kinds, "task")
-		case *sdk.TaskStatusUpdateEvent:
-			kinds = append(kinds, "status:"+string(v.Status.State))
-			final = v
-		case *sdk.TaskArtifactUpdateEvent:
-			kinds = append(kinds, "artifact")
-			answer = v.Artifact.Parts[0].Text()
-		default:
-			t.Fatalf("unexpected event %T", ev)
-		}
-	}
-	if len(kinds) == 0 || kinds[0] != "task" {
-		t.Fatalf("stream must start with the task: %v", kinds)
-	}
-	if final == nil || final.Status.State != sdk.TaskStateCompleted || answer != "echo: stream me" {
-		t.Fatalf("stream %v ended with %v, answer %q", kinds, final, answer)
-	}
-}
-
-func TestGoSDK03CancelAndResubscribe(t *testing.T) {
-	e := newEnv(t, nil)
-	c := sdkClient03(t, e)
-	// Start a task that holds; drop the connection after the first event.
-	var taskID sdk.TaskID
-	for ev, err := range c.SendStreamingMessage(t.Context(), userMsg("hold on")) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		taskID = ev.(*sdk.Task).ID
-		break
-	}
-	<-e.model.started
-	// tasks/resubscribe: the task as it is, then everything to the end.
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var states []sdk.TaskState
-	var answer string
-	first := true
-	for ev, err := range c.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: taskID}) {
-		if err != nil {
-			t.Fatalf("tasks/resubscribe: %v", err)
-		}
-		if first {
-			if _, ok := ev.(*sdk.Task); !ok {
-				t.Fatalf("resubscribe must start with the task, got %T", ev)
-			}
-			first = false
-			e.model.release()
-			continue
-		}
-		switch v := ev.(type) {
-		case *sdk.TaskStatusUpdateEvent:
-			states = append(states, v.Status.State)
-		case *sdk.TaskArtifactUpdateEvent:
-			answer = v.Artifact.Parts[0].Text()
-		}
-	}
-	if len(states) == 0 || states[len(states)-1] != sdk.TaskStateCompleted || answer != "echo: hold on" {
-		t.Fatalf("after resubscribe: states %v answer %q", states, answer)
-	}
-	got, err := c.GetTask(t.Context(), &sdk.GetTaskRequest{ID: taskID})
-	if err != nil || got.Status.State != sdk.TaskStateCompleted || taskText(got) != "echo: hold on" {
-		t.Fatalf("tasks/get after resubscribe: %+v, %v", got, err)
-	}
-	// tasks/cancel: a held task is canceled; a terminal one is not cancelable.
-	req := userMsg("hold again")
-	req.Config = &sdk.SendMessageConfig{ReturnImmediately: true}
-	res, err := c.SendMessage(t.Context(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	held := res.(*sdk.Task)
-	canceled, err := c.CancelTask(t.Context(), &sdk.CancelTaskRequest{ID: held.ID})
-	if err != nil || canceled.Status.State != sdk.TaskStateCanceled {
-		t.Fatalf("tasks/cancel: %v, %v", canceled, err)
-	}
-	if _, err := c.CancelTask(t.Context(), &sdk.CancelTaskRequest{ID: held.ID}); !errors.Is(err, sdk.ErrTaskNotCancelable) {
-		t.Fatalf("cancel a canceled task: %v, want ErrTaskNotCancelable", err)
-	}
-}
-
-func TestGoSDK03Errors(t *testing.T) {
-	e := newEnv(t, nil)
-	c := sdkClient03(t, e)
-	if _, err := c.GetTask(t.Context(), &sdk.GetTaskRequest{ID: "run_nope"}); !errors.Is(err, sdk.ErrTaskNotFound) {
-		t.Fatalf("tasks/get unknown: %v, want ErrTaskNotFound", err)
-	}
-	if _, err := c.CancelTask(t.Context(), &sdk.CancelTaskRequest{ID: "run_nope"}); !errors.Is(err, sdk.ErrTaskNotFound) {
-		t.Fatalf("tasks/cancel unknown: %v, want ErrTaskNotFound", err)
-	}
-	for _, err := range c.SubscribeToTask(t.Context(), &sdk.SubscribeToTaskRequest{ID: "run_nope"}) {
-		if !errors.Is(err, sdk.ErrTaskNotFound) {
-			t.Fatalf("tasks/resubscribe unknown: %v, want ErrTaskNotFound", err)
-		}
-		break
-	}
-	if _, err := c.GetTaskPushConfig(t.Context(), &sdk.GetTaskPushConfigRequest{TaskID: "run_nope", ID: "x"}); !errors.Is(err, sdk.ErrPushNotificationNotSupported) {
-		t.Fatalf("push without support: %v, want ErrPushNotificationNotSupported", err)
 	}
 }

@@ -26,6 +26,13 @@ func sdkClient(t *testing.T, e *env) *a2aclient.Client {
 	return c
 }
 
+// sdkClients are the a2a-go clients the shared interop tests run with:
+// 1.0 from the default resolver, 0.3 through a2acompat/a2av0.
+var sdkClients = []struct {
+	name string
+	new  func(*testing.T, *env) *a2aclient.Client
+}{{"1.0", sdkClient}, {"0.3", sdkClient03}}
+
 func userMsg(text string) *sdk.SendMessageRequest {
 	return &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart(text))}
 }
@@ -81,116 +88,143 @@ func TestGoSDKSendGetList(t *testing.T) {
 	}
 }
 
+// TestGoSDKStream: SendStreamingMessage / message/stream starts with the
+// task and ends with the completed status, the answer as an artifact.
 func TestGoSDKStream(t *testing.T) {
-	e := newEnv(t, nil)
-	c := sdkClient(t, e)
-	var kinds []string
-	var final *sdk.TaskStatusUpdateEvent
-	var answer string
-	for ev, err := range c.SendStreamingMessage(t.Context(), userMsg("stream me")) {
-		if err != nil {
-			t.Fatalf("stream: %v", err)
-		}
-		switch v := ev.(type) {
-		case *sdk.Task:
-			kinds = append(kinds, "task")
-		case *sdk.TaskStatusUpdateEvent:
-			kinds = append(kinds, "status:"+string(v.Status.State))
-			final = v
-		case *sdk.TaskArtifactUpdateEvent:
-			kinds = append(kinds, "artifact")
-			answer = v.Artifact.Parts[0].Text()
-		default:
-			t.Fatalf("unexpected event %T", ev)
-		}
-	}
-	if len(kinds) == 0 || kinds[0] != "task" {
-		t.Fatalf("stream must start with the task: %v", kinds)
-	}
-	if final == nil || final.Status.State != sdk.TaskStateCompleted || answer != "echo: stream me" {
-		t.Fatalf("stream %v ended with %v, answer %q", kinds, final, answer)
-	}
-}
-
-func TestGoSDKCancelAndResubscribe(t *testing.T) {
-	e := newEnv(t, nil)
-	c := sdkClient(t, e)
-	// Start a task that holds, drop the stream after the first event.
-	var taskID string
-	for ev, err := range c.SendStreamingMessage(t.Context(), userMsg("hold on")) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		taskID = string(ev.(*sdk.Task).ID)
-		break
-	}
-	<-e.model.started
-	// Resubscribe: the task as it is, then everything to the end.
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var states []sdk.TaskState
-	var answer string
-	first := true
-	for ev, err := range c.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: sdk.TaskID(taskID)}) {
-		if err != nil {
-			t.Fatalf("resubscribe: %v", err)
-		}
-		if first {
-			if _, ok := ev.(*sdk.Task); !ok {
-				t.Fatalf("resubscribe must start with the task, got %T", ev)
+	for _, sc := range sdkClients {
+		t.Run(sc.name, func(t *testing.T) {
+			c := sc.new(t, newEnv(t, nil))
+			var kinds []string
+			var final *sdk.TaskStatusUpdateEvent
+			var answer string
+			for ev, err := range c.SendStreamingMessage(t.Context(), userMsg("stream me")) {
+				if err != nil {
+					t.Fatalf("stream: %v", err)
+				}
+				switch v := ev.(type) {
+				case *sdk.Task:
+					kinds = append(kinds, "task")
+				case *sdk.TaskStatusUpdateEvent:
+					kinds = append(kinds, "status:"+string(v.Status.State))
+					final = v
+				case *sdk.TaskArtifactUpdateEvent:
+					kinds = append(kinds, "artifact")
+					answer = v.Artifact.Parts[0].Text()
+				default:
+					t.Fatalf("unexpected event %T", ev)
+				}
 			}
-			first = false
-			e.model.release()
-			continue
-		}
-		switch v := ev.(type) {
-		case *sdk.TaskStatusUpdateEvent:
-			states = append(states, v.Status.State)
-		case *sdk.TaskArtifactUpdateEvent:
-			answer = v.Artifact.Parts[0].Text()
-		}
-	}
-	if len(states) == 0 || states[len(states)-1] != sdk.TaskStateCompleted || answer != "echo: hold on" {
-		t.Fatalf("after resubscribe: states %v answer %q", states, answer)
-	}
-	// SubscribeToTask on a terminal task is an immediate error.
-	for _, err := range c.SubscribeToTask(t.Context(), &sdk.SubscribeToTaskRequest{ID: sdk.TaskID(taskID)}) {
-		if !errors.Is(err, sdk.ErrUnsupportedOperation) {
-			t.Fatalf("subscribe to a terminal task: %v, want ErrUnsupportedOperation", err)
-		}
-		break
-	}
-	// Cancel: a held task is canceled; a terminal one is not cancelable.
-	req := userMsg("hold again")
-	req.Config = &sdk.SendMessageConfig{ReturnImmediately: true}
-	res, err := c.SendMessage(t.Context(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	held := res.(*sdk.Task)
-	canceled, err := c.CancelTask(t.Context(), &sdk.CancelTaskRequest{ID: held.ID})
-	if err != nil || canceled.Status.State != sdk.TaskStateCanceled {
-		t.Fatalf("CancelTask: %v, %v", canceled, err)
-	}
-	if _, err := c.CancelTask(t.Context(), &sdk.CancelTaskRequest{ID: held.ID}); !errors.Is(err, sdk.ErrTaskNotCancelable) {
-		t.Fatalf("cancel a canceled task: %v, want ErrTaskNotCancelable", err)
+			if len(kinds) == 0 || kinds[0] != "task" {
+				t.Fatalf("stream must start with the task: %v", kinds)
+			}
+			if final == nil || final.Status.State != sdk.TaskStateCompleted || answer != "echo: stream me" {
+				t.Fatalf("stream %v ended with %v, answer %q", kinds, final, answer)
+			}
+		})
 	}
 }
 
+// TestGoSDKCancelAndResubscribe: a dropped stream is resumed by
+// SubscribeToTask / tasks/resubscribe from the task as it is; a terminal
+// task cannot be subscribed to or cancelled; a held task is cancelled.
+func TestGoSDKCancelAndResubscribe(t *testing.T) {
+	for _, sc := range sdkClients {
+		t.Run(sc.name, func(t *testing.T) {
+			e := newEnv(t, nil)
+			c := sc.new(t, e)
+			// Start a task that holds, drop the stream after the first event.
+			var taskID sdk.TaskID
+			for ev, err := range c.SendStreamingMessage(t.Context(), userMsg("hold on")) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				taskID = ev.(*sdk.Task).ID
+				break
+			}
+			<-e.model.started
+			// Resubscribe: the task as it is, then everything to the end.
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			var states []sdk.TaskState
+			var answer string
+			first := true
+			for ev, err := range c.SubscribeToTask(ctx, &sdk.SubscribeToTaskRequest{ID: taskID}) {
+				if err != nil {
+					t.Fatalf("resubscribe: %v", err)
+				}
+				if first {
+					if _, ok := ev.(*sdk.Task); !ok {
+						t.Fatalf("resubscribe must start with the task, got %T", ev)
+					}
+					first = false
+					e.model.release()
+					continue
+				}
+				switch v := ev.(type) {
+				case *sdk.TaskStatusUpdateEvent:
+					states = append(states, v.Status.State)
+				case *sdk.TaskArtifactUpdateEvent:
+					answer = v.Artifact.Parts[0].Text()
+				}
+			}
+			if len(states) == 0 || states[len(states)-1] != sdk.TaskStateCompleted || answer != "echo: hold on" {
+				t.Fatalf("after resubscribe: states %v answer %q", states, answer)
+			}
+			got, err := c.GetTask(t.Context(), &sdk.GetTaskRequest{ID: taskID})
+			if err != nil || got.Status.State != sdk.TaskStateCompleted || taskText(got) != "echo: hold on" {
+				t.Fatalf("GetTask after resubscribe: %+v, %v", got, err)
+			}
+			// Subscribing to a terminal task is an immediate error.
+			for _, err := range c.SubscribeToTask(t.Context(), &sdk.SubscribeToTaskRequest{ID: taskID}) {
+				if !errors.Is(err, sdk.ErrUnsupportedOperation) {
+					t.Fatalf("subscribe to a terminal task: %v, want ErrUnsupportedOperation", err)
+				}
+				break
+			}
+			// Cancel: a held task is canceled; a terminal one is not cancelable.
+			req := userMsg("hold again")
+			req.Config = &sdk.SendMessageConfig{ReturnImmediately: true}
+			res, err := c.SendMessage(t.Context(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held := res.(*sdk.Task)
+			canceled, err := c.CancelTask(t.Context(), &sdk.CancelTaskRequest{ID: held.ID})
+			if err != nil || canceled.Status.State != sdk.TaskStateCanceled {
+				t.Fatalf("CancelTask: %v, %v", canceled, err)
+			}
+			if _, err := c.CancelTask(t.Context(), &sdk.CancelTaskRequest{ID: held.ID}); !errors.Is(err, sdk.ErrTaskNotCancelable) {
+				t.Fatalf("cancel a canceled task: %v, want ErrTaskNotCancelable", err)
+			}
+		})
+	}
+}
+
+// TestGoSDKErrors: wunder's error codes reach each client as a2a-go's
+// sentinels.
 func TestGoSDKErrors(t *testing.T) {
-	e := newEnv(t, nil)
-	c := sdkClient(t, e)
-	if _, err := c.GetTask(t.Context(), &sdk.GetTaskRequest{ID: "run_nope"}); !errors.Is(err, sdk.ErrTaskNotFound) {
-		t.Fatalf("GetTask unknown: %v, want ErrTaskNotFound", err)
-	}
-	if _, err := c.CancelTask(t.Context(), &sdk.CancelTaskRequest{ID: "run_nope"}); !errors.Is(err, sdk.ErrTaskNotFound) {
-		t.Fatalf("CancelTask unknown: %v, want ErrTaskNotFound", err)
-	}
-	if _, err := c.GetTaskPushConfig(t.Context(), &sdk.GetTaskPushConfigRequest{TaskID: "run_nope", ID: "x"}); !errors.Is(err, sdk.ErrPushNotificationNotSupported) {
-		t.Fatalf("push without support: %v, want ErrPushNotificationNotSupported", err)
-	}
-	card, err := c.GetExtendedAgentCard(t.Context(), &sdk.GetExtendedAgentCardRequest{})
-	if err != nil || card.Name != "wunder" {
-		t.Fatalf("GetExtendedAgentCard: %v, %v", card, err)
+	for _, sc := range sdkClients {
+		t.Run(sc.name, func(t *testing.T) {
+			c := sc.new(t, newEnv(t, nil))
+			if _, err := c.GetTask(t.Context(), &sdk.GetTaskRequest{ID: "run_nope"}); !errors.Is(err, sdk.ErrTaskNotFound) {
+				t.Fatalf("GetTask unknown: %v, want ErrTaskNotFound", err)
+			}
+			if _, err := c.CancelTask(t.Context(), &sdk.CancelTaskRequest{ID: "run_nope"}); !errors.Is(err, sdk.ErrTaskNotFound) {
+				t.Fatalf("CancelTask unknown: %v, want ErrTaskNotFound", err)
+			}
+			for _, err := range c.SubscribeToTask(t.Context(), &sdk.SubscribeToTaskRequest{ID: "run_nope"}) {
+				if !errors.Is(err, sdk.ErrTaskNotFound) {
+					t.Fatalf("SubscribeToTask unknown: %v, want ErrTaskNotFound", err)
+				}
+				break
+			}
+			if _, err := c.GetTaskPushConfig(t.Context(), &sdk.GetTaskPushConfigRequest{TaskID: "run_nope", ID: "x"}); !errors.Is(err, sdk.ErrPushNotificationNotSupported) {
+				t.Fatalf("push without support: %v, want ErrPushNotificationNotSupported", err)
+			}
+			card, err := c.GetExtendedAgentCard(t.Context(), &sdk.GetExtendedAgentCardRequest{})
+			if err != nil || card.Name != "wunder" {
+				t.Fatalf("GetExtendedAgentCard: %v, %v", card, err)
+			}
+		})
 	}
 }

@@ -39,15 +39,6 @@ func TestJSSDKClient(t *testing.T) {
 	}
 }
 
-// stateOfPush reads the task state of a push body of either version.
-func stateOfPush(b []byte) string {
-	ev, err := decodeAnyTask(b)
-	if err != nil {
-		return ""
-	}
-	return ev
-}
-
 // mountRelease adds POST /test/release, which lets one held model call go
 // on (the JS script cannot reach the model otherwise).
 func (e *env) mountRelease() {

@@ -10,11 +10,6 @@ import (
 	"github.com/wunder/wunder/orchestrator"
 )
 
-// DepthKey is the message metadata key that carries the delegation depth
-// of a wunder-to-wunder chain (the recursion guard of a2a@service tools),
-// and the RunRequest.Metadata key the tools read it from.
-const DepthKey = w.DepthKey
-
 // start turns a message into a run (task) of the caller.
 func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (*orchestrator.Run, error) {
 	m := p.Message
@@ -39,9 +34,14 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (*orchest
 		}
 		return nil, errCode(w.CodeUnsupportedOperation, "task %s is still working and takes no further input", r.ID)
 	}
+	if p.Push != nil {
+		if err := h.checkPush(ctx, *p.Push); err != nil {
+			return nil, err // before the run starts: a refused config leaves no task
+		}
+	}
 	meta := map[string]string{}
 	if d, ok := depthOf(m.Metadata, p.Metadata); ok {
-		meta[DepthKey] = strconv.Itoa(d)
+		meta[w.DepthKey] = strconv.Itoa(d)
 	}
 	r, err := h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: c.userID, SessionID: sessionID, Question: text, ToolNames: h.opts.ToolNames,
@@ -54,7 +54,7 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (*orchest
 		return nil, err
 	}
 	if p.Push != nil {
-		if err := h.createPush(ctx, c.v, c.userID, r.ID, *p.Push); err != nil {
+		if _, err := h.createPush(ctx, c.v, c.userID, r.ID, *p.Push); err != nil {
 			return nil, err
 		}
 	}
@@ -64,7 +64,7 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (*orchest
 // depthOf reads the delegation depth from message or request metadata.
 func depthOf(metas ...map[string]any) (int, bool) {
 	for _, md := range metas {
-		switch v := md[DepthKey].(type) {
+		switch v := md[w.DepthKey].(type) {
 		case float64:
 			if v >= 0 && v < 1e6 {
 				return int(v), true

@@ -61,6 +61,8 @@ func TestJSONRPCErrors(t *testing.T) {
 		{"params not object", "1.0", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":["x"]}`, -32602},
 		{"missing id", "1.0", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{}}`, -32602},
 		{"negative history", "1.0", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x","historyLength":-1}}`, -32602},
+		{"negative history send", "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]},"configuration":{"historyLength":-1}}}`, -32602},
+		{"negative history list", "1.0", `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{"historyLength":-2}}`, -32602},
 		{"no message", "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{}}`, -32602},
 		{"empty parts", "", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[]}}}`, -32602},
 		{"bad part kind", "", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"messageId":"m","role":"user","parts":[{"kind":"hologram"}]}}}`, -32602},

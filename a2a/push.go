@@ -68,7 +68,7 @@ type pusher struct {
 	ctx  context.Context
 	stop context.CancelFunc
 
-	// mu guards watching.
+	// mu guards watching and orders watch against close.
 	mu       sync.Mutex
 	watching map[string]bool
 }
@@ -101,7 +101,11 @@ func newPusher(h *Handler, o PushOptions) *pusher {
 		ctx: ctx, stop: cancel, watching: map[string]bool{}}
 }
 
-func (p *pusher) close() { p.stop() }
+func (p *pusher) close() {
+	p.mu.Lock()
+	p.stop()
+	p.mu.Unlock()
+}
 
 var cgnat = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}
 
@@ -145,16 +149,24 @@ func (p *pusher) checkTarget(ctx context.Context, raw string) error {
 	return nil
 }
 
-func (h *Handler) createPush(ctx context.Context, v w.Version, userID, taskID string, c w.PushConfig) error {
+// checkPush refuses a push config before anything is created: push not
+// supported, or a target the SSRF guard blocks.
+func (h *Handler) checkPush(ctx context.Context, c w.PushConfig) error {
 	if h.push == nil {
 		return errCode(w.CodePushNotSupported, "push notifications are not supported")
 	}
-	if err := h.push.checkTarget(ctx, c.URL); err != nil {
-		return err
+	return h.push.checkTarget(ctx, c.URL)
+}
+
+// createPush checks and saves a push config of the caller's task, starts
+// the task's watcher and returns the config as saved.
+func (h *Handler) createPush(ctx context.Context, v w.Version, userID, taskID string, c w.PushConfig) (*PushConfig, error) {
+	if err := h.checkPush(ctx, c); err != nil {
+		return nil, err
 	}
 	r, err := h.b.GetRun(ctx, userID, taskID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if c.ID == "" {
 		c.ID = "push_" + strings.ToLower(rand.Text())
@@ -164,10 +176,10 @@ func (h *Handler) createPush(ctx context.Context, v w.Version, userID, taskID st
 		pc.AuthScheme, pc.AuthCredentials = c.Auth.Scheme, c.Auth.Credentials
 	}
 	if err := h.push.o.Store.SavePushConfig(ctx, pc); err != nil {
-		return err
+		return nil, err
 	}
 	h.push.watch(userID, r.ID)
-	return nil
+	return pc, nil
 }
 
 func wireConfig(c *PushConfig) w.PushConfig {
@@ -196,21 +208,11 @@ func (h *Handler) pushMethod(ctx context.Context, c *call) (any, error) {
 		if p.Config == nil {
 			return nil, errParams("a push notification config with a url is required")
 		}
-		if err := h.createPush(ctx, c.v, c.userID, p.TaskID, *p.Config); err != nil {
-			return nil, err
-		}
-		cfgs, err := st.ListPushConfigs(ctx, p.TaskID)
+		pc, err := h.createPush(ctx, c.v, c.userID, p.TaskID, *p.Config)
 		if err != nil {
 			return nil, err
 		}
-		for _, pc := range cfgs {
-			if p.Config.ID == "" || pc.ID == p.Config.ID {
-				if p.Config.ID != "" || pc.URL == p.Config.URL {
-					return w.EncodePushConfig(c.v, wireConfig(pc)), nil
-				}
-			}
-		}
-		return nil, fmt.Errorf("push config of task %s vanished", p.TaskID)
+		return w.EncodePushConfig(c.v, wireConfig(pc)), nil
 	case ms.PushGet:
 		id := p.ConfigID
 		if id == "" { // 0.3: the task's first config

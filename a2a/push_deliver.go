@@ -14,15 +14,16 @@ import (
 	"github.com/wunder/wunder/orchestrator"
 )
 
-// watch starts the task's watcher unless one runs.
+// watch starts the task's watcher unless one runs. The goroutine is
+// added to the WaitGroup under mu, so it is either started before close
+// or not at all: Close's Wait never races an Add.
 func (p *pusher) watch(userID, taskID string) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.watching[taskID] || p.ctx.Err() != nil {
-		p.mu.Unlock()
 		return
 	}
 	p.watching[taskID] = true
-	p.mu.Unlock()
 	p.h.wg.Go(func() {
 		defer func() {
 			if r := recover(); r != nil {

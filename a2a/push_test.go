@@ -12,6 +12,7 @@ import (
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/wunder/wunder/a2a"
+	"github.com/wunder/wunder/orchestrator"
 )
 
 type delivery struct {
@@ -153,5 +154,20 @@ func TestPushSSRFGuard(t *testing.T) {
 		if r.Error == nil || r.Error.Code != -32602 {
 			t.Errorf("%s: %+v, want -32602", u, r.Error)
 		}
+	}
+}
+
+// TestPushRefusedStartsNoTask: a SendMessage whose push config the SSRF
+// guard refuses is an error and leaves no task behind.
+func TestPushRefusedStartsNoTask(t *testing.T) {
+	e := newEnv(t, pushOpts(false))
+	r := post(t, e, "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]},
+		"configuration":{"returnImmediately":true,"taskPushNotificationConfig":{"url":"http://127.0.0.1:9/hook"}}}}`)
+	if r.Error == nil || r.Error.Code != -32602 {
+		t.Fatalf("refused push config: %+v %s, want -32602", r.Error, r.Result)
+	}
+	runs, err := e.o.ListRuns(t.Context(), orchestrator.RunFilter{})
+	if err != nil || len(runs) != 0 {
+		t.Fatalf("runs after a refused send: %d, %v; want none", len(runs), err)
 	}
 }

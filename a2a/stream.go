@@ -18,12 +18,12 @@ func (h *Handler) stream(rw http.ResponseWriter, r *http.Request, c *call) {
 	ctx := r.Context()
 	p, err := w.DecodeSendParams(c.m.Params)
 	if err != nil {
-		writeError(rw, c.v, c.m.ID, h.toError(ctx, c.v, errParams("%v", err)))
+		writeError(rw, c.m.ID, h.toError(ctx, c.v, errParams("%v", err)))
 		return
 	}
 	run, err := h.start(ctx, c, p)
 	if err != nil {
-		writeError(rw, c.v, c.m.ID, h.toError(ctx, c.v, err))
+		writeError(rw, c.m.ID, h.toError(ctx, c.v, err))
 		return
 	}
 	h.follow(rw, r, c, run, p.HistoryLength)
@@ -37,16 +37,16 @@ func (h *Handler) subscribe(rw http.ResponseWriter, r *http.Request, c *call) {
 	ctx := r.Context()
 	p, err := w.DecodeTaskParams(c.m.Params)
 	if err != nil {
-		writeError(rw, c.v, c.m.ID, h.toError(ctx, c.v, errParams("%v", err)))
+		writeError(rw, c.m.ID, h.toError(ctx, c.v, errParams("%v", err)))
 		return
 	}
 	run, err := h.b.GetRun(ctx, c.userID, p.ID)
 	if err != nil {
-		writeError(rw, c.v, c.m.ID, h.toError(ctx, c.v, err))
+		writeError(rw, c.m.ID, h.toError(ctx, c.v, err))
 		return
 	}
 	if run.State.Terminal() {
-		writeError(rw, c.v, c.m.ID, w.NewError(c.v, w.CodeUnsupportedOperation, "task "+run.ID+" is in a terminal state; use GetTask"))
+		writeError(rw, c.m.ID, w.NewError(c.v, w.CodeUnsupportedOperation, "task "+run.ID+" is in a terminal state; use GetTask"))
 		return
 	}
 	h.follow(rw, r, c, run, p.HistoryLength)
@@ -56,7 +56,7 @@ func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *
 	ctx := r.Context()
 	t, err := h.taskOf(ctx, c.userID, run, historyLength, true)
 	if err != nil {
-		writeError(rw, c.v, c.m.ID, h.toError(ctx, c.v, err))
+		writeError(rw, c.m.ID, h.toError(ctx, c.v, err))
 		return
 	}
 	sw := sse.NewWriter(rw)

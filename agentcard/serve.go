@@ -10,10 +10,12 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/wunder/wunder/internal/a2awire"
 )
 
-// Path is where the card is served.
-const Path = "/.well-known/agent-card.json"
+// Path is where the card is served (the well-known path peers fetch).
+const Path = a2awire.WellKnownCardPath
 
 // refresh is how long a built card is served before the catalog is asked
 // again (MCP servers and peers may come and go).

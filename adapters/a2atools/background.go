@@ -17,7 +17,7 @@ type background struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 
-	// mu guards jobs and seq.
+	// mu guards jobs and seq, and orders start against close.
 	mu   sync.Mutex
 	jobs map[string]*job
 	seq  int
@@ -35,16 +35,29 @@ func newBackground() *background {
 	return &background{ctx: ctx, stop: cancel, jobs: map[string]*job{}}
 }
 
+// backgroundTimeout bounds a background delegation (Service.Timeout
+// bounds a call that waits for its answer).
+const backgroundTimeout = 30 * time.Minute
+
+// start runs the delegation on a goroutine of the WaitGroup. It is added
+// under mu, which close holds while it stops: a job is either started
+// before close or finished at once as shut down, and close's Wait never
+// races an Add.
 func (b *background) start(runID, service string, run func(ctx context.Context) *outcome) string {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.seq++
 	id := fmt.Sprintf("a2a-job-%d", b.seq)
 	j := &job{runID: runID, service: service, done: make(chan struct{})}
 	b.jobs[id] = j
-	b.mu.Unlock()
+	if b.ctx.Err() != nil {
+		j.out = &outcome{Service: service, Error: "the a2a toolset is shut down"}
+		close(j.done)
+		return id
+	}
 	b.wg.Go(func() {
 		defer close(j.done)
-		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Minute)
+		ctx, cancel := context.WithTimeout(b.ctx, backgroundTimeout)
 		defer cancel()
 		out := run(ctx)
 		b.mu.Lock()
@@ -55,7 +68,9 @@ func (b *background) start(runID, service string, run func(ctx context.Context) 
 }
 
 func (b *background) close() {
+	b.mu.Lock()
 	b.stop()
+	b.mu.Unlock()
 	b.wg.Wait()
 }
 

@@ -101,6 +101,10 @@ func (o *outcome) finish() {
 // run delegates one message and follows the task to its end.
 func (t *peerTool) run(ctx context.Context, msg w.Message, emit func(string, any)) *outcome {
 	out := &outcome{Service: t.svc.Name}
+	limit := t.svc.Timeout // a background job has a deadline of its own
+	if dl, ok := ctx.Deadline(); ok {
+		limit = time.Until(dl).Round(time.Second)
+	}
 	c, card, err := t.resolve(ctx)
 	if err != nil {
 		out.Error = "cannot reach the agent: " + err.Error()
@@ -148,7 +152,7 @@ func (t *peerTool) run(ctx context.Context, msg w.Message, emit func(string, any
 	case ctx.Err() != nil:
 		out.Error = "cancelled"
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			out.Error = fmt.Sprintf("no answer within %s", t.svc.Timeout)
+			out.Error = fmt.Sprintf("no answer within %s", limit)
 		}
 		if out.TaskID != "" && !done() {
 			t.cancelRemote(c, out.TaskID)

@@ -186,3 +186,18 @@ func TestBackgroundAndWait(t *testing.T) {
 		t.Fatalf("another run sees the jobs: %s", res.Content)
 	}
 }
+
+// TestBackgroundAfterClose: a background call on a closed Set starts no
+// goroutine; a2a_wait reports the job as shut down at once.
+func TestBackgroundAfterClose(t *testing.T) {
+	s := newSet(t, a2atools.Service{Name: "x", URL: "http://127.0.0.1:9"})
+	s.Close()
+	res, err := toolNamed(t, s, "a2a@x").Call(t.Context(), invocation(`{"message":"late","background":true}`, &recorder{}, nil))
+	if err != nil || res.IsError {
+		t.Fatalf("background call: %+v %v", res, err)
+	}
+	wait, _ := toolNamed(t, s, "a2a_wait").Call(t.Context(), invocation(`{"timeout_s":1}`, &recorder{}, nil))
+	if !strings.Contains(wait.Content, "failed: the a2a toolset is shut down") {
+		t.Fatalf("wait after close: %s", wait.Content)
+	}
+}

@@ -42,7 +42,7 @@ func (c *Client) sendParams(r *SendRequest) map[string]any {
 	} else {
 		cfg["blocking"] = r.Blocking
 	}
-	return map[string]any{"message": EncodeMessage(c.Version, &r.Message), "configuration": cfg}
+	return map[string]any{"message": encodeMessage(c.Version, &r.Message), "configuration": cfg}
 }
 
 // Send sends a message and returns the task (or message) the peer answers.

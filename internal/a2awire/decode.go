@@ -150,6 +150,9 @@ func DecodeSendParams(b []byte) (*SendParams, error) {
 	}
 	p := &SendParams{Message: w.Message, Metadata: w.Meta, Blocking: true}
 	if c := w.Config; c != nil {
+		if err := checkHistoryLength(c.HistoryLength); err != nil {
+			return nil, err
+		}
 		p.HistoryLength = c.HistoryLength
 		if c.ReturnImmediately || (c.Blocking != nil && !*c.Blocking) {
 			p.Blocking = false
@@ -186,8 +189,8 @@ func DecodeTaskParams(b []byte) (*TaskParams, error) {
 	if p.ID == "" {
 		return nil, errors.New("id is required")
 	}
-	if p.HistoryLength != nil && *p.HistoryLength < 0 {
-		return nil, errors.New("historyLength must not be negative")
+	if err := checkHistoryLength(p.HistoryLength); err != nil {
+		return nil, err
 	}
 	return &p, nil
 }
@@ -213,6 +216,9 @@ func DecodeListParams(b []byte) (*ListParams, error) {
 	}
 	if p.PageSize < 0 {
 		return nil, errors.New("pageSize must not be negative")
+	}
+	if err := checkHistoryLength(p.HistoryLength); err != nil {
+		return nil, err
 	}
 	if p.Status == "unspecified" {
 		p.Status = ""
@@ -295,6 +301,14 @@ func decodePushConfig(b []byte) (PushConfig, error) {
 		c.Auth = &PushAuth{Scheme: scheme, Credentials: a.Credentials}
 	}
 	return c, nil
+}
+
+// checkHistoryLength refuses a negative historyLength (nil = all, 0 = none).
+func checkHistoryLength(n *int) error {
+	if n != nil && *n < 0 {
+		return errors.New("historyLength must not be negative")
+	}
+	return nil
 }
 
 // strictObject decodes a JSON object; params that are not an object (an

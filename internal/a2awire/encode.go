@@ -172,9 +172,6 @@ func encodeTask(v Version, t *Task) *task {
 // EncodeTask returns t in v's JSON shape (a Task object in both versions).
 func EncodeTask(v Version, t *Task) any { return encodeTask(v, t) }
 
-// EncodeMessage returns m in v's JSON shape.
-func EncodeMessage(v Version, m *Message) any { return encodeMessage(v, m) }
-
 // EncodeEvent returns ev in v's shape: in 1.0 the StreamResponse wrapper
 // ({"task":...}, {"statusUpdate":...}, ...); in 0.3 the object itself with
 // its kind.

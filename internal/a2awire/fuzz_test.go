@@ -17,14 +17,23 @@ func FuzzDecode(f *testing.F) {
 		`{"kind":"artifact-update","taskId":"t","contextId":"c","artifact":{"artifactId":"a","parts":[{"kind":"file","file":{"uri":"http://x"}}]}}`,
 		`{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]},"configuration":{"blocking":false,"pushNotificationConfig":{"url":"http://h"}}}`,
 		`{"taskId":"t","pushNotificationConfig":{"url":"http://h","authentication":{"schemes":["Bearer"]}}}`,
-		`{"id":"t","historyLength":3}`, `[]`, `null`, `{"kind":1}`,
+		`{"id":"t","historyLength":3}`, `{"historyLength":-1}`,
+		`{"message":{"messageId":"m","role":"user","parts":[{"text":"x"}]},"configuration":{"historyLength":-1}}`, `[]`, `null`, `{"kind":1}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = w.DecodeSendParams(b)
-		_, _ = w.DecodeTaskParams(b)
-		_, _ = w.DecodeListParams(b)
+		// A decoded historyLength is never negative: the handler slices
+		// history with it.
+		if p, err := w.DecodeSendParams(b); err == nil && p.HistoryLength != nil && *p.HistoryLength < 0 {
+			t.Fatalf("DecodeSendParams accepted historyLength %d", *p.HistoryLength)
+		}
+		if p, err := w.DecodeTaskParams(b); err == nil && p.HistoryLength != nil && *p.HistoryLength < 0 {
+			t.Fatalf("DecodeTaskParams accepted historyLength %d", *p.HistoryLength)
+		}
+		if p, err := w.DecodeListParams(b); err == nil && p.HistoryLength != nil && *p.HistoryLength < 0 {
+			t.Fatalf("DecodeListParams accepted historyLength %d", *p.HistoryLength)
+		}
 		_, _ = w.DecodePushParams(b)
 		_, _ = w.ParseCard(b)
 		ev, err := w.DecodeEvent(b)

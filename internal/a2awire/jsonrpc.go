@@ -71,9 +71,8 @@ func (e *Error) Unwrap() error {
 		return orchestrator.ErrNotFound
 	case CodeTaskNotCancelable:
 		return orchestrator.ErrConflict
-	case CodeInvalidParams, CodeInvalidRequest, CodeParseError, CodeContentTypeNotSupported:
-		return orchestrator.ErrInvalidArgument
-	case CodePushNotSupported, CodeUnsupportedOperation, CodeMethodNotFound, CodeExtendedCardNotConfigured,
+	case CodeInvalidParams, CodeInvalidRequest, CodeParseError, CodeContentTypeNotSupported,
+		CodePushNotSupported, CodeUnsupportedOperation, CodeMethodNotFound, CodeExtendedCardNotConfigured,
 		CodeExtensionSupportRequired, CodeVersionNotSupported:
 		return orchestrator.ErrInvalidArgument
 	}
@@ -94,7 +93,7 @@ func NewError(v Version, code int, msg string) *Error {
 	return e
 }
 
-// Valid reports whether the id is a JSON-RPC id: a string, a number or
+// ValidID reports whether the id is a JSON-RPC id: a string, a number or
 // null (absent is a notification, which A2A does not use).
 func ValidID(id json.RawMessage) bool {
 	id = bytes.TrimSpace(id)
