@@ -37,7 +37,7 @@ func BenchmarkPassThrough(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e := newEnvWith(b, mcpserver.Options{Upstreams: set}, orchestratortest.Turn{Content: "ok"})
+	e := newEnv(b, mcpserver.Options{Upstreams: set}, orchestratortest.Turn{Content: "ok"})
 	b.Cleanup(func() { _ = set.Close() })
 
 	sessions := func(url string) []*mcp.ClientSession {

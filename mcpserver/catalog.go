@@ -60,7 +60,7 @@ func (h *Handler) catalogTools(ctx context.Context, user string) ([]*mcp.Tool, e
 	if err != nil {
 		_, rpcErr := toolError(err)
 		if rpcErr == nil {
-			rpcErr = &jsonrpc.Error{Code: codeInternal, Message: err.Error()}
+			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 		}
 		return nil, rpcErr
 	}
@@ -68,7 +68,7 @@ func (h *Handler) catalogTools(ctx context.Context, user string) ([]*mcp.Tool, e
 	out := make([]*mcp.Tool, 0, len(specs))
 	for _, s := range specs {
 		wire := reg.WireName(s.Name)
-		if s.AlwaysOn || s.Name == RunTool || wire == h.runName() {
+		if s.AlwaysOn || wire == h.runName() {
 			continue // final_response only makes sense in a run; wunder@run is ours
 		}
 		desc := s.Description

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -63,15 +62,8 @@ func newCatalogEnv(t *testing.T, withAuth bool) (*orchestrator.Orchestrator, str
 			return &auth.TokenInfo{UserID: tok}, nil
 		}
 	}
-	h := mcpserver.New(o, opts)
-	mux := http.NewServeMux()
-	for _, p := range h.Paths() {
-		mux.Handle(p, h)
-	}
-	ts := httptest.NewServer(mux)
-	t.Cleanup(ts.Close)
-	t.Cleanup(h.Close)
-	return o, ts.URL + "/wunder/mcp"
+	_, url := serve(t, o, opts)
+	return o, url + "/wunder/mcp"
 }
 
 func toolNames(t *testing.T, cs *mcp.ClientSession) []string {

@@ -36,7 +36,7 @@ func gatewayFor(t *testing.T, url string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnvWith(t, mcpserver.Options{Upstreams: set}, orchestratortest.Turn{Content: "ok"})
+	e := newEnv(t, mcpserver.Options{Upstreams: set}, orchestratortest.Turn{Content: "ok"})
 	t.Cleanup(func() { _ = set.Close() })
 	return e.url
 }
@@ -96,7 +96,7 @@ func TestConformancePassThrough(t *testing.T) {
 // against /wunder/mcp itself.
 func TestConformanceAggregated(t *testing.T) {
 	mcpnpm.Dir(t)
-	e := newEnvWith(t, mcpserver.Options{}, orchestratortest.Turn{Content: "ok"})
+	e := newEnv(t, mcpserver.Options{}, orchestratortest.Turn{Content: "ok"})
 	for _, sc := range []string{"server-initialize", "ping", "tools-list", "logging-set-level"} {
 		passed, total, failed := conformance(t, e.url+"/wunder/mcp", "--scenario", sc)
 		t.Logf("%s: %d/%d", sc, passed, total)
@@ -124,7 +124,7 @@ func TestConformanceAggregatedCatalog(t *testing.T) {
 // lists wunder's tools on /wunder/mcp.
 func TestInspectorListsTools(t *testing.T) {
 	node := mcpnpm.Node(t)
-	e := newEnvWith(t, mcpserver.Options{}, orchestratortest.Turn{Content: "ok"})
+	e := newEnv(t, mcpserver.Options{}, orchestratortest.Turn{Content: "ok"})
 	cli := filepath.Join(mcpnpm.Dir(t), "node_modules", ".bin", "mcp-inspector")
 	cmd := exec.Command(node, cli, "--cli", e.url+"/wunder/mcp", "--transport", "http", "--method", "tools/list")
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))

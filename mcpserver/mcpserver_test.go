@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -21,14 +20,11 @@ import (
 type env struct {
 	model *orchestratortest.ScriptedModel
 	o     *orchestrator.Orchestrator
+	h     *mcpserver.Handler
 	url   string
 }
 
-func newEnv(t *testing.T, opts mcpserver.Options, turns ...orchestratortest.Turn) *env {
-	return newEnvWith(t, opts, turns...)
-}
-
-func newEnvWith(t testing.TB, opts mcpserver.Options, turns ...orchestratortest.Turn) *env {
+func newEnv(t testing.TB, opts mcpserver.Options, turns ...orchestratortest.Turn) *env {
 	t.Helper()
 	e := &env{model: orchestratortest.NewScriptedModel(turns...)}
 	models := orchestratortest.Models{Model: e.model, Settings: orchestrator.ModelSettings{Name: "scripted", ToolCallMode: orchestrator.ModeFunctionCall, MaxRounds: 5, Stream: true}}
@@ -40,7 +36,14 @@ func newEnvWith(t testing.TB, opts mcpserver.Options, turns ...orchestratortest.
 	reg := orchestrator.NewRegistry("", nil, orchestrator.StaticToolset{SetName: "x", List: []orchestrator.Tool{self}})
 	e.o = orchestrator.New(orchestratortest.NewMemStore(), models, reg, nil)
 	t.Cleanup(func() { _ = e.o.Close(context.Background()) })
-	h := mcpserver.New(e.o, &opts)
+	e.h, e.url = serve(t, e.o, &opts)
+	return e
+}
+
+// serve mounts the front-end over o on a test server, as the gateway does.
+func serve(t testing.TB, o *orchestrator.Orchestrator, opts *mcpserver.Options) (*mcpserver.Handler, string) {
+	t.Helper()
+	h := mcpserver.New(o, opts)
 	mux := http.NewServeMux()
 	for _, p := range h.Paths() {
 		mux.Handle(p, h)
@@ -48,8 +51,7 @@ func newEnvWith(t testing.TB, opts mcpserver.Options, turns ...orchestratortest.
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	t.Cleanup(h.Close)
-	e.url = ts.URL
-	return e
+	return h, ts.URL
 }
 
 func connect(t testing.TB, url string, hc *http.Client, opts *mcp.ClientOptions) *mcp.ClientSession {
@@ -66,12 +68,12 @@ func connect(t testing.TB, url string, hc *http.Client, opts *mcp.ClientOptions)
 func TestRunTool(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, mcpserver.Options{}, orchestratortest.Turn{Content: "the answer", Usage: &orchestrator.Usage{InputTokens: 3, OutputTokens: 2, TotalTokens: 5}})
-	var mu sync.Mutex
-	var progress []string
+	progress := make(chan string, 64)
 	cs := connect(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-		mu.Lock()
-		progress = append(progress, r.Params.Message)
-		mu.Unlock()
+		select {
+		case progress <- r.Params.Message:
+		default:
+		}
 	}})
 	tools, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -107,9 +109,11 @@ func TestRunTool(t *testing.T) {
 			}
 		}
 	}
-	mu.Lock()
-	t.Logf("progress: %q", progress)
-	mu.Unlock()
+	// The client hands notifications to its handler asynchronously; the
+	// test's deadline bounds the wait for the first one.
+	if msg := <-progress; msg == "" {
+		t.Error("a progress notification without a message")
+	}
 
 	// Continue the session.
 	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wunder__run", Arguments: map[string]any{"task": "again", "session_id": out.SessionID}})
@@ -160,17 +164,22 @@ func TestCancelCancelsRun(t *testing.T) {
 		t.Fatalf("runs: %v %d", err, len(runs))
 	}
 	// The run ends cancelled; follow its event log to the final event.
+	final := false
 	for ev, err := range e.o.Events(context.Background(), "wunder", runs[0].ID, 0) {
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ev.Type == orchestrator.EventFinal {
+			final = true
 			var fd orchestrator.FinalData
 			_ = json.Unmarshal(ev.Data, &fd)
 			if fd.State != orchestrator.RunCancelled {
 				t.Errorf("final state %s, want cancelled", fd.State)
 			}
 		}
+	}
+	if !final {
+		t.Error("the run's event log ended without a final event")
 	}
 }
 

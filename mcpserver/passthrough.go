@@ -69,7 +69,11 @@ func (p *proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if up == nil || !forwarded[method] {
 			return next(ctx, method, req)
 		}
-		release := p.track(ctx, req.GetParams())
+		token, err := progressToken(req.GetParams())
+		if err != nil {
+			return nil, err
+		}
+		release := p.track(ctx, token)
 		defer release()
 		switch method {
 		case "tools/list":
@@ -150,7 +154,7 @@ func (p *proxy) initialize(ctx context.Context, next mcp.MethodHandler, req mcp.
 	}
 	up, err := p.h.opts.Upstreams.Connect(ctx, p.name, opts, p.rawElicit, p.rawRoots)
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: codeInternal, Message: fmt.Sprintf("upstream %s is unavailable: %v", p.name, err)}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %s is unavailable: %v", p.name, err)}
 	}
 	res, err := next(ctx, "initialize", req)
 	if err != nil {
@@ -166,9 +170,14 @@ func (p *proxy) initialize(ctx context.Context, next mcp.MethodHandler, req mcp.
 	p.up, p.ss = up, ss
 	p.mu.Unlock()
 	p.h.proxiesMu.Lock()
+	if p.h.closed {
+		p.h.proxiesMu.Unlock()
+		_ = up.Close()
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "wunder is shutting down"}
+	}
 	p.h.proxies[p] = true
-	p.h.proxiesMu.Unlock()
 	p.h.wg.Add(1)
+	p.h.proxiesMu.Unlock()
 	go func() {
 		defer p.h.wg.Done()
 		_ = ss.Wait()
@@ -182,11 +191,7 @@ func (p *proxy) initialize(ctx context.Context, next mcp.MethodHandler, req mcp.
 
 // track records a downstream request's context so upstream messages that
 // belong to it travel on its stream.
-func (p *proxy) track(ctx context.Context, params mcp.Params) func() {
-	var token any
-	if pp, ok := params.(interface{ GetProgressToken() any }); ok && !reflect.ValueOf(params).IsNil() {
-		token = pp.GetProgressToken()
-	}
+func (p *proxy) track(ctx context.Context, token any) func() {
 	p.mu.Lock()
 	p.inflight = append(p.inflight, ctx)
 	if token != nil {
@@ -214,13 +219,40 @@ func (p *proxy) track(ctx context.Context, params mcp.Params) func() {
 func (p *proxy) target(token any) (*mcp.ServerSession, context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if c, ok := p.byToken[token]; ok && token != nil {
-		return p.ss, c
+	if validToken(token) {
+		if c, ok := p.byToken[token]; ok {
+			return p.ss, c
+		}
 	}
 	if n := len(p.inflight); n > 0 {
 		return p.ss, p.inflight[n-1]
 	}
 	return p.ss, context.Background()
+}
+
+// progressToken is the request's progress token, nil when it has none. A
+// token that is neither a string nor a number (the spec's types, and the
+// only ones that can key byToken) is an invalid-params error.
+func progressToken(params mcp.Params) (any, error) {
+	pp, ok := params.(interface{ GetProgressToken() any })
+	if !ok || reflect.ValueOf(params).IsNil() {
+		return nil, nil
+	}
+	token := pp.GetProgressToken()
+	if token != nil && !validToken(token) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "progress token must be a string or a number"}
+	}
+	return token, nil
+}
+
+// validToken reports whether token is a progress token of the spec's types,
+// as decoded from JSON or set by the SDK.
+func validToken(token any) bool {
+	switch token.(type) {
+	case string, float64, int, int32, int64:
+		return true
+	}
+	return false
 }
 
 var errNoSession = errors.New("no downstream session")

@@ -66,7 +66,7 @@ func passThroughTo(t *testing.T, url string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnvWith(t, mcpserver.Options{Upstreams: set}, orchestratortest.Turn{Content: "ok"})
+	e := newEnv(t, mcpserver.Options{Upstreams: set}, orchestratortest.Turn{Content: "ok"})
 	t.Cleanup(func() { _ = set.Close() })
 	return e.url + "/wunder/mcp/up"
 }

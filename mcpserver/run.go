@@ -41,12 +41,12 @@ func (h *Handler) addRunTool(s *mcp.Server) {
 // run is wunder@run: decode, start, follow the event log, encode.
 func (h *Handler) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput) (*mcp.CallToolResult, RunOutput, error) {
 	if strings.TrimSpace(in.Task) == "" {
-		return nil, RunOutput{}, &jsonrpc.Error{Code: codeInvalidParams, Message: "task is required"}
+		return nil, RunOutput{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task is required"}
 	}
 	user := h.userOf(req.Extra)
 	run, err := h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: user, SessionID: in.SessionID, Question: in.Task, ToolNames: in.ToolNames,
-		ExcludeTools: excludeSelf(nil), Caller: orchestrator.CallerAgent,
+		ExcludeTools: []string{RunTool}, Caller: orchestrator.CallerAgent,
 	})
 	if err != nil {
 		return failed(err)

@@ -82,9 +82,11 @@ type Handler struct {
 	paths  []string
 	// wg tracks the proxy goroutines (one per downstream session).
 	wg sync.WaitGroup
-	// proxiesMu guards proxies, the live pass-through sessions.
+	// proxiesMu guards proxies, the live pass-through sessions, and closed;
+	// wg.Add happens under it, so never after Close's Wait began.
 	proxiesMu sync.Mutex
 	proxies   map[*proxy]bool
+	closed    bool
 }
 
 // New returns the MCP front-end over b.
@@ -127,9 +129,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 func (h *Handler) Server() *mcp.Server { return h.server }
 
 // Close ends the live pass-through sessions (downstream and upstream) and
-// waits for their goroutines.
+// waits for their goroutines; pass-through sessions initialized afterwards
+// are refused.
 func (h *Handler) Close() {
 	h.proxiesMu.Lock()
+	h.closed = true
 	live := make([]*proxy, 0, len(h.proxies))
 	for p := range h.proxies {
 		live = append(live, p)
@@ -204,10 +208,3 @@ func (h *Handler) runName() string { return h.b.Registry().WireName(RunTool) }
 
 // RunTool is the canonical name of the tool that runs a task.
 const RunTool = "wunder@run"
-
-func excludeSelf(names []string) []string {
-	if slices.Contains(names, RunTool) {
-		return names
-	}
-	return append(slices.Clone(names), RunTool)
-}

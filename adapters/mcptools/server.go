@@ -122,24 +122,32 @@ func (sv *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 	}
 	cs, closeFn, err := sv.dial(ctx)
 	sv.mu.Lock()
-	defer sv.mu.Unlock()
 	if err != nil {
 		sv.failures++
 		backoff := min(sv.set.opts.MinBackoff<<min(sv.failures-1, 16), sv.set.opts.MaxBackoff)
 		sv.nextTry = time.Now().Add(backoff)
 		sv.lastErr = err
+		sv.mu.Unlock()
 		sv.set.log.Warn("mcp server not connected", "server", sv.cfg.Name, "retry_in", backoff, "err", err)
 		return nil, err
 	}
 	if sv.closed {
-		go func() { _ = cs.Close(); closeFn() }()
-		return nil, errors.New("shutting down")
+		// The Set closed during the dial: release the session here, outside
+		// the lock (a stdio child takes a while to stop).
+		sv.mu.Unlock()
+		_ = cs.Close()
+		closeFn()
+		return nil, errShuttingDown
 	}
 	sv.failures, sv.lastErr, sv.sess, sv.closeFn = 0, nil, cs, closeFn
 	sv.set.wg.Add(1)
+	sv.mu.Unlock()
 	go sv.watch(cs, closeFn)
 	return cs, nil
 }
+
+// errShuttingDown answers calls once the Set is closing.
+var errShuttingDown = errors.New("shutting down")
 
 // current returns the live session, or the error of the backoff window, or
 // neither (dial now).
@@ -148,7 +156,7 @@ func (sv *server) current() (*mcp.ClientSession, error) {
 	defer sv.mu.Unlock()
 	switch {
 	case sv.closed:
-		return nil, errors.New("shutting down")
+		return nil, errShuttingDown
 	case sv.sess != nil:
 		return sv.sess, nil
 	case sv.failures > 0 && time.Now().Before(sv.nextTry):
@@ -173,19 +181,28 @@ func (sv *server) watch(cs *mcp.ClientSession, closeFn func()) {
 }
 
 func (sv *server) dial(ctx context.Context) (*mcp.ClientSession, func(), error) {
-	o := sv.set.opts
 	copts := &mcp.ClientOptions{
-		Logger: o.Logger,
+		Logger: sv.set.opts.Logger,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			sv.set.goRefresh(sv, "tools/list_changed")
 		},
 		ProgressNotificationHandler: sv.onProgress,
 		LoggingMessageHandler:       sv.onLog,
 	}
-	if o.Elicitation == ElicitDefaults {
+	if sv.set.opts.Elicitation == ElicitDefaults {
 		copts.ElicitationHandler = elicitWithDefaults // also advertises form elicitation
 	}
+	return sv.connect(ctx, copts)
+}
+
+// connect opens a session with copts and receiving middleware. The session
+// lives until it is closed or the Set closes; the dial itself is bounded by
+// ctx and the server's timeout. The returned func releases what the session
+// leaves behind (its context, a stdio child's process group).
+func (sv *server) connect(ctx context.Context, copts *mcp.ClientOptions, receiving ...mcp.Middleware) (*mcp.ClientSession, func(), error) {
+	o := sv.set.opts
 	c := mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, copts)
+	c.AddReceivingMiddleware(receiving...)
 	t, closeFn, err := sv.transport()
 	if err != nil {
 		return nil, nil, err

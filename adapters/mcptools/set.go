@@ -232,24 +232,18 @@ func (s *Set) Close() error {
 
 // Connect opens a new, dedicated session to the named server with the given
 // client options (handlers for sampling, elicitation, logging, progress) and
-// receiving middleware,
-// for the pass-through gateway: one upstream session per downstream
-// session. The caller closes it. An unknown name wraps
-// [orchestrator.ErrNotFound].
+// receiving middleware, for the pass-through gateway: one upstream session
+// per downstream session. The dial is bounded by ctx and the server's
+// timeout; the session outlives ctx until the caller closes it (or the Set
+// closes). An unknown name wraps [orchestrator.ErrNotFound], a failed dial
+// [orchestrator.ErrUnavailable].
 func (s *Set) Connect(ctx context.Context, name string, opts *mcp.ClientOptions, receiving ...mcp.Middleware) (*mcp.ClientSession, error) {
 	sv, ok := s.byName[name]
 	if !ok {
 		return nil, fmt.Errorf("%w: mcp server %q", orchestrator.ErrNotFound, name)
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: s.opts.ClientName, Version: s.opts.ClientVersion}, opts)
-	c.AddReceivingMiddleware(receiving...)
-	t, closeFn, err := sv.transport()
+	cs, closeFn, err := sv.connect(ctx, opts, receiving...)
 	if err != nil {
-		return nil, err
-	}
-	cs, err := c.Connect(ctx, t, nil)
-	if err != nil {
-		closeFn()
 		return nil, fmt.Errorf("%w: mcp server %s: %w", orchestrator.ErrUnavailable, name, err)
 	}
 	s.wg.Add(1)
