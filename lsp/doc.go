@@ -35,7 +35,10 @@
 //
 // Server output is read with bounds: header lines of at most 1 KiB, at most
 // 16 headers, bodies of at most Options.MaxMessageBytes read whole before
-// decoding; anything else breaks the worker, never the gateway. Project
+// decoding; anything else breaks the worker, never the gateway. So does a
+// server that stops reading its input: a write still blocked after
+// Options.Timeout (or, while stopping, after ShutdownGrace) closes the
+// connection, since jsonrpc2's writes do not honour ctx. Project
 // roots come from [FindRoot], which resolves symlinks and never returns a
 // directory outside the user's workspace.
 //

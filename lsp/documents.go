@@ -139,9 +139,13 @@ func (w *Worker) shutdown(grace time.Duration) error {
 	}()
 	if polite {
 		ctx, cancel := context.WithTimeout(context.Background(), grace)
+		// jsonrpc2's writes ignore ctx: when the grace ends, closing the
+		// connection unblocks a write to a server that stopped reading.
+		stop := context.AfterFunc(ctx, func() { _ = w.conn.Close() })
 		if w.Call(ctx, "shutdown", nil, nil) == nil {
-			_ = w.conn.Notify(ctx, "exit", nil)
+			_ = w.Notify(ctx, "exit", nil)
 		}
+		stop()
 		cancel()
 	}
 	_ = w.conn.Close() // closes the server's stdin

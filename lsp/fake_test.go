@@ -32,6 +32,11 @@ type fakeServer struct {
 	ignoreShutdown bool
 	// onHover is called when a (never answered) hover request arrives.
 	onHover func()
+	// stallAfter names a method after which the server stops reading its
+	// input until it is killed (pipe servers only).
+	stallAfter string
+	// killed is closed by SIGTERM or SIGKILL (pipe servers only).
+	killed chan struct{}
 	// done is closed when serve has returned (pipe servers only).
 	done chan struct{}
 
@@ -81,6 +86,10 @@ func (f *fakeServer) serve() bool {
 		f.methods = append(f.methods, m.Method)
 		f.mu.Unlock()
 		if f.crashOn != "" && m.Method == f.crashOn {
+			return false
+		}
+		if f.stallAfter != "" && m.Method == f.stallAfter {
+			<-f.killed
 			return false
 		}
 		switch m.Method {
@@ -191,6 +200,8 @@ func (ps *pipeStarter) start(_ context.Context, _ ServerConfig, _ string) (*tran
 	ps.mu.Unlock()
 	done := make(chan struct{})
 	f.done = done
+	f.killed = make(chan struct{})
+	killOnce := sync.OnceFunc(func() { close(f.killed) })
 	go func() {
 		f.serve()
 		sw.Close()
@@ -202,6 +213,7 @@ func (ps *pipeStarter) start(_ context.Context, _ ServerConfig, _ string) (*tran
 		if sig == syscall.SIGKILL || (sig == syscall.SIGTERM && !f.ignoreShutdown) {
 			sr.CloseWithError(io.ErrClosedPipe) // the server's input ends
 			sw.Close()
+			killOnce()
 		}
 		return nil
 	}

@@ -43,8 +43,9 @@ type Worker struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`
 	}
-	// framing is the framing error that broke the stream, if any.
-	framing atomic.Pointer[error]
+	// broken is why the stream broke, if we know better than "closed": bad
+	// output (a framing error) or input the server stopped reading.
+	broken atomic.Pointer[error]
 	// watched is closed when the watcher goroutine has seen the server go.
 	watched chan struct{}
 
@@ -81,7 +82,7 @@ func startWorker(ctx context.Context, start startFunc, key Key, srv ServerConfig
 		watched: make(chan struct{}), state: StateStarting,
 		docs: map[string]int{}, sums: map[string][32]byte{}, diags: map[string]diagEntry{}, diagC: make(chan struct{}),
 	}
-	stream := jsonrpc2.NewBufferedStream(t.rwc, codec{maxBody: o.MaxMessageBytes, failed: &w.framing})
+	stream := jsonrpc2.NewBufferedStream(t.rwc, codec{maxBody: o.MaxMessageBytes, failed: &w.broken})
 	w.conn = jsonrpc2.NewConn(context.Background(), stream, replyAsync{jsonrpc2.HandlerWithError(w.handle)},
 		jsonrpc2.SetLogger(discardLogger{}))
 	go w.watch() // owned by the worker: ends when the server or the stream does
@@ -111,9 +112,9 @@ func (w *Worker) watch() {
 	case <-w.conn.DisconnectNotify():
 		cause = errors.New("connection to the server closed")
 	}
-	if e := w.framing.Load(); e != nil {
-		// Bad output closes the stream, and then the server may exit: the
-		// output is the cause, whichever was seen first.
+	if e := w.broken.Load(); e != nil {
+		// Bad output (or a stalled input) closes the stream, and then the
+		// server may exit: that is the cause, whichever was seen first.
 		cause = *e
 	}
 	w.mu.Lock()
@@ -192,7 +193,7 @@ func (w *Worker) initialize(ctx context.Context) error {
 			w.serverInfo.Version = bi.Version
 		}
 	}
-	return w.conn.Notify(ctx, "initialized", struct{}{})
+	return w.Notify(ctx, "initialized", struct{}{})
 }
 
 // clientCapabilities are what wunder tells servers it understands.
@@ -225,9 +226,13 @@ var ErrTimeout = errors.New("lsp: request timed out")
 // *jsonrpc2.Error.
 func (w *Worker) Call(ctx context.Context, method string, params, result any) error {
 	id := jsonrpc2.ID{Num: w.nextID.Add(1)}
-	waiter, err := w.conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+	var waiter jsonrpc2.Waiter
+	err := w.send(func() (err error) {
+		waiter, err = w.conn.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
+		return err
+	})
 	if err != nil {
-		return w.connErr(err)
+		return err
 	}
 	cctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
@@ -237,9 +242,7 @@ func (w *Worker) Call(ctx context.Context, method string, params, result any) er
 	}
 	if cctx.Err() != nil {
 		// The server may still be working: tell it to stop.
-		nctx, ncancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		_ = w.conn.Notify(nctx, "$/cancelRequest", map[string]any{"id": id.Num})
-		ncancel()
+		_ = w.Notify(context.WithoutCancel(ctx), "$/cancelRequest", map[string]any{"id": id.Num})
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -266,7 +269,21 @@ var ErrCrashed = errors.New("server crashed")
 
 // Notify sends a notification.
 func (w *Worker) Notify(ctx context.Context, method string, params any) error {
-	return w.connErr(w.conn.Notify(ctx, method, params))
+	return w.send(func() error { return w.conn.Notify(ctx, method, params) })
+}
+
+// send runs write, a write to the server. jsonrpc2's writes ignore ctx, so
+// a server that stops reading its input would hold the writer, and every
+// writer after it, forever: a write still blocked after the pool's timeout
+// breaks the connection, and the worker counts as crashed.
+func (w *Worker) send(write func() error) error {
+	stall := time.AfterFunc(w.timeout, func() {
+		err := fmt.Errorf("server did not read its input for %s", w.timeout)
+		w.broken.CompareAndSwap(nil, &err)
+		_ = w.conn.Close()
+	})
+	defer stall.Stop()
+	return w.connErr(write())
 }
 
 // handle answers the requests and notifications a server sends the client.

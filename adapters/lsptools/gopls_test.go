@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,14 +54,23 @@ func newEnv(t testing.TB, gopls string) *env {
 	// The workspaces root is reached through a symlink, as it often is
 	// (/var -> /private/var, a mounted volume): roots are resolved.
 	real := t.TempDir()
-	e := &env{root: filepath.Join(t.TempDir(), "workspaces")}
-	if err := os.Symlink(real, e.root); err != nil {
+	root := filepath.Join(t.TempDir(), "workspaces")
+	if err := os.Symlink(real, root); err != nil {
 		t.Fatal(err)
 	}
+	return wire(t, root, lsp.ServerConfig{ID: "gopls", Command: []string{gopls}, Extensions: []string{".go"},
+		RootMarkers: []string{"go.work", "go.mod"}, Env: map[string]string{"GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOTOOLCHAIN": "local"}},
+		2*time.Minute, &lsptools.Options{DiagnosticsWait: time.Minute})
+}
+
+// wire builds the env of root: a pool of srv (requests bounded by timeout),
+// the lsp tool over it, and the built-in tools with its diagnostics hook.
+func wire(t testing.TB, root string, srv lsp.ServerConfig, timeout time.Duration, opts *lsptools.Options) *env {
+	t.Helper()
+	e := &env{root: root}
 	e.pool = lsp.NewPool(&lsp.Options{
-		Servers: []lsp.ServerConfig{{ID: "gopls", Command: []string{gopls}, Extensions: []string{".go"},
-			RootMarkers: []string{"go.work", "go.mod"}, Env: map[string]string{"GOFLAGS": "-mod=mod", "GOPROXY": "off", "GOTOOLCHAIN": "local"}}},
-		Timeout: 2 * time.Minute,
+		Servers: []lsp.ServerConfig{srv},
+		Timeout: timeout,
 		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	t.Cleanup(func() {
@@ -74,10 +84,9 @@ func newEnv(t testing.TB, gopls string) *env {
 			return nil, err
 		}
 		return ws, nil
-	}, &lsptools.Options{DiagnosticsWait: time.Minute})
+	}, opts)
 	var err error
-	e.builtin, err = builtin.New(&builtin.Options{Root: e.root, Diagnostics: e.lsp})
-	if err != nil {
+	if e.builtin, err = builtin.New(&builtin.Options{Root: root, Diagnostics: e.lsp}); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -152,7 +161,7 @@ func TestGopls(t *testing.T) {
 	res = e.call(t, e.lsp, "lsp", map[string]any{"operation": "references", "path": "m/main.go", "line": 5, "character": 7})
 	t.Logf("references:\n%s", res.Content)
 	if res.IsError || !strings.Contains(res.Content, "2 results") || !strings.Contains(res.Content, "m/main.go:5:6: func greet") ||
-		!strings.Contains(res.Content, "m/main.go:10:"+itoa(col)+": s := \"wörld😀\"; fmt.Println(greet(s))") {
+		!strings.Contains(res.Content, "m/main.go:10:"+strconv.Itoa(col)+": s := \"wörld😀\"; fmt.Println(greet(s))") {
 		t.Fatalf("references = %q", res.Content)
 	}
 	res = e.call(t, e.lsp, "LSP查询", map[string]any{"operation": "hover", "path": "m/main.go", "line": 5, "character": 7})
@@ -188,5 +197,3 @@ func TestGopls(t *testing.T) {
 	}
 	t.Logf("gopls worker RSS: %d MiB", workers[0].RSSBytes>>20)
 }
-
-func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }

@@ -2,15 +2,12 @@ package lsptools_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/wunder/wunder/adapters/builtin"
 	"github.com/wunder/wunder/adapters/lsptools"
 	"github.com/wunder/wunder/lsp"
 )
@@ -19,26 +16,8 @@ import (
 // fail before a server would be needed.
 func newOffline(t *testing.T, root string) *env {
 	t.Helper()
-	e := &env{root: root}
-	e.pool = lsp.NewPool(&lsp.Options{
-		Servers: []lsp.ServerConfig{{ID: "nope", Command: []string{filepath.Join(t.TempDir(), "no-such-server")},
-			Extensions: []string{".go"}, RootMarkers: []string{"../go.mod", "go.mod"}}},
-		Timeout: 5 * time.Second,
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	t.Cleanup(func() { _ = e.pool.Close(context.Background()) })
-	e.lsp = lsptools.New(e.pool, func(user string) (lsptools.Workspace, error) {
-		ws, err := e.builtin.Workspace(user)
-		if err != nil {
-			return nil, err
-		}
-		return ws, nil
-	}, nil)
-	var err error
-	if e.builtin, err = builtin.New(&builtin.Options{Root: root, Diagnostics: e.lsp}); err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return wire(t, root, lsp.ServerConfig{ID: "nope", Command: []string{filepath.Join(t.TempDir(), "no-such-server")},
+		Extensions: []string{".go"}, RootMarkers: []string{"../go.mod", "go.mod"}}, 5*time.Second, nil)
 }
 
 func TestWorkspaceEscapes(t *testing.T) {

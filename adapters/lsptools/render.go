@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/wunder/wunder/lsp"
 )
@@ -252,10 +251,7 @@ func renderDiagnostics(t *target, diags []lsp.Diagnostic, fresh bool, wait time.
 			fmt.Fprintf(&b, "\n  ... and %d more", len(diags)-max)
 			break
 		}
-		msg := strings.ReplaceAll(strings.TrimSpace(d.Message), "\n", " ")
-		if len(msg) > 200 {
-			msg = msg[:200] + "..."
-		}
+		msg := oneLine(strings.TrimSpace(d.Message), 200)
 		fmt.Fprintf(&b, "\n  %s %s: %s", t.location(lsp.PathToURI(t.abs), d.Range.Start), severities[max1(d.Severity)], msg)
 		if d.Source != "" {
 			fmt.Fprintf(&b, " (%s)", d.Source)
@@ -276,12 +272,9 @@ func capText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := s[:n]
+	cut := prefix(s, n)
 	if i := strings.LastIndexByte(cut, '\n'); i > n/2 {
 		cut = cut[:i]
-	}
-	for len(cut) > 0 && !utf8.ValidString(cut) {
-		cut = cut[:len(cut)-1]
 	}
 	return cut + fmt.Sprintf("\n... (truncated; %d of %d bytes shown)", len(cut), len(s))
 }

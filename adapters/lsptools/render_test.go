@@ -2,6 +2,7 @@ package lsptools
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +85,19 @@ func TestPosition(t *testing.T) {
 	}
 	if _, err := position(text, 9, 1); err == nil {
 		t.Error("a line past the end was accepted")
+	}
+}
+
+// Messages are cut on a character boundary: a tool result stays UTF-8.
+func TestLongMessagesStayUTF8(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("a", 199) + "é\nsecond line"
+	if got := shortErr(errors.New(long)); !utf8.ValidString(got) || strings.Contains(got, "\n") || !strings.HasSuffix(got, "a...") {
+		t.Errorf("shortErr = %q, want one valid line cut before the é", got)
+	}
+	tg := &target{abs: "/ws/a.go", rel: "a.go", wsDir: "/ws", srv: lsp.ServerConfig{ID: "s"}}
+	got := renderDiagnostics(tg, []lsp.Diagnostic{{Severity: lsp.SeverityError, Message: long}}, true, time.Second, 10)
+	if !utf8.ValidString(got) || !strings.Contains(got, "a...") {
+		t.Errorf("renderDiagnostics = %q, want a valid message cut before the é", got)
 	}
 }

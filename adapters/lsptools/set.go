@@ -225,12 +225,28 @@ func (s *Set) After(ctx context.Context, userID, abs string) string {
 }
 
 // shortErr is an error for the model: one line, bounded.
-func shortErr(err error) string {
-	msg := strings.ReplaceAll(err.Error(), "\n", " ")
-	if len(msg) > 200 {
-		msg = msg[:200] + "..."
+func shortErr(err error) string { return oneLine(err.Error(), 200) }
+
+// oneLine puts s on one line and cuts it to at most n bytes (and "..."), on
+// a character boundary.
+func oneLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) <= n {
+		return s
 	}
-	return msg
+	return prefix(s, n) + "..."
+}
+
+// prefix returns s cut to at most n bytes, on a character boundary.
+func prefix(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := s[:n]
+	for len(cut) > 0 && !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	return cut
 }
 
 // args are the lsp tool's arguments.

@@ -176,11 +176,7 @@ func callHierarchy(ctx context.Context, w *lsp.Worker, tg *target, at lsp.TextDo
 	if len(items) == 0 {
 		return "no callable symbol at this position", nil
 	}
-	var item struct {
-		Name           string    `json:"name"`
-		URI            string    `json:"uri"`
-		SelectionRange lsp.Range `json:"selectionRange"`
-	}
+	var item callItem
 	_ = json.Unmarshal(items[0], &item)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (%s)\n", item.Name, tg.location(item.URI, item.SelectionRange.Start))
@@ -206,6 +202,7 @@ func callHierarchy(ctx context.Context, w *lsp.Worker, tg *target, at lsp.TextDo
 	return strings.TrimRight(b.String(), "\n"), nil
 }
 
+// callItem is the part of a CallHierarchyItem the tool shows.
 type callItem struct {
 	Name           string    `json:"name"`
 	URI            string    `json:"uri"`
