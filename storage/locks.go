@@ -41,50 +41,54 @@ func checkLockArgs(key, owner string, ttl time.Duration) error {
 
 // AcquireLock implements [orchestrator.Store] with one conditional upsert.
 func (s *Store) AcquireLock(ctx context.Context, key, owner string, ttl time.Duration) error {
-	if err := checkLockArgs(key, owner, ttl); err != nil {
-		return err
-	}
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	query, args := pgAcquire, []any{key, owner, ttl.Microseconds()}
-	if s.backend == BackendSQLite {
-		now := stamp(time.Time{})
-		query, args = sqliteAcquire, []any{key, owner, now.Add(ttl), now}
-	}
-	res, err := s.db.ExecContext(ctx, query, args...)
-	if err != nil {
-		return dbErr(err, "acquire lock", key)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return dbErr(err, "acquire lock", key)
-	}
-	if n == 0 {
+	now := stamp(time.Time{})
+	n, err := s.lockExec(ctx, "acquire lock", key, owner, ttl,
+		pgAcquire, []any{key, owner, ttl.Microseconds()},
+		sqliteAcquire, []any{key, owner, now.Add(ttl), now})
+	if err == nil && n == 0 {
 		return fmt.Errorf("%w: lock %s is held by another owner", orchestrator.ErrBusy, key)
 	}
-	return nil
+	return err
 }
 
 // RenewLock implements [orchestrator.Store]. The owner may renew while no one
 // else has taken the lock, even past its expiry.
 func (s *Store) RenewLock(ctx context.Context, key, owner string, ttl time.Duration) error {
+	n, err := s.lockExec(ctx, "renew lock", key, owner, ttl,
+		pgRenew, []any{ttl.Microseconds(), key, owner},
+		sqliteRenew, []any{stamp(time.Time{}).Add(ttl), key, owner})
+	if err == nil && n == 0 {
+		return fmt.Errorf("%w: lock %s held by %s", orchestrator.ErrNotFound, key, owner)
+	}
+	return err
+}
+
+// lockExec checks a lock operation's arguments, runs its statement (pg on
+// PostgreSQL, sqlite on SQLite, each with its args) as a write, and returns
+// the rows it changed.
+func (s *Store) lockExec(ctx context.Context, op, key, owner string, ttl time.Duration,
+	pg string, pgArgs []any, sqlite string, sqliteArgs []any) (int64, error) {
 	if err := checkLockArgs(key, owner, ttl); err != nil {
-		return err
+		return 0, err
 	}
 	release, err := s.write(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer release()
-	query, args := pgRenew, []any{ttl.Microseconds(), key, owner}
+	query, args := pg, pgArgs
 	if s.backend == BackendSQLite {
-		query, args = sqliteRenew, []any{stamp(time.Time{}).Add(ttl), key, owner}
+		query, args = sqlite, sqliteArgs
 	}
 	res, err := s.db.ExecContext(ctx, query, args...)
-	return affected(res, err, "renew lock", fmt.Sprintf("lock %s held by %s", key, owner))
+	if err != nil {
+		return 0, dbErr(err, op, "lock "+key)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, dbErr(err, op, "lock "+key)
+	}
+	return n, nil
 }
 
 // ReleaseLock implements [orchestrator.Store].

@@ -46,11 +46,11 @@ func toPushRow(c *PushConfig) *pushRow {
 	b, _ := json.Marshal(pushAuth{c.AuthScheme, c.AuthCredentials, c.Version})
 	auth := string(b)
 	return &pushRow{ID: c.TaskID + "/" + c.ID, RunID: c.TaskID, UserID: c.UserID, URL: c.URL, Token: c.Token,
-		Auth: &auth, CreatedAt: c.CreatedAt.UTC()}
+		Auth: &auth, CreatedAt: stamp(c.CreatedAt)}
 }
 
 func fromPushRow(r *pushRow) *PushConfig {
-	c := &PushConfig{TaskID: r.RunID, ID: strings.TrimPrefix(r.ID, r.RunID+"/"), UserID: r.UserID, URL: r.URL, Token: r.Token, CreatedAt: r.CreatedAt}
+	c := &PushConfig{TaskID: r.RunID, ID: strings.TrimPrefix(r.ID, r.RunID+"/"), UserID: r.UserID, URL: r.URL, Token: r.Token, CreatedAt: r.CreatedAt.UTC()}
 	if r.Auth != nil {
 		var a pushAuth
 		if json.Unmarshal([]byte(*r.Auth), &a) == nil {
@@ -61,8 +61,11 @@ func fromPushRow(r *pushRow) *PushConfig {
 }
 
 // SavePushConfig inserts or replaces the config (TaskID, ID). The task must
-// exist (ErrNotFound otherwise).
+// exist (ErrNotFound otherwise); a zero CreatedAt is set to now.
 func (s *Store) SavePushConfig(ctx context.Context, c *PushConfig) error {
+	if c == nil || c.TaskID == "" || c.ID == "" {
+		return invalid("push config needs a task id and an id")
+	}
 	release, err := s.write(ctx)
 	if err != nil {
 		return err

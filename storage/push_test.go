@@ -56,3 +56,34 @@ func testPushConfigs(t *testing.T, st *Store) {
 		t.Fatalf("config of an unknown run: %v", err)
 	}
 }
+
+// Push configs keep times as every other row does: microseconds, UTC, and
+// zero is now; both backends read back the same time.
+func TestPushConfigTimes(t *testing.T) {
+	for _, b := range backends() {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			st, ctx := open(t, b.fresh(t)), t.Context()
+			must(t, st.CreateSession(ctx, &orchestrator.Session{ID: "s1", UserID: "u"}))
+			must(t, st.CreateRun(ctx, &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u", State: orchestrator.RunRunning}))
+			at := time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.FixedZone("x", 3600))
+			must(t, st.SavePushConfig(ctx, &PushConfig{TaskID: "r1", ID: "p1", URL: "https://h/1", CreatedAt: at}))
+			must(t, st.SavePushConfig(ctx, &PushConfig{TaskID: "r1", ID: "p2", URL: "https://h/2"}))
+			got, err := st.GetPushConfig(ctx, "r1", "p1")
+			must(t, err)
+			if want := at.Truncate(time.Microsecond).UTC(); !got.CreatedAt.Equal(want) || got.CreatedAt.Nanosecond() != want.Nanosecond() {
+				t.Errorf("CreatedAt = %v, want %v", got.CreatedAt, want)
+			}
+			got, err = st.GetPushConfig(ctx, "r1", "p2")
+			must(t, err)
+			if time.Since(got.CreatedAt) > time.Minute {
+				t.Errorf("zero CreatedAt stored as %v, want now", got.CreatedAt)
+			}
+			for _, c := range []*PushConfig{nil, {TaskID: "r1"}, {ID: "p3"}} {
+				if err := st.SavePushConfig(ctx, c); !errors.Is(err, orchestrator.ErrInvalidArgument) {
+					t.Errorf("SavePushConfig(%+v) = %v, want ErrInvalidArgument", c, err)
+				}
+			}
+		})
+	}
+}

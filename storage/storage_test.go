@@ -108,25 +108,22 @@ func open(t testing.TB, opts Options) *Store {
 	return s
 }
 
-func TestStoreSQLite(t *testing.T) {
-	orchestratortest.RunStoreTests(t, func(t *testing.T) orchestrator.Store {
-		s, err := Open(t.Context(), freshSQLite(t))
-		if err != nil {
-			t.Fatalf("Open: %v", err)
-		}
-		return s
-	})
-}
-
-func TestStorePostgres(t *testing.T) {
-	postgresDSN(t)
-	orchestratortest.RunStoreTests(t, func(t *testing.T) orchestrator.Store {
-		s, err := Open(t.Context(), freshPostgres(t))
-		if err != nil {
-			t.Fatalf("Open: %v", err)
-		}
-		return s
-	})
+// The shared store suite, on each backend.
+func TestStore(t *testing.T) {
+	for _, be := range backends() {
+		t.Run(be.name, func(t *testing.T) {
+			if be.name == BackendPostgres {
+				postgresDSN(t) // skips once here, not in every case of the suite
+			}
+			orchestratortest.RunStoreTests(t, func(t *testing.T) orchestrator.Store {
+				s, err := Open(t.Context(), be.fresh(t))
+				if err != nil {
+					t.Fatalf("Open: %v", err)
+				}
+				return s
+			})
+		})
+	}
 }
 
 // The Store interface cannot read tool logs back; check DeleteSession's
