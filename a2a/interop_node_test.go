@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wunder/wunder/internal/testutil/a2anpm"
+	"github.com/wunder/wunder/internal/testutil/npmpeers"
 )
 
 // The @a2a-js/sdk 1.3.0 client (testdata/a2a-js/client.mjs) drives wunder
@@ -17,7 +17,7 @@ import (
 // dropped connection, the terminal-subscribe and not-cancelable errors,
 // cancel, not found, and a push notification to a local receiver.
 func TestJSSDKClient(t *testing.T) {
-	dir := a2anpm.Dir(t)
+	dir := a2aJSPeers(t)
 	for _, version := range []string{"1.0", "0.3"} {
 		t.Run(version, func(t *testing.T) {
 			e := newEnv(t, pushOpts(true))
@@ -46,4 +46,11 @@ func (e *env) mountRelease() {
 		e.model.release()
 		w.WriteHeader(http.StatusNoContent)
 	})
+}
+
+// a2aJSPeers returns testdata/a2a-js with @a2a-js/sdk installed.
+func a2aJSPeers(t *testing.T) string {
+	t.Helper()
+	npmpeers.Require(t, "node", "@a2a-js/sdk peers")
+	return npmpeers.Dir(t, "a2a-js", "@a2a-js/sdk peers", "@a2a-js/sdk/package.json")
 }

