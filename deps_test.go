@@ -56,12 +56,12 @@ var policy = map[string]rule{
 	"internal/testutil":         {may: []string{"internal/testutil"}, thirdParty: true},
 	"gen":                       {may: []string{"gen/"}, thirdParty: true},
 	"cmd":                       {may: []string{""}, thirdParty: true},
-	"internal/client":           {thirdParty: true},
+	"internal/client":           {may: []string{"internal/sse"}, thirdParty: true},
 	"internal/testutil/fakellm": {},
 	// A2A wire types and peer client, shared by the a2a front-end and
 	// adapters/a2atools (adapters may not import front-ends); it imports the
 	// core only for the error sentinels its client returns.
-	"internal/a2awire": {may: []string{"orchestrator"}},
+	"internal/a2awire": {may: []string{"orchestrator", "internal/sse"}},
 
 	// Examples are clients: they see wunder only through the generated code.
 	"examples": {may: []string{"gen/"}, thirdParty: true},

@@ -1,7 +1,6 @@
 package a2awire
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/wunder/wunder/internal/sse"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -155,13 +155,15 @@ func (c *Client) stream(ctx context.Context, method string, params any) iter.Seq
 			yield(Event{}, r.Error)
 			return
 		}
-		for data, err := range sseData(resp.Body) {
+		for sev, err := range sse.Read(resp.Body) {
 			if err != nil {
-				yield(Event{}, err)
+				if !errors.Is(err, context.Canceled) {
+					yield(Event{}, fmt.Errorf("%w: a2a stream: %w", orchestrator.ErrUnavailable, err))
+				}
 				return
 			}
 			var r Response
-			if err := json.Unmarshal(data, &r); err != nil {
+			if err := json.Unmarshal(sev.Data, &r); err != nil {
 				yield(Event{}, fmt.Errorf("%w: a2a %s: bad stream item: %w", orchestrator.ErrUnavailable, method, err))
 				return
 			}
@@ -183,40 +185,6 @@ func (c *Client) stream(ctx context.Context, method string, params any) iter.Seq
 			if ev.Message != nil {
 				return
 			}
-		}
-	}
-}
-
-// sseData yields the data of each event of a text/event-stream.
-func sseData(r io.Reader) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		var data []byte
-		for sc.Scan() {
-			line := sc.Bytes()
-			switch {
-			case len(line) == 0:
-				if len(data) > 0 {
-					if !yield(data, nil) {
-						return
-					}
-					data = nil
-				}
-			case bytes.HasPrefix(line, []byte("data:")):
-				v := bytes.TrimPrefix(line[5:], []byte(" "))
-				if len(data) > 0 {
-					data = append(data, '\n')
-				}
-				data = append(data, v...)
-			}
-		}
-		if err := sc.Err(); err != nil && !errors.Is(err, context.Canceled) {
-			yield(nil, fmt.Errorf("%w: a2a stream: %w", orchestrator.ErrUnavailable, err))
-			return
-		}
-		if len(data) > 0 {
-			yield(data, nil)
 		}
 	}
 }

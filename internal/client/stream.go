@@ -1,14 +1,14 @@
 package client
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"iter"
 	"net/http"
-	"strings"
+
+	"github.com/wunder/wunder/internal/sse"
 )
 
 // Ask runs a task with POST /wunder and yields its events as the server
@@ -41,14 +41,14 @@ func (c *Client) Ask(ctx context.Context, req RunRequest) iter.Seq2[Event, error
 			yield(Event{}, problemOf(resp))
 			return
 		}
-		for data, err := range sseData(resp) {
+		for sev, err := range sse.Read(resp.Body) {
 			if err != nil {
 				yield(Event{}, err)
 				return
 			}
 			var ev Event
-			if err := json.Unmarshal(data, &ev); err != nil {
-				yield(Event{}, fmt.Errorf("bad event %q: %w", data, err))
+			if err := json.Unmarshal(sev.Data, &ev); err != nil {
+				yield(Event{}, fmt.Errorf("bad event %q: %w", sev.Data, err))
 				return
 			}
 			if !yield(ev, nil) || ev.Type == "final" {
@@ -56,34 +56,5 @@ func (c *Client) Ask(ctx context.Context, req RunRequest) iter.Seq2[Event, error
 			}
 		}
 		yield(Event{}, fmt.Errorf("stream ended before the final event"))
-	}
-}
-
-// sseData yields the data of each event of an SSE body.
-func sseData(resp *http.Response) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		var data bytes.Buffer
-		for sc.Scan() {
-			line := sc.Text()
-			switch {
-			case line == "":
-				if data.Len() > 0 {
-					if !yield(bytes.Clone(data.Bytes()), nil) {
-						return
-					}
-					data.Reset()
-				}
-			case strings.HasPrefix(line, "data:"):
-				if data.Len() > 0 {
-					data.WriteByte('\n')
-				}
-				data.WriteString(strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "))
-			}
-		}
-		if err := sc.Err(); err != nil {
-			yield(nil, err)
-		}
 	}
 }

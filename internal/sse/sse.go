@@ -1,7 +1,9 @@
 // Package sse writes Server-Sent Events (the text/event-stream format of the
-// HTML standard) to an http.ResponseWriter: one event per call, flushed at
-// once, with comment heartbeats. It is the server side of every stream
-// wunder serves (/wunder, run event follow-ups, and later A2A and MCP).
+// HTML standard) to an http.ResponseWriter — one event per call, flushed at
+// once, with comment heartbeats — and reads them back ([Read]). The writer
+// is the server side of every stream wunder serves (/wunder, run follow-ups,
+// A2A); the reader is the client side of the streams it follows (A2A peers,
+// wunder itself in internal/client).
 //
 // Why our own: r3labs/sse/v2 renumbers event ids, has no mode for a POST
 // that answers with a stream, and lets one slow subscriber stall the others
