@@ -29,6 +29,25 @@ func startUpstream(t *testing.T) string {
 	return ts.URL
 }
 
+// refreshMCP lists an upstream's tools now. The start-up refresh runs in
+// the background (building a catalog never waits for a server), so tests
+// that need the upstream's tools at once use the synchronous admin refresh.
+func refreshMCP(t *testing.T, base, name, apiKey string) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/wunder/admin/mcp/"+name+"/refresh", nil)
+	if apiKey != "" {
+		req.Header.Set("X-API-Key", apiKey)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("refresh of %s: %d", name, resp.StatusCode)
+	}
+}
+
 // The aggregated endpoint, wired from config: with mcp.server.expose_catalog
 // an IDE lists the catalog (the upstream's up__echo and the built-ins next to
 // wunder__run) and calls up__echo directly through /wunder/mcp.
@@ -39,6 +58,7 @@ func TestMCPWiredAggregatedCatalog(t *testing.T) {
 		c.MCP.Server.ExposeCatalog = true
 		c.MCP.Servers = []config.MCPServer{{Name: "up", Transport: config.MCPStreamableHTTP, URL: up, Enabled: true}}
 	})
+	refreshMCP(t, s.url, "up", "k")
 	c := mcp.NewClient(&mcp.Implementation{Name: "ide", Version: "1"}, nil)
 	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: s.url + "/wunder/mcp", HTTPClient: &http.Client{Transport: bearerRT("k")}}, nil)
 	if err != nil {
@@ -103,6 +123,7 @@ func TestMCPWiredRunCallsUpstreamTool(t *testing.T) {
 	s := startServer(t, func(c *config.Config) {
 		c.MCP.Servers = []config.MCPServer{{Name: "up", Transport: config.MCPStreamableHTTP, URL: up, Enabled: true}}
 	})
+	refreshMCP(t, s.url, "up", "")
 	c := mcp.NewClient(&mcp.Implementation{Name: "ide", Version: "1"}, nil)
 	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: s.url + "/wunder/mcp"}, nil)
 	if err != nil {
