@@ -41,17 +41,18 @@ var policy = map[string]rule{
 	"orchestrator":                  {noStd: []string{"net/http", "database/sql", "os/exec"}},
 	"orchestrator/orchestratortest": {may: []string{"orchestrator"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
 	// Outward adapters implement the core's interfaces.
-	"adapters": {may: []string{"orchestrator", "internal/jsonrpc", "internal/sse", "internal/a2awire", "lsp"}, thirdParty: true},
+	"adapters": {may: []string{"orchestrator", "internal/jsonrpc", "internal/sse", "internal/a2awire", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
 	"storage":  {may: []string{"orchestrator"}, thirdParty: true},
 	// The lsp tool: the worker pool as a toolset, nothing else of ours.
-	"adapters/lsptools": {may: []string{"orchestrator", "lsp"}},
+	"adapters/lsptools": {may: []string{"orchestrator", "lsp", "internal/proc"}},
 	// Front-ends call the core; never adapters, storage or config.
 	"gateway":   frontEnd,
 	"a2a":       frontEnd,
 	"agentcard": frontEnd,
 	"mcpserver": frontEnd,
 	// Leaves.
-	"lsp":                       {thirdParty: true}, // a leaf: jsonrpc2 framing, no wunder package
+	"lsp":                       {may: []string{"internal/proc"}, thirdParty: true}, // a leaf: jsonrpc2 framing, and the one subprocess policy
+	"internal/sandbox":          {may: []string{"internal/proc"}, thirdParty: true},
 	"internal":                  {thirdParty: true},
 	"internal/testutil":         {may: []string{"internal/testutil"}, thirdParty: true},
 	"gen":                       {may: []string{"gen/"}, thirdParty: true},
