@@ -31,8 +31,21 @@ type Store interface {
 
 	CreateRun(ctx context.Context, r *Run) error
 	// UpdateRun writes the run's mutable fields (state, stop reason, answer,
-	// error, usage, last seq, timestamps).
+	// error, usage, last seq, timestamps). The write is fenced by r.Owner:
+	// when the stored run has another owner (a reaper claimed it, see
+	// ClaimRun), nothing is written and the error wraps ErrConflict.
 	UpdateRun(ctx context.Context, r *Run) error
+	// ClaimRun hands a run that is not terminal from owner from to owner
+	// to, atomically: of several processes claiming the same run, one
+	// wins. It returns an error wrapping ErrConflict when the run is
+	// terminal or its owner is no longer from, and ErrNotFound when there
+	// is no such run.
+	ClaimRun(ctx context.Context, runID, from, to string) error
+	// RequestCancel moves a queued, running or waiting run to cancelling
+	// (its owner's heartbeat sees it and stops the run) and returns the run
+	// as stored afterwards. A run already terminal or cancelling is
+	// returned unchanged, so a cancel can never overwrite a run's end.
+	RequestCancel(ctx context.Context, runID string) (*Run, error)
 	GetRun(ctx context.Context, id string) (*Run, error)
 	// ListRuns returns runs, newest first, filtered by user and/or session
 	// (empty means any).
@@ -57,6 +70,9 @@ type Store interface {
 	// ReleaseLock frees the lock if owner holds it; releasing a lock one does
 	// not hold is not an error.
 	ReleaseLock(ctx context.Context, key, owner string) error
+	// ReleaseLocksOf frees every lock owner holds (the locks of a run whose
+	// process died, so its session and user slots are free at once).
+	ReleaseLocksOf(ctx context.Context, owner string) error
 
 	Close() error
 }

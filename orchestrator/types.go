@@ -38,6 +38,9 @@ const (
 	StopMaxRounds     StopReason = "max_rounds"
 	StopCancelled     StopReason = "cancelled"
 	StopError         StopReason = "error"
+	// StopInterrupted: the process executing the run stopped (crashed,
+	// was killed, lost its lease) before the run ended; the run is failed.
+	StopInterrupted StopReason = "interrupted"
 )
 
 // Usage counts tokens.
@@ -74,7 +77,11 @@ type Run struct {
 	Answer     string     `json:"answer,omitempty"`
 	Error      string     `json:"error,omitempty"`
 	ModelName  string     `json:"model_name,omitempty"`
-	Usage      Usage      `json:"usage"`
+	// Owner is the instance executing the run (see Options.InstanceID);
+	// it fences the run's writes so a run taken over from a dead instance
+	// cannot be written by that instance again.
+	Owner string `json:"-"`
+	Usage Usage  `json:"usage"`
 	// LastSeq is the seq of the last event the run has logged.
 	LastSeq    int64      `json:"last_seq"`
 	CreatedAt  time.Time  `json:"created_at"`

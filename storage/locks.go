@@ -101,3 +101,17 @@ func (s *Store) ReleaseLock(ctx context.Context, key, owner string) error {
 	_, err = s.db.ExecContext(ctx, releaseLock, key, owner)
 	return dbErr(err, "release lock", key)
 }
+
+// ReleaseLocksOf implements [orchestrator.Store].
+func (s *Store) ReleaseLocksOf(ctx context.Context, owner string) error {
+	if owner == "" {
+		return invalid("release locks needs an owner")
+	}
+	release, err := s.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	_, err = s.db.ExecContext(ctx, `DELETE FROM session_locks WHERE owner = ?`, owner)
+	return dbErr(err, "release locks", "of "+owner)
+}

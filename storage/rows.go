@@ -51,6 +51,7 @@ type runRow struct {
 	Answer       string     `bun:"answer,notnull"`
 	Error        string     `bun:"error,notnull"`
 	ModelName    string     `bun:"model_name,notnull"`
+	Owner        string     `bun:"owner,notnull"`
 	InputTokens  int64      `bun:"input_tokens,notnull"`
 	OutputTokens int64      `bun:"output_tokens,notnull"`
 	TotalTokens  int64      `bun:"total_tokens,notnull"`
@@ -172,7 +173,7 @@ func fromMessageRow(r *messageRow) (orchestrator.Message, error) {
 func toRunRow(r *orchestrator.Run) *runRow {
 	return &runRow{ID: r.ID, SessionID: r.SessionID, UserID: r.UserID, State: string(r.State),
 		StopReason: string(r.StopReason), Question: r.Question, Answer: r.Answer, Error: r.Error,
-		ModelName: r.ModelName, InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
+		ModelName: r.ModelName, Owner: r.Owner, InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
 		TotalTokens: r.Usage.TotalTokens, LastSeq: r.LastSeq, CreatedAt: stamp(r.CreatedAt),
 		StartedAt: stampPtr(r.StartedAt), FinishedAt: stampPtr(r.FinishedAt)}
 }
@@ -180,7 +181,7 @@ func toRunRow(r *orchestrator.Run) *runRow {
 func fromRunRow(r *runRow) *orchestrator.Run {
 	return &orchestrator.Run{ID: r.ID, SessionID: r.SessionID, UserID: r.UserID,
 		State: orchestrator.RunState(r.State), StopReason: orchestrator.StopReason(r.StopReason),
-		Question: r.Question, Answer: r.Answer, Error: r.Error, ModelName: r.ModelName,
+		Question: r.Question, Answer: r.Answer, Error: r.Error, ModelName: r.ModelName, Owner: r.Owner,
 		Usage:   orchestrator.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, TotalTokens: r.TotalTokens},
 		LastSeq: r.LastSeq, CreatedAt: r.CreatedAt.UTC(), StartedAt: stampPtr(r.StartedAt), FinishedAt: stampPtr(r.FinishedAt)}
 }

@@ -2,6 +2,8 @@ package storage
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/uptrace/bun"
 
@@ -32,7 +34,9 @@ func (s *Store) CreateRun(ctx context.Context, r *orchestrator.Run) error {
 var runMutable = []string{"state", "stop_reason", "answer", "error", "input_tokens", "output_tokens",
 	"total_tokens", "last_seq", "started_at", "finished_at"}
 
-// UpdateRun implements [orchestrator.Store].
+// UpdateRun implements [orchestrator.Store]: one UPDATE fenced by the
+// owner; when it changes nothing, a second look tells a missing run
+// (ErrNotFound) from one another instance owns (ErrConflict).
 func (s *Store) UpdateRun(ctx context.Context, r *orchestrator.Run) error {
 	if r == nil {
 		return invalid("run is nil")
@@ -42,8 +46,62 @@ func (s *Store) UpdateRun(ctx context.Context, r *orchestrator.Run) error {
 		return err
 	}
 	defer release()
-	res, err := s.db.NewUpdate().Model(toRunRow(r)).Column(runMutable...).WherePK().Exec(ctx)
-	return affected(res, err, "update run", "run "+r.ID)
+	res, err := s.db.NewUpdate().Model(toRunRow(r)).Column(runMutable...).WherePK().
+		Where("owner = ?", r.Owner).Exec(ctx)
+	if err := affected(res, err, "update run", "run "+r.ID); !errors.Is(err, orchestrator.ErrNotFound) {
+		return err
+	}
+	return s.ownerConflict(ctx, r.ID, r.Owner)
+}
+
+// ownerConflict explains why a run fenced by owner matched no row.
+func (s *Store) ownerConflict(ctx context.Context, id, owner string) error {
+	var cur runRow
+	err := s.db.NewSelect().Model(&cur).Column("owner", "state").Where("id = ?", id).Scan(ctx)
+	if err != nil {
+		return dbErr(err, "update run", "run "+id)
+	}
+	return fmt.Errorf("%w: run %s is %s and owned by %q, not %q", orchestrator.ErrConflict, id, cur.State, cur.Owner, owner)
+}
+
+// activeStates are the states a run can still leave.
+var activeStates = []string{string(orchestrator.RunQueued), string(orchestrator.RunRunning),
+	string(orchestrator.RunWaitingInput), string(orchestrator.RunCancelling)}
+
+// ClaimRun implements [orchestrator.Store] with one conditional UPDATE, so
+// of several reapers exactly one wins.
+func (s *Store) ClaimRun(ctx context.Context, runID, from, to string) error {
+	if runID == "" || to == "" {
+		return invalid("claim needs a run id and a new owner")
+	}
+	release, err := s.write(ctx)
+	if err != nil {
+		return err
+	}
+	res, err := s.db.NewUpdate().Model((*runRow)(nil)).Set("owner = ?", to).
+		Where("id = ?", runID).Where("owner = ?", from).Where("state IN (?)", bun.List(activeStates)).Exec(ctx)
+	err = affected(res, err, "claim run", "run "+runID)
+	release()
+	if !errors.Is(err, orchestrator.ErrNotFound) {
+		return err
+	}
+	return s.ownerConflict(ctx, runID, from)
+}
+
+// RequestCancel implements [orchestrator.Store]: the state changes only
+// from a state a cancel can interrupt, in the same statement that checks it.
+func (s *Store) RequestCancel(ctx context.Context, runID string) (*orchestrator.Run, error) {
+	release, err := s.write(ctx)
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.db.NewUpdate().Model((*runRow)(nil)).Set("state = ?", string(orchestrator.RunCancelling)).
+		Where("id = ?", runID).Where("state IN (?)", bun.List(activeStates[:3])).Exec(ctx)
+	release()
+	if err != nil {
+		return nil, dbErr(err, "cancel run", "run "+runID)
+	}
+	return s.GetRun(ctx, runID)
 }
 
 // GetRun implements [orchestrator.Store].

@@ -234,10 +234,43 @@ func (m *memStore) UpdateRun(_ context.Context, r *orchestrator.Run) error {
 	if !ok {
 		return fmt.Errorf("%w: run %s", orchestrator.ErrNotFound, r.ID)
 	}
+	if cur.Owner != r.Owner {
+		return fmt.Errorf("%w: run %s is owned by %q, not %q", orchestrator.ErrConflict, r.ID, cur.Owner, r.Owner)
+	}
 	cur.State, cur.StopReason, cur.Answer, cur.Error = r.State, r.StopReason, r.Answer, r.Error
 	cur.Usage, cur.LastSeq, cur.StartedAt, cur.FinishedAt = r.Usage, r.LastSeq, r.StartedAt, r.FinishedAt
 	m.runs[r.ID] = *cloneRun(cur)
 	return nil
+}
+
+func (m *memStore) ClaimRun(_ context.Context, runID, from, to string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.runs[runID]
+	if !ok {
+		return fmt.Errorf("%w: run %s", orchestrator.ErrNotFound, runID)
+	}
+	if cur.State.Terminal() || cur.Owner != from {
+		return fmt.Errorf("%w: run %s is %s and owned by %q", orchestrator.ErrConflict, runID, cur.State, cur.Owner)
+	}
+	cur.Owner = to
+	m.runs[runID] = cur
+	return nil
+}
+
+func (m *memStore) RequestCancel(_ context.Context, runID string) (*orchestrator.Run, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	cur, ok := m.runs[runID]
+	if !ok {
+		return nil, fmt.Errorf("%w: run %s", orchestrator.ErrNotFound, runID)
+	}
+	switch cur.State {
+	case orchestrator.RunQueued, orchestrator.RunRunning, orchestrator.RunWaitingInput:
+		cur.State = orchestrator.RunCancelling
+		m.runs[runID] = cur
+	}
+	return cloneRun(cur), nil
 }
 
 func (m *memStore) GetRun(_ context.Context, id string) (*orchestrator.Run, error) {
@@ -372,6 +405,17 @@ func (m *memStore) ReleaseLock(_ context.Context, key, owner string) error {
 	defer m.mu.Unlock()
 	if l, ok := m.locks[key]; ok && l.owner == owner {
 		delete(m.locks, key)
+	}
+	return nil
+}
+
+func (m *memStore) ReleaseLocksOf(_ context.Context, owner string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, l := range m.locks {
+		if l.owner == owner {
+			delete(m.locks, k)
+		}
 	}
 	return nil
 }

@@ -50,6 +50,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator.Store)
 		{"Event", st.eventTests()},
 		{"ToolLog", st.toolLogTests()},
 		{"Lock", st.lockTests()},
+		{"Owner", st.ownerTests()},
 	} {
 		t.Run(group.name, func(t *testing.T) {
 			for _, name := range slices.Sorted(maps.Keys(group.tests)) {

@@ -1,0 +1,2 @@
+DROP INDEX IF EXISTS session_locks_owner_idx;
+ALTER TABLE runs DROP COLUMN owner;
