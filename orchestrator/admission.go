@@ -26,17 +26,34 @@ type liveRun struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// mu guards run.
+	// mu guards run and lost.
 	mu  sync.Mutex
 	run Run
+	// lost is set when a reaper took the run over (this instance was
+	// taken for dead): nothing of it may be written any more.
+	lost bool
 }
 
 func (lr *liveRun) snapshot() *Run {
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
 	r := lr.run
-	r.LastSeq = lr.log.lastSeq()
+	r.LastSeq = lr.log.visibleSeq()
 	return &r
+}
+
+// markLost records that the run was taken over and stops it.
+func (lr *liveRun) markLost() {
+	lr.mu.Lock()
+	lr.lost = true
+	lr.mu.Unlock()
+	lr.cancel()
+}
+
+func (lr *liveRun) isLost() bool {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	return lr.lost
 }
 
 func (lr *liveRun) update(f func(r *Run)) Run {
@@ -77,6 +94,9 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 	} else {
 		sess = &Session{ID: newID("sess_"), UserID: req.UserID, Title: title(req.Question), CreatedAt: now, UpdatedAt: now}
 	}
+	if err := o.ensureLease(ctx); err != nil {
+		return nil, err
+	}
 	runID := newID("run_")
 	locks, err := o.acquireLocks(ctx, req, sess.ID, runID)
 	if err != nil {
@@ -89,9 +109,11 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 		language: firstNonEmpty(req.Language, o.opts.DefaultLanguage),
 		locks:    locks, ctx: runCtx, cancel: cancel,
 		run: Run{ID: runID, SessionID: sess.ID, UserID: req.UserID, State: RunQueued,
-			Question: req.Question, ModelName: settings.Name, CreatedAt: now},
+			Question: req.Question, ModelName: settings.Name, Owner: o.instance, CreatedAt: now},
 	}
-	lr.log = newRunLog(runID, sess.ID, o.store, o.log, o.opts.Now, o.opts.Events)
+	// A log that cannot store its events stops the run; complete records
+	// it as failed.
+	lr.log = newRunLog(runID, sess.ID, o.store, o.log, o.opts.Now, o.opts.Events, o.opts.StoreRetry, func(error) { lr.cancel() })
 
 	// The run is stored before it is admitted, so nothing (Cancel, Close,
 	// the queue handing it a slot) can finish or start a run the store does
@@ -101,6 +123,8 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 		o.discard(lr)
 		return nil, err
 	}
+	o.setStoring(runID, true)
+	defer o.setStoring(runID, false) // admitted (live) or ended by then
 	if err := o.persistNew(ctx, lr, sess, req.SessionID == ""); err != nil {
 		o.discard(lr)
 		return nil, err
@@ -119,6 +143,16 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 		lr.log.emit(EventProgress, ProgressData{Stage: "queued", Summary: "waiting for a free slot, position " + strconv.Itoa(pos)})
 	}
 	return lr.snapshot(), nil
+}
+
+func (o *Orchestrator) setStoring(id string, on bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if on {
+		o.storing[id] = true
+	} else {
+		delete(o.storing, id)
+	}
 }
 
 // discard drops a run that was never stored or admitted.
@@ -267,7 +301,13 @@ func (o *Orchestrator) startHeartbeat(lr *liveRun) {
 					}
 				}
 			}
-			if r, err := o.store.GetRun(ctx, lr.id); err == nil && r.State == RunCancelling {
+			r, err := o.store.GetRun(ctx, lr.id)
+			switch {
+			case err != nil:
+			case r.Owner != o.instance:
+				o.log.Error("run taken over by another instance; stopping it here", "run_id", lr.id, "owner", r.Owner)
+				lr.markLost()
+			case r.State == RunCancelling:
 				o.cancelLive(lr)
 			}
 		}
@@ -313,9 +353,14 @@ func (o *Orchestrator) Cancel(ctx context.Context, userID, runID string) (*Run, 
 	if r.State.Terminal() {
 		return r, fmt.Errorf("%w: run %s already %s", ErrConflict, runID, r.State)
 	}
-	r.State = RunCancelling
-	if err := o.store.UpdateRun(ctx, r); err != nil {
+	// Another process executes it: flag it in the store, where its owner's
+	// heartbeat (or, if the owner is dead, the reaper) sees it.
+	r, err = o.store.RequestCancel(ctx, runID)
+	if err != nil {
 		return nil, err
+	}
+	if r.State.Terminal() {
+		return r, fmt.Errorf("%w: run %s already %s", ErrConflict, runID, r.State)
 	}
 	return r, nil
 }
@@ -344,23 +389,50 @@ func (o *Orchestrator) finish(lr *liveRun, out outcome) {
 // stored first (with the seq the final event will have), then the locks and
 // the slot are freed, and only then is the final event emitted, so a client
 // that reacts to "final" by starting the next run never meets its own lock.
-// The run leaves the live table once its log is persisted.
+// The run leaves the live table once its log is stored.
+//
+// What clients are told never differs from what the store says: when the
+// end cannot be stored (the store is away past the retry budget, or a
+// reaper took the run over), no final event is emitted here; followers
+// then read the run from the store, where the reaper records its end.
 func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 	now := o.opts.Now()
 	lr.cancel() // the loop has returned; this also stops the heartbeat
+	logErr := lr.log.err()
+	if logErr != nil {
+		out = outcome{stop: StopError, state: RunFailed, usage: out.usage, errMsg: "store: events not stored: " + logErr.Error()}
+	}
 	r := lr.update(func(r *Run) {
 		r.State, r.StopReason, r.Answer, r.Usage, r.Error = out.state, out.stop, out.answer, out.usage, out.errMsg
 		r.FinishedAt = &now
 	})
-	r.LastSeq = lr.log.lastSeq() + 1 // the final event
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := o.store.UpdateRun(ctx, &r); err != nil {
-		o.log.Error("run state not persisted", "run_id", lr.id, "err", err)
+	ctx := context.Background()
+	var endErr error
+	switch {
+	case lr.isLost():
+		endErr = errors.New("taken over by another instance")
+	case logErr != nil:
+		// Nothing more of the log becomes visible: end the run after its
+		// last stored event.
+		lr.log.close()
+		stored := r
+		stored.LastSeq = lr.log.visibleSeq()
+		endErr = o.endStored(ctx, &stored, out)
+	default:
+		r.LastSeq = lr.log.lastSeq() + 1 // the final event
+		endErr = o.retry(ctx, "store the run's end", func(ctx context.Context) error { return o.store.UpdateRun(ctx, &r) })
+		if errors.Is(endErr, ErrConflict) {
+			lr.markLost()
+		}
 	}
-	if err := o.store.TouchSession(ctx, lr.sessionID, "", now); err != nil && !errors.Is(err, ErrNotFound) {
+	if endErr != nil {
+		o.log.Error("run's end not stored; the reaper records it when the store answers", "run_id", lr.id, "err", endErr)
+	}
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	if err := o.store.TouchSession(tctx, lr.sessionID, "", now); err != nil && !errors.Is(err, ErrNotFound) {
 		o.log.Warn("session not touched", "session_id", lr.sessionID, "err", err)
 	}
+	cancel()
 	o.releaseLocks(lr)
 	o.mu.Lock()
 	if hadSlot {
@@ -372,7 +444,9 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 		o.launch(next)
 	}
 
-	lr.log.emit(EventFinal, FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg})
+	if endErr == nil && logErr == nil {
+		lr.log.emit(EventFinal, FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg})
+	}
 	lr.log.close()
 	o.mu.Lock()
 	delete(o.live, lr.id)

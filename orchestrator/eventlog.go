@@ -14,22 +14,35 @@ import (
 // the life of the run so that live subscribers read them by index: a slow
 // subscriber never stalls the run and never misses an event. A flusher
 // goroutine persists them to the store in batches (whatever accumulated
-// while the previous batch was written). close waits for the flusher, so
-// once a run is removed from the live table, the store holds every event and
-// a subscriber that falls back to the store sees the complete log.
+// while the previous batch was written).
+//
+// An event becomes visible to subscribers only once it is stored (durable
+// before visible). So whatever happens to this process, every event a
+// client was sent is in the store, and the final event a reaper appends
+// after a crash never takes a seq a client has seen. The cost is one batch
+// write of latency; the run itself never waits for the store.
+//
+// When a batch cannot be stored within the retry budget the log is broken:
+// nothing more becomes visible, onBroken is called (the run is stopped and
+// ends failed), and subscribers are told the log ended so they follow the
+// run from the store, where its end is recorded once the store answers.
 type runLog struct {
 	runID, sessionID string
 	store            Store
 	log              *slog.Logger
 	now              func() time.Time
 	policy           EventPolicy
+	retryBudget      time.Duration
+	onBroken         func(error)
 
 	// mu guards the fields below.
-	mu      sync.Mutex
-	events  []Event
-	wake    chan struct{} // closed and replaced on every append and on close
-	closed  bool
-	flushed int // events[:flushed] are persisted (or given up on)
+	mu        sync.Mutex
+	events    []Event
+	wake      chan struct{} // closed and replaced when events become visible, and on close
+	closed    bool
+	flushed   int   // events[:flushed] were handed to the store
+	persisted int   // events[:persisted] are stored: the visible ones
+	broken    error // set when a batch could not be stored
 
 	flushSig chan struct{} // cap 1: "there is something to flush"
 	done     chan struct{} // closed when the flusher has exited
@@ -47,9 +60,11 @@ type EventPolicy struct {
 	MaxPayloadChars int
 }
 
-func newRunLog(runID, sessionID string, store Store, log *slog.Logger, now func() time.Time, p EventPolicy) *runLog {
+func newRunLog(runID, sessionID string, store Store, log *slog.Logger, now func() time.Time, p EventPolicy,
+	retryBudget time.Duration, onBroken func(error)) *runLog {
 	l := &runLog{
 		runID: runID, sessionID: sessionID, store: store, log: log, now: now, policy: p,
+		retryBudget: retryBudget, onBroken: onBroken,
 		wake:     make(chan struct{}),
 		flushSig: make(chan struct{}, 1),
 		done:     make(chan struct{}),
@@ -83,8 +98,6 @@ func (l *runLog) emit(typ string, data any) Event {
 		Type: typ, Data: raw, Time: l.now(),
 	}
 	l.events = append(l.events, ev)
-	close(l.wake)
-	l.wake = make(chan struct{})
 	l.mu.Unlock()
 	select {
 	case l.flushSig <- struct{}{}:
@@ -93,15 +106,30 @@ func (l *runLog) emit(typ string, data any) Event {
 	return ev
 }
 
-// lastSeq reports the seq of the newest event.
+// lastSeq reports the seq of the newest event, visible or not.
 func (l *runLog) lastSeq() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return int64(len(l.events))
 }
 
-// read returns the events after seq, a channel closed when more arrive, and
-// whether the log is closed (no more will ever arrive).
+// visibleSeq reports the seq of the newest stored event.
+func (l *runLog) visibleSeq() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int64(l.persisted)
+}
+
+// err reports why the log broke, or nil.
+func (l *runLog) err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.broken
+}
+
+// read returns the visible events after seq, a channel closed when more
+// become visible, and whether no more ever will (the log is closed and
+// every event stored, or the log broke).
 func (l *runLog) read(after int64) ([]Event, <-chan struct{}, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -109,18 +137,26 @@ func (l *runLog) read(after int64) ([]Event, <-chan struct{}, bool) {
 		after = 0
 	}
 	var out []Event
-	if after < int64(len(l.events)) {
-		out = l.events[after:len(l.events):len(l.events)]
+	if after < int64(l.persisted) {
+		out = l.events[after:l.persisted:l.persisted]
 	}
-	return out, l.wake, l.closed
+	ended := l.broken != nil || l.closed && l.persisted == len(l.events)
+	return out, l.wake, ended
 }
 
-// close ends the log and waits until every event is persisted.
+// wakeLocked wakes every subscriber.
+func (l *runLog) wakeLocked() {
+	close(l.wake)
+	l.wake = make(chan struct{})
+}
+
+// close ends the log and waits until every event is stored (or the log
+// broke).
 func (l *runLog) close() {
 	l.mu.Lock()
 	if !l.closed {
 		l.closed = true
-		close(l.wake)
+		l.wakeLocked()
 	}
 	l.mu.Unlock()
 	select {
@@ -136,9 +172,9 @@ func (l *runLog) flusher() {
 		l.mu.Lock()
 		batch := l.events[l.flushed:len(l.events):len(l.events)]
 		l.flushed = len(l.events)
-		closed := l.closed
+		closed, broken := l.closed, l.broken != nil
 		l.mu.Unlock()
-		if len(batch) > 0 {
+		if len(batch) > 0 && !broken {
 			l.persist(batch)
 		}
 		if closed {
@@ -152,24 +188,27 @@ func (l *runLog) flusher() {
 	}
 }
 
-// persist writes a batch, retrying a few times; the store may be briefly
-// unavailable. Events that cannot be written stay available to live
-// subscribers and are reported in the log.
+// persist stores a batch, retrying within the budget, and makes it
+// visible; a batch that cannot be stored breaks the log.
 func (l *runLog) persist(batch []Event) {
-	backoff := 50 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err := l.store.AppendEvents(ctx, batch)
-		cancel()
-		if err == nil {
-			return
+	err := retryFor(context.Background(), l.retryBudget, func(ctx context.Context) error {
+		return l.store.AppendEvents(ctx, batch)
+	}, func(attempt int, err error) {
+		l.log.Warn("events not stored yet; retrying", "run_id", l.runID, "from_seq", batch[0].Seq, "attempt", attempt, "err", err)
+	})
+	l.mu.Lock()
+	if err == nil {
+		l.persisted = int(batch[len(batch)-1].Seq)
+	} else {
+		l.broken = err
+	}
+	l.wakeLocked()
+	l.mu.Unlock()
+	if err != nil {
+		l.log.Error("events not stored; the run ends failed", "run_id", l.runID, "from_seq", batch[0].Seq, "count", len(batch), "err", err)
+		if l.onBroken != nil {
+			l.onBroken(err)
 		}
-		if attempt == 5 {
-			l.log.Error("events not persisted", "run_id", l.runID, "from_seq", batch[0].Seq, "count", len(batch), "err", err)
-			return
-		}
-		time.Sleep(backoff)
-		backoff *= 2
 	}
 }
 

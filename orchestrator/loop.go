@@ -36,8 +36,13 @@ func (o *Orchestrator) execute(lr *liveRun) (out outcome) {
 		}
 		r.StartedAt = &now
 	})
-	if err := o.store.UpdateRun(lr.ctx, &r); err != nil && lr.ctx.Err() == nil {
-		o.log.Warn("run start not persisted", "run_id", lr.id, "err", err)
+	err := o.retry(lr.ctx, "store the run's start", func(ctx context.Context) error { return o.store.UpdateRun(ctx, &r) })
+	switch {
+	case errors.Is(err, ErrConflict):
+		lr.markLost()
+	case err != nil && lr.ctx.Err() == nil:
+		// The run goes on: its end is stored over this state.
+		o.log.Warn("run start not stored", "run_id", lr.id, "err", err)
 	}
 	lr.log.emit(EventProgress, ProgressData{Stage: "started", Summary: "run started"})
 	return l.run(lr.ctx)
@@ -57,13 +62,17 @@ type loop struct {
 
 func (l *loop) run(ctx context.Context) outcome {
 	lr, o := l.lr, l.o
-	history, err := o.store.ListMessages(ctx, lr.sessionID, o.opts.MaxHistoryItems)
+	var history []Message
+	err := o.retry(ctx, "load history", func(ctx context.Context) (err error) {
+		history, err = o.store.ListMessages(ctx, lr.sessionID, o.opts.MaxHistoryItems)
+		return err
+	})
 	if err != nil {
 		return l.fail(ctx, "store", fmt.Errorf("load history: %w", err))
 	}
 	question := Message{Role: RoleUser, Content: lr.req.Question, RunID: lr.id, CreatedAt: o.opts.Now()}
-	if err := o.store.AppendMessages(ctx, lr.sessionID, []Message{question}); err != nil {
-		return l.fail(ctx, "store", fmt.Errorf("save question: %w", err))
+	if err := l.save(ctx, question); err != nil {
+		return l.fail(ctx, "store", err)
 	}
 	history = fromLastSummary(history)
 	system := Message{Role: RoleSystem, Content: o.systemPrompt(ctx, lr.userID, lr.language, lr.mode, lr.sel)}
@@ -100,11 +109,15 @@ func (l *loop) run(ctx context.Context) outcome {
 		if len(calls) == 0 {
 			answer := cleanAnswer(resp.Content)
 			assistant.Content = answer
-			l.save(ctx, assistant)
+			if err := l.save(ctx, assistant); err != nil {
+				return l.fail(ctx, "store", err)
+			}
 			return outcome{answer: answer, stop: StopModelResponse, state: RunFinished, usage: l.usage}
 		}
 		if answer, ok := finalCall(calls); ok {
-			l.save(ctx, Message{Role: RoleAssistant, Content: answer, RunID: lr.id, CreatedAt: o.opts.Now()})
+			if err := l.save(ctx, Message{Role: RoleAssistant, Content: answer, RunID: lr.id, CreatedAt: o.opts.Now()}); err != nil {
+				return l.fail(ctx, "store", err)
+			}
 			return outcome{answer: answer, stop: StopFinalTool, state: RunFinished, usage: l.usage}
 		}
 		results := l.runTools(ctx, calls)
@@ -113,7 +126,9 @@ func (l *loop) run(ctx context.Context) outcome {
 		}
 		round := append([]Message{assistant}, l.resultMessages(calls, results)...)
 		msgs = append(msgs, round...)
-		l.save(ctx, round...)
+		if err := l.save(ctx, round...); err != nil {
+			return l.fail(ctx, "store", err)
+		}
 		if c := cleanAnswer(resp.Content); c != "" {
 			last = c
 		}
@@ -247,12 +262,18 @@ func (l *loop) resultMessages(calls []pendingCall, results []*ToolResult) []Mess
 	return []Message{{Role: RoleUser, Content: strings.Join(lines, "\n"), RunID: l.lr.id, CreatedAt: now}}
 }
 
-// save appends messages to the session's history. A store failure is
-// logged, not fatal: the run's answer still reaches the client.
-func (l *loop) save(ctx context.Context, msgs ...Message) {
-	if err := l.o.store.AppendMessages(context.WithoutCancel(ctx), l.lr.sessionID, msgs); err != nil {
-		l.o.log.Error("history not saved", "run_id", l.lr.id, "err", err)
+// save appends messages to the session's history, retrying within the
+// store budget. It is not cancelled with the run: a round that ran is
+// recorded. Its error fails the run: a run whose history was not stored
+// is not reported finished.
+func (l *loop) save(ctx context.Context, msgs ...Message) error {
+	err := l.o.retry(context.WithoutCancel(ctx), "save history", func(ctx context.Context) error {
+		return l.o.store.AppendMessages(ctx, l.lr.sessionID, msgs)
+	})
+	if err != nil {
+		return fmt.Errorf("save history: %w", err)
 	}
+	return nil
 }
 
 func (l *loop) cancelled() outcome {

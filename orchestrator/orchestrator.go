@@ -43,6 +43,14 @@ type Options struct {
 	// FollowInterval is how often a subscriber polls the store for a run
 	// that executes in another process. Default 250ms.
 	FollowInterval time.Duration
+	// StoreRetry bounds how long a failing store write of a run (its
+	// events, history, state) is retried before the run is given up as
+	// failed; a PostgreSQL restart within it loses nothing. Default 10s.
+	StoreRetry time.Duration
+	// InstanceID names this instance, the owner of the runs it executes.
+	// Default: host, pid, process start time and a random part (see
+	// instance.go); set it only in tests.
+	InstanceID string
 	// Logger; nil discards.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -80,6 +88,12 @@ func (o Options) withDefaults() Options {
 	if o.FollowInterval <= 0 {
 		o.FollowInterval = 250 * time.Millisecond
 	}
+	if o.StoreRetry <= 0 {
+		o.StoreRetry = 10 * time.Second
+	}
+	if o.InstanceID == "" {
+		o.InstanceID = newInstanceID()
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -107,12 +121,23 @@ type Orchestrator struct {
 	stopAll context.CancelFunc
 	wg      sync.WaitGroup
 
+	instance   string // Options.InstanceID
+	reaperStop chan struct{}
+	reaperWG   sync.WaitGroup
+
+	// leaseMu guards leased: whether the instance's lease was taken.
+	leaseMu sync.Mutex
+	leased  bool
+
 	// mu guards the admission state below.
 	mu     sync.Mutex
 	live   map[string]*liveRun // every queued or running run of this process
 	active int                 // runs holding an execution slot
 	queue  []*liveRun          // FIFO of admitted runs waiting for a slot
 	closed bool
+	// storing holds the runs Start is storing, not yet admitted: executed
+	// here as far as the reaper is concerned.
+	storing map[string]bool
 }
 
 // New returns an orchestrator. store, models and tools are required.
@@ -123,12 +148,15 @@ func New(store Store, models Models, tools *Registry, opts *Options) *Orchestrat
 	}
 	o = o.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Orchestrator{
+	orch := &Orchestrator{
 		store: store, models: models, tools: tools, opts: o, log: o.Logger,
 		prompts: newPromptBuilder(256),
 		baseCtx: ctx, stopAll: cancel,
-		live: map[string]*liveRun{},
+		instance: o.InstanceID, reaperStop: make(chan struct{}),
+		live: map[string]*liveRun{}, storing: map[string]bool{},
 	}
+	orch.startReaper()
+	return orch
 }
 
 // Caller says who submits a run; it selects the per-user limit.
@@ -271,26 +299,50 @@ func (o *Orchestrator) liveRun(id string) *liveRun {
 	return o.live[id]
 }
 
+// executes reports whether this instance is storing or executing the run.
+func (o *Orchestrator) executes(id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.live[id] != nil || o.storing[id]
+}
+
 // Close stops admitting runs, waits for running ones until ctx is done, then
-// cancels what is left and waits for it to wind down.
+// cancels what is left and waits for it to wind down. Last, it gives up the
+// instance's lease, so replicas take over at once whatever this instance
+// could not end.
 func (o *Orchestrator) Close(ctx context.Context) error {
 	o.mu.Lock()
+	wasClosed := o.closed
 	o.closed = true
 	queued := o.queue
 	o.queue = nil
 	o.mu.Unlock()
+	if !wasClosed {
+		close(o.reaperStop)
+	}
 	for _, lr := range queued {
 		o.finishQueued(lr)
 	}
 	done := make(chan struct{})
 	go func() { o.wg.Wait(); close(done) }()
+	var err error
 	select {
 	case <-done:
-		o.stopAll()
-		return nil
 	case <-ctx.Done():
+		err = ctx.Err()
 	}
 	o.stopAll()
 	<-done
-	return ctx.Err()
+	o.reaperWG.Wait()
+	o.leaseMu.Lock()
+	if o.leased {
+		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if rerr := o.store.ReleaseLock(rctx, instanceKey(o.instance), o.instance); rerr != nil {
+			o.log.Warn("instance lease not released; it expires with its ttl", "err", rerr)
+		}
+		cancel()
+		o.leased = false
+	}
+	o.leaseMu.Unlock()
+	return err
 }

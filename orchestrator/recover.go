@@ -4,71 +4,227 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
-// RecoverOrphans ends runs that a stopped process left unfinished. A run is
-// orphaned when it is not in a terminal state and nobody holds its session
-// lock any more (the owner's heartbeat stopped, so the lease expired). Each
-// such run gets a final event and the failed state. Call it on start; it is
-// safe with several replicas sharing a store, since taking the lock is the
-// test. It returns the number of runs recovered.
+// Recovery. A run is orphaned when it is not terminal and the instance that
+// owns it is dead (see instance.go for how that is decided) — or when this
+// instance owns it but no longer executes it (its final write failed). The
+// reaper claims such a run in the store (Store.ClaimRun: of several
+// replicas exactly one wins, and the dead owner's late writes are fenced
+// off), frees its locks, and ends it: failed with stop reason
+// "interrupted", or cancelled when a cancel had been requested, with a
+// final event after the last stored one. Because events become visible
+// only once stored (eventlog.go), that final never takes a seq a client
+// has seen.
+//
+// The reaper runs once when an instance starts (cmd/wunder calls
+// RecoverOrphans before serving) and then every ReapInterval while it
+// lives (every LockTTL/3, with the renewal of the instance's lease), so a
+// replica takes over the runs of one that died without waiting for a
+// restart.
+
+// activeStates are the states a run can still leave.
+var activeStates = []RunState{RunQueued, RunRunning, RunCancelling, RunWaitingInput}
+
+// orphanMessage is the error of a run ended by the reaper.
+const orphanMessage = "interrupted: the process running it stopped"
+
+func instanceKey(id string) string { return "instance:" + id }
+
+// RecoverOrphans ends the runs dead instances left unfinished and returns
+// how many it ended. It is safe to call concurrently, in this process and
+// in every replica sharing the store.
 func (o *Orchestrator) RecoverOrphans(ctx context.Context) (int, error) {
-	states := []RunState{RunQueued, RunRunning, RunCancelling, RunWaitingInput}
-	runs, err := o.store.ListRuns(ctx, RunFilter{States: states, Page: Page{Limit: 1000}})
+	runs, err := o.store.ListRuns(ctx, RunFilter{States: activeStates, Page: Page{Limit: 1000}})
 	if err != nil {
 		return 0, err
 	}
+	dead := map[string]bool{} // owner -> verdict, for this pass
 	n := 0
 	for _, r := range runs {
-		if o.liveRun(r.ID) != nil {
+		if o.executes(r.ID) {
 			continue
 		}
-		key, owner := "session:"+r.SessionID, "recover:"+r.ID
-		if err := o.store.AcquireLock(ctx, key, owner, o.opts.LockTTL); err != nil {
-			if errors.Is(err, ErrBusy) {
-				continue // alive somewhere
+		if r.Owner == "" {
+			// A run of a version before owners: the session lock decides.
+			ok, err := o.legacyOrphan(ctx, r)
+			if err != nil {
+				return n, err
+			}
+			if !ok {
+				continue
+			}
+		} else {
+			verdict, seen := dead[r.Owner]
+			if !seen {
+				if verdict, err = o.ownerDead(ctx, r.Owner); err != nil {
+					return n, err
+				}
+				dead[r.Owner] = verdict
+			}
+			if !verdict {
+				continue
+			}
+		}
+		if err := o.store.ClaimRun(ctx, r.ID, r.Owner, o.instance); err != nil {
+			if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+				continue // another reaper won, or the run ended meanwhile
 			}
 			return n, err
 		}
-		err := o.endOrphan(ctx, r)
-		_ = o.store.ReleaseLock(context.WithoutCancel(ctx), key, owner)
-		if err != nil {
+		r.Owner = o.instance
+		if err := o.store.ReleaseLocksOf(ctx, r.ID); err != nil {
 			return n, err
 		}
+		if err := o.endStored(ctx, r, orphanOutcome(r)); err != nil {
+			return n, err
+		}
+		o.log.Warn("orphaned run ended", "run_id", r.ID, "state", r.State, "stop_reason", r.StopReason)
 		n++
 	}
 	return n, nil
 }
 
-func (o *Orchestrator) endOrphan(ctx context.Context, r *Run) error {
-	evs, err := o.store.ListEvents(ctx, r.ID, r.LastSeq, 0)
+// ownerDead reports whether instance id is dead: this instance (the run
+// is not executing here any more), a process of this host that is gone, or
+// an instance whose lease has expired.
+func (o *Orchestrator) ownerDead(ctx context.Context, id string) (bool, error) {
+	if id == o.instance || processGone(o.instance, id) {
+		return true, nil
+	}
+	probe := o.instance + "#probe"
+	err := o.store.AcquireLock(ctx, instanceKey(id), probe, o.opts.LockTTL)
+	if errors.Is(err, ErrBusy) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	// Expired or never taken: the instance is dead. Leave no lease behind.
+	return true, o.store.ReleaseLock(ctx, instanceKey(id), probe)
+}
+
+// legacyOrphan decides for a run without an owner: orphaned when nobody
+// holds its session lock.
+func (o *Orchestrator) legacyOrphan(ctx context.Context, r *Run) (bool, error) {
+	key, probe := "session:"+r.SessionID, "recover:"+r.ID
+	err := o.store.AcquireLock(ctx, key, probe, o.opts.LockTTL)
+	if errors.Is(err, ErrBusy) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, o.store.ReleaseLock(ctx, key, probe)
+}
+
+func orphanOutcome(r *Run) outcome {
+	if r.State == RunCancelling {
+		return outcome{stop: StopCancelled, state: RunCancelled, usage: r.Usage}
+	}
+	return outcome{stop: StopInterrupted, state: RunFailed, usage: r.Usage, errMsg: orphanMessage}
+}
+
+// endStored ends a run that is not executing here, in the store alone: a
+// final event after the last stored one, then the run's terminal state
+// (fenced by r.Owner). When a final event is already stored, only the run
+// row is brought in line with it.
+func (o *Orchestrator) endStored(ctx context.Context, r *Run, out outcome) error {
+	var last []Event
+	err := o.retry(ctx, "read the last event", func(ctx context.Context) (err error) {
+		last, err = o.store.ListEvents(ctx, r.ID, max(r.LastSeq-1, 0), 0)
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	last := r.LastSeq
-	if len(evs) > 0 {
-		last = evs[len(evs)-1].Seq
-		if evs[len(evs)-1].Type == EventFinal {
-			// The final event made it; only the run row did not.
-			r.LastSeq = last
-			if !r.State.Terminal() {
-				r.State = RunFailed
-			}
-			return o.store.UpdateRun(ctx, r)
-		}
+	seq := r.LastSeq
+	if n := len(last); n > 0 {
+		seq = last[n-1].Seq
 	}
 	now := o.opts.Now()
-	msg := "interrupted: the process running it stopped"
-	state, stop := RunFailed, StopError
-	if r.State == RunCancelling {
-		state, stop, msg = RunCancelled, StopCancelled, ""
+	if n := len(last); n > 0 && last[n-1].Type == EventFinal {
+		// The final event made it; only the run row did not.
+		if !r.State.Terminal() {
+			r.State, r.StopReason, r.Error = out.state, out.stop, out.errMsg
+			r.FinishedAt = &now
+		}
+	} else {
+		seq++
+		final := Event{RunID: r.ID, SessionID: r.SessionID, Seq: seq, Type: EventFinal, Time: now,
+			Data: rawJSON(FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg})}
+		err := o.retry(ctx, "store the final event", func(ctx context.Context) error {
+			return o.store.AppendEvents(ctx, []Event{final})
+		})
+		if err != nil {
+			return fmt.Errorf("final event of run %s: %w", r.ID, err)
+		}
+		r.State, r.StopReason, r.Answer, r.Error, r.Usage = out.state, out.stop, out.answer, out.errMsg, out.usage
+		r.FinishedAt = &now
 	}
-	final := Event{RunID: r.ID, SessionID: r.SessionID, Seq: last + 1, Type: EventFinal, Time: now,
-		Data: rawJSON(FinalData{Usage: r.Usage, StopReason: stop, State: state, Error: msg})}
-	if err := o.store.AppendEvents(ctx, []Event{final}); err != nil {
-		return fmt.Errorf("final event of orphan %s: %w", r.ID, err)
-	}
-	r.State, r.StopReason, r.Error, r.LastSeq, r.FinishedAt = state, stop, msg, final.Seq, &now
-	o.log.Warn("orphaned run ended", "run_id", r.ID, "state", state)
-	return o.store.UpdateRun(ctx, r)
+	r.LastSeq = seq
+	return o.retry(ctx, "store the run's end", func(ctx context.Context) error { return o.store.UpdateRun(ctx, r) })
 }
+
+// startReaper renews this instance's lease and runs RecoverOrphans every
+// LockTTL/3, until Close.
+func (o *Orchestrator) startReaper() {
+	o.reaperWG.Go(func() {
+		t := time.NewTicker(o.opts.LockTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-o.reaperStop:
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), o.opts.LockTTL)
+			if err := o.renewLease(ctx); err != nil {
+				o.log.Warn("instance lease not renewed", "instance", o.instance, "err", err)
+			}
+			if n, err := o.RecoverOrphans(ctx); err != nil {
+				o.log.Warn("orphan recovery failed", "err", err)
+			} else if n > 0 {
+				o.log.Info("ended orphaned runs", "count", n)
+			}
+			cancel()
+		}
+	})
+}
+
+// ensureLease takes this instance's lease before its first run is stored,
+// so no reaper can mistake the run's owner for a dead instance.
+func (o *Orchestrator) ensureLease(ctx context.Context) error {
+	o.leaseMu.Lock()
+	defer o.leaseMu.Unlock()
+	if o.leased {
+		return nil
+	}
+	if err := o.store.AcquireLock(ctx, instanceKey(o.instance), o.instance, o.opts.LockTTL); err != nil {
+		return fmt.Errorf("instance lease: %w", err)
+	}
+	o.leased = true
+	return nil
+}
+
+// renewLease extends the lease; a lease lost meanwhile (this instance was
+// taken for dead) is taken again, and the runs reapers claimed meanwhile
+// notice at their next heartbeat that they are no longer theirs.
+func (o *Orchestrator) renewLease(ctx context.Context) error {
+	o.leaseMu.Lock()
+	leased := o.leased
+	o.leaseMu.Unlock()
+	if !leased {
+		return nil
+	}
+	err := o.store.RenewLock(ctx, instanceKey(o.instance), o.instance, o.opts.LockTTL)
+	if errors.Is(err, ErrNotFound) {
+		o.log.Error("instance lease was lost; runs of this instance may have been taken over", "instance", o.instance)
+		err = o.store.AcquireLock(ctx, instanceKey(o.instance), o.instance, o.opts.LockTTL)
+	}
+	return err
+}
+
+// InstanceID returns the id of this instance, the owner of its runs.
+func (o *Orchestrator) InstanceID() string { return o.instance }

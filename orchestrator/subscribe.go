@@ -11,11 +11,14 @@ import (
 // SSE resume (Last-Event-ID), A2A SubscribeToTask, MCP progress and Connect
 // streams alike. userID scopes the run ("" = any user).
 //
-// A run executing in this process is read from its in-memory log; any
-// other run is read from the store, and followed by polling the store every
-// Options.FollowInterval while it is not finished (a run of another replica
-// sharing the PostgreSQL store). The sequence ends after the final event, on
-// ctx cancellation (yielding ctx's error) or on a store error.
+// A run executing in this process is read from its in-memory log (events
+// that are stored already, see runLog); any other run is read from the
+// store, and followed by polling the store every Options.FollowInterval
+// while it is not finished (a run of another replica sharing the
+// PostgreSQL store, or one a reaper is about to end). A live log that ends
+// without a final event (its store writes failed) hands over to the store
+// the same way. The sequence ends after the final event, on ctx
+// cancellation (yielding ctx's error) or on a store error.
 func (o *Orchestrator) Events(ctx context.Context, userID, runID string, afterSeq int64) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		if lr := o.liveRun(runID); lr != nil {
@@ -23,7 +26,10 @@ func (o *Orchestrator) Events(ctx context.Context, userID, runID string, afterSe
 				yield(Event{}, errNotFoundRun(runID))
 				return
 			}
-			followLive(ctx, lr.log, afterSeq, yield)
+			after, ok := followLive(ctx, lr.log, afterSeq, yield)
+			if ok {
+				o.followStored(ctx, runID, after, true, yield)
+			}
 			return
 		}
 		r, err := o.store.GetRun(ctx, runID)
@@ -34,24 +40,27 @@ func (o *Orchestrator) Events(ctx context.Context, userID, runID string, afterSe
 			yield(Event{}, err)
 			return
 		}
-		o.followStored(ctx, runID, afterSeq, yield)
+		o.followStored(ctx, runID, afterSeq, false, yield)
 	}
 }
 
-func followLive(ctx context.Context, l *runLog, after int64, yield func(Event, error) bool) {
+// followLive yields the visible events of a live log after seq until its
+// final event. It returns the last seq yielded and whether the caller
+// should go on from the store: the log ended without a final event.
+func followLive(ctx context.Context, l *runLog, after int64, yield func(Event, error) bool) (int64, bool) {
 	for {
-		evs, wake, closed := l.read(after)
+		evs, wake, ended := l.read(after)
 		for _, ev := range evs {
 			if !yield(ev, nil) {
-				return
+				return after, false
 			}
 			after = ev.Seq
 		}
 		if len(evs) > 0 && evs[len(evs)-1].Type == EventFinal {
-			return
+			return after, false
 		}
-		if closed && len(evs) == 0 {
-			return
+		if ended && len(evs) == 0 {
+			return after, true
 		}
 		if len(evs) > 0 {
 			continue
@@ -60,14 +69,17 @@ func followLive(ctx context.Context, l *runLog, after int64, yield func(Event, e
 		case <-wake:
 		case <-ctx.Done():
 			yield(Event{}, ctx.Err())
-			return
+			return after, false
 		}
 	}
 }
 
 const storePage = 500
 
-func (o *Orchestrator) followStored(ctx context.Context, runID string, after int64, yield func(Event, error) bool) {
+// followStored yields a run's events from the store, polling until its
+// final event. liveEnded says the run's live log here ended without one, so
+// it is not followed again.
+func (o *Orchestrator) followStored(ctx context.Context, runID string, after int64, liveEnded bool, yield func(Event, error) bool) {
 	var timer *time.Timer
 	for {
 		evs, err := o.store.ListEvents(ctx, runID, after, storePage)
@@ -89,16 +101,26 @@ func (o *Orchestrator) followStored(ctx context.Context, runID string, after int
 		}
 		// Caught up. If the run is live here now (it was queued
 		// elsewhere... or just started), switch to its log.
-		if lr := o.liveRun(runID); lr != nil {
-			followLive(ctx, lr.log, after, yield)
-			return
+		if lr := o.liveRun(runID); lr != nil && !liveEnded {
+			var more bool
+			if after, more = followLive(ctx, lr.log, after, yield); !more {
+				return
+			}
+			liveEnded = true
+			continue
 		}
 		r, err := o.store.GetRun(ctx, runID)
 		if err != nil {
 			yield(Event{}, err)
 			return
 		}
-		if r.State.Terminal() && r.LastSeq <= after {
+		if r.State.Terminal() {
+			if r.LastSeq > after {
+				// The run's end was stored but its final event was not
+				// (the process stopped in between): the row says what the
+				// final event said.
+				yield(finalFromRun(r), nil)
+			}
 			return
 		}
 		if timer == nil {
@@ -114,4 +136,14 @@ func (o *Orchestrator) followStored(ctx context.Context, runID string, after int
 			return
 		}
 	}
+}
+
+// finalFromRun is the final event a terminal run's row implies.
+func finalFromRun(r *Run) Event {
+	t := r.CreatedAt
+	if r.FinishedAt != nil {
+		t = *r.FinishedAt
+	}
+	return Event{RunID: r.ID, SessionID: r.SessionID, Seq: r.LastSeq, Type: EventFinal, Time: t,
+		Data: rawJSON(FinalData{Answer: r.Answer, Usage: r.Usage, StopReason: r.StopReason, State: r.State, Error: r.Error})}
 }
