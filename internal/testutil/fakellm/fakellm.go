@@ -17,6 +17,14 @@
 //     rest of the question as the command, then answer with the result;
 //   - any other question is answered with "echo: <question>".
 //
+// Faults, for the fault tests, chosen by a marker in the question:
+//
+//   - "#hang": a streamed call sends its first chunk and then waits until
+//     the client goes away (a non-streamed call just waits);
+//   - "#500": every call answers HTTP 500;
+//   - "#cut": a streamed call stops after its first content chunk and the
+//     connection is closed without [DONE].
+//
 // With tools in the request it uses tool_calls (function_call mode);
 // without, it writes <tool_call> blocks into the text (tool_call mode).
 package fakellm
@@ -83,6 +91,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error"}}`, err.Error())
 		return
 	}
+	question := lastQuestion(req.Messages)
+	if strings.Contains(question, "#500") {
+		http.Error(w, `{"error":{"message":"fault: internal error","type":"server_error"}}`, http.StatusInternalServerError)
+		return
+	}
+	if strings.Contains(question, "#hang") && !req.Stream {
+		<-r.Context().Done()
+		return
+	}
 	a := scenario(req.Messages)
 	functionMode := len(req.Tools) > 0
 	if a.toolName != "" && !functionMode {
@@ -106,10 +123,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		})
 		return
 	}
-	s.stream(w, req, a, usage)
+	s.stream(w, r, req, a, usage, question)
 }
 
-func (s *Server) stream(w http.ResponseWriter, req chatRequest, a answer, usage map[string]int) {
+// lastQuestion is the last user message that is not a tool result; of
+// consecutive user turns merged into one (a run that never got an answer
+// leaves its question behind), the last part.
+func lastQuestion(msgs []chatMessage) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := msgs[i]; m.Role == "user" && !strings.HasPrefix(m.Content, "tool_response: ") {
+			parts := strings.Split(m.Content, "\n\n")
+			return parts[len(parts)-1]
+		}
+	}
+	return ""
+}
+
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, req chatRequest, a answer, usage map[string]int, question string) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	rc := http.NewResponseController(w)
 	send := func(v any) {
@@ -125,8 +155,18 @@ func (s *Server) stream(w http.ResponseWriter, req chatRequest, a answer, usage 
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
 	}
 	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	if strings.Contains(question, "#hang") {
+		<-r.Context().Done()
+		return
+	}
 	for _, part := range split(a.text, max(1, s.Chunks)) {
 		send(chunk(map[string]any{"content": part}, nil))
+		if strings.Contains(question, "#cut") {
+			if conn, _, err := rc.Hijack(); err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
 	}
 	finish := "stop"
 	if a.toolName != "" {

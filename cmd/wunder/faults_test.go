@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wunder/wunder/internal/client"
+	"github.com/wunder/wunder/internal/testutil/fakellm"
+)
+
+// The fault suite: a real wunder process is killed with SIGKILL while its
+// runs are in a model call and in a running tool, and started again one
+// second later on the same store. Every interrupted run must end (failed,
+// stop_reason interrupted) well before the lock TTL (30 s) could have
+// freed anything, its follower must get the rest of the log through a
+// final event, the user's next run in the same session must be accepted,
+// and no child of the killed process may live on. On SQLite and, when
+// WUNDER_TEST_POSTGRES_DSN is set, on PostgreSQL.
+//
+// The figures (kill -> terminal, restart -> terminal) are logged; `make
+// faults` runs this suite with -v.
+
+type faultProc struct {
+	cmd    *exec.Cmd
+	url    string
+	logs   *syncBuffer
+	exited chan struct{} // closed when the process has exited
+}
+
+// kill9 kills the process with SIGKILL and waits for it to exit.
+func (p *faultProc) kill9(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+}
+
+// syncBuffer is a bytes.Buffer safe for the process's writers and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startWunder starts this test binary as `wunder serve` on a free port.
+func startWunder(t *testing.T, cfgPath string, port int) *faultProc {
+	t.Helper()
+	logs := &syncBuffer{}
+	cmd := exec.Command(os.Args[0], "serve", "--config", cfgPath)
+	cmd.Env = append(os.Environ(), "WUNDER_TEST_EXEC_MAIN=1")
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &faultProc{cmd: cmd, url: "http://127.0.0.1:" + strconv.Itoa(port), logs: logs, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-p.exited
+		if t.Failed() {
+			t.Logf("wunder pid %d output:\n%s", cmd.Process.Pid, logs.String())
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case <-p.exited:
+			t.Fatalf("wunder exited before it was ready:\n%s", logs.String())
+		default:
+		}
+		resp, err := http.Get(p.url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("wunder never became ready: %v\n%s", err, logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func getRun(t *testing.T, url, id string) client.Run {
+	t.Helper()
+	resp, err := http.Get(url + "/wunder/runs/" + id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r client.Run
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestFaultKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process fault suite skipped in -short mode")
+	}
+	backends := map[string]string{"sqlite": ""}
+	if os.Getenv("WUNDER_TEST_POSTGRES_DSN") != "" || os.Getenv("WUNDER_REQUIRE_POSTGRES") == "1" {
+		backends["postgres"] = pgSchema(t)
+	}
+	for name, dsn := range backends {
+		t.Run(name, func(t *testing.T) { faultKill9(t, dsn) })
+	}
+}
+
+func faultKill9(t *testing.T, dsn string) {
+	fake := &fakellm.Server{Chunks: 4}
+	model := httptest.NewServer(fake)
+	t.Cleanup(model.Close)
+	dir := t.TempDir()
+	port := freePort(t)
+	storage := "storage:\n  backend: sqlite\n"
+	if dsn != "" {
+		storage = fmt.Sprintf("storage:\n  backend: postgres\n  postgres:\n    dsn: %q\n", dsn)
+	}
+	cfg := fmt.Sprintf(`data_dir: %q
+server:
+  host: 127.0.0.1
+  port: %d
+concurrency:
+  lock_ttl_s: 30
+security:
+  allow_commands: [sh, sleep, echo]
+llm:
+  default: fake
+  models:
+    fake:
+      provider: local
+      base_url: %q
+      model: fake
+%s`, dir, port, model.URL+"/v1", storage)
+	cfgPath := filepath.Join(dir, "wunder.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	a := startWunder(t, cfgPath, port)
+	c := client.New(a.url, "", nil)
+	// One run in a model call that never ends, one in a tool whose
+	// grandchild would write a file after four seconds.
+	inModel, err := c.Submit(t.Context(), client.RunRequest{UserID: "fault-model", Question: "#hang think forever"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inTool, err := c.Submit(t.Context(), client.RunRequest{UserID: "fault-tool", ToolNames: []string{"execute_command"},
+		Question: "run: sh -c 'sleep 4; echo late > late.txt'"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int64{}
+	for _, w := range []struct {
+		run  *client.Run
+		user string
+		typ  string
+	}{{inModel, "fault-model", "llm_request"}, {inTool, "fault-tool", "tool_call"}} {
+		for ev, err := range c.Follow(t.Context(), w.user, w.run.ID, 0, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen[w.run.ID] = ev.Seq
+			if ev.Type == w.typ {
+				break
+			}
+		}
+	}
+	// The command runs once its tool_call is stored; give the tool's
+	// process a moment to exist, checked, not assumed.
+	waitFor(t, 10*time.Second, "the command's process", func() bool { return hasDescendant(a.cmd.Process.Pid) })
+
+	killed := time.Now()
+	a.kill9(t)
+	time.Sleep(time.Second) // the scenario: restart one second later
+	restarted := time.Now()
+	b := startWunder(t, cfgPath, port)
+	cb := client.New(b.url, "", nil)
+
+	for _, r := range []*client.Run{inModel, inTool} {
+		var evs []client.Event
+		for ev, err := range cb.Follow(t.Context(), r.UserID, r.ID, seen[r.ID], nil) {
+			if err != nil {
+				t.Fatalf("follow %s after the restart: %v", r.ID, err)
+			}
+			evs = append(evs, ev)
+		}
+		ended := time.Now()
+		if len(evs) == 0 || evs[0].Seq != seen[r.ID]+1 {
+			t.Fatalf("resuming %s after seq %d gave %v", r.ID, seen[r.ID], evs)
+		}
+		f := finalOf(t, evs)
+		if f.State != "failed" || f.StopReason != "interrupted" {
+			t.Fatalf("run %s ended %+v; want failed, interrupted", r.ID, f)
+		}
+		got := getRun(t, b.url, r.ID)
+		if got.State != "failed" {
+			t.Fatalf("run %s reads %s after the restart", r.ID, got.State)
+		}
+		if ended.Sub(restarted) > 25*time.Second {
+			t.Fatalf("run %s ended %v after the restart: that is the lock TTL at work, not recovery", r.ID, ended.Sub(restarted))
+		}
+		t.Logf("run %s: terminal %v after the kill, %v after the restart", r.ID, ended.Sub(killed).Round(time.Millisecond), ended.Sub(restarted).Round(time.Millisecond))
+		// The user's next run in the same session is accepted.
+		next, err := cb.Submit(t.Context(), client.RunRequest{UserID: r.UserID, SessionID: r.SessionID, Question: "hello again"})
+		if err != nil {
+			t.Fatalf("next run of %s in session %s: %v", r.UserID, r.SessionID, err)
+		}
+		if f := finalOf(t, collectFollow(t, cb, r.UserID, next.ID)); f.State != "finished" {
+			t.Fatalf("next run ended %+v", f)
+		}
+	}
+	// No child of the killed process lives on: the grandchild that would
+	// have written late.txt four seconds after its start never does.
+	late := filepath.Join(dir, "workspaces", "fault-tool", "late.txt")
+	for time.Since(killed) < 6*time.Second {
+		if _, err := os.Stat(late); err == nil {
+			t.Fatal("a grandchild of the killed server wrote late.txt after the kill")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func collectFollow(t *testing.T, c *client.Client, user, runID string) []client.Event {
+	t.Helper()
+	var evs []client.Event
+	for ev, err := range c.Follow(t.Context(), user, runID, 0, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// waitFor polls cond until it holds, failing after limit.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// hasDescendant reports whether pid has a child process.
+func hasDescendant(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		return true
+	}
+	// Children may hang off any thread of a Go process.
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
+		if err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			return true
+		}
+	}
+	return false
+}
