@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -184,7 +183,7 @@ llm:
 		t.Fatal(err)
 	}
 	inTool, err := c.Submit(t.Context(), client.RunRequest{UserID: "fault-tool", ToolNames: []string{"execute_command"},
-		Question: "run: sh -c 'sleep 4; echo late > late.txt'"})
+		Question: "run: sh -c 'echo started > started.txt; sleep 4; echo late > late.txt'"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,9 +203,13 @@ llm:
 			}
 		}
 	}
-	// The command runs once its tool_call is stored; give the tool's
-	// process a moment to exist, checked, not assumed.
-	waitFor(t, 10*time.Second, "the command's process", func() bool { return hasDescendant(a.cmd.Process.Pid) })
+	// The command runs once its tool_call is stored: wait until it has
+	// written its first file, which also proves where its files land.
+	workspace := filepath.Join(dir, "workspaces", "fault-tool")
+	waitFor(t, 10*time.Second, "the command to start", func() bool {
+		_, err := os.Stat(filepath.Join(workspace, "started.txt"))
+		return err == nil
+	})
 
 	killed := time.Now()
 	a.kill9(t)
@@ -250,7 +253,7 @@ llm:
 	}
 	// No child of the killed process lives on: the grandchild that would
 	// have written late.txt four seconds after its start never does.
-	late := filepath.Join(dir, "workspaces", "fault-tool", "late.txt")
+	late := filepath.Join(workspace, "late.txt")
 	for time.Since(killed) < 6*time.Second {
 		if _, err := os.Stat(late); err == nil {
 			t.Fatal("a grandchild of the killed server wrote late.txt after the kill")
@@ -281,21 +284,4 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// hasDescendant reports whether pid has a child process.
-func hasDescendant(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	if err == nil && len(strings.TrimSpace(string(b))) > 0 {
-		return true
-	}
-	// Children may hang off any thread of a Go process.
-	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	for _, task := range tasks {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
-		if err == nil && len(strings.TrimSpace(string(b))) > 0 {
-			return true
-		}
-	}
-	return false
 }
