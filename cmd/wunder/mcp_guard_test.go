@@ -149,4 +149,3 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
-
