@@ -12,8 +12,8 @@ func (sv *server) transport() (mcp.Transport, func(), error) {
 	c := sv.cfg
 	switch c.Transport {
 	case TransportStdio:
-		if d := sv.set.opts.StdioDepth; d >= MaxStdioDepth {
-			return nil, nil, errStdioRefused(d)
+		if sv.refused != nil {
+			return nil, nil, sv.refused
 		}
 		t := &stdioTransport{cfg: c, depth: sv.set.opts.StdioDepth, grace: sv.set.opts.TerminateDuration,
 			log: func(text string) { sv.set.log.Debug("mcp server stderr", "server", c.Name, "text", text) }}
