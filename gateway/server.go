@@ -39,7 +39,8 @@ type Options struct {
 	// comment line. Default 15s.
 	Heartbeat time.Duration
 	CORS      CORSOptions
-	// Ready reports whether dependencies (the store) are usable; nil = ready.
+	// Ready reports whether dependencies (the store, the first discovery of
+	// MCP servers) are usable; it must not block. Nil = ready.
 	Ready func(ctx context.Context) error
 	// Version is reported by /healthz.
 	Version string

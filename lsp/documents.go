@@ -3,8 +3,8 @@ package lsp
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"slices"
-	"syscall"
 	"time"
 )
 
@@ -123,8 +123,9 @@ func (w *Worker) Diagnostics(abs string) ([]Diagnostic, bool) {
 
 // shutdown stops the server in bounded steps, each given grace: the
 // shutdown request and the exit notification, then closing its stdin, then
-// SIGTERM to its process group, then SIGKILL. It returns
-// errUnresponsive if the server outlives all of them.
+// SIGTERM to its process group, then SIGKILL to the group; whatever the
+// server left in its group is killed once it has exited. It returns an
+// error wrapping [proc.ErrUnresponsive] if the server outlives all of them.
 func (w *Worker) shutdown(grace time.Duration) error {
 	w.mu.Lock()
 	polite := w.state == StateReady || w.state == StateStarting
@@ -149,18 +150,11 @@ func (w *Worker) shutdown(grace time.Duration) error {
 		cancel()
 	}
 	_ = w.conn.Close() // closes the server's stdin
-	for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
-		if sig != 0 {
-			_ = w.t.signal(sig)
-		}
-		select {
-		case <-w.t.done:
-			<-w.watched
-			return nil
-		case <-time.After(grace):
-		}
+	if err := w.t.stop(grace); err != nil {
+		return fmt.Errorf("lsp: %s: %w", w.srv.ID, err)
 	}
-	return errUnresponsive
+	<-w.watched
+	return nil
 }
 
 // RSS returns the resident memory of the server's process group in bytes;

@@ -14,8 +14,11 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/wunder/wunder/internal/proc"
 )
 
 // fakeServer is an in-process language server for the protocol tests. It
@@ -39,6 +42,8 @@ type fakeServer struct {
 	killed chan struct{}
 	// done is closed when serve has returned (pipe servers only).
 	done chan struct{}
+	// hoverEnv makes hover answer at once with the server's environment.
+	hoverEnv bool
 
 	wmu sync.Mutex // serialises writes
 
@@ -136,6 +141,10 @@ func (f *fakeServer) serve() bool {
 			_ = json.Unmarshal(m.Params, &p)
 			f.reply(m.ID, []Location{{URI: p.TextDocument.URI, Range: Range{Start: p.Position, End: p.Position}}})
 		case "textDocument/hover": // slow: answers only when cancelled
+			if f.hoverEnv {
+				f.reply(m.ID, map[string]any{"contents": strings.Join(os.Environ(), "\n")})
+				continue
+			}
 			ch := make(chan int, 1)
 			f.mu.Lock()
 			f.blocked[string(m.ID)] = ch
@@ -217,7 +226,24 @@ func (ps *pipeStarter) start(_ context.Context, _ ServerConfig, _ string) (*tran
 		}
 		return nil
 	}
-	return &transport{rwc: rwc, done: done, exitErr: func() error { return nil }, signal: kill}, nil
+	// stop mirrors proc.Process.Stop's steps on the pipe server.
+	stop := func(grace time.Duration) error {
+		_ = rwc.Close()
+		for _, sig := range []syscall.Signal{0, syscall.SIGTERM, syscall.SIGKILL} {
+			if sig != 0 {
+				_ = kill(sig)
+			}
+			t := time.NewTimer(grace)
+			select {
+			case <-done:
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+		}
+		return proc.ErrUnresponsive
+	}
+	return &transport{rwc: rwc, done: done, exitErr: func() error { return nil }, signal: kill, stop: stop}, nil
 }
 
 func (ps *pipeStarter) last() *fakeServer {
@@ -242,24 +268,38 @@ func (p *pipeRWC) Write(b []byte) (int, error) { return p.w.Write(b) }
 func (p *pipeRWC) Close() error                { p.w.Close(); return nil }
 
 // TestMain lets the test binary act as a language server subprocess
-// (WUNDER_LSP_FAKE=normal|stubborn), for the process lifecycle tests.
+// (WUNDER_LSP_FAKE=normal|stubborn|env), for the process lifecycle tests.
+// With WUNDER_LSP_CHILD_PIDFILE set, the server first starts a helper in its
+// process group, as tsserver is, and writes the helper's pid there.
 func TestMain(m *testing.M) {
-	switch os.Getenv("WUNDER_LSP_FAKE") {
-	case "":
+	mode := os.Getenv("WUNDER_LSP_FAKE")
+	if mode == "" {
 		goleak.VerifyTestMain(m)
+		return
+	}
+	if pidFile := os.Getenv("WUNDER_LSP_CHILD_PIDFILE"); pidFile != "" {
+		child := exec.Command("sleep", "300")
+		if err := child.Start(); err != nil {
+			os.Exit(3)
+		}
+		_ = os.WriteFile(pidFile, []byte(strconv.Itoa(child.Process.Pid)), 0o600)
+	}
+	switch mode {
 	case "stubborn": // ignores shutdown, exit, end of input and SIGTERM
 		signal.Ignore(syscall.SIGTERM)
-		if pidFile := os.Getenv("WUNDER_LSP_CHILD_PIDFILE"); pidFile != "" {
-			// A helper in the server's process group, as tsserver is.
-			child := exec.Command("sleep", "300")
-			if err := child.Start(); err != nil {
-				os.Exit(3)
-			}
-			_ = os.WriteFile(pidFile, []byte(strconv.Itoa(child.Process.Pid)), 0o600)
-		}
 		f := &fakeServer{r: bufio.NewReader(os.Stdin), w: os.Stdout, ignoreShutdown: true}
 		f.serve()
-		select {}
+		// Block for good. Not select{}: with no other goroutine able to
+		// run, Go's deadlock detector would end the process, and the
+		// server would not be stubborn at all. A sleeping goroutine keeps
+		// a timer pending, which the detector respects.
+		for {
+			time.Sleep(time.Hour)
+		}
+	case "env": // answers hover with its environment, a KEY=VALUE per line
+		f := &fakeServer{r: bufio.NewReader(os.Stdin), w: os.Stdout, hoverEnv: true}
+		f.serve()
+		os.Exit(0)
 	default:
 		f := &fakeServer{r: bufio.NewReader(os.Stdin), w: os.Stdout}
 		f.serve()

@@ -12,7 +12,8 @@ type ServerConfig struct {
 	ID string
 	// Command is argv: the server speaking LSP on stdio.
 	Command []string
-	// Env is added to the gateway's environment.
+	// Env is added to the server's built environment (serverEnv, process.go)
+	// and wins over what wunder passes on.
 	Env map[string]string
 	// Extensions are the file extensions (".go") the server handles.
 	Extensions []string

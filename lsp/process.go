@@ -3,21 +3,24 @@ package lsp
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
+
+	"github.com/wunder/wunder/internal/proc"
 )
 
 // transport is a started server: its stdio as one stream, a channel closed
-// when it has exited, and the signals of the bounded shutdown. An in-process
-// server (tests) has no pid and no-op signals.
+// when it has exited, and its bounded stop. An in-process server (tests)
+// has no pid.
 type transport struct {
 	rwc  io.ReadWriteCloser
 	done <-chan struct{}
@@ -25,17 +28,23 @@ type transport struct {
 	exitErr func() error
 	// signal sends sig to the server's whole process group.
 	signal func(sig syscall.Signal) error
-	pid    int
+	// stop ends the server in bounded steps, each given grace: close its
+	// stdin, SIGTERM its group, SIGKILL its group ([proc.Process.Stop]).
+	// It returns once the server has exited and its group was swept, or
+	// an error wrapping [proc.ErrUnresponsive].
+	stop func(grace time.Duration) error
+	pid  int
 }
 
 // startFunc starts a server for root. The process must outlive ctx: ctx
 // bounds the start only.
 type startFunc func(ctx context.Context, srv ServerConfig, root string) (*transport, error)
 
-// startProcess runs srv.Command in root, in a process group of its own (so
-// that shutdown reaches the helpers a server spawns, such as tsserver), with
-// srv.Env added to the environment and stderr kept in a small ring for
-// error messages.
+// startProcess runs srv.Command in root under wunder's one subprocess
+// policy ([proc.Start]): a process group of its own, so that a stop reaches
+// the helpers a server spawns (tsserver, go list), SIGKILL if wunder dies,
+// and the group swept once the server exits. Its environment is built by
+// [serverEnv]; stderr is kept in a small ring for error messages.
 func startProcess(_ context.Context, srv ServerConfig, root string) (*transport, error) {
 	if len(srv.Command) == 0 {
 		return nil, fmt.Errorf("lsp: server %s: no command", srv.ID)
@@ -43,73 +52,94 @@ func startProcess(_ context.Context, srv ServerConfig, root string) (*transport,
 	// Not exec.CommandContext: the server outlives the request that starts it.
 	cmd := exec.Command(srv.Command[0], srv.Command[1:]...)
 	cmd.Dir = root
-	cmd.Env = serverEnv(os.Environ(), srv.Env)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
+	cmd.Env = serverEnv(os.LookupEnv, srv.Env)
 	stderr := &tailBuffer{max: 4 << 10}
 	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
+	// Plain pipes rather than cmd's: proc waits for the server at once, and
+	// cmd.Wait would close a StdoutPipe under the reader.
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	p, err := proc.Start(cmd, inW)
+	inR.Close() // the server holds its own copies
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
 		return nil, fmt.Errorf("lsp: start %s: %w", srv.ID, err)
 	}
-	done := make(chan struct{})
-	var waitErr error
-	go func() { // owned by the transport: ends when the process does
-		waitErr = cmd.Wait()
-		if t := stderr.String(); waitErr != nil && t != "" {
-			waitErr = fmt.Errorf("%w; stderr: %s", waitErr, t)
-		}
-		close(done)
-	}()
-	pid := cmd.Process.Pid
 	return &transport{
-		rwc:     &stdio{r: stdout, w: stdin},
-		done:    done,
-		exitErr: func() error { return waitErr },
-		signal: func(sig syscall.Signal) error {
-			return syscall.Kill(-pid, sig)
+		rwc:  &stdio{r: outR, w: inW},
+		done: p.Done(),
+		exitErr: func() error {
+			err := p.Err()
+			if t := stderr.String(); err != nil && t != "" {
+				err = fmt.Errorf("%w; stderr: %s", err, t)
+			}
+			return err
 		},
-		pid: pid,
+		signal: p.Signal,
+		stop:   p.Stop,
+		pid:    p.Pid(),
 	}, nil
 }
 
-// serverEnv is the gateway's environment without its secrets (WUNDER_*
-// variables and anything named like a key, token, secret or password), plus
-// extra. A language server needs PATH, HOME, GOPATH and the like, not the
-// gateway's credentials.
-func serverEnv(environ []string, extra map[string]string) []string {
-	env := make([]string, 0, len(environ)+len(extra))
-	for _, kv := range environ {
-		name, _, _ := strings.Cut(kv, "=")
-		upper := strings.ToUpper(name)
-		if strings.HasPrefix(upper, "WUNDER_") || strings.Contains(upper, "API_KEY") || strings.Contains(upper, "TOKEN") ||
-			strings.Contains(upper, "SECRET") || strings.Contains(upper, "PASSWORD") {
-			continue
+// toolchainEnv are the variables of wunder's environment a language server
+// gets besides PATH, HOME and LANG: where the toolchains it drives keep
+// their caches, modules and settings (gopls runs go list; a GOMODCACHE or
+// GOPROXY of the operator's must reach it, or it would download modules
+// again, or fail to), and the XDG and temporary directories. Nothing else
+// — no WUNDER_* variable, no API key or token — is passed on; what a server
+// needs beyond this goes in its configured env.
+var toolchainEnv = []string{
+	"GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOENV", "GOFLAGS", "GOTOOLCHAIN",
+	"GOPROXY", "GONOPROXY", "GOPRIVATE", "GONOSUMDB", "GOSUMDB", "GOINSECURE",
+	"XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "TMPDIR",
+}
+
+// serverEnv is the whole environment of a language server: [proc.Env]
+// (PATH, HOME, LANG), the [toolchainEnv] variables that lookup finds, then
+// the server's configured env (sorted; it wins).
+func serverEnv(lookup func(string) (string, bool), extra map[string]string) []string {
+	var env []string
+	for _, k := range toolchainEnv {
+		if v, ok := lookup(k); ok {
+			env = append(env, k+"="+v)
 		}
-		env = append(env, kv)
 	}
-	for k, v := range extra {
-		env = append(env, k+"="+v)
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
 	}
-	return env
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+extra[k])
+	}
+	return proc.Env("", env...)
 }
 
 // stdio joins a child's stdout and stdin into one stream. Close closes
-// stdin only: stdout is drained by the reader until the child exits.
+// both: the connection is done with the server (a stop follows).
 type stdio struct {
-	r io.Reader
+	r io.ReadCloser
 	w io.WriteCloser
 }
 
 func (s *stdio) Read(p []byte) (int, error)  { return s.r.Read(p) }
 func (s *stdio) Write(p []byte) (int, error) { return s.w.Write(p) }
-func (s *stdio) Close() error                { return s.w.Close() }
+func (s *stdio) Close() error {
+	err := s.w.Close()
+	_ = s.r.Close()
+	return err
+}
 
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {
@@ -203,6 +233,3 @@ func processRSS(pid int) int64 {
 	}
 	return 0
 }
-
-// errUnresponsive is reported when a server survives SIGKILL's grace time.
-var errUnresponsive = errors.New("lsp: unresponsive subprocess")

@@ -92,11 +92,31 @@ func (r *Registry) Select(ctx context.Context, userID string, names, exclude []s
 	if err != nil {
 		return nil, err
 	}
+	missing := func() (out []string) {
+		for _, n := range names {
+			if _, ok := all.Lookup(n); !ok {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	var reasons map[string]string
+	if m := missing(); len(m) > 0 {
+		var waited bool
+		if waited, reasons = r.wait(ctx, m); waited {
+			if all, err = r.all(ctx, userID); err != nil {
+				return nil, err
+			}
+		}
+	}
 	sel := newSelection(r)
 	var unknown []string
 	for _, n := range names {
 		t, ok := all.Lookup(n)
 		if !ok || slices.Contains(exclude, t.Spec().Name) {
+			if why := reasons[n]; why != "" && !ok {
+				n += " (" + why + ")"
+			}
 			unknown = append(unknown, n)
 			continue
 		}
@@ -111,6 +131,29 @@ func (r *Registry) Select(ctx context.Context, userID string, names, exclude []s
 		}
 	}
 	return sel, nil
+}
+
+// wait asks every [ToolWaiter] about names no toolset offers yet. It
+// reports whether one of them waited (so the caller resolves again) and,
+// by name, why a toolset cannot offer one.
+func (r *Registry) wait(ctx context.Context, names []string) (waited bool, reasons map[string]string) {
+	for _, ts := range r.toolsets {
+		w, ok := ts.(ToolWaiter)
+		if !ok {
+			continue
+		}
+		for _, n := range names {
+			mine, err := w.WaitTool(ctx, r.CanonicalName(strings.TrimSpace(n)))
+			waited = waited || mine
+			if err != nil {
+				if reasons == nil {
+					reasons = map[string]string{}
+				}
+				reasons[n] = err.Error()
+			}
+		}
+	}
+	return waited, reasons
 }
 
 func (r *Registry) all(ctx context.Context, userID string) (*Selection, error) {

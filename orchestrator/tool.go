@@ -74,6 +74,18 @@ type Toolset interface {
 	Tools(ctx context.Context, userID string) ([]Tool, error)
 }
 
+// ToolWaiter is implemented by a [Toolset] whose tools arrive after start
+// (the first discovery of an MCP server runs in the background). For a name
+// that no toolset offers, [Registry.Select] asks each ToolWaiter before it
+// gives up: WaitTool returns once the toolset's source of that canonical
+// name has loaded or failed to, bounded by ctx and the toolset's own
+// timeout. mine is false when the name is none of the toolset's business
+// (then it returns at once); err, when set, says why the toolset cannot
+// offer the name, and goes into the [ErrToolNotFound] error.
+type ToolWaiter interface {
+	WaitTool(ctx context.Context, name string) (mine bool, err error)
+}
+
 // StaticToolset is a [Toolset] with a fixed list of tools.
 type StaticToolset struct {
 	SetName string

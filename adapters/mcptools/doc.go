@@ -32,9 +32,19 @@
 // ServerConfig.OAuth plugs a go-sdk auth.OAuthHandler into a
 // streamable-http server's transport.
 //
+// Readiness (ready.go): [Set.Ready] fails until the first discovery of
+// every server has settled (bounded by Options.ReadyTimeout), and
+// [Set.WaitTool] lets orchestrator.Registry.Select wait for the discovery
+// of a server whose tool a run names.
+//
+// Stdio servers (stdio.go) start under internal/proc's policy (own process
+// group, SIGKILL when wunder dies, bounded stop, group swept) with a built
+// environment: PATH, HOME, LANG, the server's env and [StdioDepthEnv].
+// A wunder at depth [MaxStdioDepth] or deeper starts no stdio servers.
+//
 // Goroutines: one watcher per live session (waits for the session to end,
 // then forgets it) and one per background refresh; all are tracked by the
 // Set's WaitGroup and end before [Set.Close] returns. Close closes every
-// session; a stdio child is stopped politely by the SDK (close stdin, wait,
-// SIGTERM, SIGKILL) and then its whole process group is killed.
+// session; a stdio child is stopped in proc's bounded steps (close stdin,
+// wait, SIGTERM to its group, SIGKILL to its group) and its group swept.
 package mcptools

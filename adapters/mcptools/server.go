@@ -34,11 +34,28 @@ type server struct {
 	list     []*mcp.Tool
 	calls    map[string]func(stream, delta string) // progress token -> Output
 	closed   bool
+	listErr  error // of the last tools/list: nil once one succeeded since
 	tokenSeq atomic.Int64
+
+	// refused, when set, is why this stdio server is never started (the
+	// depth guard, stdio.go); its calls and its discovery fail with it.
+	refused error
+	// started is set by Set.Start: from then on a first discovery is under
+	// way or done, so WaitTool has something to wait for.
+	started atomic.Bool
+	// settled is closed when the first discovery has finished, succeeded
+	// or failed, or was given up (ready.go); settleErr is its error.
+	settled    chan struct{}
+	settleOnce sync.Once
+	settleErr  error
 }
 
 func newServer(s *Set, cfg ServerConfig) *server {
-	return &server{set: s, cfg: cfg, calls: map[string]func(string, string){}}
+	sv := &server{set: s, cfg: cfg, calls: map[string]func(string, string){}, settled: make(chan struct{})}
+	if cfg.Transport == TransportStdio && s.opts.StdioDepth >= MaxStdioDepth {
+		sv.refused = errStdioRefused(s.opts.StdioDepth)
+	}
+	return sv
 }
 
 // tools returns the server's allowed tools from the in-memory cache.
@@ -79,8 +96,15 @@ func (sv *server) loadCache(ctx context.Context) {
 	sv.mu.Unlock()
 }
 
-// refresh lists the server's tools and caches them.
-func (sv *server) refresh(ctx context.Context) error {
+// refresh lists the server's tools and caches them. Its end, success or
+// failure, settles the first discovery.
+func (sv *server) refresh(ctx context.Context) (err error) {
+	defer func() {
+		sv.mu.Lock()
+		sv.listErr = err
+		sv.mu.Unlock()
+		sv.settle(err)
+	}()
 	ctx, cancel := context.WithTimeout(ctx, sv.cfg.Timeout)
 	defer cancel()
 	cs, err := sv.session(ctx)
@@ -112,6 +136,9 @@ func (sv *server) refresh(ctx context.Context) error {
 // session returns the live session, dialling it if there is none. Within
 // the backoff window after a failed dial it fails at once.
 func (sv *server) session(ctx context.Context) (*mcp.ClientSession, error) {
+	if sv.refused != nil {
+		return nil, sv.refused
+	}
 	if cs, err := sv.current(); cs != nil || err != nil {
 		return cs, err
 	}

@@ -77,7 +77,15 @@ type Options struct {
 	// Elicitation is the policy for servers' elicitation/create requests:
 	// [ElicitDecline] (default) or [ElicitDefaults].
 	Elicitation string
-	Logger      *slog.Logger
+	// ReadyTimeout bounds how long [Set.Ready] waits for the first
+	// discovery of every server after [Set.Start]; a server still being
+	// discovered then counts as failed. Default 30s.
+	ReadyTimeout time.Duration
+	// StdioDepth is this wunder's depth in a chain of MCP stdio servers
+	// ([StdioDepthEnv]): 0 for a wunder no wunder started. At
+	// [MaxStdioDepth] or deeper, stdio servers are not started.
+	StdioDepth int
+	Logger     *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -99,6 +107,9 @@ func (o Options) withDefaults() Options {
 	if o.ClientVersion == "" {
 		o.ClientVersion = "dev"
 	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = 30 * time.Second
+	}
 	if o.Elicitation == "" {
 		o.Elicitation = ElicitDecline
 	}
@@ -118,6 +129,10 @@ type Set struct {
 	baseCtx context.Context // parent of background work; cancelled by Close
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
+
+	// readyMu guards readyTimer.
+	readyMu    sync.Mutex
+	readyTimer *time.Timer // ends the wait for first discoveries (ready.go)
 }
 
 var _ orchestrator.Toolset = (*Set)(nil)
@@ -181,9 +196,20 @@ func (s *Set) Servers() []string {
 }
 
 // Start loads the cached specs and refreshes every server in the
-// background; it returns at once.
+// background (its first discovery, which [Set.Ready] and [Set.WaitTool]
+// wait for); it returns at once. A stdio server that the depth guard
+// refuses is not started: it is logged, and its discovery fails at once.
 func (s *Set) Start(ctx context.Context) {
+	s.readyMu.Lock()
+	s.readyTimer = time.AfterFunc(s.opts.ReadyTimeout, s.readyTimeout)
+	s.readyMu.Unlock()
 	for _, sv := range s.servers {
+		sv.started.Store(true)
+		if sv.refused != nil {
+			s.log.Warn("mcp stdio server not started", "server", sv.cfg.Name, "depth", s.opts.StdioDepth, "err", sv.refused)
+			sv.settle(sv.refused)
+			continue
+		}
 		sv.loadCache(ctx)
 		s.goRefresh(sv, "start")
 	}
@@ -223,8 +249,14 @@ func (s *Set) goRefresh(sv *server, why string) {
 // groups) and waits for background work.
 func (s *Set) Close() error {
 	s.stop()
+	s.readyMu.Lock()
+	if s.readyTimer != nil {
+		s.readyTimer.Stop()
+	}
+	s.readyMu.Unlock()
 	for _, sv := range s.servers {
 		sv.close()
+		sv.settle(errShuttingDown)
 	}
 	s.wg.Wait()
 	return nil

@@ -1,50 +1,26 @@
 package mcptools
 
 import (
-	"errors"
 	"net/http"
-	"os"
-	"os/exec"
-	"sort"
-	"sync"
-	"syscall"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // transport builds the server's transport and the function that releases
-// what it leaves behind (a stdio child's process group).
+// what it leaves behind (a stdio child and its process group, stdio.go).
 func (sv *server) transport() (mcp.Transport, func(), error) {
 	c := sv.cfg
 	switch c.Transport {
 	case TransportStdio:
-		cmd := exec.Command(c.Command, c.Args...)
-		cmd.Dir = c.Dir
-		cmd.Env = os.Environ()
-		keys := make([]string, 0, len(c.Env))
-		for k := range c.Env {
-			keys = append(keys, k)
+		if sv.refused != nil {
+			return nil, nil, sv.refused
 		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			cmd.Env = append(cmd.Env, k+"="+c.Env[k])
-		}
-		cmd.Stderr = &logWriter{sv: sv}
-		// A process group of its own: shutdown stops the child and whatever
-		// it started (npx starts node, node may start more).
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		t := &mcp.CommandTransport{Command: cmd, TerminateDuration: sv.set.opts.TerminateDuration}
-		var once sync.Once
+		t := &stdioTransport{cfg: c, depth: sv.set.opts.StdioDepth, grace: sv.set.opts.TerminateDuration,
+			log: func(text string) { sv.set.log.Debug("mcp server stderr", "server", c.Name, "text", text) }}
 		return t, func() {
-			once.Do(func() {
-				if cmd.Process != nil {
-					// The SDK has closed stdin and waited for the leader;
-					// anything left in the group is killed.
-					if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-						sv.set.log.Warn("mcp process group not killed", "server", c.Name, "pgid", cmd.Process.Pid, "err", err)
-					}
-				}
-			})
+			if err := t.stop(); err != nil {
+				sv.set.log.Warn("mcp stdio server not stopped", "server", c.Name, "err", err)
+			}
 		}, nil
 	case TransportSSE:
 		return &mcp.SSEClientTransport{Endpoint: c.URL, HTTPClient: sv.httpClient()}, func() {}, nil
@@ -76,12 +52,4 @@ func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set("Authorization", "Bearer "+h.bearer)
 	}
 	return h.base.RoundTrip(r)
-}
-
-// logWriter sends a stdio child's stderr to the log, a line per write.
-type logWriter struct{ sv *server }
-
-func (w *logWriter) Write(p []byte) (int, error) {
-	w.sv.set.log.Debug("mcp server stderr", "server", w.sv.cfg.Name, "text", string(p))
-	return len(p), nil
 }

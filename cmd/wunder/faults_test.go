@@ -71,7 +71,7 @@ func startWunder(t *testing.T, cfgPath string, port int) *faultProc {
 	t.Helper()
 	logs := &syncBuffer{}
 	cmd := exec.Command(os.Args[0], "serve", "--config", cfgPath)
-	cmd.Env = append(os.Environ(), "WUNDER_TEST_EXEC_MAIN=1")
+	cmd.Env = append(os.Environ(), asWunderEnv+"=1")
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -5,11 +5,14 @@ import (
 	"testing"
 )
 
-// TestMain lets a test start this very binary as `wunder` (fault tests kill
-// it with SIGKILL): with WUNDER_TEST_EXEC_MAIN=1 it runs the CLI instead of
-// the tests.
+// asWunderEnv makes the test binary run wunder's main instead of the tests,
+// so a test can configure the real command as a child process (an MCP
+// stdio server of a wunder, for instance). Children get it through the
+// env of their configuration: wunder passes nothing else of its own.
+const asWunderEnv = "WUNDER_CMD_TEST_AS_WUNDER"
+
 func TestMain(m *testing.M) {
-	if os.Getenv("WUNDER_TEST_EXEC_MAIN") == "1" {
+	if os.Getenv(asWunderEnv) == "1" {
 		main()
 	}
 	os.Exit(m.Run())

@@ -80,9 +80,10 @@ type app struct {
 	store  *storage.Store
 	orch   *orchestrator.Orchestrator
 	gw     *gateway.Server
-	a2a    *a2aParts // wire_a2a.go
-	lsp    *lspParts // wire_lsp.go
-	mcp    *mcpParts // wire_mcp.go
+	ready  func(context.Context) error // readiness
+	a2a    *a2aParts                   // wire_a2a.go
+	lsp    *lspParts                   // wire_lsp.go
+	mcp    *mcpParts                   // wire_mcp.go
 }
 
 // build wires every component from the configuration. On failure it
@@ -143,24 +144,37 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	} else if n > 0 {
 		log.Info("ended runs a stopped process left unfinished", "count", n)
 	}
+	ready := readiness(store, mcpParts)
 	gw := gateway.New(orch, &gateway.Options{
 		APIKey: cfg.Security.APIKey, MaxBodyBytes: cfg.Server.MaxBodyBytes, Heartbeat: cfg.Server.SSEHeartbeat(),
 		CORS: gateway.CORSOptions{
 			AllowOrigins: cfg.CORS.AllowOrigins, AllowMethods: cfg.CORS.AllowMethods,
 			AllowHeaders: cfg.CORS.AllowHeaders, AllowCredentials: cfg.CORS.AllowCredentials,
 		},
-		Ready:   store.Ping,
+		Ready:   ready,
 		Version: version,
 		Logger:  log,
 		LSP:     lspParts.admin(),
 		MCP:     mcpParts.admin(), // wire_mcp.go
 	})
-	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, lsp: lspParts, mcp: mcpParts}
+	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, ready: ready, lsp: lspParts, mcp: mcpParts}
 	// Front-ends mounted on the gateway, each wired in a file of its own.
 	mountConnect(a)       // wire_connect.go
 	mountA2A(a, a2aTools) // wire_a2a.go
 	mountMCP(a, mcpParts) // wire_mcp.go
 	return a, nil
+}
+
+// readiness is the check of /readyz and gRPC health: the store answers,
+// and the first discovery of every MCP server has settled (bounded by
+// mcp.ready_timeout_s, wire_mcp.go).
+func readiness(store *storage.Store, mcp *mcpParts) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := store.Ping(ctx); err != nil {
+			return err
+		}
+		return mcp.ready(ctx)
+	}
 }
 
 // queueSize maps the config's "0 = no queue" to the orchestrator's

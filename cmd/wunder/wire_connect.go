@@ -11,7 +11,7 @@ import (
 func mountConnect(a *app) {
 	connectapi.New(a.orch, &connectapi.Options{
 		Scope:  gateway.ScopeOf,
-		Ready:  a.store.Ping,
+		Ready:  a.ready,
 		Logger: a.log.With("frontend", "connect"),
 	}).MountOn(a.gw)
 	// Health answers probes without credentials, as /healthz does.

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"log/slog"
 	"net/http"
+	"os"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
@@ -42,7 +43,10 @@ func newMCP(ctx context.Context, cfg *config.Config, log *slog.Logger, cache mcp
 	}
 	set, err := mcptools.New(servers, &mcptools.Options{
 		Timeout: cfg.MCP.Timeout(), Cache: cache, ClientVersion: version, Elicitation: cfg.MCP.Elicitation,
-		Logger: log.With("component", "mcp"),
+		ReadyTimeout: cfg.MCP.ReadyTimeout(), Logger: log.With("component", "mcp"),
+		// A wunder started as the MCP stdio server of a wunder starts no
+		// stdio servers of its own (stdio.go in mcptools).
+		StdioDepth: mcptools.ParseStdioDepth(os.Getenv(mcptools.StdioDepthEnv)),
 	})
 	if err != nil {
 		return nil, withCode(exitConfig, err)
@@ -56,6 +60,15 @@ func (p *mcpParts) toolsets() []orchestrator.Toolset {
 		return nil
 	}
 	return []orchestrator.Toolset{p.set}
+}
+
+// ready reports whether the first discovery of every upstream server has
+// settled (mcp.ready_timeout_s bounds it); for /readyz and gRPC health.
+func (p *mcpParts) ready(context.Context) error {
+	if p == nil {
+		return nil
+	}
+	return p.set.Ready()
 }
 
 // mountMCP mounts /wunder/mcp (and /wunder/mcp/{server}) on the gateway.

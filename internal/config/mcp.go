@@ -22,6 +22,11 @@ type MCP struct {
 	// no elicitation) or defaults (accept with the schema's defaults when
 	// every required field has one, else decline). Default decline.
 	Elicitation string `yaml:"elicitation"`
+	// ReadyTimeoutSeconds (ready_timeout_s) bounds how long /readyz waits,
+	// after start, for the first discovery (tools/list) of every enabled
+	// server; a server still being discovered then counts as failed.
+	// Default 30.
+	ReadyTimeoutSeconds int `yaml:"ready_timeout_s"`
 }
 
 // Elicitation policies (mcp.elicitation).
@@ -32,6 +37,9 @@ const (
 
 // Timeout is timeout_s as a duration.
 func (m MCP) Timeout() time.Duration { return seconds(m.TimeoutSeconds) }
+
+// ReadyTimeout is ready_timeout_s as a duration.
+func (m MCP) ReadyTimeout() time.Duration { return seconds(m.ReadyTimeoutSeconds) }
 
 // MCP transports.
 const (
@@ -102,10 +110,11 @@ type MCPEndpoint struct {
 
 func mcpDefaults() MCP {
 	return MCP{
-		TimeoutSeconds: 60,
-		Servers:        []MCPServer{},
-		Server:         MCPEndpoint{Enabled: true, UserID: "wunder"},
-		Elicitation:    MCPElicitDecline,
+		TimeoutSeconds:      60,
+		Servers:             []MCPServer{},
+		Server:              MCPEndpoint{Enabled: true, UserID: "wunder"},
+		Elicitation:         MCPElicitDecline,
+		ReadyTimeoutSeconds: 30,
 	}
 }
 
@@ -116,6 +125,7 @@ var mcpTransports = []string{MCPStdio, MCPSSE, MCPStreamableHTTP}
 func (c *Config) validateMCP(v checker) {
 	m := c.MCP
 	atLeast(v, "mcp.timeout_s", m.TimeoutSeconds, 1)
+	atLeast(v, "mcp.ready_timeout_s", m.ReadyTimeoutSeconds, 1)
 	v.oneOf("mcp.elicitation", m.Elicitation, []string{MCPElicitDecline, MCPElicitDefaults})
 	if err := validUserIDString(m.Server.UserID); err != "" {
 		v.fail("mcp.server.user_id", "%s", err)
