@@ -58,6 +58,11 @@ proto-check: generate
 clean:
 	rm -rf bin
 
+.PHONY: faults
+## faults: the fault suite, verbose: kill -9 during a model call and a running tool, restart, recover (SQLite; PostgreSQL with WUNDER_TEST_POSTGRES_DSN); also part of `make test`
+faults:
+	$(GO) test -count=1 -race -run 'TestFault' -v ./cmd/wunder/
+
 .PHONY: conformance
 ## conformance: the official MCP conformance suite through the pass-through route and on /wunder/mcp (npm peers in testdata/mcp; also part of `make test`)
 conformance:
