@@ -32,11 +32,24 @@
 // Every event of a run gets the next seq (1, 2, 3, ...). While a run
 // executes in this process its events are kept in memory and read by index by
 // every subscriber, so a slow subscriber never stalls the run and never misses
-// an event; a flusher goroutine persists them in batches. When the run ends,
+// an event; a flusher goroutine persists them in batches, and an event becomes
+// visible to subscribers only once it is stored (durable before visible: a
+// crash never loses an event a client saw). When the run ends,
 // its terminal state is stored first, then its locks and slot are freed, then
 // the final event is emitted, and the run leaves the live table only once its
 // log is persisted. [Orchestrator.Events] therefore replays from any seq
 // without gap or duplicate, from memory or from the store.
+//
+// # Crashes and store failures
+//
+// Each instance has an id and a lease in the store; each run records its
+// owner. A reaper (at start and every LockTTL/3) ends the runs of dead
+// instances — a process of this host that is gone at once, any other when
+// its lease expires — as failed with stop reason "interrupted", claiming
+// them first so the dead owner's late writes are fenced off (recover.go,
+// instance.go). Store writes of a run are retried for StoreRetry; a run
+// whose events or history cannot be stored ends failed, and no client is
+// told it finished.
 //
 // # Compaction
 //
@@ -56,7 +69,8 @@
 // mutating calls in order. Tool logs are written on goroutines of their own.
 // All of them are tracked by the orchestrator's WaitGroup (the flusher by its
 // run), recover where they call out, and end before [Orchestrator.Close]
-// returns.
+// returns. Per instance, one reaper goroutine renews the lease and ends
+// orphans; Close stops it and gives up the lease.
 //
 // # Departures from DESIGN.md
 //
