@@ -59,9 +59,9 @@ clean:
 	rm -rf bin
 
 .PHONY: faults
-## faults: the fault suite, verbose: kill -9 during a model call and a running tool, restart, recover (SQLite; PostgreSQL with WUNDER_TEST_POSTGRES_DSN); also part of `make test`
+## faults: the fault suite, verbose: kill -9 during a model call and a running tool, model faults, and (restarting the local cluster) PostgreSQL restarted mid-run; PostgreSQL parts need WUNDER_TEST_POSTGRES_DSN. All but the restart also run in `make test`
 faults:
-	$(GO) test -count=1 -race -run 'TestFault' -v ./cmd/wunder/
+	WUNDER_FAULTS_PG_RESTART=1 $(GO) test -count=1 -race -run 'TestFault' -v ./cmd/wunder/
 
 .PHONY: conformance
 ## conformance: the official MCP conformance suite through the pass-through route and on /wunder/mcp (npm peers in testdata/mcp; also part of `make test`)
