@@ -55,6 +55,7 @@ func newLimiter(root, self string, pids int, memory int64) *limiter {
 	}
 	if dir, ok := cgroupV2(root, paths[""]); ok {
 		l.kind, l.v2 = limitsV2, dir
+		removeStale(dir)
 		return l
 	}
 	var dirs []string
@@ -74,7 +75,26 @@ func newLimiter(root, self string, pids int, memory int64) *limiter {
 		dirs = append(dirs, dir)
 	}
 	l.kind, l.v1 = limitsV1, dirs
+	for _, d := range dirs {
+		removeStale(d)
+	}
 	return l
+}
+
+// removeStale removes the per-call cgroups a crashed wunder left in parent
+// (named call-<pid>-<n>, with no process <pid> any more). A cgroup with
+// members cannot be removed, so a live call is never touched.
+func removeStale(parent string) {
+	entries, _ := os.ReadDir(parent)
+	for _, e := range entries {
+		var pid, n int
+		if _, err := fmt.Sscanf(e.Name(), "call-%d-%d", &pid, &n); err != nil || !e.IsDir() {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			_ = syscall.Rmdir(filepath.Join(parent, e.Name()))
+		}
+	}
 }
 
 // readSelfCgroup parses /proc/self/cgroup: controller -> path; the v2

@@ -92,3 +92,31 @@ func fmtSscan(out, format string, args ...any) (int, error) {
 	}
 	return fmt.Sscanf(out, format, args...)
 }
+
+// TestStaleCallCgroupsAreRemoved: cgroups of calls of a dead wunder are
+// removed at start; those of a live process stay.
+func TestStaleCallCgroupsAreRemoved(t *testing.T) {
+	t.Parallel()
+	live := fmt.Sprintf("call-%d-1", os.Getpid())
+	root := fakeTree(t, map[string]string{"pids/tasks": "", "memory/tasks": ""})
+	for _, d := range []string{"pids/wunder-sandbox/call-2147483647-3", "pids/wunder-sandbox/" + live, "memory/wunder-sandbox/call-2147483647-3"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	self := filepath.Join(t.TempDir(), "cgroup")
+	if err := os.WriteFile(self, []byte("8:pids:/\n4:memory:/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s := sandbox.NewWithCgroups(sandbox.Options{}, root, self); s.Limits() != "cgroup v1" {
+		t.Fatalf("Limits() = %q", s.Limits())
+	}
+	for _, d := range []string{"pids/wunder-sandbox/call-2147483647-3", "memory/wunder-sandbox/call-2147483647-3"} {
+		if _, err := os.Stat(filepath.Join(root, d)); err == nil {
+			t.Errorf("stale %s was not removed", d)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "pids/wunder-sandbox", live)); err != nil {
+		t.Errorf("the cgroup of a live process was removed: %v", err)
+	}
+}
