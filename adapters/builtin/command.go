@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wunder/wunder/internal/proc"
+	"github.com/wunder/wunder/internal/sandbox"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -51,6 +53,9 @@ func runExecuteCommand(ctx context.Context, c *call) (*orchestrator.ToolResult, 
 	if msg := c.allowed(words[0]); msg != "" {
 		return errorf("%s", msg)
 	}
+	if err := c.sandboxReady(); err != nil {
+		return errorf("execute_command is unavailable: %v", err)
+	}
 	dir, err := c.workdir(a.Workdir)
 	if err != nil {
 		return errorf("%v", err)
@@ -59,7 +64,7 @@ func runExecuteCommand(ctx context.Context, c *call) (*orchestrator.ToolResult, 
 	if err != nil {
 		return errorf("%v", err)
 	}
-	return c.runTool(ctx, process{path: prog, args: words, dir: dir.abs, home: dir.root, timeout: timeout})
+	return c.runTool(ctx, process{path: prog, args: words, dir: dir, home: dir.root, timeout: timeout})
 }
 
 // allowed checks argv[0]'s base name against AllowCommands; it returns a
@@ -75,16 +80,21 @@ func (c *call) allowed(argv0 string) string {
 	return ""
 }
 
-// program resolves argv[0]: a bare name is looked up on PATH; a path (one
-// with a "/") must resolve to an executable inside the workspace, relative
-// to dir.
+// program resolves argv[0]: a bare name is looked up on PATH (inside the
+// sandbox: the PATH entries visible there); a path (one with a "/") must
+// resolve to an executable inside the workspace, relative to dir or
+// absolute (on the host, or under /workspace when sandboxed).
 func (c *call) program(argv0 string, dir resolved) (string, error) {
 	if !strings.Contains(argv0, "/") {
-		return lookPath(argv0, pathList())
+		return lookPath(argv0, c.pathList())
 	}
 	rel := argv0
 	if filepath.IsAbs(argv0) {
-		r, err := filepath.Rel(dir.root, filepath.Clean(argv0))
+		root := dir.root
+		if c.set.opts.Sandbox != nil && (argv0 == sandbox.WorkspaceDir || strings.HasPrefix(argv0, sandbox.WorkspaceDir+"/")) {
+			root = sandbox.WorkspaceDir
+		}
+		r, err := filepath.Rel(root, filepath.Clean(argv0))
 		if err != nil || r == ".." || strings.HasPrefix(r, "../") {
 			return "", fmt.Errorf("program %q is outside the workspace; give a bare program name or a path inside the workspace", argv0)
 		}
@@ -135,7 +145,8 @@ func (c *call) timeout(secs *float64) (time.Duration, error) {
 }
 
 // runTool runs p and renders the outcome as a tool result; a non-zero exit
-// or a timeout is an error result. A cancelled ctx is returned as an error.
+// or a timeout is an error result, and so is a sandbox that cannot run
+// (with how to fix it). A cancelled ctx is returned as an error.
 func (c *call) runTool(ctx context.Context, p process) (*orchestrator.ToolResult, error) {
 	out, err := c.run(ctx, p)
 	if ctxErr := ctx.Err(); ctxErr != nil {
@@ -151,9 +162,24 @@ func (c *call) runTool(ctx context.Context, p process) (*orchestrator.ToolResult
 	}, nil
 }
 
-func pathList() string {
-	if p := os.Getenv("PATH"); p != "" {
-		return p
+// pathList is PATH for commands: wunder's (or [proc.DefaultPath]), and
+// inside the sandbox only its entries visible there.
+func (c *call) pathList() string {
+	p := os.Getenv("PATH")
+	if p == "" {
+		p = proc.DefaultPath
 	}
-	return defaultPath
+	if sb := c.set.opts.Sandbox; sb != nil {
+		return sb.Path(p)
+	}
+	return p
+}
+
+// sandboxReady is nil, or why commands cannot run: the sandbox is
+// configured but bubblewrap is missing.
+func (c *call) sandboxReady() error {
+	if sb := c.set.opts.Sandbox; sb != nil {
+		return sb.Check()
+	}
+	return nil
 }

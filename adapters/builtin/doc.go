@@ -38,18 +38,25 @@
 // half-written file. Walks (list_files, search_content) do not follow
 // symlinks and skip denied entries.
 //
-// Commands are not sandboxed beyond this: execute_command checks the
-// program name against Options.AllowCommands and confines the working
-// directory and any program path to the workspace, but an allowed program
-// (and any ptc script) can read and write whatever the gateway's OS user
-// can, deny globs included, and a child that calls setsid leaves the
-// process group. Use the sandbox for more.
+// Commands run in the sandbox of internal/sandbox when Options.Sandbox is
+// set (config sandbox.mode: bwrap, the default): the command sees only the
+// caller's workspace, at /workspace (its HOME; the working directory is the
+// same relative path below it, so relative paths work as outside), runs as
+// an unprivileged user in its own PID namespace without network, under
+// process and memory limits. Programs are looked up on the PATH entries
+// visible inside; a program path in the workspace may be given relative,
+// as a host path or under /workspace. Deny globs bind the file tools only:
+// a sandboxed command sees the whole of its own workspace. Without a
+// sandbox (sandbox.mode: none) an allowed program (and any ptc script) can
+// read and write whatever the gateway's OS user can, and a child that
+// calls setsid leaves the process group.
 //
 // # Goroutines and processes
 //
 // A tool call runs on the caller's goroutine; list/read/search/write/edit
-// start no goroutines. execute_command and ptc start one process, in its
-// own process group (Setpgid), with stdin at /dev/null, its working
+// start no goroutines. execute_command and ptc start one process through
+// internal/proc (its own process group, Pdeathsig) or through the sandbox
+// (bwrap, in such a group), with stdin at /dev/null, its working
 // directory inside the workspace, the workspace as HOME, and an environment
 // of PATH, HOME, LANG and PYTHONUNBUFFERED only. os/exec runs two copying goroutines (stdout,
 // stderr) that the call's Wait always joins; they write into one capped
@@ -57,9 +64,11 @@
 // invocation's Output under a mutex, so deltas arrive serially, in order,
 // as valid UTF-8, while the command runs.
 //
-// When the call's context is done or its timeout passes, cmd.Cancel sends
-// SIGTERM to the whole group; after killGrace (100ms) os/exec kills the
-// leader and closes the pipes (cmd.WaitDelay). Once Wait returns, the group
-// is swept with SIGKILL whatever happened, so no child outlives the call,
-// including children a command left behind when it exited normally.
+// When the call's context is done or its timeout passes, the group gets
+// SIGTERM, then internal/proc's bounded stop (SIGTERM again, then SIGKILL,
+// killGrace apart); os/exec closes the pipes killGrace after the leader
+// exited (cmd.WaitDelay), and internal/proc sweeps the group with SIGKILL
+// whatever happened, so no child outlives the call, including children a
+// command left behind when it exited normally. In the sandbox, bwrap's end
+// ends its PID namespace, which reaches children that called setsid too.
 package builtin

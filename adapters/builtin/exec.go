@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/wunder/wunder/internal/proc"
+	"github.com/wunder/wunder/internal/sandbox"
 )
 
 // killGrace is how long a cancelled or timed-out command has between SIGTERM
@@ -17,14 +22,11 @@ import (
 // leftover child holds open after the command exited.
 const killGrace = 100 * time.Millisecond
 
-// defaultPath is PATH for commands when the gateway has none.
-const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
 // process is one program to run in a workspace.
 type process struct {
-	path    string   // the program, absolute
+	path    string   // the program: absolute on the host, or (sandboxed) a bare name
 	args    []string // argv, argv[0] as the caller wrote it
-	dir     string   // working directory, absolute, inside the workspace
+	dir     resolved // working directory, inside the workspace
 	home    string   // the workspace, HOME for the program
 	timeout time.Duration
 }
@@ -39,55 +41,60 @@ type outcome struct {
 	duration  time.Duration
 }
 
-// run starts p in its own process group with stdin at /dev/null and a
-// minimal environment, streams its output through c's Output, and waits.
-// When ctx is done or the timeout passes, the group gets SIGTERM, then
-// SIGKILL after killGrace; after Wait the group is swept with SIGKILL in any
-// case, so no child outlives the call. A cancelled ctx is returned as an
-// error (with the outcome so far); everything else is in the outcome.
-func (c *call) run(ctx context.Context, p process) (outcome, error) {
-	tctx, cancel := context.WithTimeout(ctx, p.timeout)
-	defer cancel()
+// child is a started process: internal/proc's, or the sandbox's.
+type child interface {
+	Done() <-chan struct{}
+	Signal(syscall.Signal) error
+	Stop(grace time.Duration) error
+	State() *os.ProcessState
+	Err() error
+}
 
+// run starts p (in the sandbox when one is configured) with stdin at
+// /dev/null and a minimal environment, streams its output through c's
+// Output, and waits. When ctx is done or the timeout passes, the process
+// group gets SIGTERM, then the bounded stop of internal/proc. A cancelled
+// ctx is returned as an error (with the outcome so far); everything else is
+// in the outcome.
+func (c *call) run(ctx context.Context, p process) (outcome, error) {
 	sink := newOutputSink(c.set.opts.MaxOutputBytes, c.output)
 	stdout, stderr := sink.writer("stdout"), sink.writer("stderr")
-	cmd := exec.CommandContext(tctx, p.path)
-	cmd.Args = p.args
-	cmd.Dir = p.dir
-	cmd.Env = commandEnv(p.home)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// Setpgid made the leader's pid the group id.
-		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		if errors.Is(err, syscall.ESRCH) {
-			return os.ErrProcessDone
-		}
-		return err
-	}
-	cmd.WaitDelay = killGrace
-
 	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return outcome{}, fmt.Errorf("start %s: %w", p.args[0], err)
+	ch, err := c.start(p, stdout, stderr)
+	if err != nil {
+		return outcome{}, err
 	}
-	pgid := cmd.Process.Pid
-	waitErr := cmd.Wait()
-	timedOut := errors.Is(tctx.Err(), context.DeadlineExceeded)
-	// Sweep the group: children that ignored SIGTERM, or that the command
-	// left running when it exited. While any member lives, the group id
-	// cannot be reused; when none is left the kill finds nothing (a pid is
-	// reused only after the kernel cycles through pid_max).
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	timer := time.NewTimer(p.timeout)
+	defer timer.Stop()
+	timedOut := false
+	select {
+	case <-ch.Done():
+	case <-ctx.Done():
+	case <-timer.C:
+		timedOut = true
+	}
+	select {
+	case <-ch.Done():
+	default:
+		_ = ch.Signal(syscall.SIGTERM)
+		_ = ch.Stop(killGrace)
+	}
+	waitErr := ch.Err()
 	stdout.flush()
 	stderr.flush()
 
 	out := outcome{exitCode: -1, duration: time.Since(start)}
 	out.output, out.truncated = sink.result()
-	if st := cmd.ProcessState; st != nil {
+	st := ch.State()
+	if st != nil {
 		out.exitCode = st.ExitCode()
 		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			out.signal = ws.Signal().String()
+		}
+		// bwrap reports a command killed by signal n as exit code 128+n
+		// (SIGKILL: the memory limit, for one).
+		if c.set.opts.Sandbox != nil && out.exitCode > 128 && out.exitCode < 128+65 {
+			out.signal = syscall.Signal(out.exitCode - 128).String()
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -95,25 +102,53 @@ func (c *call) run(ctx context.Context, p process) (outcome, error) {
 	}
 	out.timedOut = timedOut
 	var exitErr *exec.ExitError
-	if waitErr != nil && cmd.ProcessState == nil && !errors.As(waitErr, &exitErr) {
+	if waitErr != nil && st == nil && !errors.As(waitErr, &exitErr) {
 		return out, fmt.Errorf("wait %s: %w", p.args[0], waitErr)
 	}
 	return out, nil
 }
 
-// commandEnv is the whole environment of a command: nothing of the
-// gateway's own environment but PATH and LANG.
-func commandEnv(home string) []string {
-	lang := os.Getenv("LANG")
-	if lang == "" {
-		lang = "C.UTF-8"
+// start starts p unconfined through internal/proc, or through the sandbox.
+func (c *call) start(p process, stdout, stderr io.Writer) (child, error) {
+	if sb := c.set.opts.Sandbox; sb != nil {
+		argv := append([]string{p.path}, p.args[1:]...)
+		if rel, ok := insideWorkspace(p.home, p.path); ok {
+			argv[0] = path.Join(sandbox.WorkspaceDir, rel)
+		}
+		sp, err := sb.Start(sandbox.Command{
+			Workspace: p.home, Dir: p.dir.rel, Args: argv, Stdout: stdout, Stderr: stderr,
+			Env: proc.Env(sandbox.WorkspaceDir, "PATH="+c.pathList(), "PYTHONUNBUFFERED=1"),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", p.args[0], err)
+		}
+		return sp, nil
 	}
-	return []string{
-		"PATH=" + pathList(),
-		"HOME=" + home,
-		"LANG=" + lang,
-		"PYTHONUNBUFFERED=1", // stream print() as it happens
+	cmd := exec.Command(p.path)
+	cmd.Args = p.args
+	cmd.Dir = p.dir.abs
+	// PYTHONUNBUFFERED streams print() as it happens.
+	cmd.Env = proc.Env(p.home, "PATH="+c.pathList(), "PYTHONUNBUFFERED=1")
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = killGrace
+	pp, err := proc.Start(cmd, nil)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", p.args[0], err)
 	}
+	return pp, nil
+}
+
+// insideWorkspace returns abs relative to the workspace home (slash-
+// separated) when abs lies inside it.
+func insideWorkspace(home, abs string) (string, bool) {
+	if !filepath.IsAbs(abs) {
+		return "", false
+	}
+	r, err := filepath.Rel(home, abs)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(r), true
 }
 
 // lookPath finds an executable named name in the absolute directories of

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wunder/wunder/internal/sandbox"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -61,6 +62,12 @@ type Options struct {
 	// Enabled lists the tools to offer, by canonical name or alias
 	// (config tools.builtin.enabled). Empty means all.
 	Enabled []string
+	// Sandbox, if set, runs execute_command and ptc confined by bubblewrap
+	// (config sandbox.mode: bwrap): the workspace appears at /workspace,
+	// which is also HOME, and a Sandbox whose Check fails makes both tools
+	// refuse with its message. Nil runs them unconfined (sandbox.mode:
+	// none), with the workspace's host path as working directory and HOME.
+	Sandbox *sandbox.Sandbox
 	// Diagnostics, if set, is asked after write_file, replace_text and
 	// edit_file change a file, and its summary is appended to their result
 	// (config lsp). Nil means no summary and no delay.

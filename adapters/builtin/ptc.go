@@ -40,6 +40,9 @@ func runPTC(ctx context.Context, c *call) (*orchestrator.ToolResult, error) {
 	if err := decodeArgs(c.inv.Arguments, &a, "content"); err != nil {
 		return errorf("%v", err)
 	}
+	if err := c.sandboxReady(); err != nil {
+		return errorf("ptc is unavailable: %v", err)
+	}
 	python, err := c.python()
 	if err != nil {
 		return errorf("%v", err)
@@ -72,26 +75,35 @@ func runPTC(ctx context.Context, c *call) (*orchestrator.ToolResult, error) {
 	if err != nil {
 		return errorf("write %s: %s", script.name, scrub(err, script.root))
 	}
+	// The script is named relative to the working directory, a path that
+	// holds inside the sandbox as well as outside.
+	arg, err := filepath.Rel(dir.abs, script.abs)
+	if err != nil {
+		return errorf("filename: %s", scrub(err, script.root))
+	}
 	return c.runTool(ctx, process{
 		path:    python,
-		args:    []string{filepath.Base(python), script.abs},
-		dir:     dir.abs,
+		args:    []string{filepath.Base(python), arg},
+		dir:     dir,
 		home:    dir.root,
 		timeout: timeout,
 	})
 }
 
 // python finds the interpreter ptc runs: Options.Python as an absolute
-// path, or a name on PATH.
+// path (visible inside the sandbox, when there is one), or a name on PATH.
 func (c *call) python() (string, error) {
 	py := c.set.opts.Python
 	if filepath.IsAbs(py) {
 		if !isExecutable(py) {
 			return "", fmt.Errorf("ptc is unavailable: the Python interpreter %s is not an executable file", py)
 		}
+		if sb := c.set.opts.Sandbox; sb != nil && !sb.Visible(py) {
+			return "", fmt.Errorf("ptc is unavailable: the Python interpreter %s is not visible in the sandbox (add its directory to sandbox.ro_binds)", py)
+		}
 		return py, nil
 	}
-	p, err := lookPath(py, pathList())
+	p, err := lookPath(py, c.pathList())
 	if err != nil {
 		return "", fmt.Errorf("ptc is unavailable: the Python interpreter %q is not on PATH", py)
 	}

@@ -41,6 +41,13 @@ func New(opts *Options) (*Set, error) {
 		return nil, fmt.Errorf("%w: builtin: root %q: %w", orchestrator.ErrInvalidArgument, o.Root, err)
 	}
 	o.Root = root
+	if o.Sandbox != nil {
+		// The sandbox's identity must be able to pass through the root to
+		// mount a workspace (not to list it).
+		if err := o.Sandbox.PrepareRoot(root); err != nil {
+			return nil, fmt.Errorf("builtin: workspace root: %w", err)
+		}
+	}
 	s := &Set{opts: o}
 	for _, d := range catalog {
 		if len(o.Enabled) == 0 || slices.ContainsFunc(o.Enabled, d.hasName) {

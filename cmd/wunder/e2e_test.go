@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -39,8 +40,19 @@ func startServer(t *testing.T, mutate func(c *config.Config)) *server {
 	t.Cleanup(modelSrv.Close)
 
 	dir := t.TempDir()
+	// A data dir the sandbox user may pass through (storage makes its own
+	// 0755; t.TempDir makes 0700).
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg := config.Default()
 	cfg.DataDir = dir
+	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") != "true" {
+		t.Log("!!! bubblewrap is not installed: commands in this test run unconfined (sandbox.mode: none)")
+		cfg.Sandbox.Mode = config.SandboxNone
+	}
 	m := config.NewModel()
 	m.Provider, m.BaseURL, m.Model = config.ProviderLocal, modelSrv.URL+"/v1", "fake"
 	m.Retry.InitialBackoffMillis = 10
@@ -173,7 +185,8 @@ func TestEndToEndWriteReadAnswer(t *testing.T) {
 func TestEndToEndBusyAndCancelMidCommand(t *testing.T) {
 	s := startServer(t, nil)
 	c := client.New(s.url, "", nil)
-	script := `import subprocess,sys,time; p=subprocess.Popen(['sleep','300']); open('child.pid','w').write(str(p.pid)); print('started', flush=True); time.sleep(300)`
+	script := `import os,subprocess,sys,time; p=subprocess.Popen(['sleep','300']); open('child.pid','w').write(str(p.pid)); ` +
+		`open('child.ns','w').write(os.readlink('/proc/self/ns/pid')); print('started', flush=True); time.sleep(300)`
 	run, err := c.Submit(t.Context(), client.RunRequest{UserID: "carol", Question: `run: python3 -c "` + script + `"`, ToolNames: []string{"execute_command"}})
 	if err != nil {
 		t.Fatal(err)
@@ -208,14 +221,44 @@ func TestEndToEndBusyAndCancelMidCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(pidText)))
-	if alive(pid) {
+	ns, err := os.ReadFile(filepath.Join(s.dir, "workspaces", "carol", "child.ns"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own, _ := os.Readlink("/proc/self/ns/pid"); string(ns) != own {
+		// Sandboxed: the pid is the namespace's own; no process of the
+		// namespace may be left (the kernel reaps them asynchronously once
+		// its init died, so wait for that OS fact, bounded).
+		deadline := time.Now().Add(5 * time.Second)
+		for nsAlive(string(ns)) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if nsAlive(string(ns)) {
+			t.Fatalf("processes of the command's namespace %s survived the cancellation", ns)
+		}
+	} else if pid, _ := strconv.Atoi(strings.TrimSpace(string(pidText))); alive(pid) {
 		t.Fatalf("child %d survived the cancellation", pid)
 	}
 	// The lock is free again.
 	if _, err := c.Submit(t.Context(), client.RunRequest{UserID: "carol", Question: "again"}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// nsAlive reports whether a live process is in the PID namespace ns
+// ("pid:[…]").
+func nsAlive(ns string) bool {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if l, err := os.Readlink("/proc/" + e.Name() + "/ns/pid"); err == nil && l == ns && alive(pid) {
+			return true
+		}
+	}
+	return false
 }
 
 // alive reports whether pid is a live (not zombie) process.

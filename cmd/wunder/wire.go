@@ -109,9 +109,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	undo = append(undo, func() { _ = lspParts.close(context.Background()) })
 	tools, err := builtin.New(&builtin.Options{
 		Root: cfg.Workspace.Root, AllowCommands: cfg.Security.AllowCommands, DenyGlobs: cfg.Security.DenyGlobs,
-		CommandTimeout: cfg.Security.CommandTimeout(), MaxCommandTimeout: cfg.Security.MaxCommandTimeout(),
+		CommandTimeout: commandTimeout(cfg), MaxCommandTimeout: cfg.Security.MaxCommandTimeout(),
 		MaxOutputBytes: cfg.Security.MaxOutputBytes, MaxFileBytes: int(cfg.Security.MaxFileBytes),
 		Enabled: cfg.Tools.Builtin.Enabled, Diagnostics: lspParts.diagnostics(),
+		Sandbox: newSandbox(cfg, log), // wire_sandbox.go
 	})
 	if err != nil {
 		return fail(withCode(exitConfig, fmt.Errorf("built-in tools: %w", err)))

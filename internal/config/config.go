@@ -31,6 +31,7 @@ type Config struct {
 	MCP           MCP           `yaml:"mcp"`
 	A2A           A2A           `yaml:"a2a"`
 	LSP           LSP           `yaml:"lsp"`
+	Sandbox       Sandbox       `yaml:"sandbox"`
 
 	// meta is what Load learned on the way: where each value came from and
 	// the warnings to log. It is nil for a Config built in code.

@@ -73,9 +73,10 @@ func Default() *Config {
 			LogFormat:      "text",
 			DropEventTypes: []string{},
 		},
-		MCP: mcpDefaults(),
-		A2A: a2aDefaults(),
-		LSP: lspDefaults(),
+		MCP:     mcpDefaults(),
+		A2A:     a2aDefaults(),
+		LSP:     lspDefaults(),
+		Sandbox: sandboxDefaults(),
 	}
 }
 

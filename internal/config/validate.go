@@ -89,6 +89,7 @@ func (c *Config) validate(p *problems) {
 	c.validateMCP(v)
 	c.validateA2A(v)
 	c.validateLSP(v)
+	c.validateSandbox(v)
 
 	sep := c.Tools.NameSeparator
 	switch {

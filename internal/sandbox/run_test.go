@@ -1,0 +1,208 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wunder/wunder/internal/sandbox"
+)
+
+// needBwrap skips, loudly, when bubblewrap is missing, and fails in CI
+// (CI=true), where .ci/run installs it.
+func needBwrap(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("bubblewrap (bwrap) is not installed; CI must run the sandbox tests (.ci/run installs it)")
+		}
+		t.Skip("!!! SKIPPED: bubblewrap (bwrap) is not installed; the sandbox is NOT tested here (apt-get install bubblewrap)")
+	}
+}
+
+// workspace returns a new workspace directory whose parents the sandbox
+// identity may search (t.TempDir makes them 0700).
+func workspace(t *testing.T, s *sandbox.Sandbox) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.Chmod(filepath.Dir(root), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PrepareRoot(root); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(root, "alice")
+	if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// lockedBuffer is an io.Writer for both output streams.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// run runs argv in ws/dir and returns the output and exit code; a run
+// longer than limit is stopped (the guard only turns a hang into a failure).
+func run(t *testing.T, s *sandbox.Sandbox, ws, dir string, argv ...string) (string, int) {
+	t.Helper()
+	var out lockedBuffer
+	p, err := s.Start(sandbox.Command{
+		Workspace: ws, Dir: dir, Args: argv, Stdout: &out, Stderr: &out,
+		Env: []string{"PATH=" + s.Path(os.Getenv("PATH")), "HOME=/workspace", "LANG=C.UTF-8"},
+	})
+	if err != nil {
+		t.Fatalf("Start %q: %v", argv, err)
+	}
+	select {
+	case <-p.Done():
+	case <-time.After(60 * time.Second):
+		_ = p.Stop(time.Second)
+		t.Fatalf("%q did not end within 60s; output:\n%s", argv, out.String())
+	}
+	return out.String(), p.State().ExitCode()
+}
+
+func TestRunsUnprivilegedInItsWorkspace(t *testing.T) {
+	needBwrap(t)
+	t.Setenv("WUNDER_TEST_SECRET", "s3cret")
+	s := sandbox.New(nil)
+	ws := workspace(t, s)
+	script := `id -u; pwd; echo "home=$HOME"; env | sort | cut -d= -f1 | tr '\n' ' '; echo;
+echo made > made.txt; ls /; cat /etc/shadow >/dev/null 2>&1 && echo SHADOW-READ || echo shadow-denied`
+	out, code := run(t, s, ws, "sub", "sh", "-c", script)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	lines := strings.Split(out, "\n")
+	if lines[0] == "0" {
+		t.Errorf("the command ran as root:\n%s", out)
+	}
+	if os.Geteuid() == 0 && lines[0] != "65534" {
+		t.Errorf("uid %s, want the sandbox identity 65534", lines[0])
+	}
+	for _, want := range []string{"/workspace/sub\n", "home=/workspace\n", "HOME LANG PATH PWD \n", "shadow-denied"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, leak := range []string{"s3cret", "WUNDER", "SHADOW-READ", "alice", "root\n", "home\n"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("output shows %q:\n%s", leak, out)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(ws, "sub", "made.txt"))
+	if err != nil || string(b) != "made\n" {
+		t.Errorf("the file the command wrote is not in the workspace: %q %v", b, err)
+	}
+}
+
+func TestLimitsHold(t *testing.T) {
+	needBwrap(t)
+	opts := sandbox.Options{Pids: 16, MemoryMB: 64}
+	t.Run("detected", func(t *testing.T) {
+		s := sandbox.New(&opts)
+		t.Logf("limits by %s", s.Limits())
+		ws := workspace(t, s)
+		if strings.HasPrefix(s.Limits(), "cgroup") {
+			out, _ := run(t, s, ws, "", "cat", "/proc/self/cgroup")
+			if !strings.Contains(out, "wunder-sandbox/call-") {
+				t.Errorf("the command is not in its call's cgroup:\n%s", out)
+			}
+		}
+		testLimits(t, s, ws)
+	})
+	t.Run("rlimit", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("RLIMIT_NPROC counts wunder's own uid here, shared with every process of the user: no exact bound to check")
+		}
+		// No cgroup hierarchy at all: the fallback. RLIMIT_NPROC counts
+		// per uid machine-wide, so this test uses a uid of its own, which
+		// no concurrent sandbox shares.
+		opts := opts
+		opts.UID, opts.GID = 64999, 64999
+		s := sandbox.NewWithCgroups(opts, t.TempDir(), filepath.Join(t.TempDir(), "none"))
+		if s.Limits() != "rlimit" {
+			t.Fatalf("Limits() = %q without cgroups", s.Limits())
+		}
+		testLimits(t, s, workspace(t, s))
+	})
+}
+
+func testLimits(t *testing.T, s *sandbox.Sandbox, ws string) {
+
+	// Processes: try to hold 100 children at once.
+	forks := `import os, time
+n = 0
+kids = []
+for i in range(100):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    kids.append(pid)
+print("forked", len(kids), flush=True)
+for k in kids:
+    os.kill(k, 9)
+`
+	out, _ := run(t, s, ws, "", "python3", "-c", forks)
+	var n int
+	if _, err := fmtSscan(out, "forked %d", &n); err != nil {
+		t.Fatalf("no count in output:\n%s", out)
+	}
+	if n >= 16 {
+		t.Errorf("held %d processes at once, limit 16", n)
+	}
+
+	// Memory: 256 MiB must not fit in 64 MiB; 8 MiB must.
+	alloc := `import sys
+b = bytearray(int(sys.argv[1]) << 20)
+for i in range(0, len(b), 4096):
+    b[i] = 1
+print("allocated", sys.argv[1], flush=True)
+`
+	if out, code := run(t, s, ws, "", "python3", "-c", alloc, "8"); code != 0 || !strings.Contains(out, "allocated 8") {
+		t.Errorf("8 MiB under a 64 MiB limit: exit %d\n%s", code, out)
+	}
+	if out, code := run(t, s, ws, "", "python3", "-c", alloc, "256"); code == 0 || strings.Contains(out, "allocated 256") {
+		t.Errorf("256 MiB under a 64 MiB limit succeeded: exit %d\n%s", code, out)
+	}
+}
+
+func TestUnsearchableParentIsExplained(t *testing.T) {
+	needBwrap(t)
+	if os.Geteuid() != 0 {
+		t.Skip("only a sandbox identity other than wunder's needs to search the parents")
+	}
+	s := sandbox.New(nil)
+	ws := filepath.Join(t.TempDir(), "alice") // the temp dir is 0700
+	if err := os.MkdirAll(ws, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Start(sandbox.Command{Workspace: ws, Args: []string{"true"}})
+	if err == nil || !strings.Contains(err.Error(), "is not searchable by the sandbox user") {
+		t.Fatalf("Start = %v, want an explanation", err)
+	}
+}

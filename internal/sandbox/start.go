@@ -1,0 +1,204 @@
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/wunder/wunder/internal/proc"
+)
+
+// handshakeTimeout bounds how long bwrap may take to report its child.
+const handshakeTimeout = 10 * time.Second
+
+// waitDelay bounds how long the output pipes are drained after bwrap has
+// exited (the PID namespace is gone by then, so nothing holds them long).
+const waitDelay = 500 * time.Millisecond
+
+// Command is one program to run in the sandbox.
+type Command struct {
+	// Workspace is the host directory bound read-write at [WorkspaceDir].
+	Workspace string
+	// Dir is the working directory, slash-separated and relative to the
+	// workspace; "" is the workspace itself.
+	Dir string
+	// Args is argv: Args[0] is a path inside the sandbox or a name looked
+	// up on Env's PATH inside the sandbox.
+	Args []string
+	// Env is the whole environment of the command.
+	Env []string
+	// Stdout and Stderr receive the command's output; nil discards it.
+	// Stdin is always empty.
+	Stdout, Stderr io.Writer
+}
+
+// Process is a command started in the sandbox.
+type Process struct {
+	p    *proc.Process
+	done chan struct{}
+}
+
+// Start starts c in the sandbox and returns once the command runs under
+// its limits. A missing bwrap is an error wrapping [ErrUnavailable].
+func (s *Sandbox) Start(c Command) (*Process, error) {
+	if s.missing != nil {
+		return nil, s.missing
+	}
+	if len(c.Args) == 0 {
+		return nil, errors.New("sandbox: empty command")
+	}
+	dir := path.Clean("/" + filepath.ToSlash(c.Dir))
+	if s.asRoot {
+		if err := s.prepare(c.Workspace); err != nil {
+			return nil, err
+		}
+	}
+	infoR, infoW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	defer infoR.Close()
+	blockR, blockW, err := os.Pipe()
+	if err != nil {
+		infoW.Close()
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	defer blockW.Close()
+
+	argv := append(s.limits.rlimitArgs(s.uid()), s.bwrap)
+	argv = append(argv, s.args(c, path.Join(WorkspaceDir, dir), 3, 4)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = []string{}
+	cmd.Dir = "/"
+	cmd.Stdout, cmd.Stderr = c.Stdout, c.Stderr
+	cmd.ExtraFiles = []*os.File{infoW, blockR} // fds 3 and 4
+	cmd.WaitDelay = waitDelay
+	if s.asRoot {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{
+			Uid: uint32(s.opts.UID), Gid: uint32(s.opts.GID), Groups: []uint32{},
+		}}
+	}
+	p, err := proc.Start(cmd, nil)
+	infoW.Close()
+	blockR.Close()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: start bwrap: %w", err)
+	}
+	child, err := childPid(infoR, p)
+	var release func()
+	if err == nil {
+		release, err = s.limits.enter(child)
+	}
+	if err != nil {
+		_ = p.Stop(waitDelay)
+		return nil, err
+	}
+	sp := &Process{p: p, done: make(chan struct{})}
+	go func() {
+		<-p.Done()
+		release()
+		close(sp.done)
+	}()
+	// Release the child: from here on it runs the command.
+	if _, err := blockW.Write([]byte{'x'}); err != nil {
+		_ = sp.Stop(waitDelay)
+		<-sp.done
+		return nil, fmt.Errorf("sandbox: bwrap exited before the command started: %w", err)
+	}
+	return sp, nil
+}
+
+// uid is the real uid the command runs as, seen from the host.
+func (s *Sandbox) uid() int {
+	if s.asRoot {
+		return s.opts.UID
+	}
+	return os.Getuid()
+}
+
+// args builds bwrap's argument list; cwd is the working directory inside.
+func (s *Sandbox) args(c Command, cwd string, infoFD, blockFD int) []string {
+	a := []string{"--unshare-all"}
+	if s.opts.Network {
+		a = append(a, "--share-net")
+	}
+	a = append(a, "--die-with-parent", "--new-session", "--cap-drop", "ALL")
+	a = append(a, s.mounts...)
+	a = append(a, "--proc", "/proc", "--dev", "/dev",
+		"--size", strconv.FormatInt(int64(s.opts.MemoryMB)<<20, 10), "--tmpfs", "/tmp")
+	a = append(a, s.hides...)
+	a = append(a, "--bind", c.Workspace, WorkspaceDir, "--chdir", cwd,
+		"--info-fd", strconv.Itoa(infoFD), "--block-fd", strconv.Itoa(blockFD), "--clearenv")
+	for _, kv := range c.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		a = append(a, "--setenv", k, v)
+	}
+	return append(append(a, "--"), c.Args...)
+}
+
+// childPid reads the pid of bwrap's sandboxed child from its info pipe,
+// bounded by handshakeTimeout and by bwrap's exit.
+func childPid(info io.Reader, p *proc.Process) (int, error) {
+	type result struct {
+		pid int
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		var v struct {
+			ChildPid int `json:"child-pid"`
+		}
+		err := json.NewDecoder(info).Decode(&v)
+		ch <- result{v.ChildPid, err}
+	}()
+	t := time.NewTimer(handshakeTimeout)
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		if r.err != nil || r.pid <= 0 {
+			return 0, fmt.Errorf("sandbox: bwrap did not start its child (see the output): %v", r.err)
+		}
+		return r.pid, nil
+	case <-t.C:
+		_ = p.Stop(waitDelay) // closes the pipe: the reader ends
+		<-ch
+		return 0, fmt.Errorf("sandbox: bwrap did not report its child within %v", handshakeTimeout)
+	}
+}
+
+// Pid is bwrap's pid (and process group id), in wunder's PID namespace.
+func (p *Process) Pid() int { return p.p.Pid() }
+
+// Done is closed when bwrap has exited and the call's cgroup is released;
+// every process of the sandbox is gone by then.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Signal sends sig to bwrap's process group. Any signal that ends bwrap
+// ends the whole sandbox (SIGKILL, by --die-with-parent).
+func (p *Process) Signal(sig syscall.Signal) error { return p.p.Signal(sig) }
+
+// Stop ends the sandbox in the bounded steps of internal/proc.
+func (p *Process) Stop(grace time.Duration) error { return p.p.Stop(grace) }
+
+// State is bwrap's exit state, valid once Done is closed. bwrap exits with
+// the command's exit code, or 128+n when signal n killed it.
+func (p *Process) State() *os.ProcessState {
+	<-p.done
+	return p.p.State()
+}
+
+// Err is bwrap's exit status as exec.Cmd.Wait reported it; valid once Done
+// is closed.
+func (p *Process) Err() error {
+	<-p.done
+	return p.p.Err()
+}
