@@ -33,20 +33,26 @@ type server struct {
 	fake *fakellm.Server
 }
 
+// dataDir is a temporary data dir the sandbox user may pass through
+// (storage makes its own 0755; t.TempDir makes 0700).
+func dataDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
 func startServer(t *testing.T, mutate func(c *config.Config)) *server {
 	t.Helper()
 	fake := &fakellm.Server{Chunks: 6}
 	modelSrv := httptest.NewServer(fake)
 	t.Cleanup(modelSrv.Close)
 
-	dir := t.TempDir()
-	// A data dir the sandbox user may pass through (storage makes its own
-	// 0755; t.TempDir makes 0700).
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(d, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := dataDir(t)
 	cfg := config.Default()
 	cfg.DataDir = dir
 	if _, err := exec.LookPath("bwrap"); err != nil && os.Getenv("CI") != "true" {

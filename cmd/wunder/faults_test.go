@@ -147,7 +147,7 @@ func faultKill9(t *testing.T, dsn string) {
 	fake := &fakellm.Server{Chunks: 4}
 	model := httptest.NewServer(fake)
 	t.Cleanup(model.Close)
-	dir := t.TempDir()
+	dir := dataDir(t)
 	port := freePort(t)
 	storage := "storage:\n  backend: sqlite\n"
 	if dsn != "" {
