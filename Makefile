@@ -6,7 +6,7 @@ PKGS     := ./...
 
 .PHONY: run build test lint bench bench-load clean tools generate proto-check
 
-## run: build and start the server on :8000 (SQLite and workspaces under ./data, no config needed)
+## run: build and start the server on 127.0.0.1:8000 (SQLite and workspaces under ./data, no config needed)
 run:
 	CGO_ENABLED=0 $(GO) run -ldflags "$(LDFLAGS)" ./cmd/wunder serve
 
