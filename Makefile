@@ -6,7 +6,7 @@ PKGS     := ./...
 
 .PHONY: run build test lint bench bench-load clean tools generate proto-check
 
-## run: build and start the server on :8000 (SQLite and workspaces under ./data, no config needed)
+## run: build and start the server on 127.0.0.1:8000 (SQLite and workspaces under ./data, no config needed)
 run:
 	CGO_ENABLED=0 $(GO) run -ldflags "$(LDFLAGS)" ./cmd/wunder serve
 
@@ -14,15 +14,25 @@ run:
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/wunder ./cmd/wunder
 
-## test: vet, then every test with the race detector (PostgreSQL tests run when WUNDER_TEST_POSTGRES_DSN is set)
+## test: lint, then every test with the race detector (PostgreSQL tests run when WUNDER_TEST_POSTGRES_DSN is set)
 test: lint
 	$(GO) test -race -count=1 -timeout 10m $(PKGS)
 
-## lint: gofmt and go vet must be clean
-lint:
+## lint: gofmt, go vet and staticcheck (pinned, installed into bin/tools) must be clean
+lint: staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(TOOLS)/staticcheck $(PKGS)
+
+## staticcheck: install the pinned staticcheck into bin/tools unless that version is already there
+# 2026.1 (v0.7.0) is the release that supports Go 1.26; the module proxy here refuses 2026.1.x tags.
+# Deliberate uses of deprecated APIs carry a //lint:ignore SA1019 with the reason.
+STATICCHECK_VERSION := v0.7.0
+.PHONY: staticcheck
+staticcheck:
+	@$(TOOLS)/staticcheck -version 2>/dev/null | grep -qF '($(STATICCHECK_VERSION))' \
+	  || GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 ## bench: the Go benchmarks (loop overhead per round, storage, LLM decoding)
 bench:

@@ -104,6 +104,7 @@ func (h *Handler) callCatalogTool(ctx context.Context, ss *mcp.ServerSession, us
 			_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(n), Message: delta})
 			return
 		}
+		//lint:ignore SA1019 MCP logging (deprecated by SEP-2577 from protocol 2026-07-28, no replacement) carries catalog tool output to clients without a progress token
 		_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Logger: p.Name, Data: map[string]string{"stream": stream, "delta": delta}})
 	}
 	if token != nil {

@@ -155,6 +155,7 @@ func TestCatalogLogNotifications(t *testing.T) {
 	cs := connect(t, url, &http.Client{Transport: bearer("bob")}, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 		logc <- r.Params.Data
 	}})
+	//lint:ignore SA1019 tests the catalog's MCP log notifications (SEP-2577 deprecation, still served)
 	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}

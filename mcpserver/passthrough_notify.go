@@ -1,5 +1,7 @@
 package mcpserver
 
+//lint:file-ignore SA1019 the pass-through forwards MCP logging, sampling and roots (docs/mcp.md). SEP-2577 deprecates them from protocol 2026-07-28 with no replacement; peers on earlier versions still use them.
+
 import (
 	"context"
 

@@ -3,7 +3,6 @@ package orchestrator_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"testing"
 	"time"
 
@@ -139,5 +138,3 @@ func blockingTool(name string, started chan struct{}, release <-chan struct{}) o
 	})
 	return orchestrator.StaticToolset{SetName: "block", List: []orchestrator.Tool{tool}}
 }
-
-func isErr(err, target error) bool { return errors.Is(err, target) }

@@ -140,7 +140,7 @@ func whereRuns(q *bun.SelectQuery, f orchestrator.RunFilter) *bun.SelectQuery {
 		for i, st := range f.States {
 			states[i] = string(st)
 		}
-		q = q.Where("state IN (?)", bun.In(states))
+		q = q.Where("state IN (?)", bun.List(states))
 	}
 	return q
 }

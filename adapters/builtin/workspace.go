@@ -102,20 +102,6 @@ func (w *Workspace) ensure() (string, error) {
 	return root, nil
 }
 
-// open creates the workspace if needed and opens it as an [os.Root], which
-// confines every later open to it even if a symlink appears in a race.
-func (w *Workspace) open() (*os.Root, string, error) {
-	root, err := w.ensure()
-	if err != nil {
-		return nil, "", err
-	}
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return nil, "", fmt.Errorf("builtin: open workspace: %w", err)
-	}
-	return r, root, nil
-}
-
 // evalDeepest resolves the symlinks of abs: of the deepest ancestor that
 // exists, with the missing rest appended. A dangling symlink on the way is
 // an error, since following it later could create a file anywhere.

@@ -197,11 +197,6 @@ func (a *accumulator) addCall(f *wireToolCall) {
 // complete reports whether the server said the answer is finished.
 func (a *accumulator) complete() bool { return a.finish != "" }
 
-// started reports whether any content arrived.
-func (a *accumulator) started() bool {
-	return a.content.Len() > 0 || a.reasoning.Len() > 0 || len(a.calls) > 0
-}
-
 func (a *accumulator) response() *orchestrator.ModelResponse {
 	out := &orchestrator.ModelResponse{
 		Content:          a.content.String(),

@@ -74,6 +74,7 @@ func newFaultServer() *mcp.Server {
 					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3, Message: "step"})
 				}
 			}
+			//lint:ignore SA1019 a fake upstream that still logs (SEP-2577 deprecation): the client must tolerate it
 			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: "working"})
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil, nil
 		})

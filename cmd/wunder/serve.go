@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wunder/wunder/internal/config"
 )
 
 func newServeCmd(rf *rootFlags) *cobra.Command {
@@ -16,7 +18,9 @@ func newServeCmd(rf *rootFlags) *cobra.Command {
 		Use:   "serve",
 		Short: "Run the wunder server",
 		Long: "Run the wunder server. With no configuration file it starts on the defaults: SQLite and workspaces\n" +
-			"under ./data, port 8000. Set WUNDER_LLM_BASE_URL, WUNDER_LLM_MODEL and WUNDER_LLM_API_KEY to use a model.",
+			"under ./data, 127.0.0.1:8000. Set WUNDER_LLM_BASE_URL, WUNDER_LLM_MODEL and WUNDER_LLM_API_KEY to use a model.\n\n" +
+			"Without an API key (WUNDER_API_KEY) it listens on loopback only: another host, such as\n" +
+			"WUNDER_HOST=0.0.0.0, is refused unless security.allow_unauthenticated is true.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(rf.configPath)
@@ -37,7 +41,10 @@ func newServeCmd(rf *rootFlags) *cobra.Command {
 				_ = a.close(context.Background())
 				return withCode(exitFailure, err)
 			}
-			return withCode(exitFailure, a.serve(ctx, ln))
+			if err := a.serve(ctx, ln); err != nil {
+				return withCode(exitFailure, err)
+			}
+			return nil // a clean shutdown (SIGTERM, Ctrl-C) exits 0
 		},
 	}
 }
@@ -58,15 +65,16 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       2 * time.Minute,
 		Protocols:         protocols,
 	}
-	host, _, _ := net.SplitHostPort(ln.Addr().String())
-	if a.cfg.Security.APIKey == "" && !isLoopback(host) {
-		a.log.Warn("no API key: anyone who reaches this port can run tasks; set WUNDER_API_KEY", "addr", ln.Addr().String())
+	auth, err := a.exposure(ln.Addr())
+	if err != nil {
+		_ = a.close(context.Background())
+		return err
 	}
 	model := a.models.Default()
 	if model == "" {
 		model = "none: POST /wunder answers 503 until one is configured (WUNDER_LLM_BASE_URL, WUNDER_LLM_MODEL)"
 	}
-	a.log.Info("wunder listening", "addr", ln.Addr().String(), "version", version,
+	a.log.Info("wunder listening", "addr", ln.Addr().String(), "auth", auth, "version", version,
 		"storage", a.cfg.Storage.EffectiveBackend(), "default_model", model)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -93,4 +101,26 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("shutdown: %w", serr)
 	}
 	return cerr
+}
+
+// exposure says who can call the server on addr, for the start-up log, and
+// refuses a non-loopback address without an API key unless
+// security.allow_unauthenticated says so. Validation already refuses such a
+// server.host; this checks the address actually bound (a "localhost" that
+// resolved elsewhere, a listener made by hand).
+func (a *app) exposure(addr net.Addr) (string, error) {
+	host, _, _ := net.SplitHostPort(addr.String())
+	sec := a.cfg.Security
+	switch {
+	case sec.APIKey != "":
+		return "api key required", nil
+	case config.IsLoopback(host):
+		return "off (no API key): loopback only, other machines cannot connect", nil
+	case sec.AllowUnauthenticated:
+		a.log.Warn("no API key and security.allow_unauthenticated is true: anyone who reaches this port can run tasks; set WUNDER_API_KEY",
+			"addr", addr.String())
+		return "off (no API key, allow_unauthenticated): open to anyone who reaches the port", nil
+	}
+	return "", fmt.Errorf("refusing to listen on %s without an API key: set security.api_key (WUNDER_API_KEY), "+
+		"listen on 127.0.0.1, or set security.allow_unauthenticated: true", addr)
 }

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"strings"
 
 	"github.com/wunder/wunder/adapters/builtin"
 	"github.com/wunder/wunder/adapters/llm"
@@ -201,8 +200,4 @@ func (a *app) close(ctx context.Context) error {
 		err = cerr
 	}
 	return err
-}
-
-func isLoopback(host string) bool {
-	return host == "127.0.0.1" || host == "::1" || strings.EqualFold(host, "localhost")
 }

@@ -75,11 +75,7 @@ func (c *Client) Follow(ctx context.Context, userID, runID string, after int64, 
 			sc.ReconnectNotify = o.OnReconnect
 		}
 
-		type item struct {
-			ev  Event
-			err error
-		}
-		items := make(chan item)
+		items := make(chan Event)
 		done := make(chan error, 1)
 		// r3labs records the id: of every event it parses, including the
 		// partial one a cut connection leaves behind, and would resume after
@@ -101,7 +97,7 @@ func (c *Client) Follow(ctx context.Context, userID, runID string, after int64, 
 					ev = Event{Type: "error", Data: append(json.RawMessage(nil), msg.Data...)}
 				}
 				select {
-				case items <- item{ev: ev}:
+				case items <- ev:
 				case <-ctx.Done():
 				}
 			})
@@ -116,22 +112,22 @@ func (c *Client) Follow(ctx context.Context, userID, runID string, after int64, 
 		last := after
 		for {
 			select {
-			case it := <-items:
-				if it.ev.Seq == 0 && it.ev.Type == "error" {
+			case ev := <-items:
+				if ev.Seq == 0 && ev.Type == "error" {
 					// An error the server wrote into the stream.
-					if !yield(it.ev, fmt.Errorf("stream error: %s", it.ev.Data)) {
+					if !yield(ev, fmt.Errorf("stream error: %s", ev.Data)) {
 						return
 					}
 					continue
 				}
-				if it.ev.Seq <= last {
+				if ev.Seq <= last {
 					continue // a repeat after reconnecting
 				}
-				last = it.ev.Seq
-				if !yield(it.ev, nil) {
+				last = ev.Seq
+				if !yield(ev, nil) {
 					return
 				}
-				if it.ev.Type == "final" {
+				if ev.Type == "final" {
 					return
 				}
 			case err := <-done:

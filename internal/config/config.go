@@ -3,6 +3,7 @@ package config
 import (
 	"net"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -40,8 +41,10 @@ type Config struct {
 
 // Server configures the HTTP listener.
 type Server struct {
-	// Host to listen on. Default "0.0.0.0"; "" also means all interfaces.
-	// Env WUNDER_HOST.
+	// Host to listen on. Default "127.0.0.1": only this machine can connect.
+	// "0.0.0.0", "::" and "" mean all interfaces; any host that is not a
+	// loopback address (see [IsLoopback]) needs security.api_key or
+	// security.allow_unauthenticated. Env WUNDER_HOST.
 	Host string `yaml:"host"`
 	// Port to listen on, 1-65535. Default 8000; env WUNDER_PORT.
 	Port int `yaml:"port"`
@@ -64,6 +67,17 @@ type Server struct {
 // Addr is the listen address, host:port (IPv6 hosts are bracketed).
 func (c *Config) Addr() string {
 	return net.JoinHostPort(c.Server.Host, strconv.Itoa(c.Server.Port))
+}
+
+// IsLoopback reports whether a server.host value (or the host of a bound
+// address) is reachable from this machine only: "localhost" or a loopback
+// IP such as 127.0.0.1 or ::1. "", "0.0.0.0" and "::" mean all interfaces.
+func IsLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // ReadHeaderTimeout is read_header_timeout_s as a duration.
@@ -122,6 +136,11 @@ type Security struct {
 	// APIKey is the admin API key (X-API-Key or bearer); "" = no admin key.
 	// Env WUNDER_API_KEY. Masked by [Config.Redacted].
 	APIKey string `yaml:"api_key" secret:"true"`
+	// AllowUnauthenticated (allow_unauthenticated) lets the server listen
+	// beyond loopback without an API key, so that anyone who reaches the
+	// port can run tasks. Default false: with no API key, server.host must
+	// be a loopback address.
+	AllowUnauthenticated bool `yaml:"allow_unauthenticated"`
 	// AllowCommands are the executables execute_command may start.
 	AllowCommands []string `yaml:"allow_commands"`
 	// DenyGlobs are workspace paths no file tool may read or write.

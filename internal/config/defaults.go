@@ -16,7 +16,7 @@ func Default() *Config {
 	return &Config{
 		DataDir: "./data",
 		Server: Server{
-			Host:                     "0.0.0.0",
+			Host:                     "127.0.0.1",
 			Port:                     8000,
 			MaxBodyBytes:             1 << 20,
 			ReadHeaderTimeoutSeconds: 10,

@@ -19,9 +19,9 @@ func TestEnvVars(t *testing.T) {
 		want  string
 	}{
 		{"WUNDER_HOST", nil, env{"WUNDER_HOST": "::1"}, func(c *config.Config) string { return c.Addr() }, "[::1]:8000"},
-		{"WUNDER_PORT", nil, env{"WUNDER_PORT": "9090"}, func(c *config.Config) string { return c.Addr() }, "0.0.0.0:9090"},
+		{"WUNDER_PORT", nil, env{"WUNDER_PORT": "9090"}, func(c *config.Config) string { return c.Addr() }, "127.0.0.1:9090"},
 		{"WUNDER_PORT beats the file", files{basePath: "server:\n  port: 9000\n"}, env{"WUNDER_PORT": "9091"},
-			func(c *config.Config) string { return c.Addr() }, "0.0.0.0:9091"},
+			func(c *config.Config) string { return c.Addr() }, "127.0.0.1:9091"},
 		{"WUNDER_DATA_DIR", nil, env{"WUNDER_DATA_DIR": "/d"},
 			func(c *config.Config) string { return c.DataDir + " " + c.Workspace.Root + " " + c.Storage.DBPath },
 			"/d /d/workspaces /d/wunder.db"},
@@ -33,7 +33,7 @@ func TestEnvVars(t *testing.T) {
 			"postgres://u@db/w postgres"},
 		{"WUNDER_LOG_LEVEL", nil, env{"WUNDER_LOG_LEVEL": "DEBUG"}, func(c *config.Config) string { return c.Observability.LogLevel }, "debug"},
 		{"empty counts as unset", files{basePath: "server:\n  port: 9000\n"}, env{"WUNDER_PORT": ""},
-			func(c *config.Config) string { return c.Addr() }, "0.0.0.0:9000"},
+			func(c *config.Config) string { return c.Addr() }, "127.0.0.1:9000"},
 		{"WUNDER_LLM_MODEL", oneModel, env{"WUNDER_LLM_MODEL": "gpt-4.1"}, model("gpt", "model"), "gpt-4.1"},
 		{"WUNDER_LLM_BASE_URL", oneModel, env{"WUNDER_LLM_BASE_URL": "http://llm:8000/v1"}, model("gpt", "base_url"), "http://llm:8000/v1"},
 		{"WUNDER_LLM_API_KEY", oneModel, env{"WUNDER_LLM_API_KEY": "sk-2"}, model("gpt", "api_key"), "sk-2"},

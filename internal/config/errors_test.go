@@ -28,7 +28,7 @@ func TestUnknownKeys(t *testing.T) {
 			"config/wunder.yaml:1: data_dri: unknown key (did you mean data_dir?)"},
 		{"top level, belongs elsewhere", "\nport: 9000\n",
 			"config/wunder.yaml:2: port: unknown key (did you mean server.port?)"},
-		{"nested", "server:\n  host: x\n  prot: 1\n",
+		{"nested", "server:\n  host: localhost\n  prot: 1\n",
 			"config/wunder.yaml:3: server.prot: unknown key (did you mean port?)"},
 		{"two levels", "storage:\n  postgres:\n    dns: x\n",
 			"config/wunder.yaml:3: storage.postgres.dns: unknown key (did you mean dsn?)"},

@@ -79,8 +79,8 @@ func TestLoadDefaultsOnly(t *testing.T) {
 	if got.Workspace.Root != filepath.Join("data", "workspaces") || got.Storage.DBPath != filepath.Join("data", "wunder.db") {
 		t.Errorf("derived paths = %q, %q", got.Workspace.Root, got.Storage.DBPath)
 	}
-	if got.Addr() != "0.0.0.0:8000" {
-		t.Errorf("Addr() = %q, want 0.0.0.0:8000", got.Addr())
+	if got.Addr() != "127.0.0.1:8000" {
+		t.Errorf("Addr() = %q, want 127.0.0.1:8000", got.Addr())
 	}
 	if w := got.Warnings(); len(w) != 0 {
 		t.Errorf("Warnings() = %q, want none", w)
@@ -302,7 +302,7 @@ func TestExpansionErrors(t *testing.T) {
 
 func apiKey(c *config.Config) string { return c.Security.APIKey }
 
-func port(c *config.Config) string { return strings.TrimPrefix(c.Addr(), "0.0.0.0:") }
+func port(c *config.Config) string { return strings.TrimPrefix(c.Addr(), "127.0.0.1:") }
 
 func TestLoadFromDisk(t *testing.T) {
 	t.Parallel()

@@ -50,6 +50,11 @@ func (c *Config) validate(p *problems) {
 	atLeast(v, "server.shutdown_timeout_s", s.ShutdownTimeoutSeconds, 0)
 	atLeast(v, "server.sse_heartbeat_s", s.SSEHeartbeatSeconds, 0)
 	v.httpURL("server.public_url", s.PublicURL, false)
+	if c.Security.APIKey == "" && !c.Security.AllowUnauthenticated && !IsLoopback(s.Host) {
+		v.fail("server.host", "%s is reachable from other machines and no API key is set: set security.api_key "+
+			"(WUNDER_API_KEY), listen on 127.0.0.1, or set security.allow_unauthenticated: true to let anyone "+
+			"who reaches the port run tasks", hostForHumans(s.Host))
+	}
 
 	cc := c.Concurrency
 	atLeast(v, "concurrency.max_active_runs", cc.MaxActiveRuns, 1)
@@ -305,4 +310,12 @@ func (v checker) httpURL(path, s string, allowQuery bool) {
 		(!allowQuery && (u.RawQuery != "" || u.Fragment != "")) {
 		v.fail(path, "must be an absolute http:// or https:// URL, got %s", quoteShort(s))
 	}
+}
+
+// hostForHumans quotes a server.host for a message; "" says what it means.
+func hostForHumans(host string) string {
+	if host == "" {
+		return `"" (all interfaces)`
+	}
+	return quoteShort(host)
 }
