@@ -3,9 +3,9 @@ package config
 import (
 	"regexp"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
-	"time"
 )
 
 // MCP configures both directions of MCP: the upstream servers whose tools
