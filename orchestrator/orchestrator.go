@@ -179,6 +179,9 @@ func (o *Orchestrator) validate(req *RunRequest) error {
 			return err
 		}
 	}
+	// The question is kept as the store keeps it (NUL and invalid UTF-8
+	// as U+FFFD), so the model, the live run and the stored run agree.
+	req.Question = StoredText(req.Question)
 	if strings.TrimSpace(req.Question) == "" {
 		return invalidf("question is required")
 	}

@@ -341,7 +341,8 @@ func checkHostileRuns(t *testing.T, s *server) {
 		t.Errorf("run with a NUL question reads back %v %q; want finished, NUL as U+FFFD", run["state"], run["question"])
 	}
 
-	// A tool whose output holds a NUL: read_file of such a file.
+	// A tool whose output holds a NUL and an invalid byte: cat of such a
+	// file.
 	dir := filepath.Join(s.dir, "workspaces", "nul2")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -350,8 +351,7 @@ func checkHostileRuns(t *testing.T, s *server) {
 		t.Fatal(err)
 	}
 	a = answer{}
-	q := `call read_file {\"path\":\"nul.txt\"}`
-	if code := postJSON(t, s.url+"/wunder", `{"user_id":"nul2","question":"`+q+`","tool_names":["read_file"],"stream":false}`, &a); code != 200 {
+	if code := postJSON(t, s.url+"/wunder", `{"user_id":"nul2","question":"run: cat nul.txt","tool_names":["execute_command"],"stream":false}`, &a); code != 200 {
 		t.Fatalf("NUL tool output: %d %+v", code, a)
 	}
 	run = getRun(t, s.url, "nul2", a.RunID)
@@ -387,9 +387,9 @@ func hostileSuite(t *testing.T, mutate func(c *config.Config)) {
 			ID string `json:"id"`
 		} `json:"result"`
 	}
-	postJSON(t, s.url+"/a2a", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}}`, &sent)
+	postJSON(t, s.url+"/a2a", `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`, &sent)
 	if sent.Result.ID == "" {
-		t.Fatal("A2A SendMessage gave no task id")
+		t.Fatal("A2A message/send gave no task id")
 	}
 	t.Run("REST", func(t *testing.T) { runHostile(t, s.url, restCorpus()) })
 	t.Run("Connect", func(t *testing.T) { runHostile(t, s.url, connectCorpus()) })
