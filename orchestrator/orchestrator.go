@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 )
 
 // Options are the orchestrator's knobs. The zero value of each field means
@@ -194,33 +193,23 @@ type RunRequest struct {
 	Metadata map[string]string
 }
 
-const (
-	maxUserIDLen   = 128
-	maxQuestionLen = 1 << 20
-)
+const maxQuestionLen = 1 << 20
 
-func validUserID(id string) error {
-	if id == "" {
-		return invalidf("user_id is required")
-	}
-	if len(id) > maxUserIDLen {
-		return invalidf("user_id is longer than %d bytes", maxUserIDLen)
-	}
-	for _, r := range id {
-		if unicode.IsControl(r) || r == '/' || r == '\\' {
-			return invalidf("user_id contains a forbidden character %q", r)
-		}
-	}
-	if id == "." || id == ".." {
-		return invalidf("user_id %q is not allowed", id)
-	}
-	return nil
-}
+// validUserID is [ValidateUserID], the one user id rule.
+func validUserID(id string) error { return ValidateUserID(id) }
 
 func (o *Orchestrator) validate(req *RunRequest) error {
 	if err := validUserID(req.UserID); err != nil {
 		return err
 	}
+	if req.SessionID != "" {
+		if err := CheckSessionID(req.SessionID); err != nil {
+			return err
+		}
+	}
+	// The question is kept as the store keeps it (NUL and invalid UTF-8
+	// as U+FFFD), so the model, the live run and the stored run agree.
+	req.Question = StoredText(req.Question)
 	if strings.TrimSpace(req.Question) == "" {
 		return invalidf("question is required")
 	}
@@ -250,6 +239,9 @@ func newID(prefix string) string {
 
 // GetRun returns a run the user may see ("" = any user).
 func (o *Orchestrator) GetRun(ctx context.Context, userID, runID string) (*Run, error) {
+	if err := CheckRunID(runID); err != nil {
+		return nil, err
+	}
 	if lr := o.liveRun(runID); lr != nil {
 		if !visible(userID, lr.userID) {
 			return nil, fmt.Errorf("%w: run %s", ErrNotFound, runID)

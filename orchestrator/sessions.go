@@ -12,6 +12,9 @@ func errNotFoundSession(id string) error { return fmt.Errorf("%w: session %s", E
 
 // GetSession returns a session the user may see ("" = any user).
 func (o *Orchestrator) GetSession(ctx context.Context, userID, sessionID string) (*Session, error) {
+	if err := CheckSessionID(sessionID); err != nil {
+		return nil, err
+	}
 	s, err := o.store.GetSession(ctx, sessionID)
 	if err != nil {
 		return nil, err

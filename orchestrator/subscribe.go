@@ -21,6 +21,10 @@ import (
 // cancellation (yielding ctx's error) or on a store error.
 func (o *Orchestrator) Events(ctx context.Context, userID, runID string, afterSeq int64) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
+		if err := CheckRunID(runID); err != nil {
+			yield(Event{}, err)
+			return
+		}
 		if lr := o.liveRun(runID); lr != nil {
 			if !visible(userID, lr.userID) {
 				yield(Event{}, errNotFoundRun(runID))

@@ -21,6 +21,19 @@
 // rows.go; JSON (event data, tool arguments, tool calls) is stored as text,
 // byte for byte.
 //
+// # Text
+//
+// Every string is stored as [orchestrator.StoredText] gives it, the same on
+// both backends and in orchestratortest's in-memory store: a NUL byte and
+// each byte of an invalid UTF-8 sequence become U+FFFD, all else is kept.
+// PostgreSQL's text holds neither NUL nor invalid UTF-8, and bun inlines
+// values into the SQL text, where a NUL would end SQLite's statement. The
+// rule is applied where bun writes a string into a statement (text.go), so
+// it covers values written and values looked up by: GetRun("r\x00") is
+// ErrNotFound, not a driver error. JSON is text too: a raw NUL or invalid
+// byte in event data or tool arguments becomes U+FFFD, the escape \x00
+// is kept as written.
+//
 // # Referential rules
 //
 // A message and a run need their session and an event its run (else

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/wunder/wunder/orchestrator"
 )
 
 // PushConfig is an A2A push notification config as stored in push_configs.
@@ -43,7 +45,8 @@ type pushAuth struct {
 }
 
 func toPushRow(c *PushConfig) *pushRow {
-	b, _ := json.Marshal(pushAuth{c.AuthScheme, c.AuthCredentials, c.Version})
+	st := orchestrator.StoredText
+	b, _ := json.Marshal(pushAuth{st(c.AuthScheme), st(c.AuthCredentials), st(c.Version)})
 	auth := string(b)
 	return &pushRow{ID: c.TaskID + "/" + c.ID, RunID: c.TaskID, UserID: c.UserID, URL: c.URL, Token: c.Token,
 		Auth: &auth, CreatedAt: stamp(c.CreatedAt)}

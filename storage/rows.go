@@ -12,7 +12,8 @@ import (
 
 // Row models: one per table, unexported, converted to and from the core's
 // types here and nowhere else. JSON is stored as text, byte for byte; an
-// empty JSON value is NULL and reads back as nil.
+// empty JSON value is NULL and reads back as nil. Every string, JSON text
+// included, is kept as [orchestrator.StoredText] gives it (text.go).
 
 type sessionRow struct {
 	bun.BaseModel `bun:"table:sessions"`
@@ -139,7 +140,8 @@ func toMessageRow(sessionID string, m orchestrator.Message) (messageRow, error) 
 	if len(m.ToolCalls) > 0 {
 		calls := make([]storedToolCall, len(m.ToolCalls))
 		for i, c := range m.ToolCalls {
-			calls[i] = storedToolCall{ID: c.ID, Name: c.Name, Arguments: string(c.Arguments)}
+			calls[i] = storedToolCall{ID: orchestrator.StoredText(c.ID), Name: orchestrator.StoredText(c.Name),
+				Arguments: orchestrator.StoredText(string(c.Arguments))}
 		}
 		b, err := json.Marshal(calls)
 		if err != nil {

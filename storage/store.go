@@ -108,14 +108,14 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.db = bun.NewDB(sqldb, sqlitedialect.New())
+		s.db = bun.NewDB(sqldb, sqliteText{sqlitedialect.New()})
 		s.writeSem = make(chan struct{}, 1)
 	case BackendPostgres:
 		sqldb, err = openPostgres(opts.PostgresDSN, opts.ConnectTimeout)
 		if err != nil {
 			return nil, err
 		}
-		s.db = bun.NewDB(sqldb, pgdialect.New())
+		s.db = bun.NewDB(sqldb, pgText{pgdialect.New()})
 	default:
 		return nil, fmt.Errorf("storage: unknown backend %q (want %q or %q)", opts.Backend, BackendSQLite, BackendPostgres)
 	}

@@ -77,9 +77,11 @@ func (s *Set) Tools(_ context.Context, userID string) ([]orchestrator.Tool, erro
 }
 
 // Workspace returns userID's workspace, Root/<user_id>/, without creating it.
-// A bad user id is an error wrapping [orchestrator.ErrInvalidArgument].
+// A user id that breaks [orchestrator.ValidateUserID] (the one rule, which
+// keeps the id a single path element) is an error wrapping
+// [orchestrator.ErrInvalidArgument].
 func (s *Set) Workspace(userID string) (*Workspace, error) {
-	if err := validateUserID(userID); err != nil {
+	if err := orchestrator.ValidateUserID(userID); err != nil {
 		return nil, err
 	}
 	return &Workspace{dir: filepath.Join(s.opts.Root, userID), deny: s.opts.DenyGlobs}, nil

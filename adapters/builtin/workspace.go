@@ -8,14 +8,9 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/wunder/wunder/orchestrator"
 )
-
-// maxUserIDLen bounds a user id, which becomes a directory name.
-const maxUserIDLen = 128
 
 // Workspace is one user's directory, Root/<user_id>/. Every tool reaches the
 // file system through [Workspace.Resolve] (or its unexported twin) and then
@@ -149,28 +144,6 @@ func (w *Workspace) denied(rel string) bool {
 		}
 		p = p[:i]
 	}
-}
-
-// validateUserID accepts ids that are one safe path segment.
-func validateUserID(id string) error {
-	bad := func(why string) error {
-		return fmt.Errorf("%w: user id %q %s", orchestrator.ErrInvalidArgument, id, why)
-	}
-	switch {
-	case id == "":
-		return fmt.Errorf("%w: user id is empty", orchestrator.ErrInvalidArgument)
-	case len(id) > maxUserIDLen:
-		return bad(fmt.Sprintf("is longer than %d bytes", maxUserIDLen))
-	case !utf8.ValidString(id):
-		return bad("is not valid UTF-8")
-	case id == "." || strings.Contains(id, ".."):
-		return bad(`contains ".."`)
-	case strings.ContainsAny(id, `/\`):
-		return bad("contains a path separator")
-	case strings.ContainsFunc(id, unicode.IsControl):
-		return bad("contains a control character")
-	}
-	return nil
 }
 
 // scrub renders err for a model: the workspace's absolute path is dropped so

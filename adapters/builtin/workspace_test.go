@@ -115,11 +115,21 @@ func TestResolve(t *testing.T) {
 
 func TestUserIDValidation(t *testing.T) {
 	s := newTestSet(t, Options{})
-	good := []string{"alice", "wunder", "a.b@example.com", "用户_1", "a-b_c"}
-	bad := []string{"", ".", "..", "../x", "a/b", `a\b`, "a\x00b", "x..y", "tab\tid", strings.Repeat("u", 129), "\xff"}
+	// "a..b" is one path element, not "..": it gets a workspace like any
+	// other id (issue 9: it used to get no tools at all).
+	good := []string{"alice", "wunder", "a.b@example.com", "用户_1", "a-b_c", "x..y", "...", "a..b"}
+	bad := []string{"", ".", "..", "../x", "a/b", `a\b`, "a\x00b", "tab\tid", "del\x7f", "c1\u0085", strings.Repeat("u", 129), "\xff"}
 	for _, id := range good {
 		if _, err := s.Tools(context.Background(), id); err != nil {
 			t.Errorf("Tools(%q): %v", id, err)
+		}
+		ws, err := s.Workspace(id)
+		if err != nil {
+			t.Errorf("Workspace(%q): %v", id, err)
+			continue
+		}
+		if filepath.Dir(ws.Dir()) != filepath.Clean(s.opts.Root) || filepath.Base(ws.Dir()) != id {
+			t.Errorf("Workspace(%q).Dir() = %s; want one element below %s", id, ws.Dir(), s.opts.Root)
 		}
 	}
 	for _, id := range bad {

@@ -41,8 +41,8 @@ func TestFaultModel(t *testing.T) {
 			if f.State != tc.state || !strings.Contains(f.Error, tc.errPart) {
 				t.Fatalf("final = %+v; want %s with an error about %q", f, tc.state, tc.errPart)
 			}
-			if got := getRun(t, s.url, run.ID); got.State != f.State || got.Error != f.Error {
-				t.Fatalf("stored run says %s (%q), the client was told %s (%q)", got.State, got.Error, f.State, f.Error)
+			if got := getRun(t, s.url, user, run.ID); got["state"] != f.State || got["error"] != f.Error {
+				t.Fatalf("stored run says %v (%v), the client was told %s (%q)", got["state"], got["error"], f.State, f.Error)
 			}
 			next, err := c.Submit(t.Context(), client.RunRequest{UserID: user, SessionID: run.SessionID, Question: "hello"})
 			if err != nil {
@@ -113,7 +113,7 @@ func TestFaultPostgresRestart(t *testing.T) {
 	// The restart must hit runs in flight, or it proves nothing.
 	inFlight := 0
 	for _, run := range runs {
-		if st := getRun(t, s.url, run.ID).State; st == "running" || st == "queued" {
+		if st := getRun(t, s.url, run.UserID, run.ID)["state"]; st == "running" || st == "queued" {
 			inFlight++
 		}
 	}
@@ -127,9 +127,9 @@ func TestFaultPostgresRestart(t *testing.T) {
 	}
 	for _, run := range runs {
 		f := finalOf(t, collectFollow(t, c, run.UserID, run.ID))
-		got := getRun(t, s.url, run.ID)
-		t.Logf("run %s: %s %q (stored %s)", run.ID, f.State, f.Error, got.State)
-		if got.State != f.State || (f.State != "finished" && !strings.Contains(f.Error, "store")) {
+		got := getRun(t, s.url, run.UserID, run.ID)
+		t.Logf("run %s: %s %q (stored %v)", run.ID, f.State, f.Error, got["state"])
+		if got["state"] != f.State || (f.State != "finished" && !strings.Contains(f.Error, "store")) {
 			t.Fatalf("run %s: told %+v, stored %+v", run.ID, f, got)
 		}
 	}

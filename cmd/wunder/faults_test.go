@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -103,20 +102,6 @@ func startWunder(t *testing.T, cfgPath string, port int) *faultProc {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-func getRun(t *testing.T, url, id string) client.Run {
-	t.Helper()
-	resp, err := http.Get(url + "/wunder/runs/" + id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var r client.Run
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		t.Fatal(err)
-	}
-	return r
 }
 
 func TestFaultKill9(t *testing.T) {
@@ -223,9 +208,8 @@ llm:
 		if f.State != "failed" || f.StopReason != "interrupted" {
 			t.Fatalf("run %s ended %+v; want failed, interrupted", r.ID, f)
 		}
-		got := getRun(t, b.url, r.ID)
-		if got.State != "failed" {
-			t.Fatalf("run %s reads %s after the restart", r.ID, got.State)
+		if got := getRun(t, b.url, r.UserID, r.ID); got["state"] != "failed" {
+			t.Fatalf("run %s reads %v after the restart", r.ID, got["state"])
 		}
 		if ended.Sub(restarted) > 25*time.Second {
 			t.Fatalf("run %s ended %v after the restart: that is the lock TTL at work, not recovery", r.ID, ended.Sub(restarted))

@@ -2,7 +2,10 @@ package config
 
 import (
 	"regexp"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // MCP configures both directions of MCP: the upstream servers whose tools
@@ -157,14 +160,17 @@ func (c *Config) validateMCP(v checker) {
 	}
 }
 
-// validUserIDString mirrors the orchestrator's user id rule; "" = valid.
+// validUserIDString mirrors orchestrator.ValidateUserID (config may not
+// import the core); "" = valid.
 func validUserIDString(id string) string {
 	switch {
 	case id == "":
 		return "must not be empty"
 	case len(id) > 128:
 		return "must be at most 128 bytes"
-	case regexp.MustCompile(`[\x00-\x1f\x7f/\\]`).MatchString(id) || id == "." || id == "..":
+	case !utf8.ValidString(id):
+		return "is not valid UTF-8"
+	case strings.ContainsFunc(id, unicode.IsControl) || strings.ContainsAny(id, `/\`) || id == "." || id == "..":
 		return "contains a forbidden character"
 	}
 	return ""

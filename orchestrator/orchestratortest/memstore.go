@@ -110,17 +110,18 @@ func (m *memStore) CreateSession(_ context.Context, s *orchestrator.Session) err
 	s.UpdatedAt = stamp(s.UpdatedAt)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.sessions[s.ID]; ok {
+	row := storedSession(*s)
+	if _, ok := m.sessions[row.ID]; ok {
 		return fmt.Errorf("%w: session %s exists", orchestrator.ErrConflict, s.ID)
 	}
-	m.sessions[s.ID] = *s
+	m.sessions[row.ID] = row
 	return nil
 }
 
 func (m *memStore) GetSession(_ context.Context, id string) (*orchestrator.Session, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s, ok := m.sessions[id]
+	s, ok := m.sessions[txt(id)]
 	if !ok {
 		return nil, fmt.Errorf("%w: session %s", orchestrator.ErrNotFound, id)
 	}
@@ -128,6 +129,7 @@ func (m *memStore) GetSession(_ context.Context, id string) (*orchestrator.Sessi
 }
 
 func (m *memStore) ListSessions(_ context.Context, userID string, p orchestrator.Page) ([]*orchestrator.Session, error) {
+	userID = txt(userID)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []*orchestrator.Session
@@ -144,6 +146,7 @@ func (m *memStore) ListSessions(_ context.Context, userID string, p orchestrator
 }
 
 func (m *memStore) TouchSession(_ context.Context, id, title string, at time.Time) error {
+	id, title = txt(id), txt(title)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[id]
@@ -159,6 +162,7 @@ func (m *memStore) TouchSession(_ context.Context, id, title string, at time.Tim
 }
 
 func (m *memStore) DeleteSession(_ context.Context, id string) error {
+	id = txt(id)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.sessions[id]; !ok {
@@ -180,13 +184,14 @@ func (m *memStore) AppendMessages(_ context.Context, sessionID string, msgs []or
 	if len(msgs) == 0 {
 		return nil
 	}
+	sessionID = txt(sessionID)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.sessions[sessionID]; !ok {
 		return fmt.Errorf("%w: session %s", orchestrator.ErrNotFound, sessionID)
 	}
 	for _, msg := range msgs {
-		msg = cloneMessage(msg)
+		msg = storedMessage(msg)
 		msg.CreatedAt = stamp(msg.CreatedAt)
 		m.messages[sessionID] = append(m.messages[sessionID], msg)
 	}
@@ -196,7 +201,7 @@ func (m *memStore) AppendMessages(_ context.Context, sessionID string, msgs []or
 func (m *memStore) ListMessages(_ context.Context, sessionID string, limit int) ([]orchestrator.Message, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	all := m.messages[sessionID]
+	all := m.messages[txt(sessionID)]
 	if limit > 0 && limit < len(all) {
 		all = all[len(all)-limit:]
 	}
@@ -214,13 +219,14 @@ func (m *memStore) CreateRun(_ context.Context, r *orchestrator.Run) error {
 	r.CreatedAt = stamp(r.CreatedAt)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.runs[r.ID]; ok {
+	row := storedRun(*r)
+	if _, ok := m.runs[row.ID]; ok {
 		return fmt.Errorf("%w: run %s exists", orchestrator.ErrConflict, r.ID)
 	}
-	if _, ok := m.sessions[r.SessionID]; !ok {
+	if _, ok := m.sessions[row.SessionID]; !ok {
 		return fmt.Errorf("%w: session %s", orchestrator.ErrNotFound, r.SessionID)
 	}
-	m.runs[r.ID] = *cloneRun(*r)
+	m.runs[row.ID] = *cloneRun(row)
 	return nil
 }
 
@@ -228,6 +234,8 @@ func (m *memStore) UpdateRun(_ context.Context, r *orchestrator.Run) error {
 	if r == nil {
 		return fmt.Errorf("%w: run is nil", orchestrator.ErrInvalidArgument)
 	}
+	in := storedRun(*r)
+	r = &in
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	cur, ok := m.runs[r.ID]
@@ -276,7 +284,7 @@ func (m *memStore) RequestCancel(_ context.Context, runID string) (*orchestrator
 func (m *memStore) GetRun(_ context.Context, id string) (*orchestrator.Run, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.runs[id]
+	r, ok := m.runs[txt(id)]
 	if !ok {
 		return nil, fmt.Errorf("%w: run %s", orchestrator.ErrNotFound, id)
 	}
@@ -284,6 +292,7 @@ func (m *memStore) GetRun(_ context.Context, id string) (*orchestrator.Run, erro
 }
 
 func (m *memStore) ListRuns(_ context.Context, f orchestrator.RunFilter) ([]*orchestrator.Run, error) {
+	f = storedFilter(f)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []*orchestrator.Run
@@ -300,7 +309,11 @@ func (m *memStore) ListRuns(_ context.Context, f orchestrator.RunFilter) ([]*orc
 	return out[from:to], nil
 }
 
-func (m *memStore) AppendEvents(_ context.Context, evs []orchestrator.Event) error {
+func (m *memStore) AppendEvents(_ context.Context, in []orchestrator.Event) error {
+	evs := make([]orchestrator.Event, len(in))
+	for i, e := range in {
+		evs[i] = storedEvent(e)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	// Validate the whole batch first: it is written entirely or not at all.
@@ -322,7 +335,7 @@ func (m *memStore) AppendEvents(_ context.Context, evs []orchestrator.Event) err
 		seen[e.RunID][e.Seq] = true
 	}
 	for _, e := range evs {
-		e.Data, e.Time = cloneRaw(e.Data), stamp(e.Time)
+		e.Time = stamp(e.Time) // storedEvent copied Data
 		list := m.events[e.RunID]
 		i, _ := slices.BinarySearchFunc(list, e.Seq, eventBySeq)
 		m.events[e.RunID] = slices.Insert(list, i, e)
@@ -335,7 +348,7 @@ func eventBySeq(e orchestrator.Event, seq int64) int { return cmp.Compare(e.Seq,
 func (m *memStore) ListEvents(_ context.Context, runID string, afterSeq int64, limit int) ([]orchestrator.Event, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	list := m.events[runID]
+	list := m.events[txt(runID)]
 	i, found := slices.BinarySearchFunc(list, afterSeq, eventBySeq)
 	if found {
 		i++
@@ -357,8 +370,7 @@ func (m *memStore) AppendToolLog(_ context.Context, l *orchestrator.ToolLog) err
 		return fmt.Errorf("%w: tool log is nil", orchestrator.ErrInvalidArgument)
 	}
 	l.CreatedAt = stamp(l.CreatedAt)
-	c := *l
-	c.Arguments = cloneRaw(c.Arguments)
+	c := storedToolLog(*l)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.toolLogs = append(m.toolLogs, c)
@@ -377,6 +389,7 @@ func (m *memStore) AcquireLock(_ context.Context, key, owner string, ttl time.Du
 	if err := checkLockArgs(key, owner, ttl); err != nil {
 		return err
 	}
+	key, owner = txt(key), txt(owner)
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -391,6 +404,7 @@ func (m *memStore) RenewLock(_ context.Context, key, owner string, ttl time.Dura
 	if err := checkLockArgs(key, owner, ttl); err != nil {
 		return err
 	}
+	key, owner = txt(key), txt(owner)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l, ok := m.locks[key]; !ok || l.owner != owner {
@@ -401,6 +415,7 @@ func (m *memStore) RenewLock(_ context.Context, key, owner string, ttl time.Dura
 }
 
 func (m *memStore) ReleaseLock(_ context.Context, key, owner string) error {
+	key, owner = txt(key), txt(owner)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l, ok := m.locks[key]; ok && l.owner == owner {

@@ -11,6 +11,7 @@ var _ orchestrator.RunCounter = (*memStore)(nil)
 
 // CountRuns implements [orchestrator.RunCounter] with ListRuns' filter.
 func (m *memStore) CountRuns(_ context.Context, f orchestrator.RunFilter) (int, error) {
+	f = storedFilter(f)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	n := 0

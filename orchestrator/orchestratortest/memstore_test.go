@@ -24,3 +24,13 @@ func TestMemStoreDeleteSessionRemovesToolLogs(t *testing.T) {
 		t.Errorf("tool logs after DeleteSession(s1) = %+v; want only the one of s2", s.toolLogs)
 	}
 }
+
+// Arbitrary text through the in-memory store: it keeps what the SQL stores
+// keep (storage's FuzzStoreText). The seeds run in every go test.
+func FuzzMemStoreText(f *testing.F) {
+	for _, s := range TextSeeds() {
+		f.Add(s)
+	}
+	s := NewMemStore()
+	f.Fuzz(func(t *testing.T, text string) { CheckStoredText(t, s, text) })
+}

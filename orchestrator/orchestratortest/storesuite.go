@@ -35,6 +35,10 @@ import (
 //     as they were created.
 //   - RenewLock succeeds for the owner while nobody else has taken the lock,
 //     even past its expiry (as AcquireLock by the owner would).
+//   - Every string is kept as [orchestrator.StoredText] gives it (NUL and
+//     invalid UTF-8 bytes become U+FFFD), ids and lookup arguments
+//     included, JSON as [orchestrator.StoredJSON]; no text makes a call
+//     fail ([CheckStoredText] on [TextSeeds]).
 //   - Stores return copies: mutating a result or an argument after the call
 //     never changes what is stored.
 func RunStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator.Store) {
@@ -51,6 +55,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator.Store)
 		{"ToolLog", st.toolLogTests()},
 		{"Lock", st.lockTests()},
 		{"Owner", st.ownerTests()},
+		{"Text", st.textTests()},
 	} {
 		t.Run(group.name, func(t *testing.T) {
 			for _, name := range slices.Sorted(maps.Keys(group.tests)) {

@@ -1,0 +1,77 @@
+package orchestrator
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Ids and user ids: what the core accepts at its entry points.
+//
+// Run and session ids are issued by wunder (a prefix and lower-case base32,
+// see newID); clients only ever echo them back (A2A taskId and contextId,
+// MCP and Connect session ids), they never choose one. An id is therefore
+// at most maxIDLen bytes of ASCII letters, digits and "_-.:"; anything else
+// cannot name a run or session and is ErrNotFound without asking the store,
+// and an empty id where one is required is ErrInvalidArgument.
+
+const (
+	maxUserIDLen = 128
+	maxIDLen     = 128
+)
+
+// ValidateUserID reports whether id may be a user id: 1 to 128 bytes of
+// valid UTF-8 with no control character (C0, DEL, C1), no "/" or "\", and
+// not "." or "..". A user id is one path element of the workspace
+// directory, so these rules keep it inside; "a..b" is a valid user id. The
+// error wraps ErrInvalidArgument. Every edge that takes a user id applies
+// this one rule (through the core), and so does the workspace.
+func ValidateUserID(id string) error {
+	bad := func(why string) error { return fmt.Errorf("%w: user_id %q %s", ErrInvalidArgument, id, why) }
+	switch {
+	case id == "":
+		return fmt.Errorf("%w: user_id is required", ErrInvalidArgument)
+	case len(id) > maxUserIDLen:
+		return fmt.Errorf("%w: user_id is longer than %d bytes", ErrInvalidArgument, maxUserIDLen)
+	case !utf8.ValidString(id):
+		return bad("is not valid UTF-8")
+	case strings.ContainsFunc(id, unicode.IsControl):
+		return bad("contains a control character")
+	case strings.ContainsAny(id, `/\`):
+		return bad("contains a path separator")
+	case id == "." || id == "..":
+		return bad("is not allowed")
+	}
+	return nil
+}
+
+// CheckRunID returns nil when id can name a run, ErrInvalidArgument when it
+// is empty and ErrNotFound when it holds anything an id wunder issues
+// cannot.
+func CheckRunID(id string) error { return checkID("run", id) }
+
+// CheckSessionID is [CheckRunID] for session ids.
+func CheckSessionID(id string) error { return checkID("session", id) }
+
+func checkID(kind, id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: %s id is required", ErrInvalidArgument, kind)
+	}
+	if len(id) > maxIDLen || strings.ContainsFunc(id, notIDRune) {
+		return fmt.Errorf("%w: %s %q", ErrNotFound, kind, truncateID(id))
+	}
+	return nil
+}
+
+func notIDRune(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.:", r))
+}
+
+// truncateID bounds an id echoed in an error message.
+func truncateID(id string) string {
+	if len(id) > 64 {
+		return id[:64] + "..."
+	}
+	return id
+}
