@@ -32,6 +32,9 @@ type liveRun struct {
 	// lost is set when a reaper took the run over (this instance was
 	// taken for dead): nothing of it may be written any more.
 	lost bool
+	// resumed marks a run taken over after a crash and executed again
+	// from its stored history (Options.ResumeInterrupted).
+	resumed bool
 }
 
 func (lr *liveRun) snapshot() *Run {
@@ -73,12 +76,7 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 	if err := o.validate(&req); err != nil {
 		return nil, err
 	}
-	model, settings, err := o.models.Lookup(req.ModelName)
-	if err != nil {
-		return nil, err
-	}
-	mode := firstNonEmpty(req.ToolCallMode, settings.ToolCallMode, ModeToolCall)
-	sel, err := o.tools.Select(ctx, req.UserID, req.ToolNames, req.ExcludeTools)
+	x, err := o.prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -102,18 +100,8 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 	if err != nil {
 		return nil, err
 	}
-	runCtx, cancel := context.WithCancel(o.baseCtx)
-	lr := &liveRun{
-		id: runID, userID: req.UserID, sessionID: sess.ID, req: req, sel: sel,
-		model: model, settings: settings, mode: mode,
-		language: firstNonEmpty(req.Language, o.opts.DefaultLanguage),
-		locks:    locks, ctx: runCtx, cancel: cancel,
-		run: Run{ID: runID, SessionID: sess.ID, UserID: req.UserID, State: RunQueued,
-			Question: req.Question, ModelName: settings.Name, Owner: o.instance, CreatedAt: now},
-	}
-	// A log that cannot store its events stops the run; complete records
-	// it as failed.
-	lr.log = newRunLog(runID, sess.ID, o.store, o.log, o.opts.Now, o.opts.Events, o.opts.StoreRetry, func(error) { lr.cancel() })
+	lr := o.newLiveRun(req, x, locks, Run{ID: runID, SessionID: sess.ID, UserID: req.UserID, State: RunQueued,
+		Question: req.Question, ModelName: x.settings.Name, Owner: o.instance, Spec: specOf(req), CreatedAt: now}, 0)
 
 	// The run is stored before it is admitted, so nothing (Cancel, Close,
 	// the queue handing it a slot) can finish or start a run the store does
@@ -153,6 +141,51 @@ func (o *Orchestrator) setStoring(id string, on bool) {
 	} else {
 		delete(o.storing, id)
 	}
+}
+
+// execution is what a run executes with, resolved from its request.
+type execution struct {
+	model    Model
+	settings ModelSettings
+	mode     string
+	sel      *Selection
+}
+
+// prepare resolves a request's model and tools.
+func (o *Orchestrator) prepare(ctx context.Context, req RunRequest) (execution, error) {
+	model, settings, err := o.models.Lookup(req.ModelName)
+	if err != nil {
+		return execution{}, err
+	}
+	sel, err := o.tools.Select(ctx, req.UserID, req.ToolNames, req.ExcludeTools)
+	if err != nil {
+		return execution{}, err
+	}
+	return execution{model: model, settings: settings, sel: sel,
+		mode: firstNonEmpty(req.ToolCallMode, settings.ToolCallMode, ModeToolCall)}, nil
+}
+
+// newLiveRun builds the live state of run r, whose event log goes on after
+// seq base (0 for a new run).
+func (o *Orchestrator) newLiveRun(req RunRequest, x execution, locks []string, r Run, base int64) *liveRun {
+	runCtx, cancel := context.WithCancel(o.baseCtx)
+	lr := &liveRun{
+		id: r.ID, userID: r.UserID, sessionID: r.SessionID, req: req, sel: x.sel,
+		model: x.model, settings: x.settings, mode: x.mode,
+		language: firstNonEmpty(req.Language, o.opts.DefaultLanguage),
+		locks:    locks, ctx: runCtx, cancel: cancel, run: r,
+	}
+	// A log that cannot store its events stops the run; complete records
+	// it as failed.
+	lr.log = newRunLog(r.ID, r.SessionID, base, o.store, o.log, o.opts.Now, o.opts.Events, o.opts.StoreRetry, func(error) { lr.cancel() })
+	return lr
+}
+
+// specOf is what a run keeps of its request to be resumed.
+func specOf(req RunRequest) *RunSpec {
+	return &RunSpec{ToolNames: req.ToolNames, ExcludeTools: req.ExcludeTools, ModelName: req.ModelName,
+		ToolCallMode: req.ToolCallMode, Language: req.Language, Caller: req.Caller, MaxRounds: req.MaxRounds,
+		Metadata: req.Metadata}
 }
 
 // discard drops a run that was never stored or admitted.

@@ -28,6 +28,10 @@ import (
 // run from the store, where its end is recorded once the store answers.
 type runLog struct {
 	runID, sessionID string
+	// base is the seq before the first event of this log: 0, or the last
+	// stored seq of a run resumed after a crash. events[i] has seq
+	// base+i+1.
+	base int64
 	store            Store
 	log              *slog.Logger
 	now              func() time.Time
@@ -60,10 +64,10 @@ type EventPolicy struct {
 	MaxPayloadChars int
 }
 
-func newRunLog(runID, sessionID string, store Store, log *slog.Logger, now func() time.Time, p EventPolicy,
+func newRunLog(runID, sessionID string, base int64, store Store, log *slog.Logger, now func() time.Time, p EventPolicy,
 	retryBudget time.Duration, onBroken func(error)) *runLog {
 	l := &runLog{
-		runID: runID, sessionID: sessionID, store: store, log: log, now: now, policy: p,
+		runID: runID, sessionID: sessionID, base: base, store: store, log: log, now: now, policy: p,
 		retryBudget: retryBudget, onBroken: onBroken,
 		wake:     make(chan struct{}),
 		flushSig: make(chan struct{}, 1),
@@ -94,7 +98,7 @@ func (l *runLog) emit(typ string, data any) Event {
 	}
 	ev := Event{
 		RunID: l.runID, SessionID: l.sessionID,
-		Seq:  int64(len(l.events)) + 1,
+		Seq:  l.base + int64(len(l.events)) + 1,
 		Type: typ, Data: raw, Time: l.now(),
 	}
 	l.events = append(l.events, ev)
@@ -110,14 +114,14 @@ func (l *runLog) emit(typ string, data any) Event {
 func (l *runLog) lastSeq() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return int64(len(l.events))
+	return l.base + int64(len(l.events))
 }
 
 // visibleSeq reports the seq of the newest stored event.
 func (l *runLog) visibleSeq() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return int64(l.persisted)
+	return l.base + int64(l.persisted)
 }
 
 // err reports why the log broke, or nil.
@@ -129,16 +133,15 @@ func (l *runLog) err() error {
 
 // read returns the visible events after seq, a channel closed when more
 // become visible, and whether no more ever will (the log is closed and
-// every event stored, or the log broke).
+// every event stored, or the log broke). Events up to base are not in
+// the log: a reader replays them from the store first (Events does).
 func (l *runLog) read(after int64) ([]Event, <-chan struct{}, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if after < 0 {
-		after = 0
-	}
+	i := max(after-l.base, 0)
 	var out []Event
-	if after < int64(l.persisted) {
-		out = l.events[after:l.persisted:l.persisted]
+	if i < int64(l.persisted) {
+		out = l.events[i:l.persisted:l.persisted]
 	}
 	ended := l.broken != nil || l.closed && l.persisted == len(l.events)
 	return out, l.wake, ended
@@ -198,7 +201,7 @@ func (l *runLog) persist(batch []Event) {
 	})
 	l.mu.Lock()
 	if err == nil {
-		l.persisted = int(batch[len(batch)-1].Seq)
+		l.persisted = int(batch[len(batch)-1].Seq - l.base)
 	} else {
 		l.broken = err
 	}

@@ -44,7 +44,11 @@ func (o *Orchestrator) execute(lr *liveRun) (out outcome) {
 		// The run goes on: its end is stored over this state.
 		o.log.Warn("run start not stored", "run_id", lr.id, "err", err)
 	}
-	lr.log.emit(EventProgress, ProgressData{Stage: "started", Summary: "run started"})
+	if lr.resumed {
+		lr.log.emit(EventProgress, ProgressData{Stage: "resumed", Summary: "run resumed after its process stopped"})
+	} else {
+		lr.log.emit(EventProgress, ProgressData{Stage: "started", Summary: "run started"})
+	}
 	return l.run(lr.ctx)
 }
 
@@ -70,14 +74,22 @@ func (l *loop) run(ctx context.Context) outcome {
 	if err != nil {
 		return l.fail(ctx, "store", fmt.Errorf("load history: %w", err))
 	}
-	question := Message{Role: RoleUser, Content: lr.req.Question, RunID: lr.id, CreatedAt: o.opts.Now()}
-	if err := l.save(ctx, question); err != nil {
-		return l.fail(ctx, "store", err)
-	}
 	history = fromLastSummary(history)
 	system := Message{Role: RoleSystem, Content: o.systemPrompt(ctx, lr.userID, lr.language, lr.mode, lr.sel)}
-	msgs := append(append([]Message{system}, history...), question)
-	runStart := len(msgs) - 1 // the question
+	msgs := append([]Message{system}, history...)
+	// A resumed run finds its question and stored rounds in the history.
+	runStart, done := -1, 0
+	if lr.resumed {
+		runStart, done = resumePoint(msgs, lr.id)
+	}
+	if runStart < 0 {
+		question := Message{Role: RoleUser, Content: lr.req.Question, RunID: lr.id, CreatedAt: o.opts.Now()}
+		if err := l.save(ctx, question); err != nil {
+			return l.fail(ctx, "store", err)
+		}
+		msgs = append(msgs, question)
+		runStart = len(msgs) - 1
+	}
 
 	maxRounds := lr.req.MaxRounds
 	if maxRounds <= 0 {
@@ -87,7 +99,7 @@ func (l *loop) run(ctx context.Context) outcome {
 		maxRounds = 8
 	}
 	var last string
-	for l.round = 1; l.round <= maxRounds; l.round++ {
+	for l.round = done + 1; l.round <= maxRounds; l.round++ {
 		if ctx.Err() != nil {
 			return l.cancelled()
 		}
@@ -141,6 +153,22 @@ func (l *loop) run(ctx context.Context) outcome {
 		answer = fmt.Sprintf("Stopped after %d rounds without a final answer.", maxRounds)
 	}
 	return outcome{answer: answer, stop: StopMaxRounds, state: RunFinished, usage: l.usage}
+}
+
+// resumePoint finds run's question in msgs and counts its stored rounds
+// (one assistant message each); -1 when the question was never stored.
+func resumePoint(msgs []Message, run string) (question, rounds int) {
+	question = -1
+	for i, m := range msgs {
+		switch {
+		case m.RunID != run || m.Name == compactionName:
+		case question < 0 && m.Role == RoleUser:
+			question = i
+		case question >= 0 && m.Role == RoleAssistant:
+			rounds++
+		}
+	}
+	return question, rounds
 }
 
 // callModel sends one request and turns the model's stream into events.

@@ -46,6 +46,10 @@ type Options struct {
 	// events, history, state) is retried before the run is given up as
 	// failed; a PostgreSQL restart within it loses nothing. Default 10s.
 	StoreRetry time.Duration
+	// ResumeInterrupted resumes a run whose instance died, on the instance
+	// that finds it, from its last stored round, instead of ending it
+	// failed with stop reason "interrupted". Default false.
+	ResumeInterrupted bool
 	// InstanceID names this instance, the owner of the runs it executes.
 	// Default: host, pid, process start time and a random part (see
 	// instance.go); set it only in tests.

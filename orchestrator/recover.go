@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -67,23 +68,96 @@ func (o *Orchestrator) RecoverOrphans(ctx context.Context) (int, error) {
 				continue
 			}
 		}
-		if err := o.store.ClaimRun(ctx, r.ID, r.Owner, o.instance); err != nil {
+		if err := o.recoverRun(ctx, r); err != nil {
 			if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
 				continue // another reaper won, or the run ended meanwhile
 			}
 			return n, err
 		}
-		r.Owner = o.instance
-		if err := o.store.ReleaseLocksOf(ctx, r.ID); err != nil {
-			return n, err
-		}
-		if err := o.endStored(ctx, r, orphanOutcome(r)); err != nil {
-			return n, err
-		}
-		o.log.Warn("orphaned run ended", "run_id", r.ID, "state", r.State, "stop_reason", r.StopReason)
 		n++
 	}
 	return n, nil
+}
+
+// recoverRun claims an orphan and resumes or ends it. While it does, the
+// run counts as executed here, so no other pass of this instance takes it.
+func (o *Orchestrator) recoverRun(ctx context.Context, r *Run) error {
+	o.setStoring(r.ID, true)
+	defer o.setStoring(r.ID, false)
+	if err := o.store.ClaimRun(ctx, r.ID, r.Owner, o.instance); err != nil {
+		return err
+	}
+	r.Owner = o.instance
+	if err := o.store.ReleaseLocksOf(ctx, r.ID); err != nil {
+		return err
+	}
+	if o.opts.ResumeInterrupted && r.State != RunCancelling {
+		err := o.resume(ctx, r)
+		if err == nil {
+			o.log.Warn("interrupted run resumed", "run_id", r.ID)
+			return nil
+		}
+		o.log.Warn("interrupted run cannot be resumed; ending it", "run_id", r.ID, "err", err)
+	}
+	if err := o.endStored(ctx, r, orphanOutcome(r)); err != nil {
+		return err
+	}
+	o.log.Warn("orphaned run ended", "run_id", r.ID, "state", r.State, "stop_reason", r.StopReason)
+	return nil
+}
+
+// resume executes an interrupted run again on this instance, as it was
+// asked, from its last stored round: its history holds the question and
+// every round whose tool results were stored, so no tool whose result was
+// stored runs again. Its event log goes on after the last stored event,
+// with a "resumed" progress event.
+func (o *Orchestrator) resume(ctx context.Context, r *Run) error {
+	if r.Spec == nil {
+		return errors.New("the run was stored without its request")
+	}
+	sp := r.Spec
+	req := RunRequest{UserID: r.UserID, SessionID: r.SessionID, Question: r.Question, ToolNames: sp.ToolNames,
+		ExcludeTools: sp.ExcludeTools, ModelName: sp.ModelName, ToolCallMode: sp.ToolCallMode, Language: sp.Language,
+		Caller: sp.Caller, MaxRounds: sp.MaxRounds, Metadata: sp.Metadata}
+	x, err := o.prepare(ctx, req)
+	if err != nil {
+		return err
+	}
+	base, err := o.lastStoredSeq(ctx, r)
+	if err != nil {
+		return err
+	}
+	locks, err := o.acquireLocks(ctx, req, r.SessionID, r.ID)
+	if err != nil {
+		return err
+	}
+	lr := o.newLiveRun(req, x, locks, *r, base)
+	lr.resumed = true
+	startNow, pos, err := o.admit(lr)
+	if err != nil {
+		o.discard(lr)
+		return err
+	}
+	o.startHeartbeat(lr)
+	if startNow {
+		o.launch(lr)
+	} else {
+		lr.log.emit(EventProgress, ProgressData{Stage: "queued", Summary: "resumed run waiting for a free slot, position " + strconv.Itoa(pos)})
+	}
+	return nil
+}
+
+// lastStoredSeq is the seq of the run's last stored event.
+func (o *Orchestrator) lastStoredSeq(ctx context.Context, r *Run) (int64, error) {
+	var last []Event
+	err := o.retry(ctx, "read the last event", func(ctx context.Context) (err error) {
+		last, err = o.store.ListEvents(ctx, r.ID, max(r.LastSeq-1, 0), 0)
+		return err
+	})
+	if n := len(last); err == nil && n > 0 {
+		return last[n-1].Seq, nil
+	}
+	return r.LastSeq, err
 }
 
 // ownerDead reports whether instance id is dead: this instance (the run
@@ -131,17 +205,15 @@ func orphanOutcome(r *Run) outcome {
 // (fenced by r.Owner). When a final event is already stored, only the run
 // row is brought in line with it.
 func (o *Orchestrator) endStored(ctx context.Context, r *Run, out outcome) error {
-	var last []Event
-	err := o.retry(ctx, "read the last event", func(ctx context.Context) (err error) {
-		last, err = o.store.ListEvents(ctx, r.ID, max(r.LastSeq-1, 0), 0)
-		return err
-	})
+	seq, err := o.lastStoredSeq(ctx, r)
 	if err != nil {
 		return err
 	}
-	seq := r.LastSeq
-	if n := len(last); n > 0 {
-		seq = last[n-1].Seq
+	var last []Event
+	if seq > 0 {
+		if last, err = o.store.ListEvents(ctx, r.ID, seq-1, 1); err != nil {
+			return err
+		}
 	}
 	now := o.opts.Now()
 	if n := len(last); n > 0 && last[n-1].Type == EventFinal {

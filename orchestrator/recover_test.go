@@ -235,3 +235,83 @@ func (f *flakyStore) AppendMessages(ctx context.Context, id string, msgs []orche
 	}
 	return f.Store.AppendMessages(ctx, id, msgs)
 }
+
+// With ResumeInterrupted, the run of a dead process goes on where it
+// stopped: its events continue after the last stored one with a
+// "resumed" progress event, the model gets the stored round (so the tool
+// whose result was stored does not run again), and the run finishes.
+func TestResumeInterruptedRun(t *testing.T) {
+	store := orchestratortest.NewMemStore()
+	ctx, now := t.Context(), time.Now()
+	owner := deadProcessOwner(t)
+	sess := &orchestrator.Session{ID: "sess_resume", UserID: "u", CreatedAt: now, UpdatedAt: now}
+	run := &orchestrator.Run{ID: "run_resume", SessionID: sess.ID, UserID: "u", State: orchestrator.RunRunning, Owner: owner,
+		Question: "write a note", LastSeq: 3, CreatedAt: now,
+		Spec: &orchestrator.RunSpec{ToolNames: []string{"write_file"}, MaxRounds: 4}}
+	call := orchestrator.ToolCall{ID: "call_1_1", Name: "write_file", Arguments: []byte(`{"path":"a.txt","content":"x"}`)}
+	history := []orchestrator.Message{
+		{Role: orchestrator.RoleUser, Content: "write a note", RunID: run.ID, CreatedAt: now},
+		{Role: orchestrator.RoleAssistant, Content: "", ToolCalls: []orchestrator.ToolCall{call}, RunID: run.ID, CreatedAt: now},
+		{Role: orchestrator.RoleTool, Content: "wrote a.txt (stored before the crash)", ToolCallID: call.ID, Name: "write_file", RunID: run.ID, CreatedAt: now},
+	}
+	var evs []orchestrator.Event
+	for i, typ := range []string{"progress", "llm_request", "tool_result"} {
+		evs = append(evs, orchestrator.Event{RunID: run.ID, SessionID: sess.ID, Seq: int64(i + 1), Type: typ, Data: []byte(`{}`), Time: now})
+	}
+	for _, err := range []error{
+		store.CreateSession(ctx, sess), store.CreateRun(ctx, run),
+		store.AppendMessages(ctx, sess.ID, history), store.AppendEvents(ctx, evs),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := newHarness(t, harnessOpts{store: store, mode: orchestrator.ModeFunctionCall,
+		opts:  orchestrator.Options{ResumeInterrupted: true},
+		turns: []orchestratortest.Turn{{Content: "the note is written"}}})
+	if n, err := h.o.RecoverOrphans(ctx); err != nil || n != 1 {
+		t.Fatalf("RecoverOrphans = %d, %v", n, err)
+	}
+	got := collect(t, h.o, run.ID, 0)
+	assertDense(t, got, 1)
+	if got[3].Type != orchestrator.EventProgress || !strings.Contains(string(got[3].Data), `"stage":"resumed"`) {
+		t.Fatalf("event 4 = %s %s; want progress resumed", got[3].Type, got[3].Data)
+	}
+	if f := final(t, got); f.State != orchestrator.RunFinished || f.Answer != "the note is written" {
+		t.Fatalf("final = %+v", f)
+	}
+	if _, wrote := h.files.Get("u", "a.txt"); wrote {
+		t.Fatal("the tool whose result was stored ran again")
+	}
+	reqs := h.model.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model calls; want 1", len(reqs))
+	}
+	var sawResult bool
+	for _, m := range reqs[0].Messages {
+		sawResult = sawResult || strings.Contains(m.Content, "stored before the crash")
+	}
+	if !sawResult {
+		t.Fatal("the resumed model call lacks the stored round")
+	}
+	stored, _ := store.GetRun(ctx, run.ID)
+	if stored.State != orchestrator.RunFinished || stored.Owner != h.o.InstanceID() {
+		t.Fatalf("stored run = %+v", stored)
+	}
+	msgs, _ := store.ListMessages(ctx, sess.ID, 0)
+	if len(msgs) != 4 || msgs[3].Content != "the note is written" {
+		t.Fatalf("history after the resume has %d messages: %+v", len(msgs), msgs)
+	}
+}
+
+// A run that cannot be resumed (stored before runs kept their request) is
+// ended as interrupted instead.
+func TestResumeWithoutSpecEndsTheRun(t *testing.T) {
+	store := orchestratortest.NewMemStore()
+	run := seedRun(t, store, "run_nospec", deadProcessOwner(t), time.Hour)
+	h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{ResumeInterrupted: true}})
+	if n, err := h.o.RecoverOrphans(t.Context()); err != nil || n != 1 {
+		t.Fatalf("RecoverOrphans = %d, %v", n, err)
+	}
+	wantInterrupted(t, h.o, store, run)
+}

@@ -30,6 +30,14 @@ func (o *Orchestrator) Events(ctx context.Context, userID, runID string, afterSe
 				yield(Event{}, errNotFoundRun(runID))
 				return
 			}
+			if afterSeq < lr.log.base {
+				// A resumed run: what came before the resumption is in the
+				// store.
+				var ok bool
+				if afterSeq, ok = o.replayStored(ctx, runID, afterSeq, lr.log.base, yield); !ok {
+					return
+				}
+			}
 			after, ok := followLive(ctx, lr.log, afterSeq, yield)
 			if ok {
 				o.followStored(ctx, runID, after, true, yield)
@@ -80,6 +88,28 @@ func followLive(ctx context.Context, l *runLog, after int64, yield func(Event, e
 
 const storePage = 500
 
+// replayStored yields the stored events after seq up to seq to, and
+// whether the caller should go on.
+func (o *Orchestrator) replayStored(ctx context.Context, runID string, after, to int64, yield func(Event, error) bool) (int64, bool) {
+	for after < to {
+		evs, err := o.store.ListEvents(ctx, runID, after, int(min(to-after, storePage)))
+		if err != nil {
+			yield(Event{}, err)
+			return after, false
+		}
+		if len(evs) == 0 {
+			return after, true
+		}
+		for _, ev := range evs {
+			if !yield(ev, nil) {
+				return after, false
+			}
+			after = ev.Seq
+		}
+	}
+	return after, true
+}
+
 // followStored yields a run's events from the store, polling until its
 // final event. liveEnded says the run's live log here ended without one, so
 // it is not followed again.
@@ -105,7 +135,7 @@ func (o *Orchestrator) followStored(ctx context.Context, runID string, after int
 		}
 		// Caught up. If the run is live here now (it was queued
 		// elsewhere... or just started), switch to its log.
-		if lr := o.liveRun(runID); lr != nil && !liveEnded {
+		if lr := o.liveRun(runID); lr != nil && !liveEnded && after >= lr.log.base {
 			var more bool
 			if after, more = followLive(ctx, lr.log, after, yield); !more {
 				return

@@ -81,12 +81,28 @@ type Run struct {
 	// it fences the run's writes so a run taken over from a dead instance
 	// cannot be written by that instance again.
 	Owner string `json:"-"`
-	Usage Usage  `json:"usage"`
+	// Spec is what the run was asked besides its question, kept so a run
+	// interrupted by a crash can be resumed; nil for runs stored before it.
+	Spec  *RunSpec `json:"-"`
+	Usage Usage    `json:"usage"`
 	// LastSeq is the seq of the last event the run has logged.
 	LastSeq    int64      `json:"last_seq"`
 	CreatedAt  time.Time  `json:"created_at"`
 	StartedAt  *time.Time `json:"started_at,omitempty"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
+}
+
+// RunSpec is the part of a RunRequest a run is executed with, besides its
+// user, session and question: what a resumed run needs to go on as it began.
+type RunSpec struct {
+	ToolNames    []string          `json:"tool_names,omitempty"`
+	ExcludeTools []string          `json:"exclude_tools,omitempty"`
+	ModelName    string            `json:"model_name,omitempty"`
+	ToolCallMode string            `json:"tool_call_mode,omitempty"`
+	Language     string            `json:"language,omitempty"`
+	Caller       Caller            `json:"caller,omitempty"`
+	MaxRounds    int               `json:"max_rounds,omitempty"`
+	Metadata     map[string]string `json:"metadata,omitempty"`
 }
 
 // Message roles.

@@ -53,6 +53,7 @@ type runRow struct {
 	Error        string     `bun:"error,notnull"`
 	ModelName    string     `bun:"model_name,notnull"`
 	Owner        string     `bun:"owner,notnull"`
+	Spec         *string    `bun:"spec"`
 	InputTokens  int64      `bun:"input_tokens,notnull"`
 	OutputTokens int64      `bun:"output_tokens,notnull"`
 	TotalTokens  int64      `bun:"total_tokens,notnull"`
@@ -172,8 +173,33 @@ func fromMessageRow(r *messageRow) (orchestrator.Message, error) {
 	return m, nil
 }
 
+// specText encodes a run's spec as stored (nil stays NULL).
+func specText(s *orchestrator.RunSpec) *string {
+	if s == nil {
+		return nil
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil // a RunSpec always encodes
+	}
+	return rawToText(b)
+}
+
+// textSpec decodes a stored spec; an unreadable one reads as none (the
+// run then cannot be resumed, only ended).
+func textSpec(t *string) *orchestrator.RunSpec {
+	if t == nil || *t == "" {
+		return nil
+	}
+	s := new(orchestrator.RunSpec)
+	if json.Unmarshal([]byte(*t), s) != nil {
+		return nil
+	}
+	return s
+}
+
 func toRunRow(r *orchestrator.Run) *runRow {
-	return &runRow{ID: r.ID, SessionID: r.SessionID, UserID: r.UserID, State: string(r.State),
+	return &runRow{Spec: specText(r.Spec), ID: r.ID, SessionID: r.SessionID, UserID: r.UserID, State: string(r.State),
 		StopReason: string(r.StopReason), Question: r.Question, Answer: r.Answer, Error: r.Error,
 		ModelName: r.ModelName, Owner: r.Owner, InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
 		TotalTokens: r.Usage.TotalTokens, LastSeq: r.LastSeq, CreatedAt: stamp(r.CreatedAt),
@@ -183,7 +209,7 @@ func toRunRow(r *orchestrator.Run) *runRow {
 func fromRunRow(r *runRow) *orchestrator.Run {
 	return &orchestrator.Run{ID: r.ID, SessionID: r.SessionID, UserID: r.UserID,
 		State: orchestrator.RunState(r.State), StopReason: orchestrator.StopReason(r.StopReason),
-		Question: r.Question, Answer: r.Answer, Error: r.Error, ModelName: r.ModelName, Owner: r.Owner,
+		Question: r.Question, Answer: r.Answer, Error: r.Error, ModelName: r.ModelName, Owner: r.Owner, Spec: textSpec(r.Spec),
 		Usage:   orchestrator.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, TotalTokens: r.TotalTokens},
 		LastSeq: r.LastSeq, CreatedAt: r.CreatedAt.UTC(), StartedAt: stampPtr(r.StartedAt), FinishedAt: stampPtr(r.FinishedAt)}
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -117,12 +118,11 @@ func TestFaultKill9(t *testing.T) {
 	}
 }
 
-func faultKill9(t *testing.T, dsn string) {
-	fake := &fakellm.Server{Chunks: 4}
-	model := httptest.NewServer(fake)
-	t.Cleanup(model.Close)
-	dir := dataDir(t)
-	port := freePort(t)
+// writeFaultConfig writes the configuration of a fault-suite server: the
+// fake model, commands for the tool scenarios, SQLite or PostgreSQL (dsn),
+// and extra YAML under concurrency.
+func writeFaultConfig(t *testing.T, dir string, port int, modelURL, dsn, concurrency string) string {
+	t.Helper()
 	storage := "storage:\n  backend: sqlite\n"
 	if dsn != "" {
 		storage = fmt.Sprintf("storage:\n  backend: postgres\n  postgres:\n    dsn: %q\n", dsn)
@@ -133,6 +133,7 @@ server:
   port: %d
 concurrency:
   lock_ttl_s: 30
+%s
 security:
   allow_commands: [sh, sleep, echo]
 llm:
@@ -142,12 +143,65 @@ llm:
       provider: local
       base_url: %q
       model: fake
-%s`, dir, port, model.URL+"/v1", storage)
+%s`, dir, port, concurrency, modelURL+"/v1", storage)
 	cfgPath := filepath.Join(dir, "wunder.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return cfgPath
+}
 
+// With concurrency.resume_interrupted, a run killed in a running tool goes
+// on after the restart: its follower sees "resumed", the tool (whose result
+// was never stored) runs again, and the run finishes.
+func TestFaultKill9Resume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process fault suite skipped in -short mode")
+	}
+	model := httptest.NewServer(&fakellm.Server{Chunks: 4})
+	t.Cleanup(model.Close)
+	dir, port := dataDir(t), freePort(t)
+	cfgPath := writeFaultConfig(t, dir, port, model.URL, "", "  resume_interrupted: true")
+	a := startWunder(t, cfgPath, port)
+	c := client.New(a.url, "", nil)
+	run, err := c.Submit(t.Context(), client.RunRequest{UserID: "resume", ToolNames: []string{"execute_command"},
+		Question: "run: sh -c 'echo started >> started.txt; sleep 2; echo slept'"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen int64
+	for ev, err := range c.Follow(t.Context(), "resume", run.ID, 0, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen = ev.Seq; ev.Type == "tool_call" {
+			break
+		}
+	}
+	started := filepath.Join(dir, "workspaces", "resume", "started.txt")
+	waitFor(t, 10*time.Second, "the command to start", func() bool { _, err := os.Stat(started); return err == nil })
+	a.kill9(t)
+	time.Sleep(time.Second) // the scenario: restart one second later
+	b := startWunder(t, cfgPath, port)
+	evs := collectFollowAfter(t, client.New(b.url, "", nil), "resume", run.ID, seen)
+	if len(evs) == 0 || evs[0].Seq != seen+1 || evs[0].Type != "progress" || !strings.Contains(string(evs[0].Data), "resumed") {
+		t.Fatalf("after the restart the follower got %v; want progress resumed at seq %d", evs, seen+1)
+	}
+	if f := finalOf(t, evs); f.State != "finished" || !strings.Contains(f.Answer, "slept") {
+		t.Fatalf("resumed run ended %+v", f)
+	}
+	if b, _ := os.ReadFile(started); strings.Count(string(b), "started") != 2 {
+		t.Fatalf("started.txt = %q; the tool whose result was never stored should have run again, once", b)
+	}
+}
+
+func faultKill9(t *testing.T, dsn string) {
+	fake := &fakellm.Server{Chunks: 4}
+	model := httptest.NewServer(fake)
+	t.Cleanup(model.Close)
+	dir := dataDir(t)
+	port := freePort(t)
+	cfgPath := writeFaultConfig(t, dir, port, model.URL, dsn, "")
 	a := startWunder(t, cfgPath, port)
 	c := client.New(a.url, "", nil)
 	// One run in a model call that never ends, one in a tool whose
@@ -237,8 +291,13 @@ llm:
 
 func collectFollow(t *testing.T, c *client.Client, user, runID string) []client.Event {
 	t.Helper()
+	return collectFollowAfter(t, c, user, runID, 0)
+}
+
+func collectFollowAfter(t *testing.T, c *client.Client, user, runID string, after int64) []client.Event {
+	t.Helper()
 	var evs []client.Event
-	for ev, err := range c.Follow(t.Context(), user, runID, 0, nil) {
+	for ev, err := range c.Follow(t.Context(), user, runID, after, nil) {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -109,6 +109,10 @@ type Concurrency struct {
 	// LockTTLSeconds (lock_ttl_s) is the time-to-live of a session lock,
 	// renewed by a heartbeat while the run lives. Default 30.
 	LockTTLSeconds int `yaml:"lock_ttl_s"`
+	// ResumeInterrupted resumes a run whose server died, on the server that
+	// finds it, from its last stored round, instead of ending it failed
+	// with stop_reason "interrupted". Default false.
+	ResumeInterrupted bool `yaml:"resume_interrupted"`
 }
 
 // QueueRetryAfter is queue_retry_after_s as a duration.

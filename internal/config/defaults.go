@@ -30,6 +30,7 @@ func Default() *Config {
 			PerUser:                1,
 			PerUserAgents:          0,
 			LockTTLSeconds:         30,
+			ResumeInterrupted:      false,
 		},
 		Security: Security{
 			AllowCommands: []string{

@@ -86,6 +86,12 @@ func cloneMessage(m orchestrator.Message) orchestrator.Message {
 
 func cloneRun(r orchestrator.Run) *orchestrator.Run {
 	r.StartedAt, r.FinishedAt = stampPtr(r.StartedAt), stampPtr(r.FinishedAt)
+	if r.Spec != nil {
+		// Through JSON, as the SQL store keeps it.
+		b, _ := json.Marshal(r.Spec)
+		r.Spec = new(orchestrator.RunSpec)
+		_ = json.Unmarshal(b, r.Spec)
+	}
 	return &r
 }
 
