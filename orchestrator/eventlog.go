@@ -31,13 +31,13 @@ type runLog struct {
 	// base is the seq before the first event of this log: 0, or the last
 	// stored seq of a run resumed after a crash. events[i] has seq
 	// base+i+1.
-	base int64
-	store            Store
-	log              *slog.Logger
-	now              func() time.Time
-	policy           EventPolicy
-	retryBudget      time.Duration
-	onBroken         func(error)
+	base        int64
+	store       Store
+	log         *slog.Logger
+	now         func() time.Time
+	policy      EventPolicy
+	retryBudget time.Duration
+	onBroken    func(error)
 
 	// mu guards the fields below.
 	mu        sync.Mutex
