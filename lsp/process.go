@@ -55,25 +55,8 @@ func startProcess(_ context.Context, srv ServerConfig, root string) (*transport,
 	cmd.Env = serverEnv(os.LookupEnv, srv.Env)
 	stderr := &tailBuffer{max: 4 << 10}
 	cmd.Stderr = stderr
-	// Plain pipes rather than cmd's: proc waits for the server at once, and
-	// cmd.Wait would close a StdoutPipe under the reader.
-	inR, inW, err := os.Pipe()
+	p, inW, outR, err := proc.StartPiped(cmd)
 	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	cmd.Stdin, cmd.Stdout = inR, outW
-	p, err := proc.Start(cmd, inW)
-	inR.Close() // the server holds its own copies
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
 		return nil, fmt.Errorf("lsp: start %s: %w", srv.ID, err)
 	}
 	return &transport{

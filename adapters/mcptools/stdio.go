@@ -88,25 +88,8 @@ func (t *stdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	cmd.Dir = t.cfg.Dir
 	cmd.Env = stdioEnv(t.cfg.Env, t.depth)
 	cmd.Stderr = logWriter(t.log)
-	// Plain pipes rather than cmd's: proc waits for the child at once, and
-	// cmd.Wait would close a StdoutPipe under a reader still draining it.
-	inR, inW, err := os.Pipe()
+	p, inW, outR, err := proc.StartPiped(cmd)
 	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	cmd.Stdin, cmd.Stdout = inR, outW
-	p, err := proc.Start(cmd, inW)
-	inR.Close() // the child holds its own copies
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
 		return nil, err
 	}
 	t.mu.Lock()

@@ -197,3 +197,31 @@ func (p *Process) stop(grace time.Duration) error {
 	}
 	return fmt.Errorf("%w: pid %d survived SIGKILL for %v", ErrUnresponsive, p.Pid(), grace)
 }
+
+// StartPiped starts cmd like [Start] with its standard input and output
+// connected to the returned pipe ends (a stdio protocol: MCP, LSP); stdin
+// is also closed by [Process.Stop]. The pipes are plain os.Pipe ends, not
+// exec.Cmd's: the Process waits for the child at once, and cmd.Wait would
+// close a StdoutPipe under a reader still draining it.
+func StartPiped(cmd *exec.Cmd) (p *Process, stdin, stdout *os.File, err error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, nil, nil, err
+	}
+	cmd.Stdin, cmd.Stdout = inR, outW
+	p, err = Start(cmd, inW)
+	inR.Close() // the child holds its own copies
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, nil, nil, err
+	}
+	return p, inW, outR, nil
+}
