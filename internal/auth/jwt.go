@@ -1,0 +1,421 @@
+package auth
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// Errors of the JWT verifier. Every rejected token gives an error for which
+// errors.Is(err, ErrInvalidToken) holds; ErrExpired, ErrNotYetValid and
+// ErrUnknownKey narrow it down. No error carries any part of the token.
+var (
+	ErrInvalidToken = errors.New("auth: invalid token")
+	ErrExpired      = fmt.Errorf("%w: expired", ErrInvalidToken)
+	ErrNotYetValid  = fmt.Errorf("%w: not yet valid", ErrInvalidToken)
+	ErrUnknownKey   = fmt.Errorf("%w: unknown signing key", ErrInvalidToken)
+	// ErrKeysUnavailable is NewJWTVerifier's error when the JWKS cannot be
+	// fetched or holds no usable key.
+	ErrKeysUnavailable = errors.New("auth: identity provider keys unavailable")
+)
+
+// The reasons a token is rejected besides the sentinels above; fixed
+// strings, so an error never echoes what the caller sent.
+var (
+	errMalformed = fmt.Errorf("%w: malformed", ErrInvalidToken)
+	errAlgorithm = fmt.Errorf("%w: algorithm not accepted", ErrInvalidToken)
+	errSignature = fmt.Errorf("%w: bad signature", ErrInvalidToken)
+	errIssuer    = fmt.Errorf("%w: wrong issuer", ErrInvalidToken)
+	errAudience  = fmt.Errorf("%w: wrong audience", ErrInvalidToken)
+	errMissing   = fmt.Errorf("%w: missing required claim", ErrInvalidToken)
+	errClaims    = fmt.Errorf("%w: invalid claims", ErrInvalidToken)
+	errUser      = fmt.Errorf("%w: missing user claim", ErrInvalidToken)
+	errRoles     = fmt.Errorf("%w: bad roles claim", ErrInvalidToken)
+)
+
+// DefaultJWTAlgorithms are the signature algorithms accepted when
+// JWTOptions.Algorithms is nil: every asymmetric algorithm a JWKS can carry.
+var DefaultJWTAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+// maxTokenBytes bounds the size of a token Verify parses.
+const maxTokenBytes = 16 << 10
+
+// JWTOptions configures a JWTVerifier. Issuer, Audience and JWKSURL are
+// required; every other field has the default stated on it.
+type JWTOptions struct {
+	// Issuer must equal the token's "iss" claim.
+	Issuer string
+	// Audience must be one of the token's "aud" values.
+	Audience string
+	// JWKSURL is where the identity provider publishes its keys: https, or
+	// http on a loopback host.
+	JWKSURL string
+	// UserClaim names the claim that carries the user id; default "sub".
+	// A name with dots that is not a claim itself is a path into nested
+	// objects ("ext.uid").
+	UserClaim string
+	// RolesClaim names an optional claim with the user's roles, a list of
+	// strings or one space-separated string ("roles", "realm_access.roles").
+	// Only "admin" and "user" are kept. Empty means no roles are read.
+	RolesClaim string
+	// Leeway is the clock skew allowed on exp, nbf and iat; default none.
+	Leeway time.Duration
+	// HTTPClient fetches the JWKS; default a client with a 10s timeout.
+	HTTPClient *http.Client
+	// RefreshInterval is how often the key set is fetched again; default
+	// one hour. A token naming an unknown key also triggers a fetch, at
+	// most once per minRefetch.
+	RefreshInterval time.Duration
+	// Algorithms lists the accepted "alg" values; default
+	// DefaultJWTAlgorithms. "none" and HMAC algorithms are refused: a JWKS
+	// publishes public keys, and HMAC with one as its secret is forgeable.
+	Algorithms []string
+}
+
+// Claims is what a verified token says about its bearer.
+type Claims struct {
+	UserID    string
+	Roles     []string // "admin" and/or "user"; empty when not given
+	ExpiresAt time.Time
+}
+
+// JWTVerifier checks JWTs from one identity provider. It is safe for
+// concurrent use.
+type JWTVerifier struct {
+	opts   JWTOptions
+	keys   *keyCache
+	parser *jwt.Parser
+	now    func() time.Time // the clock; replaced in tests
+}
+
+// NewJWTVerifier checks opts, fetches the key set once and returns the
+// verifier. A JWKS that cannot be fetched or has no usable key is
+// ErrKeysUnavailable.
+func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) {
+	if err := jwtDefaults(&opts); err != nil {
+		return nil, err
+	}
+	v := &JWTVerifier{opts: opts, now: time.Now}
+	v.keys = &keyCache{url: opts.JWKSURL, client: opts.HTTPClient, refresh: opts.RefreshInterval}
+	v.parser = jwt.NewParser(
+		jwt.WithValidMethods(opts.Algorithms),
+		jwt.WithIssuer(opts.Issuer),
+		jwt.WithAudience(opts.Audience),
+		jwt.WithLeeway(opts.Leeway),
+		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
+		jwt.WithTimeFunc(func() time.Time { return v.now() }),
+	)
+	v.keys.inflight, v.keys.triedAt = make(chan struct{}), v.now()
+	if err := v.keys.fetch(ctx, v.now()); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// jwtDefaults fills in the defaults of opts and rejects what cannot work.
+func jwtDefaults(opts *JWTOptions) error {
+	if opts.Issuer == "" || opts.Audience == "" || opts.JWKSURL == "" {
+		return errors.New("auth: jwt: issuer, audience and jwks_url are required")
+	}
+	u, err := url.Parse(opts.JWKSURL)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname()))) {
+		return errors.New("auth: jwt: jwks_url must be an https URL (or http on a loopback host)")
+	}
+	if opts.Leeway < 0 || opts.RefreshInterval < 0 {
+		return errors.New("auth: jwt: leeway and refresh interval must not be negative")
+	}
+	if opts.UserClaim == "" {
+		opts.UserClaim = "sub"
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if opts.RefreshInterval == 0 {
+		opts.RefreshInterval = time.Hour
+	}
+	if opts.Algorithms == nil {
+		opts.Algorithms = DefaultJWTAlgorithms
+	}
+	if len(opts.Algorithms) == 0 {
+		return errors.New("auth: jwt: no algorithms accepted")
+	}
+	for _, alg := range opts.Algorithms {
+		if !slices.Contains(DefaultJWTAlgorithms, alg) {
+			return fmt.Errorf("auth: jwt: algorithm %q not supported (only asymmetric ones are)", alg)
+		}
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Verify checks raw's signature against the provider's keys and its
+// issuer, audience and times, and returns its claims.
+func (v *JWTVerifier) Verify(ctx context.Context, raw string) (Claims, error) {
+	if raw == "" || len(raw) > maxTokenBytes {
+		return Claims{}, errMalformed
+	}
+	claims := jwt.MapClaims{}
+	tok, err := v.parser.ParseWithClaims(raw, claims, func(t *jwt.Token) (any, error) {
+		kid, _ := t.Header["kid"].(string)
+		return v.keys.get(ctx, kid, t.Method.Alg(), v.now())
+	})
+	if err != nil {
+		return Claims{}, v.classify(tok, err)
+	}
+	var c Claims
+	if c.UserID, _ = claimAt(claims, v.opts.UserClaim).(string); c.UserID == "" {
+		return Claims{}, errUser
+	}
+	if v.opts.RolesClaim != "" {
+		if c.Roles, err = parseRoles(claimAt(claims, v.opts.RolesClaim)); err != nil {
+			return Claims{}, err
+		}
+	}
+	if exp, err := claims.GetExpirationTime(); err == nil && exp != nil {
+		c.ExpiresAt = exp.Time
+	}
+	return c, nil
+}
+
+// classify maps a parse error to one of the fixed errors above.
+func (v *JWTVerifier) classify(tok *jwt.Token, err error) error {
+	if tok != nil && tok.Method != nil && !slices.Contains(v.opts.Algorithms, tok.Method.Alg()) {
+		return errAlgorithm
+	}
+	for _, m := range []struct{ jwt, ours error }{
+		{ErrUnknownKey, ErrUnknownKey},
+		{jwt.ErrTokenMalformed, errMalformed},
+		{jwt.ErrTokenUnverifiable, errMalformed},
+		{jwt.ErrTokenSignatureInvalid, errSignature},
+		{jwt.ErrTokenInvalidIssuer, errIssuer},
+		{jwt.ErrTokenInvalidAudience, errAudience},
+		{jwt.ErrTokenRequiredClaimMissing, errMissing},
+		{jwt.ErrTokenExpired, ErrExpired},
+		{jwt.ErrTokenNotValidYet, ErrNotYetValid},
+		{jwt.ErrTokenUsedBeforeIssued, ErrNotYetValid},
+	} {
+		if errors.Is(err, m.jwt) {
+			return m.ours
+		}
+	}
+	return errClaims
+}
+
+// claimAt returns the claim called name, or, when there is none and name
+// has dots, the value at that path through nested objects.
+func claimAt(claims map[string]any, name string) any {
+	if v, ok := claims[name]; ok || !strings.Contains(name, ".") {
+		return v
+	}
+	var cur any = claims
+	for part := range strings.SplitSeq(name, ".") {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil
+		}
+		cur = m[part]
+	}
+	return cur
+}
+
+// parseRoles reads a roles claim: absent, a list of strings or one
+// space-separated string. It keeps "admin" and "user", once each.
+func parseRoles(v any) ([]string, error) {
+	var all []string
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		all = strings.Fields(v)
+	case []any:
+		for _, e := range v {
+			s, ok := e.(string)
+			if !ok {
+				return nil, errRoles
+			}
+			all = append(all, s)
+		}
+	default:
+		return nil, errRoles
+	}
+	var roles []string
+	for _, r := range all {
+		if (r == "admin" || r == "user") && !slices.Contains(roles, r) {
+			roles = append(roles, r)
+		}
+	}
+	return roles, nil
+}
+
+// minRefetch spaces the fetches a token with an unknown key triggers, so
+// made-up kids cannot make wunder hammer the identity provider.
+const minRefetch = 15 * time.Second
+
+// maxJWKSBytes bounds the key set document.
+const maxJWKSBytes = 1 << 20
+
+// jwksKey is one usable key of the set.
+type jwksKey struct {
+	kid, alg string // alg is empty when the JWK does not pin one
+	key      crypto.PublicKey
+}
+
+// keyCache holds the provider's keys, fetched again when they are older
+// than refresh or a token names a kid it lacks (at most once per
+// minRefetch). One fetch runs at a time; other callers wait for it.
+type keyCache struct {
+	url     string
+	client  *http.Client
+	refresh time.Duration
+
+	// mu guards the fields below.
+	mu        sync.Mutex
+	keys      []jwksKey
+	fetchedAt time.Time     // last successful fetch
+	triedAt   time.Time     // last attempt
+	inflight  chan struct{} // closed when the running fetch ends
+}
+
+// get returns the key for kid that can check alg.
+func (c *keyCache) get(ctx context.Context, kid, alg string, now time.Time) (crypto.PublicKey, error) {
+	c.mu.Lock()
+	if k, found := lookup(c.keys, kid, alg); found && now.Sub(c.fetchedAt) < c.refresh {
+		c.mu.Unlock()
+		return k, nil
+	}
+	if c.inflight == nil && now.Sub(c.triedAt) >= minRefetch {
+		c.inflight, c.triedAt = make(chan struct{}), now
+		c.mu.Unlock()
+		_ = c.fetch(ctx, now) // on failure the keys we have stay in use
+	} else {
+		wait := c.inflight
+		c.mu.Unlock()
+		if wait != nil {
+			select {
+			case <-wait:
+			case <-ctx.Done():
+			}
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k, found := lookup(c.keys, kid, alg); found {
+		return k, nil
+	}
+	return nil, ErrUnknownKey
+}
+
+// fetch downloads and parses the key set, replaces the cached keys and
+// ends the fetch the caller began by setting inflight.
+func (c *keyCache) fetch(ctx context.Context, now time.Time) error {
+	keys, err := c.download(context.WithoutCancel(ctx))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err == nil {
+		c.keys, c.fetchedAt = keys, now
+	}
+	close(c.inflight)
+	c.inflight = nil
+	return err
+}
+
+func (c *keyCache) download(ctx context.Context) ([]jwksKey, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrKeysUnavailable, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrKeysUnavailable, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%w: jwks answered %s", ErrKeysUnavailable, resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrKeysUnavailable, err)
+	}
+	var doc struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	if err := json.Unmarshal(body, &doc); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrKeysUnavailable, err)
+	}
+	var keys []jwksKey
+	for _, raw := range doc.Keys { // one key the parser does not know spoils no other
+		var jk jose.JSONWebKey
+		if jk.UnmarshalJSON(raw) != nil || !jk.Valid() || (jk.Use != "" && jk.Use != "sig") {
+			continue
+		}
+		k := jwksKey{kid: jk.KeyID, alg: jk.Algorithm, key: jk.Public().Key} // a private key published by mistake counts as its public half
+		if slices.ContainsFunc(DefaultJWTAlgorithms, func(alg string) bool { return fits(k, alg) }) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("%w: no usable signing key in the set", ErrKeysUnavailable)
+	}
+	return keys, nil
+}
+
+// lookup finds the key named kid that fits alg; a token without a kid is
+// checked with the set's only key that fits alg.
+func lookup(keys []jwksKey, kid, alg string) (crypto.PublicKey, bool) {
+	var match []jwksKey
+	for _, k := range keys {
+		if (kid == "" || k.kid == kid) && fits(k, alg) {
+			match = append(match, k)
+		}
+	}
+	if len(match) != 1 && (kid == "" || len(match) == 0) {
+		return nil, false
+	}
+	return match[0].key, true
+}
+
+// fits reports whether k can check a signature made with alg.
+func fits(k jwksKey, alg string) bool {
+	if k.alg != "" && k.alg != alg {
+		return false
+	}
+	switch key := k.key.(type) {
+	case *rsa.PublicKey:
+		return (strings.HasPrefix(alg, "RS") || strings.HasPrefix(alg, "PS")) && key.N.BitLen() >= 2048
+	case *ecdsa.PublicKey:
+		return (alg == "ES256" && key.Curve == elliptic.P256()) ||
+			(alg == "ES384" && key.Curve == elliptic.P384()) ||
+			(alg == "ES512" && key.Curve == elliptic.P521())
+	case ed25519.PublicKey:
+		return alg == "EdDSA"
+	}
+	return false
+}
