@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"cmp"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -54,8 +55,13 @@ var (
 // JWTOptions.Algorithms is nil: every asymmetric algorithm a JWKS can carry.
 var DefaultJWTAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
-// maxTokenBytes bounds the size of a token Verify parses.
-const maxTokenBytes = 16 << 10
+const (
+	maxTokenBytes = 16 << 10 // the largest token Verify parses
+	maxJWKSBytes  = 1 << 20  // the largest key set document read
+	// minRefetch spaces the fetches a token with an unknown key triggers,
+	// so made-up kids cannot make wunder hammer the identity provider.
+	minRefetch = 15 * time.Second
+)
 
 // JWTOptions configures a JWTVerifier. Issuer, Audience and JWKSURL are
 // required; every other field has the default stated on it.
@@ -136,20 +142,21 @@ func jwtDefaults(opts *JWTOptions) error {
 		return errors.New("auth: jwt: issuer, audience and jwks_url are required")
 	}
 	u, err := url.Parse(opts.JWKSURL)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && isLoopback(u.Hostname()))) {
+	if err != nil || u.Host == "" {
+		return errors.New("auth: jwt: jwks_url is not a URL")
+	}
+	ip := net.ParseIP(u.Hostname())
+	loopback := u.Hostname() == "localhost" || (ip != nil && ip.IsLoopback())
+	if u.Scheme != "https" && !(u.Scheme == "http" && loopback) {
 		return errors.New("auth: jwt: jwks_url must be an https URL (or http on a loopback host)")
 	}
 	if opts.Leeway < 0 || opts.RefreshInterval < 0 {
 		return errors.New("auth: jwt: leeway and refresh interval must not be negative")
 	}
-	if opts.UserClaim == "" {
-		opts.UserClaim = "sub"
-	}
+	opts.UserClaim = cmp.Or(opts.UserClaim, "sub")
+	opts.RefreshInterval = cmp.Or(opts.RefreshInterval, time.Hour)
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
-	}
-	if opts.RefreshInterval == 0 {
-		opts.RefreshInterval = time.Hour
 	}
 	if opts.Algorithms == nil {
 		opts.Algorithms = DefaultJWTAlgorithms
@@ -163,14 +170,6 @@ func jwtDefaults(opts *JWTOptions) error {
 		}
 	}
 	return nil
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Verify checks raw's signature against the provider's keys and its
@@ -272,13 +271,6 @@ func parseRoles(v any) ([]string, error) {
 	return roles, nil
 }
 
-// minRefetch spaces the fetches a token with an unknown key triggers, so
-// made-up kids cannot make wunder hammer the identity provider.
-const minRefetch = 15 * time.Second
-
-// maxJWKSBytes bounds the key set document.
-const maxJWKSBytes = 1 << 20
-
 // jwksKey is one usable key of the set.
 type jwksKey struct {
 	kid, alg string // alg is empty when the JWK does not pin one
@@ -311,7 +303,9 @@ func (c *keyCache) get(ctx context.Context, kid, alg string, now time.Time) (cry
 	if c.inflight == nil && now.Sub(c.triedAt) >= minRefetch {
 		c.inflight, c.triedAt = make(chan struct{}), now
 		c.mu.Unlock()
-		_ = c.fetch(ctx, now) // on failure the keys we have stay in use
+		// Others wait for this fetch: it must not end with this request. On
+		// failure the keys we have stay in use.
+		_ = c.fetch(context.WithoutCancel(ctx), now)
 	} else {
 		wait := c.inflight
 		c.mu.Unlock()
@@ -333,42 +327,39 @@ func (c *keyCache) get(ctx context.Context, kid, alg string, now time.Time) (cry
 // fetch downloads and parses the key set, replaces the cached keys and
 // ends the fetch the caller began by setting inflight.
 func (c *keyCache) fetch(ctx context.Context, now time.Time) error {
-	keys, err := c.download(context.WithoutCancel(ctx))
+	keys, err := c.download(ctx)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if err == nil {
-		c.keys, c.fetchedAt = keys, now
-	}
 	close(c.inflight)
 	c.inflight = nil
-	return err
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrKeysUnavailable, err)
+	}
+	c.keys, c.fetchedAt = keys, now
+	return nil
 }
 
+// download reads the key set and keeps the keys that can check a signature.
 func (c *keyCache) download(ctx context.Context) ([]jwksKey, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrKeysUnavailable, err)
+		return nil, err
 	}
-	req.Header.Set("Accept", "application/json")
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrKeysUnavailable, err)
+		return nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%w: jwks answered %s", ErrKeysUnavailable, resp.Status)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxJWKSBytes))
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrKeysUnavailable, err)
+		return nil, fmt.Errorf("jwks answered %s", resp.Status)
 	}
 	var doc struct {
 		Keys []json.RawMessage `json:"keys"`
 	}
-	if err := json.Unmarshal(body, &doc); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrKeysUnavailable, err)
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxJWKSBytes)).Decode(&doc); err != nil {
+		return nil, fmt.Errorf("jwks: %w", err)
 	}
 	var keys []jwksKey
 	for _, raw := range doc.Keys { // one key the parser does not know spoils no other
@@ -382,7 +373,7 @@ func (c *keyCache) download(ctx context.Context) ([]jwksKey, error) {
 		}
 	}
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("%w: no usable signing key in the set", ErrKeysUnavailable)
+		return nil, errors.New("no usable signing key in the jwks")
 	}
 	return keys, nil
 }
