@@ -129,8 +129,9 @@ func NewJWTVerifier(ctx context.Context, opts JWTOptions) (*JWTVerifier, error) 
 		jwt.WithIssuedAt(),
 		jwt.WithTimeFunc(func() time.Time { return v.now() }),
 	)
-	v.keys.inflight, v.keys.triedAt = make(chan struct{}), v.now()
-	if err := v.keys.fetch(ctx, v.now()); err != nil {
+	now := v.now()
+	v.keys.inflight, v.keys.triedAt = make(chan struct{}), now
+	if err := v.keys.fetch(ctx, now); err != nil {
 		return nil, err
 	}
 	return v, nil

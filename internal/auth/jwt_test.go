@@ -11,6 +11,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -96,14 +97,14 @@ type clock struct {
 func (c *clock) now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
-// newVerifier builds a verifier on a clock that starts now.
+// newVerifier builds a verifier on a clock that stands at its first fetch.
 func newVerifier(t testing.TB, opts JWTOptions) (*JWTVerifier, *clock) {
 	t.Helper()
 	v, err := NewJWTVerifier(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("NewJWTVerifier: %v", err)
 	}
-	c := &clock{t: time.Now()}
+	c := &clock{t: v.keys.triedAt}
 	v.now = c.now
 	return v, c
 }
@@ -358,19 +359,19 @@ func TestKeySetLookup(t *testing.T) {
 func TestVerifyConcurrent(t *testing.T) {
 	p := newIDP(t, pub("k1", "RS256", rsaKey()))
 	v, c := newVerifier(t, p.opts())
-	good := sign(t, jwt.SigningMethodRS256, "k1", rsaKey(), claims(c.now()))
-	unknown := sign(t, jwt.SigningMethodRS256, "k9", rsaKey(), claims(c.now()))
-	c.advance(minRefetch) // unknown kids may now fetch again: all goroutines race for it
+	p.serve(t, pub("k1", "RS256", rsaKey()), pub("k2", "RS256", rsaKey2()))
+	c.advance(minRefetch) // new kids may fetch again: the goroutines race for it
+	toks := []string{
+		sign(t, jwt.SigningMethodRS256, "k1", rsaKey(), claims(c.now())),  // known
+		sign(t, jwt.SigningMethodRS256, "k2", rsaKey2(), claims(c.now())), // new: every caller waits for the one fetch
+		sign(t, jwt.SigningMethodRS256, "k9", rsaKey(), claims(c.now())),  // unknown
+	}
 	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for i := range 16 {
+	errs := make(chan error, 30)
+	for i := range 30 {
 		wg.Go(func() {
-			tok := good
-			if i%2 == 1 {
-				tok = unknown
-			}
-			if _, err := v.Verify(t.Context(), tok); (err == nil) != (tok == good) {
-				errs <- err
+			if _, err := v.Verify(t.Context(), toks[i%3]); (err == nil) != (i%3 < 2) {
+				errs <- fmt.Errorf("token %d: %v", i%3, err)
 			}
 		})
 	}
