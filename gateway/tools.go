@@ -22,11 +22,12 @@ func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 }
 
 type promptRequest struct {
-	UserID       string   `json:"user_id"`
-	ToolNames    []string `json:"tool_names"`
-	ModelName    string   `json:"model_name"`
-	ToolCallMode string   `json:"tool_call_mode"`
-	Language     string   `json:"language"`
+	UserID        string   `json:"user_id"`
+	ToolNames     []string `json:"tool_names"`
+	PreloadSkills []string `json:"preload_skills"`
+	ModelName     string   `json:"model_name"`
+	ToolCallMode  string   `json:"tool_call_mode"`
+	Language      string   `json:"language"`
 }
 
 // handleSystemPrompt is POST /wunder/system_prompt: the system prompt a run
@@ -46,7 +47,7 @@ func (s *Server) handleSystemPrompt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	prompt, err := s.b.SystemPrompt(r.Context(), orchestrator.PromptRequest{
-		UserID: userID, ToolNames: req.ToolNames, ModelName: req.ModelName, ToolCallMode: req.ToolCallMode, Language: req.Language,
+		UserID: userID, ToolNames: req.ToolNames, PreloadSkills: req.PreloadSkills, ModelName: req.ModelName, ToolCallMode: req.ToolCallMode, Language: req.Language,
 	})
 	if err != nil {
 		writeError(w, r, err)

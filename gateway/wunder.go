@@ -12,15 +12,17 @@ var errForbiddenUser = fmt.Errorf("%w: this credential acts for another user", o
 
 // wunderRequest is the body of POST /wunder and POST /wunder/runs.
 type wunderRequest struct {
-	UserID       string   `json:"user_id"`
-	Question     string   `json:"question"`
-	ToolNames    []string `json:"tool_names"`
-	Stream       *bool    `json:"stream"`
-	SessionID    string   `json:"session_id"`
-	ModelName    string   `json:"model_name"`
-	ToolCallMode string   `json:"tool_call_mode"`
-	Language     string   `json:"language"`
-	MaxRounds    int      `json:"max_rounds"`
+	UserID    string   `json:"user_id"`
+	Question  string   `json:"question"`
+	ToolNames []string `json:"tool_names"`
+	// PreloadSkills are skills loaded from the start.
+	PreloadSkills []string `json:"preload_skills"`
+	Stream        *bool    `json:"stream"`
+	SessionID     string   `json:"session_id"`
+	ModelName     string   `json:"model_name"`
+	ToolCallMode  string   `json:"tool_call_mode"`
+	Language      string   `json:"language"`
+	MaxRounds     int      `json:"max_rounds"`
 }
 
 // wunderResponse is the non-streaming answer of POST /wunder.
@@ -54,7 +56,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Ru
 		return nil, nil, false
 	}
 	run, err := s.b.Start(r.Context(), orchestrator.RunRequest{
-		UserID: userID, SessionID: req.SessionID, Question: req.Question, ToolNames: req.ToolNames,
+		UserID: userID, SessionID: req.SessionID, Question: req.Question, ToolNames: req.ToolNames, PreloadSkills: req.PreloadSkills,
 		ModelName: req.ModelName, ToolCallMode: req.ToolCallMode, Language: req.Language,
 		MaxRounds: req.MaxRounds, Caller: orchestrator.CallerUser,
 	})

@@ -183,7 +183,7 @@ func (o *Orchestrator) newLiveRun(req RunRequest, x execution, locks []string, r
 
 // specOf is what a run keeps of its request to be resumed.
 func specOf(req RunRequest) *RunSpec {
-	return &RunSpec{ToolNames: req.ToolNames, ExcludeTools: req.ExcludeTools, ModelName: req.ModelName,
+	return &RunSpec{ToolNames: req.ToolNames, ExcludeTools: req.ExcludeTools, PreloadSkills: req.PreloadSkills, ModelName: req.ModelName,
 		ToolCallMode: req.ToolCallMode, Language: req.Language, Caller: req.Caller, MaxRounds: req.MaxRounds,
 		Metadata: req.Metadata}
 }

@@ -62,6 +62,11 @@ type loop struct {
 	// lastInputTokens is what the model reported for the last request.
 	lastInputTokens  int
 	compactionFailed bool
+	// pp is the run's fixed part of the system prompt; sel is what the
+	// current model call offers (the run's selection as the toolsets'
+	// contributions adjust it).
+	pp  promptParams
+	sel *Selection
 }
 
 func (l *loop) run(ctx context.Context) outcome {
@@ -75,7 +80,12 @@ func (l *loop) run(ctx context.Context) outcome {
 		return l.fail(ctx, "store", fmt.Errorf("load history: %w", err))
 	}
 	history = fromLastSummary(history)
-	system := Message{Role: RoleSystem, Content: o.systemPrompt(ctx, lr.userID, lr.language, lr.mode, lr.sel)}
+	// The system prompt is rebuilt before every model call: toolsets that
+	// contribute to it (loaded skills) follow the history.
+	l.pp = promptParams{userID: lr.userID, sessionID: lr.sessionID, lang: lr.language, mode: lr.mode,
+		workspace: o.workspaceSummary(ctx, lr.userID), preload: lr.req.PreloadSkills, sel: lr.sel}
+	l.sel = lr.sel
+	system := Message{Role: RoleSystem}
 	msgs := append([]Message{system}, history...)
 	// A resumed run finds its question and stored rounds in the history.
 	runStart, done := -1, 0
@@ -103,6 +113,7 @@ func (l *loop) run(ctx context.Context) outcome {
 		if ctx.Err() != nil {
 			return l.cancelled()
 		}
+		msgs[0].Content, l.sel = o.promptSelection(ctx, l.pp, msgs)
 		msgs, runStart = l.maybeCompact(ctx, msgs, runStart)
 		resp, err := l.callModel(ctx, msgs)
 		if err != nil {
@@ -182,9 +193,9 @@ func (l *loop) callModel(ctx context.Context, msgs []Message) (*ModelResponse, e
 		Stop:        lr.settings.Stop,
 	}
 	if lr.mode == ModeFunctionCall {
-		req.Tools = lr.sel.WireSpecs()
+		req.Tools = l.sel.WireSpecs()
 	}
-	l.log.emit(EventLLMRequest, LLMRequestData{Round: l.round, Model: lr.settings.Name, Messages: len(req.Messages), Tools: len(lr.sel.order), Mode: lr.mode})
+	l.log.emit(EventLLMRequest, LLMRequestData{Round: l.round, Model: lr.settings.Name, Messages: len(req.Messages), Tools: len(l.sel.order), Mode: lr.mode})
 	var resp *ModelResponse
 	for ev, err := range lr.model.Generate(ctx, req) {
 		if err != nil {
@@ -245,11 +256,11 @@ func (l *loop) toolCalls(resp *ModelResponse) []pendingCall {
 			pc.call.ID = fmt.Sprintf("call_%d_%d", l.round, i+1)
 		}
 		if pc.err == "" {
-			if t, ok := l.lr.sel.Lookup(pc.call.Name); ok {
+			if t, ok := l.sel.Lookup(pc.call.Name); ok {
 				pc.tool = t
 				pc.call.Name = t.Spec().Name
 			} else {
-				pc.err = fmt.Sprintf("unknown tool %q; available tools: %s", pc.call.Name, strings.Join(l.lr.sel.Names(), ", "))
+				pc.err = fmt.Sprintf("unknown tool %q; available tools: %s", pc.call.Name, strings.Join(l.sel.Names(), ", "))
 			}
 		}
 		out = append(out, pc)

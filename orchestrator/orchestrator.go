@@ -183,7 +183,10 @@ type RunRequest struct {
 	ToolNames []string
 	// ExcludeTools are never offered (e.g. wunder@run to the run it starts).
 	ExcludeTools []string
-	ModelName    string
+	// PreloadSkills are skills loaded from the run's first model call on
+	// (toolsets that are [PromptContributor]s read them).
+	PreloadSkills []string
+	ModelName     string
 	// ToolCallMode overrides the model's: tool_call or function_call.
 	ToolCallMode string
 	// Language of the prompt: en or zh; empty = the default.

@@ -58,6 +58,8 @@ type promptInput struct {
 	Tools     []ToolSpec
 	Workspace string
 	WireSep   string
+	// Extra are the toolsets' contributions ([PromptContributor]).
+	Extra []string
 }
 
 // promptBuilder renders system prompts, caching them by their inputs.
@@ -139,6 +141,10 @@ func renderPrompt(in promptInput) string {
 			fmt.Fprintf(&sb, ": %s\n  %s: %s", oneLine(spec.Description), t.schemaLabel, compactJSON(spec.InputSchema))
 		}
 	}
+	for _, e := range in.Extra {
+		sb.WriteString("\n\n")
+		sb.WriteString(strings.TrimSpace(e))
+	}
 	sb.WriteString("\n\n")
 	sb.WriteString(t.workspaceHead)
 	sb.WriteString("\n")
@@ -176,6 +182,8 @@ type PromptRequest struct {
 	ModelName    string
 	ToolCallMode string
 	Language     string
+	// PreloadSkills are loaded from the start, as a run's would be.
+	PreloadSkills []string
 }
 
 // SystemPrompt renders the system prompt a run with these parameters would
@@ -195,17 +203,8 @@ func (o *Orchestrator) SystemPrompt(ctx context.Context, req PromptRequest) (str
 	if err != nil {
 		return "", err
 	}
-	return o.systemPrompt(ctx, req.UserID, firstNonEmpty(req.Language, o.opts.DefaultLanguage), firstNonEmpty(mode, ModeToolCall), sel), nil
-}
-
-func (o *Orchestrator) systemPrompt(ctx context.Context, userID, lang, mode string, sel *Selection) string {
-	var ws string
-	if o.opts.Workspace != nil {
-		s, err := o.opts.Workspace.Summary(ctx, userID)
-		if err != nil {
-			o.log.WarnContext(ctx, "workspace summary unavailable", "user_id", userID, "err", err)
-		}
-		ws = s
-	}
-	return o.prompts.build(promptInput{Language: lang, Mode: mode, Tools: sel.Specs(), Workspace: ws, WireSep: o.tools.Separator()})
+	p := promptParams{userID: req.UserID, lang: firstNonEmpty(req.Language, o.opts.DefaultLanguage), mode: firstNonEmpty(mode, ModeToolCall),
+		workspace: o.workspaceSummary(ctx, req.UserID), preload: req.PreloadSkills, sel: sel}
+	prompt, _ := o.promptSelection(ctx, p, nil)
+	return prompt, nil
 }

@@ -116,7 +116,7 @@ func (o *Orchestrator) resume(ctx context.Context, r *Run) error {
 		return errors.New("the run was stored without its request")
 	}
 	sp := r.Spec
-	req := RunRequest{UserID: r.UserID, SessionID: r.SessionID, Question: r.Question, ToolNames: sp.ToolNames,
+	req := RunRequest{UserID: r.UserID, SessionID: r.SessionID, Question: r.Question, ToolNames: sp.ToolNames, PreloadSkills: sp.PreloadSkills,
 		ExcludeTools: sp.ExcludeTools, ModelName: sp.ModelName, ToolCallMode: sp.ToolCallMode, Language: sp.Language,
 		Caller: sp.Caller, MaxRounds: sp.MaxRounds, Metadata: sp.Metadata}
 	x, err := o.prepare(ctx, req)

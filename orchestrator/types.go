@@ -95,14 +95,15 @@ type Run struct {
 // RunSpec is the part of a RunRequest a run is executed with, besides its
 // user, session and question: what a resumed run needs to go on as it began.
 type RunSpec struct {
-	ToolNames    []string          `json:"tool_names,omitempty"`
-	ExcludeTools []string          `json:"exclude_tools,omitempty"`
-	ModelName    string            `json:"model_name,omitempty"`
-	ToolCallMode string            `json:"tool_call_mode,omitempty"`
-	Language     string            `json:"language,omitempty"`
-	Caller       Caller            `json:"caller,omitempty"`
-	MaxRounds    int               `json:"max_rounds,omitempty"`
-	Metadata     map[string]string `json:"metadata,omitempty"`
+	ToolNames     []string          `json:"tool_names,omitempty"`
+	ExcludeTools  []string          `json:"exclude_tools,omitempty"`
+	PreloadSkills []string          `json:"preload_skills,omitempty"`
+	ModelName     string            `json:"model_name,omitempty"`
+	ToolCallMode  string            `json:"tool_call_mode,omitempty"`
+	Language      string            `json:"language,omitempty"`
+	Caller        Caller            `json:"caller,omitempty"`
+	MaxRounds     int               `json:"max_rounds,omitempty"`
+	Metadata      map[string]string `json:"metadata,omitempty"`
 }
 
 // Message roles.

@@ -1,6 +1,7 @@
 package mcptools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -50,6 +51,15 @@ func (t *tool) Spec() orchestrator.ToolSpec {
 // only the run's own cancellation is returned as an error.
 func (t *tool) Call(ctx context.Context, inv *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
 	name := t.sv.cfg.Name + "@" + t.remote.Name
+	args := inv.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	// MCP arguments are an object (the spec's CallToolRequest); a server
+	// that does not validate them would run the tool on anything else.
+	if trimmed := bytes.TrimSpace(args); len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
+		return orchestrator.ErrorResult(fmt.Sprintf("the arguments of %s must be a JSON object", name)), nil
+	}
 	cctx, cancel := context.WithTimeout(ctx, t.sv.cfg.Timeout)
 	defer cancel()
 	cs, err := t.sv.session(cctx)
@@ -58,10 +68,6 @@ func (t *tool) Call(ctx context.Context, inv *orchestrator.ToolInvocation) (*orc
 			return nil, ctx.Err()
 		}
 		return orchestrator.ErrorResult(fmt.Sprintf("MCP server %s is unavailable: %v", t.sv.cfg.Name, err)), nil
-	}
-	args := inv.Arguments
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage(`{}`)
 	}
 	params := &mcp.CallToolParams{Name: t.remote.Name, Arguments: args}
 	if inv.Output != nil {

@@ -106,19 +106,20 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	}
 	lspParts := newLSP(cfg, log) // wire_lsp.go
 	undo = append(undo, func() { _ = lspParts.close(context.Background()) })
+	sb := newSandbox(cfg, log) // wire_sandbox.go
 	tools, err := builtin.New(&builtin.Options{
 		Root: cfg.Workspace.Root, AllowCommands: cfg.Security.AllowCommands, DenyGlobs: cfg.Security.DenyGlobs,
 		CommandTimeout: commandTimeout(cfg), MaxCommandTimeout: cfg.Security.MaxCommandTimeout(),
 		MaxOutputBytes: cfg.Security.MaxOutputBytes, MaxFileBytes: int(cfg.Security.MaxFileBytes),
 		Enabled: cfg.Tools.Builtin.Enabled, Diagnostics: lspParts.diagnostics(),
-		Sandbox: newSandbox(cfg, log), // wire_sandbox.go
+		Sandbox: sb,
 	})
 	if err != nil {
 		return fail(withCode(exitConfig, fmt.Errorf("built-in tools: %w", err)))
 	}
 	// Tool sources: built-in, A2A peers (wire_a2a.go), LSP (wire_lsp.go),
-	// MCP servers (wire_mcp.go).
-	toolsets := []orchestrator.Toolset{tools}
+	// MCP servers (wire_mcp.go), skills (wire_skills.go).
+	toolsets := []orchestrator.Toolset{tools, newSkills(cfg, log, tools, sb)}
 	a2aTools := newA2ATools(cfg, log)
 	undo = append(undo, a2aTools.Close)
 	toolsets = append(toolsets, a2aTools)

@@ -33,6 +33,7 @@ type Config struct {
 	A2A           A2A           `yaml:"a2a"`
 	LSP           LSP           `yaml:"lsp"`
 	Sandbox       Sandbox       `yaml:"sandbox"`
+	Skills        Skills        `yaml:"skills"`
 
 	// meta is what Load learned on the way: where each value came from and
 	// the warnings to log. It is nil for a Config built in code.

@@ -78,6 +78,7 @@ func Default() *Config {
 		A2A:     a2aDefaults(),
 		LSP:     lspDefaults(),
 		Sandbox: sandboxDefaults(),
+		Skills:  skillsDefaults(),
 	}
 }
 

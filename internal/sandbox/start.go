@@ -39,6 +39,14 @@ type Command struct {
 	// Stdout and Stderr receive the command's output; nil discards it.
 	// Stdin is always empty.
 	Stdout, Stderr io.Writer
+	// ROBinds are host directories bound read-only for this command only
+	// (a skill's directory at /skill), after the workspace.
+	ROBinds []Bind
+}
+
+// Bind binds the host path Host at the absolute path Path in the sandbox.
+type Bind struct {
+	Host, Path string
 }
 
 // Process is a command started in the sandbox.
@@ -136,7 +144,11 @@ func (s *Sandbox) args(c Command, cwd string, infoFD, blockFD int) []string {
 	a = append(a, "--proc", "/proc", "--dev", "/dev",
 		"--size", strconv.FormatInt(int64(s.opts.MemoryMB)<<20, 10), "--tmpfs", "/tmp")
 	a = append(a, s.hides...)
-	a = append(a, "--bind", c.Workspace, WorkspaceDir, "--chdir", cwd,
+	a = append(a, "--bind", c.Workspace, WorkspaceDir)
+	for _, b := range c.ROBinds {
+		a = append(a, "--ro-bind", b.Host, b.Path)
+	}
+	a = append(a, "--chdir", cwd,
 		"--info-fd", strconv.Itoa(infoFD), "--block-fd", strconv.Itoa(blockFD), "--clearenv")
 	for _, kv := range c.Env {
 		k, v, _ := strings.Cut(kv, "=")
