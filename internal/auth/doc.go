@@ -1,0 +1,10 @@
+// Package auth holds wunder's credential primitives, leaves that know
+// nothing of HTTP or the store: argon2id password hashes (password.go),
+// opaque bearer tokens kept only as SHA-256 hashes (token.go), and — in
+// files of their own — JWT verification and a per-key rate limiter. The
+// gateway's authenticator composes them into principals.
+//
+//	hash, _ := auth.HashPassword("correct horse")
+//	ok := auth.CheckPassword(hash, "correct horse")
+//	secret, hash := auth.NewToken() // give secret out once, store hash
+package auth
