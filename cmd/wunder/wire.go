@@ -147,6 +147,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	ready := readiness(store, mcpParts)
 	gw := gateway.New(orch, &gateway.Options{
 		APIKey: cfg.Security.APIKey, MaxBodyBytes: cfg.Server.MaxBodyBytes, Heartbeat: cfg.Server.SSEHeartbeat(),
+		Auth: gateway.AuthOptions{Accounts: store, AllowRegister: cfg.Auth.AllowRegister, TokenTTL: cfg.Auth.TokenTTL()},
 		CORS: gateway.CORSOptions{
 			AllowOrigins: cfg.CORS.AllowOrigins, AllowMethods: cfg.CORS.AllowMethods,
 			AllowHeaders: cfg.CORS.AllowHeaders, AllowCredentials: cfg.CORS.AllowCredentials,
