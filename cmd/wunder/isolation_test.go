@@ -68,7 +68,7 @@ type fixture struct {
 	// sessDel2 and push config p2 are what the others try to delete after
 	// alice deleted hers (sessDel, p1): bob must fail, the admin succeed.
 	sessDel2 string
-	taskA                string
+	taskA    string
 }
 
 func TestIsolationMatrix(t *testing.T) {
@@ -313,7 +313,9 @@ func clone(m map[string]string) map[string]string {
 	return out
 }
 
-func bearerOf(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+func bearerOf(tok string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + tok}
+}
 
 func (f *fixture) login(t *testing.T, u string) string {
 	t.Helper()
