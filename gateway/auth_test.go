@@ -2,7 +2,9 @@ package gateway_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wunder/wunder/gateway"
+	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
@@ -309,4 +312,35 @@ func TestSecretsNotLogged(t *testing.T) {
 	if !strings.Contains(e.log.String(), "/wunder/auth/login") {
 		t.Error("the log has no access line for login; the check above proves nothing")
 	}
+}
+
+// fakeVerifier stands in for the JWT verifier: it accepts "jwt-<user>".
+type fakeVerifier struct{}
+
+func (fakeVerifier) Verify(_ context.Context, raw string) (*orchestrator.Principal, error) {
+	u, ok := strings.CutPrefix(raw, "jwt-")
+	if !ok {
+		return nil, fmt.Errorf("%w: not a jwt", orchestrator.ErrUnauthenticated)
+	}
+	return &orchestrator.Principal{UserID: u, Roles: []string{"user"}, Kind: orchestrator.CredentialJWT}, nil
+}
+
+// A pluggable verifier (JWTs later) is asked about credentials that are
+// neither the key nor a wdr_ token, and its principals are pinned like
+// tokens; a disabled account is refused even with a valid JWT.
+func TestPluggableVerifier(t *testing.T) {
+	accounts := orchestratortest.NewMemAccounts()
+	e := newEnv(t, envOpts{gw: gateway.Options{APIKey: adminKey, Auth: gateway.AuthOptions{Accounts: accounts, Verifier: fakeVerifier{}}}})
+	me := decode[map[string]any](t, e.do(t, "GET", "/wunder/auth/me", "", bearer("jwt-carol")...), 200)
+	if me["user_id"] != "carol" || me["credential"] != "jwt" {
+		t.Fatalf("me with a jwt = %v", me)
+	}
+	wantProblem(t, e.do(t, "GET", "/wunder/sessions?user_id=dave", "", bearer("jwt-carol")...), 403, "permission_denied")
+	wantProblem(t, e.do(t, "GET", "/wunder/auth/me", "", bearer("not-a-jwt")...), 401, "unauthenticated")
+	// A wdr_-prefixed credential is never handed to the verifier.
+	wantProblem(t, e.do(t, "GET", "/wunder/auth/me", "", bearer("wdr_jwt-carol")...), 401, "unauthenticated")
+	if err := accounts.CreateUser(t.Context(), &orchestrator.User{ID: "carol", Roles: []string{"user"}, Disabled: true}); err != nil {
+		t.Fatal(err)
+	}
+	wantProblem(t, e.do(t, "GET", "/wunder/auth/me", "", bearer("jwt-carol")...), 401, "unauthenticated")
 }

@@ -129,7 +129,7 @@ func (a *Authenticator) VerifyBearer(ctx context.Context, raw string) (*orchestr
 			}
 			return nil, err
 		}
-		if p.UserID != "" {
+		if p.UserID != "" && a.o.Accounts != nil {
 			// A JWT names a user; a disabled account is refused.
 			if u, err := a.o.Accounts.GetUser(ctx, p.UserID); err == nil && u.Disabled {
 				return nil, errBadCredential
