@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"net/http"
+	"path"
 
 	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/orchestrator"
@@ -148,4 +149,51 @@ func (s *Server) handleSetPassword(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleGetToolAccess is GET /wunder/admin/user_accounts/{user_id}/tool_access.
+func (s *Server) handleGetToolAccess(w http.ResponseWriter, r *http.Request) {
+	if !adminOnly(w, r) {
+		return
+	}
+	a, err := s.opts.Auth.Accounts.GetToolAccess(r.Context(), r.PathValue("user_id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, toolAccessView(a))
+}
+
+// handlePutToolAccess is PUT /wunder/admin/user_accounts/{user_id}/tool_access
+// {"allowed_tools": [...] | null, "denied_tools": [...], "approval_tools": [...]}.
+func (s *Server) handlePutToolAccess(w http.ResponseWriter, r *http.Request) {
+	if !adminOnly(w, r) {
+		return
+	}
+	var a orchestrator.ToolAccess
+	if !decodeJSON(w, r, &a) {
+		return
+	}
+	for _, list := range [][]string{a.Allowed, a.Denied, a.Approval} {
+		for _, p := range list {
+			if _, err := path.Match(p, ""); err != nil || p == "" {
+				writeError(w, r, fmt.Errorf("%w: %q is not a tool name or glob", orchestrator.ErrInvalidArgument, p))
+				return
+			}
+		}
+	}
+	if err := s.opts.Auth.Accounts.SetToolAccess(r.Context(), r.PathValue("user_id"), &a); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, toolAccessView(&a))
+}
+
+// toolAccessView answers with empty lists rather than nulls, except for
+// allowed_tools, where null means "everything not denied".
+func toolAccessView(a *orchestrator.ToolAccess) map[string]any {
+	if a == nil {
+		a = &orchestrator.ToolAccess{}
+	}
+	return map[string]any{"allowed_tools": a.Allowed, "denied_tools": nonNil(a.Denied), "approval_tools": nonNil(a.Approval)}
 }

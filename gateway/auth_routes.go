@@ -28,6 +28,8 @@ func (s *Server) authRoutes() {
 	s.mux.HandleFunc("PATCH /wunder/admin/user_accounts/{user_id}", s.handlePatchUser)
 	s.mux.HandleFunc("DELETE /wunder/admin/user_accounts/{user_id}", s.handleDeleteUser)
 	s.mux.HandleFunc("POST /wunder/admin/user_accounts/{user_id}/password", s.handleSetPassword)
+	s.mux.HandleFunc("GET /wunder/admin/user_accounts/{user_id}/tool_access", s.handleGetToolAccess)
+	s.mux.HandleFunc("PUT /wunder/admin/user_accounts/{user_id}/tool_access", s.handlePutToolAccess)
 }
 
 // userView is an account as the API shows it (never the password hash).

@@ -185,4 +185,10 @@ type AccountStore interface {
 	// DeleteToken revokes the token id of userID ("" = of any user); a
 	// token of another user is ErrNotFound.
 	DeleteToken(ctx context.Context, userID, id string) error
+
+	// GetToolAccess returns the user's tool rule, nil when none is set;
+	// ErrNotFound when there is no such user.
+	GetToolAccess(ctx context.Context, userID string) (*ToolAccess, error)
+	// SetToolAccess sets (nil: clears) the user's tool rule.
+	SetToolAccess(ctx context.Context, userID string, a *ToolAccess) error
 }

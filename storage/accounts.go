@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -22,6 +23,7 @@ type userRow struct {
 	PasswordHash string     `bun:"password_hash,notnull"`
 	Roles        string     `bun:"roles,notnull"`
 	Disabled     bool       `bun:"disabled,notnull"`
+	ToolAccess   *string    `bun:"tool_access"`
 	CreatedAt    time.Time  `bun:"created_at,notnull"`
 	UpdatedAt    *time.Time `bun:"updated_at"`
 }
@@ -204,4 +206,41 @@ func (s *Store) DeleteToken(ctx context.Context, userID, id string) error {
 	}
 	res, err := q.Exec(ctx)
 	return affected(res, err, "delete token", "token "+id)
+}
+
+// GetToolAccess implements [orchestrator.AccountStore].
+func (s *Store) GetToolAccess(ctx context.Context, userID string) (*orchestrator.ToolAccess, error) {
+	var raw *string
+	err := s.db.NewSelect().Model((*userRow)(nil)).Column("tool_access").Where("id = ?", userID).Scan(ctx, &raw)
+	if err != nil {
+		return nil, dbErr(err, "get tool access", "user "+userID)
+	}
+	if raw == nil {
+		return nil, nil
+	}
+	a := new(orchestrator.ToolAccess)
+	if err := json.Unmarshal([]byte(*raw), a); err != nil {
+		return nil, fmt.Errorf("storage: tool access of user %s: %w", userID, err)
+	}
+	return a, nil
+}
+
+// SetToolAccess implements [orchestrator.AccountStore].
+func (s *Store) SetToolAccess(ctx context.Context, userID string, a *orchestrator.ToolAccess) error {
+	var raw *string
+	if a != nil {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		v := string(b)
+		raw = &v
+	}
+	release, err := s.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	res, err := s.db.NewUpdate().Model((*userRow)(nil)).Set("tool_access = ?", raw).Where("id = ?", userID).Exec(ctx)
+	return affected(res, err, "set tool access", "user "+userID)
 }

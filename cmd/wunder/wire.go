@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -130,6 +131,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	undo = append(undo, mcpParts.close)
 	toolsets = append(toolsets, mcpParts.toolsets()...)
 	reg := orchestrator.NewRegistry(cfg.Tools.NameSeparator, log, toolsets...)
+	reg.SetAccess(toolAccess{store}) // per-user tool rules (/wunder/admin/user_accounts/{id}/tool_access)
 	orch := orchestrator.New(store, models, reg, &orchestrator.Options{
 		MaxActiveRuns: cfg.Concurrency.MaxActiveRuns, QueueSize: queueSize(cfg.Concurrency.QueueSize),
 		QueueRetryAfter: cfg.Concurrency.QueueRetryAfter(),
@@ -201,4 +203,16 @@ func (a *app) close(ctx context.Context) error {
 		err = cerr
 	}
 	return err
+}
+
+// toolAccess reads users' tool rules from the account store; a user with
+// no account (anonymous use, the A2A and MCP default users) has none.
+type toolAccess struct{ st *storage.Store }
+
+func (a toolAccess) ToolAccess(ctx context.Context, userID string) (*orchestrator.ToolAccess, error) {
+	rule, err := a.st.GetToolAccess(ctx, userID)
+	if errors.Is(err, orchestrator.ErrNotFound) {
+		return nil, nil
+	}
+	return rule, err
 }

@@ -28,6 +28,7 @@ func RunAccountStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator
 		"TokenScopedDelete":  testTokenScopedDelete,
 		"TokenListByUser":    testTokenListByUser,
 		"TokenInvalidInputs": testTokenInvalid,
+		"ToolAccess":         testToolAccess,
 	}
 	for name, fn := range tests {
 		t.Run("Account/"+name, func(t *testing.T) {
@@ -188,5 +189,41 @@ func testTokenInvalid(t *testing.T, s orchestrator.AccountStore) {
 		{ID: "t", Hash: "h", Kind: orchestrator.TokenAPI},
 	} {
 		wantErr(t, "CreateToken(incomplete)", s.CreateToken(t.Context(), tok), orchestrator.ErrInvalidArgument)
+	}
+}
+
+func testToolAccess(t *testing.T, s orchestrator.AccountStore) {
+	addUser(t, s, "alice", "user")
+	got, err := s.GetToolAccess(t.Context(), "alice")
+	mustDo(t, "GetToolAccess", err)
+	if got != nil {
+		t.Fatalf("GetToolAccess of a new user = %+v; want nil", got)
+	}
+	_, err = s.GetToolAccess(t.Context(), "nobody")
+	wantErr(t, "GetToolAccess(nobody)", err, orchestrator.ErrNotFound)
+	wantErr(t, "SetToolAccess(nobody)", s.SetToolAccess(t.Context(), "nobody", &orchestrator.ToolAccess{}), orchestrator.ErrNotFound)
+	for _, want := range []*orchestrator.ToolAccess{
+		{Allowed: []string{"read_file", "srv@*"}, Denied: []string{"execute_command"}, Approval: []string{"write_file"}},
+		{Allowed: nil, Denied: []string{"x"}},
+		{Allowed: []string{}},
+	} {
+		mustDo(t, "SetToolAccess", s.SetToolAccess(t.Context(), "alice", want))
+		got, err := s.GetToolAccess(t.Context(), "alice")
+		mustDo(t, "GetToolAccess", err)
+		diff(t, "GetToolAccess after SetToolAccess", want, got)
+	}
+	// UpdateUser leaves the rule alone.
+	u, err := s.GetUser(t.Context(), "alice")
+	mustDo(t, "GetUser", err)
+	u.Disabled = true
+	mustDo(t, "UpdateUser", s.UpdateUser(t.Context(), u))
+	got, err = s.GetToolAccess(t.Context(), "alice")
+	mustDo(t, "GetToolAccess", err)
+	diff(t, "GetToolAccess after UpdateUser", &orchestrator.ToolAccess{Allowed: []string{}}, got)
+	mustDo(t, "SetToolAccess(nil)", s.SetToolAccess(t.Context(), "alice", nil))
+	got, err = s.GetToolAccess(t.Context(), "alice")
+	mustDo(t, "GetToolAccess", err)
+	if got != nil {
+		t.Errorf("GetToolAccess after clearing = %+v; want nil", got)
 	}
 }

@@ -13,7 +13,8 @@ import (
 // NewMemAccounts returns an in-memory [orchestrator.AccountStore] for tests.
 // It passes [RunAccountStoreTests] with the same rules as the SQL store.
 func NewMemAccounts() orchestrator.AccountStore {
-	return &memAccounts{users: map[string]orchestrator.User{}, tokens: map[string]orchestrator.Token{}}
+	return &memAccounts{users: map[string]orchestrator.User{}, tokens: map[string]orchestrator.Token{},
+		access: map[string]*orchestrator.ToolAccess{}}
 }
 
 type memAccounts struct {
@@ -21,6 +22,7 @@ type memAccounts struct {
 	mu     sync.Mutex
 	users  map[string]orchestrator.User
 	tokens map[string]orchestrator.Token // by id
+	access map[string]*orchestrator.ToolAccess
 }
 
 func cloneUser(u orchestrator.User) *orchestrator.User {
@@ -113,6 +115,7 @@ func (m *memAccounts) DeleteUser(_ context.Context, id string) error {
 		return fmt.Errorf("%w: user %s", orchestrator.ErrNotFound, id)
 	}
 	delete(m.users, id)
+	delete(m.access, id)
 	for tid, t := range m.tokens {
 		if t.UserID == id {
 			delete(m.tokens, tid)
@@ -181,5 +184,35 @@ func (m *memAccounts) DeleteToken(_ context.Context, userID, id string) error {
 		return fmt.Errorf("%w: token %s", orchestrator.ErrNotFound, id)
 	}
 	delete(m.tokens, id)
+	return nil
+}
+
+func cloneAccess(a *orchestrator.ToolAccess) *orchestrator.ToolAccess {
+	if a == nil {
+		return nil
+	}
+	return &orchestrator.ToolAccess{Allowed: slices.Clone(a.Allowed), Denied: slices.Clone(a.Denied), Approval: slices.Clone(a.Approval)}
+}
+
+func (m *memAccounts) GetToolAccess(_ context.Context, userID string) (*orchestrator.ToolAccess, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.users[txt(userID)]; !ok {
+		return nil, fmt.Errorf("%w: user %s", orchestrator.ErrNotFound, userID)
+	}
+	return cloneAccess(m.access[txt(userID)]), nil
+}
+
+func (m *memAccounts) SetToolAccess(_ context.Context, userID string, a *orchestrator.ToolAccess) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.users[txt(userID)]; !ok {
+		return fmt.Errorf("%w: user %s", orchestrator.ErrNotFound, userID)
+	}
+	if a == nil {
+		delete(m.access, txt(userID))
+		return nil
+	}
+	m.access[txt(userID)] = cloneAccess(a)
 	return nil
 }

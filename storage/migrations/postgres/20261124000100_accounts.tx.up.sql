@@ -7,6 +7,8 @@ ALTER TABLE users ADD COLUMN display_name TEXT NOT NULL DEFAULT '';
 ALTER TABLE users ADD COLUMN password_hash TEXT NOT NULL DEFAULT '';
 ALTER TABLE users ADD COLUMN roles TEXT NOT NULL DEFAULT '["user"]';
 ALTER TABLE users ADD COLUMN disabled BOOLEAN NOT NULL DEFAULT FALSE;
+-- The user's tool rule as JSON ({allowed_tools, denied_tools, approval_tools}); NULL = none.
+ALTER TABLE users ADD COLUMN tool_access TEXT;
 ALTER TABLE users ADD COLUMN updated_at TIMESTAMPTZ;
 
 CREATE TABLE auth_tokens (
