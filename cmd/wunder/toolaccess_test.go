@@ -93,4 +93,3 @@ func TestToolAccessWired(t *testing.T) {
 	}
 	mustStatus(t, f.rest(t, "POST", "/wunder", `{"question":"write a note","tool_names":["write_file"],"stream":false}`, bob), 200)
 }
-
