@@ -46,7 +46,9 @@ var policy = map[string]rule{
 	// The lsp tool: the worker pool as a toolset, nothing else of ours.
 	"adapters/lsptools": {may: []string{"orchestrator", "lsp", "internal/proc"}},
 	// Front-ends call the core; never adapters, storage or config.
-	"gateway":   frontEnd,
+	// The gateway owns the one authenticator, which composes internal/auth's
+	// hashes and tokens into principals.
+	"gateway":   {may: append(slices.Clone(frontEnd.may), "internal/auth"), thirdParty: true},
 	"a2a":       frontEnd,
 	"agentcard": frontEnd,
 	"mcpserver": frontEnd,

@@ -139,9 +139,10 @@ func Build(ctx context.Context, cat Catalog, o Options, base, userID string) ([]
 	if o.APIKeyRequired {
 		// Each scheme in both shapes: 1.0 oneof keys and 0.3 type fields.
 		c.SecuritySchemes = map[string]map[string]any{
-			"apiKey": {"apiKeySecurityScheme": map[string]any{"location": "header", "name": "X-API-Key"},
-				"type": "apiKey", "in": "header", "name": "X-API-Key"},
-			"bearer": {"httpAuthSecurityScheme": map[string]any{"scheme": "Bearer"}, "type": "http", "scheme": "bearer"},
+			"apiKey": {"apiKeySecurityScheme": map[string]any{"location": "header", "name": "X-API-Key", "description": apiKeyDesc},
+				"type": "apiKey", "in": "header", "name": "X-API-Key", "description": apiKeyDesc},
+			"bearer": {"httpAuthSecurityScheme": map[string]any{"scheme": "Bearer", "description": bearerDesc},
+				"type": "http", "scheme": "bearer", "description": bearerDesc},
 		}
 		// Scopes as a plain list, as a2a-go v2.4.0 reads them (ts-proto
 		// readers take a missing StringList.list as empty).
@@ -164,6 +165,12 @@ func Build(ctx context.Context, cat Catalog, o Options, base, userID string) ([]
 	}
 	return json.Marshal(c)
 }
+
+// What the gateway's authenticator accepts, as the card tells clients.
+const (
+	apiKeyDesc = "the admin API key; an admin may act for any user by naming X-Wunder-User"
+	bearerDesc = "a wunder user token (wdr_..., from POST /wunder/auth/login or /wunder/auth/tokens), which acts for its user, or the admin API key"
+)
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

@@ -25,7 +25,7 @@ var lspServerRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // adminOnlyLSP answers 403 unless the caller is an admin.
 func adminOnlyLSP(w http.ResponseWriter, r *http.Request) bool {
-	if principal(r.Context()).Admin {
+	if principal(r.Context()).IsAdmin() {
 		return true
 	}
 	writeError(w, r, fmt.Errorf("%w: admin only", orchestrator.ErrPermissionDenied))

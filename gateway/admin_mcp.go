@@ -22,7 +22,7 @@ var mcpServerRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // handleMCPRefresh is POST /wunder/admin/mcp/{name}/refresh.
 func (s *Server) handleMCPRefresh(w http.ResponseWriter, r *http.Request) {
-	if !principal(r.Context()).Admin {
+	if !principal(r.Context()).IsAdmin() {
 		writeError(w, r, fmt.Errorf("%w: admin only", orchestrator.ErrPermissionDenied))
 		return
 	}

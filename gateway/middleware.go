@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -25,7 +24,6 @@ type ctxKey int
 const (
 	requestIDKey ctxKey = iota
 	loggerKey
-	principalKey
 )
 
 func requestID(ctx context.Context) string {
@@ -38,20 +36,6 @@ func logger(ctx context.Context) *slog.Logger {
 		return l
 	}
 	return slog.New(slog.DiscardHandler)
-}
-
-// Principal is who a request acts as. With an API key configured, a
-// request that presents it is an admin, who may act for any user_id.
-type Principal struct {
-	Admin bool
-	// UserID, when set, pins the principal to one user (user tokens; not
-	// issued yet). Requests for another user are refused.
-	UserID string
-}
-
-func principal(ctx context.Context) Principal {
-	p, _ := ctx.Value(principalKey).(Principal)
-	return p
 }
 
 // withRequestID takes a sane X-Request-Id from the client or makes one, and
@@ -148,40 +132,6 @@ func limitBody(n int64) func(http.Handler) http.Handler {
 	}
 }
 
-// authenticate checks the API key (X-API-Key or Authorization: Bearer) when
-// one is configured; open paths (health) pass. With no key configured every
-// request is an admin: fine on loopback, and the server warns otherwise.
-func authenticate(apiKey string, open []string) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if apiKey == "" || slices.Contains(open, r.URL.Path) || r.Method == http.MethodOptions {
-				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, Principal{Admin: true})))
-				return
-			}
-			got := r.Header.Get("X-API-Key")
-			if got == "" {
-				if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
-					got = strings.TrimSpace(h[7:])
-				}
-			}
-			if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(apiKey)) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="wunder"`)
-				detail := "missing credentials: send the API key as X-API-Key or Authorization: Bearer"
-				if got != "" {
-					detail = "the API key is not valid"
-				}
-				if isRPC(r) {
-					writeRPCUnauthenticated(w, r, detail)
-					return
-				}
-				writeProblem(w, r, http.StatusUnauthorized, "unauthenticated", detail)
-				return
-			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), principalKey, Principal{Admin: true})))
-		})
-	}
-}
-
 // CORSOptions configure cross-origin access; no origins means CORS is off.
 type CORSOptions struct {
 	AllowOrigins     []string
@@ -225,26 +175,6 @@ func cors(o CORSOptions) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
-}
-
-// scope returns the user id a request acts for: the user_id it names, which
-// a pinned principal may only name as itself. An admin naming no user acts
-// for all users ("").
-func scope(r *http.Request, requested string) (string, error) {
-	return ScopeOf(r.Context(), requested)
-}
-
-// ScopeOf is scope for front-ends mounted on the gateway that see only the
-// request's context (the Connect API): the user id a call acts for, given
-// the user_id it names.
-func ScopeOf(ctx context.Context, requested string) (string, error) {
-	if p := principal(ctx); p.UserID != "" {
-		if requested != "" && requested != p.UserID {
-			return "", errForbiddenUser
-		}
-		return p.UserID, nil
-	}
-	return requested, nil
 }
 
 // isRPC recognises Connect, gRPC and gRPC-Web requests, which expect errors

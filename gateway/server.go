@@ -31,8 +31,14 @@ var _ Backend = (*orchestrator.Orchestrator)(nil)
 
 // Options configure the gateway. Zero values mean the defaults stated.
 type Options struct {
-	// APIKey, when set, is required on every call but health checks.
+	// APIKey, when set, is the admin credential, and every call but the
+	// open paths needs a credential. Without it, requests without
+	// credentials are anonymous (the local operator; start-up allows that
+	// on loopback only, unless security.allow_unauthenticated).
 	APIKey string
+	// Auth configures user accounts and tokens (authn.go); its APIKey and
+	// Anonymous are set from APIKey above.
+	Auth AuthOptions
 	// MaxBodyBytes caps request bodies. Default 1 MiB.
 	MaxBodyBytes int64
 	// Heartbeat is the idle interval after which an SSE stream gets a
@@ -73,7 +79,12 @@ type Server struct {
 	mux  *http.ServeMux
 	// open are exact paths past the API-key check (see Open).
 	open []string
+	auth *Authenticator
 }
+
+// Authenticator is the gateway's one authenticator, for front-ends that
+// check bearer tokens in their own protocol's shape (MCP).
+func (s *Server) Authenticator() *Authenticator { return s.auth }
 
 // New returns a gateway over b.
 func New(b Backend, opts *Options) *Server {
@@ -82,6 +93,9 @@ func New(b Backend, opts *Options) *Server {
 		o = *opts
 	}
 	s := &Server{b: b, opts: o.withDefaults(), mux: http.NewServeMux()}
+	ao := s.opts.Auth
+	ao.APIKey, ao.Anonymous = s.opts.APIKey, s.opts.APIKey == ""
+	s.auth = NewAuthenticator(ao)
 	s.routes()
 	return s
 }
@@ -117,6 +131,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /wunder/sessions", s.handleListSessions)
 	s.mux.HandleFunc("GET /wunder/sessions/{session_id}", s.handleGetSession)
 	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
+	s.authRoutes() // auth_routes.go
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	if s.opts.LSP != nil {
@@ -133,7 +148,7 @@ func (s *Server) routes() {
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = problemForMux(s.mux)
 	h = limitBody(s.opts.MaxBodyBytes)(h)
-	h = authenticate(s.opts.APIKey, append([]string{"/healthz", "/readyz"}, s.open...))(h)
+	h = authenticate(s.auth, append([]string{"/healthz", "/readyz", "/wunder/auth/login", "/wunder/auth/register"}, s.open...))(h)
 	h = cors(s.opts.CORS)(h)
 	h = recoverPanics(h)
 	h = accessLog(h)

@@ -37,13 +37,13 @@ func (s *Server) handleSystemPrompt(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &req) {
 		return
 	}
-	if req.UserID == "" {
-		writeProblem(w, r, http.StatusBadRequest, "missing_user_id", "user_id is required")
-		return
-	}
 	userID, err := scope(r, req.UserID)
 	if err != nil {
 		writeError(w, r, err)
+		return
+	}
+	if userID == "" {
+		writeProblem(w, r, http.StatusBadRequest, "missing_user_id", "user_id is required")
 		return
 	}
 	prompt, err := s.b.SystemPrompt(r.Context(), orchestrator.PromptRequest{

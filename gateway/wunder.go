@@ -2,13 +2,11 @@ package gateway
 
 import (
 	"errors"
-	"fmt"
+
 	"net/http"
 
 	"github.com/wunder/wunder/orchestrator"
 )
-
-var errForbiddenUser = fmt.Errorf("%w: this credential acts for another user", orchestrator.ErrPermissionDenied)
 
 // wunderRequest is the body of POST /wunder and POST /wunder/runs.
 type wunderRequest struct {
@@ -42,17 +40,17 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Ru
 	if !decodeJSON(w, r, &req) {
 		return nil, nil, false
 	}
-	if req.UserID == "" {
+	userID, err := scope(r, req.UserID)
+	if err != nil {
+		writeError(w, r, err)
+		return nil, nil, false
+	}
+	if userID == "" {
 		writeProblem(w, r, http.StatusBadRequest, "missing_user_id", "user_id is required")
 		return nil, nil, false
 	}
 	if req.Question == "" {
 		writeProblem(w, r, http.StatusBadRequest, "missing_question", "question is required")
-		return nil, nil, false
-	}
-	userID, err := scope(r, req.UserID)
-	if err != nil {
-		writeError(w, r, err)
 		return nil, nil, false
 	}
 	run, err := s.b.Start(r.Context(), orchestrator.RunRequest{

@@ -46,6 +46,10 @@ type Options struct {
 	// Verify, when set, checks bearer tokens (go-sdk auth.RequireBearerToken)
 	// with the gateway's principal rules; TokenInfo.UserID pins the user.
 	Verify auth.TokenVerifier
+	// AllowAnonymous lets requests without an Authorization header past
+	// Verify, acting as UserID (a server with no API key, loopback only).
+	// Default false: with Verify set, a token is required.
+	AllowAnonymous bool
 	// PublicURL is the external base URL (scheme://host[:port][/prefix]) of
 	// the protected-resource metadata; "" derives it from the request.
 	PublicURL string
@@ -156,6 +160,10 @@ func (h *Handler) auth(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.opts.AllowAnonymous && r.Header.Get("Authorization") == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
 		auth.RequireBearerToken(h.opts.Verify, &auth.RequireBearerTokenOptions{
 			ResourceMetadataURL: h.base(r) + metadataPath, AllowMissingExpiration: true,
 		})(next).ServeHTTP(w, r)

@@ -32,6 +32,8 @@ type Registry struct {
 	sep      string
 	toolsets []Toolset
 	log      *slog.Logger
+	// access, when set, filters each user's tools (toolaccess.go).
+	access ToolAccessSource
 }
 
 // NewRegistry returns a registry over toolsets. sep "" means
@@ -169,7 +171,7 @@ func (r *Registry) all(ctx context.Context, userID string) (*Selection, error) {
 			sel.add(t)
 		}
 	}
-	return sel, nil
+	return r.permitted(ctx, userID, sel)
 }
 
 // Selection is the set of tools offered to one run, with the name maps that

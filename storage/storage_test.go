@@ -126,6 +126,19 @@ func TestStore(t *testing.T) {
 	}
 }
 
+func TestAccountStoreSuite(t *testing.T) {
+	for _, be := range backends() {
+		t.Run(be.name, func(t *testing.T) {
+			if be.name == BackendPostgres {
+				postgresDSN(t)
+			}
+			orchestratortest.RunAccountStoreTests(t, func(t *testing.T) orchestrator.AccountStore {
+				return open(t, be.fresh(t))
+			})
+		})
+	}
+}
+
 // The Store interface cannot read tool logs back; check DeleteSession's
 // cascade to them (and to push configs) in the tables.
 func TestDeleteSessionRemovesToolLogsAndPushConfigs(t *testing.T) {

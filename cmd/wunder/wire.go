@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -131,6 +132,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	undo = append(undo, mcpParts.close)
 	toolsets = append(toolsets, mcpParts.toolsets()...)
 	reg := orchestrator.NewRegistry(cfg.Tools.NameSeparator, log, toolsets...)
+	reg.SetAccess(toolAccess{store}) // per-user tool rules (/wunder/admin/user_accounts/{id}/tool_access)
 	orch := orchestrator.New(store, models, reg, &orchestrator.Options{
 		MaxActiveRuns: cfg.Concurrency.MaxActiveRuns, QueueSize: queueSize(cfg.Concurrency.QueueSize),
 		QueueRetryAfter: cfg.Concurrency.QueueRetryAfter(),
@@ -149,6 +151,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	ready := readiness(store, mcpParts)
 	gw := gateway.New(orch, &gateway.Options{
 		APIKey: cfg.Security.APIKey, MaxBodyBytes: cfg.Server.MaxBodyBytes, Heartbeat: cfg.Server.SSEHeartbeat(),
+		Auth: gateway.AuthOptions{Accounts: store, AllowRegister: cfg.Auth.AllowRegister, TokenTTL: cfg.Auth.TokenTTL()},
 		CORS: gateway.CORSOptions{
 			AllowOrigins: cfg.CORS.AllowOrigins, AllowMethods: cfg.CORS.AllowMethods,
 			AllowHeaders: cfg.CORS.AllowHeaders, AllowCredentials: cfg.CORS.AllowCredentials,
@@ -202,4 +205,16 @@ func (a *app) close(ctx context.Context) error {
 		err = cerr
 	}
 	return err
+}
+
+// toolAccess reads users' tool rules from the account store; a user with
+// no account (anonymous use, the A2A and MCP default users) has none.
+type toolAccess struct{ st *storage.Store }
+
+func (a toolAccess) ToolAccess(ctx context.Context, userID string) (*orchestrator.ToolAccess, error) {
+	rule, err := a.st.GetToolAccess(ctx, userID)
+	if errors.Is(err, orchestrator.ErrNotFound) {
+		return nil, nil
+	}
+	return rule, err
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
@@ -40,8 +41,8 @@ func TestA2AThroughRealServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusUnauthorized {
-		t.Fatalf("/a2a without the key: %d, want 401", resp.StatusCode)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+		t.Fatalf("/a2a without the key: %d %q, want 401 with WWW-Authenticate: Bearer", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
 
 	card, err := agentcard.DefaultResolver.Resolve(t.Context(), s.url)

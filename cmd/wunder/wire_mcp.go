@@ -2,7 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/subtle"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -76,13 +77,13 @@ func mountMCP(a *app, p *mcpParts) {
 	if p == nil || !a.cfg.MCP.Server.Enabled {
 		return
 	}
-	p.handler = newMCPHandler(a.cfg, a.orch, p.set, a.log)
+	p.handler = newMCPHandler(a.cfg, a.orch, p.set, a.gw.Authenticator(), a.log)
 	for _, path := range p.handler.Paths() {
 		a.gw.MountOpen(path, p.handler) // it checks the key itself, answering in MCP's shape
 	}
 }
 
-func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcptools.Set, log *slog.Logger) *mcpserver.Handler {
+func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcptools.Set, authn *gateway.Authenticator, log *slog.Logger) *mcpserver.Handler {
 	opts := &mcpserver.Options{
 		Stateless: cfg.MCP.Server.Stateless, UserID: cfg.MCP.Server.UserID, PublicURL: cfg.Server.PublicURL,
 		Version: version, Logger: log.With("component", "mcpserver"),
@@ -93,13 +94,20 @@ func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcp
 	if cfg.MCP.Server.ExposeCatalog {
 		opts.Catalog = orch
 	}
-	if key := cfg.Security.APIKey; key != "" {
-		// The gateway's principal rule: the API key as a bearer token.
-		opts.Verify = func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-			if subtle.ConstantTimeCompare([]byte(token), []byte(key)) != 1 {
-				return nil, auth.ErrInvalidToken
+	if authn != nil {
+		// The gateway's one authenticator: a user's token pins the user; the
+		// API key (an admin, no user) acts as mcp.server.user_id. Without an
+		// API key, a request with no token is the anonymous local operator.
+		opts.AllowAnonymous = cfg.Security.APIKey == ""
+		opts.Verify = func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+			p, err := authn.VerifyBearer(ctx, token)
+			if errors.Is(err, orchestrator.ErrUnauthenticated) {
+				return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
 			}
-			return &auth.TokenInfo{UserID: cfg.MCP.Server.UserID}, nil
+			if err != nil {
+				return nil, err
+			}
+			return &auth.TokenInfo{UserID: p.UserID, Scopes: p.Roles}, nil
 		}
 	}
 	return mcpserver.New(orch, opts)

@@ -22,6 +22,7 @@ type Config struct {
 	Server        Server        `yaml:"server"`
 	Concurrency   Concurrency   `yaml:"concurrency"`
 	Security      Security      `yaml:"security"`
+	Auth          Auth          `yaml:"auth"`
 	I18n          I18n          `yaml:"i18n"`
 	CORS          CORS          `yaml:"cors"`
 	LLM           LLM           `yaml:"llm"`
@@ -89,6 +90,20 @@ func (s Server) ShutdownTimeout() time.Duration { return seconds(s.ShutdownTimeo
 
 // SSEHeartbeat is sse_heartbeat_s as a duration; 0 means no heartbeats.
 func (s Server) SSEHeartbeat() time.Duration { return seconds(s.SSEHeartbeatSeconds) }
+
+// Auth configures user accounts and their tokens (the /wunder/auth routes).
+type Auth struct {
+	// AllowRegister (allow_register) opens POST /wunder/auth/register to
+	// anyone who reaches the server. Default false: admins create accounts
+	// (POST /wunder/admin/user_accounts, or `wunder user add`).
+	AllowRegister bool `yaml:"allow_register"`
+	// TokenTTLSeconds (token_ttl_s) is the lifetime of a login token.
+	// Default 86400 (a day).
+	TokenTTLSeconds int `yaml:"token_ttl_s"`
+}
+
+// TokenTTL is token_ttl_s as a duration.
+func (a Auth) TokenTTL() time.Duration { return time.Duration(a.TokenTTLSeconds) * time.Second }
 
 // Concurrency configures the session manager's limits and queue.
 type Concurrency struct {

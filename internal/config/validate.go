@@ -64,6 +64,7 @@ func (c *Config) validate(p *problems) {
 	atLeast(v, "concurrency.per_user_agents", cc.PerUserAgents, 0)
 	atLeast(v, "concurrency.lock_ttl_s", cc.LockTTLSeconds, 1)
 
+	atLeast(v, "auth.token_ttl_s", c.Auth.TokenTTLSeconds, 60)
 	sec := c.Security
 	v.eachWord("security.allow_commands", sec.AllowCommands)
 	for i, g := range sec.DenyGlobs {

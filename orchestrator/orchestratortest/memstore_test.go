@@ -34,3 +34,7 @@ func FuzzMemStoreText(f *testing.F) {
 	s := NewMemStore()
 	f.Fuzz(func(t *testing.T, text string) { CheckStoredText(t, s, text) })
 }
+
+func TestMemAccounts(t *testing.T) {
+	RunAccountStoreTests(t, func(*testing.T) orchestrator.AccountStore { return NewMemAccounts() })
+}

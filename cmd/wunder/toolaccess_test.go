@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wunder/wunder/internal/config"
+)
+
+// A user's tool rule (PUT .../tool_access) hides a forbidden tool from
+// /wunder/tools, the MCP catalog and the A2A extended card's skills, and a
+// run naming it gets the error of an unknown tool; bob, without a rule,
+// keeps it.
+func TestToolAccessWired(t *testing.T) {
+	s := startServer(t, func(c *config.Config) {
+		c.Security.APIKey = "admin-key"
+		c.MCP.Server.ExposeCatalog = true
+	})
+	f := &fixture{s: s}
+	admin := map[string]string{"X-API-Key": "admin-key"}
+	for _, u := range []string{"alice", "bob"} {
+		mustStatus(t, f.rest(t, "POST", "/wunder/admin/user_accounts", `{"user_id":"`+u+`","password":"`+u+`-password"}`, admin), 201)
+	}
+	alice, bob := bearerOf(f.login(t, "alice")), bearerOf(f.login(t, "bob"))
+	var rule map[string]any
+	decodeInto(t, f.rest(t, "PUT", "/wunder/admin/user_accounts/alice/tool_access",
+		`{"allowed_tools":null,"denied_tools":["write_*"],"approval_tools":[]}`, admin), 200, &rule)
+	mustStatus(t, f.rest(t, "PUT", "/wunder/admin/user_accounts/alice/tool_access", `{"denied_tools":["write_*"]}`, alice), 403)
+	decodeInto(t, f.rest(t, "GET", "/wunder/admin/user_accounts/alice/tool_access", "", admin), 200, &rule)
+	if d, _ := rule["denied_tools"].([]any); len(d) != 1 || d[0] != "write_*" || rule["allowed_tools"] != nil {
+		t.Fatalf("stored rule = %v", rule)
+	}
+
+	restTools := func(h map[string]string) string {
+		var out struct{ Tools []struct{ Name string } }
+		decodeInto(t, f.rest(t, "GET", "/wunder/tools", "", h), 200, &out)
+		var names []string
+		for _, tl := range out.Tools {
+			names = append(names, tl.Name)
+		}
+		return strings.Join(names, ",")
+	}
+	mcpTools := func(h map[string]string) string {
+		cl := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+		cs, err := cl.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: s.url + "/wunder/mcp", HTTPClient: &http.Client{Transport: headerRT{hdr: h}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		list, err := cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tl := range list.Tools {
+			names = append(names, tl.Name)
+		}
+		return strings.Join(names, ",")
+	}
+	cardSkills := func(h map[string]string) string {
+		res, code := f.a2a(t, "1.0", "GetExtendedAgentCard", `{}`, h)
+		if code != 0 {
+			t.Fatalf("GetExtendedAgentCard: code %d", code)
+		}
+		var card struct{ Skills []struct{ ID string } }
+		if err := json.Unmarshal(res, &card); err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, sk := range card.Skills {
+			ids = append(ids, sk.ID)
+		}
+		return strings.Join(ids, ",")
+	}
+	for name, list := range map[string]func(map[string]string) string{"/wunder/tools": restTools, "MCP catalog": mcpTools, "A2A card skills": cardSkills} {
+		a, b := list(alice), list(bob)
+		if strings.Contains(a, "write_file") || !strings.Contains(a, "read_file") {
+			t.Errorf("%s for alice = %s; want read_file and no write_file", name, a)
+		}
+		if !strings.Contains(b, "write_file") {
+			t.Errorf("%s for bob = %s; want write_file", name, b)
+		}
+	}
+	r := f.rest(t, "POST", "/wunder", `{"question":"write a note","tool_names":["write_file"],"stream":false}`, alice)
+	var p struct{ Code, Detail string }
+	decodeInto(t, r, 400, &p)
+	if p.Code != "tool_not_found" || !strings.Contains(p.Detail, "write_file") {
+		t.Errorf("alice's run naming write_file = %+v; want tool_not_found", p)
+	}
+	mustStatus(t, f.rest(t, "POST", "/wunder", `{"question":"write a note","tool_names":["write_file"],"stream":false}`, bob), 200)
+}

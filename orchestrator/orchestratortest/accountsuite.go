@@ -1,0 +1,229 @@
+package orchestratortest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// RunAccountStoreTests runs the contract every [orchestrator.AccountStore]
+// passes. newStore returns a fresh, empty store on every call and registers
+// its own cleanup (closing it, removing files) with t.Cleanup.
+//
+// Beyond the comments on [orchestrator.AccountStore], the suite pins: times
+// round-trip at microsecond precision in UTC; roles keep their order; a
+// token lookup matches the hash exactly; deleting a user deletes their
+// tokens; DeleteToken scoped to another user is ErrNotFound and leaves the
+// token working.
+func RunAccountStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator.AccountStore) {
+	t.Helper()
+	tests := map[string]func(t *testing.T, s orchestrator.AccountStore){
+		"UserRoundTrip":      testUserRoundTrip,
+		"UserConflict":       testUserConflict,
+		"UserUpdate":         testUserUpdate,
+		"UserListAndDelete":  testUserListAndDelete,
+		"TokenRoundTrip":     testTokenRoundTrip,
+		"TokenNeedsUser":     testTokenNeedsUser,
+		"TokenScopedDelete":  testTokenScopedDelete,
+		"TokenListByUser":    testTokenListByUser,
+		"TokenInvalidInputs": testTokenInvalid,
+		"ToolAccess":         testToolAccess,
+	}
+	for name, fn := range tests {
+		t.Run("Account/"+name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, newStore(t))
+		})
+	}
+}
+
+func addUser(t *testing.T, s orchestrator.AccountStore, id string, roles ...string) *orchestrator.User {
+	t.Helper()
+	u := &orchestrator.User{ID: id, DisplayName: "User " + id, Roles: roles, PasswordHash: "$argon2id$x", CreatedAt: at(0)}
+	mustDo(t, "CreateUser", s.CreateUser(t.Context(), u))
+	return u
+}
+
+func testUserRoundTrip(t *testing.T, s orchestrator.AccountStore) {
+	u := addUser(t, s, "alice", orchestrator.UserRoleUser, orchestrator.UserRoleAdmin)
+	got, err := s.GetUser(t.Context(), "alice")
+	mustDo(t, "GetUser", err)
+	want := &orchestrator.User{ID: "alice", DisplayName: "User alice", Roles: []string{"user", "admin"},
+		PasswordHash: "$argon2id$x", CreatedAt: us(at(0)), UpdatedAt: us(at(0))}
+	diff(t, "GetUser(alice)", want, got)
+	if !u.CreatedAt.Equal(us(at(0))) || u.CreatedAt.Location() != time.UTC {
+		t.Errorf("CreateUser wrote back CreatedAt %v; want %v in UTC", u.CreatedAt, us(at(0)))
+	}
+	got.Roles[0] = "changed"
+	again, err := s.GetUser(t.Context(), "alice")
+	mustDo(t, "GetUser", err)
+	if again.Roles[0] != "user" {
+		t.Errorf("mutating a result changed the store: roles %v", again.Roles)
+	}
+	_, err = s.GetUser(t.Context(), "bob")
+	wantErr(t, "GetUser(bob)", err, orchestrator.ErrNotFound)
+}
+
+func testUserConflict(t *testing.T, s orchestrator.AccountStore) {
+	addUser(t, s, "alice", "user")
+	err := s.CreateUser(t.Context(), &orchestrator.User{ID: "alice", Roles: []string{"user"}})
+	wantErr(t, "CreateUser(alice) again", err, orchestrator.ErrConflict)
+	wantErr(t, "CreateUser(empty id)", s.CreateUser(t.Context(), &orchestrator.User{}), orchestrator.ErrInvalidArgument)
+}
+
+func testUserUpdate(t *testing.T, s orchestrator.AccountStore) {
+	u := addUser(t, s, "alice", "user")
+	u.Disabled, u.Roles, u.DisplayName, u.PasswordHash, u.UpdatedAt = true, []string{"admin"}, "A", "$argon2id$y", at(time.Hour)
+	u.CreatedAt = at(5 * time.Hour) // ignored: CreatedAt is as created
+	mustDo(t, "UpdateUser", s.UpdateUser(t.Context(), u))
+	got, err := s.GetUser(t.Context(), "alice")
+	mustDo(t, "GetUser", err)
+	want := &orchestrator.User{ID: "alice", DisplayName: "A", Roles: []string{"admin"}, Disabled: true,
+		PasswordHash: "$argon2id$y", CreatedAt: us(at(0)), UpdatedAt: us(at(time.Hour))}
+	diff(t, "GetUser after UpdateUser", want, got)
+	err = s.UpdateUser(t.Context(), &orchestrator.User{ID: "nobody", Roles: []string{"user"}})
+	wantErr(t, "UpdateUser(nobody)", err, orchestrator.ErrNotFound)
+}
+
+func testUserListAndDelete(t *testing.T, s orchestrator.AccountStore) {
+	for _, id := range []string{"carol", "alice", "bob"} {
+		addUser(t, s, id, "user")
+	}
+	ids := func(p orchestrator.Page) []string {
+		list, err := s.ListUsers(t.Context(), p)
+		mustDo(t, "ListUsers", err)
+		out := []string{}
+		for _, u := range list {
+			out = append(out, u.ID)
+		}
+		return out
+	}
+	diff(t, "ListUsers", []string{"alice", "bob", "carol"}, ids(orchestrator.Page{}))
+	diff(t, "ListUsers(offset 1, limit 1)", []string{"bob"}, ids(orchestrator.Page{Limit: 1, Offset: 1}))
+	tok := &orchestrator.Token{ID: "t1", Hash: "h1", UserID: "bob", Kind: orchestrator.TokenSession}
+	mustDo(t, "CreateToken", s.CreateToken(t.Context(), tok))
+	mustDo(t, "DeleteUser", s.DeleteUser(t.Context(), "bob"))
+	diff(t, "ListUsers after DeleteUser(bob)", []string{"alice", "carol"}, ids(orchestrator.Page{}))
+	_, err := s.TokenByHash(t.Context(), "h1")
+	wantErr(t, "TokenByHash of a deleted user's token", err, orchestrator.ErrNotFound)
+	wantErr(t, "DeleteUser(bob) again", s.DeleteUser(t.Context(), "bob"), orchestrator.ErrNotFound)
+}
+
+func testTokenRoundTrip(t *testing.T, s orchestrator.AccountStore) {
+	addUser(t, s, "alice", "user")
+	exp := at(time.Hour)
+	tok := &orchestrator.Token{ID: "t1", Hash: "abc", UserID: "alice", Name: "ide", Kind: orchestrator.TokenAPI,
+		ExpiresAt: &exp, CreatedAt: at(0)}
+	mustDo(t, "CreateToken", s.CreateToken(t.Context(), tok))
+	got, err := s.TokenByHash(t.Context(), "abc")
+	mustDo(t, "TokenByHash", err)
+	uexp := us(exp)
+	diff(t, "TokenByHash(abc)", &orchestrator.Token{ID: "t1", Hash: "abc", UserID: "alice", Name: "ide",
+		Kind: orchestrator.TokenAPI, ExpiresAt: &uexp, CreatedAt: us(at(0))}, got)
+	for _, h := range []string{"ABC", "ab", "abcd", ""} {
+		_, err := s.TokenByHash(t.Context(), h)
+		wantErr(t, "TokenByHash("+h+")", err, orchestrator.ErrNotFound)
+	}
+	never := &orchestrator.Token{ID: "t2", Hash: "def", UserID: "alice", Kind: orchestrator.TokenAPI}
+	mustDo(t, "CreateToken", s.CreateToken(t.Context(), never))
+	got, err = s.TokenByHash(t.Context(), "def")
+	mustDo(t, "TokenByHash", err)
+	if got.ExpiresAt != nil || got.CreatedAt.IsZero() {
+		t.Errorf("token without expiry = %+v; want nil ExpiresAt and CreatedAt set", got)
+	}
+	dup := &orchestrator.Token{ID: "t3", Hash: "abc", UserID: "alice", Kind: orchestrator.TokenAPI}
+	wantErr(t, "CreateToken(same hash)", s.CreateToken(t.Context(), dup), orchestrator.ErrConflict)
+}
+
+func testTokenNeedsUser(t *testing.T, s orchestrator.AccountStore) {
+	err := s.CreateToken(t.Context(), &orchestrator.Token{ID: "t1", Hash: "h", UserID: "ghost", Kind: orchestrator.TokenAPI})
+	wantErr(t, "CreateToken for a missing user", err, orchestrator.ErrNotFound)
+	_, err = s.TokenByHash(t.Context(), "h")
+	wantErr(t, "TokenByHash after the failed create", err, orchestrator.ErrNotFound)
+}
+
+func testTokenScopedDelete(t *testing.T, s orchestrator.AccountStore) {
+	addUser(t, s, "alice", "user")
+	addUser(t, s, "bob", "user")
+	mustDo(t, "CreateToken", s.CreateToken(t.Context(), &orchestrator.Token{ID: "ta", Hash: "ha", UserID: "alice", Kind: orchestrator.TokenAPI}))
+	mustDo(t, "CreateToken", s.CreateToken(t.Context(), &orchestrator.Token{ID: "tb", Hash: "hb", UserID: "bob", Kind: orchestrator.TokenAPI}))
+	wantErr(t, "DeleteToken(bob, ta)", s.DeleteToken(t.Context(), "bob", "ta"), orchestrator.ErrNotFound)
+	if _, err := s.TokenByHash(t.Context(), "ha"); err != nil {
+		t.Fatalf("alice's token after bob's failed delete: %v", err)
+	}
+	mustDo(t, "DeleteToken(alice, ta)", s.DeleteToken(t.Context(), "alice", "ta"))
+	_, err := s.TokenByHash(t.Context(), "ha")
+	wantErr(t, "TokenByHash after revocation", err, orchestrator.ErrNotFound)
+	mustDo(t, "DeleteToken(any user, tb)", s.DeleteToken(t.Context(), "", "tb"))
+	wantErr(t, "DeleteToken(tb) again", s.DeleteToken(t.Context(), "", "tb"), orchestrator.ErrNotFound)
+}
+
+func testTokenListByUser(t *testing.T, s orchestrator.AccountStore) {
+	addUser(t, s, "alice", "user")
+	addUser(t, s, "bob", "user")
+	for i, id := range []string{"t1", "t2", "t3"} {
+		mustDo(t, "CreateToken", s.CreateToken(t.Context(), &orchestrator.Token{ID: id, Hash: "h" + id, UserID: "alice",
+			Kind: orchestrator.TokenSession, CreatedAt: at(time.Duration(i) * time.Minute)}))
+	}
+	mustDo(t, "CreateToken", s.CreateToken(t.Context(), &orchestrator.Token{ID: "tb", Hash: "hb", UserID: "bob", Kind: orchestrator.TokenAPI}))
+	list, err := s.ListTokens(t.Context(), "alice")
+	mustDo(t, "ListTokens", err)
+	got := []string{}
+	for _, tok := range list {
+		got = append(got, tok.ID)
+	}
+	diff(t, "ListTokens(alice) ids", []string{"t3", "t2", "t1"}, got)
+	list, err = s.ListTokens(t.Context(), "nobody")
+	mustDo(t, "ListTokens", err)
+	if len(list) != 0 {
+		t.Errorf("ListTokens(nobody) = %d tokens; want none", len(list))
+	}
+}
+
+func testTokenInvalid(t *testing.T, s orchestrator.AccountStore) {
+	addUser(t, s, "alice", "user")
+	for _, tok := range []*orchestrator.Token{
+		{Hash: "h", UserID: "alice", Kind: orchestrator.TokenAPI},
+		{ID: "t", UserID: "alice", Kind: orchestrator.TokenAPI},
+		{ID: "t", Hash: "h", Kind: orchestrator.TokenAPI},
+	} {
+		wantErr(t, "CreateToken(incomplete)", s.CreateToken(t.Context(), tok), orchestrator.ErrInvalidArgument)
+	}
+}
+
+func testToolAccess(t *testing.T, s orchestrator.AccountStore) {
+	addUser(t, s, "alice", "user")
+	got, err := s.GetToolAccess(t.Context(), "alice")
+	mustDo(t, "GetToolAccess", err)
+	if got != nil {
+		t.Fatalf("GetToolAccess of a new user = %+v; want nil", got)
+	}
+	_, err = s.GetToolAccess(t.Context(), "nobody")
+	wantErr(t, "GetToolAccess(nobody)", err, orchestrator.ErrNotFound)
+	wantErr(t, "SetToolAccess(nobody)", s.SetToolAccess(t.Context(), "nobody", &orchestrator.ToolAccess{}), orchestrator.ErrNotFound)
+	for _, want := range []*orchestrator.ToolAccess{
+		{Allowed: []string{"read_file", "srv@*"}, Denied: []string{"execute_command"}, Approval: []string{"write_file"}},
+		{Allowed: nil, Denied: []string{"x"}},
+		{Allowed: []string{}},
+	} {
+		mustDo(t, "SetToolAccess", s.SetToolAccess(t.Context(), "alice", want))
+		got, err := s.GetToolAccess(t.Context(), "alice")
+		mustDo(t, "GetToolAccess", err)
+		diff(t, "GetToolAccess after SetToolAccess", want, got)
+	}
+	// UpdateUser leaves the rule alone.
+	u, err := s.GetUser(t.Context(), "alice")
+	mustDo(t, "GetUser", err)
+	u.Disabled = true
+	mustDo(t, "UpdateUser", s.UpdateUser(t.Context(), u))
+	got, err = s.GetToolAccess(t.Context(), "alice")
+	mustDo(t, "GetToolAccess", err)
+	diff(t, "GetToolAccess after UpdateUser", &orchestrator.ToolAccess{Allowed: []string{}}, got)
+	mustDo(t, "SetToolAccess(nil)", s.SetToolAccess(t.Context(), "alice", nil))
+	got, err = s.GetToolAccess(t.Context(), "alice")
+	mustDo(t, "GetToolAccess", err)
+	if got != nil {
+		t.Errorf("GetToolAccess after clearing = %+v; want nil", got)
+	}
+}

@@ -1,0 +1,69 @@
+package orchestrator
+
+import (
+	"context"
+	"path"
+	"slices"
+)
+
+// ToolAccess is a user's tool rule (the original wunder's
+// /wunder/admin/user_accounts/{user_id}/tool_access). A tool it forbids is
+// not in the user's catalog at all: not listed, not selectable by a run
+// (ErrToolNotFound, as for an unknown tool), not callable. Names are
+// canonical tool names or path.Match globs ("mcp_server@*").
+type ToolAccess struct {
+	// Allowed, when not nil, lists the only tools the user may use; nil
+	// means every tool not denied.
+	Allowed []string `json:"allowed_tools"`
+	// Denied tools are never offered, whatever Allowed says.
+	Denied []string `json:"denied_tools"`
+	// Approval lists tools whose calls need a human's approval (kept for
+	// the approvals issue; not enforced yet).
+	Approval []string `json:"approval_tools"`
+}
+
+// Permits reports whether a (nil = no rule) lets the user use the tool.
+func (a *ToolAccess) Permits(name string) bool {
+	if a == nil {
+		return true
+	}
+	match := func(patterns []string) bool {
+		return slices.ContainsFunc(patterns, func(p string) bool {
+			ok, err := path.Match(p, name)
+			return p == name || (err == nil && ok)
+		})
+	}
+	if match(a.Denied) {
+		return false
+	}
+	return a.Allowed == nil || match(a.Allowed)
+}
+
+// ToolAccessSource gives a user's tool rule; nil with no error means none.
+// cmd/wunder backs it with the account store.
+type ToolAccessSource interface {
+	ToolAccess(ctx context.Context, userID string) (*ToolAccess, error)
+}
+
+// SetAccess makes the registry honour per-user tool rules from src. Call it
+// before the registry is used (composition root only).
+func (r *Registry) SetAccess(src ToolAccessSource) { r.access = src }
+
+// permitted drops the tools a user's rule forbids from sel; always-on
+// tools (final_response) stay.
+func (r *Registry) permitted(ctx context.Context, userID string, sel *Selection) (*Selection, error) {
+	if r.access == nil {
+		return sel, nil
+	}
+	rule, err := r.access.ToolAccess(ctx, userID)
+	if err != nil || rule == nil {
+		return sel, err
+	}
+	out := newSelection(r)
+	for _, name := range sel.order {
+		if t := sel.tools[name]; t.Spec().AlwaysOn || rule.Permits(name) {
+			out.add(t)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,246 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Accounts: users and their bearer tokens ([orchestrator.AccountStore]).
+
+var _ orchestrator.AccountStore = (*Store)(nil)
+
+type userRow struct {
+	bun.BaseModel `bun:"table:users"`
+
+	ID           string     `bun:"id,pk"`
+	DisplayName  string     `bun:"display_name,notnull"`
+	PasswordHash string     `bun:"password_hash,notnull"`
+	Roles        string     `bun:"roles,notnull"`
+	Disabled     bool       `bun:"disabled,notnull"`
+	ToolAccess   *string    `bun:"tool_access"`
+	CreatedAt    time.Time  `bun:"created_at,notnull"`
+	UpdatedAt    *time.Time `bun:"updated_at"`
+}
+
+type tokenRow struct {
+	bun.BaseModel `bun:"table:auth_tokens"`
+
+	ID        string     `bun:"id,pk"`
+	Hash      string     `bun:"hash,notnull"`
+	UserID    string     `bun:"user_id,notnull"`
+	Name      string     `bun:"name,notnull"`
+	Kind      string     `bun:"kind,notnull"`
+	CreatedAt time.Time  `bun:"created_at,notnull"`
+	ExpiresAt *time.Time `bun:"expires_at"`
+}
+
+func toUserRow(u *orchestrator.User) *userRow {
+	roles := u.Roles
+	if roles == nil {
+		roles = []string{}
+	}
+	b, _ := json.Marshal(roles)
+	up := u.UpdatedAt
+	return &userRow{ID: u.ID, DisplayName: u.DisplayName, PasswordHash: u.PasswordHash, Roles: string(b),
+		Disabled: u.Disabled, CreatedAt: u.CreatedAt, UpdatedAt: &up}
+}
+
+func fromUserRow(r *userRow) *orchestrator.User {
+	u := &orchestrator.User{ID: r.ID, DisplayName: r.DisplayName, PasswordHash: r.PasswordHash, Disabled: r.Disabled,
+		CreatedAt: r.CreatedAt.UTC(), Roles: []string{}}
+	_ = json.Unmarshal([]byte(r.Roles), &u.Roles)
+	u.UpdatedAt = u.CreatedAt
+	if r.UpdatedAt != nil {
+		u.UpdatedAt = r.UpdatedAt.UTC()
+	}
+	return u
+}
+
+func fromTokenRow(r *tokenRow) *orchestrator.Token {
+	t := &orchestrator.Token{ID: r.ID, Hash: r.Hash, UserID: r.UserID, Name: r.Name, Kind: orchestrator.TokenKind(r.Kind),
+		CreatedAt: r.CreatedAt.UTC()}
+	if r.ExpiresAt != nil {
+		e := r.ExpiresAt.UTC()
+		t.ExpiresAt = &e
+	}
+	return t
+}
+
+// CreateUser implements [orchestrator.AccountStore].
+func (s *Store) CreateUser(ctx context.Context, u *orchestrator.User) error {
+	if u == nil || u.ID == "" {
+		return invalid("user id is empty")
+	}
+	u.CreatedAt = stamp(u.CreatedAt)
+	if u.UpdatedAt.IsZero() {
+		u.UpdatedAt = u.CreatedAt
+	}
+	u.UpdatedAt = stamp(u.UpdatedAt)
+	release, err := s.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	_, err = s.db.NewInsert().Model(toUserRow(u)).Exec(ctx)
+	return dbErr(err, "create user", "user "+u.ID)
+}
+
+// GetUser implements [orchestrator.AccountStore].
+func (s *Store) GetUser(ctx context.Context, id string) (*orchestrator.User, error) {
+	row := new(userRow)
+	if err := s.db.NewSelect().Model(row).Where("id = ?", id).Scan(ctx); err != nil {
+		return nil, dbErr(err, "get user", "user "+id)
+	}
+	return fromUserRow(row), nil
+}
+
+// ListUsers implements [orchestrator.AccountStore].
+func (s *Store) ListUsers(ctx context.Context, p orchestrator.Page) ([]*orchestrator.User, error) {
+	var rows []userRow
+	if err := paged(s.db.NewSelect().Model(&rows).OrderExpr("id ASC"), p).Scan(ctx); err != nil {
+		return nil, dbErr(err, "list users", "")
+	}
+	out := make([]*orchestrator.User, len(rows))
+	for i := range rows {
+		out[i] = fromUserRow(&rows[i])
+	}
+	return out, nil
+}
+
+// UpdateUser implements [orchestrator.AccountStore].
+func (s *Store) UpdateUser(ctx context.Context, u *orchestrator.User) error {
+	if u == nil || u.ID == "" {
+		return invalid("user id is empty")
+	}
+	u.UpdatedAt = stamp(u.UpdatedAt)
+	row := toUserRow(u)
+	release, err := s.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	res, err := s.db.NewUpdate().Model(row).
+		Column("display_name", "password_hash", "roles", "disabled", "updated_at").
+		WherePK().Exec(ctx)
+	return affected(res, err, "update user", "user "+u.ID)
+}
+
+// DeleteUser implements [orchestrator.AccountStore]; the user's tokens go
+// with them (explicitly, whatever the foreign_keys pragma).
+func (s *Store) DeleteUser(ctx context.Context, id string) error {
+	release, err := s.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewDelete().Model((*tokenRow)(nil)).Where("user_id = ?", id).Exec(ctx); err != nil {
+			return dbErr(err, "delete tokens of", "user "+id)
+		}
+		res, err := tx.NewDelete().Model((*userRow)(nil)).Where("id = ?", id).Exec(ctx)
+		return affected(res, err, "delete user", "user "+id)
+	})
+}
+
+// CreateToken implements [orchestrator.AccountStore].
+func (s *Store) CreateToken(ctx context.Context, t *orchestrator.Token) error {
+	if t == nil || t.ID == "" || t.Hash == "" || t.UserID == "" {
+		return invalid("token needs an id, a hash and a user")
+	}
+	t.CreatedAt = stamp(t.CreatedAt)
+	t.ExpiresAt = stampPtr(t.ExpiresAt)
+	row := &tokenRow{ID: t.ID, Hash: t.Hash, UserID: t.UserID, Name: t.Name, Kind: string(t.Kind),
+		CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt}
+	release, err := s.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	_, err = s.db.NewInsert().Model(row).Exec(ctx)
+	if constraintOf(err) == foreignKeyViolation {
+		return dbErr(err, "create token", "user "+t.UserID)
+	}
+	return dbErr(err, "create token", "token "+t.ID)
+}
+
+// TokenByHash implements [orchestrator.AccountStore].
+func (s *Store) TokenByHash(ctx context.Context, hash string) (*orchestrator.Token, error) {
+	row := new(tokenRow)
+	if err := s.db.NewSelect().Model(row).Where("hash = ?", hash).Scan(ctx); err != nil {
+		return nil, dbErr(err, "get token", "token")
+	}
+	return fromTokenRow(row), nil
+}
+
+// ListTokens implements [orchestrator.AccountStore].
+func (s *Store) ListTokens(ctx context.Context, userID string) ([]*orchestrator.Token, error) {
+	var rows []tokenRow
+	err := s.db.NewSelect().Model(&rows).Where("user_id = ?", userID).OrderExpr("created_at DESC, id DESC").Scan(ctx)
+	if err != nil {
+		return nil, dbErr(err, "list tokens", "of user "+userID)
+	}
+	out := make([]*orchestrator.Token, len(rows))
+	for i := range rows {
+		out[i] = fromTokenRow(&rows[i])
+	}
+	return out, nil
+}
+
+// DeleteToken implements [orchestrator.AccountStore]: the user is part of
+// the query, so nobody revokes another user's token by its id.
+func (s *Store) DeleteToken(ctx context.Context, userID, id string) error {
+	release, err := s.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	q := s.db.NewDelete().Model((*tokenRow)(nil)).Where("id = ?", id)
+	if userID != "" {
+		q = q.Where("user_id = ?", userID)
+	}
+	res, err := q.Exec(ctx)
+	return affected(res, err, "delete token", "token "+id)
+}
+
+// GetToolAccess implements [orchestrator.AccountStore].
+func (s *Store) GetToolAccess(ctx context.Context, userID string) (*orchestrator.ToolAccess, error) {
+	var raw *string
+	err := s.db.NewSelect().Model((*userRow)(nil)).Column("tool_access").Where("id = ?", userID).Scan(ctx, &raw)
+	if err != nil {
+		return nil, dbErr(err, "get tool access", "user "+userID)
+	}
+	if raw == nil {
+		return nil, nil
+	}
+	a := new(orchestrator.ToolAccess)
+	if err := json.Unmarshal([]byte(*raw), a); err != nil {
+		return nil, fmt.Errorf("storage: tool access of user %s: %w", userID, err)
+	}
+	return a, nil
+}
+
+// SetToolAccess implements [orchestrator.AccountStore].
+func (s *Store) SetToolAccess(ctx context.Context, userID string, a *orchestrator.ToolAccess) error {
+	var raw *string
+	if a != nil {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return err
+		}
+		v := string(b)
+		raw = &v
+	}
+	release, err := s.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	res, err := s.db.NewUpdate().Model((*userRow)(nil)).Set("tool_access = ?", raw).Where("id = ?", userID).Exec(ctx)
+	return affected(res, err, "set tool access", "user "+userID)
+}
