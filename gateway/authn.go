@@ -75,7 +75,8 @@ func NewAuthenticator(o AuthOptions) *Authenticator {
 		o.Now = time.Now
 	}
 	if o.LoginLimiter == nil {
-		o.LoginLimiter = newFailureLimiter(5, time.Second, o.Now)
+		// Five attempts at once, then one a second per user id.
+		o.LoginLimiter = auth.NewLimiter(1, 5).WithClock(o.Now)
 	}
 	return &Authenticator{o: o}
 }

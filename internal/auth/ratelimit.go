@@ -30,6 +30,15 @@ func NewLimiter(perSecond float64, burst int) *Limiter {
 	return &Limiter{b: newBuckets(rate.Limit(perSecond), burst)}
 }
 
+// WithClock makes the limiter read time from now (a test's clock, or the
+// one its caller already uses); it returns l.
+func (l *Limiter) WithClock(now func() time.Time) *Limiter {
+	if l.b != nil && now != nil {
+		l.b.now = now
+	}
+	return l
+}
+
 // Allow takes a token from key's bucket. When the bucket is empty it
 // takes nothing and says how long until a token is there.
 func (l *Limiter) Allow(key string) (ok bool, retryAfter time.Duration) {
