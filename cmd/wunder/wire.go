@@ -131,6 +131,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	}
 	undo = append(undo, mcpParts.close)
 	toolsets = append(toolsets, mcpParts.toolsets()...)
+	jwt, err := newJWTVerifier(ctx, cfg.Auth.JWT, log)
+	if err != nil {
+		return fail(err)
+	}
 	reg := orchestrator.NewRegistry(cfg.Tools.NameSeparator, log, toolsets...)
 	reg.SetAccess(toolAccess{store}) // per-user tool rules (/wunder/admin/user_accounts/{id}/tool_access)
 	orch := orchestrator.New(store, models, reg, &orchestrator.Options{
@@ -151,7 +155,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	ready := readiness(store, mcpParts)
 	gw := gateway.New(orch, &gateway.Options{
 		APIKey: cfg.Security.APIKey, MaxBodyBytes: cfg.Server.MaxBodyBytes, Heartbeat: cfg.Server.SSEHeartbeat(),
-		Auth: gateway.AuthOptions{Accounts: store, AllowRegister: cfg.Auth.AllowRegister, TokenTTL: cfg.Auth.TokenTTL()},
+		Auth: gateway.AuthOptions{Accounts: store, AllowRegister: cfg.Auth.AllowRegister, TokenTTL: cfg.Auth.TokenTTL(), Verifier: jwt},
 		CORS: gateway.CORSOptions{
 			AllowOrigins: cfg.CORS.AllowOrigins, AllowMethods: cfg.CORS.AllowMethods,
 			AllowHeaders: cfg.CORS.AllowHeaders, AllowCredentials: cfg.CORS.AllowCredentials,

@@ -100,6 +100,28 @@ type Auth struct {
 	// TokenTTLSeconds (token_ttl_s) is the lifetime of a login token.
 	// Default 86400 (a day).
 	TokenTTLSeconds int `yaml:"token_ttl_s"`
+	// JWT accepts bearer JWTs of an external identity provider, verified
+	// against its JWKS. Off while jwks_url is empty.
+	JWT JWT `yaml:"jwt"`
+}
+
+// JWT configures tokens from an external identity provider.
+type JWT struct {
+	// Issuer (iss) the tokens must carry. Required with jwks_url.
+	Issuer string `yaml:"issuer"`
+	// Audience (aud) the tokens must carry. Required with jwks_url.
+	Audience string `yaml:"audience"`
+	// JWKSURL is where the provider publishes its keys: https, or http on
+	// a loopback host. "" turns JWTs off. Default "".
+	JWKSURL string `yaml:"jwks_url"`
+	// UserClaim carries the wunder user id; a dotted name reads a nested
+	// claim. Default "sub".
+	UserClaim string `yaml:"user_claim"`
+	// RolesClaim, when set, carries roles ("admin", "user"). Default "".
+	RolesClaim string `yaml:"roles_claim"`
+	// LeewaySeconds (leeway_s) tolerates clock skew on exp/nbf/iat.
+	// Default 0.
+	LeewaySeconds int `yaml:"leeway_s"`
 }
 
 // TokenTTL is token_ttl_s as a duration.

@@ -65,6 +65,18 @@ func (c *Config) validate(p *problems) {
 	atLeast(v, "concurrency.lock_ttl_s", cc.LockTTLSeconds, 1)
 
 	atLeast(v, "auth.token_ttl_s", c.Auth.TokenTTLSeconds, 60)
+	if j := c.Auth.JWT; j.JWKSURL != "" {
+		if j.Issuer == "" {
+			v.fail("auth.jwt.issuer", "is required when auth.jwt.jwks_url is set")
+		}
+		if j.Audience == "" {
+			v.fail("auth.jwt.audience", "is required when auth.jwt.jwks_url is set")
+		}
+		if j.UserClaim == "" {
+			v.fail("auth.jwt.user_claim", "must not be empty")
+		}
+	}
+	atLeast(v, "auth.jwt.leeway_s", c.Auth.JWT.LeewaySeconds, 0)
 	sec := c.Security
 	v.eachWord("security.allow_commands", sec.AllowCommands)
 	for i, g := range sec.DenyGlobs {
