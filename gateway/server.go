@@ -31,6 +31,9 @@ var _ Backend = (*orchestrator.Orchestrator)(nil)
 
 // Options configure the gateway. Zero values mean the defaults stated.
 type Options struct {
+	// RateLimit, when set, limits requests per principal (auth.rate_limit);
+	// nil = no limit.
+	RateLimit Limiter
 	// APIKey, when set, is the admin credential, and every call but the
 	// open paths needs a credential. Without it, requests without
 	// credentials are anonymous (the local operator; start-up allows that
@@ -144,11 +147,14 @@ func (s *Server) routes() {
 }
 
 // Handler returns the gateway with its middleware, outermost first:
-// request id and logger, access log, panic recovery, CORS, auth, body limit.
+// request id and logger, access log, panic recovery, CORS, auth, rate
+// limit, body limit.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = problemForMux(s.mux)
 	h = limitBody(s.opts.MaxBodyBytes)(h)
-	h = authenticate(s.auth, append([]string{"/healthz", "/readyz", "/wunder/auth/login", "/wunder/auth/register"}, s.open...))(h)
+	open := append([]string{"/healthz", "/readyz", "/wunder/auth/login", "/wunder/auth/register"}, s.open...)
+	h = rateLimit(s.opts.RateLimit, open)(h)
+	h = authenticate(s.auth, open)(h)
 	h = cors(s.opts.CORS)(h)
 	h = recoverPanics(h)
 	h = accessLog(h)

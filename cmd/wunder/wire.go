@@ -11,6 +11,7 @@ import (
 	"github.com/wunder/wunder/adapters/builtin"
 	"github.com/wunder/wunder/adapters/llm"
 	"github.com/wunder/wunder/gateway"
+	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/internal/config"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
@@ -153,9 +154,14 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		log.Info("ended runs a stopped process left unfinished", "count", n)
 	}
 	ready := readiness(store, mcpParts)
+	var limit gateway.Limiter // an untyped nil when off
+	if rl := cfg.Auth.RateLimit; rl.PerSecond > 0 {
+		limit = auth.NewLimiter(rl.PerSecond, rl.Burst)
+	}
 	gw := gateway.New(orch, &gateway.Options{
 		APIKey: cfg.Security.APIKey, MaxBodyBytes: cfg.Server.MaxBodyBytes, Heartbeat: cfg.Server.SSEHeartbeat(),
-		Auth: gateway.AuthOptions{Accounts: store, AllowRegister: cfg.Auth.AllowRegister, TokenTTL: cfg.Auth.TokenTTL(), Verifier: jwt},
+		RateLimit: limit,
+		Auth:      gateway.AuthOptions{Accounts: store, AllowRegister: cfg.Auth.AllowRegister, TokenTTL: cfg.Auth.TokenTTL(), Verifier: jwt},
 		CORS: gateway.CORSOptions{
 			AllowOrigins: cfg.CORS.AllowOrigins, AllowMethods: cfg.CORS.AllowMethods,
 			AllowHeaders: cfg.CORS.AllowHeaders, AllowCredentials: cfg.CORS.AllowCredentials,

@@ -103,6 +103,18 @@ type Auth struct {
 	// JWT accepts bearer JWTs of an external identity provider, verified
 	// against its JWKS. Off while jwks_url is empty.
 	JWT JWT `yaml:"jwt"`
+	// RateLimit limits requests per principal.
+	RateLimit RateLimit `yaml:"rate_limit"`
+}
+
+// RateLimit is a token bucket per principal (a user, the API key, or the
+// address of an anonymous caller).
+type RateLimit struct {
+	// PerSecond (per_second) is the sustained rate; 0 = no limit.
+	// Default 0.
+	PerSecond float64 `yaml:"per_second"`
+	// Burst is how many requests may come at once, >= 1. Default 20.
+	Burst int `yaml:"burst"`
 }
 
 // JWT configures tokens from an external identity provider.

@@ -43,7 +43,7 @@ func Default() *Config {
 			MaxOutputBytes:           65536,
 			MaxFileBytes:             1 << 20,
 		},
-		Auth: Auth{TokenTTLSeconds: 86400, JWT: JWT{UserClaim: "sub"}},
+		Auth: Auth{TokenTTLSeconds: 86400, JWT: JWT{UserClaim: "sub"}, RateLimit: RateLimit{Burst: 20}},
 		I18n: I18n{
 			DefaultLanguage:    "en",
 			SupportedLanguages: []string{"en", "zh"},

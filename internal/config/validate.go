@@ -77,6 +77,10 @@ func (c *Config) validate(p *problems) {
 		}
 	}
 	atLeast(v, "auth.jwt.leeway_s", c.Auth.JWT.LeewaySeconds, 0)
+	if c.Auth.RateLimit.PerSecond < 0 {
+		v.fail("auth.rate_limit.per_second", "must not be negative (0 = no limit)")
+	}
+	atLeast(v, "auth.rate_limit.burst", c.Auth.RateLimit.Burst, 1)
 	sec := c.Security
 	v.eachWord("security.allow_commands", sec.AllowCommands)
 	for i, g := range sec.DenyGlobs {

@@ -1,0 +1,88 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// rateLimit limits requests per principal (auth.rate_limit): a user's
+// credential counts for its user, the API key for itself, and an anonymous
+// caller for its address. It runs after authentication, and open paths and
+// CORS preflights are never limited. A refused request gets 429 with
+// Retry-After, in the shape of its protocol: RESOURCE_EXHAUSTED with
+// RetryInfo on Connect, gRPC and gRPC-Web; a JSON-RPC error on /a2a; a
+// problem document (code rate_limited) elsewhere.
+func rateLimit(l Limiter, open []string) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if l == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodOptions || slices.Contains(open, r.URL.Path) {
+				next.ServeHTTP(w, r)
+				return
+			}
+			ok, after := l.Allow(limitKey(r))
+			if ok {
+				next.ServeHTTP(w, r)
+				return
+			}
+			writeRateLimited(w, r, after)
+		})
+	}
+}
+
+// limitKey is the bucket a request draws from.
+func limitKey(r *http.Request) string {
+	p := principal(r.Context())
+	switch {
+	case p.UserID != "":
+		return "user:" + p.UserID
+	case p.Kind == orchestrator.CredentialAPIKey:
+		return "api_key"
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "addr:" + host
+}
+
+// rpcRateLimited is the JSON-RPC error code of a refused /a2a request: the
+// implementation-defined server error range, with the wait in data.
+const rpcRateLimited = -32000
+
+func writeRateLimited(w http.ResponseWriter, r *http.Request, after time.Duration) {
+	secs := max(1, int((after+time.Second-1)/time.Second))
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	detail := "rate limit: too many requests; retry after " + strconv.Itoa(secs) + "s"
+	switch {
+	case isRPC(r):
+		ce := connect.NewError(connect.CodeResourceExhausted, errors.New(detail))
+		if d, err := connect.NewErrorDetail(&errdetails.RetryInfo{RetryDelay: durationpb.New(after)}); err == nil {
+			ce.AddDetail(d)
+		}
+		if err := connect.NewErrorWriter().Write(w, r, ce); err != nil {
+			logger(r.Context()).DebugContext(r.Context(), "rpc error not written", "err", err)
+		}
+	case r.URL.Path == "/a2a" || strings.HasPrefix(r.URL.Path, "/a2a/"):
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
+			"error": map[string]any{"code": rpcRateLimited, "message": detail, "data": map[string]any{"retry_after_ms": after.Milliseconds()}}})
+	default:
+		writeProblem(w, r, http.StatusTooManyRequests, "rate_limited", detail)
+	}
+}
