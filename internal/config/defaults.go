@@ -50,7 +50,7 @@ func Default() *Config {
 		},
 		CORS: CORS{
 			AllowOrigins: []string{},
-			AllowMethods: []string{"GET", "POST", "DELETE", "OPTIONS"},
+			AllowMethods: []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"},
 			AllowHeaders: []string{"Content-Type", "Authorization", "X-API-Key", "Last-Event-ID"},
 		},
 		LLM: LLM{
