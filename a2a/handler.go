@@ -41,6 +41,9 @@ type Options struct {
 	// Identify returns the user a request acts for. Default: the
 	// X-Wunder-User header when present, else DefaultUser. The gateway's
 	// authentication has run before (the handler is mounted behind it).
+	// "" means every user (an admin naming none): lookups and listings
+	// reach every user's tasks, and what a call creates belongs to
+	// DefaultUser (a new task) or to the task's owner (a push config).
 	Identify func(r *http.Request) (string, error)
 	// DefaultUser is the user of A2A callers that name none. Default "a2a".
 	DefaultUser string
@@ -181,6 +184,17 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.dispatch(rw, r, &c)
+}
+
+// actor is the user a call acts as when it creates something (a task, an
+// extended card for its catalog): the identified user, or DefaultUser
+// when the caller is an admin that named none (c.userID "" reaches every
+// user's tasks).
+func (h *Handler) actor(c *call) string {
+	if c.userID == "" {
+		return h.opts.DefaultUser
+	}
+	return c.userID
 }
 
 func (h *Handler) defaultIdentify(r *http.Request) (string, error) {

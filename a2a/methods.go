@@ -44,7 +44,7 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (*orchest
 		meta[w.DepthKey] = strconv.Itoa(d)
 	}
 	r, err := h.b.Start(ctx, orchestrator.RunRequest{
-		UserID: c.userID, SessionID: sessionID, Question: text, ToolNames: h.opts.ToolNames,
+		UserID: h.actor(c), SessionID: sessionID, Question: text, ToolNames: h.opts.ToolNames,
 		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Metadata: meta,
 	})
 	if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {
@@ -54,7 +54,7 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (*orchest
 		return nil, err
 	}
 	if p.Push != nil {
-		if _, err := h.createPush(ctx, c.v, c.userID, r.ID, *p.Push); err != nil {
+		if _, err := h.createPush(ctx, c.v, r.UserID, r.ID, *p.Push); err != nil {
 			return nil, err
 		}
 	}
@@ -219,5 +219,5 @@ func (h *Handler) extendedCard(ctx context.Context, c *call) (any, error) {
 	if h.opts.ExtendedCard == nil {
 		return nil, errCode(w.CodeExtendedCardNotConfigured, "this agent has no extended agent card")
 	}
-	return h.opts.ExtendedCard(c.r, c.userID)
+	return h.opts.ExtendedCard(c.r, h.actor(c))
 }

@@ -199,7 +199,8 @@ func (h *Handler) pushMethod(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, errParams("%v", err)
 	}
-	if _, err := h.b.GetRun(ctx, c.userID, p.TaskID); err != nil {
+	run, err := h.b.GetRun(ctx, c.userID, p.TaskID)
+	if err != nil {
 		return nil, err
 	}
 	ms, st := w.MethodsOf(c.v), h.push.o.Store
@@ -208,7 +209,7 @@ func (h *Handler) pushMethod(ctx context.Context, c *call) (any, error) {
 		if p.Config == nil {
 			return nil, errParams("a push notification config with a url is required")
 		}
-		pc, err := h.createPush(ctx, c.v, c.userID, p.TaskID, *p.Config)
+		pc, err := h.createPush(ctx, c.v, run.UserID, p.TaskID, *p.Config) // the task's owner
 		if err != nil {
 			return nil, err
 		}

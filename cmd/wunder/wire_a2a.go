@@ -62,7 +62,7 @@ func mountA2A(a *app, tools *a2atools.Set) {
 		PushNotifications: cfg.Push.Enabled, APIKeyRequired: a.cfg.Security.APIKey != "",
 	})
 	opts := &a2a.Options{
-		Identify:    func(r *http.Request) (string, error) { return a2aUser(r, cfg.Server.UserID) },
+		Identify:    a2aUser,
 		DefaultUser: cfg.Server.UserID, ToolNames: cfg.Server.ToolNames, ModelName: cfg.Server.Model,
 		ToolActivity: cfg.Server.ToolActivity, ExtendedCard: a.a2a.card.Extended,
 		Heartbeat: a.cfg.Server.SSEHeartbeat(), MaxBodyBytes: a.cfg.Server.MaxBodyBytes,
@@ -81,14 +81,11 @@ func mountA2A(a *app, tools *a2atools.Set) {
 }
 
 // a2aUser is the user an A2A request acts for: the X-Wunder-User it names
-// (an admin may act for anyone), the user its credentials pin, or the
-// configured default.
-func a2aUser(r *http.Request, def string) (string, error) {
-	u, err := gateway.ScopeOf(r.Context(), strings.TrimSpace(r.Header.Get("X-Wunder-User")))
-	if err != nil || u != "" {
-		return u, err
-	}
-	return def, nil
+// (an admin may act for anyone), the user its credentials pin, or "" for
+// an admin that names none — every user, as on the REST routes (the
+// handler starts such a caller's new tasks as a2a.Options.DefaultUser).
+func a2aUser(r *http.Request) (string, error) {
+	return gateway.ScopeOf(r.Context(), strings.TrimSpace(r.Header.Get("X-Wunder-User")))
 }
 
 // closeA2A stops push delivery and background delegations.
