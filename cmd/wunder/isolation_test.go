@@ -71,8 +71,18 @@ type fixture struct {
 	taskA    string
 }
 
+// TestIsolationMatrix runs the matrix on SQLite and, where the suite has
+// PostgreSQL, on PostgreSQL; both must give the documented table.
 func TestIsolationMatrix(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { isolationMatrix(t, "") })
+	t.Run("postgres", func(t *testing.T) { isolationMatrix(t, pgSchema(t)) })
+}
+
+func isolationMatrix(t *testing.T, dsn string) {
 	s := startServer(t, func(c *config.Config) {
+		if dsn != "" {
+			c.Storage.Postgres.DSN = dsn
+		}
 		c.Security.APIKey = "admin-key"
 		c.A2A.Push.AllowPrivate = true
 		c.MCP.Server.ExposeCatalog = true
