@@ -53,6 +53,10 @@ type Options struct {
 	// PublicURL is the external base URL (scheme://host[:port][/prefix]) of
 	// the protected-resource metadata; "" derives it from the request.
 	PublicURL string
+	// AuthorizationServers are named in the protected-resource metadata:
+	// the issuers whose tokens Verify accepts (auth.jwt.issuer); empty when
+	// only wunder's own tokens and the API key are accepted.
+	AuthorizationServers []string
 	// Upstreams enables the pass-through routes; nil = none.
 	Upstreams Upstreams
 	// Catalog, when set, offers the calling user's tool catalog on
@@ -173,7 +177,7 @@ func (h *Handler) auth(next http.Handler) http.Handler {
 func (h *Handler) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource: h.base(r) + "/wunder/mcp", ResourceName: "wunder",
-		BearerMethodsSupported: []string{"header"},
+		BearerMethodsSupported: []string{"header"}, AuthorizationServers: h.opts.AuthorizationServers,
 	}).ServeHTTP(w, r)
 }
 

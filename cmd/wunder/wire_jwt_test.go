@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -70,6 +71,12 @@ func TestJWTWired(t *testing.T) {
 	bob := sign(key, "jwt-bob", "wunder", time.Now().Add(time.Hour))
 	if code, _ := do(http.MethodGet, "/wunder/runs/"+runID, bob, ""); code != http.StatusNotFound {
 		t.Fatalf("bob reading alice's run: %d, want 404", code)
+	}
+	// The MCP protected-resource metadata names the provider whose tokens
+	// are accepted.
+	if code, meta := do(http.MethodGet, "/.well-known/oauth-protected-resource/wunder/mcp", "", ""); code != http.StatusOK ||
+		!strings.Contains(fmt.Sprint(meta["authorization_servers"]), "https://idp.example") {
+		t.Fatalf("protected-resource metadata: %d %v", code, meta)
 	}
 	other, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {

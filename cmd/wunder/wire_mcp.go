@@ -88,6 +88,9 @@ func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcp
 		Stateless: cfg.MCP.Server.Stateless, UserID: cfg.MCP.Server.UserID, PublicURL: cfg.Server.PublicURL,
 		Version: version, Logger: log.With("component", "mcpserver"),
 	}
+	if cfg.Auth.JWT.JWKSURL != "" {
+		opts.AuthorizationServers = []string{cfg.Auth.JWT.Issuer}
+	}
 	if set != nil {
 		opts.Upstreams = set
 	}
