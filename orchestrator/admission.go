@@ -35,6 +35,25 @@ type liveRun struct {
 	// resumed marks a run taken over after a crash and executed again
 	// from its stored history (Options.ResumeInterrupted).
 	resumed bool
+	// aborted, when set, is why the run was stopped by the orchestrator
+	// (not by a cancel): it ends failed with this error.
+	aborted error
+}
+
+// abort stops the run; it ends failed with err.
+func (lr *liveRun) abort(err error) {
+	lr.mu.Lock()
+	if lr.aborted == nil {
+		lr.aborted = err
+	}
+	lr.mu.Unlock()
+	lr.cancel()
+}
+
+func (lr *liveRun) abortErr() error {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	return lr.aborted
 }
 
 func (lr *liveRun) snapshot() *Run {
@@ -327,11 +346,20 @@ func (o *Orchestrator) startHeartbeat(lr *liveRun) {
 			case <-t.C:
 			}
 			for _, k := range lr.locks {
-				if err := o.store.RenewLock(ctx, k, lr.id, o.opts.LockTTL); err != nil && ctx.Err() == nil {
-					o.log.Warn("lock renewal failed", "key", k, "run_id", lr.id, "err", err)
-					if errors.Is(err, ErrNotFound) {
-						_ = o.store.AcquireLock(ctx, k, lr.id, o.opts.LockTTL)
-					}
+				err := o.store.RenewLock(ctx, k, lr.id, o.opts.LockTTL)
+				if err == nil || ctx.Err() != nil {
+					continue
+				}
+				o.log.Warn("lock renewal failed", "key", k, "run_id", lr.id, "err", err)
+				if !errors.Is(err, ErrNotFound) {
+					continue // the store is away: the lease still runs
+				}
+				// The lease expired. Take it again unless another run has:
+				// then this run no longer has its session (or slot) to
+				// itself, and must stop rather than run beside that one.
+				if err := o.store.AcquireLock(ctx, k, lr.id, o.opts.LockTTL); errors.Is(err, ErrBusy) {
+					o.log.Error("run lost its lock to another run; stopping it", "key", k, "run_id", lr.id)
+					lr.abort(fmt.Errorf("lock %s was lost to another run while this run was stalled", k))
 				}
 			}
 			r, err := o.store.GetRun(ctx, lr.id)
@@ -432,8 +460,11 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 	now := o.opts.Now()
 	lr.cancel() // the loop has returned; this also stops the heartbeat
 	logErr := lr.log.err()
-	if logErr != nil {
+	switch aborted := lr.abortErr(); {
+	case logErr != nil:
 		out = outcome{stop: StopError, state: RunFailed, usage: out.usage, errMsg: "store: events not stored: " + logErr.Error()}
+	case aborted != nil:
+		out = outcome{stop: StopError, state: RunFailed, usage: out.usage, errMsg: aborted.Error()}
 	}
 	r := lr.update(func(r *Run) {
 		r.State, r.StopReason, r.Answer, r.Usage, r.Error = out.state, out.stop, out.answer, out.usage, out.errMsg

@@ -315,3 +315,34 @@ func TestResumeWithoutSpecEndsTheRun(t *testing.T) {
 	}
 	wantInterrupted(t, h.o, store, run)
 }
+
+// A run whose session lock another run took (its process stalled past the
+// lease) stops instead of running beside that run, and ends failed with
+// the reason, as stored and as told.
+func TestRunThatLostItsLockStops(t *testing.T) {
+	store := orchestratortest.NewMemStore()
+	started := make(chan struct{})
+	h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{LockTTL: 150 * time.Millisecond},
+		turns: []orchestratortest.Turn{{Content: "never", Wait: make(chan struct{}), Started: started}}})
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q"})
+	<-started
+	ctx, key := t.Context(), "session:"+run.SessionID
+	if err := store.ReleaseLock(ctx, key, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.AcquireLock(ctx, key, "another-run", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	evs := collect(t, h.o, run.ID, 0)
+	f := final(t, evs)
+	if f.State != orchestrator.RunFailed || !strings.Contains(f.Error, "lost to another run") {
+		t.Fatalf("final = %+v; want failed, lock lost", f)
+	}
+	if r, _ := store.GetRun(ctx, run.ID); r.State != orchestrator.RunFailed || r.Error != f.Error {
+		t.Fatalf("stored run = %+v; the client was told %+v", r, f)
+	}
+	// The other run keeps its lock.
+	if err := store.AcquireLock(ctx, key, "third", time.Hour); !errors.Is(err, orchestrator.ErrBusy) {
+		t.Fatalf("the intruder's lock was released: %v", err)
+	}
+}
