@@ -2,27 +2,19 @@ package builtin
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/internal/testutil/bwrap"
+
 	"github.com/wunder/wunder/internal/sandbox"
 )
 
-// needBwrap skips, loudly, when bubblewrap is missing, and fails in CI
-// (CI=true), where .ci/run installs it.
-func needBwrap(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("bubblewrap (bwrap) is not installed; CI must run the sandbox escape corpus (.ci/run installs it)")
-		}
-		t.Skip("!!! SKIPPED: bubblewrap (bwrap) is not installed; the sandbox escape corpus did NOT run (apt-get install bubblewrap)")
-	}
-}
+// needBwrap is bwrap.Need for this package's tests.
+func needBwrap(t *testing.T) { bwrap.Need(t, "the sandbox escape corpus") }
 
 // sandboxed is a Set whose commands run in the sandbox, for alice, with
 // bob's workspace next to hers under the same root, inside a data dir

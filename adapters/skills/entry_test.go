@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wunder/wunder/internal/testutil/bwrap"
+
 	"github.com/wunder/wunder/adapters/skills"
 	"github.com/wunder/wunder/internal/sandbox"
 	"github.com/wunder/wunder/orchestrator"
@@ -15,12 +17,10 @@ import (
 
 // needSandbox returns a working sandbox, or skips loudly (fails under CI).
 func needSandbox(t *testing.T) *sandbox.Sandbox {
+	bwrap.Need(t, "the skills' entry-script tests")
 	sb := sandbox.New(nil)
 	if err := sb.Check(); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI needs bubblewrap: %v", err)
-		}
-		t.Skipf("SKIPPED, no sandbox here: %v", err)
+		t.Fatalf("bubblewrap is installed but the sandbox cannot run: %v", err)
 	}
 	return sb
 }

@@ -3,27 +3,19 @@ package sandbox_test
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/internal/testutil/bwrap"
+
 	"github.com/wunder/wunder/internal/sandbox"
 )
 
-// needBwrap skips, loudly, when bubblewrap is missing, and fails in CI
-// (CI=true), where .ci/run installs it.
-func needBwrap(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("bwrap"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("bubblewrap (bwrap) is not installed; CI must run the sandbox tests (.ci/run installs it)")
-		}
-		t.Skip("!!! SKIPPED: bubblewrap (bwrap) is not installed; the sandbox is NOT tested here (apt-get install bubblewrap)")
-	}
-}
+// needBwrap is bwrap.Need for this package's tests.
+func needBwrap(t *testing.T) { bwrap.Need(t, "the sandbox tests") }
 
 // workspace returns a new workspace directory whose parents the sandbox
 // identity may search (t.TempDir makes them 0700).
