@@ -1,4 +1,9 @@
 package orchestrator
 
+import "time"
+
 // FinalResponseToolForTest is the always-on final_response tool.
 var FinalResponseToolForTest Tool = finalResponse{}
+
+// SetConfigsClock replaces the clock of u's cache.
+func SetConfigsClock(u *UserToolConfigs, now func() time.Time) { u.now = now }

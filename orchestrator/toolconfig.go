@@ -116,7 +116,7 @@ func CheckToolFilePath(p string) error {
 		return bad("is absolute")
 	case path.Clean(p) != p:
 		return bad("is not clean (no '.', '..' or empty elements)")
-	case p == ".." || strings.HasPrefix(p, "../"):
+	case p == "." || p == ".." || strings.HasPrefix(p, "../"):
 		return bad("leaves its package")
 	}
 	return nil

@@ -139,6 +139,19 @@ func TestAccountStoreSuite(t *testing.T) {
 	}
 }
 
+func TestToolFileStoreSuite(t *testing.T) {
+	for _, be := range backends() {
+		t.Run(be.name, func(t *testing.T) {
+			if be.name == BackendPostgres {
+				postgresDSN(t)
+			}
+			orchestratortest.RunToolFileStoreTests(t, func(t *testing.T) orchestratortest.ToolConfigStore {
+				return open(t, be.fresh(t))
+			})
+		})
+	}
+}
+
 // The Store interface cannot read tool logs back; check DeleteSession's
 // cascade to them (and to push configs) in the tables.
 func TestDeleteSessionRemovesToolLogsAndPushConfigs(t *testing.T) {

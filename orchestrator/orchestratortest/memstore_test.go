@@ -38,3 +38,7 @@ func FuzzMemStoreText(f *testing.F) {
 func TestMemAccounts(t *testing.T) {
 	RunAccountStoreTests(t, func(*testing.T) orchestrator.AccountStore { return NewMemAccounts() })
 }
+
+func TestMemToolConfig(t *testing.T) {
+	RunToolFileStoreTests(t, func(*testing.T) ToolConfigStore { return NewMemToolConfig() })
+}
