@@ -73,7 +73,9 @@ func (m *memToolConfig) ListToolFiles(_ context.Context, owner, kind, name strin
 		}
 		out = append(out, f)
 	}
-	slices.SortFunc(out, func(a, b orchestrator.ToolFile) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Path, b.Path)) })
+	slices.SortFunc(out, func(a, b orchestrator.ToolFile) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Path, b.Path))
+	})
 	return out, nil
 }
 
