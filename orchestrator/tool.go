@@ -14,8 +14,13 @@ type ToolSpec struct {
 	Aliases     []string        `json:"aliases,omitempty"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
-	// Source says where the tool comes from: builtin, mcp, a2a, skill, ...
+	// Source says where the tool comes from: one of the Source* constants
+	// (builtin, mcp, a2a, lsp, skill, knowledge).
 	Source string `json:"source"`
+	// Owner is the user whose own configuration the tool comes from (a
+	// user tool, canonical name "owner@tool"); "" for tools every user
+	// has. See [GroupCatalog].
+	Owner string `json:"owner,omitempty"`
 	// ReadOnly tools never change the workspace; the loop runs them in
 	// parallel with anything. Tools that are not read-only run in the order
 	// the model asked for them, one after another, in parallel with the
@@ -25,6 +30,16 @@ type ToolSpec struct {
 	// (e.g. final_response).
 	AlwaysOn bool `json:"always_on,omitempty"`
 }
+
+// Sources of tools ([ToolSpec.Source]).
+const (
+	SourceBuiltin   = "builtin"
+	SourceMCP       = "mcp"
+	SourceA2A       = "a2a"
+	SourceLSP       = "lsp"
+	SourceSkill     = "skill"
+	SourceKnowledge = "knowledge"
+)
 
 // Tool is anything the model can call.
 //
