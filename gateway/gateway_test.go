@@ -350,12 +350,23 @@ func TestSessionsToolsAndPrompt(t *testing.T) {
 	if r := e.do(t, "DELETE", "/wunder/sessions/"+first.SessionID+"?user_id=u", ""); r.StatusCode != 204 {
 		t.Fatalf("delete %d", r.StatusCode)
 	}
-	var tools struct {
-		Tools []orchestrator.ToolSpec `json:"tools"`
+	var groups map[string][]orchestrator.CatalogEntry
+	_ = json.NewDecoder(e.do(t, "GET", "/wunder/tools?user_id=u", "").Body).Decode(&groups)
+	n := 0
+	for _, g := range orchestrator.CatalogGroups {
+		list, present := groups[g]
+		if !present {
+			t.Errorf("catalog has no group %q: %v", g, groups)
+		}
+		for _, tl := range list {
+			n++
+			if tl.WireName == "" || tl.InputSchema == nil || tl.Description == "" {
+				t.Errorf("catalog entry %+v lacks a wire name, schema or description", tl)
+			}
+		}
 	}
-	_ = json.NewDecoder(e.do(t, "GET", "/wunder/tools?user_id=u", "").Body).Decode(&tools)
-	if len(tools.Tools) != 3 || len(tools.Tools[0].InputSchema) == 0 {
-		t.Fatalf("tools %+v", tools)
+	if n != 3 || len(groups) != len(orchestrator.CatalogGroups) {
+		t.Fatalf("catalog = %+v; want the 3 tools in the %d groups and nothing else", groups, len(orchestrator.CatalogGroups))
 	}
 	var prompt struct{ Prompt string }
 	_ = json.NewDecoder(e.do(t, "POST", "/wunder/system_prompt", `{"user_id":"u","tool_names":["read_file"],"language":"zh"}`).Body).Decode(&prompt)

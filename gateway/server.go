@@ -19,7 +19,7 @@ type Backend interface {
 	Cancel(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
 	GetRun(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
 	ListRuns(ctx context.Context, f orchestrator.RunFilter) ([]*orchestrator.Run, error)
-	Tools(ctx context.Context, userID string) ([]orchestrator.ToolSpec, error)
+	ToolCatalog(ctx context.Context, userID string) (map[string][]orchestrator.CatalogEntry, error)
 	SystemPrompt(ctx context.Context, req orchestrator.PromptRequest) (string, error)
 	GetSession(ctx context.Context, userID, sessionID string) (*orchestrator.Session, error)
 	ListSessions(ctx context.Context, userID string, page orchestrator.Page) ([]*orchestrator.Session, error)

@@ -7,18 +7,21 @@ import (
 )
 
 // handleTools is GET /wunder/tools?user_id=: the catalog the user may put
-// in tool_names, with input schemas and wire names.
+// in tool_names, grouped as the original wunder grouped it (builtin_tools,
+// mcp_tools, a2a_tools, skills, knowledge_tools, user_tools, shared_tools;
+// every group present), each entry with its name, wire name, description,
+// input schema and, for user and shared tools, owner.
 func (s *Server) handleTools(w http.ResponseWriter, r *http.Request) {
 	userID, ok := userScope(w, r)
 	if !ok {
 		return
 	}
-	specs, err := s.b.Tools(r.Context(), userID)
+	groups, err := s.b.ToolCatalog(r.Context(), userID)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, map[string]any{"tools": nonNil(specs)})
+	writeJSON(w, r, http.StatusOK, groups)
 }
 
 type promptRequest struct {

@@ -287,6 +287,15 @@ func (o *Orchestrator) Tools(ctx context.Context, userID string) ([]ToolSpec, er
 	return o.tools.Catalog(ctx, userID)
 }
 
+// ToolCatalog returns the user's catalog grouped as GET /wunder/tools
+// answers it (see [Registry.GroupedCatalog]).
+func (o *Orchestrator) ToolCatalog(ctx context.Context, userID string) (map[string][]CatalogEntry, error) {
+	if err := validUserID(userID); err != nil {
+		return nil, err
+	}
+	return o.tools.GroupedCatalog(ctx, userID)
+}
+
 // Registry returns the tool registry (front-ends use its wire encoding).
 func (o *Orchestrator) Registry() *Registry { return o.tools }
 

@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/orchestrator"
 )
 
 // A user's tool rule (PUT .../tool_access) hides a forbidden tool from
@@ -36,12 +38,15 @@ func TestToolAccessWired(t *testing.T) {
 	}
 
 	restTools := func(h map[string]string) string {
-		var out struct{ Tools []struct{ Name string } }
+		var out map[string][]struct{ Name string }
 		decodeInto(t, f.rest(t, "GET", "/wunder/tools", "", h), 200, &out)
 		var names []string
-		for _, tl := range out.Tools {
-			names = append(names, tl.Name)
+		for _, g := range orchestrator.CatalogGroups {
+			for _, tl := range out[g] {
+				names = append(names, tl.Name)
+			}
 		}
+		slices.Sort(names)
 		return strings.Join(names, ",")
 	}
 	mcpTools := func(h map[string]string) string {

@@ -110,10 +110,11 @@ func messageProto(m orchestrator.Message) *wunderv1.Message {
 	return out
 }
 
-func toolProto(s orchestrator.ToolSpec, wire string) *wunderv1.Tool {
+func toolProto(s orchestrator.ToolSpec, wire, userID string) *wunderv1.Tool {
 	return &wunderv1.Tool{
 		Name: s.Name, WireName: wire, Aliases: s.Aliases, Description: s.Description,
 		InputSchema: object(s.InputSchema), Source: s.Source, ReadOnly: s.ReadOnly, AlwaysOn: s.AlwaysOn,
+		Owner: s.Owner, Group: orchestrator.GroupOf(s, userID),
 	}
 }
 

@@ -15,7 +15,8 @@ type toolService struct{ *API }
 var _ wunderv1connect.ToolServiceHandler = (*toolService)(nil)
 
 // ListTools returns the catalog the user may select from, with each tool's
-// JSON Schema as a Struct and its wire name.
+// JSON Schema as a Struct, its wire name, owner and catalog group (the
+// groups of GET /wunder/tools, from the same registry catalog).
 func (s *toolService) ListTools(ctx context.Context, req *connect.Request[wunderv1.ListToolsRequest]) (*connect.Response[wunderv1.ListToolsResponse], error) {
 	proc := req.Spec().Procedure
 	userID, err := s.scope(ctx, req.Msg.GetUserId(), true)
@@ -29,7 +30,7 @@ func (s *toolService) ListTools(ctx context.Context, req *connect.Request[wunder
 	reg := s.b.Registry()
 	out := &wunderv1.ListToolsResponse{}
 	for _, spec := range specs {
-		out.Tools = append(out.Tools, toolProto(spec, reg.WireName(spec.Name)))
+		out.Tools = append(out.Tools, toolProto(spec, reg.WireName(spec.Name), userID))
 	}
 	return connect.NewResponse(out), nil
 }

@@ -11,8 +11,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -92,10 +94,15 @@ type Final struct {
 // Tool is one entry of the catalog.
 type Tool struct {
 	Name        string          `json:"name"`
+	WireName    string          `json:"wire_name"`
 	Aliases     []string        `json:"aliases"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"input_schema"`
 	Source      string          `json:"source"`
+	Owner       string          `json:"owner"`
+	// Group is the catalog group the server listed the tool under
+	// (builtin_tools, mcp_tools, ..., user_tools, shared_tools).
+	Group string `json:"-"`
 }
 
 // Error is a problem answer of the server.
@@ -134,13 +141,22 @@ func (c *Client) GetRun(ctx context.Context, userID, runID string) (*Run, error)
 	return &run, nil
 }
 
-// Tools lists the catalog of a user.
+// Tools lists the catalog of a user, group by group in the server's
+// order of groups (sorted by group name), each group sorted by name.
 func (c *Client) Tools(ctx context.Context, userID string) ([]Tool, error) {
-	var out struct {
-		Tools []Tool `json:"tools"`
+	var groups map[string][]Tool
+	if err := c.do(ctx, http.MethodGet, "/wunder/tools?user_id="+url.QueryEscape(userID), nil, &groups); err != nil {
+		return nil, err
 	}
-	err := c.do(ctx, http.MethodGet, "/wunder/tools?user_id="+url.QueryEscape(userID), nil, &out)
-	return out.Tools, err
+	names := slices.Sorted(maps.Keys(groups))
+	var out []Tool
+	for _, g := range names {
+		for _, t := range groups[g] {
+			t.Group = g
+			out = append(out, t)
+		}
+	}
+	return out, nil
 }
 
 // Health calls GET /healthz.

@@ -40,7 +40,13 @@ type Tool struct {
 	// Read-only tools never change the workspace.
 	ReadOnly bool `protobuf:"varint,7,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
 	// Always offered, whatever tool_names says.
-	AlwaysOn      bool `protobuf:"varint,8,opt,name=always_on,json=alwaysOn,proto3" json:"always_on,omitempty"`
+	AlwaysOn bool `protobuf:"varint,8,opt,name=always_on,json=alwaysOn,proto3" json:"always_on,omitempty"`
+	// The user whose own configuration the tool comes from (user and shared
+	// tools, named "owner@tool"); empty for tools every user has.
+	Owner string `protobuf:"bytes,9,opt,name=owner,proto3" json:"owner,omitempty"`
+	// The catalog group, as GET /wunder/tools groups it: builtin_tools,
+	// mcp_tools, a2a_tools, skills, knowledge_tools, user_tools, shared_tools.
+	Group         string `protobuf:"bytes,10,opt,name=group,proto3" json:"group,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -129,6 +135,20 @@ func (x *Tool) GetAlwaysOn() bool {
 		return x.AlwaysOn
 	}
 	return false
+}
+
+func (x *Tool) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *Tool) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
 }
 
 // ListToolsRequest names the user.
@@ -226,7 +246,7 @@ var File_wunder_v1_tool_proto protoreflect.FileDescriptor
 
 const file_wunder_v1_tool_proto_rawDesc = "" +
 	"\n" +
-	"\x14wunder/v1/tool.proto\x12\twunder.v1\x1a\x1cgoogle/protobuf/struct.proto\"\x81\x02\n" +
+	"\x14wunder/v1/tool.proto\x12\twunder.v1\x1a\x1cgoogle/protobuf/struct.proto\"\xad\x02\n" +
 	"\x04Tool\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\twire_name\x18\x02 \x01(\tR\bwireName\x12\x18\n" +
@@ -235,7 +255,10 @@ const file_wunder_v1_tool_proto_rawDesc = "" +
 	"\finput_schema\x18\x05 \x01(\v2\x17.google.protobuf.StructR\vinputSchema\x12\x16\n" +
 	"\x06source\x18\x06 \x01(\tR\x06source\x12\x1b\n" +
 	"\tread_only\x18\a \x01(\bR\breadOnly\x12\x1b\n" +
-	"\talways_on\x18\b \x01(\bR\balwaysOn\"+\n" +
+	"\talways_on\x18\b \x01(\bR\balwaysOn\x12\x14\n" +
+	"\x05owner\x18\t \x01(\tR\x05owner\x12\x14\n" +
+	"\x05group\x18\n" +
+	" \x01(\tR\x05group\"+\n" +
 	"\x10ListToolsRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\":\n" +
 	"\x11ListToolsResponse\x12%\n" +
