@@ -76,7 +76,7 @@ func (s *Store) PutToolFiles(ctx context.Context, owner, kind, name string, file
 			q := tx.NewDelete().Model((*toolFileRow)(nil)).
 				Where("owner = ? AND kind = ? AND name = ?", owner, kind, name)
 			if len(paths) > 0 {
-				q = q.Where("path NOT IN (?)", bun.In(paths))
+				q = q.Where("path NOT IN (?)", bun.List(paths))
 			}
 			if _, err := q.Exec(ctx); err != nil {
 				return err
@@ -128,7 +128,7 @@ func (s *Store) DeleteToolFiles(ctx context.Context, owner, kind, name string, p
 	defer release()
 	q := s.db.NewDelete().Model((*toolFileRow)(nil)).Where("owner = ? AND kind = ? AND name = ?", owner, kind, name)
 	if len(paths) > 0 {
-		q = q.Where("path IN (?)", bun.In(paths))
+		q = q.Where("path IN (?)", bun.List(paths))
 	}
 	res, err := q.Exec(ctx)
 	if err != nil {
