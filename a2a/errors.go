@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	w "github.com/wunder/wunder/internal/a2awire"
 	"github.com/wunder/wunder/orchestrator"
@@ -43,9 +44,18 @@ var errorTable = []struct {
 	{orchestrator.ErrConflict, w.CodeTaskNotCancelable, ""},
 	{orchestrator.ErrUnauthenticated, w.CodeInvalidRequest, "unauthenticated"},
 	{orchestrator.ErrPermissionDenied, w.CodeInvalidRequest, "permission denied"},
-	{orchestrator.ErrBusy, w.CodeInternal, ""},
-	{orchestrator.ErrUnavailable, w.CodeInternal, ""},
 	{orchestrator.ErrCanceled, w.CodeTaskNotCancelable, ""},
+}
+
+// retryTable maps the errors that mean "try again later" to the -32000
+// server error with a reason and a RetryInfo (a2awire.NewRetryError), so
+// a peer can tell them from a crash; a2awire's client maps them back.
+var retryTable = []struct {
+	sentinel error
+	reason   string
+}{
+	{orchestrator.ErrBusy, w.ReasonBusy},
+	{orchestrator.ErrUnavailable, w.ReasonUnavailable},
 }
 
 // toError maps err to the JSON-RPC error of version v. Unknown errors
@@ -54,6 +64,15 @@ func (h *Handler) toError(ctx context.Context, v w.Version, err error) *w.Error 
 	var ce *codeError
 	if errors.As(err, &ce) {
 		return w.NewError(v, ce.code, ce.msg)
+	}
+	for _, rt := range retryTable {
+		if errors.Is(err, rt.sentinel) {
+			after, ok := orchestrator.RetryAfter(err)
+			if !ok {
+				after = time.Second
+			}
+			return w.NewRetryError(rt.reason, err.Error(), after)
+		}
 	}
 	for _, row := range errorTable {
 		if errors.Is(err, row.sentinel) {

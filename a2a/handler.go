@@ -148,6 +148,17 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		writeError(rw, nil, w.NewError(ev, w.CodeParseError, "parse error: "+err.Error()))
 		return
 	}
+	known := w.Methods10.Has(c.m.Method) || w.Methods03.Has(c.m.Method)
+	if c.m.JSONRPC == "2.0" && c.m.Method != "" && !known {
+		// The method is checked before the id: an unknown method is
+		// -32601 even in a request without an id.
+		id := c.m.ID
+		if !w.ValidID(id) {
+			id = nil
+		}
+		writeError(rw, id, w.NewError(ev, w.CodeMethodNotFound, "method not found: "+c.m.Method))
+		return
+	}
 	if c.m.JSONRPC != "2.0" || !w.ValidID(c.m.ID) || c.m.Method == "" {
 		id := c.m.ID
 		if !w.ValidID(id) {
@@ -156,6 +167,7 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		writeError(rw, id, w.NewError(ev, w.CodeInvalidRequest, `invalid request: need jsonrpc "2.0", an id and a method`))
 		return
 	}
+	c.m.Params = w.ProtoNames(c.m.Params)
 	if !ok {
 		writeError(rw, c.m.ID, w.NewError(w.V10, w.CodeVersionNotSupported, "A2A-Version "+hv+" is not supported; use 1.0 or 0.3"))
 		return

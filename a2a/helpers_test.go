@@ -74,7 +74,9 @@ func newEnv(t testing.TB, opts *a2a.Options) *env {
 	if opts == nil {
 		opts = &a2a.Options{}
 	}
-	card := agentcard.New(e.o, &agentcard.Options{PushNotifications: opts.Push != nil})
+	// The env stands for a deployment with credentials, which is what
+	// declares (and serves) the extended card.
+	card := agentcard.New(e.o, &agentcard.Options{PushNotifications: opts.Push != nil, APIKeyRequired: true})
 	if opts.ExtendedCard == nil {
 		opts.ExtendedCard = card.Extended
 	}

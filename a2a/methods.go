@@ -149,7 +149,9 @@ func (h *Handler) listTasks(ctx context.Context, c *call) (any, error) {
 	f := orchestrator.RunFilter{UserID: c.userID, SessionID: p.ContextID, Page: orchestrator.Page{Limit: size + 1, Offset: offset}}
 	if p.Status != "" {
 		if f.States = runStates(p.Status); len(f.States) == 0 {
-			return nil, errParams("status %q is not a task state wunder uses", p.Status)
+			// A state of the spec no wunder task is ever in (rejected,
+			// auth-required): no task matches.
+			return map[string]any{"tasks": []any{}, "totalSize": 0, "pageSize": size, "nextPageToken": ""}, nil
 		}
 	}
 	runs, err := h.b.ListRuns(ctx, f)

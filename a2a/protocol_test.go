@@ -57,6 +57,9 @@ func TestJSONRPCErrors(t *testing.T) {
 		{"bad id", "1.0", `{"jsonrpc":"2.0","id":{"a":1},"method":"GetTask","params":{"id":"x"}}`, -32600},
 		{"no method", "", `{"jsonrpc":"2.0","id":1}`, -32600},
 		{"unknown method", "1.0", `{"jsonrpc":"2.0","id":1,"method":"tasks/explode"}`, -32601},
+		{"unknown method without id", "1.0", `{"jsonrpc":"2.0","method":"tasks/explode"}`, -32601},
+		{"unknown method, bad id", "", `{"jsonrpc":"2.0","id":{"a":1},"method":"tasks/explode"}`, -32601},
+		{"known method without id", "1.0", `{"jsonrpc":"2.0","method":"GetTask","params":{"id":"x"}}`, -32600},
 		{"0.3 has no list", "", `{"jsonrpc":"2.0","id":1,"method":"tasks/list","params":{}}`, -32601},
 		{"params not object", "1.0", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":["x"]}`, -32602},
 		{"missing id", "1.0", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{}}`, -32602},
@@ -157,6 +160,48 @@ func TestWireShapes(t *testing.T) {
 	_ = json.Unmarshal(r.Result, &wrap)
 	if len(wrap["task"]) == 0 {
 		t.Fatalf("1.0 SendMessage result must be {\"task\":...}: %s", r.Result)
+	}
+}
+
+// ProtoJSON: the proto field names work as well as the lowerCamelCase
+// ones, enums may be numbers, and a status filter that is unspecified or
+// unrecognized (the @a2a-js/sdk 1.3.0 client's "UNRECOGNIZED") is no
+// filter; a state of the spec no task is in matches nothing.
+func TestProtoJSONParams(t *testing.T) {
+	e := newEnv(t, nil)
+	r := post(t, e, "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"message_id":"m1","role":1,"parts":[{"text":"hi"}],"metadata":{"keep_me":true}},"configuration":{"history_length":1}}}`)
+	if r.Error != nil {
+		t.Fatalf("SendMessage with proto field names: %+v", r.Error)
+	}
+	var sent struct {
+		Task struct {
+			ID        string `json:"id"`
+			ContextID string `json:"contextId"`
+			History   []any  `json:"history"`
+		} `json:"task"`
+	}
+	if err := json.Unmarshal(r.Result, &sent); err != nil || sent.Task.ID == "" || len(sent.Task.History) != 1 {
+		t.Fatalf("SendMessage result %s (%v); want a task with history_length 1 applied", r.Result, err)
+	}
+	r = post(t, e, "1.0", `{"jsonrpc":"2.0","id":2,"method":"ListTasks","params":{"context_id":"`+sent.Task.ContextID+`","page_size":5,"history_length":0,"include_artifacts":true}}`)
+	if r.Error != nil || !strings.Contains(string(r.Result), sent.Task.ID) {
+		t.Fatalf("ListTasks with proto field names: %+v %s", r.Error, r.Result)
+	}
+	count := func(status string) int {
+		t.Helper()
+		r := post(t, e, "1.0", `{"jsonrpc":"2.0","id":3,"method":"ListTasks","params":{"status":`+status+`}}`)
+		if r.Error != nil {
+			t.Fatalf("ListTasks status %s: %+v", status, r.Error)
+		}
+		var l struct{ Tasks []any }
+		_ = json.Unmarshal(r.Result, &l)
+		return len(l.Tasks)
+	}
+	for status, want := range map[string]int{`"UNRECOGNIZED"`: 1, `"TASK_STATE_UNSPECIFIED"`: 1, `"made-up"`: 1, `0`: 1, `99`: 1,
+		`"TASK_STATE_COMPLETED"`: 1, `3`: 1, `"TASK_STATE_WORKING"`: 0, `"TASK_STATE_REJECTED"`: 0, `7`: 0} {
+		if got := count(status); got != want {
+			t.Errorf("ListTasks status %s: %d tasks; want %d", status, got, want)
+		}
 	}
 }
 

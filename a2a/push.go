@@ -251,9 +251,12 @@ func (h *Handler) pushMethod(ctx context.Context, c *call) (any, error) {
 		if p.ConfigID == "" {
 			return nil, errParams("the push notification config id is required")
 		}
+		// Delete is idempotent (the spec): a config already gone is
+		// deleted. The task itself must still be the caller's (GetRun
+		// above), so this says nothing about other users' tasks.
 		err := st.DeletePushConfig(ctx, p.TaskID, p.ConfigID)
 		if errors.Is(err, orchestrator.ErrNotFound) {
-			return nil, errParams("task %s has no push notification config %q", p.TaskID, p.ConfigID)
+			err = nil
 		}
 		return nil, err
 	}

@@ -102,6 +102,14 @@ func TestPushGoSDK(t *testing.T) {
 	if _, err := c.GetTaskPushConfig(t.Context(), &sdk.GetTaskPushConfigRequest{TaskID: task.ID, ID: "p1"}); err == nil {
 		t.Fatal("config still there after delete")
 	}
+	// Delete is idempotent: the config is gone, so deleting it succeeds.
+	if err := c.DeleteTaskPushConfig(t.Context(), &sdk.DeleteTaskPushConfigRequest{TaskID: task.ID, ID: "p1"}); err != nil {
+		t.Fatalf("second DeleteTaskPushConfig: %v; want success (delete is idempotent)", err)
+	}
+	// ... but not on a task that is not there.
+	if err := c.DeleteTaskPushConfig(t.Context(), &sdk.DeleteTaskPushConfigRequest{TaskID: "no-such-task", ID: "p1"}); err == nil {
+		t.Fatal("DeleteTaskPushConfig on an unknown task succeeded; want task not found")
+	}
 }
 
 func TestPush03(t *testing.T) {

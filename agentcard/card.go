@@ -44,7 +44,10 @@ type Options struct {
 	// PushNotifications is advertised in capabilities.
 	PushNotifications bool
 	// APIKeyRequired adds the security schemes of the gateway's auth
-	// (X-API-Key header or Authorization: Bearer).
+	// (X-API-Key header or Authorization: Bearer) and declares the
+	// authenticated extended card: without credentials configured there
+	// is nothing to authenticate, so the card does not declare one (and
+	// the A2A handler answers -32007).
 	APIKeyRequired bool
 	// MaxAge of the Cache-Control header, in seconds. Default 300.
 	MaxAge int
@@ -129,13 +132,13 @@ func Build(ctx context.Context, cat Catalog, o Options, base, userID string) ([]
 		SupportedInterfaces: []iface10{{endpoint, "JSONRPC", "1.0"}, {endpoint, "JSONRPC", "0.3"}},
 		URL:                 endpoint, PreferredTransport: "JSONRPC", ProtocolVersion: "0.3.0",
 		AdditionalInterfaces:              []iface03{{endpoint, "JSONRPC"}},
-		SupportsAuthenticatedExtendedCard: true,
+		SupportsAuthenticatedExtendedCard: o.APIKeyRequired,
 		DefaultInputModes:                 []string{"text/plain", "application/json"},
 		DefaultOutputModes:                []string{"text/plain"},
 	}
 	c.Capabilities.Streaming = true
 	c.Capabilities.PushNotifications = o.PushNotifications
-	c.Capabilities.ExtendedAgentCard = true
+	c.Capabilities.ExtendedAgentCard = o.APIKeyRequired
 	if o.APIKeyRequired {
 		// Each scheme in both shapes: 1.0 oneof keys and 0.3 type fields.
 		c.SecuritySchemes = map[string]map[string]any{

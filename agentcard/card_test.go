@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	sdkcard "github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
@@ -78,6 +79,29 @@ func TestCardBothVersions(t *testing.T) {
 	}
 }
 
+// Without credentials configured there is nothing to authenticate: the
+// card declares no extended card in either version's field.
+func TestCardDeclaresExtendedCardOnlyWithAuth(t *testing.T) {
+	for _, withAuth := range []bool{false, true} {
+		srv := serve(t, &agentcard.Options{APIKeyRequired: withAuth})
+		resp, err := http.Get(srv.URL + agentcard.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var card struct {
+			Supports     bool `json:"supportsAuthenticatedExtendedCard"`
+			Capabilities struct {
+				ExtendedAgentCard bool `json:"extendedAgentCard"`
+			} `json:"capabilities"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&card)
+		resp.Body.Close()
+		if err != nil || card.Supports != withAuth || card.Capabilities.ExtendedAgentCard != withAuth {
+			t.Errorf("auth configured %v: card declares extended card 0.3 %v, 1.0 %v (%v); want %v", withAuth, card.Supports, card.Capabilities.ExtendedAgentCard, err, withAuth)
+		}
+	}
+}
+
 func TestCardCachingAndCORS(t *testing.T) {
 	srv := serve(t, &agentcard.Options{PublicURL: "https://agents.example.com/"})
 	resp, err := http.Get(srv.URL + agentcard.Path)
@@ -98,6 +122,21 @@ func TestCardCachingAndCORS(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotModified {
 		t.Fatalf("If-None-Match: %d, want 304", resp.StatusCode)
+	}
+	modified, err := http.ParseTime(resp.Header.Get("Last-Modified"))
+	if err != nil || time.Since(modified) > time.Hour || time.Until(modified) > time.Second {
+		t.Fatalf("Last-Modified = %q (%v); want the time the card was built", resp.Header.Get("Last-Modified"), err)
+	}
+	for since, want := range map[time.Time]int{modified: http.StatusNotModified, modified.Add(-time.Second): http.StatusOK} {
+		req, _ = http.NewRequest(http.MethodGet, srv.URL+agentcard.Path, nil)
+		req.Header.Set("If-Modified-Since", since.Format(http.TimeFormat))
+		if resp, err = http.DefaultClient.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("If-Modified-Since %v (card modified %v): %d; want %d", since, modified, resp.StatusCode, want)
+		}
 	}
 	req, _ = http.NewRequest(http.MethodOptions, srv.URL+agentcard.Path, nil)
 	req.Header.Set("Origin", "https://ui.example")

@@ -37,6 +37,9 @@ type built struct {
 	body []byte
 	etag string
 	at   time.Time
+	// modified is when the card last changed (Last-Modified): a rebuild
+	// that yields the same card keeps it.
+	modified time.Time
 }
 
 // New returns the card handler.
@@ -66,7 +69,12 @@ func (h *Handler) get(ctx context.Context, base string) (*built, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256(body)
-	b = &built{body: body, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, at: time.Now()}
+	now := time.Now()
+	next := &built{body: body, etag: `"` + hex.EncodeToString(sum[:12]) + `"`, at: now, modified: now.UTC().Truncate(time.Second)}
+	if b != nil && b.etag == next.etag {
+		next.modified = b.modified
+	}
+	b = next
 	h.mu.Lock()
 	if len(h.cards) >= maxBases {
 		clear(h.cards)
@@ -92,7 +100,7 @@ func (h *Handler) BaseURL(r *http.Request) string {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd := w.Header()
 	hd.Set("Access-Control-Allow-Origin", "*")
-	hd.Set("Access-Control-Expose-Headers", "ETag")
+	hd.Set("Access-Control-Expose-Headers", "ETag, Last-Modified")
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 	case http.MethodOptions:
@@ -113,8 +121,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hd.Set("Cache-Control", "public, max-age="+strconv.Itoa(h.opts.MaxAge))
 	hd.Set("ETag", b.etag)
+	hd.Set("Last-Modified", b.modified.Format(http.TimeFormat))
 	hd.Set("Vary", "Host")
-	if inm := r.Header.Get("If-None-Match"); inm != "" && strings.Contains(inm, b.etag) {
+	if notModified(r, b) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -124,6 +133,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet {
 		_, _ = w.Write(b.body)
 	}
+}
+
+// notModified applies the conditional headers: If-None-Match when present
+// (RFC 9110 section 13.2.2), else If-Modified-Since.
+func notModified(r *http.Request, b *built) bool {
+	if inm := r.Header.Get("If-None-Match"); inm != "" {
+		return strings.Contains(inm, b.etag) || strings.TrimSpace(inm) == "*"
+	}
+	if ims := r.Header.Get("If-Modified-Since"); ims != "" {
+		t, err := http.ParseTime(ims)
+		return err == nil && !b.modified.After(t)
+	}
+	return false
 }
 
 // Extended returns the authenticated extended card of a user: the card

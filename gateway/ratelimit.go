@@ -14,6 +14,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/wunder/wunder/internal/a2awire"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -60,10 +61,6 @@ func limitKey(r *http.Request) string {
 	return "addr:" + host
 }
 
-// rpcRateLimited is the JSON-RPC error code of a refused /a2a request: the
-// implementation-defined server error range, with the wait in data.
-const rpcRateLimited = -32000
-
 func writeRateLimited(w http.ResponseWriter, r *http.Request, after time.Duration) {
 	secs := max(1, int((after+time.Second-1)/time.Second))
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
@@ -81,7 +78,7 @@ func writeRateLimited(w http.ResponseWriter, r *http.Request, after time.Duratio
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusTooManyRequests)
 		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
-			"error": map[string]any{"code": rpcRateLimited, "message": detail, "data": map[string]any{"retry_after_ms": after.Milliseconds()}}})
+			"error": a2awire.NewRetryError(a2awire.ReasonRateLimited, detail, after)})
 	default:
 		writeProblem(w, r, http.StatusTooManyRequests, "rate_limited", detail)
 	}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"strconv"
 	"testing"
 
+	"github.com/wunder/wunder/internal/a2awire"
 	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/orchestrator"
 )
 
 // Rate limits per principal through the wired server: a user past their
@@ -45,16 +48,13 @@ func TestRateLimitPerPrincipal(t *testing.T) {
 
 	resp := f.rest(t, "POST", "/a2a", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}`, a)
 	var rpc struct {
-		Error struct {
-			Code int
-			Data struct {
-				RetryAfterMS int64 `json:"retry_after_ms"`
-			}
-		}
+		Error *a2awire.Error
 	}
 	decodeInto(t, resp, 429, &rpc)
-	if rpc.Error.Code != -32000 || rpc.Error.Data.RetryAfterMS <= 0 {
-		t.Fatalf("A2A refusal = %+v", rpc.Error)
+	// The peer's client reads it back as busy, with the delay.
+	if after, ok := orchestrator.RetryAfter(rpc.Error); rpc.Error == nil || rpc.Error.Code != -32000 ||
+		!errors.Is(rpc.Error, orchestrator.ErrBusy) || !ok || after <= 0 {
+		t.Fatalf("A2A refusal = %+v; want -32000 that reads as busy with a retry delay", rpc.Error)
 	}
 
 	mustStatus(t, f.rest(t, "GET", "/wunder/tools", "", b), 200) // b's own bucket

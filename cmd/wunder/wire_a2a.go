@@ -64,9 +64,14 @@ func mountA2A(a *app, tools *a2atools.Set) {
 	opts := &a2a.Options{
 		Identify:    a2aUser,
 		DefaultUser: cfg.Server.UserID, ToolNames: cfg.Server.ToolNames, ModelName: cfg.Server.Model,
-		ToolActivity: cfg.Server.ToolActivity, ExtendedCard: a.a2a.card.Extended,
-		Heartbeat: a.cfg.Server.SSEHeartbeat(), MaxBodyBytes: a.cfg.Server.MaxBodyBytes,
+		ToolActivity: cfg.Server.ToolActivity,
+		Heartbeat:    a.cfg.Server.SSEHeartbeat(), MaxBodyBytes: a.cfg.Server.MaxBodyBytes,
 		Logger: a.log.With("frontend", "a2a"),
+	}
+	if a.cfg.Security.APIKey != "" {
+		// The extended card is for authenticated callers; without
+		// credentials configured it is not declared and -32007 answers.
+		opts.ExtendedCard = a.a2a.card.Extended
 	}
 	if cfg.Push.Enabled {
 		opts.Push = &a2a.PushOptions{Store: pushStore{a.store}, AllowPrivate: cfg.Push.AllowPrivate,

@@ -72,3 +72,26 @@ func TestA2AThroughRealServer(t *testing.T) {
 		t.Fatalf("GetTaskPushConfig from SQLite: %+v %v", got, err)
 	}
 }
+
+// Without credentials configured (loopback, anonymous) the card declares
+// no authenticated extended card and the method answers -32007 in both
+// versions: there is nothing to authenticate (the A2A TCK checks this).
+func TestA2ANoExtendedCardWithoutAuth(t *testing.T) {
+	s := startServer(t, nil)
+	f := &fixture{s: s}
+	var card struct {
+		Supports     bool `json:"supportsAuthenticatedExtendedCard"`
+		Capabilities struct {
+			ExtendedAgentCard bool `json:"extendedAgentCard"`
+		} `json:"capabilities"`
+	}
+	decodeInto(t, f.rest(t, "GET", "/.well-known/agent-card.json", "", nil), 200, &card)
+	if card.Supports || card.Capabilities.ExtendedAgentCard {
+		t.Errorf("card without auth declares the extended card: %+v", card)
+	}
+	for v, method := range map[string]string{"1.0": "GetExtendedAgentCard", "0.3": "agent/getAuthenticatedExtendedCard"} {
+		if _, code := f.a2a(t, v, method, `{}`, nil); code != -32007 {
+			t.Errorf("%s without auth configured: code %d; want -32007", method, code)
+		}
+	}
+}

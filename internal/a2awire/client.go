@@ -111,8 +111,17 @@ func (c *Client) post(ctx context.Context, method string, params any, accept str
 		return nil, nil, fmt.Errorf("%w: a2a %s: %w", orchestrator.ErrUnavailable, method, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
+		// A refusal in JSON-RPC's shape (the rate limit's 429) says what
+		// it is: keep its code and retry hint.
+		var r struct{ Error *Error }
+		if json.Unmarshal(b, &r) == nil && r.Error != nil {
+			return nil, nil, fmt.Errorf("a2a %s: HTTP %d: %w", method, resp.StatusCode, r.Error)
+		}
+		if resp.StatusCode == http.StatusTooManyRequests {
+			return nil, nil, fmt.Errorf("%w: a2a %s: HTTP 429: %s", orchestrator.ErrBusy, method, strings.TrimSpace(string(b)))
+		}
 		return nil, nil, fmt.Errorf("%w: a2a %s: HTTP %d: %s", orchestrator.ErrUnavailable, method, resp.StatusCode, strings.TrimSpace(string(b)))
 	}
 	return resp, id, nil

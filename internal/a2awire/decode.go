@@ -220,7 +220,9 @@ func DecodeListParams(b []byte) (*ListParams, error) {
 	if err := checkHistoryLength(p.HistoryLength); err != nil {
 		return nil, err
 	}
-	if p.Status == "unspecified" {
+	if !p.Status.Known() {
+		// Unspecified or unrecognized means no filter: the @a2a-js/sdk
+		// 1.3.0 client sends "UNRECOGNIZED" when none is set.
 		p.Status = ""
 	}
 	return &p, nil

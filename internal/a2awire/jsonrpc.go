@@ -67,6 +67,8 @@ func (e *Error) Error() string { return fmt.Sprintf("a2a error %d: %s", e.Code, 
 // Unwrap maps the code to the core's vocabulary.
 func (e *Error) Unwrap() error {
 	switch e.Code {
+	case CodeServerError:
+		return e.retryable()
 	case CodeTaskNotFound:
 		return orchestrator.ErrNotFound
 	case CodeTaskNotCancelable:

@@ -45,12 +45,30 @@ const (
 
 // UnmarshalJSON accepts both "user" (0.3) and "ROLE_USER" (1.0).
 func (r *Role) UnmarshalJSON(b []byte) error {
+	var n int
+	if json.Unmarshal(b, &n) == nil { // ProtoJSON may write enums as numbers
+		*r = Role(enumName(roleNames, n))
+		return nil
+	}
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
 	*r = Role(strings.ToLower(strings.TrimPrefix(s, "ROLE_")))
 	return nil
+}
+
+// The 1.0 enums by number (a2a.proto), for ProtoJSON that writes numbers.
+var (
+	roleNames  = []string{"unspecified", "user", "agent"}
+	stateNames = []string{"unspecified", "submitted", "working", "completed", "failed", "canceled", "input-required", "rejected", "auth-required"}
+)
+
+func enumName(names []string, n int) string {
+	if n < 0 || n >= len(names) {
+		return "unrecognized"
+	}
+	return names[n]
 }
 
 // State is a task state, normalised to the 0.3 spelling ("working",
@@ -70,6 +88,16 @@ const (
 	StateUnknown       State = "unknown"
 )
 
+// Known reports whether s is a state of the spec (not unspecified,
+// unrecognized or anything else a client made up).
+func (s State) Known() bool {
+	switch s {
+	case StateSubmitted, StateWorking, StateInputRequired, StateAuthRequired, StateCompleted, StateCanceled, StateFailed, StateRejected:
+		return true
+	}
+	return false
+}
+
 // Terminal reports whether no further change can happen.
 func (s State) Terminal() bool {
 	return s == StateCompleted || s == StateCanceled || s == StateFailed || s == StateRejected
@@ -80,6 +108,11 @@ func (s State) Interrupted() bool { return s == StateInputRequired || s == State
 
 // UnmarshalJSON accepts both "input-required" and "TASK_STATE_INPUT_REQUIRED".
 func (s *State) UnmarshalJSON(b []byte) error {
+	var n int
+	if json.Unmarshal(b, &n) == nil {
+		*s = State(enumName(stateNames, n))
+		return nil
+	}
 	var v string
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
