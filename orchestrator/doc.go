@@ -70,16 +70,19 @@
 // All of them are tracked by the orchestrator's WaitGroup (the flusher by its
 // run), recover where they call out, and end before [Orchestrator.Close]
 // returns. Per instance, one reaper goroutine renews the lease and ends
-// orphans; Close stops it and gives up the lease.
+// orphans, and, with Options.Watcher, one listener of run changes (with a
+// short goroutine per remote cancel it acts on); Close stops them and gives
+// up the lease.
 //
 // # Departures from DESIGN.md
 //
 //   - Followers of a run executing in another process (replicas sharing
-//     PostgreSQL) poll the store every Options.FollowInterval (250 ms) instead
-//     of waking on LISTEN/NOTIFY; cancellation crosses processes through the
-//     run's stored state, seen by the owner's heartbeat. NOTIFY is an
-//     optimisation the Store interface can grow later without changing this
-//     package's API.
+//     PostgreSQL) wake on the store's notifications when it has them
+//     ([RunWatcher]: LISTEN/NOTIFY) and poll only as the safety net for a
+//     lost one (every LockTTL/3); a store without them is polled every
+//     Options.FollowInterval (250 ms). A cancellation crosses processes
+//     through the run's stored state: the owner acts on the notification at
+//     once, and its heartbeat checks again every LockTTL/3.
 //   - observability.drop_event_types removes events from the log entirely
 //     (neither streamed nor stored) rather than only from storage, so that
 //     seqs stay dense and a replay equals the live stream.

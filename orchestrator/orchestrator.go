@@ -40,8 +40,15 @@ type Options struct {
 	// Events shapes the event log.
 	Events EventPolicy
 	// FollowInterval is how often a subscriber polls the store for a run
-	// that executes in another process. Default 250ms.
+	// that executes in another process. Default 250ms. With a Watcher it
+	// is only the safety net for a lost notification: max(FollowInterval,
+	// LockTTL/3).
 	FollowInterval time.Duration
+	// Watcher, when set, tells this process at once when another one
+	// appends events to a run or asks to cancel one (a store shared by
+	// replicas; see [RunWatcher]). nil: followers poll and remote cancels
+	// wait for the heartbeat.
+	Watcher RunWatcher
 	// StoreRetry bounds how long a failing store write of a run (its
 	// events, history, state) is retried before the run is given up as
 	// failed; a PostgreSQL restart within it loses nothing. Default 10s.
@@ -128,6 +135,11 @@ type Orchestrator struct {
 	reaperStop chan struct{}
 	reaperWG   sync.WaitGroup
 
+	// watching says the store notifies run changes (watch.go); follow
+	// wakes the followers of runs executing elsewhere.
+	watching bool
+	follow   watchers
+
 	// leaseMu guards leased: whether the instance's lease was taken.
 	leaseMu sync.Mutex
 	leased  bool
@@ -159,6 +171,7 @@ func New(store Store, models Models, tools *Registry, opts *Options) *Orchestrat
 		live: map[string]*liveRun{}, storing: map[string]bool{},
 	}
 	orch.startReaper()
+	orch.startWatcher()
 	return orch
 }
 

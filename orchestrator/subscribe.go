@@ -14,6 +14,7 @@ import (
 // A run executing in this process is read from its in-memory log (events
 // that are stored already, see runLog); any other run is read from the
 // store, and followed by polling the store every Options.FollowInterval
+// (or, when the store notifies changes, on each notification)
 // while it is not finished (a run of another replica sharing the
 // PostgreSQL store, or one a reaper is about to end). A live log that ends
 // without a final event (its store writes failed) hands over to the store
@@ -115,6 +116,12 @@ func (o *Orchestrator) replayStored(ctx context.Context, runID string, after, to
 // it is not followed again.
 func (o *Orchestrator) followStored(ctx context.Context, runID string, after int64, liveEnded bool, yield func(Event, error) bool) {
 	var timer *time.Timer
+	var wake chan struct{}
+	if o.watching {
+		var done func()
+		wake, done = o.follow.wait(runID)
+		defer done()
+	}
 	for {
 		evs, err := o.store.ListEvents(ctx, runID, after, storePage)
 		if err != nil {
@@ -158,13 +165,14 @@ func (o *Orchestrator) followStored(ctx context.Context, runID string, after int
 			return
 		}
 		if timer == nil {
-			timer = time.NewTimer(o.opts.FollowInterval)
+			timer = time.NewTimer(o.followInterval())
 			defer timer.Stop()
 		} else {
-			timer.Reset(o.opts.FollowInterval)
+			timer.Reset(o.followInterval())
 		}
 		select {
 		case <-timer.C:
+		case <-wake: // nil (never ready) when the store does not notify
 		case <-ctx.Done():
 			yield(Event{}, ctx.Err())
 			return

@@ -41,7 +41,9 @@ func (s *Store) AppendEvents(ctx context.Context, events []orchestrator.Event) e
 	defer release()
 	if len(rows) <= eventChunk {
 		// One statement is atomic on its own.
-		_, err = s.db.NewInsert().Model(&rows).Exec(ctx)
+		if _, err = s.db.NewInsert().Model(&rows).Exec(ctx); err == nil {
+			s.notify(ctx, s.db, 'e', ids)
+		}
 		return eventErr(err, ids)
 	}
 	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
@@ -53,6 +55,9 @@ func (s *Store) AppendEvents(ctx context.Context, events []orchestrator.Event) e
 		}
 		return nil
 	})
+	if err == nil {
+		s.notify(ctx, s.db, 'e', ids)
+	}
 	return eventErr(err, ids)
 }
 

@@ -95,11 +95,14 @@ func (s *Store) RequestCancel(ctx context.Context, runID string) (*orchestrator.
 	if err != nil {
 		return nil, err
 	}
-	_, err = s.db.NewUpdate().Model((*runRow)(nil)).Set("state = ?", string(orchestrator.RunCancelling)).
+	res, err := s.db.NewUpdate().Model((*runRow)(nil)).Set("state = ?", string(orchestrator.RunCancelling)).
 		Where("id = ?", runID).Where("state IN (?)", bun.List(activeStates[:3])).Exec(ctx)
 	release()
 	if err != nil {
 		return nil, dbErr(err, "cancel run", "run "+runID)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		s.notify(ctx, s.db, 'c', []string{runID})
 	}
 	return s.GetRun(ctx, runID)
 }

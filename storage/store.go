@@ -91,6 +91,10 @@ type Store struct {
 	// writeSem serializes writes within the process on SQLite (nil on
 	// PostgreSQL); see doc.go.
 	writeSem chan struct{}
+	// pgCfg and channel serve run change notifications on PostgreSQL
+	// (notify.go); channel is "" on SQLite.
+	pgCfg   *pgx.ConnConfig
+	channel string
 }
 
 var _ orchestrator.Store = (*Store)(nil)
@@ -111,10 +115,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.db = bun.NewDB(sqldb, sqliteText{sqlitedialect.New()})
 		s.writeSem = make(chan struct{}, 1)
 	case BackendPostgres:
-		sqldb, err = openPostgres(opts.PostgresDSN, opts.ConnectTimeout)
+		var cfg *pgx.ConnConfig
+		sqldb, cfg, err = openPostgres(opts.PostgresDSN, opts.ConnectTimeout)
 		if err != nil {
 			return nil, err
 		}
+		s.pgCfg = cfg
 		s.db = bun.NewDB(sqldb, pgText{pgdialect.New()})
 	default:
 		return nil, fmt.Errorf("storage: unknown backend %q (want %q or %q)", opts.Backend, BackendSQLite, BackendPostgres)
@@ -127,6 +133,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err := s.db.PingContext(pingCtx); err != nil {
 		_ = s.db.Close()
 		return nil, fmt.Errorf("storage: connect %s: %w", s.where(opts), err)
+	}
+	if s.pgCfg != nil {
+		if err := s.initNotify(pingCtx, s.pgCfg); err != nil {
+			_ = s.db.Close()
+			return nil, err
+		}
 	}
 	if opts.AutoMigrate {
 		if err := s.Migrate(ctx); err != nil {
@@ -178,19 +190,19 @@ func openSQLite(path string) (*sql.DB, error) {
 }
 
 // openPostgres opens dsn with pgx's database/sql driver.
-func openPostgres(dsn string, timeout time.Duration) (*sql.DB, error) {
+func openPostgres(dsn string, timeout time.Duration) (*sql.DB, *pgx.ConnConfig, error) {
 	if dsn == "" {
-		return nil, errors.New("storage: postgres: empty DSN (set storage.postgres.dsn)")
+		return nil, nil, errors.New("storage: postgres: empty DSN (set storage.postgres.dsn)")
 	}
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		// pgconn's parse errors redact the password.
-		return nil, fmt.Errorf("storage: postgres: invalid DSN: %w", err)
+		return nil, nil, fmt.Errorf("storage: postgres: invalid DSN: %w", err)
 	}
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = timeout
 	}
-	return stdlib.OpenDB(*cfg), nil
+	return stdlib.OpenDB(*cfg), cfg, nil
 }
 
 // Close closes the database.

@@ -389,3 +389,45 @@ func TestTwoReplicasShareLocksRunsAndEvents(t *testing.T) {
 		t.Fatalf("final = %+v", f)
 	}
 }
+
+// On PostgreSQL the replicas hear of each other's runs at once
+// (LISTEN/NOTIFY): with a lock TTL of ten minutes, the owner's heartbeat
+// (every 200 s) and the followers' safety-net poll (as rare) never come
+// within the test, so the follower on replica b sees the run's events and
+// the cancel sent to b stops the run on a only through notifications. The
+// test's deadline is the failure bound, far below the heartbeat.
+func TestReplicasReactAtOnceThroughNotifications(t *testing.T) {
+	dsn := pgSchema(t)
+	shared := func(c *config.Config) {
+		c.Storage.Postgres.DSN = dsn
+		c.Concurrency.LockTTLSeconds = 600
+	}
+	a := startServer(t, shared)
+	b := startServer(t, shared)
+	ca, cb := client.New(a.url, "", nil), client.New(b.url, "", nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	script := `import time; print('started', flush=True); time.sleep(300)`
+	run, err := ca.Submit(ctx, client.RunRequest{UserID: "erin", Question: `run: python3 -c "` + script + `"`, ToolNames: []string{"execute_command"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cancelAt time.Time
+	var final client.Event
+	for ev, err := range cb.Follow(ctx, "erin", run.ID, 0, nil) {
+		if err != nil {
+			t.Fatalf("following run %s of replica a through b: %v (a notification missed: the poll comes only every 200 s)", run.ID, err)
+		}
+		if ev.Type == "tool_output_delta" && cancelAt.IsZero() {
+			cancelAt = time.Now()
+			if err := cb.Cancel(ctx, "erin", run.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		final = ev
+	}
+	if f := finalOf(t, []client.Event{final}); f.State != "cancelled" {
+		t.Fatalf("final = %+v; want cancelled", f)
+	}
+	t.Logf("cancel through replica b to final seen on b: %v (heartbeat would take up to %v)", time.Since(cancelAt), 200*time.Second)
+}

@@ -145,8 +145,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		LockTTL: cfg.Concurrency.LockTTL(), ResumeInterrupted: cfg.Concurrency.ResumeInterrupted,
 		MaxHistoryItems: cfg.Workspace.MaxHistoryItems,
 		DefaultLanguage: cfg.I18n.DefaultLanguage, Workspace: tools,
-		Events: orchestrator.EventPolicy{Drop: cfg.Observability.DropEventTypes, MaxPayloadChars: cfg.Observability.EventPayloadMaxChars},
-		Logger: log,
+		Events:  orchestrator.EventPolicy{Drop: cfg.Observability.DropEventTypes, MaxPayloadChars: cfg.Observability.EventPayloadMaxChars},
+		Watcher: store.Watcher(), // PostgreSQL: replicas hear of each other's runs at once
+		Logger:  log,
 	})
 	if n, err := orch.RecoverOrphans(ctx); err != nil {
 		log.Warn("orphaned runs not recovered", "err", err)
