@@ -26,8 +26,12 @@ func (b refusing) Events(context.Context, string, string, int64) iter.Seq2[orche
 	return func(yield func(orchestrator.Event, error) bool) { yield(orchestrator.Event{}, b.err) }
 }
 
-func (b refusing) Cancel(context.Context, string, string) (*orchestrator.Run, error) { return nil, b.err }
-func (b refusing) GetRun(context.Context, string, string) (*orchestrator.Run, error) { return nil, b.err }
+func (b refusing) Cancel(context.Context, string, string) (*orchestrator.Run, error) {
+	return nil, b.err
+}
+func (b refusing) GetRun(context.Context, string, string) (*orchestrator.Run, error) {
+	return nil, b.err
+}
 func (b refusing) ListRuns(context.Context, orchestrator.RunFilter) ([]*orchestrator.Run, error) {
 	return nil, b.err
 }
