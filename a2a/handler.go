@@ -7,6 +7,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,6 +62,9 @@ type Options struct {
 	Push *PushOptions
 	// Heartbeat is the idle interval of SSE comment lines. Default 15s.
 	Heartbeat time.Duration
+	// RESTPath is where the HTTP+JSON binding is served (rest.go); the
+	// handler must be mounted there too. Default DefaultRESTPath.
+	RESTPath string
 	// MaxBodyBytes caps a request. Default 1 MiB (the gateway may cap lower).
 	MaxBodyBytes int64
 	Logger       *slog.Logger
@@ -70,6 +74,10 @@ func (o Options) withDefaults() Options {
 	if o.DefaultUser == "" {
 		o.DefaultUser = "a2a"
 	}
+	if o.RESTPath == "" {
+		o.RESTPath = DefaultRESTPath
+	}
+	o.RESTPath = strings.TrimSuffix(o.RESTPath, "/")
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 15 * time.Second
 	}
@@ -82,7 +90,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Handler serves A2A JSON-RPC (1.0 and 0.3) on one endpoint.
+// Handler serves A2A JSON-RPC (1.0 and 0.3) on one endpoint and the 1.0
+// HTTP+JSON binding under Options.RESTPath (rest.go).
 //
 // Goroutines: a request's stream runs on the request's goroutine; push
 // delivery runs one watcher per task with push configs, owned by the
@@ -121,12 +130,52 @@ type call struct {
 	m      w.Request
 	userID string
 	r      *http.Request
+	// rest is set when the call came through the HTTP+JSON binding
+	// (rest.go): results and errors are written in its shape.
+	rest bool
+}
+
+// reply writes a call's result in its binding's shape.
+func (c *call) reply(rw http.ResponseWriter, result any) {
+	if c.rest {
+		writeRESTResult(rw, result)
+		return
+	}
+	writeResult(rw, c.m.ID, result)
+}
+
+// fail writes a call's error in its binding's shape.
+func (c *call) fail(rw http.ResponseWriter, e *w.Error) {
+	if c.rest {
+		writeRESTError(rw, e)
+		return
+	}
+	writeError(rw, c.m.ID, e)
+}
+
+// item is the data of one SSE event of a streamed result (raw) or error
+// (e): a JSON-RPC response, or, in the HTTP+JSON binding, the bare
+// StreamResponse or google.rpc.Status.
+func (c *call) item(raw json.RawMessage, e *w.Error) []byte {
+	if c.rest {
+		if e != nil {
+			b, _ := json.Marshal(restStatus(e))
+			return b
+		}
+		return raw
+	}
+	b, _ := json.Marshal(w.Response{JSONRPC: "2.0", ID: c.m.ID, Result: raw, Error: e})
+	return b
 }
 
 // ServeHTTP decodes the envelope, picks the version from the method name
 // and the A2A-Version header, and dispatches. Errors are JSON-RPC errors
 // with HTTP 200.
 func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	if sub, ok := strings.CutPrefix(r.URL.Path, h.opts.RESTPath+"/"); ok {
+		h.serveREST(rw, r, sub)
+		return
+	}
 	hv := r.Header.Get("A2A-Version")
 	v, ok := w.ParseVersion(hv)
 	ev := v // the shape of errors found before the method is known
@@ -192,7 +241,7 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		identify = h.defaultIdentify
 	}
 	if c.userID, err = identify(r); err != nil {
-		writeError(rw, c.m.ID, h.toError(r.Context(), c.v, err))
+		c.fail(rw, h.toError(r.Context(), c.v, err))
 		return
 	}
 	h.dispatch(rw, r, &c)
@@ -246,10 +295,10 @@ func (h *Handler) dispatch(rw http.ResponseWriter, r *http.Request, c *call) {
 		result, err = h.extendedCard(ctx, c)
 	}
 	if err != nil {
-		writeError(rw, c.m.ID, h.toError(ctx, c.v, err))
+		c.fail(rw, h.toError(ctx, c.v, err))
 		return
 	}
-	writeResult(rw, c.m.ID, result)
+	c.reply(rw, result)
 }
 
 func writeResult(rw http.ResponseWriter, id json.RawMessage, result any) {

@@ -3,7 +3,10 @@ package a2a_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
@@ -26,12 +29,60 @@ func sdkClient(t *testing.T, e *env) *a2aclient.Client {
 	return c
 }
 
+// sdkClientREST is the a2a-go client over the card's HTTP+JSON interface
+// (the REST binding, rest.go), preferred to JSON-RPC.
+func sdkClientREST(t *testing.T, e *env) *a2aclient.Client {
+	t.Helper()
+	card, err := agentcard.DefaultResolver.Resolve(t.Context(), e.url)
+	if err != nil {
+		t.Fatalf("resolve card: %v", err)
+	}
+	paths := &pathRecorder{}
+	c, err := a2aclient.NewFromCard(t.Context(), card,
+		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []sdk.TransportProtocol{sdk.TransportProtocolHTTPJSON}}),
+		a2aclient.WithRESTTransport(&http.Client{Transport: paths}))
+	if err != nil {
+		t.Fatalf("client from card: %v", err)
+	}
+	t.Cleanup(func() {
+		for _, p := range paths.seen() {
+			if !strings.HasPrefix(p, "/a2a/v1/") {
+				t.Errorf("the HTTP+JSON client called %s, outside the REST binding", p)
+			}
+		}
+		if len(paths.seen()) == 0 {
+			t.Error("the HTTP+JSON client made no request through the REST binding")
+		}
+	})
+	return c
+}
+
+// pathRecorder is an http.RoundTripper that notes the paths it carries.
+type pathRecorder struct {
+	mu    sync.Mutex
+	paths []string
+}
+
+func (p *pathRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	p.mu.Lock()
+	p.paths = append(p.paths, r.URL.Path)
+	p.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func (p *pathRecorder) seen() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.paths)
+}
+
 // sdkClients are the a2a-go clients the shared interop tests run with:
-// 1.0 from the default resolver, 0.3 through a2acompat/a2av0.
+// 1.0 from the default resolver (JSON-RPC), 1.0 over HTTP+JSON, and 0.3
+// through a2acompat/a2av0.
 var sdkClients = []struct {
 	name string
 	new  func(*testing.T, *env) *a2aclient.Client
-}{{"1.0", sdkClient}, {"0.3", sdkClient03}}
+}{{"1.0", sdkClient}, {"1.0 HTTP+JSON", sdkClientREST}, {"0.3", sdkClient03}}
 
 func userMsg(text string) *sdk.SendMessageRequest {
 	return &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart(text))}
@@ -48,8 +99,12 @@ func taskText(t *sdk.Task) string {
 }
 
 func TestGoSDKSendGetList(t *testing.T) {
-	e := newEnv(t, nil)
-	c := sdkClient(t, e)
+	for _, sc := range sdkClients[:2] { // ListTasks is 1.0 only
+		t.Run(sc.name, func(t *testing.T) { sendGetList(t, sc.new(t, newEnv(t, nil))) })
+	}
+}
+
+func sendGetList(t *testing.T, c *a2aclient.Client) {
 	res, err := c.SendMessage(t.Context(), userMsg("hello"))
 	if err != nil {
 		t.Fatalf("SendMessage: %v", err)

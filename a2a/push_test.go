@@ -10,6 +10,7 @@ import (
 	"time"
 
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 
 	"github.com/wunder/wunder/a2a"
 	"github.com/wunder/wunder/orchestrator"
@@ -58,9 +59,15 @@ func waitState(t *testing.T, ch <-chan delivery, decode func([]byte) string, sta
 }
 
 func TestPushGoSDK(t *testing.T) {
+	for _, sc := range sdkClients[:2] { // the 1.0 bindings: JSON-RPC and HTTP+JSON
+		t.Run(sc.name, func(t *testing.T) { pushGoSDK(t, sc.new) })
+	}
+}
+
+func pushGoSDK(t *testing.T, newClient func(*testing.T, *env) *a2aclient.Client) {
 	e := newEnv(t, pushOpts(true))
 	url, ch := receiver(t)
-	c := sdkClient(t, e)
+	c := newClient(t, e)
 	req := userMsg("hold for push")
 	req.Config = &sdk.SendMessageConfig{ReturnImmediately: true}
 	res, err := c.SendMessage(t.Context(), req)

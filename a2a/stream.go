@@ -18,12 +18,12 @@ func (h *Handler) stream(rw http.ResponseWriter, r *http.Request, c *call) {
 	ctx := r.Context()
 	p, err := w.DecodeSendParams(c.m.Params)
 	if err != nil {
-		writeError(rw, c.m.ID, h.toError(ctx, c.v, errParams("%v", err)))
+		c.fail(rw, h.toError(ctx, c.v, errParams("%v", err)))
 		return
 	}
 	run, err := h.start(ctx, c, p)
 	if err != nil {
-		writeError(rw, c.m.ID, h.toError(ctx, c.v, err))
+		c.fail(rw, h.toError(ctx, c.v, err))
 		return
 	}
 	h.follow(rw, r, c, run, p.HistoryLength)
@@ -37,16 +37,16 @@ func (h *Handler) subscribe(rw http.ResponseWriter, r *http.Request, c *call) {
 	ctx := r.Context()
 	p, err := w.DecodeTaskParams(c.m.Params)
 	if err != nil {
-		writeError(rw, c.m.ID, h.toError(ctx, c.v, errParams("%v", err)))
+		c.fail(rw, h.toError(ctx, c.v, errParams("%v", err)))
 		return
 	}
 	run, err := h.b.GetRun(ctx, c.userID, p.ID)
 	if err != nil {
-		writeError(rw, c.m.ID, h.toError(ctx, c.v, err))
+		c.fail(rw, h.toError(ctx, c.v, err))
 		return
 	}
 	if run.State.Terminal() {
-		writeError(rw, c.m.ID, w.NewError(c.v, w.CodeUnsupportedOperation, "task "+run.ID+" is in a terminal state; use GetTask"))
+		c.fail(rw, w.NewError(c.v, w.CodeUnsupportedOperation, "task "+run.ID+" is in a terminal state; use GetTask"))
 		return
 	}
 	h.follow(rw, r, c, run, p.HistoryLength)
@@ -56,7 +56,7 @@ func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *
 	ctx := r.Context()
 	t, err := h.taskOf(ctx, c.userID, run, historyLength, true)
 	if err != nil {
-		writeError(rw, c.m.ID, h.toError(ctx, c.v, err))
+		c.fail(rw, h.toError(ctx, c.v, err))
 		return
 	}
 	sw := sse.NewWriter(rw)
@@ -67,8 +67,7 @@ func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *
 		if err != nil {
 			return false
 		}
-		b, _ := json.Marshal(w.Response{JSONRPC: "2.0", ID: c.m.ID, Result: raw})
-		return sw.Send(sse.Event{Data: b}) == nil
+		return sw.Send(sse.Event{Data: c.item(raw, nil)}) == nil
 	}
 	if !send(w.Event{Task: t}) {
 		return
@@ -77,8 +76,7 @@ func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *
 	for ev, err := range h.b.Events(ctx, c.userID, run.ID, 0) {
 		if err != nil {
 			if ctx.Err() == nil {
-				b, _ := json.Marshal(w.Response{JSONRPC: "2.0", ID: c.m.ID, Error: h.toError(ctx, c.v, err)})
-				_ = sw.Send(sse.Event{Data: b})
+				_ = sw.Send(sse.Event{Data: c.item(nil, h.toError(ctx, c.v, err))})
 			}
 			return
 		}

@@ -35,6 +35,9 @@ type Options struct {
 	PublicURL string
 	// Path of the JSON-RPC endpoint under the base URL. Default "/a2a".
 	Path string
+	// RESTPath of the HTTP+JSON binding under the base URL. Default
+	// "/a2a/v1".
+	RESTPath string
 	// UserID whose tool catalog becomes the public card's skills. Default
 	// "a2a".
 	UserID string
@@ -65,6 +68,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Path == "" {
 		o.Path = "/a2a"
+	}
+	if o.RESTPath == "" {
+		o.RESTPath = "/a2a/v1"
 	}
 	if o.UserID == "" {
 		o.UserID = "a2a"
@@ -129,8 +135,9 @@ func Build(ctx context.Context, cat Catalog, o Options, base, userID string) ([]
 	o = o.withDefaults()
 	endpoint := strings.TrimSuffix(base, "/") + o.Path
 	c := card{Name: o.Name, Description: o.Description, Version: o.Version, Provider: o.Provider,
-		SupportedInterfaces: []iface10{{endpoint, "JSONRPC", "1.0"}, {endpoint, "JSONRPC", "0.3"}},
-		URL:                 endpoint, PreferredTransport: "JSONRPC", ProtocolVersion: "0.3.0",
+		SupportedInterfaces: []iface10{{endpoint, "JSONRPC", "1.0"}, {endpoint, "JSONRPC", "0.3"},
+			{strings.TrimSuffix(base, "/") + o.RESTPath, "HTTP+JSON", "1.0"}},
+		URL: endpoint, PreferredTransport: "JSONRPC", ProtocolVersion: "0.3.0",
 		AdditionalInterfaces:              []iface03{{endpoint, "JSONRPC"}},
 		SupportsAuthenticatedExtendedCard: o.APIKeyRequired,
 		DefaultInputModes:                 []string{"text/plain", "application/json"},

@@ -40,9 +40,10 @@ func TestCardBothVersions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a2a-go resolve: %v", err)
 	}
-	if len(card.SupportedInterfaces) != 2 || card.SupportedInterfaces[0].ProtocolVersion != "1.0" ||
-		card.SupportedInterfaces[0].URL != srv.URL+"/a2a" || card.SupportedInterfaces[0].ProtocolBinding != sdk.TransportProtocolJSONRPC {
-		t.Fatalf("supportedInterfaces: %+v", card.SupportedInterfaces)
+	ifs := card.SupportedInterfaces
+	if len(ifs) != 3 || ifs[0].ProtocolVersion != "1.0" || ifs[0].URL != srv.URL+"/a2a" || ifs[0].ProtocolBinding != sdk.TransportProtocolJSONRPC ||
+		ifs[2].URL != srv.URL+"/a2a/v1" || ifs[2].ProtocolBinding != sdk.TransportProtocolHTTPJSON || ifs[2].ProtocolVersion != "1.0" {
+		t.Fatalf("supportedInterfaces: %+v %+v %+v; want JSON-RPC 1.0, 0.3 and HTTP+JSON 1.0", *ifs[0], *ifs[1], *ifs[len(ifs)-1])
 	}
 	if !card.Capabilities.Streaming || !card.Capabilities.PushNotifications || !card.Capabilities.ExtendedAgentCard {
 		t.Fatalf("capabilities: %+v", card.Capabilities)

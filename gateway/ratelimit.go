@@ -74,6 +74,12 @@ func writeRateLimited(w http.ResponseWriter, r *http.Request, after time.Duratio
 		if err := connect.NewErrorWriter().Write(w, r, ce); err != nil {
 			logger(r.Context()).DebugContext(r.Context(), "rpc error not written", "err", err)
 		}
+	case strings.HasPrefix(r.URL.Path, "/a2a/v1/"):
+		// A2A's HTTP+JSON binding: a google.rpc.Status.
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": http.StatusTooManyRequests,
+			"status": "RESOURCE_EXHAUSTED", "message": detail, "details": a2awire.NewRetryError(a2awire.ReasonRateLimited, detail, after).Data}})
 	case r.URL.Path == "/a2a" || strings.HasPrefix(r.URL.Path, "/a2a/"):
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusTooManyRequests)

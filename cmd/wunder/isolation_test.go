@@ -113,7 +113,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 		t.Fatalf("alice's A2A task: %s %v", res, err)
 	}
 	f.taskA = sent.Task.ID
-	for _, id := range []string{"p1", "p2"} {
+	for _, id := range []string{"p1", "p2", "r1", "r2"} { // r1, r2: the HTTP+JSON binding's rows
 		if _, code := f.a2a(t, "1.0", "CreateTaskPushNotificationConfig", `{"taskId":"`+f.taskA+`","id":"`+id+`","url":"http://127.0.0.1:9/hook"}`, bearerOf(f.alice)); code != 0 {
 			t.Fatalf("alice's push config %s: code %d", id, code)
 		}
@@ -240,6 +240,8 @@ func (f *fixture) rows() []matrixRow {
 			_, code := f.a2a(t, "1.0", "DeleteTaskPushNotificationConfig", `{"taskId":"`+f.taskA+`","id":"`+id+`"}`, h)
 			return a2aOutcome(code)
 		}})
+
+	rows = append(rows, f.a2aRESTRows()...) // isolation_a2arest_test.go
 
 	// MCP: the token is the only way to say who one is; the API key acts
 	// as mcp.server.user_id, so the admin cannot reach alice's resources here.

@@ -57,6 +57,17 @@ func TestRateLimitPerPrincipal(t *testing.T) {
 		t.Fatalf("A2A refusal = %+v; want -32000 that reads as busy with a retry delay", rpc.Error)
 	}
 
+	var st struct {
+		Error struct {
+			Status  string
+			Details []map[string]any
+		}
+	}
+	decodeInto(t, f.rest(t, "GET", "/a2a/v1/tasks", "", a), 429, &st)
+	if st.Error.Status != "RESOURCE_EXHAUSTED" || len(st.Error.Details) != 2 || st.Error.Details[0]["reason"] != "RATE_LIMITED" {
+		t.Fatalf("A2A HTTP+JSON refusal = %+v; want a google.rpc.Status RESOURCE_EXHAUSTED with the reason and RetryInfo", st.Error)
+	}
+
 	mustStatus(t, f.rest(t, "GET", "/wunder/tools", "", b), 200) // b's own bucket
 	for range 5 {
 		mustStatus(t, f.rest(t, "GET", "/healthz", "", a), 200) // probes are open

@@ -61,6 +61,12 @@ func retryOf(e *Error) (reason string, after time.Duration, ok bool) {
 	return reason, after, reason != ""
 }
 
+// RetryDelay reports the retry delay a -32000 error carries.
+func RetryDelay(e *Error) (time.Duration, bool) {
+	_, after, ok := retryOf(e)
+	return after, ok && after > 0
+}
+
 // retryable maps a -32000 error back to the core's vocabulary, with its
 // retry hint: BUSY and RATE_LIMITED are ErrBusy, UNAVAILABLE (and a
 // -32000 without a reason wunder knows) ErrUnavailable.
