@@ -63,6 +63,10 @@ type ToolInvocation struct {
 	Output func(stream, delta string)
 	// Metadata is the run's RunRequest.Metadata (read-only; may be nil).
 	Metadata map[string]string
+	// ModelName is the name of the model the run uses ([ModelSettings.Name]),
+	// for tools that ask the same model something (a knowledge base's
+	// rerank); "" when unknown.
+	ModelName string
 	// Emit appends an event of the given type to the run's event log (e.g.
 	// a2a_request, a2a_status, a2a_result); data is marshalled to JSON.
 	// final and error are refused: only the loop ends a run.

@@ -62,7 +62,8 @@ func (l *loop) callTool(ctx context.Context, c pendingCall) (res *ToolResult) {
 				l.log.emit(EventToolOutputDelta, ToolOutputDeltaData{CallID: c.call.ID, Name: c.call.Name, Stream: stream, Delta: delta})
 			}
 		},
-		Metadata: l.lr.req.Metadata,
+		Metadata:  l.lr.req.Metadata,
+		ModelName: l.lr.settings.Name,
 		Emit: func(eventType string, data any) {
 			if eventType != EventFinal && eventType != EventError { // a tool never ends the run's stream
 				l.log.emit(eventType, data)
