@@ -1,0 +1,4 @@
+package knowledge
+
+// BuildCount reports how many indexes s has built.
+func BuildCount(s *Set) int { return s.cache.buildCount() }

@@ -1,0 +1,362 @@
+package knowledge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Managing bases: what the admin routes (/wunder/admin/knowledge, owner
+// "") and the user routes (/wunder/user_tools/knowledge, owner = the
+// user) do. Every method takes the owner the request acts for and looks
+// bases up under that owner only: another user's base is "not found",
+// exactly like one that does not exist. Bad input is an error wrapping
+// orchestrator.ErrInvalidArgument.
+
+// Sources of a [BaseInfo].
+const (
+	SourceConfig = "config"
+	SourceUpload = "upload"
+)
+
+// maxDescriptionChars bounds a base's description.
+const maxDescriptionChars = 1000
+
+// BaseInfo describes a base.
+type BaseInfo struct {
+	Name        string
+	Description string
+	// Shared: a user's base that every other user may search.
+	Shared bool
+	// Source is SourceConfig (a directory of knowledge.bases, read-only
+	// here) or SourceUpload (files in the store).
+	Source string
+	// Root is a config base's directory.
+	Root  string
+	Files int
+	Bytes int64
+}
+
+// BaseSpec is a base as a list of bases sets it.
+type BaseSpec struct {
+	Name        string
+	Description string
+	Shared      bool
+}
+
+// FileInfo describes a file of a base.
+type FileInfo struct {
+	Path      string
+	Size      int64
+	SHA256    string
+	UpdatedAt time.Time
+}
+
+// RefreshInfo is what a refresh built.
+type RefreshInfo struct {
+	Name   string
+	Points int
+}
+
+func (s *Set) managed() error {
+	if s.opts.Files == nil || s.opts.Configs == nil {
+		return fmt.Errorf("%w: knowledge bases cannot be uploaded here (no store)", orchestrator.ErrUnavailable)
+	}
+	return nil
+}
+
+// list returns owner's list of uploaded bases.
+func (s *Set) list(ctx context.Context, owner string) ([]orchestrator.UserKnowledge, error) {
+	if s.opts.Configs == nil {
+		return nil, nil
+	}
+	c, err := s.opts.Configs.Get(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	return c.Knowledge, nil
+}
+
+// Bases lists owner's bases: for the admin (owner "") the configured
+// directories and the uploaded bases, for a user their own.
+func (s *Set) Bases(ctx context.Context, owner string) ([]BaseInfo, error) {
+	var out []BaseInfo
+	if owner == adminOwner {
+		for _, d := range s.dirs {
+			bi := BaseInfo{Name: d.Name, Description: d.Description, Source: SourceConfig, Root: d.Path}
+			if es, err := (dirSource{root: d.Path, maxFile: s.opts.MaxFileBytes, log: s.opts.Logger}).walk(ctx); err == nil {
+				for _, e := range es {
+					bi.Files++
+					bi.Bytes += e.size
+				}
+			}
+			out = append(out, bi)
+		}
+	}
+	list, err := s.list(ctx, owner)
+	if err != nil || len(list) == 0 {
+		return out, err
+	}
+	files, err := s.opts.Files.ListToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, "", false)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range list {
+		bi := BaseInfo{Name: k.Name, Description: k.Description, Shared: k.Shared, Source: SourceUpload}
+		for _, f := range files {
+			if f.Name == k.Name {
+				bi.Files++
+				bi.Bytes += f.Size
+			}
+		}
+		out = append(out, bi)
+	}
+	return out, nil
+}
+
+// SetBases replaces owner's list of uploaded bases. The files of a base
+// that leaves the list are deleted. The admin's bases are for everyone
+// (Shared does not apply) and may not take a configured base's name.
+func (s *Set) SetBases(ctx context.Context, owner string, specs []BaseSpec) ([]BaseInfo, error) {
+	if err := s.managed(); err != nil {
+		return nil, err
+	}
+	if len(specs) > s.opts.MaxBases {
+		return nil, fmt.Errorf("%w: %d knowledge bases, over the limit of %d (knowledge.max_bases)", orchestrator.ErrInvalidArgument, len(specs), s.opts.MaxBases)
+	}
+	next := make([]orchestrator.UserKnowledge, 0, len(specs))
+	seen := map[string]bool{}
+	for _, b := range specs {
+		if err := orchestrator.CheckToolName("knowledge base", b.Name); err != nil {
+			return nil, err
+		}
+		if seen[b.Name] {
+			return nil, fmt.Errorf("%w: knowledge base %q is listed twice", orchestrator.ErrInvalidArgument, b.Name)
+		}
+		seen[b.Name] = true
+		if !utf8.ValidString(b.Description) || utf8.RuneCountInString(b.Description) > maxDescriptionChars {
+			return nil, fmt.Errorf("%w: the description of knowledge base %q must be UTF-8 text of at most %d characters", orchestrator.ErrInvalidArgument, b.Name, maxDescriptionChars)
+		}
+		if owner == adminOwner {
+			if s.dir(b.Name) != nil {
+				return nil, fmt.Errorf("%w: knowledge base %q comes from the configuration (knowledge.bases); choose another name", orchestrator.ErrConflict, b.Name)
+			}
+			b.Shared = false
+		}
+		next = append(next, orchestrator.UserKnowledge{Name: b.Name, Description: b.Description, Shared: b.Shared})
+	}
+	var removed []string
+	_, err := s.opts.Configs.Update(ctx, owner, func(c *orchestrator.UserToolConfig) error {
+		removed = removed[:0]
+		for _, k := range c.Knowledge {
+			if !seen[k.Name] {
+				removed = append(removed, k.Name)
+			}
+		}
+		c.Knowledge = next
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range removed {
+		if err := s.opts.Files.DeleteToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, name); err != nil && !errors.Is(err, orchestrator.ErrNotFound) {
+			s.opts.Logger.WarnContext(ctx, "files of a removed knowledge base not deleted", "owner", owner, "base", name, "err", err)
+		}
+		s.cache.forget(storeSource{owner: owner, name: name}.key())
+	}
+	return s.Bases(ctx, owner)
+}
+
+func (s *Set) dir(name string) *DirBase {
+	for i := range s.dirs {
+		if s.dirs[i].Name == name {
+			return &s.dirs[i]
+		}
+	}
+	return nil
+}
+
+// resolve finds owner's base: a configured directory (admin only) or an
+// uploaded base of owner's list.
+func (s *Set) resolve(ctx context.Context, owner, name string) (*DirBase, error) {
+	if err := orchestrator.CheckToolName("knowledge base", name); err != nil {
+		return nil, err
+	}
+	if owner == adminOwner {
+		if d := s.dir(name); d != nil {
+			return d, nil
+		}
+	}
+	list, err := s.list(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(list, func(k orchestrator.UserKnowledge) bool { return k.Name == name }) || s.managed() != nil {
+		return nil, fmt.Errorf("%w: knowledge base %q", orchestrator.ErrNotFound, name)
+	}
+	return nil, nil
+}
+
+// Files lists the files of owner's base.
+func (s *Set) Files(ctx context.Context, owner, name string) ([]FileInfo, error) {
+	d, err := s.resolve(ctx, owner, name)
+	if err != nil {
+		return nil, err
+	}
+	var out []FileInfo
+	if d != nil {
+		es, err := (dirSource{root: d.Path, maxFile: s.opts.MaxFileBytes, log: s.opts.Logger}).walk(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range es {
+			out = append(out, FileInfo{Path: e.path, Size: e.size, UpdatedAt: time.Unix(0, e.mtime).UTC()})
+		}
+		return out, nil
+	}
+	files, err := s.opts.Files.ListToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, name, false)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		out = append(out, FileInfo{Path: f.Path, Size: f.Size, SHA256: f.SHA256, UpdatedAt: f.UpdatedAt})
+	}
+	return out, nil
+}
+
+// ReadFile returns the content of a file of owner's base.
+func (s *Set) ReadFile(ctx context.Context, owner, name, path string) ([]byte, error) {
+	if err := orchestrator.CheckToolFilePath(path); err != nil {
+		return nil, err
+	}
+	d, err := s.resolve(ctx, owner, name)
+	if err != nil {
+		return nil, err
+	}
+	if d != nil {
+		root, err := os.OpenRoot(d.Path)
+		if err != nil {
+			return nil, fmt.Errorf("%w: knowledge base directory %s: %v", orchestrator.ErrUnavailable, d.Path, err)
+		}
+		defer root.Close()
+		info, err := root.Stat(filepath.FromSlash(path))
+		if err != nil || !info.Mode().IsRegular() || !docExt(path) {
+			return nil, fmt.Errorf("%w: file %q of knowledge base %q", orchestrator.ErrNotFound, path, name)
+		}
+		return root.ReadFile(filepath.FromSlash(path))
+	}
+	files, err := s.opts.Files.ListToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, name, true)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if f.Path == path {
+			return f.Data, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: file %q of knowledge base %q", orchestrator.ErrNotFound, path, name)
+}
+
+// CheckFile reports whether data may be stored at path in a base: a clean
+// relative path ending in .md or .txt, UTF-8 text without NUL bytes, at
+// most MaxFileBytes.
+func (s *Set) CheckFile(path string, data []byte) error {
+	if err := orchestrator.CheckToolFilePath(path); err != nil {
+		return err
+	}
+	if !docExt(path) {
+		return fmt.Errorf("%w: file %q: only Markdown (.md) and plain-text (.txt) files go into a knowledge base", orchestrator.ErrInvalidArgument, path)
+	}
+	if int64(len(data)) > s.opts.MaxFileBytes {
+		return fmt.Errorf("%w: file %q is %d bytes, over the limit of %d (knowledge.max_file_bytes)", orchestrator.ErrInvalidArgument, path, len(data), s.opts.MaxFileBytes)
+	}
+	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+		return fmt.Errorf("%w: file %q is not UTF-8 text", orchestrator.ErrInvalidArgument, path)
+	}
+	return nil
+}
+
+// WriteFile creates or replaces a file of owner's uploaded base.
+func (s *Set) WriteFile(ctx context.Context, owner, name, path string, data []byte) error {
+	if err := s.CheckFile(path, data); err != nil {
+		return err
+	}
+	d, err := s.resolve(ctx, owner, name)
+	if err != nil {
+		return err
+	}
+	if d != nil {
+		return fmt.Errorf("%w: knowledge base %q is a directory of the configuration; change its files there", orchestrator.ErrConflict, name)
+	}
+	files, err := s.opts.Files.ListToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, name, false)
+	if err != nil {
+		return err
+	}
+	total := int64(len(data))
+	for _, f := range files {
+		if f.Path != path {
+			total += f.Size
+		}
+	}
+	if total > s.opts.MaxBaseBytes {
+		return fmt.Errorf("%w: knowledge base %q would hold %d bytes, over the limit of %d (knowledge.max_base_bytes)", orchestrator.ErrInvalidArgument, name, total, s.opts.MaxBaseBytes)
+	}
+	return s.opts.Files.PutToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, name, []orchestrator.ToolFile{{Path: path, Data: data}}, false)
+}
+
+// DeleteFile removes a file of owner's uploaded base.
+func (s *Set) DeleteFile(ctx context.Context, owner, name, path string) error {
+	if err := orchestrator.CheckToolFilePath(path); err != nil {
+		return err
+	}
+	d, err := s.resolve(ctx, owner, name)
+	if err != nil {
+		return err
+	}
+	if d != nil {
+		return fmt.Errorf("%w: knowledge base %q is a directory of the configuration; change its files there", orchestrator.ErrConflict, name)
+	}
+	if err := s.opts.Files.DeleteToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, name, path); err != nil {
+		if errors.Is(err, orchestrator.ErrNotFound) {
+			return fmt.Errorf("%w: file %q of knowledge base %q", orchestrator.ErrNotFound, path, name)
+		}
+		return err
+	}
+	return nil
+}
+
+// Refresh parses and indexes the global bases again (the one named, or
+// all when name is ""), whether or not their files changed.
+func (s *Set) Refresh(ctx context.Context, name string) ([]RefreshInfo, error) {
+	var bases []base
+	for _, b := range s.globalBases(ctx) {
+		if name == "" || b.name == name {
+			bases = append(bases, b)
+		}
+	}
+	if name != "" && len(bases) == 0 {
+		if err := orchestrator.CheckToolName("knowledge base", name); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: knowledge base %q", orchestrator.ErrNotFound, name)
+	}
+	out := make([]RefreshInfo, 0, len(bases))
+	for _, b := range bases {
+		ix, release, err := s.cache.rebuild(ctx, b.src)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", b, err)
+		}
+		out = append(out, RefreshInfo{Name: b.name, Points: len(ix.points)})
+		release()
+	}
+	return out, nil
+}
