@@ -60,6 +60,10 @@ type Options struct {
 	// MCP, when set, serves POST /wunder/admin/mcp/{name}/refresh
 	// (admin_mcp.go). Nil = no such route.
 	MCP MCPAdmin
+
+	// Knowledge, when set, serves /wunder/admin/knowledge and
+	// /wunder/user_tools/knowledge (knowledge.go). Nil = no such routes.
+	Knowledge Knowledge
 }
 
 func (o Options) withDefaults() Options {
@@ -135,6 +139,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /wunder/sessions/{session_id}", s.handleGetSession)
 	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
 	s.authRoutes() // auth_routes.go
+
+	s.knowledgeRoutes() // knowledge.go
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	if s.opts.LSP != nil {

@@ -1,0 +1,339 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Knowledge is what the knowledge-base routes need; cmd/wunder adapts
+// adapters/knowledge to it. owner is whose bases a request reaches: "" for
+// the admin's (the configured directories and the admin's uploads, offered
+// to everyone), else a user's own. Every lookup is made under owner, so
+// another user's base is not found. Bad input is an error wrapping
+// orchestrator.ErrInvalidArgument; an unknown base or file ErrNotFound; a
+// write to a configured (read-only) base ErrConflict.
+type Knowledge interface {
+	KnowledgeBases(ctx context.Context, owner string) ([]KnowledgeBase, error)
+	// SetKnowledgeBases replaces owner's list of uploaded bases (the files
+	// of a base left out are deleted) and returns the bases as
+	// KnowledgeBases does.
+	SetKnowledgeBases(ctx context.Context, owner string, bases []KnowledgeBase) ([]KnowledgeBase, error)
+	KnowledgeFiles(ctx context.Context, owner, base string) ([]KnowledgeFile, error)
+	ReadKnowledgeFile(ctx context.Context, owner, base, path string) ([]byte, error)
+	// WriteKnowledgeFile creates or replaces a file of an uploaded base.
+	WriteKnowledgeFile(ctx context.Context, owner, base, path string, data []byte) error
+	DeleteKnowledgeFile(ctx context.Context, owner, base, path string) error
+	// RefreshKnowledge parses and indexes the global bases again (one, or
+	// all for ""); the value is encoded as JSON as it is.
+	RefreshKnowledge(ctx context.Context, base string) (any, error)
+}
+
+// KnowledgeBase is a base as the routes show and take it.
+type KnowledgeBase struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Shared is for users' bases: offered to every other user as
+	// owner@name.
+	Shared bool `json:"shared"`
+	// Source is "config" (a directory of knowledge.bases, read-only here)
+	// or "upload"; Root the directory of a config base.
+	Source    string `json:"source,omitempty"`
+	Root      string `json:"root,omitempty"`
+	FileCount int    `json:"file_count"`
+	Bytes     int64  `json:"bytes"`
+}
+
+// KnowledgeFile describes a file of a base.
+type KnowledgeFile struct {
+	Path      string    `json:"path"`
+	Size      int64     `json:"size"`
+	SHA256    string    `json:"sha256,omitempty"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// knowledgeRoutes serves the original wunder's knowledge-base routes: the
+// admin's under /wunder/admin/knowledge, a user's own under
+// /wunder/user_tools/knowledge (docs/http.md, docs/tools.md).
+func (s *Server) knowledgeRoutes() {
+	if s.opts.Knowledge == nil {
+		return
+	}
+	const admin, user = "/wunder/admin/knowledge", "/wunder/user_tools/knowledge"
+	s.mux.HandleFunc("GET "+admin, s.adminKnowledge(s.handleKnowledgeBases))
+	s.mux.HandleFunc("POST "+admin, s.handleSetAdminKnowledgeBases)
+	s.mux.HandleFunc("GET "+admin+"/files", s.adminKnowledge(s.handleKnowledgeFiles))
+	s.mux.HandleFunc("GET "+admin+"/file", s.adminKnowledge(s.handleKnowledgeFile))
+	s.mux.HandleFunc("PUT "+admin+"/file", s.putKnowledgeFile(adminOwner))
+	s.mux.HandleFunc("DELETE "+admin+"/file", s.adminKnowledge(s.handleDeleteKnowledgeFile))
+	s.mux.HandleFunc("POST "+admin+"/upload", s.uploadKnowledgeFile(adminOwner))
+	s.mux.HandleFunc("POST "+admin+"/refresh", s.adminKnowledge(s.handleKnowledgeRefresh))
+	s.mux.HandleFunc("GET "+user, s.userKnowledge(s.handleKnowledgeBases))
+	s.mux.HandleFunc("POST "+user, s.handleSetUserKnowledgeBases)
+	s.mux.HandleFunc("GET "+user+"/files", s.userKnowledge(s.handleKnowledgeFiles))
+	s.mux.HandleFunc("GET "+user+"/file", s.userKnowledge(s.handleKnowledgeFile))
+	s.mux.HandleFunc("PUT "+user+"/file", s.putKnowledgeFile(userOwner))
+	s.mux.HandleFunc("DELETE "+user+"/file", s.userKnowledge(s.handleDeleteKnowledgeFile))
+	s.mux.HandleFunc("POST "+user+"/upload", s.uploadKnowledgeFile(userOwner))
+}
+
+// knowledgeHandler is a knowledge route acting for owner.
+type knowledgeHandler func(w http.ResponseWriter, r *http.Request, owner string)
+
+// adminKnowledge lets admins only through, acting for owner "".
+func (s *Server) adminKnowledge(h knowledgeHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !principal(r.Context()).IsAdmin() {
+			writeError(w, r, fmt.Errorf("%w: admin only", orchestrator.ErrPermissionDenied))
+			return
+		}
+		h(w, r, "")
+	}
+}
+
+// userKnowledge acts for the user of the request: a user's token for
+// itself, an admin for the user_id the query names (which it must).
+func (s *Server) userKnowledge(h knowledgeHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if owner, ok := userScope(w, r); ok {
+			h(w, r, owner)
+		}
+	}
+}
+
+// ownerOf says whom a request with a body (or form) acts for, given
+// the user_id it names; it writes the problem and returns false when the
+// request may not go on.
+type ownerOf func(w http.ResponseWriter, r *http.Request, requested string) (string, bool)
+
+// adminOwner: admins only, for the admin's bases (owner ""), naming no
+// user.
+func adminOwner(w http.ResponseWriter, r *http.Request, requested string) (string, bool) {
+	if !principal(r.Context()).IsAdmin() {
+		writeError(w, r, fmt.Errorf("%w: admin only", orchestrator.ErrPermissionDenied))
+		return "", false
+	}
+	if requested != "" {
+		writeProblem(w, r, http.StatusBadRequest, "invalid_argument",
+			"the admin's knowledge routes reach the admin's bases; a user's are under /wunder/user_tools/knowledge with user_id")
+		return "", false
+	}
+	return "", true
+}
+
+// userOwner: the user the request acts for (a user's token for itself,
+// an admin for the user it names, which it must).
+func userOwner(w http.ResponseWriter, r *http.Request, requested string) (string, bool) {
+	owner, err := scope(r, requested)
+	if err != nil {
+		writeError(w, r, err)
+		return "", false
+	}
+	if owner == "" {
+		writeProblem(w, r, http.StatusBadRequest, "missing_user_id", "user_id is required")
+		return "", false
+	}
+	return owner, true
+}
+
+// required reads required query parameters; it writes the problem and
+// returns false when one is missing.
+func required(w http.ResponseWriter, r *http.Request, names ...string) ([]string, bool) {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = r.URL.Query().Get(n)
+		if out[i] == "" {
+			writeProblem(w, r, http.StatusBadRequest, "invalid_argument", fmt.Sprintf("the %s query parameter is required", n))
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+func (s *Server) handleKnowledgeBases(w http.ResponseWriter, r *http.Request, owner string) {
+	bases, err := s.opts.Knowledge.KnowledgeBases(r.Context(), owner)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeKnowledgeBases(w, r, owner, bases)
+}
+
+func writeKnowledgeBases(w http.ResponseWriter, r *http.Request, owner string, bases []KnowledgeBase) {
+	body := map[string]any{"knowledge": map[string]any{"bases": nonNil(bases)}}
+	if owner != "" {
+		body["user_id"] = owner
+	}
+	writeJSON(w, r, http.StatusOK, body)
+}
+
+// The bodies of POST /wunder/admin/knowledge and
+// /wunder/user_tools/knowledge: {"knowledge":{"bases":[...]}}. An
+// admin's base has no shared flag: it is everyone's.
+type adminKnowledgeBody struct {
+	Knowledge *struct {
+		Bases []struct {
+			Name        string `json:"name"`
+			Description string `json:"description"`
+		} `json:"bases"`
+	} `json:"knowledge"`
+}
+
+type userKnowledgeBody struct {
+	UserID    string `json:"user_id"`
+	Knowledge *struct {
+		Bases []KnowledgeBaseSpec `json:"bases"`
+	} `json:"knowledge"`
+}
+
+// KnowledgeBaseSpec is a base as a user's list sets it.
+type KnowledgeBaseSpec struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Shared      bool   `json:"shared"`
+}
+
+const knowledgeListHelp = `knowledge.bases is required (the whole list; [] removes every base)`
+
+func (s *Server) handleSetAdminKnowledgeBases(w http.ResponseWriter, r *http.Request) {
+	owner, ok := adminOwner(w, r, "")
+	if !ok {
+		return
+	}
+	var body adminKnowledgeBody
+	if !decodeJSON(w, r, &body) {
+		return
+	}
+	if body.Knowledge == nil || body.Knowledge.Bases == nil {
+		writeProblem(w, r, http.StatusBadRequest, "invalid_argument", knowledgeListHelp)
+		return
+	}
+	bases := make([]KnowledgeBase, len(body.Knowledge.Bases))
+	for i, b := range body.Knowledge.Bases {
+		bases[i] = KnowledgeBase{Name: b.Name, Description: b.Description}
+	}
+	s.setKnowledgeBases(w, r, owner, bases)
+}
+
+func (s *Server) handleSetUserKnowledgeBases(w http.ResponseWriter, r *http.Request) {
+	var body userKnowledgeBody
+	if !decodeJSON(w, r, &body) {
+		return
+	}
+	if body.UserID == "" {
+		body.UserID = r.URL.Query().Get("user_id")
+	}
+	owner, ok := userOwner(w, r, body.UserID)
+	if !ok {
+		return
+	}
+	if body.Knowledge == nil || body.Knowledge.Bases == nil {
+		writeProblem(w, r, http.StatusBadRequest, "invalid_argument", knowledgeListHelp)
+		return
+	}
+	bases := make([]KnowledgeBase, len(body.Knowledge.Bases))
+	for i, b := range body.Knowledge.Bases {
+		bases[i] = KnowledgeBase{Name: b.Name, Description: b.Description, Shared: b.Shared}
+	}
+	s.setKnowledgeBases(w, r, owner, bases)
+}
+
+func (s *Server) setKnowledgeBases(w http.ResponseWriter, r *http.Request, owner string, bases []KnowledgeBase) {
+	got, err := s.opts.Knowledge.SetKnowledgeBases(r.Context(), owner, bases)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeKnowledgeBases(w, r, owner, got)
+}
+
+// handleKnowledgeFiles answers the original's {base, files: [path]} plus
+// entries with each file's size, digest and time.
+func (s *Server) handleKnowledgeFiles(w http.ResponseWriter, r *http.Request, owner string) {
+	q, ok := required(w, r, "base")
+	if !ok {
+		return
+	}
+	files, err := s.opts.Knowledge.KnowledgeFiles(r.Context(), owner, q[0])
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
+	}
+	writeJSON(w, r, http.StatusOK, map[string]any{"base": q[0], "files": paths, "entries": nonNil(files)})
+}
+
+func (s *Server) handleKnowledgeFile(w http.ResponseWriter, r *http.Request, owner string) {
+	q, ok := required(w, r, "base", "path")
+	if !ok {
+		return
+	}
+	data, err := s.opts.Knowledge.ReadKnowledgeFile(r.Context(), owner, q[0], q[1])
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, map[string]any{"base": q[0], "path": q[1], "content": string(data)})
+}
+
+type knowledgeFileBody struct {
+	UserID  string  `json:"user_id"`
+	Base    string  `json:"base"`
+	Path    string  `json:"path"`
+	Content *string `json:"content"`
+}
+
+// putKnowledgeFile is PUT .../file {base, path, content}.
+func (s *Server) putKnowledgeFile(ownerOf ownerOf) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var body knowledgeFileBody
+		if !decodeJSON(w, r, &body) {
+			return
+		}
+		if body.UserID == "" {
+			body.UserID = r.URL.Query().Get("user_id")
+		}
+		owner, ok := ownerOf(w, r, body.UserID)
+		if !ok {
+			return
+		}
+		if body.Base == "" || body.Path == "" || body.Content == nil {
+			writeProblem(w, r, http.StatusBadRequest, "invalid_argument", "base, path and content are required")
+			return
+		}
+		if err := s.opts.Knowledge.WriteKnowledgeFile(r.Context(), owner, body.Base, body.Path, []byte(*body.Content)); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		writeJSON(w, r, http.StatusOK, map[string]any{"ok": true, "message": "saved", "base": body.Base, "path": body.Path})
+	}
+}
+
+func (s *Server) handleDeleteKnowledgeFile(w http.ResponseWriter, r *http.Request, owner string) {
+	q, ok := required(w, r, "base", "path")
+	if !ok {
+		return
+	}
+	if err := s.opts.Knowledge.DeleteKnowledgeFile(r.Context(), owner, q[0], q[1]); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, map[string]any{"ok": true, "message": "deleted", "base": q[0], "path": q[1]})
+}
+
+// handleKnowledgeRefresh is POST /wunder/admin/knowledge/refresh[?base=].
+func (s *Server) handleKnowledgeRefresh(w http.ResponseWriter, r *http.Request, _ string) {
+	base := r.URL.Query().Get("base")
+	res, err := s.opts.Knowledge.RefreshKnowledge(r.Context(), base)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, map[string]any{"ok": true, "message": "rebuilt", "bases": res})
+}
