@@ -85,6 +85,8 @@ type app struct {
 	a2a    *a2aParts                   // wire_a2a.go
 	lsp    *lspParts                   // wire_lsp.go
 	mcp    *mcpParts                   // wire_mcp.go
+
+	knowledge *knowledgeParts // wire_knowledge.go
 }
 
 // build wires every component from the configuration. On failure it
@@ -132,6 +134,12 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	}
 	undo = append(undo, mcpParts.close)
 	toolsets = append(toolsets, mcpParts.toolsets()...)
+	knowledgeParts, err := newKnowledge(cfg, log, store, models) // wire_knowledge.go
+	if err != nil {
+		return fail(err)
+	}
+	undo = append(undo, knowledgeParts.close)
+	toolsets = append(toolsets, knowledgeParts.toolsets()...)
 	jwt, err := newJWTVerifier(ctx, cfg.Auth.JWT, log)
 	if err != nil {
 		return fail(err)
@@ -172,8 +180,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Logger:  log,
 		LSP:     lspParts.admin(),
 		MCP:     mcpParts.admin(), // wire_mcp.go
+
+		Knowledge: knowledgeParts.api(), // wire_knowledge.go
 	})
 	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, ready: ready, lsp: lspParts, mcp: mcpParts}
+	a.knowledge = knowledgeParts
 	// Front-ends mounted on the gateway, each wired in a file of its own.
 	mountConnect(a)       // wire_connect.go
 	mountA2A(a, a2aTools) // wire_a2a.go
@@ -209,6 +220,7 @@ func (a *app) close(ctx context.Context) error {
 	a.closeA2A()
 	err := a.orch.Close(ctx)
 	a.mcp.close()
+	a.knowledge.close()
 	if lerr := a.lsp.close(ctx); lerr != nil && err == nil {
 		err = lerr
 	}
