@@ -63,10 +63,12 @@
 // Every search emits a knowledge_request event {base, query, hits: [{title,
 // score}]} through the invocation's Emit.
 //
-// Goroutines: the package starts none of its own. Each bleve index runs
-// scorch's internal goroutines (introducer, merger, persister) from its
-// build until it is closed — when replaced or evicted and released, or at
-// [Set.Close], which cmd/wunder calls on shutdown. A search runs on the
+// Goroutines: the package starts none of its own. bleve starts a pool of
+// four analysis workers when it is loaded (its init), for the life of the
+// process. Each bleve index runs scorch's goroutines (introducer, merger,
+// persister) from its build until it is closed — when replaced or evicted
+// and released, or at [Set.Close], which cmd/wunder calls on shutdown; the
+// tests check with goleak that none outlives its Set. A search runs on the
 // caller's goroutine; an embeddings request and the rerank are bounded by
 // their timeouts and the call's context.
 package knowledge
