@@ -242,6 +242,7 @@ func (f *fixture) rows() []matrixRow {
 		}})
 
 	rows = append(rows, f.a2aRESTRows()...) // isolation_a2arest_test.go
+	rows = append(rows, f.a2aGRPCRows()...)
 
 	// MCP: the token is the only way to say who one is; the API key acts
 	// as mcp.server.user_id, so the admin cannot reach alice's resources here.
