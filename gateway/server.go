@@ -18,6 +18,7 @@ type Backend interface {
 	Events(ctx context.Context, userID, runID string, afterSeq int64) iter.Seq2[orchestrator.Event, error]
 	Cancel(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
 	GetRun(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
+	Plan(ctx context.Context, userID, runID string) (*orchestrator.PlanData, error)
 	ListRuns(ctx context.Context, f orchestrator.RunFilter) ([]*orchestrator.Run, error)
 	ToolCatalog(ctx context.Context, userID string) (map[string][]orchestrator.CatalogEntry, error)
 	SystemPrompt(ctx context.Context, req orchestrator.PromptRequest) (string, error)
@@ -129,6 +130,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /wunder/runs/{run_id}", s.handleGetRun)
 	s.mux.HandleFunc("POST /wunder/runs/{run_id}/cancel", s.handleCancel)
 	s.mux.HandleFunc("GET /wunder/runs/{run_id}/events", s.handleEvents)
+	s.mux.HandleFunc("GET /wunder/runs/{run_id}/plan", s.handleRunPlan)
 	s.mux.HandleFunc("GET /wunder/tools", s.handleTools)
 	s.mux.HandleFunc("POST /wunder/system_prompt", s.handleSystemPrompt)
 	s.mux.HandleFunc("GET /wunder/sessions", s.handleListSessions)

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -430,4 +431,37 @@ func TestReplicasReactAtOnceThroughNotifications(t *testing.T) {
 		t.Fatalf("final = %+v; want cancelled", f)
 	}
 	t.Logf("cancel through replica b to final seen on b: %v (heartbeat would take up to %v)", time.Since(cancelAt), 200*time.Second)
+}
+
+// The plan tool through the wired server: a run writes its plan, the plan
+// event is in the run's log and GET /wunder/runs/{id}/plan answers it; a run
+// without a plan answers no steps; another user's run is 404.
+func TestPlanThroughRealServer(t *testing.T) {
+	s := startServer(t, nil)
+	f := &fixture{s: s}
+	plan := `{"steps":[{"title":"read the brief","status":"completed"},{"title":"write the answer","status":"running"}]}`
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	decodeInto(t, f.rest(t, "POST", "/wunder", `{"user_id":"pat","question":"call plan `+strings.ReplaceAll(plan, `"`, `\"`)+`","tool_names":["plan"],"stream":false}`, nil), 200, &run)
+	var got struct {
+		RunID string `json:"run_id"`
+		Steps []struct{ Title, Status string }
+	}
+	decodeInto(t, f.rest(t, "GET", "/wunder/runs/"+run.RunID+"/plan?user_id=pat", "", nil), 200, &got)
+	if got.RunID != run.RunID || len(got.Steps) != 2 || got.Steps[1].Title != "write the answer" || got.Steps[1].Status != "running" {
+		t.Fatalf("plan = %+v", got)
+	}
+	r := f.rest(t, "GET", "/wunder/runs/"+run.RunID+"/events?user_id=pat", "", nil)
+	body, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if !strings.Contains(string(body), "event: plan\n") {
+		t.Errorf("the run's events hold no plan event:\n%s", body)
+	}
+	mustStatus(t, f.rest(t, "GET", "/wunder/runs/"+run.RunID+"/plan?user_id=someone_else", "", nil), 404)
+	decodeInto(t, f.rest(t, "POST", "/wunder", `{"user_id":"pat","question":"hello","stream":false}`, nil), 200, &run)
+	decodeInto(t, f.rest(t, "GET", "/wunder/runs/"+run.RunID+"/plan?user_id=pat", "", nil), 200, &got)
+	if len(got.Steps) != 0 {
+		t.Errorf("plan of a run without one = %+v; want no steps", got)
+	}
 }

@@ -162,6 +162,7 @@ func (f *fixture) rows() []matrixRow {
 	}
 	rest("run", "get", "GET", "/wunder/runs/"+f.runA, "", q("/wunder/runs/"+f.runA))
 	rest("events", "follow", "GET", "/wunder/runs/"+f.runA+"/events", "", q("/wunder/runs/"+f.runA+"/events"))
+	rest("plan", "get", "GET", "/wunder/runs/"+f.runA+"/plan", "", q("/wunder/runs/"+f.runA+"/plan"))
 	rest("run", "cancel", "POST", "/wunder/runs/"+f.runA+"/cancel", "", q("/wunder/runs/"+f.runA+"/cancel"))
 	rest("session + history", "get", "GET", "/wunder/sessions/"+f.sessA, "", q("/wunder/sessions/"+f.sessA))
 	rest("session", "continue (POST /wunder)", "POST", "/wunder", `{"question":"again","stream":false,"session_id":"`+f.sessA+`"}`,

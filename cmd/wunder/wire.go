@@ -147,7 +147,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		DefaultLanguage: cfg.I18n.DefaultLanguage, Workspace: tools,
 		Events:  orchestrator.EventPolicy{Drop: cfg.Observability.DropEventTypes, MaxPayloadChars: cfg.Observability.EventPayloadMaxChars},
 		Watcher: store.Watcher(), // PostgreSQL: replicas hear of each other's runs at once
-		Logger:  log,
+		Replan: orchestrator.ReplanPolicy{Enabled: cfg.Replan.Enabled, MaxRetries: cfg.Replan.MaxRetries,
+			MaxReplans: cfg.Replan.MaxReplans, GoalCheck: cfg.GoalCheck.Enabled},
+		Logger: log,
 	})
 	if n, err := orch.RecoverOrphans(ctx); err != nil {
 		log.Warn("orphaned runs not recovered", "err", err)

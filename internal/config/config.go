@@ -35,6 +35,8 @@ type Config struct {
 	LSP           LSP           `yaml:"lsp"`
 	Sandbox       Sandbox       `yaml:"sandbox"`
 	Skills        Skills        `yaml:"skills"`
+	Replan        Replan        `yaml:"replan"`
+	GoalCheck     GoalCheck     `yaml:"goal_check"`
 
 	// meta is what Load learned on the way: where each value came from and
 	// the warnings to log. It is nil for a Config built in code.

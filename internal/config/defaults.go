@@ -80,6 +80,7 @@ func Default() *Config {
 		LSP:     lspDefaults(),
 		Sandbox: sandboxDefaults(),
 		Skills:  skillsDefaults(),
+		Replan:  replanDefaults(),
 	}
 }
 
