@@ -229,7 +229,11 @@ func (l *loop) callModel(ctx context.Context, msgs []Message) (*ModelResponse, e
 	if resp.Usage != nil {
 		l.lastInputTokens = int(resp.Usage.InputTokens)
 		l.usage.Add(*resp.Usage)
-		l.log.emit(EventTokenUsage, TokenUsageData{Round: l.round, Usage: *resp.Usage, Total: l.usage})
+		model := resp.Model
+		if model == "" {
+			model = lr.settings.Name
+		}
+		l.log.emit(EventTokenUsage, TokenUsageData{Round: l.round, Model: model, Usage: *resp.Usage, Total: l.usage})
 	}
 	return resp, nil
 }

@@ -465,3 +465,53 @@ func TestPlanThroughRealServer(t *testing.T) {
 		t.Errorf("plan of a run without one = %+v; want no steps", got)
 	}
 }
+
+// Model failover through the wired server: the default model's provider
+// answers 502, so after its retries the call moves to its fallback (the
+// fake model), the switch is an llm_stream_retry event and token_usage
+// names the model that answered.
+func TestModelFailoverThroughRealServer(t *testing.T) {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, `{"error":{"message":"bad gateway"}}`, http.StatusBadGateway)
+	}))
+	t.Cleanup(down.Close)
+	s := startServer(t, func(c *config.Config) {
+		p := config.NewModel()
+		p.Provider, p.BaseURL, p.Model = config.ProviderLocal, down.URL+"/v1", "primary"
+		p.Retry.MaxAttempts, p.Retry.InitialBackoffMillis = 2, 1
+		p.Fallbacks = []string{"fake"}
+		c.LLM.Models["primary"] = p
+		c.LLM.Default = "primary"
+	})
+	c := client.New(s.url, "", nil)
+	run, err := c.Submit(t.Context(), client.RunRequest{UserID: "quinn", Question: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var switched bool
+	var model string
+	var evs []client.Event
+	for ev, err := range c.Follow(t.Context(), "quinn", run.ID, 0, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+		var d struct {
+			Reason string
+			Model  string
+		}
+		_ = json.Unmarshal(ev.Data, &d)
+		switch ev.Type {
+		case "llm_stream_retry":
+			switched = switched || strings.Contains(d.Reason, "switching to fake")
+		case "token_usage":
+			model = d.Model
+		}
+	}
+	if f := finalOf(t, evs); f.State != "finished" || !strings.Contains(f.Answer, "echo: hello") {
+		t.Fatalf("final = %+v; want the fallback's answer", f)
+	}
+	if !switched || model != "fake" {
+		t.Errorf("switch event %v, token_usage model %q; want the switch named and usage on fake", switched, model)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 
@@ -69,6 +70,22 @@ func newModels(cfg *config.Config) (*llm.Registry, error) {
 			Temperature: m.Temperature, Stop: m.Stop, Stream: m.Stream,
 			MaxContext: m.MaxContext, CompactionRatio: m.HistoryCompactionRatio,
 		}}
+	}
+	// Fallbacks wrap a model in a failover over the plain clients, sharing
+	// one circuit breaker.
+	breaker := llm.NewBreaker(cfg.LLM.CircuitOpen())
+	plain := maps.Clone(entries)
+	for name, e := range entries {
+		fbs := cfg.LLM.Models[name].Fallbacks
+		if len(fbs) == 0 {
+			continue
+		}
+		var chain []llm.Named
+		for _, fb := range fbs {
+			chain = append(chain, llm.Named{Name: fb, Model: plain[fb].Model})
+		}
+		e.Model = llm.NewFailover(breaker, llm.Named{Name: name, Model: plain[name].Model}, chain...)
+		entries[name] = e
 	}
 	return llm.NewRegistry(cfg.LLM.Default, entries), nil
 }

@@ -54,7 +54,8 @@ func Default() *Config {
 			AllowHeaders: []string{"Content-Type", "Authorization", "X-API-Key", "Last-Event-ID"},
 		},
 		LLM: LLM{
-			Models: map[string]Model{},
+			Models:             map[string]Model{},
+			CircuitOpenSeconds: 30,
 		},
 		Tools: Tools{
 			NameSeparator: "__",

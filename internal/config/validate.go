@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"maps"
 	"net/url"
 	"path"
@@ -188,7 +189,19 @@ func (c *Config) validateLLM(v checker) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.LLM.Models)) {
 		c.LLM.Models[name].validate(v, joinPath("llm.models", name), name)
+		for i, fb := range c.LLM.Models[name].Fallbacks {
+			p := fmt.Sprintf("%s[%d]", joinPath(joinPath("llm.models", name), "fallbacks"), i)
+			switch m, ok := c.LLM.Models[fb]; {
+			case fb == name:
+				v.fail(p, "a model cannot be its own fallback")
+			case !ok:
+				v.fail(p, "no model named %q", fb)
+			case !m.Enabled:
+				v.fail(p, "model %q is disabled", fb)
+			}
+		}
 	}
+	atLeast(v, "llm.circuit_open_s", c.LLM.CircuitOpenSeconds, 1)
 }
 
 func (m Model) validate(v checker, p, name string) {
