@@ -35,6 +35,7 @@ type Config struct {
 	LSP           LSP           `yaml:"lsp"`
 	Sandbox       Sandbox       `yaml:"sandbox"`
 	Skills        Skills        `yaml:"skills"`
+	UserTools     UserTools     `yaml:"user_tools"`
 
 	// meta is what Load learned on the way: where each value came from and
 	// the warnings to log. It is nil for a Config built in code.

@@ -80,6 +80,8 @@ func Default() *Config {
 		LSP:     lspDefaults(),
 		Sandbox: sandboxDefaults(),
 		Skills:  skillsDefaults(),
+
+		UserTools: userToolsDefaults(),
 	}
 }
 
