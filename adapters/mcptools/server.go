@@ -214,7 +214,9 @@ func (sv *server) dial(ctx context.Context) (*mcp.ClientSession, func(), error) 
 			sv.set.goRefresh(sv, "tools/list_changed")
 		},
 		ProgressNotificationHandler: sv.onProgress,
-		LoggingMessageHandler:       sv.onLog,
+	}
+	if !sv.set.opts.DropServerLogs {
+		copts.LoggingMessageHandler = sv.onLog
 	}
 	if sv.set.opts.Elicitation == ElicitDefaults {
 		copts.ElicitationHandler = elicitWithDefaults // also advertises form elicitation
