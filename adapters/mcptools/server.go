@@ -216,6 +216,7 @@ func (sv *server) dial(ctx context.Context) (*mcp.ClientSession, func(), error) 
 		ProgressNotificationHandler: sv.onProgress,
 	}
 	if !sv.set.opts.DropServerLogs {
+		//lint:ignore SA1019 servers still log during the deprecation window (SEP-2577); their lines become the call's output
 		copts.LoggingMessageHandler = sv.onLog
 	}
 	if sv.set.opts.Elicitation == ElicitDefaults {
