@@ -23,9 +23,6 @@ type UserTools interface {
 	// MCPServerTools lists the tools of a server configuration before it
 	// is saved; the value is encoded as JSON as it is.
 	MCPServerTools(ctx context.Context, userID string, server json.RawMessage) (any, error)
-	// UserToolCatalog returns the user's own tools and the tools other
-	// users share with them (the catalog's user_tools and shared_tools).
-	UserToolCatalog(ctx context.Context, userID string) (own, shared []orchestrator.CatalogEntry, err error)
 	ExtraPrompt(ctx context.Context, userID string) (string, error)
 	SetExtraPrompt(ctx context.Context, userID, prompt string) (string, error)
 }
@@ -134,7 +131,7 @@ func (s *Server) handleUserTools(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	own, shared, err := s.opts.UserTools.UserToolCatalog(r.Context(), userID)
+	groups, err := s.b.ToolCatalog(r.Context(), userID)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -144,8 +141,8 @@ func (s *Server) handleUserTools(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, map[string]any{"user_id": userID, orchestrator.GroupUser: nonNil(own),
-		orchestrator.GroupShared: nonNil(shared), "extra_prompt": prompt})
+	writeJSON(w, r, http.StatusOK, map[string]any{"user_id": userID, orchestrator.GroupUser: nonNil(groups[orchestrator.GroupUser]),
+		orchestrator.GroupShared: nonNil(groups[orchestrator.GroupShared]), "extra_prompt": prompt})
 }
 
 func (s *Server) handleExtraPrompt(w http.ResponseWriter, r *http.Request) {

@@ -48,10 +48,6 @@ func (f *fakeUserTools) MCPServerTools(_ context.Context, user string, server js
 	return []string{user + " listed " + string(server)}, nil
 }
 
-func (f *fakeUserTools) UserToolCatalog(_ context.Context, user string) (own, shared []orchestrator.CatalogEntry, err error) {
-	return []orchestrator.CatalogEntry{{Name: user + "@s@t", Owner: user}}, nil, nil
-}
-
 func (f *fakeUserTools) ExtraPrompt(_ context.Context, user string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -178,7 +178,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		LSP:     lspParts.admin(),
 		MCP:     mcpParts.admin(), // wire_mcp.go
 
-		UserTools: userTools.api(reg), // wire_usertools.go
+		UserTools: userTools.api(), // wire_usertools.go
 	})
 	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, ready: ready, lsp: lspParts, mcp: mcpParts,
 		userTools: userTools}

@@ -56,15 +56,10 @@ func (p *userToolsParts) close() {
 	}
 }
 
-// api adapts the toolset and the registry to the gateway's routes.
-func (p *userToolsParts) api(reg *orchestrator.Registry) gateway.UserTools {
-	return userToolsAPI{set: p.set, reg: reg}
-}
+// api adapts the toolset to the gateway's routes.
+func (p *userToolsParts) api() gateway.UserTools { return userToolsAPI{set: p.set} }
 
-type userToolsAPI struct {
-	set *usertools.Set
-	reg *orchestrator.Registry
-}
+type userToolsAPI struct{ set *usertools.Set }
 
 func (a userToolsAPI) MCPServers(ctx context.Context, user string) ([]json.RawMessage, error) {
 	return a.set.Servers(ctx, user)
@@ -76,14 +71,6 @@ func (a userToolsAPI) SetMCPServers(ctx context.Context, user string, servers []
 
 func (a userToolsAPI) MCPServerTools(ctx context.Context, user string, server json.RawMessage) (any, error) {
 	return a.set.ServerTools(ctx, user, server)
-}
-
-func (a userToolsAPI) UserToolCatalog(ctx context.Context, user string) (own, shared []orchestrator.CatalogEntry, err error) {
-	g, err := a.reg.GroupedCatalog(ctx, user)
-	if err != nil {
-		return nil, nil, err
-	}
-	return g[orchestrator.GroupUser], g[orchestrator.GroupShared], nil
 }
 
 func (a userToolsAPI) ExtraPrompt(ctx context.Context, user string) (string, error) {

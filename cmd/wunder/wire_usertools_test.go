@@ -203,17 +203,17 @@ func TestUserToolsEndToEnd(t *testing.T) {
 	mustStatus(t, f.rest(t, "POST", "/wunder/user_tools/extra_prompt", `{"extra_prompt":"`+alicePrompt+`"}`, alice), 200)
 
 	// The catalogs.
-	var cat struct{ Tools []orchestrator.ToolSpec }
+	var cat map[string][]orchestrator.CatalogEntry
 	decodeInto(t, f.rest(t, "GET", "/wunder/tools", "", bob), 200, &cat)
-	owners := map[string]string{}
-	for _, s := range cat.Tools {
-		owners[s.Name] = s.Owner
+	if sh := cat[orchestrator.GroupShared]; len(sh) != 1 || sh[0].Name != "alice@srv@echo" || sh[0].Owner != "alice" {
+		t.Errorf("bob's shared_tools: %+v; want alice@srv@echo owned by alice", sh)
 	}
-	if owners["alice@srv@echo"] != "alice" {
-		t.Errorf("bob's catalog lacks alice@srv@echo owned by alice: %v", owners)
-	}
-	if _, ok := owners["alice@srv@secret"]; ok {
-		t.Errorf("bob's catalog offers alice's unshared tool")
+	for g, entries := range cat {
+		for _, e := range entries {
+			if e.Name == "alice@srv@secret" {
+				t.Errorf("bob's catalog offers alice's unshared tool in %s", g)
+			}
+		}
 	}
 	var mine struct {
 		UserTools   []orchestrator.CatalogEntry `json:"user_tools"`
@@ -270,11 +270,13 @@ func TestUserToolsEndToEnd(t *testing.T) {
 	// Alice stops sharing: bob's catalog drops the tool at once (this
 	// replica; others within the 5 s cache).
 	mustStatus(t, f.rest(t, "POST", "/wunder/user_tools/mcp", `{"servers":[`+aliceServer(url)+`]}`, alice), 200)
-	var after struct{ Tools []orchestrator.ToolSpec }
+	var after map[string][]orchestrator.CatalogEntry
 	decodeInto(t, f.rest(t, "GET", "/wunder/tools", "", bob), 200, &after)
-	for _, s := range after.Tools {
-		if s.Owner == "alice" {
-			t.Errorf("after alice stopped sharing, bob still sees %s", s.Name)
+	for _, entries := range after {
+		for _, e := range entries {
+			if e.Owner == "alice" {
+				t.Errorf("after alice stopped sharing, bob still sees %s", e.Name)
+			}
 		}
 	}
 }
