@@ -61,6 +61,9 @@ type Options struct {
 	// MCP, when set, serves POST /wunder/admin/mcp/{name}/refresh
 	// (admin_mcp.go). Nil = no such route.
 	MCP MCPAdmin
+	// UserTools, when set, serves the /wunder/user_tools routes of MCP
+	// servers, tools and the extra prompt (user_tools.go). Nil = none.
+	UserTools UserTools
 }
 
 func (o Options) withDefaults() Options {
@@ -137,6 +140,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /wunder/sessions/{session_id}", s.handleGetSession)
 	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
 	s.authRoutes() // auth_routes.go
+	s.userToolRoutes()
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	if s.opts.LSP != nil {

@@ -86,6 +86,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 		c.Security.APIKey = "admin-key"
 		c.A2A.Push.AllowPrivate = true
 		c.MCP.Server.ExposeCatalog = true
+		c.UserTools.AllowPrivateURLs = true // alice's MCP server (isolation_usertools_test.go)
 	})
 	f := &fixture{s: s}
 	admin := map[string]string{"X-API-Key": "admin-key"}
@@ -127,7 +128,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 		{name: "bob naming alice", hdr: bearerOf(f.bob), names: "alice"},
 		{name: "admin key naming alice", hdr: admin, names: "alice"},
 	}
-	rows := f.rows()
+	rows := append(f.rows(), userToolsRows(t, f)...)
 	var table strings.Builder
 	table.WriteString("| front-end | resource | action | alice (owner) | bob | bob naming alice | admin key naming alice |\n")
 	table.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")

@@ -102,6 +102,8 @@ type app struct {
 	a2a    *a2aParts                   // wire_a2a.go
 	lsp    *lspParts                   // wire_lsp.go
 	mcp    *mcpParts                   // wire_mcp.go
+
+	userTools *userToolsParts // wire_usertools.go
 }
 
 // build wires every component from the configuration. On failure it
@@ -149,6 +151,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	}
 	undo = append(undo, mcpParts.close)
 	toolsets = append(toolsets, mcpParts.toolsets()...)
+	userTools := newUserTools(cfg, log, store) // wire_usertools.go
+	undo = append(undo, userTools.close)
+	toolsets = append(toolsets, userTools.toolsets()...)
 	jwt, err := newJWTVerifier(ctx, cfg.Auth.JWT, log)
 	if err != nil {
 		return fail(err)
@@ -191,8 +196,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Logger:  log,
 		LSP:     lspParts.admin(),
 		MCP:     mcpParts.admin(), // wire_mcp.go
+
+		UserTools: userTools.api(), // wire_usertools.go
 	})
-	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, ready: ready, lsp: lspParts, mcp: mcpParts}
+	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, ready: ready, lsp: lspParts, mcp: mcpParts,
+		userTools: userTools}
 	// Front-ends mounted on the gateway, each wired in a file of its own.
 	mountConnect(a)       // wire_connect.go
 	mountA2A(a, a2aTools) // wire_a2a.go
@@ -228,6 +236,7 @@ func (a *app) close(ctx context.Context) error {
 	a.closeA2A()
 	err := a.orch.Close(ctx)
 	a.mcp.close()
+	a.userTools.close()
 	if lerr := a.lsp.close(ctx); lerr != nil && err == nil {
 		err = lerr
 	}

@@ -37,6 +37,7 @@ type Config struct {
 	Skills        Skills        `yaml:"skills"`
 	Replan        Replan        `yaml:"replan"`
 	GoalCheck     GoalCheck     `yaml:"goal_check"`
+	UserTools     UserTools     `yaml:"user_tools"`
 
 	// meta is what Load learned on the way: where each value came from and
 	// the warnings to log. It is nil for a Config built in code.

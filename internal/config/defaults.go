@@ -82,6 +82,8 @@ func Default() *Config {
 		Sandbox: sandboxDefaults(),
 		Skills:  skillsDefaults(),
 		Replan:  replanDefaults(),
+
+		UserTools: userToolsDefaults(),
 	}
 }
 

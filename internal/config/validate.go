@@ -114,6 +114,7 @@ func (c *Config) validate(p *problems) {
 	c.validateA2A(v)
 	c.validateLSP(v)
 	c.validateSandbox(v)
+	c.validateUserTools(v)
 
 	sep := c.Tools.NameSeparator
 	switch {
