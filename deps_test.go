@@ -32,7 +32,7 @@ type rule struct {
 	noStd []string
 }
 
-var frontEnd = rule{may: []string{"orchestrator", "internal/sse", "internal/jsonrpc", "internal/a2awire", "gen/"}, thirdParty: true}
+var frontEnd = rule{may: []string{"orchestrator", "internal/sse", "internal/jsonrpc", "internal/a2awire", "internal/netguard", "gen/"}, thirdParty: true}
 
 // policy maps package prefixes (relative to the module, longest match wins)
 // to their rule.

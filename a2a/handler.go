@@ -133,10 +133,25 @@ type call struct {
 	// rest is set when the call came through the HTTP+JSON binding
 	// (rest.go): results and errors are written in its shape.
 	rest bool
+	// sink, when set, receives a stream's items (a result or an error)
+	// instead of an SSE stream on the response (the gRPC binding, grpc.go).
+	sink func(raw json.RawMessage, e *w.Error) error
+	// grpc, when set, collects a result or error instead of a response
+	// (the gRPC binding).
+	grpc *grpcResult
 }
 
 // reply writes a call's result in its binding's shape.
 func (c *call) reply(rw http.ResponseWriter, result any) {
+	if c.grpc != nil {
+		raw, err := json.Marshal(result)
+		if err != nil {
+			c.grpc.err = w.NewError(w.V10, w.CodeInternal, "internal error")
+			return
+		}
+		c.grpc.raw = raw
+		return
+	}
 	if c.rest {
 		writeRESTResult(rw, result)
 		return
@@ -146,6 +161,10 @@ func (c *call) reply(rw http.ResponseWriter, result any) {
 
 // fail writes a call's error in its binding's shape.
 func (c *call) fail(rw http.ResponseWriter, e *w.Error) {
+	if c.grpc != nil {
+		c.grpc.err = e
+		return
+	}
 	if c.rest {
 		writeRESTError(rw, e)
 		return

@@ -76,7 +76,7 @@ func newEnv(t testing.TB, opts *a2a.Options) *env {
 	}
 	// The env stands for a deployment with credentials, which is what
 	// declares (and serves) the extended card.
-	card := agentcard.New(e.o, &agentcard.Options{PushNotifications: opts.Push != nil, APIKeyRequired: true})
+	card := agentcard.New(e.o, &agentcard.Options{PushNotifications: opts.Push != nil, APIKeyRequired: true, GRPC: true})
 	if opts.ExtendedCard == nil {
 		opts.ExtendedCard = card.Extended
 	}
@@ -85,9 +85,14 @@ func newEnv(t testing.TB, opts *a2a.Options) *env {
 	mux.Handle("/a2a", e.h)
 	mux.Handle("/a2a/", e.h)
 	mux.Handle(agentcard.Path, card)
+	mux.Handle(a2a.GRPCServicePath, e.h.GRPC())
 	e.extra = http.NewServeMux()
 	mux.Handle("/test/", e.extra)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Config.Protocols = new(http.Protocols) // HTTP/1.1 and h2c, as wunder serves
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
 	e.url = srv.URL
 	t.Cleanup(func() {
 		srv.Close()

@@ -12,6 +12,9 @@ import (
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 )
 
 // sdkClient resolves wunder's card with the a2a-go v2.4.0 resolver and
@@ -76,13 +79,30 @@ func (p *pathRecorder) seen() []string {
 	return slices.Clone(p.paths)
 }
 
+// sdkClientGRPC is the a2a-go client over the card's GRPC interface
+// (grpc.go), preferred to the others.
+func sdkClientGRPC(t *testing.T, e *env) *a2aclient.Client {
+	t.Helper()
+	card, err := agentcard.DefaultResolver.Resolve(t.Context(), e.url)
+	if err != nil {
+		t.Fatalf("resolve card: %v", err)
+	}
+	c, err := a2aclient.NewFromCard(t.Context(), card,
+		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: []sdk.TransportProtocol{sdk.TransportProtocolGRPC}}),
+		a2agrpc.WithGRPCTransport(grpc.WithTransportCredentials(insecure.NewCredentials())))
+	if err != nil {
+		t.Fatalf("client from card: %v", err)
+	}
+	return c
+}
+
 // sdkClients are the a2a-go clients the shared interop tests run with:
-// 1.0 from the default resolver (JSON-RPC), 1.0 over HTTP+JSON, and 0.3
-// through a2acompat/a2av0.
+// 1.0 from the default resolver (JSON-RPC), 1.0 over HTTP+JSON and gRPC,
+// and 0.3 through a2acompat/a2av0. The 1.0 ones come first.
 var sdkClients = []struct {
 	name string
 	new  func(*testing.T, *env) *a2aclient.Client
-}{{"1.0", sdkClient}, {"1.0 HTTP+JSON", sdkClientREST}, {"0.3", sdkClient03}}
+}{{"1.0", sdkClient}, {"1.0 HTTP+JSON", sdkClientREST}, {"1.0 gRPC", sdkClientGRPC}, {"0.3", sdkClient03}}
 
 func userMsg(text string) *sdk.SendMessageRequest {
 	return &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart(text))}
@@ -99,7 +119,7 @@ func taskText(t *sdk.Task) string {
 }
 
 func TestGoSDKSendGetList(t *testing.T) {
-	for _, sc := range sdkClients[:2] { // ListTasks is 1.0 only
+	for _, sc := range sdkClients[:3] { // ListTasks is 1.0 only
 		t.Run(sc.name, func(t *testing.T) { sendGetList(t, sc.new(t, newEnv(t, nil))) })
 	}
 }

@@ -4,16 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
-	"fmt"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/internal/netguard"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -83,18 +80,9 @@ func newPusher(h *Handler, o PushOptions) *pusher {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
-	d := &net.Dialer{Timeout: o.Timeout}
-	if !o.AllowPrivate {
-		// Checked at connect time too, so DNS rebinding gains nothing.
-		d.Control = func(_, address string, _ syscall.RawConn) error {
-			host, _, _ := net.SplitHostPort(address)
-			if ip := net.ParseIP(host); ip == nil || blockedIP(ip) {
-				return fmt.Errorf("push target %s is a private address", host)
-			}
-			return nil
-		}
-	}
-	tr := &http.Transport{DialContext: d.DialContext, Proxy: nil, MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second}
+	// The SSRF guard runs again at connect time (internal/netguard), so
+	// DNS rebinding gains nothing.
+	tr := netguard.Transport(o.Timeout, o.AllowPrivate)
 	ctx, cancel := context.WithCancel(context.Background())
 	return &pusher{h: h, o: o, hc: &http.Client{Transport: tr, Timeout: o.Timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
@@ -107,46 +95,20 @@ func (p *pusher) close() {
 	p.mu.Unlock()
 }
 
-var cgnat = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}
-
-func blockedIP(ip net.IP) bool {
-	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() || cgnat.Contains(ip)
-}
-
-// checkTarget is the SSRF guard at creation time: http(s) only, and no
-// private, loopback or link-local host unless allowed.
+// checkTarget is the SSRF guard at creation time (internal/netguard): an
+// absolute http(s) URL, and no private, loopback or link-local host unless
+// allowed.
 func (p *pusher) checkTarget(ctx context.Context, raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return errParams("push notification url must be an absolute http(s) URL")
-	}
-	if p.o.AllowPrivate {
+	err := netguard.CheckURL(ctx, raw, p.o.AllowPrivate)
+	switch {
+	case err == nil:
 		return nil
+	case errors.Is(err, netguard.ErrNotHTTP):
+		return errParams("push notification url must be an absolute http(s) URL")
+	case errors.Is(err, netguard.ErrUnresolved):
+		return errParams("push notification url: %v", err)
 	}
-	host := u.Hostname()
-	ips := []net.IP{net.ParseIP(host)}
-	if ips[0] == nil {
-		if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-			return errParams("push notification url %s targets a private address", raw)
-		}
-		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		addrs, err := net.DefaultResolver.LookupIPAddr(rctx, host)
-		if err != nil {
-			return errParams("push notification url host %s does not resolve", host)
-		}
-		ips = ips[:0]
-		for _, a := range addrs {
-			ips = append(ips, a.IP)
-		}
-	}
-	for _, ip := range ips {
-		if blockedIP(ip) {
-			return errParams("push notification url %s targets a private address", raw)
-		}
-	}
-	return nil
+	return errParams("push notification url %s targets a private address", raw)
 }
 
 // checkPush refuses a push config before anything is created: push not

@@ -59,7 +59,7 @@ func waitState(t *testing.T, ch <-chan delivery, decode func([]byte) string, sta
 }
 
 func TestPushGoSDK(t *testing.T) {
-	for _, sc := range sdkClients[:2] { // the 1.0 bindings: JSON-RPC and HTTP+JSON
+	for _, sc := range sdkClients[:3] { // the 1.0 bindings: JSON-RPC, HTTP+JSON, gRPC
 		t.Run(sc.name, func(t *testing.T) { pushGoSDK(t, sc.new) })
 	}
 }

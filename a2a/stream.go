@@ -59,15 +59,19 @@ func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *
 		c.fail(rw, h.toError(ctx, c.v, err))
 		return
 	}
-	sw := sse.NewWriter(rw)
-	stop := h.heartbeat(sw)
-	defer stop()
+	emit := c.sink
+	if emit == nil {
+		sw := sse.NewWriter(rw)
+		stop := h.heartbeat(sw)
+		defer stop()
+		emit = func(raw json.RawMessage, e *w.Error) error { return sw.Send(sse.Event{Data: c.item(raw, e)}) }
+	}
 	send := func(ev w.Event) bool {
 		raw, err := json.Marshal(w.EncodeEvent(c.v, ev))
 		if err != nil {
 			return false
 		}
-		return sw.Send(sse.Event{Data: c.item(raw, nil)}) == nil
+		return emit(raw, nil) == nil
 	}
 	if !send(w.Event{Task: t}) {
 		return
@@ -76,7 +80,7 @@ func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *
 	for ev, err := range h.b.Events(ctx, c.userID, run.ID, 0) {
 		if err != nil {
 			if ctx.Err() == nil {
-				_ = sw.Send(sse.Event{Data: c.item(nil, h.toError(ctx, c.v, err))})
+				_ = emit(nil, h.toError(ctx, c.v, err))
 			}
 			return
 		}

@@ -3,6 +3,7 @@ package agentcard
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -38,6 +39,9 @@ type Options struct {
 	// RESTPath of the HTTP+JSON binding under the base URL. Default
 	// "/a2a/v1".
 	RESTPath string
+	// GRPC declares the gRPC binding, served on the base URL's host and
+	// port (h2c or TLS, as the server is).
+	GRPC bool
 	// UserID whose tool catalog becomes the public card's skills. Default
 	// "a2a".
 	UserID string
@@ -142,6 +146,18 @@ func Build(ctx context.Context, cat Catalog, o Options, base, userID string) ([]
 		SupportsAuthenticatedExtendedCard: o.APIKeyRequired,
 		DefaultInputModes:                 []string{"text/plain", "application/json"},
 		DefaultOutputModes:                []string{"text/plain"},
+	}
+	if u, err := url.Parse(base); o.GRPC && err == nil && u.Host != "" {
+		// A gRPC target is host:port, no scheme and no path.
+		host := u.Host
+		switch {
+		case u.Port() != "":
+		case u.Scheme == "https":
+			host += ":443"
+		default:
+			host += ":80"
+		}
+		c.SupportedInterfaces = append(c.SupportedInterfaces, iface10{host, "GRPC", "1.0"})
 	}
 	c.Capabilities.Streaming = true
 	c.Capabilities.PushNotifications = o.PushNotifications

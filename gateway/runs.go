@@ -71,6 +71,24 @@ func (s *Server) handleGetRun(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, http.StatusOK, run)
 }
 
+// handleRunPlan is GET /wunder/runs/{run_id}/plan: the run's todo plan as
+// its last plan event left it ({"run_id","steps":[{"title","status"}],
+// "strategy"?,"note"?}; no steps when the run made none).
+func (s *Server) handleRunPlan(w http.ResponseWriter, r *http.Request) {
+	userID, err := scope(r, r.URL.Query().Get("user_id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	runID := r.PathValue("run_id")
+	plan, err := s.b.Plan(r.Context(), userID, runID)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, map[string]any{"run_id": runID, "steps": plan.Steps, "strategy": plan.Strategy, "note": plan.Note})
+}
+
 func (s *Server) handleListRuns(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	userID, err := scope(r, q.Get("user_id"))

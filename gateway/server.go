@@ -18,6 +18,7 @@ type Backend interface {
 	Events(ctx context.Context, userID, runID string, afterSeq int64) iter.Seq2[orchestrator.Event, error]
 	Cancel(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
 	GetRun(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
+	Plan(ctx context.Context, userID, runID string) (*orchestrator.PlanData, error)
 	ListRuns(ctx context.Context, f orchestrator.RunFilter) ([]*orchestrator.Run, error)
 	ToolCatalog(ctx context.Context, userID string) (map[string][]orchestrator.CatalogEntry, error)
 	SystemPrompt(ctx context.Context, req orchestrator.PromptRequest) (string, error)
@@ -60,6 +61,9 @@ type Options struct {
 	// MCP, when set, serves POST /wunder/admin/mcp/{name}/refresh
 	// (admin_mcp.go). Nil = no such route.
 	MCP MCPAdmin
+	// UserTools, when set, serves the /wunder/user_tools routes of MCP
+	// servers, tools and the extra prompt (user_tools.go). Nil = none.
+	UserTools UserTools
 
 	// Knowledge, when set, serves /wunder/admin/knowledge and
 	// /wunder/user_tools/knowledge (knowledge.go). Nil = no such routes.
@@ -133,13 +137,14 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /wunder/runs/{run_id}", s.handleGetRun)
 	s.mux.HandleFunc("POST /wunder/runs/{run_id}/cancel", s.handleCancel)
 	s.mux.HandleFunc("GET /wunder/runs/{run_id}/events", s.handleEvents)
+	s.mux.HandleFunc("GET /wunder/runs/{run_id}/plan", s.handleRunPlan)
 	s.mux.HandleFunc("GET /wunder/tools", s.handleTools)
 	s.mux.HandleFunc("POST /wunder/system_prompt", s.handleSystemPrompt)
 	s.mux.HandleFunc("GET /wunder/sessions", s.handleListSessions)
 	s.mux.HandleFunc("GET /wunder/sessions/{session_id}", s.handleGetSession)
 	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
 	s.authRoutes() // auth_routes.go
-
+	s.userToolRoutes()
 	s.knowledgeRoutes() // knowledge.go
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)

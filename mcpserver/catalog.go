@@ -68,8 +68,8 @@ func (h *Handler) catalogTools(ctx context.Context, user string) ([]*mcp.Tool, e
 	out := make([]*mcp.Tool, 0, len(specs))
 	for _, s := range specs {
 		wire := reg.WireName(s.Name)
-		if s.AlwaysOn || wire == h.runName() {
-			continue // final_response only makes sense in a run; wunder@run is ours
+		if s.AlwaysOn || s.RunOnly || wire == h.runName() {
+			continue // final_response and plan only make sense in a run; wunder@run is ours
 		}
 		desc := s.Description
 		if desc == "" {

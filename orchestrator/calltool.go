@@ -46,7 +46,7 @@ func (o *Orchestrator) CallTool(ctx context.Context, userID, name string, args j
 		return nil, err
 	}
 	t, ok := sel.Lookup(name)
-	if !ok || t.Spec().AlwaysOn {
+	if !ok || t.Spec().AlwaysOn || t.Spec().RunOnly {
 		return nil, fmt.Errorf("%w: %s", ErrToolNotFound, name)
 	}
 	canonical := t.Spec().Name

@@ -114,6 +114,7 @@ func TestCallToolRefusals(t *testing.T) {
 	}{
 		{"alice", "srv__nope", `{}`, orchestrator.ErrToolNotFound},
 		{"alice", orchestrator.FinalResponseTool, `{}`, orchestrator.ErrToolNotFound},
+		{"alice", orchestrator.PlanTool, `{"steps":[{"title":"a","status":"pending"}]}`, orchestrator.ErrToolNotFound},
 		{"alice", "srv__echo", `[1]`, orchestrator.ErrInvalidArgument},
 		{"alice", "srv__echo", `{`, orchestrator.ErrInvalidArgument},
 		{"", "srv__echo", `{}`, orchestrator.ErrInvalidArgument},

@@ -88,9 +88,12 @@ type LLMOutputData struct {
 
 // TokenUsageData is the payload of token_usage.
 type TokenUsageData struct {
-	Round int   `json:"round"`
-	Usage Usage `json:"usage"`
-	Total Usage `json:"total"`
+	Round int `json:"round"`
+	// Model is the configured model that answered (a fallback's name
+	// after a failover).
+	Model string `json:"model"`
+	Usage Usage  `json:"usage"`
+	Total Usage  `json:"total"`
 }
 
 // ToolCallData is the payload of tool_call.

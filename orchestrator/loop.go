@@ -21,7 +21,7 @@ type outcome struct {
 // execute runs lr's agent loop to its end. It never panics: a panic in the
 // loop (or a tool it calls on this goroutine) fails the run.
 func (o *Orchestrator) execute(lr *liveRun) (out outcome) {
-	l := &loop{o: o, lr: lr, log: lr.log}
+	l := &loop{o: o, lr: lr, log: lr.log, replan: replanner{p: o.opts.Replan.withDefaults()}}
 	defer func() {
 		if p := recover(); p != nil {
 			o.log.Error("run panicked", "run_id", lr.id, "panic", p, "stack", string(debug.Stack()))
@@ -67,6 +67,10 @@ type loop struct {
 	// contributions adjust it).
 	pp  promptParams
 	sel *Selection
+	// replan tracks failure streaks and replans (plan.go); completed
+	// counts the plan's completed steps, for the goal check.
+	replan    replanner
+	completed int
 }
 
 func (l *loop) run(ctx context.Context) outcome {
@@ -148,9 +152,14 @@ func (l *loop) run(ctx context.Context) outcome {
 			return l.cancelled()
 		}
 		round := append([]Message{assistant}, l.resultMessages(calls, results)...)
+		out, stop := l.planning(ctx, msgs, resp, calls, results)
+		round = append(round, out...)
 		msgs = append(msgs, round...)
 		if err := l.save(ctx, round...); err != nil {
 			return l.fail(ctx, "store", err)
+		}
+		if stop != nil {
+			return *stop
 		}
 		if c := cleanAnswer(resp.Content); c != "" {
 			last = c
@@ -220,7 +229,11 @@ func (l *loop) callModel(ctx context.Context, msgs []Message) (*ModelResponse, e
 	if resp.Usage != nil {
 		l.lastInputTokens = int(resp.Usage.InputTokens)
 		l.usage.Add(*resp.Usage)
-		l.log.emit(EventTokenUsage, TokenUsageData{Round: l.round, Usage: *resp.Usage, Total: l.usage})
+		model := resp.Model
+		if model == "" {
+			model = lr.settings.Name
+		}
+		l.log.emit(EventTokenUsage, TokenUsageData{Round: l.round, Model: model, Usage: *resp.Usage, Total: l.usage})
 	}
 	return resp, nil
 }

@@ -59,6 +59,9 @@ type ModelResponse struct {
 	ToolCalls    []ToolCall
 	Usage        *Usage
 	FinishReason string
+	// Model names the configured model that answered, when it is not the
+	// one the run asked for (a fallback); "" means that one.
+	Model string
 }
 
 // Tool call modes.

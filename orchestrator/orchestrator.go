@@ -44,6 +44,9 @@ type Options struct {
 	// is only the safety net for a lost notification: max(FollowInterval,
 	// LockTTL/3).
 	FollowInterval time.Duration
+	// Replan configures replanning and the goal check (plan.go); off by
+	// default.
+	Replan ReplanPolicy
 	// Watcher, when set, tells this process at once when another one
 	// appends events to a run or asks to cancel one (a store shared by
 	// replicas; see [RunWatcher]). nil: followers poll and remote cancels

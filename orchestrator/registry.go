@@ -37,7 +37,8 @@ type Registry struct {
 }
 
 // NewRegistry returns a registry over toolsets. sep "" means
-// [DefaultNameSeparator]. The final_response tool is always present.
+// [DefaultNameSeparator]. The core's tools are always present:
+// final_response (always offered) and plan (offered when named).
 func NewRegistry(sep string, log *slog.Logger, toolsets ...Toolset) *Registry {
 	if sep == "" {
 		sep = DefaultNameSeparator
@@ -45,7 +46,7 @@ func NewRegistry(sep string, log *slog.Logger, toolsets ...Toolset) *Registry {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	all := append([]Toolset{StaticToolset{SetName: "core", List: []Tool{finalResponse{}}}}, toolsets...)
+	all := append([]Toolset{StaticToolset{SetName: "core", List: []Tool{finalResponse{}, planTool{}}}}, toolsets...)
 	return &Registry{sep: sep, toolsets: all, log: log}
 }
 

@@ -29,6 +29,10 @@ type ToolSpec struct {
 	// AlwaysOn tools are offered whatever the request's tool_names say
 	// (e.g. final_response).
 	AlwaysOn bool `json:"always_on,omitempty"`
+	// RunOnly tools make sense only inside a run (plan writes the run's
+	// plan); they are not offered for direct calls outside one (the MCP
+	// catalog, CallTool). AlwaysOn tools are run-only too.
+	RunOnly bool `json:"run_only,omitempty"`
 }
 
 // Sources of tools ([ToolSpec.Source]).

@@ -27,3 +27,6 @@ var ParseRetryAfter = retryAfter
 
 // Backoff exposes the backoff of c.
 func (c *Client) Backoff(n int) time.Duration { return c.backoff(n) }
+
+// SetBreakerClock replaces the clock of b.
+func SetBreakerClock(b *Breaker, now func() time.Time) { b.now = now }

@@ -195,7 +195,7 @@ func (c *Client) finalError(f *failure, attempts int) error {
 	if attempts > 1 {
 		tries = fmt.Sprintf("%d attempts", attempts)
 	}
-	err := fmt.Errorf("%w: %s: after %s: %w", orchestrator.ErrUnavailable, what, tries, f.err)
+	var err error = &statusError{status: f.status, err: fmt.Errorf("%w: %s: after %s: %w", orchestrator.ErrUnavailable, what, tries, f.err)}
 	if f.retryAfter > 0 {
 		err = orchestrator.WithRetryAfter(err, f.retryAfter)
 	}

@@ -25,7 +25,10 @@
 // call's Output, which the loop logs as tool_output_delta (streams
 // "progress" and "log"). Progress is matched by the progress token wunder
 // sends with each call; a log message goes to every call in flight on that
-// server.
+// server, unless Options.DropServerLogs (set for users' shared servers,
+// whose calls belong to different users). Options.HTTPTransport carries the
+// requests of HTTP servers (adapters/usertools passes one that refuses
+// private addresses at dial time).
 //
 // Elicitation requests of servers follow Options.Elicitation: decline (no
 // capability advertised) or defaults (accept with the schema's defaults).

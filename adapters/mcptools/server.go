@@ -214,7 +214,10 @@ func (sv *server) dial(ctx context.Context) (*mcp.ClientSession, func(), error) 
 			sv.set.goRefresh(sv, "tools/list_changed")
 		},
 		ProgressNotificationHandler: sv.onProgress,
-		LoggingMessageHandler:       sv.onLog,
+	}
+	if !sv.set.opts.DropServerLogs {
+		//lint:ignore SA1019 servers still log during the deprecation window (SEP-2577); their lines become the call's output
+		copts.LoggingMessageHandler = sv.onLog
 	}
 	if sv.set.opts.Elicitation == ElicitDefaults {
 		copts.ElicitationHandler = elicitWithDefaults // also advertises form elicitation

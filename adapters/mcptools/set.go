@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -85,7 +86,19 @@ type Options struct {
 	// ([StdioDepthEnv]): 0 for a wunder no wunder started. At
 	// [MaxStdioDepth] or deeper, stdio servers are not started.
 	StdioDepth int
-	Logger     *slog.Logger
+	// HTTPTransport carries the requests of sse and streamable-http
+	// servers (with their headers added on top); nil =
+	// http.DefaultTransport. adapters/usertools' servers get one that
+	// refuses private addresses at dial time (internal/netguard).
+	HTTPTransport http.RoundTripper
+	// DropServerLogs stops forwarding servers' log notifications to the
+	// Output of calls in flight. A log message names no call, so it goes to
+	// every call on the server; set this when the calls of one session
+	// belong to different users (a user's shared server), so that no user
+	// reads what another's call logged. Progress, matched per call, is
+	// forwarded either way. Default false.
+	DropServerLogs bool
+	Logger         *slog.Logger
 }
 
 func (o Options) withDefaults() Options {

@@ -30,10 +30,17 @@ func (sv *server) transport() (mcp.Transport, func(), error) {
 }
 
 func (sv *server) httpClient() *http.Client {
+	base := sv.set.opts.HTTPTransport
 	if len(sv.cfg.Headers) == 0 && sv.cfg.BearerToken == "" {
-		return http.DefaultClient
+		if base == nil {
+			return http.DefaultClient
+		}
+		return &http.Client{Transport: base}
 	}
-	return &http.Client{Transport: &headerTransport{base: http.DefaultTransport, headers: sv.cfg.Headers, bearer: sv.cfg.BearerToken}}
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &http.Client{Transport: &headerTransport{base: base, headers: sv.cfg.Headers, bearer: sv.cfg.BearerToken}}
 }
 
 // headerTransport adds configured headers to every request.

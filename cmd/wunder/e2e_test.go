@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -430,4 +431,87 @@ func TestReplicasReactAtOnceThroughNotifications(t *testing.T) {
 		t.Fatalf("final = %+v; want cancelled", f)
 	}
 	t.Logf("cancel through replica b to final seen on b: %v (heartbeat would take up to %v)", time.Since(cancelAt), 200*time.Second)
+}
+
+// The plan tool through the wired server: a run writes its plan, the plan
+// event is in the run's log and GET /wunder/runs/{id}/plan answers it; a run
+// without a plan answers no steps; another user's run is 404.
+func TestPlanThroughRealServer(t *testing.T) {
+	s := startServer(t, nil)
+	f := &fixture{s: s}
+	plan := `{"steps":[{"title":"read the brief","status":"completed"},{"title":"write the answer","status":"running"}]}`
+	var run struct {
+		RunID string `json:"run_id"`
+	}
+	decodeInto(t, f.rest(t, "POST", "/wunder", `{"user_id":"pat","question":"call plan `+strings.ReplaceAll(plan, `"`, `\"`)+`","tool_names":["plan"],"stream":false}`, nil), 200, &run)
+	var got struct {
+		RunID string `json:"run_id"`
+		Steps []struct{ Title, Status string }
+	}
+	decodeInto(t, f.rest(t, "GET", "/wunder/runs/"+run.RunID+"/plan?user_id=pat", "", nil), 200, &got)
+	if got.RunID != run.RunID || len(got.Steps) != 2 || got.Steps[1].Title != "write the answer" || got.Steps[1].Status != "running" {
+		t.Fatalf("plan = %+v", got)
+	}
+	r := f.rest(t, "GET", "/wunder/runs/"+run.RunID+"/events?user_id=pat", "", nil)
+	body, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if !strings.Contains(string(body), "event: plan\n") {
+		t.Errorf("the run's events hold no plan event:\n%s", body)
+	}
+	mustStatus(t, f.rest(t, "GET", "/wunder/runs/"+run.RunID+"/plan?user_id=someone_else", "", nil), 404)
+	decodeInto(t, f.rest(t, "POST", "/wunder", `{"user_id":"pat","question":"hello","stream":false}`, nil), 200, &run)
+	decodeInto(t, f.rest(t, "GET", "/wunder/runs/"+run.RunID+"/plan?user_id=pat", "", nil), 200, &got)
+	if len(got.Steps) != 0 {
+		t.Errorf("plan of a run without one = %+v; want no steps", got)
+	}
+}
+
+// Model failover through the wired server: the default model's provider
+// answers 502, so after its retries the call moves to its fallback (the
+// fake model), the switch is an llm_stream_retry event and token_usage
+// names the model that answered.
+func TestModelFailoverThroughRealServer(t *testing.T) {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, `{"error":{"message":"bad gateway"}}`, http.StatusBadGateway)
+	}))
+	t.Cleanup(down.Close)
+	s := startServer(t, func(c *config.Config) {
+		p := config.NewModel()
+		p.Provider, p.BaseURL, p.Model = config.ProviderLocal, down.URL+"/v1", "primary"
+		p.Retry.MaxAttempts, p.Retry.InitialBackoffMillis = 2, 1
+		p.Fallbacks = []string{"fake"}
+		c.LLM.Models["primary"] = p
+		c.LLM.Default = "primary"
+	})
+	c := client.New(s.url, "", nil)
+	run, err := c.Submit(t.Context(), client.RunRequest{UserID: "quinn", Question: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var switched bool
+	var model string
+	var evs []client.Event
+	for ev, err := range c.Follow(t.Context(), "quinn", run.ID, 0, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+		var d struct {
+			Reason string
+			Model  string
+		}
+		_ = json.Unmarshal(ev.Data, &d)
+		switch ev.Type {
+		case "llm_stream_retry":
+			switched = switched || strings.Contains(d.Reason, "switching to fake")
+		case "token_usage":
+			model = d.Model
+		}
+	}
+	if f := finalOf(t, evs); f.State != "finished" || !strings.Contains(f.Answer, "echo: hello") {
+		t.Fatalf("final = %+v; want the fallback's answer", f)
+	}
+	if !switched || model != "fake" {
+		t.Errorf("switch event %v, token_usage model %q; want the switch named and usage on fake", switched, model)
+	}
 }

@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"connectrpc.com/connect"
+	"github.com/a2aproject/a2a-go/v2/a2apb/v1"
 )
 
 // a2aRESTRows are the isolation matrix's rows of the A2A HTTP+JSON binding
@@ -58,4 +61,51 @@ func a2aRESTOutcome(r *http.Response, contains string) string {
 		return forbidden
 	}
 	return fmt.Sprintf("HTTP %d %s", r.StatusCode, st.Error.Status)
+}
+
+// a2aGRPCRows are the rows of the A2A gRPC binding (lf.a2a.v1.A2AService
+// through connect-go), spoken as gRPC over h2c.
+func (f *fixture) a2aGRPCRows() []matrixRow {
+	std := [4]string{ok, denied, forbidden, ok}
+	var rows []matrixRow
+	row := func(resource, action string, call func(t *testing.T, hc *http.Client) error) {
+		rows = append(rows, matrixRow{frontend: "A2A 1.0 gRPC", resource: resource, action: action, want: std,
+			try: func(t *testing.T, c caller) string {
+				h := clone(c.hdr)
+				if c.names != "" {
+					h["X-Wunder-User"] = c.names
+				}
+				return connectOutcome(call(t, &http.Client{Transport: headerRT{hdr: h, h2c: true}}))
+			}})
+	}
+	proc := func(m string) string { return f.s.url + "/lf.a2a.v1.A2AService/" + m }
+	row("task", "get", func(t *testing.T, hc *http.Client) error {
+		_, err := connect.NewClient[a2apb.GetTaskRequest, a2apb.Task](hc, proc("GetTask"), connect.WithGRPC()).
+			CallUnary(t.Context(), connect.NewRequest(&a2apb.GetTaskRequest{Id: f.taskA}))
+		return err
+	})
+	row("task", "cancel", func(t *testing.T, hc *http.Client) error {
+		_, err := connect.NewClient[a2apb.CancelTaskRequest, a2apb.Task](hc, proc("CancelTask"), connect.WithGRPC()).
+			CallUnary(t.Context(), connect.NewRequest(&a2apb.CancelTaskRequest{Id: f.taskA}))
+		return err
+	})
+	row("tasks", "list", func(t *testing.T, hc *http.Client) error {
+		res, err := connect.NewClient[a2apb.ListTasksRequest, a2apb.ListTasksResponse](hc, proc("ListTasks"), connect.WithGRPC()).
+			CallUnary(t.Context(), connect.NewRequest(&a2apb.ListTasksRequest{}))
+		if err != nil {
+			return err
+		}
+		for _, tk := range res.Msg.GetTasks() {
+			if tk.GetId() == f.taskA {
+				return nil
+			}
+		}
+		return connect.NewError(connect.CodeNotFound, fmt.Errorf("task %s not listed", f.taskA))
+	})
+	row("push config", "list", func(t *testing.T, hc *http.Client) error {
+		_, err := connect.NewClient[a2apb.ListTaskPushNotificationConfigsRequest, a2apb.ListTaskPushNotificationConfigsResponse](hc, proc("ListTaskPushNotificationConfigs"), connect.WithGRPC()).
+			CallUnary(t.Context(), connect.NewRequest(&a2apb.ListTaskPushNotificationConfigsRequest{TaskId: f.taskA}))
+		return err
+	})
+	return rows
 }

@@ -86,6 +86,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 		c.Security.APIKey = "admin-key"
 		c.A2A.Push.AllowPrivate = true
 		c.MCP.Server.ExposeCatalog = true
+		c.UserTools.AllowPrivateURLs = true // alice's MCP server (isolation_usertools_test.go)
 	})
 	f := &fixture{s: s}
 	admin := map[string]string{"X-API-Key": "admin-key"}
@@ -127,7 +128,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 		{name: "bob naming alice", hdr: bearerOf(f.bob), names: "alice"},
 		{name: "admin key naming alice", hdr: admin, names: "alice"},
 	}
-	rows := f.rows()
+	rows := append(f.rows(), userToolsRows(t, f)...)
 	var table strings.Builder
 	table.WriteString("| front-end | resource | action | alice (owner) | bob | bob naming alice | admin key naming alice |\n")
 	table.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
@@ -162,6 +163,7 @@ func (f *fixture) rows() []matrixRow {
 	}
 	rest("run", "get", "GET", "/wunder/runs/"+f.runA, "", q("/wunder/runs/"+f.runA))
 	rest("events", "follow", "GET", "/wunder/runs/"+f.runA+"/events", "", q("/wunder/runs/"+f.runA+"/events"))
+	rest("plan", "get", "GET", "/wunder/runs/"+f.runA+"/plan", "", q("/wunder/runs/"+f.runA+"/plan"))
 	rest("run", "cancel", "POST", "/wunder/runs/"+f.runA+"/cancel", "", q("/wunder/runs/"+f.runA+"/cancel"))
 	rest("session + history", "get", "GET", "/wunder/sessions/"+f.sessA, "", q("/wunder/sessions/"+f.sessA))
 	rest("session", "continue (POST /wunder)", "POST", "/wunder", `{"question":"again","stream":false,"session_id":"`+f.sessA+`"}`,
@@ -242,6 +244,7 @@ func (f *fixture) rows() []matrixRow {
 		}})
 
 	rows = append(rows, f.a2aRESTRows()...) // isolation_a2arest_test.go
+	rows = append(rows, f.a2aGRPCRows()...)
 
 	rows = append(rows, f.knowledgeRows()...) // isolation_knowledge_test.go
 

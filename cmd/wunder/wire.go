@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 
@@ -70,6 +71,22 @@ func newModels(cfg *config.Config) (*llm.Registry, error) {
 			MaxContext: m.MaxContext, CompactionRatio: m.HistoryCompactionRatio,
 		}}
 	}
+	// Fallbacks wrap a model in a failover over the plain clients, sharing
+	// one circuit breaker.
+	breaker := llm.NewBreaker(cfg.LLM.CircuitOpen())
+	plain := maps.Clone(entries)
+	for name, e := range entries {
+		fbs := cfg.LLM.Models[name].Fallbacks
+		if len(fbs) == 0 {
+			continue
+		}
+		var chain []llm.Named
+		for _, fb := range fbs {
+			chain = append(chain, llm.Named{Name: fb, Model: plain[fb].Model})
+		}
+		e.Model = llm.NewFailover(breaker, llm.Named{Name: name, Model: plain[name].Model}, chain...)
+		entries[name] = e
+	}
 	return llm.NewRegistry(cfg.LLM.Default, entries), nil
 }
 
@@ -86,6 +103,7 @@ type app struct {
 	lsp    *lspParts                   // wire_lsp.go
 	mcp    *mcpParts                   // wire_mcp.go
 
+	userTools *userToolsParts // wire_usertools.go
 	knowledge *knowledgeParts // wire_knowledge.go
 }
 
@@ -134,6 +152,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	}
 	undo = append(undo, mcpParts.close)
 	toolsets = append(toolsets, mcpParts.toolsets()...)
+	userTools := newUserTools(cfg, log, store) // wire_usertools.go
+	undo = append(undo, userTools.close)
+	toolsets = append(toolsets, userTools.toolsets()...)
 	knowledgeParts, err := newKnowledge(cfg, log, store, models) // wire_knowledge.go
 	if err != nil {
 		return fail(err)
@@ -155,7 +176,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		DefaultLanguage: cfg.I18n.DefaultLanguage, Workspace: tools,
 		Events:  orchestrator.EventPolicy{Drop: cfg.Observability.DropEventTypes, MaxPayloadChars: cfg.Observability.EventPayloadMaxChars},
 		Watcher: store.Watcher(), // PostgreSQL: replicas hear of each other's runs at once
-		Logger:  log,
+		Replan: orchestrator.ReplanPolicy{Enabled: cfg.Replan.Enabled, MaxRetries: cfg.Replan.MaxRetries,
+			MaxReplans: cfg.Replan.MaxReplans, GoalCheck: cfg.GoalCheck.Enabled},
+		Logger: log,
 	})
 	if n, err := orch.RecoverOrphans(ctx); err != nil {
 		log.Warn("orphaned runs not recovered", "err", err)
@@ -181,10 +204,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		LSP:     lspParts.admin(),
 		MCP:     mcpParts.admin(), // wire_mcp.go
 
+		UserTools: userTools.api(),      // wire_usertools.go
 		Knowledge: knowledgeParts.api(), // wire_knowledge.go
 	})
-	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, ready: ready, lsp: lspParts, mcp: mcpParts}
-	a.knowledge = knowledgeParts
+	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, ready: ready, lsp: lspParts, mcp: mcpParts,
+		userTools: userTools, knowledge: knowledgeParts}
 	// Front-ends mounted on the gateway, each wired in a file of its own.
 	mountConnect(a)       // wire_connect.go
 	mountA2A(a, a2aTools) // wire_a2a.go
@@ -220,6 +244,7 @@ func (a *app) close(ctx context.Context) error {
 	a.closeA2A()
 	err := a.orch.Close(ctx)
 	a.mcp.close()
+	a.userTools.close()
 	a.knowledge.close()
 	if lerr := a.lsp.close(ctx); lerr != nil && err == nil {
 		err = lerr

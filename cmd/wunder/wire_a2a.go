@@ -59,7 +59,7 @@ func mountA2A(a *app, tools *a2atools.Set) {
 	a.a2a.card = agentcard.New(a.orch, &agentcard.Options{
 		Name: cfg.Server.Name, Description: cfg.Server.Description, Version: version,
 		PublicURL: a.cfg.Server.PublicURL, UserID: cfg.Server.UserID, ToolNames: cfg.Server.ToolNames,
-		PushNotifications: cfg.Push.Enabled, APIKeyRequired: a.cfg.Security.APIKey != "",
+		PushNotifications: cfg.Push.Enabled, APIKeyRequired: a.cfg.Security.APIKey != "", GRPC: true,
 	})
 	opts := &a2a.Options{
 		Identify:    a2aUser,
@@ -79,7 +79,8 @@ func mountA2A(a *app, tools *a2atools.Set) {
 	}
 	a.a2a.handler = a2a.New(a.orch, opts)
 	a.gw.Mount("/a2a", a.a2a.handler)
-	a.gw.Mount("/a2a/", a.a2a.handler)
+	a.gw.Mount("/a2a/", a.a2a.handler) // JSON-RPC at /a2a/, HTTP+JSON under /a2a/v1/
+	a.gw.Mount(a2a.GRPCServicePath, a.a2a.handler.GRPC())
 	if a.a2a.card != nil {
 		a.gw.MountOpen(agentcard.Path, a.a2a.card) // readable without credentials
 	}

@@ -36,11 +36,7 @@ func newMCP(ctx context.Context, cfg *config.Config, log *slog.Logger, cache mcp
 		if !s.Enabled {
 			continue
 		}
-		servers = append(servers, mcptools.ServerConfig{
-			Name: s.Name, Transport: s.Transport, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Cwd,
-			URL: s.URL, Headers: s.Headers, BearerToken: s.BearerToken, AllowTools: s.AllowTools,
-			Description: s.Description, Timeout: s.Timeout(cfg.MCP),
-		})
+		servers = append(servers, mcpServerConfig(s, cfg.MCP))
 	}
 	set, err := mcptools.New(servers, &mcptools.Options{
 		Timeout: cfg.MCP.Timeout(), Cache: cache, ClientVersion: version, Elicitation: cfg.MCP.Elicitation,
@@ -54,6 +50,16 @@ func newMCP(ctx context.Context, cfg *config.Config, log *slog.Logger, cache mcp
 	}
 	set.Start(ctx)
 	return &mcpParts{set: set}, nil
+}
+
+// mcpServerConfig is an mcp.servers entry (or a user's server) as
+// mcptools takes it.
+func mcpServerConfig(s config.MCPServer, m config.MCP) mcptools.ServerConfig {
+	return mcptools.ServerConfig{
+		Name: s.Name, Transport: s.Transport, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Cwd,
+		URL: s.URL, Headers: s.Headers, BearerToken: s.BearerToken, AllowTools: s.AllowTools,
+		Description: s.Description, Timeout: s.Timeout(m),
+	}
 }
 
 func (p *mcpParts) toolsets() []orchestrator.Toolset {

@@ -35,6 +35,9 @@ type Config struct {
 	LSP           LSP           `yaml:"lsp"`
 	Sandbox       Sandbox       `yaml:"sandbox"`
 	Skills        Skills        `yaml:"skills"`
+	Replan        Replan        `yaml:"replan"`
+	GoalCheck     GoalCheck     `yaml:"goal_check"`
+	UserTools     UserTools     `yaml:"user_tools"`
 	Knowledge     Knowledge     `yaml:"knowledge"`
 
 	// meta is what Load learned on the way: where each value came from and

@@ -54,7 +54,8 @@ func Default() *Config {
 			AllowHeaders: []string{"Content-Type", "Authorization", "X-API-Key", "Last-Event-ID"},
 		},
 		LLM: LLM{
-			Models: map[string]Model{},
+			Models:             map[string]Model{},
+			CircuitOpenSeconds: 30,
 		},
 		Tools: Tools{
 			NameSeparator: "__",
@@ -80,7 +81,9 @@ func Default() *Config {
 		LSP:     lspDefaults(),
 		Sandbox: sandboxDefaults(),
 		Skills:  skillsDefaults(),
+		Replan:  replanDefaults(),
 
+		UserTools: userToolsDefaults(),
 		Knowledge: knowledgeDefaults(),
 	}
 }

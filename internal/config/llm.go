@@ -15,7 +15,13 @@ type LLM struct {
 	// Models maps a model name (what requests send as model_name) to its
 	// settings. A new entry starts from the model defaults of defaults.go.
 	Models map[string]Model `yaml:"models"`
+	// CircuitOpenSeconds (circuit_open_s): a model that failed over is
+	// skipped for this long by every run, >= 1. Default 30.
+	CircuitOpenSeconds int `yaml:"circuit_open_s"`
 }
+
+// CircuitOpen is circuit_open_s as a duration.
+func (l LLM) CircuitOpen() time.Duration { return seconds(l.CircuitOpenSeconds) }
 
 // Providers.
 const (
@@ -80,6 +86,10 @@ type Model struct {
 	Stop []string `yaml:"stop"`
 	// Retry configures retries of failed calls.
 	Retry Retry `yaml:"retry"`
+	// Fallbacks name the enabled models a call moves to, in order, when
+	// this one fails after its retries on a server failure (5xx, timeout,
+	// connection), not on a 4xx. Default [].
+	Fallbacks []string `yaml:"fallbacks"`
 }
 
 // Timeout is timeout_s as a duration.

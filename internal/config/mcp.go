@@ -136,28 +136,35 @@ func (c *Config) validateMCP(v checker) {
 	seen := map[string]bool{}
 	for i, s := range m.Servers {
 		p := indexPath("mcp.servers", i)
-		switch {
-		case !mcpNameRE.MatchString(s.Name):
-			v.fail(joinPath(p, "name"), "must be 1-64 letters, digits, - or _, got %s", quoteShort(s.Name))
-		case seen[s.Name]:
+		if s.validate(v, p) && seen[s.Name] {
 			v.fail(joinPath(p, "name"), "%q is used by another server", s.Name)
 		}
 		seen[s.Name] = true
-		if !v.oneOf(joinPath(p, "transport"), s.Transport, mcpTransports) {
-			continue
-		}
-		if s.Transport == MCPStdio {
-			if s.Command == "" {
-				v.fail(joinPath(p, "command"), "is required with transport stdio")
-			}
-		} else if s.URL == "" {
-			v.fail(joinPath(p, "url"), "is required with transport %s", s.Transport)
-		} else {
-			v.httpURL(joinPath(p, "url"), s.URL, true)
-		}
-		atLeast(v, joinPath(p, "timeout_s"), s.TimeoutSeconds, 0)
-		v.eachWord(joinPath(p, "allow_tools"), s.AllowTools)
 	}
+}
+
+// validate checks one server entry at path p; it reports whether the name
+// is valid.
+func (s MCPServer) validate(v checker, p string) bool {
+	nameOK := mcpNameRE.MatchString(s.Name)
+	if !nameOK {
+		v.fail(joinPath(p, "name"), "must be 1-64 letters, digits, - or _, got %s", quoteShort(s.Name))
+	}
+	if !v.oneOf(joinPath(p, "transport"), s.Transport, mcpTransports) {
+		return nameOK
+	}
+	if s.Transport == MCPStdio {
+		if s.Command == "" {
+			v.fail(joinPath(p, "command"), "is required with transport stdio")
+		}
+	} else if s.URL == "" {
+		v.fail(joinPath(p, "url"), "is required with transport %s", s.Transport)
+	} else {
+		v.httpURL(joinPath(p, "url"), s.URL, true)
+	}
+	atLeast(v, joinPath(p, "timeout_s"), s.TimeoutSeconds, 0)
+	v.eachWord(joinPath(p, "allow_tools"), s.AllowTools)
+	return nameOK
 }
 
 // validUserIDString mirrors orchestrator.ValidateUserID (config may not

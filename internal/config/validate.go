@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"maps"
 	"net/url"
 	"path"
@@ -63,6 +64,7 @@ func (c *Config) validate(p *problems) {
 	atLeast(v, "concurrency.per_user", cc.PerUser, 0)
 	atLeast(v, "concurrency.per_user_agents", cc.PerUserAgents, 0)
 	atLeast(v, "concurrency.lock_ttl_s", cc.LockTTLSeconds, 1)
+	c.validatePlanning(v)
 
 	atLeast(v, "auth.token_ttl_s", c.Auth.TokenTTLSeconds, 60)
 	if j := c.Auth.JWT; j.JWKSURL != "" {
@@ -112,6 +114,7 @@ func (c *Config) validate(p *problems) {
 	c.validateA2A(v)
 	c.validateLSP(v)
 	c.validateSandbox(v)
+	c.validateUserTools(v)
 	c.validateKnowledge(v)
 
 	sep := c.Tools.NameSeparator
@@ -188,7 +191,19 @@ func (c *Config) validateLLM(v checker) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(c.LLM.Models)) {
 		c.LLM.Models[name].validate(v, joinPath("llm.models", name), name)
+		for i, fb := range c.LLM.Models[name].Fallbacks {
+			p := fmt.Sprintf("%s[%d]", joinPath(joinPath("llm.models", name), "fallbacks"), i)
+			switch m, ok := c.LLM.Models[fb]; {
+			case fb == name:
+				v.fail(p, "a model cannot be its own fallback")
+			case !ok:
+				v.fail(p, "no model named %q", fb)
+			case !m.Enabled:
+				v.fail(p, "model %q is disabled", fb)
+			}
+		}
 	}
+	atLeast(v, "llm.circuit_open_s", c.LLM.CircuitOpenSeconds, 1)
 }
 
 func (m Model) validate(v checker, p, name string) {

@@ -1,0 +1,209 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"connectrpc.com/connect"
+	sdk "github.com/a2aproject/a2a-go/v2/a2a"
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+	"github.com/a2aproject/a2a-go/v2/a2apb/v1/pbconv"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	w "github.com/wunder/wunder/internal/a2awire"
+)
+
+// The gRPC binding of A2A 1.0: the spec's A2AService (lf.a2a.v1, with the
+// message types of a2a-go's a2apb) served through connect-go, so gRPC,
+// gRPC-Web and Connect clients all work on the main port. A request message
+// in ProtoJSON is exactly the JSON-RPC 1.0 params of the method of the same
+// name, so each RPC goes through the one dispatcher as that method; its
+// result (ProtoJSON) becomes the response message, its stream items
+// StreamResponses, its errors Connect errors with the gRPC code of a2a-go's
+// table and the ErrorInfo (and RetryInfo) as details.
+
+// GRPCServicePath is the path prefix of the A2A gRPC service.
+const GRPCServicePath = "/lf.a2a.v1.A2AService/"
+
+// grpcResult collects a unary call's outcome (call.grpc).
+type grpcResult struct {
+	raw json.RawMessage
+	err *w.Error
+}
+
+// GRPC returns the handler of the gRPC binding, to be mounted at
+// GRPCServicePath behind the same authentication as JSON-RPC.
+func (h *Handler) GRPC(opts ...connect.HandlerOption) http.Handler {
+	mux := http.NewServeMux()
+	ms := w.Methods10
+	unary[a2apb.SendMessageRequest, a2apb.SendMessageResponse](mux, h, ms.Send, opts)
+	unary[a2apb.GetTaskRequest, a2apb.Task](mux, h, ms.Get, opts)
+	unary[a2apb.ListTasksRequest, a2apb.ListTasksResponse](mux, h, ms.List, opts)
+	unary[a2apb.CancelTaskRequest, a2apb.Task](mux, h, ms.Cancel, opts)
+	unary[a2apb.TaskPushNotificationConfig, a2apb.TaskPushNotificationConfig](mux, h, ms.PushSet, opts)
+	unary[a2apb.GetTaskPushNotificationConfigRequest, a2apb.TaskPushNotificationConfig](mux, h, ms.PushGet, opts)
+	unary[a2apb.ListTaskPushNotificationConfigsRequest, a2apb.ListTaskPushNotificationConfigsResponse](mux, h, ms.PushList, opts)
+	unary[a2apb.DeleteTaskPushNotificationConfigRequest, emptypb.Empty](mux, h, ms.PushDelete, opts)
+	unary[a2apb.GetExtendedAgentCardRequest, a2apb.AgentCard](mux, h, ms.ExtendedCard, opts)
+	serverStream[a2apb.SendMessageRequest](mux, h, ms.Stream, opts)
+	serverStream[a2apb.SubscribeToTaskRequest](mux, h, ms.Subscribe, opts)
+	return mux
+}
+
+// message is a generated message type: a pointer to T.
+type message[T any] interface {
+	*T
+	proto.Message
+}
+
+// decode reads the dispatcher's ProtoJSON into a message; our results may
+// carry fields of the 0.3 shapes too (the union card), which are skipped.
+var decode = protojson.UnmarshalOptions{DiscardUnknown: true}
+
+// decodeResult reads a method's JSON result into its message. The card is
+// the union of the 1.0 and 0.3 shapes (security schemes in both, scopes as
+// a plain list as a2a-go reads them), which ProtoJSON cannot take; a2a-go's
+// own card type reads it and converts it.
+func decodeResult(method, raw string, out proto.Message) error {
+	if method != w.Methods10.ExtendedCard {
+		return decode.Unmarshal([]byte(raw), out)
+	}
+	var card sdk.AgentCard
+	if err := json.Unmarshal([]byte(raw), &card); err != nil {
+		return err
+	}
+	pb, err := pbconv.ToProtoAgentCard(&card)
+	if err != nil {
+		return err
+	}
+	proto.Merge(out, pb)
+	return nil
+}
+
+func unary[Req, Res any, PReq message[Req], PRes message[Res]](mux *http.ServeMux, h *Handler, method string, opts []connect.HandlerOption) {
+	proc := GRPCServicePath + method
+	mux.Handle(proc, connect.NewUnaryHandler(proc, func(ctx context.Context, req *connect.Request[Req]) (*connect.Response[Res], error) {
+		c, err := h.grpcCall(ctx, req.Header(), method, PReq(req.Msg))
+		if err != nil {
+			return nil, err
+		}
+		c.grpc = &grpcResult{}
+		h.dispatch(nil, c.r, c)
+		if c.grpc.err != nil {
+			return nil, connectError(c.grpc.err)
+		}
+		out := new(Res)
+		if len(c.grpc.raw) > 0 && string(c.grpc.raw) != "null" {
+			if err := decodeResult(method, string(c.grpc.raw), PRes(out)); err != nil {
+				h.opts.Logger.ErrorContext(ctx, "a2a grpc: result does not fit its message", "method", method, "err", err)
+				return nil, connect.NewError(connect.CodeInternal, errors.New("internal error"))
+			}
+		}
+		return connect.NewResponse(out), nil
+	}, opts...))
+}
+
+func serverStream[Req any, PReq message[Req]](mux *http.ServeMux, h *Handler, method string, opts []connect.HandlerOption) {
+	proc := GRPCServicePath + method
+	mux.Handle(proc, connect.NewServerStreamHandler(proc, func(ctx context.Context, req *connect.Request[Req], st *connect.ServerStream[a2apb.StreamResponse]) error {
+		c, err := h.grpcCall(ctx, req.Header(), method, PReq(req.Msg))
+		if err != nil {
+			return err
+		}
+		c.grpc = &grpcResult{}
+		var failed *w.Error
+		c.sink = func(raw json.RawMessage, e *w.Error) error {
+			if e != nil {
+				failed = e
+				return errors.New("stream failed")
+			}
+			var sr a2apb.StreamResponse
+			if err := decode.Unmarshal(raw, &sr); err != nil {
+				return err
+			}
+			return st.Send(&sr)
+		}
+		h.dispatch(nil, c.r, c)
+		switch {
+		case c.grpc.err != nil:
+			return connectError(c.grpc.err)
+		case failed != nil:
+			return connectError(failed)
+		}
+		return nil
+	}, opts...))
+}
+
+// grpcCall builds the 1.0 call an RPC stands for, identified as JSON-RPC
+// identifies its callers (the gateway authenticated the request).
+func (h *Handler) grpcCall(ctx context.Context, hdr http.Header, method string, in proto.Message) (*call, error) {
+	params, err := protojson.Marshal(in)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+	}
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, GRPCServicePath+method, http.NoBody)
+	if err != nil {
+		return nil, connect.NewError(connect.CodeInternal, err)
+	}
+	r.Header = hdr.Clone()
+	c := &call{v: w.V10, r: r, rest: true, m: w.Request{JSONRPC: "2.0", ID: json.RawMessage("1"), Method: method, Params: params}}
+	identify := h.opts.Identify
+	if identify == nil {
+		identify = h.defaultIdentify
+	}
+	if c.userID, err = identify(r); err != nil {
+		return nil, connectError(h.toError(ctx, c.v, err))
+	}
+	return c, nil
+}
+
+// grpcCodes maps the google.rpc code names of restHTTP to Connect codes.
+var grpcCodes = map[string]connect.Code{
+	"NOT_FOUND": connect.CodeNotFound, "INVALID_ARGUMENT": connect.CodeInvalidArgument,
+	"FAILED_PRECONDITION": connect.CodeFailedPrecondition, "UNIMPLEMENTED": connect.CodeUnimplemented,
+	"RESOURCE_EXHAUSTED": connect.CodeResourceExhausted, "UNAVAILABLE": connect.CodeUnavailable,
+	"UNAUTHENTICATED": connect.CodeUnauthenticated, "PERMISSION_DENIED": connect.CodePermissionDenied,
+	"INTERNAL": connect.CodeInternal,
+}
+
+// connectError turns an A2A error into a Connect error with the gRPC code
+// of the HTTP+JSON binding's table and the ErrorInfo and RetryInfo of its
+// data as details (a2a-go's gRPC client reads the reason from them).
+func connectError(e *w.Error) *connect.Error {
+	_, status := restHTTP(e)
+	ce := connect.NewError(grpcCodes[status], errors.New(e.Message))
+	var details []struct {
+		Type       string            `json:"@type"`
+		Reason     string            `json:"reason"`
+		Domain     string            `json:"domain"`
+		Metadata   map[string]string `json:"metadata"`
+		RetryDelay string            `json:"retryDelay"`
+	}
+	_ = json.Unmarshal(e.Data, &details)
+	for _, d := range details {
+		var m proto.Message
+		switch d.Type {
+		case "type.googleapis.com/google.rpc.ErrorInfo":
+			m = &errdetails.ErrorInfo{Reason: d.Reason, Domain: d.Domain, Metadata: d.Metadata}
+		case "type.googleapis.com/google.rpc.RetryInfo":
+			after, err := time.ParseDuration(d.RetryDelay)
+			if err != nil {
+				continue
+			}
+			m = &errdetails.RetryInfo{RetryDelay: durationpb.New(after)}
+		default:
+			continue
+		}
+		if detail, err := connect.NewErrorDetail(m); err == nil {
+			ce.AddDetail(detail)
+		}
+	}
+	return ce
+}
