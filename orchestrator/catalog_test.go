@@ -2,6 +2,7 @@ package orchestrator_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -62,27 +63,15 @@ func TestGroupedCatalog(t *testing.T) {
 		t.Errorf("groups = %d; want all %d, empty ones too", len(got), len(orchestrator.CatalogGroups))
 	}
 	for g, w := range want {
-		if h := names(got[g]); !equal(h, w) {
+		if h := names(got[g]); !slices.Equal(h, w) {
 			t.Errorf("bob's %s = %v; want %v", g, h, w)
 		}
 	}
 	got, _ = reg.GroupedCatalog(t.Context(), "alice")
-	if h := names(got[orchestrator.GroupUser]); !equal(h, []string{"alice@notes/alice__notes/alice"}) {
+	if h := names(got[orchestrator.GroupUser]); !slices.Equal(h, []string{"alice@notes/alice__notes/alice"}) {
 		t.Errorf("alice's user_tools = %v; want her own tool", h)
 	}
 	if h := got[orchestrator.GroupShared]; len(h) != 0 {
 		t.Errorf("alice's shared_tools = %v; want none (her own shared tool is hers)", names(h))
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 
@@ -70,7 +71,7 @@ func testFilesRoundTrip(t *testing.T, s ToolConfigStore) {
 	mustDo(t, "PutToolFiles", s.PutToolFiles(ctx, "alice", orchestrator.ToolKindSkill, "demo",
 		[]orchestrator.ToolFile{file("SKILL.md", "# demo"), file("bin/data.bin", binary), file("empty", "")}, false))
 	got := listFiles(t, s, "alice", orchestrator.ToolKindSkill, "demo", true)
-	if want := []string{"demo:SKILL.md", "demo:bin/data.bin", "demo:empty"}; !equalStrings(paths(got), want) {
+	if want := []string{"demo:SKILL.md", "demo:bin/data.bin", "demo:empty"}; !slices.Equal(paths(got), want) {
 		t.Fatalf("files = %v; want %v (ordered by path)", paths(got), want)
 	}
 	f := got[1]
@@ -97,12 +98,12 @@ func testFilesReplace(t *testing.T, s ToolConfigStore) {
 	mustDo(t, "PutToolFiles", s.PutToolFiles(ctx, "", k, "kb", []orchestrator.ToolFile{file("a.md", "1"), file("b.md", "2")}, false))
 	mustDo(t, "PutToolFiles (merge)", s.PutToolFiles(ctx, "", k, "kb", []orchestrator.ToolFile{file("b.md", "22"), file("c.md", "3")}, false))
 	got := listFiles(t, s, "", k, "kb", true)
-	if want := []string{"kb:a.md", "kb:b.md", "kb:c.md"}; !equalStrings(paths(got), want) || string(got[1].Data) != "22" {
+	if want := []string{"kb:a.md", "kb:b.md", "kb:c.md"}; !slices.Equal(paths(got), want) || string(got[1].Data) != "22" {
 		t.Fatalf("after a merge: %v (b.md %q); want %v with b.md overwritten", paths(got), got[1].Data, want)
 	}
 	mustDo(t, "PutToolFiles (replace)", s.PutToolFiles(ctx, "", k, "kb", []orchestrator.ToolFile{file("c.md", "33")}, true))
 	got = listFiles(t, s, "", k, "kb", true)
-	if want := []string{"kb:c.md"}; !equalStrings(paths(got), want) || string(got[0].Data) != "33" {
+	if want := []string{"kb:c.md"}; !slices.Equal(paths(got), want) || string(got[0].Data) != "33" {
 		t.Fatalf("after a replace: %v; want %v", paths(got), want)
 	}
 	mustDo(t, "PutToolFiles (replace with none)", s.PutToolFiles(ctx, "", k, "kb", nil, true))
@@ -121,7 +122,7 @@ func testFilesKeptApart(t *testing.T, s ToolConfigStore) {
 	put("alice", orchestrator.ToolKindSkill, "y")
 	put("alice", orchestrator.ToolKindKnowledge, "x")
 	put("bob", orchestrator.ToolKindSkill, "x")
-	if got := paths(listFiles(t, s, "alice", orchestrator.ToolKindSkill, "", false)); !equalStrings(got, []string{"x:f.md", "y:f.md"}) {
+	if got := paths(listFiles(t, s, "alice", orchestrator.ToolKindSkill, "", false)); !slices.Equal(got, []string{"x:f.md", "y:f.md"}) {
 		t.Errorf("alice's skills = %v; want x and y only", got)
 	}
 	for _, owner := range []string{"", "alice", "bob"} {
@@ -144,7 +145,7 @@ func testFilesDelete(t *testing.T, s ToolConfigStore) {
 	k := orchestrator.ToolKindKnowledge
 	mustDo(t, "PutToolFiles", s.PutToolFiles(ctx, "u", k, "kb", []orchestrator.ToolFile{file("a.md", "1"), file("b.md", "2"), file("c.md", "3")}, false))
 	mustDo(t, "DeleteToolFiles(a.md, c.md)", s.DeleteToolFiles(ctx, "u", k, "kb", "a.md", "c.md"))
-	if got := paths(listFiles(t, s, "u", k, "kb", false)); !equalStrings(got, []string{"kb:b.md"}) {
+	if got := paths(listFiles(t, s, "u", k, "kb", false)); !slices.Equal(got, []string{"kb:b.md"}) {
 		t.Fatalf("after deleting two files: %v; want b.md", got)
 	}
 	if err := s.DeleteToolFiles(ctx, "u", k, "kb", "a.md"); !errors.Is(err, orchestrator.ErrNotFound) {
@@ -262,7 +263,7 @@ func testConfigShared(t *testing.T, s ToolConfigStore) {
 	for _, c := range got {
 		ids = append(ids, c.UserID)
 	}
-	if !equalStrings(ids, []string{"alice", "bob"}) {
+	if !slices.Equal(ids, []string{"alice", "bob"}) {
 		t.Fatalf("shared configurations = %v; want alice and bob (carol shares nothing)", ids)
 	}
 	plain.Skills.Shared = []string{"s"}
@@ -271,18 +272,6 @@ func testConfigShared(t *testing.T, s ToolConfigStore) {
 	if len(got) != 3 {
 		t.Errorf("after carol shares a skill: %d shared configurations; want 3", len(got))
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func jsonEqual(a, b []byte) bool {
