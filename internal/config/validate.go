@@ -112,6 +112,7 @@ func (c *Config) validate(p *problems) {
 	c.validateA2A(v)
 	c.validateLSP(v)
 	c.validateSandbox(v)
+	c.validateSkills(v)
 
 	sep := c.Tools.NameSeparator
 	switch {
