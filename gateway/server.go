@@ -60,6 +60,9 @@ type Options struct {
 	// MCP, when set, serves POST /wunder/admin/mcp/{name}/refresh
 	// (admin_mcp.go). Nil = no such route.
 	MCP MCPAdmin
+	// Skills, when set, serves /wunder/admin/skills and
+	// /wunder/user_tools/skills (skills.go). Nil = no such routes.
+	Skills Skills
 }
 
 func (o Options) withDefaults() Options {
@@ -83,6 +86,9 @@ type Server struct {
 	// open are exact paths past the API-key check (see Open).
 	open []string
 	auth *Authenticator
+	// bodyLimits are per-path exceptions to MaxBodyBytes (uploads), set
+	// while routes are registered.
+	bodyLimits map[string]int64
 }
 
 // Authenticator is the gateway's one authenticator, for front-ends that
@@ -134,7 +140,8 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /wunder/sessions", s.handleListSessions)
 	s.mux.HandleFunc("GET /wunder/sessions/{session_id}", s.handleGetSession)
 	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
-	s.authRoutes() // auth_routes.go
+	s.authRoutes()  // auth_routes.go
+	s.skillRoutes() // skills.go
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	if s.opts.LSP != nil {
@@ -151,7 +158,7 @@ func (s *Server) routes() {
 // limit, body limit.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = problemForMux(s.mux)
-	h = limitBody(s.opts.MaxBodyBytes)(h)
+	h = limitBody(s.opts.MaxBodyBytes, s.bodyLimits)(h)
 	open := append([]string{"/healthz", "/readyz", "/wunder/auth/login", "/wunder/auth/register"}, s.open...)
 	h = rateLimit(s.opts.RateLimit, open)(h)
 	h = authenticate(s.auth, open)(h)
