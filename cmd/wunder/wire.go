@@ -10,6 +10,7 @@ import (
 
 	"github.com/wunder/wunder/adapters/builtin"
 	"github.com/wunder/wunder/adapters/llm"
+	"github.com/wunder/wunder/adapters/skills"
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/internal/config"
@@ -85,6 +86,7 @@ type app struct {
 	a2a    *a2aParts                   // wire_a2a.go
 	lsp    *lspParts                   // wire_lsp.go
 	mcp    *mcpParts                   // wire_mcp.go
+	skills *skills.Set                 // wire_skills.go
 }
 
 // build wires every component from the configuration. On failure it
@@ -121,7 +123,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	}
 	// Tool sources: built-in, A2A peers (wire_a2a.go), LSP (wire_lsp.go),
 	// MCP servers (wire_mcp.go), skills (wire_skills.go).
-	toolsets := []orchestrator.Toolset{tools, newSkills(cfg, log, tools, sb)}
+	skillSet := newSkills(cfg, log, tools, sb, store, orchestrator.NewUserToolConfigs(store, 0))
+	undo = append(undo, func() { _ = skillSet.Close() })
+	toolsets := []orchestrator.Toolset{tools, skillSet}
 	a2aTools := newA2ATools(cfg, log)
 	undo = append(undo, a2aTools.Close)
 	toolsets = append(toolsets, a2aTools)
@@ -171,8 +175,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Logger:  log,
 		LSP:     lspParts.admin(),
 		MCP:     mcpParts.admin(), // wire_mcp.go
+		Skills:  skillRoutes{skillSet},
 	})
-	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, ready: ready, lsp: lspParts, mcp: mcpParts}
+	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, ready: ready, lsp: lspParts, mcp: mcpParts, skills: skillSet}
 	// Front-ends mounted on the gateway, each wired in a file of its own.
 	mountConnect(a)       // wire_connect.go
 	mountA2A(a, a2aTools) // wire_a2a.go
@@ -208,6 +213,7 @@ func (a *app) close(ctx context.Context) error {
 	a.closeA2A()
 	err := a.orch.Close(ctx)
 	a.mcp.close()
+	_ = a.skills.Close()
 	if lerr := a.lsp.close(ctx); lerr != nil && err == nil {
 		err = lerr
 	}
