@@ -123,7 +123,7 @@ func TestSkillBroughtToolsAndMCPOnlyWhileLoaded(t *testing.T) {
 	set := skills.New(&skills.Options{Paths: []string{root}, RetentionTurns: 2, MCP: conn, MCPIdle: 60 * time.Millisecond})
 	t.Cleanup(func() { _ = set.Close() })
 	load := []orchestrator.PastCall{{Turn: 0, Name: "load_skill", Arguments: json.RawMessage(`{"name":"weather"}`)}}
-	in := orchestrator.PromptContext{UserID: "bob", Selected: []string{"load_skill"}, Lookup: catalog("read_file")}
+	in := orchestrator.PromptContext{UserID: "bob", Selected: []string{"load_skill"}, Lookup: catalog("read_file", "weather")}
 
 	c, err := set.ContributePrompt(t.Context(), in)
 	if err != nil {
@@ -250,5 +250,16 @@ func TestUserSkillsMCPNeedsAllowUserCode(t *testing.T) {
 			!strings.Contains(err.Error(), "url is required") {
 			t.Errorf("a server the connector refuses: %v", err)
 		}
+	}
+}
+
+// TestToolRuleAppliesToLoadSkill: a skill the caller's catalog lacks (their
+// tool rule forbids it) is not offered by load_skill, nor preloaded.
+func TestToolRuleAppliesToLoadSkill(t *testing.T) {
+	set := skills.New(&skills.Options{Paths: []string{repoSkills}})
+	c, _ := set.ContributePrompt(t.Context(), orchestrator.PromptContext{UserID: "bob", Selected: []string{"load_skill"},
+		Preload: []string{"data-report"}, Lookup: catalog("load_skill", "code-review")})
+	if !strings.Contains(c.Prompt, "- code-review: ") || strings.Contains(c.Prompt, "data-report") || strings.Contains(c.Prompt, "chinese-writing") {
+		t.Errorf("offered beyond the caller's catalog:\n%s", c.Prompt)
 	}
 }

@@ -99,10 +99,13 @@ type Set struct {
 	listMu   sync.Mutex
 	listings map[string]listing // by owner
 
-	janitorOnce sync.Once
-	stop        chan struct{}
-	closeOnce   sync.Once
-	wg          sync.WaitGroup
+	// lifeMu guards started and closed, so the janitor never starts
+	// after Close began waiting.
+	lifeMu  sync.Mutex
+	started bool
+	closed  bool
+	stop    chan struct{}
+	wg      sync.WaitGroup
 }
 
 // listing is an owner's uploaded skills as last read from the store.
@@ -185,28 +188,32 @@ func sortSkills(list []*Skill) {
 // Close disconnects skills' MCP servers and stops the janitor. The Set
 // must not be used afterwards.
 func (s *Set) Close() error {
-	s.closeOnce.Do(func() {
-		close(s.stop)
-		s.wg.Wait()
-		if s.mcp != nil {
-			s.mcp.close()
-		}
-	})
+	s.lifeMu.Lock()
+	if s.closed {
+		s.lifeMu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.stop)
+	s.lifeMu.Unlock()
+	s.wg.Wait()
+	if s.mcp != nil {
+		s.mcp.close()
+	}
 	return nil
 }
 
 // startJanitor starts, once, the goroutine that closes idle MCP
 // connections and removes the cache folders of replaced packages.
 func (s *Set) startJanitor() {
-	s.janitorOnce.Do(func() {
-		select {
-		case <-s.stop:
-			return // closed
-		default:
-		}
-		s.wg.Add(1)
-		go s.janitor()
-	})
+	s.lifeMu.Lock()
+	defer s.lifeMu.Unlock()
+	if s.started || s.closed {
+		return
+	}
+	s.started = true
+	s.wg.Add(1)
+	go s.janitor()
 }
 
 func (s *Set) janitor() {
@@ -453,8 +460,8 @@ func (s *Set) available(v *visibleSkills, in orchestrator.PromptContext, preload
 		// load_skill offers every user's and the user's own skills;
 		// another user's shared skill only when named or preloaded.
 		all := loadAll && (sk.Owner == "" || sk.Owner == in.UserID)
-		if !named && !all && !(slices.Contains(preload, name) && s.selectable(in, name)) {
-			continue
+		if !named && !((all || slices.Contains(preload, name)) && s.selectable(in, name)) {
+			continue // the user's tool rule applies to skills load_skill offers too
 		}
 		out = append(out, sk)
 	}
