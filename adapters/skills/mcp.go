@@ -173,19 +173,6 @@ func (p *mcpPool) close() {
 	}
 }
 
-// size reports the live connections (tests).
-func (p *mcpPool) size() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := 0
-	for _, e := range p.entries {
-		if e.err == nil && !e.closed {
-			n++
-		}
-	}
-	return n
-}
-
 // pooledTool is a tool of a skill's MCP server; a call holds the
 // connection.
 type pooledTool struct {

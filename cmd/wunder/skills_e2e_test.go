@@ -93,26 +93,6 @@ func runAll(t *testing.T, s *server, token string, req client.RunRequest) []clie
 	return evs
 }
 
-// toolResults returns the content of each tool_result event, by tool.
-func toolResults(t *testing.T, evs []client.Event) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	for _, ev := range evs {
-		if ev.Type != "tool_result" {
-			continue
-		}
-		var d struct {
-			Tool    string `json:"tool"`
-			Name    string `json:"name"`
-			Content string `json:"content"`
-			Output  string `json:"output"`
-		}
-		_ = json.Unmarshal(ev.Data, &d)
-		out[d.Tool+d.Name] = string(ev.Data)
-	}
-	return out
-}
-
 // csvSkill's instructions tell the model what to call; its script runs in
 // the sandbox and reports where it ran and whether /skill is writable.
 var csvSkill = []zipFile{
