@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	w "github.com/wunder/wunder/internal/a2awire"
@@ -45,7 +46,7 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (*orchest
 	}
 	r, err := h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: h.actor(c), SessionID: sessionID, Question: text, ToolNames: h.opts.ToolNames,
-		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Metadata: meta,
+		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Metadata: meta, PreloadSkills: preloadOf(m.Metadata, p.Metadata),
 	})
 	if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {
 		return nil, errParams("contextId %q is not a context of this agent; omit it to start a new one", sessionID)
@@ -59,6 +60,37 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (*orchest
 		}
 	}
 	return r, nil
+}
+
+// PreloadKey is the message (or request) metadata key naming skills to
+// load from a task's start: a list of skill names, or one string of
+// comma-separated names.
+const PreloadKey = "preload_skills"
+
+// preloadOf reads the skills to preload from message, else request,
+// metadata; entries that are not strings are ignored.
+func preloadOf(metas ...map[string]any) []string {
+	for _, md := range metas {
+		var out []string
+		switch v := md[PreloadKey].(type) {
+		case []any:
+			for _, e := range v {
+				if s, ok := e.(string); ok && strings.TrimSpace(s) != "" {
+					out = append(out, strings.TrimSpace(s))
+				}
+			}
+		case string:
+			for _, s := range strings.Split(v, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					out = append(out, s)
+				}
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
 }
 
 // depthOf reads the delegation depth from message or request metadata.

@@ -118,10 +118,15 @@ func recoverPanics(next http.Handler) http.Handler {
 	})
 }
 
-// limitBody caps request bodies; decodeJSON reports the overflow as 413.
-func limitBody(n int64) func(http.Handler) http.Handler {
+// limitBody caps request bodies at n, or at the route's own limit for the
+// paths in routes; decodeJSON reports the overflow as 413.
+func limitBody(def int64, routes map[string]int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n := def
+			if l, ok := routes[r.URL.Path]; ok {
+				n = l
+			}
 			if r.ContentLength > n {
 				writeProblem(w, r, http.StatusRequestEntityTooLarge, "body_too_large", "the body is larger than "+strconv.FormatInt(n, 10)+" bytes")
 				return
@@ -130,6 +135,15 @@ func limitBody(n int64) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// routeBodyLimit gives the exact path its own body limit (an upload
+// route's), instead of MaxBodyBytes. Call it while registering routes.
+func (s *Server) routeBodyLimit(path string, n int64) {
+	if s.bodyLimits == nil {
+		s.bodyLimits = map[string]int64{}
+	}
+	s.bodyLimits[path] = n
 }
 
 // CORSOptions configure cross-origin access; no origins means CORS is off.

@@ -68,6 +68,9 @@ type Options struct {
 	// Knowledge, when set, serves /wunder/admin/knowledge and
 	// /wunder/user_tools/knowledge (knowledge.go). Nil = no such routes.
 	Knowledge Knowledge
+	// Skills, when set, serves /wunder/admin/skills and
+	// /wunder/user_tools/skills (skills.go). Nil = no such routes.
+	Skills Skills
 }
 
 func (o Options) withDefaults() Options {
@@ -91,6 +94,9 @@ type Server struct {
 	// open are exact paths past the API-key check (see Open).
 	open []string
 	auth *Authenticator
+	// bodyLimits are per-path exceptions to MaxBodyBytes (uploads), set
+	// while routes are registered.
+	bodyLimits map[string]int64
 }
 
 // Authenticator is the gateway's one authenticator, for front-ends that
@@ -143,9 +149,10 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /wunder/sessions", s.handleListSessions)
 	s.mux.HandleFunc("GET /wunder/sessions/{session_id}", s.handleGetSession)
 	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
-	s.authRoutes() // auth_routes.go
-	s.userToolRoutes()
+	s.authRoutes()      // auth_routes.go
+	s.userToolRoutes()  // user_tools.go
 	s.knowledgeRoutes() // knowledge.go
+	s.skillRoutes()     // skills.go
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	if s.opts.LSP != nil {
@@ -162,7 +169,7 @@ func (s *Server) routes() {
 // limit, body limit.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = problemForMux(s.mux)
-	h = limitBody(s.opts.MaxBodyBytes)(h)
+	h = limitBody(s.opts.MaxBodyBytes, s.bodyLimits)(h)
 	open := append([]string{"/healthz", "/readyz", "/wunder/auth/login", "/wunder/auth/register"}, s.open...)
 	h = rateLimit(s.opts.RateLimit, open)(h)
 	h = authenticate(s.auth, open)(h)

@@ -17,6 +17,8 @@ type RunInput struct {
 	Task      string   `json:"task" jsonschema:"the task to run, in natural language"`
 	SessionID string   `json:"session_id,omitempty" jsonschema:"continue this session (conversation); omit to start a new one"`
 	ToolNames []string `json:"tool_names,omitempty" jsonschema:"tools the agent may use (names from wunder's catalog); omit for none"`
+	// PreloadSkills are loaded from the run's first model call on.
+	PreloadSkills []string `json:"preload_skills,omitempty" jsonschema:"skills loaded from the start (names from wunder's catalog, e.g. code-review or alice@review)"`
 }
 
 // RunOutput is the structured result of wunder@run.
@@ -45,7 +47,7 @@ func (h *Handler) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput
 	}
 	user := h.userOf(req.Extra)
 	run, err := h.b.Start(ctx, orchestrator.RunRequest{
-		UserID: user, SessionID: in.SessionID, Question: in.Task, ToolNames: in.ToolNames,
+		UserID: user, SessionID: in.SessionID, Question: in.Task, ToolNames: in.ToolNames, PreloadSkills: in.PreloadSkills,
 		ExcludeTools: []string{RunTool}, Caller: orchestrator.CallerAgent,
 	})
 	if err != nil {

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"encoding/json"
+	"sync"
 )
 
 // PromptContributor is implemented by a [Toolset] that adds to the system
@@ -34,6 +35,11 @@ type PromptContext struct {
 	// Calls are the tool calls in that history, oldest first, with the
 	// turn each belongs to.
 	Calls []PastCall
+	// Lookup finds a tool by name (canonical, alias or wire form) in the
+	// user's whole catalog, their tool rule applied: what a run of this
+	// user could select. Skills use it for the tools they bring. nil when
+	// the caller offers none (a PromptContext built by hand).
+	Lookup func(name string) (Tool, bool)
 }
 
 // PastCall is a tool call found in a session's history.
@@ -96,6 +102,21 @@ func (r *Registry) contribute(ctx context.Context, base *Selection, in PromptCon
 	return texts, sel
 }
 
+// catalogLookup returns a [PromptContext.Lookup] over the user's catalog,
+// read on first use and then kept for this one prompt. Safe for concurrent
+// use.
+func (r *Registry) catalogLookup(ctx context.Context, userID string) func(string) (Tool, bool) {
+	all := sync.OnceValue(func() *Selection {
+		sel, err := r.all(ctx, userID)
+		if err != nil {
+			r.log.WarnContext(ctx, "catalog unavailable to a prompt contribution", "user_id", userID, "err", err)
+			return newSelection(r)
+		}
+		return sel
+	})
+	return func(name string) (Tool, bool) { return all().Lookup(name) }
+}
+
 // pastCalls reads the tool calls out of history (function-call turns from
 // their ToolCalls, tool_call turns from their text) and numbers the turns:
 // a turn begins at each run's first message.
@@ -141,7 +162,7 @@ func pastCalls(history []Message, sel *Selection) (calls []PastCall, turn int) {
 func (o *Orchestrator) promptSelection(ctx context.Context, p promptParams, msgs []Message) (string, *Selection) {
 	calls, turn := pastCalls(msgs, p.sel)
 	in := PromptContext{UserID: p.userID, SessionID: p.sessionID, Language: p.lang, Selected: p.sel.Names(),
-		Preload: p.preload, Turn: turn, Calls: calls}
+		Preload: p.preload, Turn: turn, Calls: calls, Lookup: o.tools.catalogLookup(ctx, p.userID)}
 	extra, sel := o.tools.contribute(ctx, p.sel, in)
 	return o.prompts.build(promptInput{Language: p.lang, Mode: p.mode, Tools: sel.Specs(), Workspace: p.workspace,
 		WireSep: o.tools.Separator(), Extra: extra}), sel

@@ -148,10 +148,12 @@ type UserMCPServer struct {
 }
 
 // UserSkills says which of a user's uploaded skills are enabled and which
-// shared.
+// shared (names as in their SKILL.md), and which skills the user's runs
+// preload (canonical names: "code-review", "alice@review", "bob@shared").
 type UserSkills struct {
 	Enabled []string `json:"enabled"`
 	Shared  []string `json:"shared"`
+	Preload []string `json:"preload,omitempty"`
 }
 
 // UserKnowledge is one knowledge base of a user (its files are the

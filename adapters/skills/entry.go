@@ -72,7 +72,7 @@ func (s *Set) runEntry(ctx context.Context, sk *Skill, inv *orchestrator.ToolInv
 		p, err := sb.Start(sandbox.Command{Workspace: ws, Args: append(args, skillDir+"/"+sk.Entry, string(inv.Arguments)), Env: env,
 			Stdout: &stdout, Stderr: &stderr, ROBinds: []sandbox.Bind{{Host: sk.Dir, Path: skillDir}}})
 		if err != nil {
-			return orchestrator.ErrorResult(fmt.Sprintf("skill %s cannot run: %v", sk.Name, err)), nil
+			return orchestrator.ErrorResult(fmt.Sprintf("skill %s cannot run: %v", sk.Canonical(), err)), nil
 		}
 		wait = func() error {
 			select {
@@ -93,7 +93,7 @@ func (s *Set) runEntry(ctx context.Context, sk *Skill, inv *orchestrator.ToolInv
 	err = wait()
 	if ctx.Err() != nil {
 		if ctx.Err() == context.DeadlineExceeded {
-			return orchestrator.ErrorResult(fmt.Sprintf("skill %s timed out after %v", sk.Name, s.opts.Timeout)), nil
+			return orchestrator.ErrorResult(fmt.Sprintf("skill %s timed out after %v", sk.Canonical(), s.opts.Timeout)), nil
 		}
 		return nil, ctx.Err()
 	}
@@ -103,7 +103,7 @@ func (s *Set) runEntry(ctx context.Context, sk *Skill, inv *orchestrator.ToolInv
 		if i := len(msg) - 4000; i > 0 {
 			msg = "…" + msg[i:]
 		}
-		return orchestrator.ErrorResult(fmt.Sprintf("skill %s failed: %v\n%s", sk.Name, err, msg)), nil
+		return orchestrator.ErrorResult(fmt.Sprintf("skill %s failed: %v\n%s", sk.Canonical(), err, msg)), nil
 	}
 	if printed = strings.TrimSpace(printed); printed != "" {
 		inv.Output("stdout", printed)

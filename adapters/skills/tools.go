@@ -18,7 +18,7 @@ type loadTool struct {
 func (t *loadTool) Spec() orchestrator.ToolSpec {
 	names := make([]string, len(t.avail))
 	for i, sk := range t.avail {
-		names[i] = sk.Name
+		names[i] = sk.Canonical()
 	}
 	schema, _ := json.Marshal(map[string]any{
 		"type": "object",
@@ -41,19 +41,19 @@ func (t *loadTool) Call(_ context.Context, inv *orchestrator.ToolInvocation) (*o
 		return orchestrator.ErrorResult(err.Error()), nil
 	}
 	for _, sk := range t.avail {
-		if sk.Name != name {
+		if sk.Canonical() != name {
 			continue
 		}
 		msg := fmt.Sprintf("Skill %q is loaded: its instructions are in the system prompt from your next step on, for %d turns.",
 			name, t.set.opts.RetentionTurns)
-		if sk.Entry != "" {
+		if t.set.runnable(sk) {
 			msg += fmt.Sprintf(" Its script is the tool %q.", name)
 		}
 		return &orchestrator.ToolResult{Content: msg, Data: map[string]string{"skill": name}}, nil
 	}
 	names := make([]string, len(t.avail))
 	for i, sk := range t.avail {
-		names[i] = sk.Name
+		names[i] = sk.Canonical()
 	}
 	return orchestrator.ErrorResult(fmt.Sprintf("no skill %q here; the skills are: %s", name, strings.Join(names, ", "))), nil
 }
@@ -65,22 +65,26 @@ type skillTool struct {
 }
 
 func (t *skillTool) Spec() orchestrator.ToolSpec {
-	desc := t.sk.Description
-	if t.sk.Entry != "" {
-		desc = "Run the script of the skill " + t.sk.Name + " (load it first): " + desc
+	name, desc := t.sk.Canonical(), t.sk.Description
+	if t.set.runnable(t.sk) {
+		desc = "Run the script of the skill " + name + " (load it first): " + desc
 	} else {
-		desc = "Skill " + t.sk.Name + " (instructions only; load it with load_skill): " + desc
+		desc = "Skill " + name + " (instructions only; load it with load_skill): " + desc
 	}
-	return orchestrator.ToolSpec{Name: t.sk.Name, Description: desc, InputSchema: t.sk.Inputs, Source: "skill"}
+	return orchestrator.ToolSpec{Name: name, Description: desc, InputSchema: t.sk.Inputs, Source: orchestrator.SourceSkill, Owner: t.sk.Owner}
 }
 
 func (t *skillTool) Call(ctx context.Context, inv *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
+	name := t.sk.Canonical()
 	if t.sk.Entry == "" {
-		return orchestrator.ErrorResult(fmt.Sprintf("skill %q has no script; load it with load_skill and follow its instructions", t.sk.Name)), nil
+		return orchestrator.ErrorResult(fmt.Sprintf("skill %q has no script; load it with load_skill and follow its instructions", name)), nil
+	}
+	if !t.set.runnable(t.sk) {
+		return orchestrator.ErrorResult(fmt.Sprintf("skill %q is instructions only here: scripts of users' skills do not run (skills.allow_user_code is off)", name)), nil
 	}
 	var payload map[string]any
 	if err := json.Unmarshal(inv.Arguments, &payload); err != nil || payload == nil {
-		return orchestrator.ErrorResult(fmt.Sprintf("the arguments of %s must be a JSON object", t.sk.Name)), nil
+		return orchestrator.ErrorResult(fmt.Sprintf("the arguments of %s must be a JSON object", name)), nil
 	}
 	if msg := checkRequired(t.sk.Inputs, payload); msg != "" {
 		return orchestrator.ErrorResult(msg), nil
@@ -137,8 +141,9 @@ var promptTexts = map[string]promptText{
 	"zh": {"## 技能", "技能是针对特定任务的说明。当任务符合某个技能的描述时，请先调用 load_skill（加载技能）并传入其名称；其说明随后会出现在下方。", "### 已加载技能："},
 }
 
-// renderSkills is the skills section of the system prompt.
-func renderSkills(lang string, avail []*Skill, loaded map[string]bool) string {
+// renderSkills is the skills section of the system prompt; notes, by
+// skill, say what a loaded skill lacks.
+func renderSkills(lang string, avail []*Skill, loaded map[string]bool, notes map[string][]string) string {
 	t, ok := promptTexts[lang]
 	if !ok {
 		t = promptTexts["en"]
@@ -146,11 +151,15 @@ func renderSkills(lang string, avail []*Skill, loaded map[string]bool) string {
 	var sb strings.Builder
 	sb.WriteString(t.head + "\n" + t.intro + "\n")
 	for _, sk := range avail {
-		fmt.Fprintf(&sb, "\n- %s: %s", sk.Name, sk.Description)
+		fmt.Fprintf(&sb, "\n- %s: %s", sk.Canonical(), sk.Description)
 	}
 	for _, sk := range avail {
-		if loaded[sk.Name] {
-			fmt.Fprintf(&sb, "\n\n%s%s\n\n%s", t.loadedHead, sk.Name, sk.Body)
+		if !loaded[sk.Canonical()] {
+			continue
+		}
+		fmt.Fprintf(&sb, "\n\n%s%s\n\n%s", t.loadedHead, sk.Canonical(), sk.Body)
+		for _, n := range notes[sk.Canonical()] {
+			fmt.Fprintf(&sb, "\n(%s)", n)
 		}
 	}
 	return sb.String()

@@ -121,6 +121,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 	}
 	decodeInto(t, f.rest(t, "POST", "/wunder", `{"question":"hello","stream":false}`, bearerOf(f.alice)), 200, &run2)
 	f.sessDel2 = run2.SessionID
+	f.setupSkills(t) // isolation_skills_test.go
 
 	callers := [4]caller{
 		{name: "alice", hdr: bearerOf(f.alice)},
@@ -195,6 +196,7 @@ func (f *fixture) rows() []matrixRow {
 			return restOutcome(f.rest(t, "DELETE", path, "", c.hdr))
 		}})
 
+	rows = append(rows, f.skillRows()...) // isolation_skills_test.go
 	// A2A: the user named in X-Wunder-User.
 	a2aRow := func(v, method, params string, want [4]string, resource, action string) {
 		rows = append(rows, matrixRow{frontend: "A2A " + v, resource: resource, action: action, want: want,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wunder/wunder/adapters/builtin"
 	"github.com/wunder/wunder/adapters/llm"
+	"github.com/wunder/wunder/adapters/skills"
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/internal/config"
@@ -105,6 +106,7 @@ type app struct {
 
 	userTools *userToolsParts // wire_usertools.go
 	knowledge *knowledgeParts // wire_knowledge.go
+	skills    *skills.Set     // wire_skills.go
 }
 
 // build wires every component from the configuration. On failure it
@@ -141,7 +143,12 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	}
 	// Tool sources: built-in, A2A peers (wire_a2a.go), LSP (wire_lsp.go),
 	// MCP servers (wire_mcp.go), skills (wire_skills.go).
-	toolsets := []orchestrator.Toolset{tools, newSkills(cfg, log, tools, sb)}
+	// One reader of users' tool configurations for every source that has
+	// them, so a change made here is seen by all of them at once.
+	toolConfigs := orchestrator.NewUserToolConfigs(store, 0)
+	skillSet := newSkills(cfg, log, tools, sb, store, toolConfigs)
+	undo = append(undo, func() { _ = skillSet.Close() })
+	toolsets := []orchestrator.Toolset{tools, skillSet}
 	a2aTools := newA2ATools(cfg, log)
 	undo = append(undo, a2aTools.Close)
 	toolsets = append(toolsets, a2aTools)
@@ -152,10 +159,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	}
 	undo = append(undo, mcpParts.close)
 	toolsets = append(toolsets, mcpParts.toolsets()...)
-	userTools := newUserTools(cfg, log, store) // wire_usertools.go
+	userTools := newUserTools(cfg, log, store, toolConfigs) // wire_usertools.go
 	undo = append(undo, userTools.close)
 	toolsets = append(toolsets, userTools.toolsets()...)
-	knowledgeParts, err := newKnowledge(cfg, log, store, models) // wire_knowledge.go
+	knowledgeParts, err := newKnowledge(cfg, log, store, models, toolConfigs) // wire_knowledge.go
 	if err != nil {
 		return fail(err)
 	}
@@ -204,11 +211,12 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		LSP:     lspParts.admin(),
 		MCP:     mcpParts.admin(), // wire_mcp.go
 
-		UserTools: userTools.api(),      // wire_usertools.go
-		Knowledge: knowledgeParts.api(), // wire_knowledge.go
+		UserTools: userTools.api(),       // wire_usertools.go
+		Knowledge: knowledgeParts.api(),  // wire_knowledge.go
+		Skills:    skillRoutes{skillSet}, // wire_skills.go
 	})
 	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, ready: ready, lsp: lspParts, mcp: mcpParts,
-		userTools: userTools, knowledge: knowledgeParts}
+		userTools: userTools, knowledge: knowledgeParts, skills: skillSet}
 	// Front-ends mounted on the gateway, each wired in a file of its own.
 	mountConnect(a)       // wire_connect.go
 	mountA2A(a, a2aTools) // wire_a2a.go
@@ -246,6 +254,7 @@ func (a *app) close(ctx context.Context) error {
 	a.mcp.close()
 	a.userTools.close()
 	a.knowledge.close()
+	_ = a.skills.Close()
 	if lerr := a.lsp.close(ctx); lerr != nil && err == nil {
 		err = lerr
 	}

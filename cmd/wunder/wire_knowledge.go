@@ -25,7 +25,7 @@ type knowledgeParts struct {
 // newKnowledge builds the toolset: the directories of knowledge.bases
 // (each must exist), uploads in the store, the rerank through the models
 // registry, embeddings kept in the store.
-func newKnowledge(cfg *config.Config, log *slog.Logger, store *storage.Store, models orchestrator.Models) (*knowledgeParts, error) {
+func newKnowledge(cfg *config.Config, log *slog.Logger, store *storage.Store, models orchestrator.Models, configs *orchestrator.UserToolConfigs) (*knowledgeParts, error) {
 	k := cfg.Knowledge
 	var dirs []knowledge.DirBase
 	for i, b := range k.Bases {
@@ -40,7 +40,7 @@ func newKnowledge(cfg *config.Config, log *slog.Logger, store *storage.Store, mo
 	}
 	log = log.With("component", "knowledge")
 	set := knowledge.New(&knowledge.Options{
-		Bases: dirs, Files: store, Configs: orchestrator.NewUserToolConfigs(store, 0),
+		Bases: dirs, Files: store, Configs: configs,
 		Rerank: k.Rerank, Models: models, RerankModel: k.RerankModel, RerankTimeout: k.RerankTimeout(), RerankCandidates: k.RerankCandidates,
 		Embeddings: emb, Vectors: store,
 		MaxFileBytes: k.MaxFileBytes, MaxBaseBytes: k.MaxBaseBytes, MaxBases: k.MaxBases,

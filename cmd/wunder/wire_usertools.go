@@ -27,11 +27,11 @@ type userToolsParts struct {
 
 // newUserTools builds the toolset over the store's configurations; users'
 // servers connect through mcpConnector.
-func newUserTools(cfg *config.Config, log *slog.Logger, store *storage.Store) *userToolsParts {
+func newUserTools(cfg *config.Config, log *slog.Logger, store *storage.Store, configs *orchestrator.UserToolConfigs) *userToolsParts {
 	u := cfg.UserTools
 	conn := &mcpConnector{policy: u, mcp: cfg.MCP, log: log.With("component", "user_tools"),
 		transport: netguard.Transport(cfg.MCP.Timeout(), u.AllowPrivateURLs)}
-	set := usertools.New(orchestrator.NewUserToolConfigs(store, 0), conn, &usertools.Options{
+	set := usertools.New(configs, conn, &usertools.Options{
 		MaxServers: noneIfZero(u.MaxServers), MaxExtraPromptChars: noneIfZero(u.MaxExtraPromptChars),
 		DiscoveryTimeout: u.DiscoveryTimeout(), IdleTTL: u.IdleTTL(), Access: toolAccess{store},
 		Logger: log.With("component", "user_tools"),

@@ -25,6 +25,7 @@ type runFields interface {
 	GetToolCallMode() wunderv1.ToolCallMode
 	GetLanguage() string
 	GetMaxRounds() int32
+	GetPreloadSkills() []string
 }
 
 // start decodes a run request and starts the run as an agent caller.
@@ -40,7 +41,7 @@ func (s *runService) start(ctx context.Context, m runFields) (*orchestrator.Run,
 	return s.b.Start(ctx, orchestrator.RunRequest{
 		UserID: userID, SessionID: m.GetSessionId(), Question: m.GetQuestion(), ToolNames: m.GetToolNames(),
 		ModelName: m.GetModelName(), ToolCallMode: mode, Language: m.GetLanguage(),
-		MaxRounds: int(m.GetMaxRounds()), Caller: orchestrator.CallerAgent,
+		MaxRounds: int(m.GetMaxRounds()), PreloadSkills: m.GetPreloadSkills(), Caller: orchestrator.CallerAgent,
 	})
 }
 

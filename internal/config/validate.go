@@ -116,6 +116,7 @@ func (c *Config) validate(p *problems) {
 	c.validateSandbox(v)
 	c.validateUserTools(v)
 	c.validateKnowledge(v)
+	c.validateSkills(v)
 
 	sep := c.Tools.NameSeparator
 	switch {

@@ -528,7 +528,10 @@ type RunRequest struct {
 	// Prompt language: "en" or "zh"; empty is the configured default.
 	Language string `protobuf:"bytes,7,opt,name=language,proto3" json:"language,omitempty"`
 	// Overrides the model's round limit when > 0.
-	MaxRounds     int32 `protobuf:"varint,8,opt,name=max_rounds,json=maxRounds,proto3" json:"max_rounds,omitempty"`
+	MaxRounds int32 `protobuf:"varint,8,opt,name=max_rounds,json=maxRounds,proto3" json:"max_rounds,omitempty"`
+	// Skills loaded from the run's first model call on (tool names such as
+	// "code-review" or "alice@review"), besides the user's own preload list.
+	PreloadSkills []string `protobuf:"bytes,9,rep,name=preload_skills,json=preloadSkills,proto3" json:"preload_skills,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -617,6 +620,13 @@ func (x *RunRequest) GetMaxRounds() int32 {
 		return x.MaxRounds
 	}
 	return 0
+}
+
+func (x *RunRequest) GetPreloadSkills() []string {
+	if x != nil {
+		return x.PreloadSkills
+	}
+	return nil
 }
 
 // RunResponse is one event of the run.
@@ -784,6 +794,7 @@ type SubmitRequest struct {
 	ToolCallMode  ToolCallMode           `protobuf:"varint,6,opt,name=tool_call_mode,json=toolCallMode,proto3,enum=wunder.v1.ToolCallMode" json:"tool_call_mode,omitempty"`
 	Language      string                 `protobuf:"bytes,7,opt,name=language,proto3" json:"language,omitempty"`
 	MaxRounds     int32                  `protobuf:"varint,8,opt,name=max_rounds,json=maxRounds,proto3" json:"max_rounds,omitempty"`
+	PreloadSkills []string               `protobuf:"bytes,9,rep,name=preload_skills,json=preloadSkills,proto3" json:"preload_skills,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -872,6 +883,13 @@ func (x *SubmitRequest) GetMaxRounds() int32 {
 		return x.MaxRounds
 	}
 	return 0
+}
+
+func (x *SubmitRequest) GetPreloadSkills() []string {
+	if x != nil {
+		return x.PreloadSkills
+	}
+	return nil
 }
 
 // SubmitResponse carries the run as admitted (queued or running).
@@ -1290,7 +1308,7 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x03seq\x18\x03 \x01(\x03R\x03seq\x12\x12\n" +
 	"\x04type\x18\x04 \x01(\tR\x04type\x12+\n" +
 	"\x04data\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x04data\x12.\n" +
-	"\x04time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\x98\x02\n" +
+	"\x04time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\xbf\x02\n" +
 	"\n" +
 	"RunRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1a\n" +
@@ -1304,7 +1322,8 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x0etool_call_mode\x18\x06 \x01(\x0e2\x17.wunder.v1.ToolCallModeR\ftoolCallMode\x12\x1a\n" +
 	"\blanguage\x18\a \x01(\tR\blanguage\x12\x1d\n" +
 	"\n" +
-	"max_rounds\x18\b \x01(\x05R\tmaxRounds\"5\n" +
+	"max_rounds\x18\b \x01(\x05R\tmaxRounds\x12%\n" +
+	"\x0epreload_skills\x18\t \x03(\tR\rpreloadSkills\"5\n" +
 	"\vRunResponse\x12&\n" +
 	"\x05event\x18\x01 \x01(\v2\x10.wunder.v1.EventR\x05event\"\\\n" +
 	"\rFollowRequest\x12\x17\n" +
@@ -1312,7 +1331,7 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1b\n" +
 	"\tafter_seq\x18\x03 \x01(\x03R\bafterSeq\"8\n" +
 	"\x0eFollowResponse\x12&\n" +
-	"\x05event\x18\x01 \x01(\v2\x10.wunder.v1.EventR\x05event\"\x9b\x02\n" +
+	"\x05event\x18\x01 \x01(\v2\x10.wunder.v1.EventR\x05event\"\xc2\x02\n" +
 	"\rSubmitRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1a\n" +
 	"\bquestion\x18\x02 \x01(\tR\bquestion\x12\x1d\n" +
@@ -1325,7 +1344,8 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x0etool_call_mode\x18\x06 \x01(\x0e2\x17.wunder.v1.ToolCallModeR\ftoolCallMode\x12\x1a\n" +
 	"\blanguage\x18\a \x01(\tR\blanguage\x12\x1d\n" +
 	"\n" +
-	"max_rounds\x18\b \x01(\x05R\tmaxRounds\"2\n" +
+	"max_rounds\x18\b \x01(\x05R\tmaxRounds\x12%\n" +
+	"\x0epreload_skills\x18\t \x03(\tR\rpreloadSkills\"2\n" +
 	"\x0eSubmitResponse\x12 \n" +
 	"\x03run\x18\x01 \x01(\v2\x0e.wunder.v1.RunR\x03run\"?\n" +
 	"\rCancelRequest\x12\x17\n" +

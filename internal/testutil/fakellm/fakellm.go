@@ -10,6 +10,12 @@
 //     tool's result, verbatim (the generic scenario: any tool, e.g.
 //     "call a2a__peer {\"message\":\"hi\"}"); it is checked first, and
 //     a question without such a directive behaves as below;
+//   - a question containing "follow the skill <name>" makes it load the
+//     skill (load_skill), then obey the first "call <tool-wire-name>
+//     <json-object>" directive of that skill's instructions as the system
+//     prompt carries them (under "### Loaded skill: <name>"), then answer
+//     with the tool's result: a model that learns what to do from a
+//     loaded skill only;
 //   - a question containing "write" makes it call write_file (path
 //     notes.txt, content "hello from fakellm"), then read_file on the same
 //     path, then answer with what read_file returned;
@@ -209,6 +215,9 @@ func scenario(msgs []chatMessage) answer {
 			question, results = m.Content, nil
 		}
 	}
+	if skill, ok := followDirective(question); ok {
+		return followSkill(msgs, skill, results)
+	}
 	if name, args, ok := callDirective(question); ok {
 		if len(results) == 0 {
 			return answer{toolName: name, toolArgs: args}
@@ -233,6 +242,41 @@ func scenario(msgs []chatMessage) answer {
 	default:
 		return answer{text: "notes.txt contains: " + results[len(results)-1]}
 	}
+}
+
+// followDirective finds "follow the skill <name>" in q.
+func followDirective(q string) (string, bool) {
+	_, rest, ok := strings.Cut(q, "follow the skill ")
+	if !ok {
+		return "", false
+	}
+	name, _, _ := strings.Cut(strings.TrimSpace(rest), " ")
+	return strings.TrimRight(name, ".,;:!?"), name != ""
+}
+
+// followSkill loads the skill, then does what its loaded instructions in
+// the system prompt say, then answers with the last result.
+func followSkill(msgs []chatMessage, skill string, results []string) answer {
+	switch len(results) {
+	case 0:
+		args, _ := json.Marshal(map[string]string{"name": skill})
+		return answer{toolName: "load_skill", toolArgs: string(args)}
+	case 1:
+		system := ""
+		if len(msgs) > 0 && msgs[0].Role == "system" {
+			system = msgs[0].Content
+		}
+		_, body, ok := strings.Cut(system, "### Loaded skill: "+skill+"\n")
+		if !ok {
+			return answer{text: "the skill " + skill + " is not in my system prompt: " + results[0]}
+		}
+		body, _, _ = strings.Cut(body, "### Loaded skill: ")
+		if name, args, ok := callDirective(body); ok {
+			return answer{toolName: name, toolArgs: args}
+		}
+		return answer{text: "the skill " + skill + " asks for no call"}
+	}
+	return answer{text: results[len(results)-1]}
 }
 
 // callDirective finds "call <name> <json-object>" in q: name of letters,
