@@ -24,7 +24,9 @@ const maxWireName = 64
 // Registry merges toolsets and resolves tool names. It owns the one wire
 // encoding of canonical names: '@' becomes the separator (default "__"), any
 // other character outside [A-Za-z0-9_-] becomes '_', and names longer than 64
-// bytes are cut and suffixed with a hash. Decoding goes through the
+// bytes, or with characters outside ASCII (Chinese knowledge bases, say),
+// are cut where need be and suffixed with a hash, so they stay distinct.
+// Decoding goes through the
 // [Selection] that produced the names, so it is exact even where the
 // encoding is lossy; [Registry.CanonicalName] is the best-effort inverse for
 // names seen without a selection.
@@ -66,11 +68,25 @@ func (r *Registry) WireName(canonical string) string {
 		}
 	}
 	s = b.String()
-	if len(s) > maxWireName {
-		sum := sha256.Sum256([]byte(canonical))
+	sum := sha256.Sum256([]byte(canonical))
+	switch {
+	case len(s) > maxWireName:
 		s = s[:maxWireName-9] + "_" + hex.EncodeToString(sum[:4])
+	case nonASCII(canonical):
+		// Every non-ASCII character became '_': without the hash, two
+		// Chinese names of one length would share a wire name.
+		s = s[:min(len(s), maxWireName-9)] + "_" + hex.EncodeToString(sum[:4])
 	}
 	return s
+}
+
+func nonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return true
+		}
+	}
+	return false
 }
 
 // CanonicalName is the best-effort inverse of WireName without a selection.

@@ -28,7 +28,8 @@ var openAIName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 func TestWireNamesRoundTrip(t *testing.T) {
 	long := "server@" + strings.Repeat("x", 80)
-	names := []string{"read_file", "fs@read_text_file", "a2a@helper", "alice@fs@list", "mcp.server@tool.v2", long}
+	// Two Chinese names of one length: they must not share a wire name.
+	names := []string{"read_file", "fs@read_text_file", "a2a@helper", "alice@fs@list", "mcp.server@tool.v2", long, "产品手册", "员工手册", "alice@知识库"}
 	reg := NewRegistry("", nil, stubs(names...))
 	sel, err := reg.Select(context.Background(), "u", names, nil)
 	if err != nil {
