@@ -25,6 +25,10 @@ type fakeConnector struct {
 
 	mu      sync.Mutex
 	downErr error // when set, "https://down/" fails with it
+
+	// waiting receives a value when a "wait" tool call has begun (it
+	// then holds its connection until its context ends).
+	waiting chan struct{}
 }
 
 type fakeConfig struct {
@@ -118,6 +122,9 @@ func (c *fakeConn) call(name string) func(context.Context, *orchestrator.ToolInv
 				IsError: true, Data: map[string]string{"token": c.cfg.BearerToken}}, nil
 		}
 		if name == "wait" {
+			if c.f.waiting != nil {
+				c.f.waiting <- struct{}{}
+			}
 			<-ctx.Done()
 			return nil, ctx.Err()
 		}

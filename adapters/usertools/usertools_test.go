@@ -261,11 +261,12 @@ func TestConnectionsFollowConfiguration(t *testing.T) {
 	// A call in flight on the first configuration...
 	callCtx, cancel := context.WithCancel(ctx)
 	done := make(chan *orchestrator.ToolResult)
+	e.conn.waiting = make(chan struct{}, 1)
 	go func() {
 		res, _ := tools["alice@a@wait"].Call(callCtx, &orchestrator.ToolInvocation{UserID: "alice", Arguments: json.RawMessage(`{}`)})
 		done <- res
 	}()
-	time.Sleep(20 * time.Millisecond)
+	<-e.conn.waiting // the call holds its connection
 	set(`{"name":"a","url":"https://two/t"}`) // ...survives the change,
 	if got := keys(e.tools(t, "alice")); !slices.Equal(got, []string{"alice@a@t"}) {
 		t.Fatalf("tools after the change: %v", got)
