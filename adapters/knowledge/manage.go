@@ -150,27 +150,41 @@ func (s *Set) SetBases(ctx context.Context, owner string, specs []BaseSpec) ([]B
 		}
 		next = append(next, orchestrator.UserKnowledge{Name: b.Name, Description: b.Description, Shared: b.Shared})
 	}
-	var removed []string
 	_, err := s.opts.Configs.Update(ctx, owner, func(c *orchestrator.UserToolConfig) error {
-		removed = removed[:0]
-		for _, k := range c.Knowledge {
-			if !seen[k.Name] {
-				removed = append(removed, k.Name)
-			}
-		}
 		c.Knowledge = next
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range removed {
-		if err := s.opts.Files.DeleteToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, name); err != nil && !errors.Is(err, orchestrator.ErrNotFound) {
-			s.opts.Logger.WarnContext(ctx, "files of a removed knowledge base not deleted", "owner", owner, "base", name, "err", err)
-		}
-		s.cache.forget(storeSource{owner: owner, name: name}.key())
+	if err := s.dropOrphans(ctx, owner, seen); err != nil {
+		return nil, err
 	}
 	return s.Bases(ctx, owner)
+}
+
+// dropOrphans deletes owner's stored files of bases not in keep: those of
+// bases just taken off the list, and any an earlier attempt failed to
+// delete (so posting the list again finishes the job). A failure is the
+// caller's error, not a log line: the client is told its files remain.
+func (s *Set) dropOrphans(ctx context.Context, owner string, keep map[string]bool) error {
+	files, err := s.opts.Files.ListToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, "", false)
+	if err != nil {
+		return fmt.Errorf("%w: the list of knowledge bases is saved, but the files of removed bases were not checked (%v); post the list again", orchestrator.ErrUnavailable, err)
+	}
+	var done []string
+	for _, f := range files {
+		if keep[f.Name] || slices.Contains(done, f.Name) {
+			continue
+		}
+		err := s.opts.Files.DeleteToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, f.Name)
+		s.cache.forget(storeSource{owner: owner, name: f.Name}.key())
+		if err != nil && !errors.Is(err, orchestrator.ErrNotFound) {
+			return fmt.Errorf("%w: the list of knowledge bases is saved, but the files of %q were not deleted (%v); post the list again", orchestrator.ErrUnavailable, f.Name, err)
+		}
+		done = append(done, f.Name)
+	}
+	return nil
 }
 
 func (s *Set) dir(name string) *DirBase {

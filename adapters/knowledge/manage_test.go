@@ -3,6 +3,7 @@ package knowledge_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -145,5 +146,49 @@ func TestManageBases(t *testing.T) {
 	}
 	if _, err := s.Refresh(ctx, "notes"); !errors.Is(err, orchestrator.ErrNotFound) {
 		t.Errorf("refresh of a user's base (the admin refreshes global bases): %v", err)
+	}
+}
+
+// failingDelete is a store whose deletes fail while down is set.
+type failingDelete struct {
+	orchestratortest.ToolConfigStore
+	down bool
+}
+
+func (f *failingDelete) DeleteToolFiles(ctx context.Context, owner, kind, name string, paths ...string) error {
+	if f.down {
+		return fmt.Errorf("%w: store away", orchestrator.ErrUnavailable)
+	}
+	return f.ToolConfigStore.DeleteToolFiles(ctx, owner, kind, name, paths...)
+}
+
+// Taking a base off the list deletes its files; when that fails the
+// client is told so (not a log line), and posting the list again
+// finishes the job.
+func TestRemovedBaseFilesAreDeletedOrReported(t *testing.T) {
+	mem := orchestratortest.NewMemToolConfig()
+	store := &failingDelete{ToolConfigStore: mem}
+	s := knowledge.New(&knowledge.Options{Files: store, Configs: orchestrator.NewUserToolConfigs(store, time.Minute)})
+	t.Cleanup(func() { _ = s.Close() })
+	ctx := t.Context()
+	if _, err := s.SetBases(ctx, "alice", []knowledge.BaseSpec{{Name: "a"}, {Name: "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{"a", "b"} {
+		if err := s.WriteFile(ctx, "alice", b, "x.md", []byte("# x\n\ntext")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store.down = true
+	if _, err := s.SetBases(ctx, "alice", []knowledge.BaseSpec{{Name: "a"}}); !errors.Is(err, orchestrator.ErrUnavailable) || !strings.Contains(err.Error(), `"b"`) {
+		t.Fatalf("SetBases with deletes failing: %v; want an unavailable error naming b", err)
+	}
+	store.down = false
+	if _, err := s.SetBases(ctx, "alice", []knowledge.BaseSpec{{Name: "a"}}); err != nil {
+		t.Fatalf("posting the list again: %v", err)
+	}
+	left, _ := mem.ListToolFiles(ctx, "alice", orchestrator.ToolKindKnowledge, "", false)
+	if len(left) != 1 || left[0].Name != "a" {
+		t.Errorf("files left: %+v; want only a's", left)
 	}
 }
