@@ -266,7 +266,7 @@ func TestConnectionsFollowConfiguration(t *testing.T) {
 		res, _ := tools["alice@a@wait"].Call(callCtx, &orchestrator.ToolInvocation{UserID: "alice", Arguments: json.RawMessage(`{}`)})
 		done <- res
 	}()
-	<-e.conn.waiting // the call holds its connection
+	<-e.conn.waiting                          // the call holds its connection
 	set(`{"name":"a","url":"https://two/t"}`) // ...survives the change,
 	if got := keys(e.tools(t, "alice")); !slices.Equal(got, []string{"alice@a@t"}) {
 		t.Fatalf("tools after the change: %v", got)
