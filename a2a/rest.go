@@ -195,18 +195,11 @@ func restHTTP(e *w.Error) (int, string) {
 	return http.StatusInternalServerError, "INTERNAL"
 }
 
-type restError struct {
-	Code    int             `json:"code"`
-	Status  string          `json:"status"`
-	Message string          `json:"message"`
-	Details json.RawMessage `json:"details,omitempty"`
-}
-
 // restStatus is e as a google.rpc.Status body; its details are the
 // ErrorInfo (and RetryInfo) the JSON-RPC error carries as data.
-func restStatus(e *w.Error) map[string]restError {
+func restStatus(e *w.Error) w.Status {
 	code, status := restHTTP(e)
-	return map[string]restError{"error": {Code: code, Status: status, Message: e.Message, Details: e.Data}}
+	return w.Status{Error: w.StatusError{Code: code, Status: status, Message: e.Message, Details: e.Data}}
 }
 
 func writeRESTError(rw http.ResponseWriter, e *w.Error) {
@@ -222,7 +215,7 @@ func writeRESTError(rw http.ResponseWriter, e *w.Error) {
 func writeRESTStatus(rw http.ResponseWriter, code int, status, msg string, details json.RawMessage) {
 	rw.Header().Set("Content-Type", "application/json")
 	rw.WriteHeader(code)
-	_ = json.NewEncoder(rw).Encode(map[string]restError{"error": {Code: code, Status: status, Message: msg, Details: details}})
+	_ = json.NewEncoder(rw).Encode(w.Status{Error: w.StatusError{Code: code, Status: status, Message: msg, Details: details}})
 }
 
 func writeRESTResult(rw http.ResponseWriter, result any) {

@@ -78,8 +78,8 @@ func writeRateLimited(w http.ResponseWriter, r *http.Request, after time.Duratio
 		// A2A's HTTP+JSON binding: a google.rpc.Status.
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusTooManyRequests)
-		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": http.StatusTooManyRequests,
-			"status": "RESOURCE_EXHAUSTED", "message": detail, "details": a2awire.NewRetryError(a2awire.ReasonRateLimited, detail, after).Data}})
+		_ = json.NewEncoder(w).Encode(a2awire.Status{Error: a2awire.StatusError{Code: http.StatusTooManyRequests,
+			Status: "RESOURCE_EXHAUSTED", Message: detail, Details: a2awire.NewRetryError(a2awire.ReasonRateLimited, detail, after).Data}})
 	case r.URL.Path == "/a2a" || strings.HasPrefix(r.URL.Path, "/a2a/"):
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusTooManyRequests)

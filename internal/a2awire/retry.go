@@ -81,3 +81,18 @@ func (e *Error) retryable() error {
 	}
 	return err
 }
+
+// Status is the body of an error of A2A's HTTP+JSON binding: a
+// google.rpc.Status under "error" (AIP-193), whose details are the
+// ErrorInfo (and RetryInfo) a JSON-RPC error carries as data.
+type Status struct {
+	Error StatusError `json:"error"`
+}
+
+// StatusError is a Status's inner object.
+type StatusError struct {
+	Code    int             `json:"code"`
+	Status  string          `json:"status"`
+	Message string          `json:"message"`
+	Details json.RawMessage `json:"details,omitempty"`
+}
