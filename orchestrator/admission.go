@@ -38,6 +38,11 @@ type liveRun struct {
 	// aborted, when set, is why the run was stopped by the orchestrator
 	// (not by a cancel): it ends failed with this error.
 	aborted error
+	// decided marks a run resumed after its approvals were decided: its
+	// loop first finishes the suspended round (Run.Pending).
+	decided bool
+	// hbDone is closed when the heartbeat has stopped.
+	hbDone chan struct{}
 }
 
 // abort stops the run; it ends failed with err.
@@ -192,7 +197,7 @@ func (o *Orchestrator) newLiveRun(req RunRequest, x execution, locks []string, r
 		id: r.ID, userID: r.UserID, sessionID: r.SessionID, req: req, sel: x.sel,
 		model: x.model, settings: x.settings, mode: x.mode,
 		language: firstNonEmpty(req.Language, o.opts.DefaultLanguage),
-		locks:    locks, ctx: runCtx, cancel: cancel, run: r,
+		locks:    locks, ctx: runCtx, cancel: cancel, run: r, hbDone: make(chan struct{}),
 	}
 	// A log that cannot store its events stops the run; complete records
 	// it as failed.
@@ -204,7 +209,7 @@ func (o *Orchestrator) newLiveRun(req RunRequest, x execution, locks []string, r
 func specOf(req RunRequest) *RunSpec {
 	return &RunSpec{ToolNames: req.ToolNames, ExcludeTools: req.ExcludeTools, PreloadSkills: req.PreloadSkills, ModelName: req.ModelName,
 		ToolCallMode: req.ToolCallMode, Language: req.Language, Caller: req.Caller, MaxRounds: req.MaxRounds,
-		Metadata: req.Metadata}
+		Metadata: req.Metadata, ApprovalMode: req.ApprovalMode}
 }
 
 // discard drops a run that was never stored or admitted.
@@ -337,6 +342,7 @@ func (o *Orchestrator) startHeartbeat(lr *liveRun) {
 	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()
+		defer close(lr.hbDone)
 		t := time.NewTicker(o.opts.LockTTL / 3)
 		defer t.Stop()
 		for {
@@ -381,6 +387,10 @@ func (o *Orchestrator) launch(lr *liveRun) {
 	go func() {
 		defer o.wg.Done()
 		out := o.execute(lr)
+		if out.state == RunWaitingInput {
+			o.suspendRun(lr, out)
+			return
+		}
 		o.finish(lr, out)
 	}()
 }
@@ -413,6 +423,21 @@ func (o *Orchestrator) Cancel(ctx context.Context, userID, runID string) (*Run, 
 	}
 	if r.State.Terminal() {
 		return r, fmt.Errorf("%w: run %s already %s", ErrConflict, runID, r.State)
+	}
+	if r.State == RunWaitingInput {
+		// Executed nowhere: whoever claims it ends it.
+		err := o.endWaiting(ctx, r, outcome{stop: StopCancelled, state: RunCancelled, usage: r.Usage})
+		if err == nil {
+			return o.store.GetRun(ctx, runID)
+		}
+		if !errors.Is(err, ErrConflict) {
+			return nil, err
+		}
+		// Resumed meanwhile: cancel it as a running run.
+		if lr := o.liveRun(runID); lr != nil {
+			o.cancelLive(lr)
+			return lr.snapshot(), nil
+		}
 	}
 	// Another process executes it: flag it in the store, where its owner's
 	// heartbeat (or, if the owner is dead, the reaper) sees it.

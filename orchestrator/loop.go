@@ -21,7 +21,7 @@ type outcome struct {
 // execute runs lr's agent loop to its end. It never panics: a panic in the
 // loop (or a tool it calls on this goroutine) fails the run.
 func (o *Orchestrator) execute(lr *liveRun) (out outcome) {
-	l := &loop{o: o, lr: lr, log: lr.log, replan: replanner{p: o.opts.Replan.withDefaults()}}
+	l := &loop{o: o, lr: lr, log: lr.log, replan: replanner{p: o.opts.Replan.withDefaults()}, usage: lr.snapshot().Usage}
 	defer func() {
 		if p := recover(); p != nil {
 			o.log.Error("run panicked", "run_id", lr.id, "panic", p, "stack", string(debug.Stack()))
@@ -44,9 +44,12 @@ func (o *Orchestrator) execute(lr *liveRun) (out outcome) {
 		// The run goes on: its end is stored over this state.
 		o.log.Warn("run start not stored", "run_id", lr.id, "err", err)
 	}
-	if lr.resumed {
+	switch {
+	case lr.decided:
+		lr.log.emit(EventProgress, ProgressData{Stage: "resumed", Summary: "run resumed after its approvals were decided"})
+	case lr.resumed:
 		lr.log.emit(EventProgress, ProgressData{Stage: "resumed", Summary: "run resumed after its process stopped"})
-	} else {
+	default:
 		lr.log.emit(EventProgress, ProgressData{Stage: "started", Summary: "run started"})
 	}
 	return l.run(lr.ctx)
@@ -71,6 +74,9 @@ type loop struct {
 	// counts the plan's completed steps, for the goal check.
 	replan    replanner
 	completed int
+	// approvalRule is the user's ToolAccess.Approval, read on first use.
+	approvalRule     []string
+	approvalRuleRead bool
 }
 
 func (l *loop) run(ctx context.Context) outcome {
@@ -113,6 +119,19 @@ func (l *loop) run(ctx context.Context) outcome {
 		maxRounds = 8
 	}
 	var last string
+	if p := lr.snapshot().Pending; p != nil && lr.resumed && p.Round == done+1 {
+		// The round that waited for approvals: its calls run now, as
+		// decided.
+		l.round = p.Round
+		var stop *outcome
+		if msgs, stop = l.finishPending(ctx, msgs, p); stop != nil {
+			return *stop
+		}
+		done = p.Round
+		if c := cleanAnswer(p.Content); c != "" {
+			last = c
+		}
+	}
 	for l.round = done + 1; l.round <= maxRounds; l.round++ {
 		if ctx.Err() != nil {
 			return l.cancelled()
@@ -147,18 +166,11 @@ func (l *loop) run(ctx context.Context) outcome {
 			}
 			return outcome{answer: answer, stop: StopFinalTool, state: RunFinished, usage: l.usage}
 		}
-		results := l.runTools(ctx, calls)
-		if ctx.Err() != nil {
-			return l.cancelled()
+		if asks := l.gate(ctx, calls); len(asks) > 0 {
+			return l.suspend(ctx, resp, calls, asks)
 		}
-		round := append([]Message{assistant}, l.resultMessages(calls, results)...)
-		out, stop := l.planning(ctx, msgs, resp, calls, results)
-		round = append(round, out...)
-		msgs = append(msgs, round...)
-		if err := l.save(ctx, round...); err != nil {
-			return l.fail(ctx, "store", err)
-		}
-		if stop != nil {
+		var stop *outcome
+		if msgs, stop = l.endRound(ctx, msgs, resp, assistant, calls); stop != nil {
 			return *stop
 		}
 		if c := cleanAnswer(resp.Content); c != "" {
@@ -173,6 +185,26 @@ func (l *loop) run(ctx context.Context) outcome {
 		answer = fmt.Sprintf("Stopped after %d rounds without a final answer.", maxRounds)
 	}
 	return outcome{answer: answer, stop: StopMaxRounds, state: RunFinished, usage: l.usage}
+}
+
+// endRound runs a round's calls and stores the round: the model's
+// message, the results, and what planning adds. It returns the history
+// with the round, or the outcome that ends the run.
+func (l *loop) endRound(ctx context.Context, msgs []Message, resp *ModelResponse, assistant Message, calls []pendingCall) ([]Message, *outcome) {
+	results := l.runTools(ctx, calls)
+	if ctx.Err() != nil {
+		out := l.cancelled()
+		return msgs, &out
+	}
+	round := append([]Message{assistant}, l.resultMessages(calls, results)...)
+	add, stop := l.planning(ctx, msgs, resp, calls, results)
+	round = append(round, add...)
+	msgs = append(msgs, round...)
+	if err := l.save(ctx, round...); err != nil {
+		out := l.fail(ctx, "store", err)
+		return msgs, &out
+	}
+	return msgs, stop
 }
 
 // resumePoint finds run's question in msgs and counts its stored rounds
@@ -244,6 +276,13 @@ type pendingCall struct {
 	call ToolCall // Name canonical when resolved
 	tool Tool
 	err  string
+	// preset is the call's result without running it (a rejected call,
+	// or one an earlier execution ran); approval marks an approved call,
+	// run exactly once (callApproved); note prefixes the result the model
+	// reads.
+	preset   *ToolResult
+	approval *Approval
+	note     string
 }
 
 // toolCalls reads the calls out of a response, resolving names through the
@@ -299,7 +338,7 @@ func (l *loop) resultMessages(calls []pendingCall, results []*ToolResult) []Mess
 	if l.lr.mode == ModeFunctionCall {
 		out := make([]Message, len(calls))
 		for i, c := range calls {
-			content := results[i].Content
+			content := c.note + results[i].Content
 			if results[i].IsError {
 				content = "Error: " + content
 			}
@@ -309,7 +348,11 @@ func (l *loop) resultMessages(calls []pendingCall, results []*ToolResult) []Mess
 	}
 	lines := make([]string, len(calls))
 	for i, c := range calls {
-		lines[i] = renderTextResult(c.call.Name, results[i])
+		res := results[i]
+		if c.note != "" {
+			res = &ToolResult{Content: c.note + res.Content, IsError: res.IsError}
+		}
+		lines[i] = renderTextResult(c.call.Name, res)
 	}
 	return []Message{{Role: RoleUser, Content: strings.Join(lines, "\n"), RunID: l.lr.id, CreatedAt: now}}
 }

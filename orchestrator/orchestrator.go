@@ -47,6 +47,12 @@ type Options struct {
 	// Replan configures replanning and the goal check (plan.go); off by
 	// default.
 	Replan ReplanPolicy
+	// Approvals says which calls wait for a person's decision
+	// (approval.go); by default none.
+	Approvals ApprovalPolicy
+	// Schemas validates the arguments of an edited approval against the
+	// tool's input schema; nil checks only required properties.
+	Schemas SchemaValidator
 	// Watcher, when set, tells this process at once when another one
 	// appends events to a run or asks to cancel one (a store shared by
 	// replicas; see [RunWatcher]). nil: followers poll and remote cancels
@@ -113,6 +119,7 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	o.Approvals = o.Approvals.withDefaults()
 	return o
 }
 
@@ -212,8 +219,11 @@ type RunRequest struct {
 	MaxRounds int
 	// Metadata travels with the run to its tools (ToolInvocation.Metadata);
 	// the A2A front-end puts the delegation depth here for the recursion
-	// guard of a2a@service tools. Not persisted.
+	// guard of a2a@service tools.
 	Metadata map[string]string
+	// ApprovalMode: suggest, auto_edit or full_auto; "" = the policy's
+	// (see ApprovalPolicy).
+	ApprovalMode string
 }
 
 const maxQuestionLen = 1 << 20
@@ -252,7 +262,7 @@ func (o *Orchestrator) validate(req *RunRequest) error {
 	if req.MaxRounds < 0 {
 		return invalidf("max_rounds must not be negative")
 	}
-	return nil
+	return CheckApprovalMode(req.ApprovalMode)
 }
 
 // newID returns a random, URL-safe id with a prefix.

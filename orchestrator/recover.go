@@ -47,6 +47,14 @@ func (o *Orchestrator) RecoverOrphans(ctx context.Context) (int, error) {
 		if o.executes(r.ID) {
 			continue
 		}
+		if r.State == RunWaitingInput {
+			// Not an orphan: it waits for a person, executed nowhere.
+			// Decisions that are complete (or expired) resume it.
+			if err := o.resumeIfReady(ctx, r.ID); err != nil && !errors.Is(err, ErrNotFound) {
+				o.log.Warn("waiting run not resumed", "run_id", r.ID, "err", err)
+			}
+			continue
+		}
 		if r.Owner == "" {
 			// A run of a version before owners: the session lock decides.
 			ok, err := o.legacyOrphan(ctx, r)
@@ -102,6 +110,7 @@ func (o *Orchestrator) recoverRun(ctx context.Context, r *Run) error {
 	if err := o.endStored(ctx, r, orphanOutcome(r)); err != nil {
 		return err
 	}
+	o.closeApprovals(ctx, r.ID, "the run was interrupted")
 	o.log.Warn("orphaned run ended", "run_id", r.ID, "state", r.State, "stop_reason", r.StopReason)
 	return nil
 }
@@ -112,18 +121,7 @@ func (o *Orchestrator) recoverRun(ctx context.Context, r *Run) error {
 // stored runs again. Its event log goes on after the last stored event,
 // with a "resumed" progress event.
 func (o *Orchestrator) resume(ctx context.Context, r *Run) error {
-	if r.Spec == nil {
-		return errors.New("the run was stored without its request")
-	}
-	sp := r.Spec
-	req := RunRequest{UserID: r.UserID, SessionID: r.SessionID, Question: r.Question, ToolNames: sp.ToolNames, PreloadSkills: sp.PreloadSkills,
-		ExcludeTools: sp.ExcludeTools, ModelName: sp.ModelName, ToolCallMode: sp.ToolCallMode, Language: sp.Language,
-		Caller: sp.Caller, MaxRounds: sp.MaxRounds, Metadata: sp.Metadata}
-	x, err := o.prepare(ctx, req)
-	if err != nil {
-		return err
-	}
-	base, err := o.lastStoredSeq(ctx, r)
+	req, x, base, err := o.resumable(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -133,12 +131,36 @@ func (o *Orchestrator) resume(ctx context.Context, r *Run) error {
 	}
 	lr := o.newLiveRun(req, x, locks, *r, base)
 	lr.resumed = true
+	return o.admitResumed(lr)
+}
+
+// resumable rebuilds what a stored run executes with: its request, its
+// model and tools, and the seq its log goes on after.
+func (o *Orchestrator) resumable(ctx context.Context, r *Run) (RunRequest, execution, int64, error) {
+	if r.Spec == nil {
+		return RunRequest{}, execution{}, 0, errors.New("the run was stored without its request")
+	}
+	sp := r.Spec
+	req := RunRequest{UserID: r.UserID, SessionID: r.SessionID, Question: r.Question, ToolNames: sp.ToolNames, PreloadSkills: sp.PreloadSkills,
+		ExcludeTools: sp.ExcludeTools, ModelName: sp.ModelName, ToolCallMode: sp.ToolCallMode, Language: sp.Language,
+		Caller: sp.Caller, MaxRounds: sp.MaxRounds, Metadata: sp.Metadata, ApprovalMode: sp.ApprovalMode}
+	x, err := o.prepare(ctx, req)
+	if err != nil {
+		return req, x, 0, err
+	}
+	base, err := o.lastStoredSeq(ctx, r)
+	return req, x, base, err
+}
+
+// admitResumed admits a resumed run: a slot, or the queue.
+func (o *Orchestrator) admitResumed(lr *liveRun) error {
 	startNow, pos, err := o.admit(lr)
 	if err != nil {
 		o.discard(lr)
 		return err
 	}
 	o.startHeartbeat(lr)
+	o.follow.wake(lr.id)
 	if startNow {
 		o.launch(lr)
 	} else {

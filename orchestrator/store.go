@@ -60,6 +60,24 @@ type Store interface {
 
 	AppendToolLog(ctx context.Context, l *ToolLog) error
 
+	// ClaimWaiting moves a run in waiting_input to running under owner
+	// to, atomically, and returns it as stored afterwards: of several
+	// claimants exactly one wins. The error wraps ErrConflict when the run
+	// is not waiting and ErrNotFound when there is no such run.
+	ClaimWaiting(ctx context.Context, runID, to string) (*Run, error)
+	// CreateApprovals stores new approvals; (run_id, approval_id) is
+	// unique.
+	CreateApprovals(ctx context.Context, approvals []*Approval) error
+	// GetApproval returns one approval of a run.
+	GetApproval(ctx context.Context, runID, approvalID string) (*Approval, error)
+	// ListApprovals returns a run's approvals, oldest first.
+	ListApprovals(ctx context.Context, runID string) ([]*Approval, error)
+	// UpdateApproval writes a's state, decision, decided_at, execution
+	// and result if the stored approval is still in state from with
+	// execution fromExecution (compare and set); otherwise it writes
+	// nothing and the error wraps ErrConflict.
+	UpdateApproval(ctx context.Context, a *Approval, from ApprovalState, fromExecution string) error
+
 	// AcquireLock takes the named lock for owner until now+ttl. It succeeds
 	// when the lock is free, expired, or already held by owner (which renews
 	// it); otherwise it returns an error wrapping ErrBusy. It is atomic

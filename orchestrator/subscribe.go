@@ -41,7 +41,7 @@ func (o *Orchestrator) Events(ctx context.Context, userID, runID string, afterSe
 			}
 			after, ok := followLive(ctx, lr.log, afterSeq, yield)
 			if ok {
-				o.followStored(ctx, runID, after, true, yield)
+				o.followStored(ctx, runID, after, lr.log, yield)
 			}
 			return
 		}
@@ -53,7 +53,7 @@ func (o *Orchestrator) Events(ctx context.Context, userID, runID string, afterSe
 			yield(Event{}, err)
 			return
 		}
-		o.followStored(ctx, runID, afterSeq, false, yield)
+		o.followStored(ctx, runID, afterSeq, nil, yield)
 	}
 }
 
@@ -112,16 +112,16 @@ func (o *Orchestrator) replayStored(ctx context.Context, runID string, after, to
 }
 
 // followStored yields a run's events from the store, polling until its
-// final event. liveEnded says the run's live log here ended without one, so
-// it is not followed again.
-func (o *Orchestrator) followStored(ctx context.Context, runID string, after int64, liveEnded bool, yield func(Event, error) bool) {
+// final event. ended is a live log of the run here that ended without one
+// (its run suspended for approvals, or its store writes failed): it is not
+// followed again, but a later execution here (a resumed run) is.
+// Followers are woken by the store's notifications (another process
+// appended events) and by this process when a run resumes or ends here
+// without a live log.
+func (o *Orchestrator) followStored(ctx context.Context, runID string, after int64, ended *runLog, yield func(Event, error) bool) {
 	var timer *time.Timer
-	var wake chan struct{}
-	if o.watching {
-		var done func()
-		wake, done = o.follow.wait(runID)
-		defer done()
-	}
+	wake, done := o.follow.wait(runID)
+	defer done()
 	for {
 		evs, err := o.store.ListEvents(ctx, runID, after, storePage)
 		if err != nil {
@@ -142,12 +142,12 @@ func (o *Orchestrator) followStored(ctx context.Context, runID string, after int
 		}
 		// Caught up. If the run is live here now (it was queued
 		// elsewhere... or just started), switch to its log.
-		if lr := o.liveRun(runID); lr != nil && !liveEnded && after >= lr.log.base {
+		if lr := o.liveRun(runID); lr != nil && lr.log != ended && after >= lr.log.base {
 			var more bool
 			if after, more = followLive(ctx, lr.log, after, yield); !more {
 				return
 			}
-			liveEnded = true
+			ended = lr.log
 			continue
 		}
 		r, err := o.store.GetRun(ctx, runID)
@@ -172,7 +172,7 @@ func (o *Orchestrator) followStored(ctx context.Context, runID string, after int
 		}
 		select {
 		case <-timer.C:
-		case <-wake: // nil (never ready) when the store does not notify
+		case <-wake:
 		case <-ctx.Done():
 			yield(Event{}, ctx.Err())
 			return

@@ -26,6 +26,9 @@ type ToolSpec struct {
 	// the model asked for them, one after another, in parallel with the
 	// read-only ones.
 	ReadOnly bool `json:"read_only,omitempty"`
+	// EditsFiles tools change files of the workspace and nothing else
+	// (write_file, edit_file): approval mode auto_edit lets them run.
+	EditsFiles bool `json:"edits_files,omitempty"`
 	// AlwaysOn tools are offered whatever the request's tool_names say
 	// (e.g. final_response).
 	AlwaysOn bool `json:"always_on,omitempty"`

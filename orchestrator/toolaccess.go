@@ -2,8 +2,6 @@ package orchestrator
 
 import (
 	"context"
-	"path"
-	"slices"
 )
 
 // ToolAccess is a user's tool rule (the original wunder's
@@ -17,8 +15,8 @@ type ToolAccess struct {
 	Allowed []string `json:"allowed_tools"`
 	// Denied tools are never offered, whatever Allowed says.
 	Denied []string `json:"denied_tools"`
-	// Approval lists tools whose calls need a human's approval (kept for
-	// the approvals issue; not enforced yet).
+	// Approval lists tools whose calls need a person's approval
+	// (approval.go), read-only or not.
 	Approval []string `json:"approval_tools"`
 }
 
@@ -27,16 +25,18 @@ func (a *ToolAccess) Permits(name string) bool {
 	if a == nil {
 		return true
 	}
-	match := func(patterns []string) bool {
-		return slices.ContainsFunc(patterns, func(p string) bool {
-			ok, err := path.Match(p, name)
-			return p == name || (err == nil && ok)
-		})
-	}
-	if match(a.Denied) {
+	if matchesAny(a.Denied, name) {
 		return false
 	}
-	return a.Allowed == nil || match(a.Allowed)
+	return a.Allowed == nil || matchesAny(a.Allowed, name)
+}
+
+// accessRule is the user's tool rule, nil when there is none.
+func (r *Registry) accessRule(ctx context.Context, userID string) (*ToolAccess, error) {
+	if r.access == nil {
+		return nil, nil
+	}
+	return r.access.ToolAccess(ctx, userID)
 }
 
 // ToolAccessSource gives a user's tool rule; nil with no error means none.

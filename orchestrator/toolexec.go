@@ -20,11 +20,14 @@ func (l *loop) runTools(ctx context.Context, calls []pendingCall) []*ToolResult 
 	for i, c := range calls {
 		l.log.emit(EventToolCall, ToolCallData{Round: l.round, CallID: c.call.ID, Name: c.call.Name, Arguments: c.call.Arguments})
 		switch {
+		case c.preset != nil:
+			results[i] = c.preset
+			l.reportResult(c, results[i], 0)
 		case c.tool == nil:
 			results[i] = ErrorResult(c.err)
 			l.reportResult(c, results[i], 0)
 		case c.tool.Spec().ReadOnly:
-			wg.Go(func() { results[i] = l.callTool(ctx, c) })
+			wg.Go(func() { results[i] = l.call(ctx, c) })
 		default:
 			serial = append(serial, i)
 		}
@@ -36,12 +39,20 @@ func (l *loop) runTools(ctx context.Context, calls []pendingCall) []*ToolResult 
 					results[i] = ErrorResult("cancelled before it started")
 					continue
 				}
-				results[i] = l.callTool(ctx, calls[i])
+				results[i] = l.call(ctx, calls[i])
 			}
 		})
 	}
 	wg.Wait()
 	return results
+}
+
+// call runs one call; an approved one exactly once.
+func (l *loop) call(ctx context.Context, c pendingCall) *ToolResult {
+	if c.approval != nil {
+		return l.callApproved(ctx, c)
+	}
+	return l.callTool(ctx, c)
 }
 
 // callTool runs one call, turning errors and panics into error results.

@@ -83,8 +83,11 @@ type Run struct {
 	Owner string `json:"-"`
 	// Spec is what the run was asked besides its question, kept so a run
 	// interrupted by a crash can be resumed; nil for runs stored before it.
-	Spec  *RunSpec `json:"-"`
-	Usage Usage    `json:"usage"`
+	Spec *RunSpec `json:"-"`
+	// Pending is the round a waiting run suspended (approval.go); nil
+	// otherwise.
+	Pending *PendingRound `json:"-"`
+	Usage   Usage         `json:"usage"`
 	// LastSeq is the seq of the last event the run has logged.
 	LastSeq    int64      `json:"last_seq"`
 	CreatedAt  time.Time  `json:"created_at"`
@@ -104,6 +107,7 @@ type RunSpec struct {
 	Caller        Caller            `json:"caller,omitempty"`
 	MaxRounds     int               `json:"max_rounds,omitempty"`
 	Metadata      map[string]string `json:"metadata,omitempty"`
+	ApprovalMode  string            `json:"approval_mode,omitempty"`
 }
 
 // Message roles.

@@ -54,6 +54,7 @@ type runRow struct {
 	ModelName    string     `bun:"model_name,notnull"`
 	Owner        string     `bun:"owner,notnull"`
 	Spec         *string    `bun:"spec"`
+	Pending      *string    `bun:"pending"`
 	InputTokens  int64      `bun:"input_tokens,notnull"`
 	OutputTokens int64      `bun:"output_tokens,notnull"`
 	TotalTokens  int64      `bun:"total_tokens,notnull"`
@@ -199,7 +200,7 @@ func textSpec(t *string) *orchestrator.RunSpec {
 }
 
 func toRunRow(r *orchestrator.Run) *runRow {
-	return &runRow{Spec: specText(r.Spec), ID: r.ID, SessionID: r.SessionID, UserID: r.UserID, State: string(r.State),
+	return &runRow{Spec: specText(r.Spec), Pending: pendingText(r.Pending), ID: r.ID, SessionID: r.SessionID, UserID: r.UserID, State: string(r.State),
 		StopReason: string(r.StopReason), Question: r.Question, Answer: r.Answer, Error: r.Error,
 		ModelName: r.ModelName, Owner: r.Owner, InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens,
 		TotalTokens: r.Usage.TotalTokens, LastSeq: r.LastSeq, CreatedAt: stamp(r.CreatedAt),
@@ -209,7 +210,7 @@ func toRunRow(r *orchestrator.Run) *runRow {
 func fromRunRow(r *runRow) *orchestrator.Run {
 	return &orchestrator.Run{ID: r.ID, SessionID: r.SessionID, UserID: r.UserID,
 		State: orchestrator.RunState(r.State), StopReason: orchestrator.StopReason(r.StopReason),
-		Question: r.Question, Answer: r.Answer, Error: r.Error, ModelName: r.ModelName, Owner: r.Owner, Spec: textSpec(r.Spec),
+		Question: r.Question, Answer: r.Answer, Error: r.Error, ModelName: r.ModelName, Owner: r.Owner, Spec: textSpec(r.Spec), Pending: textPending(r.Pending),
 		Usage:   orchestrator.Usage{InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, TotalTokens: r.TotalTokens},
 		LastSeq: r.LastSeq, CreatedAt: r.CreatedAt.UTC(), StartedAt: stampPtr(r.StartedAt), FinishedAt: stampPtr(r.FinishedAt)}
 }

@@ -32,7 +32,7 @@ func (s *Store) CreateRun(ctx context.Context, r *orchestrator.Run) error {
 // runMutable lists the columns UpdateRun writes; the others are fixed at
 // creation.
 var runMutable = []string{"state", "stop_reason", "answer", "error", "input_tokens", "output_tokens",
-	"total_tokens", "last_seq", "started_at", "finished_at"}
+	"total_tokens", "last_seq", "started_at", "finished_at", "pending"}
 
 // UpdateRun implements [orchestrator.Store]: one UPDATE fenced by the
 // owner; when it changes nothing, a second look tells a missing run

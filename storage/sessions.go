@@ -93,6 +93,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		for _, q := range []*bun.DeleteQuery{
 			tx.NewDelete().Model((*eventRow)(nil)).Where("run_id IN (?)", runs),
 			tx.NewDelete().Table("push_configs").Where("run_id IN (?)", runs),
+			tx.NewDelete().Model((*approvalRow)(nil)).Where("run_id IN (?)", runs),
 			tx.NewDelete().Model((*toolLogRow)(nil)).Where("session_id = ?", id),
 			tx.NewDelete().Model((*messageRow)(nil)).Where("session_id = ?", id),
 			tx.NewDelete().Model((*runRow)(nil)).Where("session_id = ?", id),

@@ -21,11 +21,12 @@ const memDefaultLimit = 100
 // storage too. It is safe for concurrent use; results are copies.
 func NewMemStore() orchestrator.Store {
 	return &memStore{
-		sessions: map[string]orchestrator.Session{},
-		messages: map[string][]orchestrator.Message{},
-		runs:     map[string]orchestrator.Run{},
-		events:   map[string][]orchestrator.Event{},
-		locks:    map[string]memLock{},
+		sessions:  map[string]orchestrator.Session{},
+		messages:  map[string][]orchestrator.Message{},
+		runs:      map[string]orchestrator.Run{},
+		events:    map[string][]orchestrator.Event{},
+		locks:     map[string]memLock{},
+		approvals: map[string][]orchestrator.Approval{},
 	}
 }
 
@@ -40,6 +41,8 @@ type memStore struct {
 	events   map[string][]orchestrator.Event // by run, sorted by seq
 	toolLogs []orchestrator.ToolLog
 	locks    map[string]memLock
+	// approvals by run, in creation order
+	approvals map[string][]orchestrator.Approval
 }
 
 type memLock struct {
@@ -92,6 +95,7 @@ func cloneRun(r orchestrator.Run) *orchestrator.Run {
 		r.Spec = new(orchestrator.RunSpec)
 		_ = json.Unmarshal(b, r.Spec)
 	}
+	r.Pending = clonePending(r.Pending)
 	return &r
 }
 
@@ -180,6 +184,7 @@ func (m *memStore) DeleteSession(_ context.Context, id string) error {
 		if r.SessionID == id {
 			delete(m.runs, rid)
 			delete(m.events, rid)
+			delete(m.approvals, rid)
 		}
 	}
 	m.toolLogs = slices.DeleteFunc(m.toolLogs, func(l orchestrator.ToolLog) bool { return l.SessionID == id })
@@ -253,6 +258,7 @@ func (m *memStore) UpdateRun(_ context.Context, r *orchestrator.Run) error {
 	}
 	cur.State, cur.StopReason, cur.Answer, cur.Error = r.State, r.StopReason, r.Answer, r.Error
 	cur.Usage, cur.LastSeq, cur.StartedAt, cur.FinishedAt = r.Usage, r.LastSeq, r.StartedAt, r.FinishedAt
+	cur.Pending = r.Pending
 	m.runs[r.ID] = *cloneRun(cur)
 	return nil
 }

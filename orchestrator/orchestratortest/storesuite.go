@@ -55,6 +55,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator.Store)
 		{"ToolLog", st.toolLogTests()},
 		{"Lock", st.lockTests()},
 		{"Owner", st.ownerTests()},
+		{"Approval", st.approvalTests()},
 		{"Text", st.textTests()},
 	} {
 		t.Run(group.name, func(t *testing.T) {

@@ -1,0 +1,2 @@
+ALTER TABLE runs DROP COLUMN pending;
+DROP TABLE IF EXISTS approvals;
