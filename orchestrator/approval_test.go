@@ -259,7 +259,7 @@ func TestCancelWaitingRun(t *testing.T) {
 func TestWaitingRunHoldsNoSlot(t *testing.T) {
 	d := &deployTool{}
 	h := newHarness(t, harnessOpts{mode: orchestrator.ModeFunctionCall, toolsets: []orchestrator.Toolset{d.toolset()},
-		opts: orchestrator.Options{MaxActiveRuns: 1, QueueSize: -1, Approvals: orchestrator.ApprovalPolicy{Tools: []string{"deploy"}}},
+		opts:  orchestrator.Options{MaxActiveRuns: 1, QueueSize: -1, Approvals: orchestrator.ApprovalPolicy{Tools: []string{"deploy"}}},
 		turns: []orchestratortest.Turn{call("deploy", `{"env":"prod"}`), {Content: "Done."}}})
 	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "ship it", ToolNames: []string{"deploy"}})
 	untilEvent(t, h.o, run.ID, 0, orchestrator.EventApprovalRequired)
@@ -334,7 +334,9 @@ func TestApprovalModes(t *testing.T) {
 
 type accessOf struct{ a *orchestrator.ToolAccess }
 
-func (a accessOf) ToolAccess(context.Context, string) (*orchestrator.ToolAccess, error) { return a.a, nil }
+func (a accessOf) ToolAccess(context.Context, string) (*orchestrator.ToolAccess, error) {
+	return a.a, nil
+}
 
 // withEdits is a registry of files (write_file marked as a file edit) and
 // deploy.

@@ -83,7 +83,7 @@ func (st *storeSuite) approvalTests() map[string]func(*testing.T) {
 			var won atomic.Int32
 			race(8, func(i int) {
 				a := approval("r1", "ap1")
-				decided := at(time.Duration(10+i))
+				decided := at(time.Duration(10 + i))
 				a.State, a.DecidedAt = orchestrator.ApprovalEdited, &decided
 				a.Decision = &orchestrator.ApprovalDecision{Decision: "edit", Arguments: json.RawMessage(`{"path":"b.txt"}`), Reason: "n" + string(rune('a'+i)), By: "u1"}
 				if s.UpdateApproval(ctx, a, orchestrator.ApprovalPending, "") == nil {
