@@ -26,6 +26,8 @@ type Backend interface {
 	ListSessions(ctx context.Context, userID string, page orchestrator.Page) ([]*orchestrator.Session, error)
 	History(ctx context.Context, userID, sessionID string, limit int) ([]orchestrator.Message, error)
 	DeleteSession(ctx context.Context, userID, sessionID string) error
+	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
+	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
 }
 
 var _ Backend = (*orchestrator.Orchestrator)(nil)
@@ -149,6 +151,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /wunder/sessions", s.handleListSessions)
 	s.mux.HandleFunc("GET /wunder/sessions/{session_id}", s.handleGetSession)
 	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
+	s.approvalRoutes()  // approvals.go
 	s.authRoutes()      // auth_routes.go
 	s.userToolRoutes()  // user_tools.go
 	s.knowledgeRoutes() // knowledge.go

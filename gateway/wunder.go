@@ -21,6 +21,9 @@ type wunderRequest struct {
 	ToolCallMode  string   `json:"tool_call_mode"`
 	Language      string   `json:"language"`
 	MaxRounds     int      `json:"max_rounds"`
+	// ApprovalMode: suggest, auto_edit or full_auto (approvals.mode when
+	// empty).
+	ApprovalMode string `json:"approval_mode"`
 }
 
 // wunderResponse is the non-streaming answer of POST /wunder.
@@ -32,6 +35,9 @@ type wunderResponse struct {
 	Usage      orchestrator.Usage      `json:"usage"`
 	StopReason orchestrator.StopReason `json:"stop_reason"`
 	Error      string                  `json:"error,omitempty"`
+	// Approvals, when the run waits for them (state waiting_input): decide
+	// each with POST /wunder/runs/{run_id}/approvals/{approval_id}.
+	Approvals []*orchestrator.Approval `json:"approvals,omitempty"`
 }
 
 // start decodes a run request, starts the run and writes any failure.
@@ -56,7 +62,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Ru
 	run, err := s.b.Start(r.Context(), orchestrator.RunRequest{
 		UserID: userID, SessionID: req.SessionID, Question: req.Question, ToolNames: req.ToolNames, PreloadSkills: req.PreloadSkills,
 		ModelName: req.ModelName, ToolCallMode: req.ToolCallMode, Language: req.Language,
-		MaxRounds: req.MaxRounds, Caller: orchestrator.CallerUser,
+		MaxRounds: req.MaxRounds, Caller: orchestrator.CallerUser, ApprovalMode: req.ApprovalMode,
 	})
 	if err != nil {
 		if errors.Is(err, orchestrator.ErrNotFound) {
@@ -93,6 +99,14 @@ func (s *Server) handleWunder(w http.ResponseWriter, r *http.Request) {
 			}
 			return
 		}
+		if ev.Type == orchestrator.EventApprovalRequired {
+			// The run waits for a person: answer now with what it asks
+			// (every approval of the round is stored before the first
+			// event), rather than hold the request for as long as the
+			// wait lasts.
+			s.answerWaiting(w, r, run)
+			return
+		}
 		if ev.Type == orchestrator.EventFinal {
 			if err := jsonUnmarshal(ev.Data, &final); err != nil {
 				writeError(w, r, err)
@@ -115,4 +129,21 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", "/wunder/runs/"+run.ID)
 	writeJSON(w, r, http.StatusAccepted, run)
+}
+
+// answerWaiting is the JSON answer of a run that waits for approvals.
+func (s *Server) answerWaiting(w http.ResponseWriter, r *http.Request, run *orchestrator.Run) {
+	list, err := s.b.Approvals(r.Context(), run.UserID, run.ID)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var pending []*orchestrator.Approval
+	for _, a := range list {
+		if a.State == orchestrator.ApprovalPending {
+			pending = append(pending, a)
+		}
+	}
+	writeJSON(w, r, http.StatusOK, wunderResponse{SessionID: run.SessionID, RunID: run.ID,
+		State: orchestrator.RunWaitingInput, Approvals: pending})
 }

@@ -513,7 +513,7 @@ func (o *Orchestrator) Decide(ctx context.Context, userID, runID, approvalID str
 		return nil, invalidf("decision must be one of %s, got %q", strings.Join(a.Decisions, ", "), d.Decision)
 	}
 	if d.By == "" {
-		d.By = firstNonEmpty(userID, "admin")
+		d.By = decider(ctx, userID)
 	}
 	d.Reason = StoredText(strings.TrimSpace(d.Reason))
 	if len(d.Reason) > 4000 {
@@ -549,6 +549,15 @@ func (o *Orchestrator) Decide(ctx context.Context, userID, runID, approvalID str
 		o.log.Warn("decided run not resumed yet", "run_id", runID, "err", err)
 	}
 	return a, nil
+}
+
+// decider names who decides: the principal's user, "admin" for a
+// credential of no user (the API key), else the user acted for.
+func decider(ctx context.Context, userID string) string {
+	if p, ok := PrincipalFrom(ctx); ok {
+		return firstNonEmpty(p.UserID, "admin")
+	}
+	return firstNonEmpty(userID, "admin")
 }
 
 // editedArgs checks the arguments of an edit: a JSON object that, merged

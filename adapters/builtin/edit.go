@@ -11,8 +11,9 @@ import (
 )
 
 var editFileDef = &toolDef{
-	name:    "edit_file",
-	aliases: []string{"编辑文件"},
+	name:       "edit_file",
+	editsFiles: true,
+	aliases:    []string{"编辑文件"},
 	description: "Edit a workspace text file by line numbers (as read_file shows them). Every edit " +
 		"refers to the ORIGINAL line numbers, so several edits can be given at once without " +
 		"recounting; edits may not overlap. Actions: replace (lines line..end_line become content), " +

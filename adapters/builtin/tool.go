@@ -16,6 +16,7 @@ type toolDef struct {
 	description string
 	schema      string // JSON Schema of the arguments
 	readOnly    bool
+	editsFiles  bool // changes workspace files and nothing else (approval mode auto_edit lets it run)
 	run         func(ctx context.Context, c *call) (*orchestrator.ToolResult, error)
 }
 
@@ -78,6 +79,7 @@ func (t *boundTool) Spec() orchestrator.ToolSpec {
 		InputSchema: json.RawMessage(t.def.schema),
 		Source:      "builtin",
 		ReadOnly:    t.def.readOnly,
+		EditsFiles:  t.def.editsFiles,
 	}
 }
 

@@ -14,8 +14,9 @@ import (
 const newFilePerm fs.FileMode = 0o640
 
 var writeFileDef = &toolDef{
-	name:    "write_file",
-	aliases: []string{"写入文件"},
+	name:       "write_file",
+	editsFiles: true,
+	aliases:    []string{"写入文件"},
 	description: "Create or overwrite a text file in the workspace with the given content. " +
 		"Missing parent directories are created. The write is atomic: the file holds the old or " +
 		"the new content, never a mix. To change part of an existing file prefer replace_text or edit_file.",
@@ -68,8 +69,9 @@ func runWriteFile(ctx context.Context, c *call) (*orchestrator.ToolResult, error
 }
 
 var replaceTextDef = &toolDef{
-	name:    "replace_text",
-	aliases: []string{"替换文本"},
+	name:       "replace_text",
+	editsFiles: true,
+	aliases:    []string{"替换文本"},
 	description: "Replace exact text in a workspace file. old_text must match the file exactly, " +
 		"including whitespace and indentation, and (unless replace_all or expected_replacements is set) " +
 		"occur exactly once: include enough surrounding lines to make it unique.",

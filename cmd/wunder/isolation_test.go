@@ -87,6 +87,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 		c.A2A.Push.AllowPrivate = true
 		c.MCP.Server.ExposeCatalog = true
 		c.UserTools.AllowPrivateURLs = true // alice's MCP server (isolation_usertools_test.go)
+		c.Concurrency.PerUser = 2           // two of alice's runs wait for approval at once (isolation_approvals_test.go)
 	})
 	f := &fixture{s: s}
 	admin := map[string]string{"X-API-Key": "admin-key"}
@@ -249,6 +250,7 @@ func (f *fixture) rows() []matrixRow {
 	rows = append(rows, f.a2aGRPCRows()...)
 
 	rows = append(rows, f.knowledgeRows()...) // isolation_knowledge_test.go
+	rows = append(rows, f.approvalRows()...)  // isolation_approvals_test.go
 
 	// MCP: the token is the only way to say who one is; the API key acts
 	// as mcp.server.user_id, so the admin cannot reach alice's resources here.

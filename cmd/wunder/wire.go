@@ -185,6 +185,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Watcher: store.Watcher(), // PostgreSQL: replicas hear of each other's runs at once
 		Replan: orchestrator.ReplanPolicy{Enabled: cfg.Replan.Enabled, MaxRetries: cfg.Replan.MaxRetries,
 			MaxReplans: cfg.Replan.MaxReplans, GoalCheck: cfg.GoalCheck.Enabled},
+		Approvals: approvalPolicy(cfg.Approvals), Schemas: schemaValidator{},
 		Logger: log,
 	})
 	if n, err := orch.RecoverOrphans(ctx); err != nil {

@@ -37,6 +37,7 @@ type Config struct {
 	Skills        Skills        `yaml:"skills"`
 	Replan        Replan        `yaml:"replan"`
 	GoalCheck     GoalCheck     `yaml:"goal_check"`
+	Approvals     Approvals     `yaml:"approvals"`
 	UserTools     UserTools     `yaml:"user_tools"`
 	Knowledge     Knowledge     `yaml:"knowledge"`
 

@@ -1,0 +1,74 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// The approval routes: a run waiting for a person lists what it asks, and
+// a decision resumes it (orchestrator/approval.go).
+//
+//	GET  /wunder/runs/{run_id}/approvals                -> {"approvals":[...]}
+//	POST /wunder/runs/{run_id}/approvals/{approval_id}  {"decision","arguments","reason"} -> the decided approval
+func (s *Server) approvalRoutes() {
+	s.mux.HandleFunc("GET /wunder/runs/{run_id}/approvals", s.handleListApprovals)
+	s.mux.HandleFunc("POST /wunder/runs/{run_id}/approvals/{approval_id}", s.handleDecide)
+}
+
+type approvalsResponse struct {
+	Approvals []*orchestrator.Approval `json:"approvals"`
+}
+
+func (s *Server) handleListApprovals(w http.ResponseWriter, r *http.Request) {
+	userID, err := scope(r, r.URL.Query().Get("user_id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	list, err := s.b.Approvals(r.Context(), userID, r.PathValue("run_id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if list == nil {
+		list = []*orchestrator.Approval{}
+	}
+	writeJSON(w, r, http.StatusOK, approvalsResponse{Approvals: list})
+}
+
+// decideRequest is the body of a decision.
+type decideRequest struct {
+	Decision  string          `json:"decision"`
+	Arguments json.RawMessage `json:"arguments"`
+	Reason    string          `json:"reason"`
+	UserID    string          `json:"user_id"`
+}
+
+func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request) {
+	var req decideRequest
+	if !decodeJSON(w, r, &req) {
+		return
+	}
+	named := req.UserID
+	if named == "" {
+		named = r.URL.Query().Get("user_id")
+	}
+	userID, err := scope(r, named)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if req.Decision == "" {
+		writeProblem(w, r, http.StatusBadRequest, "missing_decision", `decision is required: "approve", "edit", "reject" or "cancel"`)
+		return
+	}
+	a, err := s.b.Decide(r.Context(), userID, r.PathValue("run_id"), r.PathValue("approval_id"),
+		orchestrator.ApprovalDecision{Decision: req.Decision, Arguments: req.Arguments, Reason: req.Reason})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, a)
+}
