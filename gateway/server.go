@@ -54,6 +54,9 @@ type Options struct {
 	// Ready reports whether dependencies (the store, the first discovery of
 	// MCP servers) are usable; it must not block. Nil = ready.
 	Ready func(ctx context.Context) error
+	// DataDir is the data directory whose disk use the monitor reports
+	// ("" = not reported).
+	DataDir string
 	// Version is reported by /healthz.
 	Version string
 	Logger  *slog.Logger
@@ -152,6 +155,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /wunder/sessions/{session_id}", s.handleGetSession)
 	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
 	s.approvalRoutes()  // approvals.go
+	s.monitorRoutes()   // monitor.go
 	s.authRoutes()      // auth_routes.go
 	s.userToolRoutes()  // user_tools.go
 	s.knowledgeRoutes() // knowledge.go

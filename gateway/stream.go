@@ -19,6 +19,8 @@ import (
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, userID, runID string, after int64) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	openStreams.Add(1)
+	defer openStreams.Add(-1)
 	type item struct {
 		ev  orchestrator.Event
 		err error

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -43,6 +45,35 @@ type liveRun struct {
 	decided bool
 	// hbDone is closed when the heartbeat has stopped.
 	hbDone chan struct{}
+	// tools are the calls executing now, in start order (the monitor's
+	// current tool); guarded by mu.
+	tools []string
+}
+
+// toolStarted and toolEnded track the calls executing now.
+func (lr *liveRun) toolStarted(callID, name string) {
+	lr.mu.Lock()
+	lr.tools = append(lr.tools, callID+"\x00"+name)
+	lr.mu.Unlock()
+}
+
+func (lr *liveRun) toolEnded(callID, name string) {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	if i := slices.Index(lr.tools, callID+"\x00"+name); i >= 0 {
+		lr.tools = slices.Delete(lr.tools, i, i+1)
+	}
+}
+
+// currentTool is the call started last of those executing, or "".
+func (lr *liveRun) currentTool() string {
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	if n := len(lr.tools); n > 0 {
+		_, name, _ := strings.Cut(lr.tools[n-1], "\x00")
+		return name
+	}
+	return ""
 }
 
 // abort stops the run; it ends failed with err.

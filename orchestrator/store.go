@@ -59,6 +59,9 @@ type Store interface {
 	ListEvents(ctx context.Context, runID string, afterSeq int64, limit int) ([]Event, error)
 
 	AppendToolLog(ctx context.Context, l *ToolLog) error
+	// ToolCallStats returns the tool calls f selects, newest first, up to
+	// f.Limit (the monitor's aggregation reads them).
+	ToolCallStats(ctx context.Context, f ToolLogFilter) ([]ToolCallStat, error)
 
 	// ClaimWaiting moves a run in waiting_input to running under owner
 	// to, atomically, and returns it as stored afterwards: of several
@@ -101,5 +104,7 @@ type RunFilter struct {
 	SessionID string
 	// States, when not empty, keeps only runs in one of these states.
 	States []RunState
+	// Since, when set, keeps runs created at or after it.
+	Since time.Time
 	Page   Page
 }

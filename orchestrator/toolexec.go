@@ -58,6 +58,8 @@ func (l *loop) call(ctx context.Context, c pendingCall) *ToolResult {
 // callTool runs one call, turning errors and panics into error results.
 func (l *loop) callTool(ctx context.Context, c pendingCall) (res *ToolResult) {
 	start := time.Now()
+	l.lr.toolStarted(c.call.ID, c.call.Name)
+	defer l.lr.toolEnded(c.call.ID, c.call.Name)
 	defer func() {
 		if p := recover(); p != nil {
 			l.o.log.Error("tool panicked", "tool", c.call.Name, "run_id", l.lr.id, "panic", p, "stack", string(debug.Stack()))

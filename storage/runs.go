@@ -145,6 +145,9 @@ func whereRuns(q *bun.SelectQuery, f orchestrator.RunFilter) *bun.SelectQuery {
 		}
 		q = q.Where("state IN (?)", bun.List(states))
 	}
+	if !f.Since.IsZero() {
+		q = q.Where("created_at >= ?", stamp(f.Since))
+	}
 	return q
 }
 
@@ -162,4 +165,33 @@ func (s *Store) AppendToolLog(ctx context.Context, l *orchestrator.ToolLog) erro
 	defer release()
 	_, err = s.db.NewInsert().Model(toToolLogRow(l)).Exec(ctx)
 	return dbErr(err, "append tool log", "of run "+l.RunID)
+}
+
+// ToolCallStats implements [orchestrator.Store]: the columns the usage
+// aggregation needs, newest first (tool_logs_created_idx, or
+// tool_logs_tool_created_idx with a tool).
+func (s *Store) ToolCallStats(ctx context.Context, f orchestrator.ToolLogFilter) ([]orchestrator.ToolCallStat, error) {
+	var rows []toolLogRow
+	q := s.db.NewSelect().Model(&rows).Column("tool", "user_id", "is_error", "duration_ms", "created_at").OrderExpr("created_at DESC")
+	if !f.Since.IsZero() {
+		q = q.Where("created_at >= ?", stamp(f.Since))
+	}
+	if f.Tool != "" {
+		q = q.Where("tool = ?", f.Tool)
+	}
+	if f.UserID != "" {
+		q = q.Where("user_id = ?", f.UserID)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	if err := q.Limit(int64(limit)).Scan(ctx); err != nil {
+		return nil, dbErr(err, "tool call stats", "")
+	}
+	out := make([]orchestrator.ToolCallStat, len(rows))
+	for i, r := range rows {
+		out[i] = orchestrator.ToolCallStat{Tool: r.Tool, UserID: r.UserID, IsError: r.IsError, DurationMS: r.DurationMS, CreatedAt: r.CreatedAt.UTC()}
+	}
+	return out, nil
 }

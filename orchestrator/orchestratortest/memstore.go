@@ -310,7 +310,7 @@ func (m *memStore) ListRuns(_ context.Context, f orchestrator.RunFilter) ([]*orc
 	var out []*orchestrator.Run
 	for _, r := range m.runs {
 		if (f.UserID == "" || r.UserID == f.UserID) && (f.SessionID == "" || r.SessionID == f.SessionID) &&
-			(len(f.States) == 0 || slices.Contains(f.States, r.State)) {
+			(len(f.States) == 0 || slices.Contains(f.States, r.State)) && (f.Since.IsZero() || !r.CreatedAt.Before(stamp(f.Since))) {
 			out = append(out, cloneRun(r))
 		}
 	}
@@ -448,3 +448,24 @@ func (m *memStore) ReleaseLocksOf(_ context.Context, owner string) error {
 }
 
 func (m *memStore) Close() error { return nil }
+
+func (m *memStore) ToolCallStats(_ context.Context, f orchestrator.ToolLogFilter) ([]orchestrator.ToolCallStat, error) {
+	tool, user := txt(f.Tool), txt(f.UserID)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []orchestrator.ToolCallStat
+	for _, l := range m.toolLogs {
+		if (tool == "" || l.Tool == tool) && (user == "" || l.UserID == user) && (f.Since.IsZero() || !l.CreatedAt.Before(stamp(f.Since))) {
+			out = append(out, orchestrator.ToolCallStat{Tool: l.Tool, UserID: l.UserID, IsError: l.IsError, DurationMS: l.DurationMS, CreatedAt: l.CreatedAt})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b orchestrator.ToolCallStat) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 1000
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}

@@ -56,6 +56,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator.Store)
 		{"Lock", st.lockTests()},
 		{"Owner", st.ownerTests()},
 		{"Approval", st.approvalTests()},
+		{"Monitor", st.monitorTests()},
 		{"Text", st.textTests()},
 	} {
 		t.Run(group.name, func(t *testing.T) {

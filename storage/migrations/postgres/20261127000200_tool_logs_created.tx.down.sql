@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS tool_logs_created_idx;
