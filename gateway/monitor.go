@@ -328,3 +328,88 @@ func diskUse(dir string) map[string]any {
 	}
 	return out
 }
+
+// The users the monitor knows (through their sessions), one user's
+// sessions, and deleting a user's data. Admin only.
+//
+//	GET    /wunder/admin/users                        ?limit=&offset=
+//	GET    /wunder/admin/users/{user_id}/sessions     ?limit=&offset=
+//	DELETE /wunder/admin/users/{user_id}?confirm={user_id}
+
+// UserData is what the users routes need of the core.
+type UserData interface {
+	Users(ctx context.Context, page orchestrator.Page) ([]orchestrator.UserStats, error)
+	DeleteUserData(ctx context.Context, userID string) error
+}
+
+var _ UserData = (*orchestrator.Orchestrator)(nil)
+
+func (s *Server) userDataRoutes() {
+	ud, ok := s.b.(UserData)
+	if !ok {
+		return
+	}
+	s.mux.HandleFunc("GET /wunder/admin/users", func(w http.ResponseWriter, r *http.Request) {
+		if !adminOnly(w, r) {
+			return
+		}
+		p, err := pageOf(r)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		users, err := ud.Users(r.Context(), p)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		writeJSON(w, r, http.StatusOK, map[string]any{"users": nonNil(users)})
+	})
+	s.mux.HandleFunc("GET /wunder/admin/users/{user_id}/sessions", func(w http.ResponseWriter, r *http.Request) {
+		if !adminOnly(w, r) {
+			return
+		}
+		user := r.PathValue("user_id")
+		if err := orchestrator.ValidateUserID(user); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		p, err := pageOf(r)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		sessions, err := s.b.ListSessions(r.Context(), user, p)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		writeJSON(w, r, http.StatusOK, map[string]any{"user_id": user, "sessions": nonNil(sessions)})
+	})
+	s.mux.HandleFunc("DELETE /wunder/admin/users/{user_id}", func(w http.ResponseWriter, r *http.Request) {
+		if !adminOnly(w, r) {
+			return
+		}
+		user := r.PathValue("user_id")
+		if err := orchestrator.ValidateUserID(user); err != nil || user == "" {
+			writeError(w, r, fmt.Errorf("%w: user_id is not a valid user id", orchestrator.ErrInvalidArgument))
+			return
+		}
+		if r.URL.Query().Get("confirm") != user {
+			writeProblem(w, r, http.StatusBadRequest, "confirmation_required",
+				"deleting a user's sessions, runs, events and workspace cannot be undone: repeat the user id as ?confirm="+user)
+			return
+		}
+		if err := ud.DeleteUserData(r.Context(), user); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		if del := s.opts.DeleteWorkspace; del != nil {
+			if err := del(r.Context(), user); err != nil {
+				writeError(w, r, fmt.Errorf("%w: the user's runs are deleted, their workspace is not: %v", orchestrator.ErrUnavailable, err))
+				return
+			}
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
@@ -126,4 +127,69 @@ func TestMonitor(t *testing.T) {
 		t.Fatalf("DELETE session = %d", code)
 	}
 	wantProblem(t, e.do(t, "GET", "/wunder/admin/monitor/"+busy.SessionID, ""), 404, "not_found")
+}
+
+// The users the monitor knows, their sessions, and deleting their data:
+// refused without the confirmation and while a run is in progress; then
+// everything of theirs is gone and the workspace hook ran.
+func TestAdminUsers(t *testing.T) {
+	started := make(chan struct{})
+	release := make(chan struct{})
+	slow := orchestratortest.NewTool("slow", false, func(ctx context.Context, _ *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
+		close(started)
+		select {
+		case <-release:
+			return &orchestrator.ToolResult{Content: "ok"}, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	var deleted []string
+	e := newEnv(t, envOpts{
+		gw: gateway.Options{DeleteWorkspace: func(_ context.Context, user string) error {
+			deleted = append(deleted, user)
+			return nil
+		}},
+		extra: []orchestrator.Toolset{orchestrator.StaticToolset{SetName: "slow", List: []orchestrator.Tool{slow}}},
+		turns: []orchestratortest.Turn{{Content: "hi"}, {Content: "hi"}, {Content: "hi"}, {ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("slow", `{}`)}}, {Content: "done"}}})
+	for _, u := range []string{"alice", "alice", "bob"} {
+		decode[map[string]any](t, e.do(t, "POST", "/wunder", `{"user_id":"`+u+`","question":"hello","stream":false}`), 200)
+	}
+	type user struct {
+		UserID   string `json:"user_id"`
+		Sessions int    `json:"sessions"`
+		Runs     int    `json:"runs"`
+	}
+	users := decode[struct {
+		Users []user `json:"users"`
+	}](t, e.do(t, "GET", "/wunder/admin/users", ""), 200).Users
+	if len(users) != 2 || users[0].UserID != "bob" || users[1].UserID != "alice" || users[1].Sessions != 2 || users[1].Runs != 2 {
+		t.Fatalf("users = %+v", users)
+	}
+	sessions := decode[struct {
+		Sessions []orchestrator.Session `json:"sessions"`
+	}](t, e.do(t, "GET", "/wunder/admin/users/alice/sessions", ""), 200).Sessions
+	if len(sessions) != 2 || sessions[0].UserID != "alice" {
+		t.Fatalf("alice's sessions = %+v", sessions)
+	}
+	wantProblem(t, e.do(t, "DELETE", "/wunder/admin/users/alice", ""), 400, "confirmation_required")
+	wantProblem(t, e.do(t, "DELETE", "/wunder/admin/users/alice?confirm=bob", ""), 400, "confirmation_required")
+	busy := decode[orchestrator.Run](t, e.do(t, "POST", "/wunder/runs", `{"user_id":"alice","question":"slowly","tool_names":["slow"]}`), 202)
+	<-started
+	wantProblem(t, e.do(t, "DELETE", "/wunder/admin/users/alice?confirm=alice", ""), 409, "conflict")
+	close(release)
+	readSSE(t, e.do(t, "GET", "/wunder/runs/"+busy.ID+"/events", "").Body)
+	if code := e.do(t, "DELETE", "/wunder/admin/users/alice?confirm=alice", "").StatusCode; code != 204 {
+		t.Fatalf("DELETE alice = %d", code)
+	}
+	if len(deleted) != 1 || deleted[0] != "alice" {
+		t.Fatalf("workspace hook ran for %v, want alice", deleted)
+	}
+	users = decode[struct {
+		Users []user `json:"users"`
+	}](t, e.do(t, "GET", "/wunder/admin/users", ""), 200).Users
+	if len(users) != 1 || users[0].UserID != "bob" {
+		t.Fatalf("users after deleting alice = %+v", users)
+	}
+	wantProblem(t, e.do(t, "GET", "/wunder/runs/"+busy.ID, ""), 404, "not_found")
 }

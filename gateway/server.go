@@ -54,6 +54,10 @@ type Options struct {
 	// Ready reports whether dependencies (the store, the first discovery of
 	// MCP servers) are usable; it must not block. Nil = ready.
 	Ready func(ctx context.Context) error
+	// DeleteWorkspace removes a user's workspace when an admin deletes the
+	// user's data (DELETE /wunder/admin/users/{user_id}); nil: workspaces
+	// are left alone.
+	DeleteWorkspace func(ctx context.Context, userID string) error
 	// DataDir is the data directory whose disk use the monitor reports
 	// ("" = not reported).
 	DataDir string
@@ -156,6 +160,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
 	s.approvalRoutes()  // approvals.go
 	s.monitorRoutes()   // monitor.go
+	s.userDataRoutes()  // monitor.go
 	s.authRoutes()      // auth_routes.go
 	s.userToolRoutes()  // user_tools.go
 	s.knowledgeRoutes() // knowledge.go

@@ -374,7 +374,14 @@ func (l *loop) suspend(ctx context.Context, resp *ModelResponse, calls []pending
 	if err != nil {
 		return l.fail(ctx, "store", fmt.Errorf("store approvals: %w", err))
 	}
-	lr.update(func(r *Run) { r.Pending = pending; r.Usage = l.usage })
+	// The round is stored with the run before anyone hears of it: if this
+	// process dies before the wait is stored, the reaper finds the round
+	// and its pending approvals and makes the run wait (recoverRun).
+	r := lr.update(func(r *Run) { r.Pending = pending; r.Usage = l.usage })
+	err = o.retry(context.WithoutCancel(ctx), "store the waiting round", func(ctx context.Context) error { return o.store.UpdateRun(ctx, &r) })
+	if err != nil {
+		return l.fail(ctx, "store", fmt.Errorf("store the waiting round: %w", err))
+	}
 	for _, ap := range approvals {
 		l.log.emit(EventApprovalRequired, ApprovalRequiredData{ApprovalID: ap.ID, Kind: ap.Kind, Tool: ap.Tool, Arguments: ap.Arguments,
 			Reason: ap.Reason, Decisions: ap.Decisions, Missing: ap.Missing, CallID: ap.CallID, Round: ap.Round, ExpiresAt: ap.ExpiresAt})
@@ -419,11 +426,14 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 		o.complete(lr, out, true)
 		return
 	}
-	r := lr.update(func(r *Run) {
-		r.State = RunWaitingInput
-		r.LastSeq = lr.log.visibleSeq()
-	})
+	// Stored first, shown after: GetRun says waiting_input only once a
+	// restarted server would say so too.
+	r := *lr.snapshot()
+	r.State, r.LastSeq = RunWaitingInput, lr.log.visibleSeq()
 	err := o.retry(ctx, "store the run's wait", func(ctx context.Context) error { return o.store.UpdateRun(ctx, &r) })
+	if err == nil {
+		lr.update(func(cur *Run) { cur.State, cur.LastSeq = RunWaitingInput, r.LastSeq })
+	}
 	if err != nil {
 		// The events are stored, the state is not: the reaper finds a
 		// running run of this instance that executes nowhere and ends it
@@ -743,4 +753,39 @@ func (o *Orchestrator) closeApprovals(ctx context.Context, runID, reason string)
 			o.log.Warn("approval of an ended run not closed", "run_id", runID, "approval_id", a.ID, "err", err)
 		}
 	}
+}
+
+// resuspend makes an orphan wait again when its process died while it was
+// suspending: the round and approvals it stored are pending, so the person
+// who was asked can still decide. It reports whether it did.
+func (o *Orchestrator) resuspend(ctx context.Context, r *Run) (bool, error) {
+	if r.Pending == nil || r.State != RunRunning {
+		return false, nil
+	}
+	approvals, err := o.roundApprovals(ctx, r)
+	if err != nil {
+		return false, err
+	}
+	if !slices.ContainsFunc(approvals, func(a *Approval) bool { return a.State == ApprovalPending }) {
+		return false, nil // decided already: an interrupted run like any other
+	}
+	for _, k := range r.Pending.Locks {
+		if err := o.store.AcquireLock(ctx, k, r.ID, o.waitTTL()); err != nil {
+			return false, fmt.Errorf("lock %s: %w", k, err)
+		}
+	}
+	seq, err := o.lastStoredSeq(ctx, r)
+	if err != nil {
+		return false, err
+	}
+	r.State, r.LastSeq = RunWaitingInput, seq
+	if err := o.retry(ctx, "store the run's wait", func(ctx context.Context) error { return o.store.UpdateRun(ctx, r) }); err != nil {
+		return false, err
+	}
+	o.follow.wake(r.ID)
+	o.watchExpiry(r.ID, r.Pending)
+	if err := o.resumeIfReady(ctx, r.ID); err != nil {
+		o.log.Warn("waiting run not resumed", "run_id", r.ID, "err", err)
+	}
+	return true, nil
 }

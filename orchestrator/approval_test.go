@@ -489,3 +489,43 @@ func TestApprovedCallStartedIsNotRunAgain(t *testing.T) {
 		t.Fatalf("the model read %+v, want the unknown outcome", m)
 	}
 }
+
+// A process that dies after it asked for approval but before it stored
+// the wait leaves a running run with its round and pending approvals; the
+// reaper makes it wait again, and a decision then finishes it.
+func TestRunDiedWhileSuspendingWaitsAgain(t *testing.T) {
+	d := &deployTool{}
+	store := orchestratortest.NewMemStore()
+	first := newHarness(t, harnessOpts{mode: orchestrator.ModeFunctionCall, store: store, toolsets: []orchestrator.Toolset{d.toolset()},
+		opts: orchestrator.Options{Approvals: orchestrator.ApprovalPolicy{Tools: []string{"deploy"}}}, turns: deployTurns})
+	run := mustStart(t, first.o, orchestrator.RunRequest{UserID: "u", Question: "ship it", ToolNames: []string{"deploy"}})
+	evs := untilEvent(t, first.o, run.ID, 0, orchestrator.EventApprovalRequired)
+	id := approvalData(t, evs[len(evs)-1]).ApprovalID
+	stored := waitState(t, store, run.ID, orchestrator.RunWaitingInput)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := first.o.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// What the dead process left: the round stored, the state not.
+	if _, err := store.ClaimWaiting(t.Context(), run.ID, stored.Owner); err != nil {
+		t.Fatal(err)
+	}
+	second := newHarness(t, harnessOpts{mode: orchestrator.ModeFunctionCall, store: store, toolsets: []orchestrator.Toolset{d.toolset()},
+		opts: orchestrator.Options{Approvals: orchestrator.ApprovalPolicy{Tools: []string{"deploy"}}}, turns: deployTurns[1:]})
+	if _, err := second.o.RecoverOrphans(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := store.GetRun(t.Context(), run.ID); r.State != orchestrator.RunWaitingInput {
+		t.Fatalf("after recovery the run is %s, want waiting_input", r.State)
+	}
+	if _, err := second.o.Decide(t.Context(), "u", run.ID, id, orchestrator.ApprovalDecision{Decision: "approve"}); err != nil {
+		t.Fatal(err)
+	}
+	if f := final(t, collect(t, second.o, run.ID, 0)); f.State != orchestrator.RunFinished {
+		t.Fatalf("final = %+v", f)
+	}
+	if c := d.called(); len(c) != 1 {
+		t.Fatalf("deploy ran %d times, want once", len(c))
+	}
+}

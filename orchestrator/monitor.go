@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -208,4 +209,43 @@ func percentile(sorted []int64, p int) int64 {
 	}
 	rank := (p*len(sorted) + 99) / 100 // ceil(p/100 * n)
 	return sorted[max(rank-1, 0)]
+}
+
+// UserStats is a user as the monitor knows them: seen through their
+// sessions.
+type UserStats struct {
+	UserID     string    `json:"user_id"`
+	Sessions   int       `json:"sessions"`
+	Runs       int       `json:"runs"`
+	LastActive time.Time `json:"last_active"`
+}
+
+// Users lists the users that have sessions, most recently active first.
+func (o *Orchestrator) Users(ctx context.Context, page Page) ([]UserStats, error) {
+	return o.store.ListUserStats(ctx, page)
+}
+
+// DeleteUserData deletes every session of a user with its history, runs,
+// events, approvals and tool logs. It refuses (ErrConflict) while one of
+// the user's runs is in progress: cancel it first.
+func (o *Orchestrator) DeleteUserData(ctx context.Context, userID string) error {
+	if err := validUserID(userID); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	busy := slices.ContainsFunc(mapValues(o.live), func(lr *liveRun) bool {
+		return lr.userID == userID && !lr.snapshot().State.Terminal()
+	})
+	o.mu.Unlock()
+	if !busy {
+		active, err := o.store.ListRuns(ctx, RunFilter{UserID: userID, States: activeStates, Page: Page{Limit: 1}})
+		if err != nil {
+			return err
+		}
+		busy = len(active) > 0
+	}
+	if busy {
+		return fmt.Errorf("%w: user %s has a run in progress; cancel it first", ErrConflict, userID)
+	}
+	return o.store.DeleteUserData(ctx, userID)
 }

@@ -96,6 +96,12 @@ func (o *Orchestrator) recoverRun(ctx context.Context, r *Run) error {
 		return err
 	}
 	r.Owner = o.instance
+	if ok, err := o.resuspend(ctx, r); err != nil {
+		o.log.Warn("run that was suspending cannot wait again; ending it", "run_id", r.ID, "err", err)
+	} else if ok {
+		o.log.Warn("run interrupted while it suspended for approval waits again", "run_id", r.ID)
+		return nil
+	}
 	if err := o.store.ReleaseLocksOf(ctx, r.ID); err != nil {
 		return err
 	}

@@ -22,6 +22,12 @@ type Store interface {
 	// DeleteSession removes the session with its messages, runs, events and
 	// tool logs.
 	DeleteSession(ctx context.Context, id string) error
+	// ListUserStats lists the users that have sessions, with their counts
+	// of sessions and runs, most recently active first.
+	ListUserStats(ctx context.Context, page Page) ([]UserStats, error)
+	// DeleteUserData removes every session of the user as DeleteSession
+	// does, and the user's tool logs.
+	DeleteUserData(ctx context.Context, userID string) error
 
 	// AppendMessages adds messages to the end of a session's history.
 	AppendMessages(ctx context.Context, sessionID string, msgs []Message) error

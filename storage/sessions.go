@@ -156,3 +156,72 @@ func (s *Store) ListMessages(ctx context.Context, sessionID string, limit int) (
 	}
 	return out, nil
 }
+
+// ListUserStats implements [orchestrator.Store]: two grouped scans (the
+// sessions and the runs of the users on the page).
+func (s *Store) ListUserStats(ctx context.Context, p orchestrator.Page) ([]orchestrator.UserStats, error) {
+	var rows []struct {
+		UserID     string    `bun:"user_id"`
+		Sessions   int       `bun:"sessions"`
+		LastActive time.Time `bun:"last_active"`
+	}
+	q := s.db.NewSelect().Model((*sessionRow)(nil)).ColumnExpr("user_id, count(*) AS sessions, max(updated_at) AS last_active").
+		Group("user_id").OrderExpr("last_active DESC, user_id ASC")
+	if err := paged(q, p).Scan(ctx, &rows); err != nil {
+		return nil, dbErr(err, "list users", "")
+	}
+	out := make([]orchestrator.UserStats, len(rows))
+	if len(rows) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.UserID
+		out[i] = orchestrator.UserStats{UserID: r.UserID, Sessions: r.Sessions, LastActive: r.LastActive.UTC()}
+	}
+	var runs []struct {
+		UserID string `bun:"user_id"`
+		Runs   int    `bun:"runs"`
+	}
+	err := s.db.NewSelect().Model((*runRow)(nil)).ColumnExpr("user_id, count(*) AS runs").
+		Where("user_id IN (?)", bun.List(ids)).Group("user_id").Scan(ctx, &runs)
+	if err != nil {
+		return nil, dbErr(err, "list users", "runs")
+	}
+	n := map[string]int{}
+	for _, r := range runs {
+		n[r.UserID] = r.Runs
+	}
+	for i := range out {
+		out[i].Runs = n[out[i].UserID]
+	}
+	return out, nil
+}
+
+// DeleteUserData implements [orchestrator.Store] in one transaction.
+func (s *Store) DeleteUserData(ctx context.Context, userID string) error {
+	release, err := s.write(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		sessions := tx.NewSelect().Model((*sessionRow)(nil)).Column("id").Where("user_id = ?", userID)
+		runs := tx.NewSelect().Model((*runRow)(nil)).Column("id").Where("session_id IN (?)", sessions)
+		for _, q := range []*bun.DeleteQuery{
+			tx.NewDelete().Model((*eventRow)(nil)).Where("run_id IN (?)", runs),
+			tx.NewDelete().Table("push_configs").Where("run_id IN (?)", runs),
+			tx.NewDelete().Model((*approvalRow)(nil)).Where("run_id IN (?)", runs),
+			tx.NewDelete().Model((*toolLogRow)(nil)).Where("user_id = ?", userID),
+			tx.NewDelete().Model((*messageRow)(nil)).Where("session_id IN (?)", sessions),
+			tx.NewDelete().Model((*runRow)(nil)).Where("session_id IN (?)", sessions),
+			tx.NewDelete().Model((*sessionRow)(nil)).Where("user_id = ?", userID),
+		} {
+			if _, err := q.Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return dbErr(err, "delete user data", "user "+userID)
+}

@@ -207,7 +207,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 			AllowHeaders: cfg.CORS.AllowHeaders, AllowCredentials: cfg.CORS.AllowCredentials,
 		},
 		Ready:   ready,
-		DataDir: cfg.DataDir,
+		DataDir: cfg.DataDir, DeleteWorkspace: deleteWorkspace(tools),
 		Version: version,
 		Logger:  log,
 		LSP:     lspParts.admin(),

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -468,4 +469,56 @@ func (m *memStore) ToolCallStats(_ context.Context, f orchestrator.ToolLogFilter
 		out = out[:limit]
 	}
 	return out, nil
+}
+
+func (m *memStore) ListUserStats(_ context.Context, p orchestrator.Page) ([]orchestrator.UserStats, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	by := map[string]*orchestrator.UserStats{}
+	for _, s := range m.sessions {
+		u := by[s.UserID]
+		if u == nil {
+			u = &orchestrator.UserStats{UserID: s.UserID}
+			by[s.UserID] = u
+		}
+		u.Sessions++
+		if s.UpdatedAt.After(u.LastActive) {
+			u.LastActive = s.UpdatedAt
+		}
+	}
+	for _, r := range m.runs {
+		if u := by[r.UserID]; u != nil {
+			u.Runs++
+		}
+	}
+	out := make([]orchestrator.UserStats, 0, len(by))
+	for _, u := range by {
+		out = append(out, *u)
+	}
+	slices.SortFunc(out, func(a, b orchestrator.UserStats) int {
+		return cmp.Or(b.LastActive.Compare(a.LastActive), cmp.Compare(a.UserID, b.UserID))
+	})
+	from, to := page(p, len(out))
+	return out[from:to], nil
+}
+
+func (m *memStore) DeleteUserData(ctx context.Context, userID string) error {
+	userID = txt(userID)
+	m.mu.Lock()
+	var ids []string
+	for id, s := range m.sessions {
+		if s.UserID == userID {
+			ids = append(ids, id)
+		}
+	}
+	m.mu.Unlock()
+	for _, id := range ids {
+		if err := m.DeleteSession(ctx, id); err != nil && !errors.Is(err, orchestrator.ErrNotFound) {
+			return err
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.toolLogs = slices.DeleteFunc(m.toolLogs, func(l orchestrator.ToolLog) bool { return l.UserID == userID })
+	return nil
 }

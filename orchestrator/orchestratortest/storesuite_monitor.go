@@ -11,6 +11,59 @@ import (
 // calls of a window, filtered and newest first, up to a limit.
 func (st *storeSuite) monitorTests() map[string]func(*testing.T) {
 	return map[string]func(*testing.T){
+		"ListUserStats": func(t *testing.T) {
+			s, ctx := st.open(t), t.Context()
+			createSession(t, s, "a1", "alice", at(0))
+			createSession(t, s, "a2", "alice", at(time.Minute))
+			createSession(t, s, "b1", "bob", at(2*time.Minute))
+			for i, sess := range []string{"a1", "a1", "a2"} {
+				r := &orchestrator.Run{ID: "r" + string(rune('0'+i)), SessionID: sess, UserID: "alice", State: orchestrator.RunFinished, CreatedAt: at(0)}
+				mustDo(t, "CreateRun", s.CreateRun(ctx, r))
+			}
+			got, err := s.ListUserStats(ctx, orchestrator.Page{})
+			mustDo(t, "ListUserStats", err)
+			want := []orchestrator.UserStats{
+				{UserID: "bob", Sessions: 1, Runs: 0, LastActive: at(2 * time.Minute).Truncate(time.Microsecond).UTC()},
+				{UserID: "alice", Sessions: 2, Runs: 3, LastActive: at(time.Minute).Truncate(time.Microsecond).UTC()},
+			}
+			diff(t, "ListUserStats", want, got)
+			page, err := s.ListUserStats(ctx, orchestrator.Page{Limit: 1, Offset: 1})
+			mustDo(t, "ListUserStats(page)", err)
+			if len(page) != 1 || page[0].UserID != "alice" {
+				t.Fatalf("ListUserStats(limit 1, offset 1) = %+v", page)
+			}
+		},
+		"DeleteUserData": func(t *testing.T) {
+			s, ctx := st.open(t), t.Context()
+			createSession(t, s, "a1", "alice", at(0))
+			createSession(t, s, "b1", "bob", at(0))
+			for _, r := range []*orchestrator.Run{{ID: "ra", SessionID: "a1", UserID: "alice"}, {ID: "rb", SessionID: "b1", UserID: "bob"}} {
+				r.State, r.CreatedAt = orchestrator.RunFinished, at(0)
+				mustDo(t, "CreateRun", s.CreateRun(ctx, r))
+				mustDo(t, "AppendEvents", s.AppendEvents(ctx, []orchestrator.Event{{RunID: r.ID, SessionID: r.SessionID, Seq: 1, Type: "final", Time: at(0)}}))
+				mustDo(t, "AppendToolLog", s.AppendToolLog(ctx, &orchestrator.ToolLog{RunID: r.ID, SessionID: r.SessionID, UserID: r.UserID, Tool: "t", CreatedAt: at(0)}))
+				mustDo(t, "AppendMessages", s.AppendMessages(ctx, r.SessionID, []orchestrator.Message{{Role: "user", Content: "hi", CreatedAt: at(0)}}))
+			}
+			mustDo(t, "DeleteUserData", s.DeleteUserData(ctx, "alice"))
+			_, err := s.GetSession(ctx, "a1")
+			wantErr(t, "GetSession(deleted user's)", err, orchestrator.ErrNotFound)
+			_, err = s.GetRun(ctx, "ra")
+			wantErr(t, "GetRun(deleted user's)", err, orchestrator.ErrNotFound)
+			evs, err := s.ListEvents(ctx, "ra", 0, 0)
+			mustDo(t, "ListEvents", err)
+			wantLen(t, "events of the deleted user's run", 0, size(evs, nil))
+			left, err := s.ToolCallStats(ctx, orchestrator.ToolLogFilter{})
+			mustDo(t, "ToolCallStats", err)
+			if len(left) != 1 || left[0].UserID != "bob" {
+				t.Fatalf("tool logs after deleting alice = %+v, want bob's only", left)
+			}
+			if _, err := s.GetRun(ctx, "rb"); err != nil {
+				t.Fatalf("bob's run after deleting alice: %v", err)
+			}
+			msgs, err := s.ListMessages(ctx, "b1", 0)
+			mustDo(t, "ListMessages", err)
+			wantLen(t, "bob's messages", 1, size(msgs, nil))
+		},
 		"ListRunsSince": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()
 			createSession(t, s, "s1", "u1", at(0))
