@@ -22,6 +22,8 @@ type Backend interface {
 	Start(ctx context.Context, req orchestrator.RunRequest) (*orchestrator.Run, error)
 	Events(ctx context.Context, userID, runID string, afterSeq int64) iter.Seq2[orchestrator.Event, error]
 	Cancel(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
+	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
+	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
 	Registry() *orchestrator.Registry
 }
 
@@ -210,6 +212,7 @@ func (h *Handler) newServer() *mcp.Server {
 			Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}},
 		})
 	h.addRunTool(s)
+	h.addApproveTool(s)
 	if h.opts.Catalog != nil {
 		s.AddReceivingMiddleware(h.catalogMiddleware)
 	}
