@@ -26,7 +26,8 @@ var _ Catalog = (*orchestrator.Orchestrator)(nil)
 // catalogMiddleware offers the calling principal's tool catalog on
 // /wunder/mcp next to wunder@run: tools/list appends the catalog (names in
 // the registry's wire encoding), tools/call of a catalog name runs the tool
-// directly as the caller. wunder@run itself is never part of the catalog.
+// directly as the caller. wunder@run and wunder@approve are never part of
+// the catalog.
 func (h *Handler) catalogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -44,7 +45,7 @@ func (h *Handler) catalogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return lr, nil
 		case "tools/call":
 			p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
-			if !ok || p == nil || p.Name == h.runName() || p.Name == RunTool {
+			if !ok || p == nil || h.ownTool(p.Name) {
 				return next(ctx, method, req)
 			}
 			ss, _ := req.GetSession().(*mcp.ServerSession)
@@ -52,6 +53,12 @@ func (h *Handler) catalogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// ownTool reports whether name (wire or canonical) is wunder@run or
+// wunder@approve.
+func (h *Handler) ownTool(name string) bool {
+	return name == RunTool || name == ApproveTool || name == h.runName() || name == h.approveName()
 }
 
 // catalogTools lists the user's catalog as MCP tools, wunder@run excluded.
@@ -68,8 +75,8 @@ func (h *Handler) catalogTools(ctx context.Context, user string) ([]*mcp.Tool, e
 	out := make([]*mcp.Tool, 0, len(specs))
 	for _, s := range specs {
 		wire := reg.WireName(s.Name)
-		if s.AlwaysOn || s.RunOnly || wire == h.runName() {
-			continue // final_response and plan only make sense in a run; wunder@run is ours
+		if s.AlwaysOn || s.RunOnly || h.ownTool(wire) {
+			continue // final_response and plan only make sense in a run; wunder@run and wunder@approve are ours
 		}
 		desc := s.Description
 		if desc == "" {

@@ -87,10 +87,10 @@ func TestCatalogListIsPerPrincipal(t *testing.T) {
 	_, url := newCatalogEnv(t, true)
 	alice := connect(t, url, &http.Client{Transport: bearer("alice")}, nil)
 	bob := connect(t, url, &http.Client{Transport: bearer("bob")}, nil)
-	if got, want := toolNames(t, alice), []string{"wunder__run", "fs__grep", "fs__rm", "vault__secret"}; !slices.Equal(got, want) {
-		t.Errorf("alice's tools = %q, want %q (wunder@run once, no final_response)", got, want)
+	if got, want := toolNames(t, alice), []string{"wunder__approve", "wunder__run", "fs__grep", "fs__rm", "vault__secret"}; !slices.Equal(got, want) {
+		t.Errorf("alice's tools = %q, want %q (wunder@run and wunder@approve once, no final_response)", got, want)
 	}
-	if got, want := toolNames(t, bob), []string{"wunder__run", "fs__grep", "fs__rm"}; !slices.Equal(got, want) {
+	if got, want := toolNames(t, bob), []string{"wunder__approve", "wunder__run", "fs__grep", "fs__rm"}; !slices.Equal(got, want) {
 		t.Errorf("bob's tools = %q, want %q", got, want)
 	}
 	// Calls run as the caller: bob cannot reach alice's tool.

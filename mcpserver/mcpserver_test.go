@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,8 +80,15 @@ func TestRunTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools.Tools) != 1 || tools.Tools[0].Name != "wunder__run" || tools.Tools[0].Description == "" {
-		t.Fatalf("tools = %+v, want wunder__run with a description", tools.Tools)
+	var names []string
+	for _, tool := range tools.Tools {
+		if tool.Description == "" {
+			t.Errorf("%s has no description", tool.Name)
+		}
+		names = append(names, tool.Name)
+	}
+	if !slices.Equal(names, []string{"wunder__approve", "wunder__run"}) {
+		t.Fatalf("tools = %q, want wunder__approve and wunder__run", names)
 	}
 	params := &mcp.CallToolParams{Name: "wunder__run", Arguments: map[string]any{"task": "hello", "tool_names": []string{"final_response"}}}
 	params.SetProgressToken("p1")

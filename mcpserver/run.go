@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -19,15 +18,23 @@ type RunInput struct {
 	ToolNames []string `json:"tool_names,omitempty" jsonschema:"tools the agent may use (names from wunder's catalog); omit for none"`
 	// PreloadSkills are loaded from the run's first model call on.
 	PreloadSkills []string `json:"preload_skills,omitempty" jsonschema:"skills loaded from the start (names from wunder's catalog, e.g. code-review or alice@review)"`
+	// ApprovalMode is the run's approval mode ("" = approvals.mode).
+	ApprovalMode string `json:"approval_mode,omitempty" jsonschema:"which tool calls wait for a person's approval: suggest (every tool that changes things), auto_edit (all but file edits) or full_auto (only those the server's policy names); omit for the server's default"`
 }
 
-// RunOutput is the structured result of wunder@run.
+// RunOutput is the structured result of wunder@run and wunder@approve:
+// a finished (or failed, cancelled) run's answer, or, with state
+// waiting_input, the approvals it waits for.
 type RunOutput struct {
-	Answer     string             `json:"answer"`
-	SessionID  string             `json:"session_id"`
-	RunID      string             `json:"run_id"`
-	Usage      orchestrator.Usage `json:"usage"`
-	StopReason string             `json:"stop_reason"`
+	Answer     string                `json:"answer,omitempty"`
+	SessionID  string                `json:"session_id"`
+	RunID      string                `json:"run_id"`
+	State      orchestrator.RunState `json:"state"`
+	Usage      *orchestrator.Usage   `json:"usage,omitempty"`
+	StopReason string                `json:"stop_reason,omitempty"`
+	// Approvals are what a waiting run asks; decide each with
+	// wunder@approve.
+	Approvals []PendingApproval `json:"approvals,omitempty"`
 }
 
 func (h *Handler) addRunTool(s *mcp.Server) {
@@ -36,7 +43,9 @@ func (h *Handler) addRunTool(s *mcp.Server) {
 		Title: "Run a task with wunder",
 		Description: "Runs a task with wunder's agent (an LLM with tools) and returns its answer, the session id " +
 			"(pass it back to continue the conversation), the run id and the token usage. Progress is reported " +
-			"while the task runs; cancelling the call cancels the run.",
+			"while the task runs; cancelling the call cancels the run. When a tool call needs a person's approval, " +
+			"wunder asks through elicitation if the client supports it; otherwise the result has state " +
+			"waiting_input and lists the approvals: decide each with " + h.approveName() + ".",
 	}, h.run)
 }
 
@@ -48,49 +57,13 @@ func (h *Handler) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput
 	user := h.userOf(req.Extra)
 	run, err := h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: user, SessionID: in.SessionID, Question: in.Task, ToolNames: in.ToolNames, PreloadSkills: in.PreloadSkills,
-		ExcludeTools: []string{RunTool}, Caller: orchestrator.CallerAgent,
+		ExcludeTools: []string{RunTool, ApproveTool}, Caller: orchestrator.CallerAgent, ApprovalMode: in.ApprovalMode,
 	})
 	if err != nil {
 		return failed(err)
 	}
-	token := req.Params.GetProgressToken()
-	out := RunOutput{SessionID: run.SessionID, RunID: run.ID}
-	n := 0
-	for ev, err := range h.b.Events(ctx, user, run.ID, 0) {
-		if err != nil {
-			if ctx.Err() != nil {
-				// The caller cancelled the call (or went away): cancel the run.
-				_, _ = h.b.Cancel(context.WithoutCancel(ctx), user, run.ID)
-				return nil, RunOutput{}, ctx.Err()
-			}
-			return failed(err)
-		}
-		n++
-		if token != nil && ev.Type != orchestrator.EventFinal {
-			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-				ProgressToken: token, Progress: float64(n), Message: progressMessage(ev),
-			})
-		}
-		if ev.Type == orchestrator.EventFinal {
-			var fd orchestrator.FinalData
-			if err := json.Unmarshal(ev.Data, &fd); err != nil {
-				return failed(fmt.Errorf("final event: %w", err))
-			}
-			out.Answer, out.Usage, out.StopReason = fd.Answer, fd.Usage, string(fd.StopReason)
-			text, _ := json.Marshal(out)
-			res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
-			if fd.State != orchestrator.RunFinished {
-				res.IsError = true
-				res.Content = append(res.Content, &mcp.TextContent{Text: "run " + string(fd.State) + ": " + fd.Error})
-			}
-			return res, out, nil
-		}
-	}
-	if ctx.Err() != nil {
-		_, _ = h.b.Cancel(context.WithoutCancel(ctx), user, run.ID)
-		return nil, RunOutput{}, ctx.Err()
-	}
-	return failed(fmt.Errorf("%w: the event log of run %s ended without a final event", orchestrator.ErrUnavailable, run.ID))
+	f := &follower{h: h, req: req, user: user, runID: run.ID, sessionID: run.SessionID}
+	return f.follow(ctx)
 }
 
 func failed(err error) (*mcp.CallToolResult, RunOutput, error) {
@@ -106,11 +79,12 @@ func progressMessage(ev orchestrator.Event) string {
 	var d struct {
 		Summary string `json:"summary"`
 		Name    string `json:"name"`
+		Tool    string `json:"tool"`
 		Delta   string `json:"delta"`
 	}
 	_ = json.Unmarshal(ev.Data, &d)
 	msg := ev.Type
-	for _, s := range []string{d.Summary, d.Name, d.Delta} {
+	for _, s := range []string{d.Summary, d.Name, d.Tool, d.Delta} {
 		if s != "" {
 			msg += ": " + s
 			break

@@ -22,6 +22,8 @@ type Backend interface {
 	Start(ctx context.Context, req orchestrator.RunRequest) (*orchestrator.Run, error)
 	Events(ctx context.Context, userID, runID string, afterSeq int64) iter.Seq2[orchestrator.Event, error]
 	Cancel(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
+	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
+	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
 	Registry() *orchestrator.Registry
 }
 
@@ -204,12 +206,14 @@ func (h *Handler) userOf(extra *mcp.RequestExtra) string {
 func (h *Handler) newServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "wunder", Title: "wunder agent router", Version: h.opts.Version},
 		&mcp.ServerOptions{
-			Instructions: "wunder runs agent tasks. Call " + h.runName() + " with a task; pass session_id to continue a conversation.",
-			Logger:       h.opts.Logger,
+			Instructions: "wunder runs agent tasks. Call " + h.runName() + " with a task; pass session_id to continue a conversation. " +
+				"A result with state waiting_input lists tool calls that wait for a person's approval: decide each with " + h.approveName() + ".",
+			Logger: h.opts.Logger,
 			//lint:ignore SA1019 MCP logging (deprecated by SEP-2577 from protocol 2026-07-28, no replacement) carries catalog tool output to clients without a progress token
 			Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}},
 		})
 	h.addRunTool(s)
+	h.addApproveTool(s)
 	if h.opts.Catalog != nil {
 		s.AddReceivingMiddleware(h.catalogMiddleware)
 	}

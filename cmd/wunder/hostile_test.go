@@ -262,8 +262,9 @@ func runHostile(t *testing.T, base string, cs []hostileCase) {
 	t.Logf("%d hostile requests, %d bad answers", len(cs), failures)
 }
 
-// mcpHostile calls wunder__run with each hostile value in each argument;
-// the SDK client encodes them as JSON (NUL as \u0000, bad bytes as U+FFFD).
+// mcpHostile calls wunder__run and wunder__approve with each hostile value
+// in each argument; the SDK client encodes them as JSON (NUL as \u0000, bad
+// bytes as U+FFFD).
 func mcpHostile(t *testing.T, base string) {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "hostile", Version: "1"}, nil)
@@ -274,19 +275,33 @@ func mcpHostile(t *testing.T, base string) {
 	defer cs.Close()
 	n, failures := 0, 0
 	for i, v := range hostileValues {
-		for _, args := range []map[string]any{{"task": v}, {"task": "hi", "session_id": v}, {"task": "hi", "tool_names": []string{v}}, {v: "x", "task": "hi"}} {
+		approve := func(k string) map[string]any {
+			a := map[string]any{"run_id": "run_x", "approval_id": "appr_x", "decision": "approve"}
+			a[k] = v
+			return a
+		}
+		for _, c := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"wunder__run", map[string]any{"task": v}}, {"wunder__run", map[string]any{"task": "hi", "session_id": v}},
+			{"wunder__run", map[string]any{"task": "hi", "tool_names": []string{v}}}, {"wunder__run", map[string]any{v: "x", "task": "hi"}},
+			{"wunder__run", map[string]any{"task": "hi", "approval_mode": v}},
+			{"wunder__approve", approve("run_id")}, {"wunder__approve", approve("approval_id")}, {"wunder__approve", approve("decision")},
+			{"wunder__approve", approve("reason")}, {"wunder__approve", map[string]any{"run_id": "run_x", "approval_id": "appr_x", "decision": "edit", "arguments": map[string]any{v: v}}},
+		} {
 			n++
-			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "wunder__run", Arguments: args})
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
 			var werr *jsonrpc.Error
 			switch {
 			case errors.As(err, &werr) && werr.Code == jsonrpc.CodeInternalError:
 				failures++
-				t.Errorf("wunder__run(%d: %q) = -32603 %s", i, args, werr.Message)
+				t.Errorf("%s(%d: %q) = -32603 %s", c.tool, i, c.args, werr.Message)
 			case err != nil && !errors.As(err, &werr):
-				t.Fatalf("wunder__run(%d: %q): transport error %v", i, args, err)
+				t.Fatalf("%s(%d: %q): transport error %v", c.tool, i, c.args, err)
 			case err == nil && res.IsError && strings.Contains(fmt.Sprint(res.Content), "internal"):
 				failures++
-				t.Errorf("wunder__run(%d: %q) = internal error result %v", i, args, res.Content)
+				t.Errorf("%s(%d: %q) = internal error result %v", c.tool, i, c.args, res.Content)
 			}
 		}
 	}

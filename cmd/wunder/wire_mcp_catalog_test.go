@@ -97,7 +97,8 @@ func TestMCPWiredAggregatedCatalog(t *testing.T) {
 	}
 }
 
-// Without expose_catalog, /wunder/mcp offers wunder__run alone.
+// Without expose_catalog, /wunder/mcp offers wunder__run and
+// wunder__approve alone.
 func TestMCPWiredCatalogOffByDefault(t *testing.T) {
 	s := startServer(t, nil)
 	c := mcp.NewClient(&mcp.Implementation{Name: "ide", Version: "1"}, nil)
@@ -110,8 +111,12 @@ func TestMCPWiredCatalogOffByDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Tools) != 1 || list.Tools[0].Name != "wunder__run" {
-		t.Errorf("tools = %d, want wunder__run alone", len(list.Tools))
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	if !slices.Equal(names, []string{"wunder__approve", "wunder__run"}) {
+		t.Errorf("tools = %q, want wunder__approve and wunder__run alone", names)
 	}
 }
 
