@@ -22,5 +22,7 @@ func (f *fixture) monitorRows() []matrixRow {
 		row("monitor: system", "get", "GET", "/wunder/admin/monitor/system"),
 		row("monitor: session", "get", "GET", "/wunder/admin/monitor/"+f.sessA),
 		row("monitor: session", "cancel", "POST", "/wunder/admin/monitor/"+f.sessA+"/cancel"),
+		row("users seen", "list", "GET", "/wunder/admin/users"),
+		row("users seen: sessions", "list", "GET", "/wunder/admin/users/alice/sessions"),
 	}
 }
