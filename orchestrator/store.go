@@ -112,5 +112,5 @@ type RunFilter struct {
 	States []RunState
 	// Since, when set, keeps runs created at or after it.
 	Since time.Time
-	Page   Page
+	Page  Page
 }
