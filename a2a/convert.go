@@ -80,6 +80,20 @@ func answerArtifact(answer string) w.Artifact {
 // (historyLength: nil = all, 0 = none, n = the last n).
 func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run, historyLength *int, artifacts bool) (*w.Task, error) {
 	t := &w.Task{ID: r.ID, ContextID: r.SessionID, Status: statusOf(r)}
+	if r.State == orchestrator.RunRunning || r.State == orchestrator.RunWaitingInput {
+		// The store says what the task waits for: a run still suspending
+		// already asks, a waiting one whose approvals are all decided is
+		// about to go on.
+		pending, err := h.pendingOf(ctx, userID, r.ID)
+		if err != nil {
+			return nil, err
+		}
+		if len(pending) > 0 {
+			t.Status.State, t.Status.Message = w.StateInputRequired, inputMessage(r, pending)
+		} else if r.State == orchestrator.RunWaitingInput {
+			t.Status.State = w.StateWorking
+		}
+	}
 	if artifacts && r.State == orchestrator.RunFinished {
 		t.Artifacts = []w.Artifact{answerArtifact(r.Answer)}
 	}
@@ -128,6 +142,11 @@ func (h *Handler) eventsOf(r *orchestrator.Run, ev orchestrator.Event, started *
 			_ = json.Unmarshal(ev.Data, &c)
 			return []w.Event{status(w.StateWorking, agentText(r.ID, r.SessionID, r.ID+"-ev"+strconv.FormatInt(ev.Seq, 10), "calling tool "+c.Name), false)}
 		}
+	case orchestrator.EventApprovalDecided:
+		// The task goes on after a person's decision.
+		var d orchestrator.ApprovalDecidedData
+		_ = json.Unmarshal(ev.Data, &d)
+		return []w.Event{status(w.StateWorking, agentText(r.ID, r.SessionID, r.ID+"-ev"+strconv.FormatInt(ev.Seq, 10), d.Tool+": "+string(d.State)), false)}
 	case orchestrator.EventFinal:
 		var f orchestrator.FinalData
 		_ = json.Unmarshal(ev.Data, &f)

@@ -40,6 +40,14 @@ func (b refusing) History(context.Context, string, string, int) ([]orchestrator.
 	return nil, b.err
 }
 
+func (b refusing) Approvals(context.Context, string, string) ([]*orchestrator.Approval, error) {
+	return nil, b.err
+}
+
+func (b refusing) Decide(context.Context, string, string, string, orchestrator.ApprovalDecision) (*orchestrator.Approval, error) {
+	return nil, b.err
+}
+
 // Busy and unavailable leave as -32000 with an ErrorInfo reason and a
 // RetryInfo, in both versions, and wunder's own A2A client reads them back
 // as the same sentinels with the delay; a crash stays -32603.

@@ -24,6 +24,9 @@ type Backend interface {
 	GetRun(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
 	ListRuns(ctx context.Context, f orchestrator.RunFilter) ([]*orchestrator.Run, error)
 	History(ctx context.Context, userID, sessionID string, limit int) ([]orchestrator.Message, error)
+	// Approvals and Decide serve input-required tasks (input.go).
+	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
+	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
 }
 
 var _ Backend = (*orchestrator.Orchestrator)(nil)

@@ -2,7 +2,10 @@ package a2a_test
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
+	"slices"
+	"sync"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -32,11 +35,33 @@ func (m *echoModel) release() { m.rel <- struct{}{} }
 
 func (m *echoModel) Generate(ctx context.Context, req *orchestrator.ModelRequest) iter.Seq2[orchestrator.ModelEvent, error] {
 	return func(yield func(orchestrator.ModelEvent, error) bool) {
-		q := ""
+		q, toolResult := "", ""
 		for _, msg := range req.Messages {
-			if msg.Role == orchestrator.RoleUser {
-				q = msg.Content
+			switch {
+			case msg.Role == orchestrator.RoleTool:
+				toolResult = msg.Content
+			case msg.Role == orchestrator.RoleUser && strings.HasPrefix(msg.Content, "tool_response:"):
+				// tool_call mode: the result comes back as a user message.
+				var r struct{ Content string }
+				toolResult = msg.Content // several results: all of them
+				if json.Unmarshal([]byte(strings.TrimPrefix(msg.Content, "tool_response:")), &r) == nil {
+					toolResult = r.Content
+				}
+			case msg.Role == orchestrator.RoleUser:
+				q, toolResult = msg.Content, ""
 			}
+		}
+		if strings.Contains(q, "#deploy") {
+			// A tool round: call deploy, then report what it said.
+			answer := `<tool_call>{"name":"deploy","arguments":{"env":"prod"}}</tool_call>`
+			if strings.Contains(q, "#deploy twice") {
+				answer += `<tool_call>{"name":"deploy","arguments":{"env":"eu"}}</tool_call>`
+			}
+			if toolResult != "" {
+				answer = "deploy said: " + toolResult
+			}
+			yield(orchestrator.ModelEvent{Response: &orchestrator.ModelResponse{Content: answer, FinishReason: "stop"}}, nil)
+			return
 		}
 		if strings.Contains(q, "hold") {
 			m.started <- struct{}{}
@@ -61,18 +86,50 @@ type env struct {
 	o     *orchestrator.Orchestrator
 	model *echoModel
 	h     *a2a.Handler
+	// deploys records the arguments of each call of the deploy tool,
+	// which needs a person's approval.
+	deploys *calls
+}
+
+// calls records tool calls.
+type calls struct {
+	mu   sync.Mutex
+	args []string
+}
+
+func (c *calls) add(a string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.args = append(c.args, a)
+}
+
+func (c *calls) list() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.args)
 }
 
 // newEnv serves wunder's A2A front-end and card from an in-process core
-// with the echo model.
+// with the echo model. The tool deploy asks for approval (questions with
+// "#deploy" call it).
 func newEnv(t testing.TB, opts *a2a.Options) *env {
 	t.Helper()
-	e := &env{model: newEchoModel()}
+	e := &env{model: newEchoModel(), deploys: &calls{}}
 	models := orchestratortest.Models{Model: e.model, Settings: orchestrator.ModelSettings{Name: "echo", ToolCallMode: orchestrator.ModeToolCall, MaxRounds: 3}}
-	reg := orchestrator.NewRegistry("", nil, orchestratortest.NewFiles().Toolset())
-	e.o = orchestrator.New(orchestratortest.NewMemStore(), models, reg, nil)
+	deploy := orchestratortest.NewTool("deploy", false, func(_ context.Context, inv *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
+		e.deploys.add(string(inv.Arguments))
+		return &orchestrator.ToolResult{Content: "deployed " + string(inv.Arguments)}, nil
+	})
+	deploy.S.InputSchema = json.RawMessage(`{"type":"object","properties":{"env":{"type":"string"}},"required":["env"]}`)
+	reg := orchestrator.NewRegistry("", nil, orchestratortest.NewFiles().Toolset(),
+		orchestrator.StaticToolset{SetName: "deploy", List: []orchestrator.Tool{deploy}})
+	e.o = orchestrator.New(orchestratortest.NewMemStore(), models, reg,
+		&orchestrator.Options{Approvals: orchestrator.ApprovalPolicy{Tools: []string{"deploy"}}})
 	if opts == nil {
 		opts = &a2a.Options{}
+	}
+	if opts.ToolNames == nil {
+		opts.ToolNames = []string{"deploy"}
 	}
 	// The env stands for a deployment with credentials, which is what
 	// declares (and serves) the extended card.

@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -11,55 +12,90 @@ import (
 	"github.com/wunder/wunder/orchestrator"
 )
 
-// start turns a message into a run (task) of the caller.
-func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (*orchestrator.Run, error) {
+// start turns a message into a run (task) of the caller, or, when it
+// names an input-required task, into the decisions that task waits for
+// (input.go). afterSeq is where a stream of the run starts: 0 for a new
+// run, the seq the task waited at for an answered one.
+func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (r *orchestrator.Run, afterSeq int64, err error) {
 	m := p.Message
 	if m.Role != "" && m.Role != w.RoleUser {
-		return nil, errParams("message.role must be user")
+		return nil, 0, errParams("message.role must be user")
 	}
 	if len(m.Parts) == 0 {
-		return nil, errParams("message.parts must not be empty")
+		return nil, 0, errParams("message.parts must not be empty")
 	}
 	text := m.Text()
 	if text == "" {
-		return nil, errCode(w.CodeContentTypeNotSupported, "only text and data parts are supported")
+		return nil, 0, errCode(w.CodeContentTypeNotSupported, "only text and data parts are supported")
 	}
 	sessionID := m.ContextID
 	if m.TaskID != "" {
 		r, err := h.b.GetRun(ctx, c.userID, m.TaskID)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if r.State.Terminal() {
-			return nil, errCode(w.CodeUnsupportedOperation, "task %s is in a terminal state; start a new task in context %s", r.ID, r.SessionID)
+			return nil, 0, errCode(w.CodeUnsupportedOperation, "task %s is in a terminal state; start a new task in context %s", r.ID, r.SessionID)
 		}
-		return nil, errCode(w.CodeUnsupportedOperation, "task %s is still working and takes no further input", r.ID)
+		if p.Push != nil {
+			if err := h.checkPush(ctx, *p.Push); err != nil {
+				return nil, 0, err
+			}
+		}
+		if err := h.answer(ctx, c, m, r); err != nil {
+			return nil, 0, err
+		}
+		if p.Push != nil {
+			if _, err := h.createPush(ctx, c.v, r.UserID, r.ID, *p.Push); err != nil {
+				return nil, 0, err
+			}
+		}
+		return r, r.LastSeq, nil
 	}
 	if p.Push != nil {
 		if err := h.checkPush(ctx, *p.Push); err != nil {
-			return nil, err // before the run starts: a refused config leaves no task
+			return nil, 0, err // before the run starts: a refused config leaves no task
 		}
 	}
 	meta := map[string]string{}
 	if d, ok := depthOf(m.Metadata, p.Metadata); ok {
 		meta[w.DepthKey] = strconv.Itoa(d)
 	}
-	r, err := h.b.Start(ctx, orchestrator.RunRequest{
+	mode := stringOf(ApprovalModeKey, m.Metadata, p.Metadata)
+	if err := orchestrator.CheckApprovalMode(mode); err != nil {
+		return nil, 0, errParams("metadata %s: %v", ApprovalModeKey, err)
+	}
+	r, err = h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: h.actor(c), SessionID: sessionID, Question: text, ToolNames: h.opts.ToolNames,
 		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Metadata: meta, PreloadSkills: preloadOf(m.Metadata, p.Metadata),
+		ApprovalMode: mode,
 	})
 	if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {
-		return nil, errParams("contextId %q is not a context of this agent; omit it to start a new one", sessionID)
+		return nil, 0, errParams("contextId %q is not a context of this agent; omit it to start a new one", sessionID)
 	}
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if p.Push != nil {
 		if _, err := h.createPush(ctx, c.v, r.UserID, r.ID, *p.Push); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return r, nil
+	return r, 0, nil
+}
+
+// ApprovalModeKey is the message (or request) metadata key choosing a
+// task's approval mode: suggest, auto_edit or full_auto (input.go).
+const ApprovalModeKey = "approval_mode"
+
+// stringOf reads a string from message, else request, metadata.
+func stringOf(key string, metas ...map[string]any) string {
+	for _, md := range metas {
+		if s, ok := md[key].(string); ok && s != "" {
+			return s
+		}
+	}
+	return ""
 }
 
 // PreloadKey is the message (or request) metadata key naming skills to
@@ -115,12 +151,12 @@ func (h *Handler) send(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, errParams("%v", err)
 	}
-	r, err := h.start(ctx, c, p)
+	r, after, err := h.start(ctx, c, p)
 	if err != nil {
 		return nil, err
 	}
 	if p.Blocking {
-		if r, err = h.waitFinal(ctx, c.userID, r.ID); err != nil {
+		if r, err = h.settle(ctx, c.userID, r.ID, after); err != nil {
 			return nil, err
 		}
 	}
@@ -133,12 +169,60 @@ func (h *Handler) send(ctx context.Context, c *call) (any, error) {
 
 // waitFinal follows the run's events to its final one and returns the run.
 func (h *Handler) waitFinal(ctx context.Context, userID, runID string) (*orchestrator.Run, error) {
-	for _, err := range h.b.Events(ctx, userID, runID, 0) {
+	var final *orchestrator.Event
+	for ev, err := range h.b.Events(ctx, userID, runID, 0) {
 		if err != nil {
 			return nil, err
 		}
+		if ev.Type == orchestrator.EventFinal {
+			final = &ev
+		}
 	}
-	return h.b.GetRun(ctx, userID, runID)
+	return h.runAfter(ctx, userID, runID, final)
+}
+
+// settle follows the run's events after afterSeq until it ends or waits
+// for a person (input-required), and returns the run: what a blocking
+// SendMessage answers with.
+func (h *Handler) settle(ctx context.Context, userID, runID string, afterSeq int64) (*orchestrator.Run, error) {
+	in := interrupt{h: h, userID: userID, runID: runID}
+	var final *orchestrator.Event
+	for ev, err := range h.b.Events(ctx, userID, runID, afterSeq) {
+		if err != nil {
+			return nil, err
+		}
+		switch ev.Type {
+		case orchestrator.EventFinal:
+			final = &ev
+		case orchestrator.EventApprovalRequired:
+			pending, err := in.check(ctx, ev)
+			if err != nil {
+				return nil, err
+			}
+			if len(pending) > 0 {
+				return h.b.GetRun(ctx, userID, runID)
+			}
+		}
+	}
+	return h.runAfter(ctx, userID, runID, final)
+}
+
+// runAfter reads the run after its log ended with final. The final event
+// is the truth the client was streamed: a run ended without executing
+// (a waiting run cancelled, an orphan ended by the reaper) stores its
+// final event before its row, so the row may still say otherwise for a
+// moment.
+func (h *Handler) runAfter(ctx context.Context, userID, runID string, final *orchestrator.Event) (*orchestrator.Run, error) {
+	r, err := h.b.GetRun(ctx, userID, runID)
+	if err != nil || final == nil || r.State.Terminal() {
+		return r, err
+	}
+	var f orchestrator.FinalData
+	if json.Unmarshal(final.Data, &f) == nil && f.State.Terminal() {
+		r.State, r.Answer, r.Error, r.StopReason, r.Usage = f.State, f.Answer, f.Error, f.StopReason, f.Usage
+		r.FinishedAt, r.LastSeq = &final.Time, final.Seq
+	}
+	return r, nil
 }
 
 func (h *Handler) getTask(ctx context.Context, c *call) (any, error) {

@@ -50,9 +50,32 @@ func (p *pusher) run(userID, taskID string) {
 		return
 	}
 	started := r.State != orchestrator.RunQueued
+	// A task that waits for a person is pushed as input-required once per
+	// set of approvals it asks for (the watcher follows on: the run
+	// resumes after a decision); one already waiting is pushed at once.
+	in := interrupt{h: p.h, userID: userID, runID: taskID}
+	told := map[string]bool{}
+	tell := func(pending []*orchestrator.Approval) {
+		if len(pending) == 0 || told[pending[len(pending)-1].ID] {
+			return
+		}
+		for _, a := range pending {
+			told[a.ID] = true
+		}
+		p.notify(ctx, userID, taskID)
+	}
+	if pending, err := p.h.pendingOf(ctx, userID, taskID); err == nil {
+		tell(pending)
+	}
 	for ev, err := range p.h.b.Events(ctx, userID, taskID, r.LastSeq) {
 		if err != nil {
 			return
+		}
+		if ev.Type == orchestrator.EventApprovalRequired {
+			if pending, err := in.check(ctx, ev); err == nil {
+				tell(pending)
+			}
+			continue
 		}
 		for _, out := range p.h.eventsOf(r, ev, &started) {
 			if out.Status != nil {

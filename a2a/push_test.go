@@ -186,3 +186,36 @@ func TestPushRefusedStartsNoTask(t *testing.T) {
 		t.Fatalf("runs after a refused send: %d, %v; want none", len(runs), err)
 	}
 }
+
+// A task with a push config that comes to wait for a person is pushed as
+// input-required, and pushed again when the answer lets it complete.
+func TestPushInputRequired(t *testing.T) {
+	e := newEnv(t, pushOpts(true))
+	url, ch := receiver(t)
+	c := sdkClient(t, e)
+	req := userMsg("#deploy with push")
+	req.Config = &sdk.SendMessageConfig{ReturnImmediately: true, PushConfig: &sdk.PushConfig{ID: "p1", URL: url}}
+	res, err := c.SendMessage(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := res.(*sdk.Task)
+	state := func(b []byte) string {
+		var sr sdk.StreamResponse
+		if json.Unmarshal(b, &sr) != nil {
+			return ""
+		}
+		if tk, ok := sr.Event.(*sdk.Task); ok && tk.ID == task.ID {
+			return string(tk.Status.State)
+		}
+		return ""
+	}
+	waitState(t, ch, state, string(sdk.TaskStateInputRequired))
+	if _, err := c.SendMessage(t.Context(), answerMsg(task, sdk.NewTextPart("approve"))); err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+	waitState(t, ch, state, string(sdk.TaskStateCompleted))
+	if got := e.deploys.list(); len(got) != 1 {
+		t.Fatalf("deploy calls %v, want one", got)
+	}
+}

@@ -21,12 +21,19 @@ func (h *Handler) stream(rw http.ResponseWriter, r *http.Request, c *call) {
 		c.fail(rw, h.toError(ctx, c.v, errParams("%v", err)))
 		return
 	}
-	run, err := h.start(ctx, c, p)
+	run, after, err := h.start(ctx, c, p)
 	if err != nil {
 		c.fail(rw, h.toError(ctx, c.v, err))
 		return
 	}
-	h.follow(rw, r, c, run, p.HistoryLength)
+	if after > 0 {
+		// An answered input-required task: the Task as it is now, then
+		// what the run does after the wait.
+		if cur, err := h.b.GetRun(ctx, c.userID, run.ID); err == nil {
+			run = cur
+		}
+	}
+	h.follow(rw, r, c, run, p.HistoryLength, after)
 }
 
 // subscribe serves SubscribeToTask / tasks/resubscribe: the Task as it is
@@ -49,10 +56,13 @@ func (h *Handler) subscribe(rw http.ResponseWriter, r *http.Request, c *call) {
 		c.fail(rw, w.NewError(c.v, w.CodeUnsupportedOperation, "task "+run.ID+" is in a terminal state; use GetTask"))
 		return
 	}
-	h.follow(rw, r, c, run, p.HistoryLength)
+	h.follow(rw, r, c, run, p.HistoryLength, 0)
 }
 
-func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *orchestrator.Run, historyLength *int) {
+// follow streams the task: the Task, then the A2A events of its log after
+// afterSeq, to the final status or to an input-required one (the task
+// waits for a person; the stream ends and SubscribeToTask resumes it).
+func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *orchestrator.Run, historyLength *int, afterSeq int64) {
 	ctx := r.Context()
 	t, err := h.taskOf(ctx, c.userID, run, historyLength, true)
 	if err != nil {
@@ -77,12 +87,27 @@ func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *
 		return
 	}
 	started := run.State != orchestrator.RunQueued
-	for ev, err := range h.b.Events(ctx, c.userID, run.ID, 0) {
+	in := interrupt{h: h, userID: c.userID, runID: run.ID}
+	for ev, err := range h.b.Events(ctx, c.userID, run.ID, afterSeq) {
 		if err != nil {
 			if ctx.Err() == nil {
 				_ = emit(nil, h.toError(ctx, c.v, err))
 			}
 			return
+		}
+		if ev.Type == orchestrator.EventApprovalRequired {
+			pending, err := in.check(ctx, ev)
+			if err != nil {
+				if ctx.Err() == nil {
+					_ = emit(nil, h.toError(ctx, c.v, err))
+				}
+				return
+			}
+			if len(pending) > 0 {
+				send(inputStatus(run, pending, ev))
+				return
+			}
+			continue
 		}
 		for _, out := range h.eventsOf(run, ev, &started) {
 			if !send(out) {

@@ -57,5 +57,24 @@ func (f *fixture) approvalRows() []matrixRow {
 				}
 				return restOutcome(r)
 			}},
+		// Answering an input-required task over A2A decides its approvals
+		// (a2a/input.go). It runs after the REST rows: alice's and the
+		// admin's answers find a decided approval or a finished task
+		// (-32004: reached) or decide it (0); bob's must not find it.
+		{frontend: "A2A 1.0", resource: "input-required task", action: "answer", want: std,
+			try: func(t *testing.T, c caller) string {
+				setup(t)
+				w := waiting[1]
+				if c.name == "alice" {
+					w = waiting[0]
+				}
+				h := clone(c.hdr)
+				if c.names != "" {
+					h["X-Wunder-User"] = c.names
+				}
+				_, code := f.a2a(t, "1.0", "SendMessage", `{"message":{"messageId":"m","role":"ROLE_USER","taskId":"`+w.RunID+
+					`","parts":[{"text":"reject: not now"}]},"configuration":{"returnImmediately":true}}`, h)
+				return a2aOutcome(code)
+			}},
 	}
 }

@@ -110,6 +110,33 @@ try {
   ok(`not found: ${e.constructor.name}`);
 }
 
+// input-required: deploy needs a person's approval; the answer goes on
+// the same task, as a data part (blocking) and as text (streamed)
+const answerTo = (t, parts) => SendMessageRequest.fromJSON({
+  message: { messageId: `js-${version}-${++n}`, role: 'ROLE_USER', taskId: t.id, contextId: t.contextId, parts },
+});
+const waiting = Task.toJSON(await client.sendMessage(msg('js #deploy')));
+const asks = (waiting.status?.message?.parts ?? []).filter((p) => p.data);
+if (waiting.status?.state !== 'TASK_STATE_INPUT_REQUIRED' || asks.length !== 1 || asks[0].data.tool !== 'deploy') {
+  fail(`input-required: ${JSON.stringify(waiting)}`);
+}
+ok(`input-required asks ${asks[0].data.approval_id}`);
+const approved = Task.toJSON(await client.sendMessage(answerTo(waiting, [{ data: { decision: 'approve', approval_id: asks[0].data.approval_id } }])));
+if (approved.status?.state !== 'TASK_STATE_COMPLETED' || answerOf(approved) !== 'deploy said: deployed {"env":"prod"}') {
+  fail(`after approve: ${JSON.stringify(approved)}`);
+}
+ok('approved by a data part');
+let stopped;
+for await (const sr of client.sendMessageStream(msg('js #deploy streamed'))) stopped = StreamResponse.toJSON(sr);
+if (stopped.statusUpdate?.status?.state !== 'TASK_STATE_INPUT_REQUIRED') fail(`stream to input-required: ${JSON.stringify(stopped)}`);
+const streamed = { id: stopped.statusUpdate.taskId, contextId: stopped.statusUpdate.contextId };
+let end;
+for await (const sr of client.sendMessageStream(answerTo(streamed, [{ text: 'reject: js says no' }]))) end = StreamResponse.toJSON(sr);
+if (end.statusUpdate?.status?.state !== 'TASK_STATE_COMPLETED') fail(`after reject: ${JSON.stringify(end)}`);
+const rejected = Task.toJSON(await client.getTask({ id: streamed.id, tenant: '' }));
+if (!answerOf(rejected).includes('js says no')) fail(`the model did not read the reason: ${JSON.stringify(rejected)}`);
+ok('rejected by text, streamed');
+
 // push to the local receiver
 const pushed = Task.toJSON(await client.sendMessage(msg('hold for push', { returnImmediately: true })));
 const cfg = TaskPushNotificationConfig.toJSON(await client.createTaskPushNotificationConfig(TaskPushNotificationConfig.fromJSON({

@@ -1,0 +1,293 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Human in the loop over A2A (orchestrator/approval.go has the core).
+//
+// A task whose run waits for a person's decision is input-required: its
+// status message says what is asked, in text and with one data part per
+// pending approval ({"approval_id","kind","tool","arguments","reason",
+// "decisions","missing"?}). A stream ends there (1.0: the stream closes;
+// 0.3: the status update is final), and so does a blocking SendMessage.
+//
+// The client answers with a message on the same taskId: data parts
+// {"decision":"approve"|"edit"|"reject"|"cancel","approval_id"?,
+// "arguments"?,"reason"?}, or plain text ("approve", "yes", "reject: too
+// risky", "cancel", or their Chinese forms). A decision without an
+// approval_id applies to every pending approval of the task (an edit
+// needs one when several are pending). The decisions are recorded with
+// the core's Decide (one decision per approval: a second is refused) and
+// the task goes on; SendStreamingMessage then streams it from where it
+// waited, SubscribeToTask from the start.
+//
+// Which approvals are pending is read from the store, never inferred from
+// the log alone: a replayed approval_required whose approval was decided
+// is history and the stream goes on past it.
+
+// pendingOf returns the pending approvals of a run, oldest first.
+func (h *Handler) pendingOf(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error) {
+	all, err := h.b.Approvals(ctx, userID, runID)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(a *orchestrator.Approval) bool { return a.State != orchestrator.ApprovalPending }), nil
+}
+
+// askData is the data part of a status message for one pending approval.
+type askData struct {
+	ApprovalID string          `json:"approval_id"`
+	Kind       string          `json:"kind"`
+	Tool       string          `json:"tool"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Reason     string          `json:"reason,omitempty"`
+	Decisions  []string        `json:"decisions"`
+	Missing    json.RawMessage `json:"missing,omitempty"`
+}
+
+// inputMessage is the agent message of an input-required status: what is
+// asked in words, then one data part per approval.
+func inputMessage(r *orchestrator.Run, pending []*orchestrator.Approval) *w.Message {
+	var b strings.Builder
+	if len(pending) == 1 {
+		b.WriteString("This task waits for your decision on a tool call.")
+	} else {
+		fmt.Fprintf(&b, "This task waits for your decisions on %d tool calls.", len(pending))
+	}
+	parts := []w.Part{{}}
+	for _, a := range pending {
+		args := a.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		if a.Kind == orchestrator.KindParamRequired {
+			fmt.Fprintf(&b, "\n- %s: the call lacks required arguments (%s); answer edit with them.", a.Tool, a.Reason)
+		} else {
+			fmt.Fprintf(&b, "\n- %s %s", a.Tool, clip(string(args), 300))
+			if a.Reason != "" {
+				fmt.Fprintf(&b, " (%s)", a.Reason)
+			}
+		}
+		raw, _ := json.Marshal(askData{ApprovalID: a.ID, Kind: a.Kind, Tool: a.Tool, Arguments: args, Reason: a.Reason,
+			Decisions: a.Decisions, Missing: a.Missing})
+		parts = append(parts, w.Part{Kind: "data", Data: raw})
+	}
+	b.WriteString("\nReply on this task with \"approve\", \"reject: <reason>\" or \"cancel\", or with a data part " +
+		`{"decision":"approve|edit|reject|cancel","approval_id":"...","arguments":{...},"reason":"..."}.`)
+	parts[0] = w.TextPart(b.String())
+	return &w.Message{MessageID: r.ID + "-input-" + pending[len(pending)-1].ID, TaskID: r.ID, ContextID: r.SessionID,
+		Role: w.RoleAgent, Parts: parts}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// interrupt watches a task's log for the point where it waits for a
+// person: an approval_required whose approval is still pending.
+type interrupt struct {
+	h      *Handler
+	userID string
+	runID  string
+	// decided are approvals known to be decided (skipped on replay).
+	decided map[string]bool
+}
+
+// check is called for each approval_required event: it returns the
+// pending approvals when the task now waits (the stream ends there), or
+// nil to go on.
+func (in *interrupt) check(ctx context.Context, ev orchestrator.Event) ([]*orchestrator.Approval, error) {
+	var d orchestrator.ApprovalRequiredData
+	if json.Unmarshal(ev.Data, &d) != nil || d.ApprovalID == "" || in.decided[d.ApprovalID] {
+		return nil, nil
+	}
+	pending, err := in.h.pendingOf(ctx, in.userID, in.runID)
+	if err != nil {
+		return nil, err
+	}
+	if slices.ContainsFunc(pending, func(a *orchestrator.Approval) bool { return a.ID == d.ApprovalID }) {
+		return pending, nil
+	}
+	if in.decided == nil {
+		in.decided = map[string]bool{}
+	}
+	in.decided[d.ApprovalID] = true
+	return nil, nil
+}
+
+// inputStatus is the status update of a task that waits for pending.
+func inputStatus(r *orchestrator.Run, pending []*orchestrator.Approval, ev orchestrator.Event) w.Event {
+	return w.Event{Status: &w.StatusUpdate{TaskID: r.ID, ContextID: r.SessionID, Final: true,
+		Status: w.TaskStatus{State: w.StateInputRequired, Message: inputMessage(r, pending), Timestamp: stamp(ev.Time)}}}
+}
+
+// reply is a decision read from a client's message.
+type reply struct {
+	ApprovalID string          `json:"approval_id"`
+	Decision   string          `json:"decision"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Reason     string          `json:"reason"`
+}
+
+// UnmarshalJSON also takes approvalId (the A2A spelling).
+func (r *reply) UnmarshalJSON(b []byte) error {
+	type plain reply
+	var v struct {
+		plain
+		ApprovalIDCamel string `json:"approvalId"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = reply(v.plain)
+	if r.ApprovalID == "" {
+		r.ApprovalID = v.ApprovalIDCamel
+	}
+	return nil
+}
+
+// words people answer with, checked as prefixes of the text (ASCII words
+// must end at a non-letter).
+var replyWords = []struct {
+	decision string
+	words    []string
+}{
+	{orchestrator.DecisionApprove, []string{"approved", "approve", "yes", "y", "ok", "okay", "allow", "go ahead", "同意", "批准", "允许", "确认", "是"}},
+	{orchestrator.DecisionReject, []string{"rejected", "reject", "deny", "denied", "no", "n", "拒绝", "不同意", "否"}},
+	{orchestrator.DecisionCancel, []string{"cancel", "abort", "stop", "取消", "终止"}},
+}
+
+// textDecision reads a decision from plain text: the leading word, and
+// for reject the rest as the reason.
+func textDecision(text string) (reply, bool) {
+	t := strings.TrimSpace(text)
+	lower := strings.ToLower(t)
+	best, bestLen := "", 0
+	for _, rw := range replyWords {
+		for _, word := range rw.words {
+			if len(word) <= bestLen || !strings.HasPrefix(lower, word) {
+				continue
+			}
+			if rest := lower[len(word):]; rest != "" && word[0] < utf8.RuneSelf {
+				if r, _ := utf8.DecodeRuneInString(rest); unicode.IsLetter(r) || unicode.IsDigit(r) {
+					continue
+				}
+			}
+			best, bestLen = rw.decision, len(word)
+		}
+	}
+	if best == "" {
+		return reply{}, false
+	}
+	rest := strings.TrimLeftFunc(t[bestLen:], func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsPunct(r) || r == '，' || r == '：'
+	})
+	return reply{Decision: best, Reason: rest}, true
+}
+
+// repliesOf reads the decisions of a client's message: its data parts
+// that hold a decision, else its text.
+func repliesOf(m *w.Message) ([]reply, error) {
+	var out []reply
+	var text []string
+	for _, p := range m.Parts {
+		switch {
+		case len(p.Data) > 0:
+			var r reply
+			if err := json.Unmarshal(p.Data, &r); err != nil || r.Decision == "" {
+				continue
+			}
+			out = append(out, r)
+		case p.Text != "":
+			text = append(text, p.Text)
+		}
+	}
+	joined := strings.TrimSpace(strings.Join(text, "\n"))
+	if len(out) > 0 {
+		for i := range out {
+			if out[i].Reason == "" && out[i].Decision == orchestrator.DecisionReject {
+				out[i].Reason = joined // the words beside a data part explain it
+			}
+		}
+		return out, nil
+	}
+	if r, ok := textDecision(joined); ok {
+		return []reply{r}, nil
+	}
+	return nil, errParams(`the task waits for a decision: answer "approve", "reject: <reason>" or "cancel", ` +
+		`or send a data part {"decision":"approve|edit|reject|cancel","approval_id":"...","arguments":{...},"reason":"..."}`)
+}
+
+// answer records the decisions a message carries for the input-required
+// task r (read before them: r.LastSeq is where a stream of the resumed
+// task starts).
+func (h *Handler) answer(ctx context.Context, c *call, m *w.Message, r *orchestrator.Run) error {
+	if m.ContextID != "" && m.ContextID != r.SessionID {
+		return errParams("contextId %q is not the context of task %s", m.ContextID, r.ID)
+	}
+	pending, err := h.pendingOf(ctx, c.userID, r.ID)
+	if err != nil {
+		return err
+	}
+	if len(pending) == 0 {
+		return errCode(w.CodeUnsupportedOperation, "task %s is still working and takes no further input", r.ID)
+	}
+	replies, err := repliesOf(m)
+	if err != nil {
+		return err
+	}
+	type decision struct {
+		a *orchestrator.Approval
+		d orchestrator.ApprovalDecision
+	}
+	var todo []decision
+	seen := map[string]bool{}
+	for _, rp := range replies {
+		targets := pending
+		if rp.ApprovalID != "" {
+			i := slices.IndexFunc(pending, func(a *orchestrator.Approval) bool { return a.ID == rp.ApprovalID })
+			if i < 0 {
+				return errParams("approval %q is not pending on task %s", rp.ApprovalID, r.ID)
+			}
+			targets = pending[i : i+1]
+		} else if rp.Decision == orchestrator.DecisionEdit && len(pending) > 1 {
+			return errParams("%d approvals are pending on task %s: an edit must name its approval_id", len(pending), r.ID)
+		}
+		for _, a := range targets {
+			if seen[a.ID] {
+				return errParams("approval %s is decided twice in one message", a.ID)
+			}
+			seen[a.ID] = true
+			if !slices.Contains(a.Decisions, rp.Decision) {
+				return errParams("approval %s (%s of %s) takes %s, not %q", a.ID, a.Kind, a.Tool, strings.Join(a.Decisions, ", "), rp.Decision)
+			}
+			todo = append(todo, decision{a, orchestrator.ApprovalDecision{Decision: rp.Decision, Arguments: rp.Arguments, Reason: rp.Reason}})
+		}
+	}
+	for _, t := range todo {
+		if _, err := h.b.Decide(ctx, c.userID, r.ID, t.a.ID, t.d); err != nil {
+			if errors.Is(err, orchestrator.ErrConflict) {
+				return errCode(w.CodeUnsupportedOperation, "approval %s of task %s was already decided", t.a.ID, r.ID)
+			}
+			return err
+		}
+	}
+	return nil
+}
