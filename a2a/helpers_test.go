@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
-	"slices"
-	"sync"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
