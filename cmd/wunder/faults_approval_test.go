@@ -135,3 +135,102 @@ func faultKill9WhileWaiting(t *testing.T, dsn string) {
 		t.Fatalf("approval after the run = %+v", l[0])
 	}
 }
+
+// TestFaultKill9WhileWaitingA2A: the same over A2A. A task started with
+// SendMessage waits (input-required) for approval of execute_command; the
+// server is killed with -9 and restarted; the task is still input-required
+// with the same approval, and an answer on its taskId ("approve") lets it
+// finish, the command run exactly once.
+func TestFaultKill9WhileWaitingA2A(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process fault suite skipped in -short mode")
+	}
+	model := httptest.NewServer(&fakellm.Server{Chunks: 4})
+	t.Cleanup(model.Close)
+	dir, port := dataDir(t), freePort(t)
+	cfgPath := writeFaultConfig(t, dir, port, model.URL, "", "")
+	extra := "approvals:\n  tools: [execute_command]\na2a:\n  server:\n    tool_names: [execute_command]\n"
+	b, _ := os.ReadFile(cfgPath)
+	if err := os.WriteFile(cfgPath, append(b, extra...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	type task struct {
+		ID     string `json:"id"`
+		Status struct {
+			State   string `json:"state"`
+			Message struct {
+				Parts []struct {
+					Data struct {
+						ApprovalID string `json:"approval_id"`
+						Tool       string `json:"tool"`
+					} `json:"data"`
+				} `json:"parts"`
+			} `json:"message"`
+		} `json:"status"`
+		Artifacts []struct {
+			Parts []struct {
+				Text string `json:"text"`
+			} `json:"parts"`
+		} `json:"artifacts"`
+	}
+	call := func(url, method, params string) task {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/a2a",
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`))
+		req.Header.Set("A2A-Version", "1.0")
+		req.Header.Set("X-Wunder-User", "waiter")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out struct {
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Error != nil {
+			t.Fatalf("%s: %s, %v", method, out.Error, err)
+		}
+		var tk task
+		if method == "SendMessage" {
+			var sr struct {
+				Task task `json:"task"`
+			}
+			_ = json.Unmarshal(out.Result, &sr)
+			return sr.Task
+		}
+		_ = json.Unmarshal(out.Result, &tk)
+		return tk
+	}
+	asked := func(tk task) string {
+		t.Helper()
+		if tk.Status.State != "TASK_STATE_INPUT_REQUIRED" || len(tk.Status.Message.Parts) != 2 || tk.Status.Message.Parts[1].Data.Tool != "execute_command" {
+			t.Fatalf("task %+v; want input-required for execute_command", tk)
+		}
+		return tk.Status.Message.Parts[1].Data.ApprovalID
+	}
+	a := startWunder(t, cfgPath, port)
+	started := call(a.url, "SendMessage", `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"run: sh -c 'echo ran >> count.txt; echo counted'"}]}}`)
+	id := asked(started)
+	c := client.New(a.url, "", nil)
+	waitFor(t, 10*time.Second, "the run to be stored waiting", func() bool {
+		r, err := c.GetRun(t.Context(), "waiter", started.ID)
+		return err == nil && r.State == "waiting_input"
+	})
+	a.kill9(t)
+	b2 := startWunder(t, cfgPath, port)
+	if again := asked(call(b2.url, "GetTask", `{"id":"`+started.ID+`"}`)); again != id {
+		t.Fatalf("after the restart the task asks for %s; want %s", again, id)
+	}
+	count := filepath.Join(dir, "workspaces", "waiter", "count.txt")
+	if _, err := os.Stat(count); err == nil {
+		t.Fatal("the command ran before it was approved")
+	}
+	done := call(b2.url, "SendMessage", `{"message":{"messageId":"m2","role":"ROLE_USER","taskId":"`+started.ID+`","parts":[{"text":"approve"}]}}`)
+	if done.Status.State != "TASK_STATE_COMPLETED" || len(done.Artifacts) != 1 || !strings.Contains(done.Artifacts[0].Parts[0].Text, "counted") {
+		t.Fatalf("after approve the task is %+v", done)
+	}
+	if b, _ := os.ReadFile(count); string(b) != "ran\n" {
+		t.Fatalf("count.txt = %q; the approved command must run exactly once", b)
+	}
+}
