@@ -80,6 +80,8 @@ type Options struct {
 	// Skills, when set, serves /wunder/admin/skills and
 	// /wunder/user_tools/skills (skills.go). Nil = no such routes.
 	Skills Skills
+	// PProf serves the Go profiler at /debug/pprof/ to admins (pprof.go).
+	PProf bool
 }
 
 func (o Options) withDefaults() Options {
@@ -123,6 +125,7 @@ func New(b Backend, opts *Options) *Server {
 	ao.APIKey, ao.Anonymous = s.opts.APIKey, s.opts.APIKey == ""
 	s.auth = NewAuthenticator(ao)
 	s.routes()
+	s.pprofRoutes()
 	return s
 }
 

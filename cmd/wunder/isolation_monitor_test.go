@@ -24,5 +24,6 @@ func (f *fixture) monitorRows() []matrixRow {
 		row("monitor: session", "cancel", "POST", "/wunder/admin/monitor/"+f.sessA+"/cancel"),
 		row("users seen", "list", "GET", "/wunder/admin/users"),
 		row("users seen: sessions", "list", "GET", "/wunder/admin/users/alice/sessions"),
+		row("Go profiler (observability.pprof)", "get", "GET", "/debug/pprof/cmdline"),
 	}
 }

@@ -88,6 +88,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 		c.MCP.Server.ExposeCatalog = true
 		c.UserTools.AllowPrivateURLs = true // alice's MCP server (isolation_usertools_test.go)
 		c.Concurrency.PerUser = 2           // two of alice's runs wait for approval at once (isolation_approvals_test.go)
+		c.Observability.PProf = true        // admins only (isolation_monitor_test.go)
 	})
 	f := &fixture{s: s}
 	admin := map[string]string{"X-API-Key": "admin-key"}

@@ -216,6 +216,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		UserTools: userTools.api(),       // wire_usertools.go
 		Knowledge: knowledgeParts.api(),  // wire_knowledge.go
 		Skills:    skillRoutes{skillSet}, // wire_skills.go
+		PProf:     cfg.Observability.PProf,
 	})
 	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, ready: ready, lsp: lspParts, mcp: mcpParts,
 		userTools: userTools, knowledge: knowledgeParts, skills: skillSet}

@@ -322,6 +322,9 @@ type Observability struct {
 	// neither streamed nor stored, so seqs stay dense and a replay equals
 	// the live stream. final and error cannot be dropped.
 	DropEventTypes []string `yaml:"drop_event_types"`
+	// PProf serves the Go profiler at /debug/pprof/ to admins. Default
+	// false; env WUNDER_PPROF.
+	PProf bool `yaml:"pprof"`
 }
 
 // Warnings are the non-fatal findings of [Load], such as deprecated keys, in

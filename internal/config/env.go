@@ -25,6 +25,14 @@ var envVars = []envVar{
 		c.Observability.LogLevel = strings.ToLower(v)
 		return nil
 	}},
+	{"WUNDER_PPROF", "observability.pprof", func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
+		}
+		c.Observability.PProf = b
+		return nil
+	}},
 }
 
 // modelEnvVars set fields of the default model.

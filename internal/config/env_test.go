@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -32,6 +33,7 @@ func TestEnvVars(t *testing.T) {
 			func(c *config.Config) string { return c.Storage.Postgres.DSN + " " + c.Storage.EffectiveBackend() },
 			"postgres://u@db/w postgres"},
 		{"WUNDER_LOG_LEVEL", nil, env{"WUNDER_LOG_LEVEL": "DEBUG"}, func(c *config.Config) string { return c.Observability.LogLevel }, "debug"},
+		{"WUNDER_PPROF", nil, env{"WUNDER_PPROF": "true"}, func(c *config.Config) string { return strconv.FormatBool(c.Observability.PProf) }, "true"},
 		{"empty counts as unset", files{basePath: "server:\n  port: 9000\n"}, env{"WUNDER_PORT": ""},
 			func(c *config.Config) string { return c.Addr() }, "127.0.0.1:9000"},
 		{"WUNDER_LLM_MODEL", oneModel, env{"WUNDER_LLM_MODEL": "gpt-4.1"}, model("gpt", "model"), "gpt-4.1"},
@@ -87,7 +89,7 @@ func TestEnvVarsListed(t *testing.T) {
 	t.Parallel()
 	want := []string{"WUNDER_HOST", "WUNDER_PORT", "WUNDER_DATA_DIR", "WUNDER_API_KEY", "WUNDER_POSTGRES_DSN",
 		"WUNDER_LLM_BASE_URL", "WUNDER_LLM_API_KEY", "WUNDER_LLM_MODEL", "WUNDER_LLM_TOOL_CALL_MODE",
-		"WUNDER_LLM_PROVIDER", "WUNDER_LOG_LEVEL"}
+		"WUNDER_LLM_PROVIDER", "WUNDER_LOG_LEVEL", "WUNDER_PPROF"}
 	got := config.EnvVars()
 	slices.Sort(got)
 	slices.Sort(want)
