@@ -82,13 +82,10 @@ func (s *Store) CreateUser(ctx context.Context, u *orchestrator.User) error {
 		u.UpdatedAt = u.CreatedAt
 	}
 	u.UpdatedAt = stamp(u.UpdatedAt)
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	_, err = s.db.NewInsert().Model(toUserRow(u)).Exec(ctx)
-	return dbErr(err, "create user", "user "+u.ID)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		_, err := db.NewInsert().Model(toUserRow(u)).Exec(ctx)
+		return dbErr(err, "create user", "user "+u.ID)
+	})
 }
 
 // GetUser implements [orchestrator.AccountStore].
@@ -120,31 +117,25 @@ func (s *Store) UpdateUser(ctx context.Context, u *orchestrator.User) error {
 	}
 	u.UpdatedAt = stamp(u.UpdatedAt)
 	row := toUserRow(u)
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	res, err := s.db.NewUpdate().Model(row).
-		Column("display_name", "password_hash", "roles", "disabled", "updated_at").
-		WherePK().Exec(ctx)
-	return affected(res, err, "update user", "user "+u.ID)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		res, err := db.NewUpdate().Model(row).
+			Column("display_name", "password_hash", "roles", "disabled", "updated_at").
+			WherePK().Exec(ctx)
+		return affected(res, err, "update user", "user "+u.ID)
+	})
 }
 
 // DeleteUser implements [orchestrator.AccountStore]; the user's tokens go
 // with them (explicitly, whatever the foreign_keys pragma).
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewDelete().Model((*tokenRow)(nil)).Where("user_id = ?", id).Exec(ctx); err != nil {
-			return dbErr(err, "delete tokens of", "user "+id)
-		}
-		res, err := tx.NewDelete().Model((*userRow)(nil)).Where("id = ?", id).Exec(ctx)
-		return affected(res, err, "delete user", "user "+id)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if _, err := tx.NewDelete().Model((*tokenRow)(nil)).Where("user_id = ?", id).Exec(ctx); err != nil {
+				return dbErr(err, "delete tokens of", "user "+id)
+			}
+			res, err := tx.NewDelete().Model((*userRow)(nil)).Where("id = ?", id).Exec(ctx)
+			return affected(res, err, "delete user", "user "+id)
+		})
 	})
 }
 
@@ -157,16 +148,13 @@ func (s *Store) CreateToken(ctx context.Context, t *orchestrator.Token) error {
 	t.ExpiresAt = stampPtr(t.ExpiresAt)
 	row := &tokenRow{ID: t.ID, Hash: t.Hash, UserID: t.UserID, Name: t.Name, Kind: string(t.Kind),
 		CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt}
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	_, err = s.db.NewInsert().Model(row).Exec(ctx)
-	if constraintOf(err) == foreignKeyViolation {
-		return dbErr(err, "create token", "user "+t.UserID)
-	}
-	return dbErr(err, "create token", "token "+t.ID)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		_, err := db.NewInsert().Model(row).Exec(ctx)
+		if constraintOf(err) == foreignKeyViolation {
+			return dbErr(err, "create token", "user "+t.UserID)
+		}
+		return dbErr(err, "create token", "token "+t.ID)
+	})
 }
 
 // TokenByHash implements [orchestrator.AccountStore].
@@ -195,17 +183,14 @@ func (s *Store) ListTokens(ctx context.Context, userID string) ([]*orchestrator.
 // DeleteToken implements [orchestrator.AccountStore]: the user is part of
 // the query, so nobody revokes another user's token by its id.
 func (s *Store) DeleteToken(ctx context.Context, userID, id string) error {
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	q := s.db.NewDelete().Model((*tokenRow)(nil)).Where("id = ?", id)
-	if userID != "" {
-		q = q.Where("user_id = ?", userID)
-	}
-	res, err := q.Exec(ctx)
-	return affected(res, err, "delete token", "token "+id)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		q := db.NewDelete().Model((*tokenRow)(nil)).Where("id = ?", id)
+		if userID != "" {
+			q = q.Where("user_id = ?", userID)
+		}
+		res, err := q.Exec(ctx)
+		return affected(res, err, "delete token", "token "+id)
+	})
 }
 
 // GetToolAccess implements [orchestrator.AccountStore].
@@ -236,11 +221,8 @@ func (s *Store) SetToolAccess(ctx context.Context, userID string, a *orchestrato
 		v := string(b)
 		raw = &v
 	}
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	res, err := s.db.NewUpdate().Model((*userRow)(nil)).Set("tool_access = ?", raw).Where("id = ?", userID).Exec(ctx)
-	return affected(res, err, "set tool access", "user "+userID)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		res, err := db.NewUpdate().Model((*userRow)(nil)).Set("tool_access = ?", raw).Where("id = ?", userID).Exec(ctx)
+		return affected(res, err, "set tool access", "user "+userID)
+	})
 }

@@ -110,14 +110,11 @@ func (s *Store) ClaimWaiting(ctx context.Context, runID, to string) (*orchestrat
 	if runID == "" || to == "" {
 		return nil, invalid("claim needs a run id and a new owner")
 	}
-	release, err := s.write(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.db.NewUpdate().Model((*runRow)(nil)).Set("owner = ?", to).Set("state = ?", string(orchestrator.RunRunning)).
-		Where("id = ?", runID).Where("state = ?", string(orchestrator.RunWaitingInput)).Exec(ctx)
-	err = affected(res, err, "claim waiting run", "run "+runID)
-	release()
+	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		res, err := db.NewUpdate().Model((*runRow)(nil)).Set("owner = ?", to).Set("state = ?", string(orchestrator.RunRunning)).
+			Where("id = ?", runID).Where("state = ?", string(orchestrator.RunWaitingInput)).Exec(ctx)
+		return affected(res, err, "claim waiting run", "run "+runID)
+	})
 	if errors.Is(err, orchestrator.ErrNotFound) {
 		r, gerr := s.GetRun(ctx, runID)
 		if gerr != nil {
@@ -145,16 +142,13 @@ func (s *Store) CreateApprovals(ctx context.Context, approvals []*orchestrator.A
 		a.CreatedAt = stamp(a.CreatedAt)
 		rows[i] = toApprovalRow(a)
 	}
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	_, err = s.db.NewInsert().Model(&rows).Exec(ctx)
-	if constraintOf(err) == foreignKeyViolation {
-		return dbErr(err, "create approvals", "run "+approvals[0].RunID)
-	}
-	return dbErr(err, "create approvals", "approval of run "+approvals[0].RunID)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		_, err := db.NewInsert().Model(&rows).Exec(ctx)
+		if constraintOf(err) == foreignKeyViolation {
+			return dbErr(err, "create approvals", "run "+approvals[0].RunID)
+		}
+		return dbErr(err, "create approvals", "approval of run "+approvals[0].RunID)
+	})
 }
 
 // GetApproval implements [orchestrator.Store].
@@ -188,14 +182,11 @@ func (s *Store) UpdateApproval(ctx context.Context, a *orchestrator.Approval, fr
 		return invalid("approval is nil")
 	}
 	row := toApprovalRow(a)
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	res, err := s.db.NewUpdate().Model(row).Column("state", "decision", "decided_at", "execution", "result").WherePK().
-		Where("state = ?", string(from)).Where("execution = ?", fromExecution).Exec(ctx)
-	err = affected(res, err, "update approval", "approval "+a.ID+" of run "+a.RunID)
-	release()
+	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		res, err := db.NewUpdate().Model(row).Column("state", "decision", "decided_at", "execution", "result").WherePK().
+			Where("state = ?", string(from)).Where("execution = ?", fromExecution).Exec(ctx)
+		return affected(res, err, "update approval", "approval "+a.ID+" of run "+a.RunID)
+	})
 	if !errors.Is(err, orchestrator.ErrNotFound) {
 		return err
 	}

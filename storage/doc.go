@@ -62,9 +62,12 @@
 // never wait for the writer), synchronous=NORMAL (durable at checkpoints,
 // never corrupt), foreign_keys on, busy_timeout 10s, and _txlock=immediate,
 // so a write transaction takes the write lock at BEGIN and cannot fail later
-// upgrading a read lock. Within a process, writes additionally queue on a
-// one-slot semaphore that honours ctx: waiting goroutines block in Go
-// instead of polling SQLite's busy handler (which backs off up to 100ms per
-// try). busy_timeout remains the arbiter between processes sharing the file.
-// Reads use a small pool (Options.MaxOpenConns, default 4).
+// upgrading a read lock. Within a process, every write goes through one
+// writer goroutine that commits whatever writes are waiting in one
+// transaction, each in a savepoint of its own (group commit, writer.go):
+// N runs writing at once cost one commit, each caller still hears only
+// what was committed, and nobody polls SQLite's busy handler (which backs
+// off up to 100ms per try). busy_timeout remains the arbiter between
+// processes sharing the file. Reads use a small pool (Options.MaxOpenConns,
+// default 4) beside the writer.
 package storage

@@ -61,27 +61,24 @@ func (s *Store) SaveEmbeddings(ctx context.Context, model string, vectors map[st
 	}
 	sort.Strings(hashes) // one lock order for concurrent writers
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	for start := 0; start < len(hashes); start += embeddingBatch {
-		batch := hashes[start:min(start+embeddingBatch, len(hashes))]
-		rows := make([]embeddingRow, len(batch))
-		for i, h := range batch {
-			v := vectors[h]
-			rows[i] = embeddingRow{Model: model, Hash: h, Dims: len(v), Vector: encodeVector(v), CreatedAt: now}
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		for start := 0; start < len(hashes); start += embeddingBatch {
+			batch := hashes[start:min(start+embeddingBatch, len(hashes))]
+			rows := make([]embeddingRow, len(batch))
+			for i, h := range batch {
+				v := vectors[h]
+				rows[i] = embeddingRow{Model: model, Hash: h, Dims: len(v), Vector: encodeVector(v), CreatedAt: now}
+			}
+			_, err := db.NewInsert().Model(&rows).
+				On("CONFLICT (model, hash) DO UPDATE").
+				Set("dims = EXCLUDED.dims, vector = EXCLUDED.vector, created_at = EXCLUDED.created_at").
+				Exec(ctx)
+			if err != nil {
+				return dbErr(err, "save embeddings", "embeddings of "+model)
+			}
 		}
-		_, err := s.db.NewInsert().Model(&rows).
-			On("CONFLICT (model, hash) DO UPDATE").
-			Set("dims = EXCLUDED.dims, vector = EXCLUDED.vector, created_at = EXCLUDED.created_at").
-			Exec(ctx)
-		if err != nil {
-			return dbErr(err, "save embeddings", "embeddings of "+model)
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func encodeVector(v []float32) []byte {

@@ -34,31 +34,29 @@ func (s *Store) AppendEvents(ctx context.Context, events []orchestrator.Event) e
 		runs[e.RunID] = true
 	}
 	ids := slices.Sorted(maps.Keys(runs))
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	if len(rows) <= eventChunk {
-		// One statement is atomic on its own.
-		if _, err = s.db.NewInsert().Model(&rows).Exec(ctx); err == nil {
-			s.notify(ctx, s.db, 'e', ids)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		var err error
+		if len(rows) <= eventChunk {
+			// One statement is atomic on its own.
+			if _, err = db.NewInsert().Model(&rows).Exec(ctx); err == nil {
+				s.notify(ctx, db, 'e', ids)
+			}
+			return eventErr(err, ids)
+		}
+		err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			for from := 0; from < len(rows); from += eventChunk {
+				chunk := rows[from:min(from+eventChunk, len(rows))]
+				if _, err := tx.NewInsert().Model(&chunk).Exec(ctx); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			s.notify(ctx, db, 'e', ids)
 		}
 		return eventErr(err, ids)
-	}
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		for from := 0; from < len(rows); from += eventChunk {
-			chunk := rows[from:min(from+eventChunk, len(rows))]
-			if _, err := tx.NewInsert().Model(&chunk).Exec(ctx); err != nil {
-				return err
-			}
-		}
-		return nil
 	})
-	if err == nil {
-		s.notify(ctx, s.db, 'e', ids)
-	}
-	return eventErr(err, ids)
 }
 
 func eventErr(err error, runs []string) error {

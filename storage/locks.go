@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"github.com/uptrace/bun"
 	"time"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -71,20 +72,19 @@ func (s *Store) lockExec(ctx context.Context, op, key, owner string, ttl time.Du
 	if err := checkLockArgs(key, owner, ttl); err != nil {
 		return 0, err
 	}
-	release, err := s.write(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer release()
 	query, args := pg, pgArgs
 	if s.backend == BackendSQLite {
 		query, args = sqlite, sqliteArgs
 	}
-	res, err := s.db.ExecContext(ctx, query, args...)
-	if err != nil {
-		return 0, dbErr(err, op, "lock "+key)
-	}
-	n, err := res.RowsAffected()
+	var n int64
+	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		res, err := db.ExecContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return 0, dbErr(err, op, "lock "+key)
 	}
@@ -93,13 +93,10 @@ func (s *Store) lockExec(ctx context.Context, op, key, owner string, ttl time.Du
 
 // ReleaseLock implements [orchestrator.Store].
 func (s *Store) ReleaseLock(ctx context.Context, key, owner string) error {
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	_, err = s.db.ExecContext(ctx, releaseLock, key, owner)
-	return dbErr(err, "release lock", key)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		_, err := db.ExecContext(ctx, releaseLock, key, owner)
+		return dbErr(err, "release lock", key)
+	})
 }
 
 // ReleaseLocksOf implements [orchestrator.Store].
@@ -107,11 +104,8 @@ func (s *Store) ReleaseLocksOf(ctx context.Context, owner string) error {
 	if owner == "" {
 		return invalid("release locks needs an owner")
 	}
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	_, err = s.db.ExecContext(ctx, `DELETE FROM session_locks WHERE owner = ?`, owner)
-	return dbErr(err, "release locks", "of "+owner)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		_, err := db.ExecContext(ctx, `DELETE FROM session_locks WHERE owner = ?`, owner)
+		return dbErr(err, "release locks", "of "+owner)
+	})
 }

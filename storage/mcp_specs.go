@@ -20,17 +20,15 @@ type mcpSpecRow struct {
 // SaveMCPToolSpecs stores (replacing) a server's tool list, the JSON array
 // tools/list returned. It implements adapters/mcptools.SpecCache.
 func (s *Store) SaveMCPToolSpecs(ctx context.Context, server string, tools json.RawMessage) error {
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	row := &mcpSpecRow{Server: server, Tools: string(tools), UpdatedAt: time.Now().UTC()}
-	_, err = s.db.NewInsert().Model(row).
-		On("CONFLICT (server) DO UPDATE").
-		Set("tools = EXCLUDED.tools, updated_at = EXCLUDED.updated_at").
-		Exec(ctx)
-	return dbErr(err, "save mcp tool specs", "mcp server "+server)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		var err error
+		row := &mcpSpecRow{Server: server, Tools: string(tools), UpdatedAt: time.Now().UTC()}
+		_, err = db.NewInsert().Model(row).
+			On("CONFLICT (server) DO UPDATE").
+			Set("tools = EXCLUDED.tools, updated_at = EXCLUDED.updated_at").
+			Exec(ctx)
+		return dbErr(err, "save mcp tool specs", "mcp server "+server)
+	})
 }
 
 // LoadMCPToolSpecs returns a server's cached tool list and when it was

@@ -69,16 +69,13 @@ func (s *Store) SavePushConfig(ctx context.Context, c *PushConfig) error {
 	if c == nil || c.TaskID == "" || c.ID == "" {
 		return invalid("push config needs a task id and an id")
 	}
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	_, err = s.db.NewInsert().Model(toPushRow(c)).
-		On("CONFLICT (id) DO UPDATE").
-		Set("url = EXCLUDED.url, token = EXCLUDED.token, auth = EXCLUDED.auth, user_id = EXCLUDED.user_id").
-		Exec(ctx)
-	return dbErr(err, "save push config", "run "+c.TaskID)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		_, err := db.NewInsert().Model(toPushRow(c)).
+			On("CONFLICT (id) DO UPDATE").
+			Set("url = EXCLUDED.url, token = EXCLUDED.token, auth = EXCLUDED.auth, user_id = EXCLUDED.user_id").
+			Exec(ctx)
+		return dbErr(err, "save push config", "run "+c.TaskID)
+	})
 }
 
 // GetPushConfig returns one config of a task.
@@ -105,11 +102,8 @@ func (s *Store) ListPushConfigs(ctx context.Context, taskID string) ([]*PushConf
 
 // DeletePushConfig removes one config; ErrNotFound if it does not exist.
 func (s *Store) DeletePushConfig(ctx context.Context, taskID, id string) error {
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	res, err := s.db.NewDelete().Model((*pushRow)(nil)).Where("id = ?", taskID+"/"+id).Exec(ctx)
-	return affected(res, err, "delete push config", "push config "+taskID+"/"+id)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		res, err := db.NewDelete().Model((*pushRow)(nil)).Where("id = ?", taskID+"/"+id).Exec(ctx)
+		return affected(res, err, "delete push config", "push config "+taskID+"/"+id)
+	})
 }

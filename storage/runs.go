@@ -17,12 +17,11 @@ func (s *Store) CreateRun(ctx context.Context, r *orchestrator.Run) error {
 		return invalid("run id and session id are required")
 	}
 	r.CreatedAt = stamp(r.CreatedAt)
-	release, err := s.write(ctx)
-	if err != nil {
+	row := toRunRow(r)
+	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		_, err := db.NewInsert().Model(row).Exec(ctx)
 		return err
-	}
-	defer release()
-	_, err = s.db.NewInsert().Model(toRunRow(r)).Exec(ctx)
+	})
 	if constraintOf(err) == foreignKeyViolation {
 		return dbErr(err, "create run", "session "+r.SessionID)
 	}
@@ -41,23 +40,21 @@ func (s *Store) UpdateRun(ctx context.Context, r *orchestrator.Run) error {
 	if r == nil {
 		return invalid("run is nil")
 	}
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	res, err := s.db.NewUpdate().Model(toRunRow(r)).Column(runMutable...).WherePK().
-		Where("owner = ?", r.Owner).Exec(ctx)
-	if err := affected(res, err, "update run", "run "+r.ID); !errors.Is(err, orchestrator.ErrNotFound) {
-		return err
-	}
-	return s.ownerConflict(ctx, r.ID, r.Owner)
+	row := toRunRow(r)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		res, err := db.NewUpdate().Model(row).Column(runMutable...).WherePK().
+			Where("owner = ?", r.Owner).Exec(ctx)
+		if err := affected(res, err, "update run", "run "+r.ID); !errors.Is(err, orchestrator.ErrNotFound) {
+			return err
+		}
+		return ownerConflict(ctx, db, r.ID, r.Owner)
+	})
 }
 
 // ownerConflict explains why a run fenced by owner matched no row.
-func (s *Store) ownerConflict(ctx context.Context, id, owner string) error {
+func ownerConflict(ctx context.Context, db bun.IDB, id, owner string) error {
 	var cur runRow
-	err := s.db.NewSelect().Model(&cur).Column("owner", "state").Where("id = ?", id).Scan(ctx)
+	err := db.NewSelect().Model(&cur).Column("owner", "state").Where("id = ?", id).Scan(ctx)
 	if err != nil {
 		return dbErr(err, "update run", "run "+id)
 	}
@@ -74,35 +71,32 @@ func (s *Store) ClaimRun(ctx context.Context, runID, from, to string) error {
 	if runID == "" || to == "" {
 		return invalid("claim needs a run id and a new owner")
 	}
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	res, err := s.db.NewUpdate().Model((*runRow)(nil)).Set("owner = ?", to).
-		Where("id = ?", runID).Where("owner = ?", from).Where("state IN (?)", bun.List(activeStates)).Exec(ctx)
-	err = affected(res, err, "claim run", "run "+runID)
-	release()
-	if !errors.Is(err, orchestrator.ErrNotFound) {
-		return err
-	}
-	return s.ownerConflict(ctx, runID, from)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		res, err := db.NewUpdate().Model((*runRow)(nil)).Set("owner = ?", to).
+			Where("id = ?", runID).Where("owner = ?", from).Where("state IN (?)", bun.List(activeStates)).Exec(ctx)
+		if err := affected(res, err, "claim run", "run "+runID); !errors.Is(err, orchestrator.ErrNotFound) {
+			return err
+		}
+		return ownerConflict(ctx, db, runID, from)
+	})
 }
 
 // RequestCancel implements [orchestrator.Store]: the state changes only
 // from a state a cancel can interrupt, in the same statement that checks it.
 func (s *Store) RequestCancel(ctx context.Context, runID string) (*orchestrator.Run, error) {
-	release, err := s.write(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.db.NewUpdate().Model((*runRow)(nil)).Set("state = ?", string(orchestrator.RunCancelling)).
-		Where("id = ?", runID).Where("state IN (?)", bun.List(activeStates[:3])).Exec(ctx)
-	release()
+	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		res, err := db.NewUpdate().Model((*runRow)(nil)).Set("state = ?", string(orchestrator.RunCancelling)).
+			Where("id = ?", runID).Where("state IN (?)", bun.List(activeStates[:3])).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			s.notify(ctx, db, 'c', []string{runID})
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, dbErr(err, "cancel run", "run "+runID)
-	}
-	if n, _ := res.RowsAffected(); n > 0 {
-		s.notify(ctx, s.db, 'c', []string{runID})
 	}
 	return s.GetRun(ctx, runID)
 }
@@ -158,12 +152,11 @@ func (s *Store) AppendToolLog(ctx context.Context, l *orchestrator.ToolLog) erro
 		return invalid("tool log is nil")
 	}
 	l.CreatedAt = stamp(l.CreatedAt)
-	release, err := s.write(ctx)
-	if err != nil {
+	row := toToolLogRow(l)
+	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		_, err := db.NewInsert().Model(row).Exec(ctx)
 		return err
-	}
-	defer release()
-	_, err = s.db.NewInsert().Model(toToolLogRow(l)).Exec(ctx)
+	})
 	return dbErr(err, "append tool log", "of run "+l.RunID)
 }
 

@@ -22,13 +22,10 @@ func (s *Store) CreateSession(ctx context.Context, sess *orchestrator.Session) e
 	}
 	sess.UpdatedAt = stamp(sess.UpdatedAt)
 	row := &sessionRow{ID: sess.ID, UserID: sess.UserID, Title: sess.Title, CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt}
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	_, err = s.db.NewInsert().Model(row).Exec(ctx)
-	return dbErr(err, "create session", "session "+sess.ID)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		_, err := db.NewInsert().Model(row).Exec(ctx)
+		return dbErr(err, "create session", "session "+sess.ID)
+	})
 }
 
 // GetSession implements [orchestrator.Store].
@@ -65,17 +62,14 @@ func paged(q *bun.SelectQuery, p orchestrator.Page) *bun.SelectQuery {
 
 // TouchSession implements [orchestrator.Store].
 func (s *Store) TouchSession(ctx context.Context, id, title string, at time.Time) error {
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	q := s.db.NewUpdate().Model((*sessionRow)(nil)).Set("updated_at = ?", stamp(at)).Where("id = ?", id)
-	if title != "" {
-		q = q.Set("title = ?", title)
-	}
-	res, err := q.Exec(ctx)
-	return affected(res, err, "touch session", "session "+id)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		q := db.NewUpdate().Model((*sessionRow)(nil)).Set("updated_at = ?", stamp(at)).Where("id = ?", id)
+		if title != "" {
+			q = q.Set("title = ?", title)
+		}
+		res, err := q.Exec(ctx)
+		return affected(res, err, "touch session", "session "+id)
+	})
 }
 
 // DeleteSession implements [orchestrator.Store]: one transaction removes the
@@ -83,29 +77,26 @@ func (s *Store) TouchSession(ctx context.Context, id, title string, at time.Time
 // session. (The foreign keys cascade too; deleting explicitly keeps the
 // behaviour independent of the SQLite foreign_keys pragma.)
 func (s *Store) DeleteSession(ctx context.Context, id string) error {
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		runs := tx.NewSelect().Model((*runRow)(nil)).Column("id").Where("session_id = ?", id)
-		for _, q := range []*bun.DeleteQuery{
-			tx.NewDelete().Model((*eventRow)(nil)).Where("run_id IN (?)", runs),
-			tx.NewDelete().Table("push_configs").Where("run_id IN (?)", runs),
-			tx.NewDelete().Model((*approvalRow)(nil)).Where("run_id IN (?)", runs),
-			tx.NewDelete().Model((*toolLogRow)(nil)).Where("session_id = ?", id),
-			tx.NewDelete().Model((*messageRow)(nil)).Where("session_id = ?", id),
-			tx.NewDelete().Model((*runRow)(nil)).Where("session_id = ?", id),
-		} {
-			if _, err := q.Exec(ctx); err != nil {
-				return err
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			runs := tx.NewSelect().Model((*runRow)(nil)).Column("id").Where("session_id = ?", id)
+			for _, q := range []*bun.DeleteQuery{
+				tx.NewDelete().Model((*eventRow)(nil)).Where("run_id IN (?)", runs),
+				tx.NewDelete().Table("push_configs").Where("run_id IN (?)", runs),
+				tx.NewDelete().Model((*approvalRow)(nil)).Where("run_id IN (?)", runs),
+				tx.NewDelete().Model((*toolLogRow)(nil)).Where("session_id = ?", id),
+				tx.NewDelete().Model((*messageRow)(nil)).Where("session_id = ?", id),
+				tx.NewDelete().Model((*runRow)(nil)).Where("session_id = ?", id),
+			} {
+				if _, err := q.Exec(ctx); err != nil {
+					return err
+				}
 			}
-		}
-		res, err := tx.NewDelete().Model((*sessionRow)(nil)).Where("id = ?", id).Exec(ctx)
-		return affected(res, err, "delete session", "session "+id)
+			res, err := tx.NewDelete().Model((*sessionRow)(nil)).Where("id = ?", id).Exec(ctx)
+			return affected(res, err, "delete session", "session "+id)
+		})
+		return dbErr(err, "delete session", "session "+id)
 	})
-	return dbErr(err, "delete session", "session "+id)
 }
 
 // AppendMessages implements [orchestrator.Store]. The messages are written
@@ -122,13 +113,10 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs []orc
 		}
 		rows[i] = row
 	}
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	_, err = s.db.NewInsert().Model(&rows).Exec(ctx)
-	return dbErr(err, "append messages", "session "+sessionID)
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		_, err := db.NewInsert().Model(&rows).Exec(ctx)
+		return dbErr(err, "append messages", "session "+sessionID)
+	})
 }
 
 // ListMessages implements [orchestrator.Store].
@@ -200,28 +188,25 @@ func (s *Store) ListUserStats(ctx context.Context, p orchestrator.Page) ([]orche
 
 // DeleteUserData implements [orchestrator.Store] in one transaction.
 func (s *Store) DeleteUserData(ctx context.Context, userID string) error {
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		sessions := tx.NewSelect().Model((*sessionRow)(nil)).Column("id").Where("user_id = ?", userID)
-		runs := tx.NewSelect().Model((*runRow)(nil)).Column("id").Where("session_id IN (?)", sessions)
-		for _, q := range []*bun.DeleteQuery{
-			tx.NewDelete().Model((*eventRow)(nil)).Where("run_id IN (?)", runs),
-			tx.NewDelete().Table("push_configs").Where("run_id IN (?)", runs),
-			tx.NewDelete().Model((*approvalRow)(nil)).Where("run_id IN (?)", runs),
-			tx.NewDelete().Model((*toolLogRow)(nil)).Where("user_id = ?", userID),
-			tx.NewDelete().Model((*messageRow)(nil)).Where("session_id IN (?)", sessions),
-			tx.NewDelete().Model((*runRow)(nil)).Where("session_id IN (?)", sessions),
-			tx.NewDelete().Model((*sessionRow)(nil)).Where("user_id = ?", userID),
-		} {
-			if _, err := q.Exec(ctx); err != nil {
-				return err
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			sessions := tx.NewSelect().Model((*sessionRow)(nil)).Column("id").Where("user_id = ?", userID)
+			runs := tx.NewSelect().Model((*runRow)(nil)).Column("id").Where("session_id IN (?)", sessions)
+			for _, q := range []*bun.DeleteQuery{
+				tx.NewDelete().Model((*eventRow)(nil)).Where("run_id IN (?)", runs),
+				tx.NewDelete().Table("push_configs").Where("run_id IN (?)", runs),
+				tx.NewDelete().Model((*approvalRow)(nil)).Where("run_id IN (?)", runs),
+				tx.NewDelete().Model((*toolLogRow)(nil)).Where("user_id = ?", userID),
+				tx.NewDelete().Model((*messageRow)(nil)).Where("session_id IN (?)", sessions),
+				tx.NewDelete().Model((*runRow)(nil)).Where("session_id IN (?)", sessions),
+				tx.NewDelete().Model((*sessionRow)(nil)).Where("user_id = ?", userID),
+			} {
+				if _, err := q.Exec(ctx); err != nil {
+					return err
+				}
 			}
-		}
-		return nil
+			return nil
+		})
+		return dbErr(err, "delete user data", "user "+userID)
 	})
-	return dbErr(err, "delete user data", "user "+userID)
 }

@@ -88,9 +88,9 @@ type Store struct {
 	db      *bun.DB
 	backend string
 	log     *slog.Logger
-	// writeSem serializes writes within the process on SQLite (nil on
-	// PostgreSQL); see doc.go.
-	writeSem chan struct{}
+	// writer is the group-commit writer on SQLite (nil on PostgreSQL);
+	// see writer.go.
+	writer *writer
 	// pgCfg and channel serve run change notifications on PostgreSQL
 	// (notify.go); channel is "" on SQLite.
 	pgCfg   *pgx.ConnConfig
@@ -113,7 +113,6 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			return nil, err
 		}
 		s.db = bun.NewDB(sqldb, sqliteText{sqlitedialect.New()})
-		s.writeSem = make(chan struct{}, 1)
 	case BackendPostgres:
 		var cfg *pgx.ConnConfig
 		sqldb, cfg, err = openPostgres(opts.PostgresDSN, opts.ConnectTimeout)
@@ -134,15 +133,18 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		_ = s.db.Close()
 		return nil, fmt.Errorf("storage: connect %s: %w", s.where(opts), err)
 	}
+	if opts.Backend == BackendSQLite {
+		s.writer = newWriter(s.db)
+	}
 	if s.pgCfg != nil {
 		if err := s.initNotify(pingCtx, s.pgCfg); err != nil {
-			_ = s.db.Close()
+			_ = s.Close()
 			return nil, err
 		}
 	}
 	if opts.AutoMigrate {
 		if err := s.Migrate(ctx); err != nil {
-			_ = s.db.Close()
+			_ = s.Close()
 			return nil, err
 		}
 	}
@@ -205,18 +207,11 @@ func openPostgres(dsn string, timeout time.Duration) (*sql.DB, *pgx.ConnConfig, 
 	return stdlib.OpenDB(*cfg), cfg, nil
 }
 
-// Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
-
-// write serializes writers on SQLite; call the returned release when done.
-func (s *Store) write(ctx context.Context) (release func(), err error) {
-	if s.writeSem == nil {
-		return func() {}, nil
+// Close stops the writer after the writes already queued, then closes
+// the database.
+func (s *Store) Close() error {
+	if s.writer != nil {
+		s.writer.close()
 	}
-	select {
-	case s.writeSem <- struct{}{}:
-		return func() { <-s.writeSem }, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("storage: waiting to write: %w", ctx.Err())
-	}
+	return s.db.Close()
 }

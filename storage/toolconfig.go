@@ -66,32 +66,29 @@ func (s *Store) PutToolFiles(ctx context.Context, owner, kind, name string, file
 			Size: int64(len(f.Data)), SHA256: hex.EncodeToString(sum[:]), UpdatedAt: now})
 		paths = append(paths, f.Path)
 	}
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if replace {
-			q := tx.NewDelete().Model((*toolFileRow)(nil)).
-				Where("owner = ? AND kind = ? AND name = ?", owner, kind, name)
-			if len(paths) > 0 {
-				q = q.Where("path NOT IN (?)", bun.List(paths))
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if replace {
+				q := tx.NewDelete().Model((*toolFileRow)(nil)).
+					Where("owner = ? AND kind = ? AND name = ?", owner, kind, name)
+				if len(paths) > 0 {
+					q = q.Where("path NOT IN (?)", bun.List(paths))
+				}
+				if _, err := q.Exec(ctx); err != nil {
+					return err
+				}
 			}
-			if _, err := q.Exec(ctx); err != nil {
-				return err
+			if len(rows) == 0 {
+				return nil
 			}
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		_, err := tx.NewInsert().Model(&rows).
-			On("CONFLICT (owner, kind, name, path) DO UPDATE").
-			Set("data = EXCLUDED.data, size = EXCLUDED.size, sha256 = EXCLUDED.sha256, updated_at = EXCLUDED.updated_at").
-			Exec(ctx)
-		return err
+			_, err := tx.NewInsert().Model(&rows).
+				On("CONFLICT (owner, kind, name, path) DO UPDATE").
+				Set("data = EXCLUDED.data, size = EXCLUDED.size, sha256 = EXCLUDED.sha256, updated_at = EXCLUDED.updated_at").
+				Exec(ctx)
+			return err
+		})
+		return dbErr(err, "put tool files", packageName(owner, kind, name))
 	})
-	return dbErr(err, "put tool files", packageName(owner, kind, name))
 }
 
 // ListToolFiles implements [orchestrator.ToolFileStore].
@@ -121,23 +118,20 @@ func (s *Store) ListToolFiles(ctx context.Context, owner, kind, name string, wit
 
 // DeleteToolFiles implements [orchestrator.ToolFileStore].
 func (s *Store) DeleteToolFiles(ctx context.Context, owner, kind, name string, paths ...string) error {
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	q := s.db.NewDelete().Model((*toolFileRow)(nil)).Where("owner = ? AND kind = ? AND name = ?", owner, kind, name)
-	if len(paths) > 0 {
-		q = q.Where("path IN (?)", bun.List(paths))
-	}
-	res, err := q.Exec(ctx)
-	if err != nil {
-		return dbErr(err, "delete tool files", packageName(owner, kind, name))
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("%w: %s has no such files", orchestrator.ErrNotFound, packageName(owner, kind, name))
-	}
-	return nil
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		q := db.NewDelete().Model((*toolFileRow)(nil)).Where("owner = ? AND kind = ? AND name = ?", owner, kind, name)
+		if len(paths) > 0 {
+			q = q.Where("path IN (?)", bun.List(paths))
+		}
+		res, err := q.Exec(ctx)
+		if err != nil {
+			return dbErr(err, "delete tool files", packageName(owner, kind, name))
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("%w: %s has no such files", orchestrator.ErrNotFound, packageName(owner, kind, name))
+		}
+		return nil
+	})
 }
 
 // GetUserToolConfig implements [orchestrator.UserToolConfigStore].
@@ -160,26 +154,24 @@ func (s *Store) PutUserToolConfig(ctx context.Context, c *orchestrator.UserToolC
 	}
 	row := &userToolConfigRow{UserID: c.UserID, Config: string(b), Shares: next.Shares(), Revision: next.Revision, UpdatedAt: next.UpdatedAt}
 	what := fmt.Sprintf("tool configuration of %q", c.UserID)
-	release, err := s.write(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	var res interface{ RowsAffected() (int64, error) }
-	if c.Revision == 0 {
-		res, err = s.db.NewInsert().Model(row).On("CONFLICT (user_id) DO NOTHING").Exec(ctx)
-	} else {
-		res, err = s.db.NewUpdate().Model(row).Column("config", "shares", "revision", "updated_at").
-			Where("user_id = ? AND revision = ?", c.UserID, c.Revision).Exec(ctx)
-	}
-	if err != nil {
-		return dbErr(err, "put user tool config", what)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("%w: %s changed since revision %d", orchestrator.ErrConflict, what, c.Revision)
-	}
-	c.Revision, c.UpdatedAt = next.Revision, next.UpdatedAt
-	return nil
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		var err error
+		var res interface{ RowsAffected() (int64, error) }
+		if c.Revision == 0 {
+			res, err = db.NewInsert().Model(row).On("CONFLICT (user_id) DO NOTHING").Exec(ctx)
+		} else {
+			res, err = db.NewUpdate().Model(row).Column("config", "shares", "revision", "updated_at").
+				Where("user_id = ? AND revision = ?", c.UserID, c.Revision).Exec(ctx)
+		}
+		if err != nil {
+			return dbErr(err, "put user tool config", what)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("%w: %s changed since revision %d", orchestrator.ErrConflict, what, c.Revision)
+		}
+		c.Revision, c.UpdatedAt = next.Revision, next.UpdatedAt
+		return nil
+	})
 }
 
 // ListSharedToolConfigs implements [orchestrator.UserToolConfigStore].

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"testing"
 
 	"github.com/wunder/wunder/adapters/builtin"
@@ -74,5 +75,72 @@ func BenchmarkLoopRound(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rounds), "ns/round")
 		})
+	}
+}
+
+// BenchmarkConcurrentRuns measures whole no-tool runs (one model answer,
+// every event persisted) with 8 and 32 runs at once through the core and a
+// store, without HTTP: the store's share of a run's cost. On SQLite it
+// reports the group-commit writer's writes per commit.
+//
+//	go test -run '^$' -bench ConcurrentRuns -benchtime 2000x ./cmd/wunder/
+func BenchmarkConcurrentRuns(b *testing.B) {
+	stores := map[string]func(b *testing.B) orchestrator.Store{
+		"memory": func(*testing.B) orchestrator.Store { return orchestratortest.NewMemStore() },
+		"sqlite": func(b *testing.B) orchestrator.Store {
+			s, err := storage.Open(context.Background(), storage.Options{SQLitePath: b.TempDir() + "/w.db", AutoMigrate: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		},
+		"postgres": func(b *testing.B) orchestrator.Store {
+			dsn := os.Getenv("WUNDER_TEST_POSTGRES_DSN")
+			if dsn == "" {
+				b.Skip("WUNDER_TEST_POSTGRES_DSN not set")
+			}
+			s, err := storage.Open(context.Background(), storage.Options{Backend: "postgres", PostgresDSN: dsn, AutoMigrate: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		},
+	}
+	for _, name := range []string{"memory", "sqlite", "postgres"} {
+		for _, c := range []int{8, 32} {
+			b.Run(fmt.Sprintf("%s/c=%d", name, c), func(b *testing.B) {
+				store := stores[name](b)
+				defer store.Close()
+				models := orchestratortest.Models{Model: orchestratortest.NewScriptedModel(orchestratortest.Turn{Content: "hello"}),
+					Settings: orchestrator.ModelSettings{Name: "m", ToolCallMode: orchestrator.ModeToolCall, MaxRounds: 2, Stream: true}}
+				o := orchestrator.New(store, models, orchestrator.NewRegistry("", nil), &orchestrator.Options{MaxActiveRuns: 64, QueueSize: 1024})
+				defer func() { _ = o.Close(context.Background()) }()
+				var n atomic.Int64
+				b.SetParallelism((c + 1) / 2) // GOMAXPROCS is 2 here: c goroutines
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						i := n.Add(1)
+						run, err := o.Start(context.Background(), orchestrator.RunRequest{UserID: fmt.Sprintf("u%d", i), Question: "q", Caller: orchestrator.CallerAgent})
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						for _, err := range o.Events(context.Background(), "", run.ID, 0) {
+							if err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
+				if ws, ok := store.(interface{ WriteStats() (int64, int64) }); ok {
+					if commits, writes := ws.WriteStats(); commits > 0 {
+						b.ReportMetric(float64(writes)/float64(commits), "writes/commit")
+					}
+				}
+			})
+		}
 	}
 }

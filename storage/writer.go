@@ -1,0 +1,252 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+
+	"github.com/uptrace/bun"
+)
+
+// Group commit (SQLite).
+//
+// SQLite has one writer. Each transaction costs a BEGIN IMMEDIATE, a WAL
+// write and the shared-memory locks around it, whatever it holds, and a run
+// makes a dozen small writes; run one transaction each and the store is
+// the serial bottleneck of the server. So on SQLite every write goes
+// through one writer goroutine: it takes whatever writes are waiting and
+// runs them in one transaction and commits once. N runs writing at once cost
+// one commit, not N.
+//
+// What each caller is told is what was stored: an op is answered only
+// after its transaction committed (or with the error that ended it); an op
+// that failed leaves nothing, and the others of its batch commit (below).
+// An op whose caller gave up (ctx done) before
+// the writer took it is never run; once taken, it runs to the end without
+// the caller's cancellation, and the caller waits for the answer, so a
+// reported failure never hides a committed write. Durability is that of a
+// transaction of its own: synchronous=NORMAL in WAL mode either way.
+//
+// The ops of a batch share the transaction without savepoints (a
+// savepoint costs two more statements an op, and ops rarely fail). When
+// one fails, the whole transaction is rolled back, so it left nothing,
+// and every op of the batch runs again alone, in a transaction of its
+// own: a failed op fails alone, and the others are committed. An op may
+// therefore run twice, the first time rolled back; its fn must not act
+// outside the database (none does: NOTIFY is PostgreSQL's, which does not
+// batch).
+//
+// An op must write only through the bun.IDB it is given (the
+// transaction), must not call back into the Store's write methods
+// (the writer would wait for itself), and should be short: the batch
+// waits for it.
+//
+// On PostgreSQL update runs the op on the pool directly: the server takes
+// concurrent writers, and an op that needs several statements opens its
+// own transaction (db.RunInTx).
+
+// maxBatch bounds the ops of one transaction, so one commit never waits
+// for an unbounded queue.
+const maxBatch = 128
+
+// writeOp is one write waiting for, or done by, the writer.
+type writeOp struct {
+	ctx context.Context
+	fn  func(ctx context.Context, db bun.IDB) error
+	// state: opQueued until the writer takes it (opTaken) or its caller
+	// gives up first (opAbandoned).
+	state atomic.Int32
+	err   error
+	done  chan struct{}
+}
+
+const (
+	opQueued int32 = iota
+	opTaken
+	opAbandoned
+)
+
+var errClosed = errors.New("storage: the store is closed")
+
+// writer is the group-commit writer of a SQLite store.
+type writer struct {
+	db  *bun.DB
+	ops chan *writeOp
+	// mu guards closed against sends on a closed channel.
+	mu     sync.RWMutex
+	closed bool
+	wg     sync.WaitGroup
+	// commits and batched count transactions and the ops they held
+	// (Store.WriteStats).
+	commits, batched atomic.Int64
+}
+
+func newWriter(db *bun.DB) *writer {
+	w := &writer{db: db, ops: make(chan *writeOp, 4*maxBatch)}
+	w.wg.Go(w.loop)
+	return w
+}
+
+// close stops the writer after the ops already queued.
+func (w *writer) close() {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.ops)
+	}
+	w.mu.Unlock()
+	w.wg.Wait()
+}
+
+// do queues fn and waits for its answer.
+func (w *writer) do(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("storage: waiting to write: %w", err)
+	}
+	op := &writeOp{ctx: ctx, fn: fn, done: make(chan struct{})}
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return errClosed
+	}
+	select {
+	case w.ops <- op:
+	case <-ctx.Done():
+		w.mu.RUnlock()
+		return fmt.Errorf("storage: waiting to write: %w", ctx.Err())
+	}
+	w.mu.RUnlock()
+	select {
+	case <-op.done:
+		return op.err
+	case <-ctx.Done():
+		if op.state.CompareAndSwap(opQueued, opAbandoned) {
+			return fmt.Errorf("storage: waiting to write: %w", ctx.Err())
+		}
+		<-op.done // taken: its outcome is what the caller must hear
+		return op.err
+	}
+}
+
+func (w *writer) loop() {
+	batch := make([]*writeOp, 0, maxBatch)
+	for op := range w.ops {
+		batch = append(batch[:0], op)
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case more, ok := <-w.ops:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, more)
+			default:
+				break drain
+			}
+		}
+		w.commit(batch)
+	}
+}
+
+// commit runs one batch in one transaction and answers its ops.
+func (w *writer) commit(batch []*writeOp) {
+	taken := batch[:0]
+	for _, op := range batch {
+		if op.state.CompareAndSwap(opQueued, opTaken) {
+			taken = append(taken, op)
+		} else {
+			close(op.done) // abandoned: never run
+		}
+	}
+	if len(taken) == 0 {
+		return
+	}
+	defer func() {
+		for _, op := range taken {
+			close(op.done)
+		}
+	}()
+	if len(taken) > 1 && w.together(taken) {
+		return
+	}
+	// Alone: one op, or a batch in which an op failed (rolled back whole,
+	// so the failure left nothing): each op in a transaction of its own.
+	for _, op := range taken {
+		w.alone(op)
+	}
+}
+
+// together runs ops in one transaction without savepoints (a savepoint
+// costs two statements an op) and commits; it reports false, having
+// rolled everything back, when an op failed or the commit did, and the
+// caller runs each op alone.
+func (w *writer) together(ops []*writeOp) bool {
+	tx, err := w.db.BeginTx(context.Background(), nil)
+	if err != nil {
+		return false
+	}
+	for _, op := range ops {
+		if op.err = run(context.WithoutCancel(op.ctx), op.fn, tx); op.err != nil {
+			_ = tx.Rollback()
+			return false
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		_ = tx.Rollback()
+		return false
+	}
+	w.commits.Add(1)
+	w.batched.Add(int64(len(ops)))
+	return true
+}
+
+// alone runs op in a transaction of its own.
+func (w *writer) alone(op *writeOp) {
+	tx, err := w.db.BeginTx(context.Background(), nil)
+	if err != nil {
+		op.err = fmt.Errorf("storage: begin: %w", err)
+		return
+	}
+	if op.err = run(context.WithoutCancel(op.ctx), op.fn, tx); op.err != nil {
+		_ = tx.Rollback()
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		op.err = fmt.Errorf("storage: commit: %w", err)
+		return
+	}
+	w.commits.Add(1)
+	w.batched.Add(1)
+}
+
+// run calls fn, turning a panic into an error (the writer serves every
+// goroutine of the process and must not die with one op).
+func run(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error, db bun.IDB) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("storage: write panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return fn(ctx, db)
+}
+
+// update runs fn as a write: on SQLite through the group-commit writer, in
+// a transaction shared with other writes; on PostgreSQL on the pool.
+func (s *Store) update(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
+	if s.writer == nil {
+		return fn(ctx, s.db)
+	}
+	return s.writer.do(ctx, fn)
+}
+
+// WriteStats reports the group-commit writer's transactions and the writes
+// they held (SQLite; zero on PostgreSQL): writes/commits is the batching.
+func (s *Store) WriteStats() (commits, writes int64) {
+	if s.writer == nil {
+		return 0, 0
+	}
+	return s.writer.commits.Load(), s.writer.batched.Load()
+}
