@@ -40,6 +40,10 @@ type liveRun struct {
 	// aborted, when set, is why the run was stopped by the orchestrator
 	// (not by a cancel): it ends failed with this error.
 	aborted error
+	// freshSession marks a run that created its session: the session has
+	// no history to load (it holds the session's lock, and nobody knew the
+	// session before it was stored).
+	freshSession bool
 	// decided marks a run resumed after its approvals were decided: its
 	// loop first finishes the suspended round (Run.Pending).
 	decided bool
@@ -157,6 +161,7 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 	}
 	lr := o.newLiveRun(req, x, locks, Run{ID: runID, SessionID: sess.ID, UserID: req.UserID, State: RunQueued,
 		Question: req.Question, ModelName: x.settings.Name, Owner: o.instance, Spec: specOf(req), CreatedAt: now}, 0)
+	lr.freshSession = req.SessionID == ""
 
 	// The run is stored before it is admitted, so nothing (Cancel, Close,
 	// the queue handing it a slot) can finish or start a run the store does

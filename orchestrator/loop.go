@@ -82,12 +82,14 @@ type loop struct {
 func (l *loop) run(ctx context.Context) outcome {
 	lr, o := l.lr, l.o
 	var history []Message
-	err := o.retry(ctx, "load history", func(ctx context.Context) (err error) {
-		history, err = o.store.ListMessages(ctx, lr.sessionID, o.opts.MaxHistoryItems)
-		return err
-	})
-	if err != nil {
-		return l.fail(ctx, "store", fmt.Errorf("load history: %w", err))
+	if !lr.freshSession || lr.resumed {
+		err := o.retry(ctx, "load history", func(ctx context.Context) (err error) {
+			history, err = o.store.ListMessages(ctx, lr.sessionID, o.opts.MaxHistoryItems)
+			return err
+		})
+		if err != nil {
+			return l.fail(ctx, "store", fmt.Errorf("load history: %w", err))
+		}
 	}
 	history = fromLastSummary(history)
 	// The system prompt is rebuilt before every model call: toolsets that
