@@ -446,12 +446,15 @@ func (o *Orchestrator) Cancel(ctx context.Context, userID, runID string) (*Run, 
 		o.mu.Lock()
 		queued := o.removeQueuedLocked(lr)
 		o.mu.Unlock()
-		if queued {
+		switch {
+		case queued:
 			o.finishQueued(lr)
-		} else {
-			o.cancelLive(lr)
+			return lr.snapshot(), nil
+		case o.cancelLive(lr):
+			return lr.snapshot(), nil
 		}
-		return lr.snapshot(), nil
+		// It has just suspended (stored as waiting, not yet gone from the
+		// live runs): end it as a waiting run, below.
 	}
 	r, err := o.GetRun(ctx, userID, runID)
 	if err != nil {
@@ -487,13 +490,27 @@ func (o *Orchestrator) Cancel(ctx context.Context, userID, runID string) (*Run, 
 	return r, nil
 }
 
-func (o *Orchestrator) cancelLive(lr *liveRun) {
+// cancelLive asks a live run to stop. It reports false, and changes
+// nothing, for a run that has suspended (suspendRun marked it waiting: it
+// executes nowhere, and only ending it in the store stops it). The state
+// is checked and set under the run's lock, so a cancel either comes before
+// the suspension marks the run waiting (which then sees cancelling) or
+// after (and is told so).
+func (o *Orchestrator) cancelLive(lr *liveRun) bool {
+	suspended := false
 	lr.update(func(r *Run) {
-		if !r.State.Terminal() {
+		switch {
+		case r.State == RunWaitingInput:
+			suspended = true
+		case !r.State.Terminal():
 			r.State = RunCancelling
 		}
 	})
+	if suspended {
+		return false
+	}
 	lr.cancel()
+	return true
 }
 
 // finishQueued ends a run that never left the queue.

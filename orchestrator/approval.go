@@ -431,8 +431,17 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 	r := *lr.snapshot()
 	r.State, r.LastSeq = RunWaitingInput, lr.log.visibleSeq()
 	err := o.retry(ctx, "store the run's wait", func(ctx context.Context) error { return o.store.UpdateRun(ctx, &r) })
+	// A cancel that came since the check above set cancelling on the live
+	// run; one that comes after this finds it waiting (cancelLive).
+	cancelled := false
 	if err == nil {
-		lr.update(func(cur *Run) { cur.State, cur.LastSeq = RunWaitingInput, r.LastSeq })
+		lr.update(func(cur *Run) {
+			if cur.State == RunCancelling {
+				cancelled = true
+				return
+			}
+			cur.State, cur.LastSeq = RunWaitingInput, r.LastSeq
+		})
 	}
 	if err != nil {
 		// The events are stored, the state is not: the reaper finds a
@@ -452,6 +461,13 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 	}
 	o.follow.wake(lr.id)
 	if err != nil {
+		return
+	}
+	if cancelled {
+		// Stored waiting, asked to stop: end it as Cancel ends a waiting run.
+		if err := o.endWaiting(ctx, &r, outcome{stop: StopCancelled, state: RunCancelled, usage: r.Usage}); err != nil && !errors.Is(err, ErrConflict) {
+			o.log.Error("run cancelled while it suspended not ended; it stays waiting", "run_id", lr.id, "err", err)
+		}
 		return
 	}
 	o.watchExpiry(lr.id, r.Pending)

@@ -318,6 +318,7 @@ func (f *fixture) rows() []matrixRow {
 			}
 			return connect.NewError(connect.CodeNotFound, errors.New("not listed"))
 		})
+		rows = append(rows, f.connectApprovalRows(p.name, p.opts, p.h2c)...) // isolation_connectapprovals_test.go
 	}
 	return rows
 }

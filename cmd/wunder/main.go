@@ -31,6 +31,7 @@ const (
 	exitUsage     = 2 // bad flags or arguments
 	exitCancelled = 3 // the run was cancelled
 	exitConfig    = 4 // the configuration is invalid
+	exitWaiting   = 5 // the run waits for an approval nobody here could give
 	exitInterrupt = 130
 )
 
@@ -53,8 +54,15 @@ func main() {
 
 // execute runs the CLI and returns its exit code.
 func execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return executeIn(ctx, args, os.Stdin, stdout, stderr)
+}
+
+// executeIn is execute with stdin given (`wunder run` reads approval
+// answers from it).
+func executeIn(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
+	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 type runFlags struct {
 	server, apiKey, user, session, model, mode, language string
+	approve, approvalMode                                string
 	tools                                                []string
 	allTools, jsonOut                                    bool
 	maxRounds                                            int
@@ -27,13 +29,25 @@ func newRunCmd() *cobra.Command {
 		Short: "Ask a running wunder server and follow the run in the terminal",
 		Long: "Submit a task to a running server and stream its events: a spinner while the model works,\n" +
 			"tool calls and their results, then the answer on stdout. Ctrl-C cancels the run.\n\n" +
-			"Exit codes: 0 answered, 1 failed, 2 bad usage, 3 cancelled, 130 interrupted.",
+			"When a tool call waits for approval (approvals.* in the server's configuration, or\n" +
+			"--approval-mode), it shows the call and asks: approve? [y]es/[n]o (reject)/[e]dit/[c]ancel.\n" +
+			"--approve=approve or reject answers every such call without asking; with the default\n" +
+			"--approve=ask and no terminal on stdin, it lists what waits, with the route that decides\n" +
+			"it, and exits 5, leaving the run waiting.\n\n" +
+			"Exit codes: 0 answered, 1 failed, 2 bad usage, 3 cancelled, 5 waiting for approval, 130 interrupted.",
 		Example: `  wunder run "What files are in my workspace?" --tools list_files
   wunder run --all-tools --user alice "Write hello.txt saying hi, then read it back"
-  wunder run --json "2+2?" | jq .type`,
+  wunder run --json "2+2?" | jq .type
+  wunder run --approval-mode suggest --tools write_file "Write hello.txt saying hi"
+  wunder run --approve=reject --all-tools "Clean up my workspace"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runQuestion(cmd.Context(), f, args[0], cmd.OutOrStdout(), cmd.ErrOrStderr())
+			switch f.approve {
+			case approveAsk, approveAlways, approveNever:
+			default:
+				return fmt.Errorf("--approve must be ask, approve or reject, got %q", f.approve)
+			}
+			return runQuestion(cmd.Context(), f, args[0], cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	fl := cmd.Flags()
@@ -48,6 +62,8 @@ func newRunCmd() *cobra.Command {
 	fl.StringVar(&f.language, "language", "", "prompt language: en or zh")
 	fl.IntVar(&f.maxRounds, "max-rounds", 0, "maximum model rounds (0: the model's setting)")
 	fl.BoolVar(&f.jsonOut, "json", false, "print every event as a JSON line instead of the readable view")
+	fl.StringVar(&f.approve, "approve", approveAsk, "when a tool call waits for approval: ask (at the terminal), approve or reject")
+	fl.StringVar(&f.approvalMode, "approval-mode", "", "which tool calls ask for approval: suggest, auto_edit or full_auto (default: the server's)")
 	return cmd
 }
 
@@ -58,7 +74,7 @@ func envOr(name, def string) string {
 	return def
 }
 
-func runQuestion(ctx context.Context, f runFlags, question string, stdout, stderr interface{ Write([]byte) (int, error) }) error {
+func runQuestion(ctx context.Context, f runFlags, question string, stdin io.Reader, stdout, stderr io.Writer) error {
 	c := client.New(f.server, f.apiKey, nil)
 	tools := f.tools
 	if f.allTools {
@@ -73,6 +89,7 @@ func runQuestion(ctx context.Context, f runFlags, question string, stdout, stder
 	run, err := c.Submit(ctx, client.RunRequest{
 		UserID: f.user, Question: question, ToolNames: tools, SessionID: f.session,
 		ModelName: f.model, ToolCallMode: f.mode, Language: f.language, MaxRounds: f.maxRounds,
+		ApprovalMode: f.approvalMode,
 	})
 	if err != nil {
 		return withCode(exitFailure, describe(err, f.server))
@@ -98,6 +115,8 @@ func runQuestion(ctx context.Context, f runFlags, question string, stdout, stder
 		case <-followCtx.Done():
 		}
 	}()
+	ap := &approver{c: c, user: f.user, runID: run.ID, mode: f.approve, view: view, in: stdin, interactive: isInteractive(stdin)}
+	defer ap.close()
 	var final *client.Final
 	for ev, err := range c.Follow(followCtx, f.user, run.ID, 0, opts) {
 		if err != nil {
@@ -108,6 +127,22 @@ func runQuestion(ctx context.Context, f runFlags, question string, stdout, stder
 		}
 		if fin := view.event(ev); fin != nil {
 			final = fin
+		}
+		if ev.Type != "approval_required" || ctx.Err() != nil {
+			continue
+		}
+		// The server keeps the stream open while the run waits: decide,
+		// then read on.
+		if err := ap.handle(ctx, ev); err != nil {
+			if ctx.Err() != nil {
+				continue // Ctrl-C at the question: the run is being cancelled
+			}
+			view.stop()
+			var ee *exitError
+			if errors.As(err, &ee) {
+				return err
+			}
+			return withCode(exitFailure, fmt.Errorf("deciding on run %s: %w", run.ID, describe(err, f.server)))
 		}
 	}
 	view.stop()

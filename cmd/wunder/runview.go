@@ -147,6 +147,15 @@ func (v *runView) event(ev client.Event) *client.Final {
 		content, _ := d["content"].(string)
 		v.note(fmt.Sprintf("%s %v (%v ms): %s", mark, d["name"], d["duration_ms"], clipLine(content, 120)))
 		v.setStatus("thinking…")
+	case "approval_required":
+		v.setStatus("") // the approver asks; no spinner over the question
+	case "approval_decided":
+		by := ""
+		if s, _ := d["decided_by"].(string); s != "" {
+			by = " by " + s
+		}
+		v.note(fmt.Sprintf("· %v %v%s", d["state"], d["tool"], by))
+		v.setStatus("thinking…")
 	case "error":
 		v.note(fmt.Sprintf("error: %v", d["message"]))
 	case "final":
@@ -162,6 +171,45 @@ func (v *runView) event(ev client.Event) *client.Final {
 		return &f
 	}
 	return nil
+}
+
+// approval shows a call that waits for a decision (in JSON mode too: the
+// question goes to stderr, the events to stdout).
+func (v *runView) approval(ap client.Approval) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.status = ""
+	v.clearLocked()
+	args, err := json.MarshalIndent(json.RawMessage(ap.Arguments), "  ", "  ")
+	if err != nil {
+		args = ap.Arguments
+	}
+	fmt.Fprintf(v.errw, "? %s wants approval (%s)\n  arguments: %s\n  reason: %s\n", ap.Tool, ap.ID, args, ap.Reason)
+	if len(ap.Missing) > 0 {
+		fmt.Fprintf(v.errw, "  missing: %s\n", compactJSON(ap.Missing))
+	}
+}
+
+// prompt writes a question, with the spinner paused.
+func (v *runView) prompt(q string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.status = ""
+	v.clearLocked()
+	fmt.Fprint(v.errw, q)
+}
+
+// decided notes a decision this process posted.
+func (v *runView) decided(ap client.Approval, d client.Decision) {
+	s := fmt.Sprintf("%s %s: %s", d.Decision, ap.Tool, ap.ID)
+	if d.Reason != "" {
+		s += " (" + d.Reason + ")"
+	}
+	if len(d.Arguments) > 0 {
+		s += " with " + compactJSON(d.Arguments)
+	}
+	v.note("→ " + s)
+	v.setStatus("resuming…")
 }
 
 func clipLine(s string, n int) string {

@@ -19,6 +19,11 @@
 // through [Options.Scope]. Runs started here are agent callers
 // (orchestrator.CallerAgent).
 //
+// Approvals (a person in the loop): a run's approval_required events flow
+// through Run and Follow like any other event, and the stream stays open
+// while the run waits; RunService.ListApprovals and RunService.Decide are
+// the REST approval routes over Connect (approvals.go).
+//
 // Goroutines: none of its own. A Run or Follow stream ranges over
 // Backend.Events on the request's goroutine; the run itself executes in the
 // core, detached from the request, so a client that disconnects never stops

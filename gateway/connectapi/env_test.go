@@ -32,6 +32,8 @@ type envOpts struct {
 	api     connectapi.Options
 	turns   []orchestratortest.Turn
 	noModel bool
+	// toolsets are offered besides the files toolset.
+	toolsets []orchestrator.Toolset
 }
 
 func newEnv(t testing.TB, eo envOpts) *env {
@@ -41,7 +43,7 @@ func newEnv(t testing.TB, eo envOpts) *env {
 	if eo.noModel {
 		models = orchestratortest.Models{}
 	}
-	reg := orchestrator.NewRegistry("", nil, e.files.Toolset())
+	reg := orchestrator.NewRegistry("", nil, append([]orchestrator.Toolset{e.files.Toolset()}, eo.toolsets...)...)
 	e.o = orchestrator.New(orchestratortest.NewMemStore(), models, reg, &eo.orch)
 	gw := gateway.New(e.o, &eo.gw)
 	if eo.api.Scope == nil {

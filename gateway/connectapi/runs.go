@@ -26,6 +26,7 @@ type runFields interface {
 	GetLanguage() string
 	GetMaxRounds() int32
 	GetPreloadSkills() []string
+	GetApprovalMode() wunderv1.ApprovalMode
 }
 
 // start decodes a run request and starts the run as an agent caller.
@@ -38,10 +39,15 @@ func (s *runService) start(ctx context.Context, m runFields) (*orchestrator.Run,
 	if err != nil {
 		return nil, err
 	}
+	approvalMode, err := coreApprovalMode(m.GetApprovalMode())
+	if err != nil {
+		return nil, err
+	}
 	return s.b.Start(ctx, orchestrator.RunRequest{
 		UserID: userID, SessionID: m.GetSessionId(), Question: m.GetQuestion(), ToolNames: m.GetToolNames(),
 		ModelName: m.GetModelName(), ToolCallMode: mode, Language: m.GetLanguage(),
 		MaxRounds: int(m.GetMaxRounds()), PreloadSkills: m.GetPreloadSkills(), Caller: orchestrator.CallerAgent,
+		ApprovalMode: approvalMode,
 	})
 }
 

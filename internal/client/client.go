@@ -1,7 +1,7 @@
 // Package client is a small Go client of wunder's HTTP API, used by the
 // CLI (`wunder run`, `wunder bench`) and by end-to-end tests: submit a run,
-// follow its events (reconnecting with Last-Event-ID), cancel it, list
-// tools. It is a leaf: it mirrors the wire types instead of importing the
+// follow its events (reconnecting with Last-Event-ID), cancel it, list and
+// decide its approvals, list tools. It is a leaf: it mirrors the wire types instead of importing the
 // core, exactly as an outside client would.
 package client
 
@@ -47,6 +47,8 @@ type RunRequest struct {
 	ToolCallMode string   `json:"tool_call_mode,omitempty"`
 	Language     string   `json:"language,omitempty"`
 	MaxRounds    int      `json:"max_rounds,omitempty"`
+	// ApprovalMode: suggest, auto_edit or full_auto ("" = the server's).
+	ApprovalMode string `json:"approval_mode,omitempty"`
 }
 
 // Run is a run as the API returns it.

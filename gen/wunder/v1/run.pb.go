@@ -205,6 +205,239 @@ func (ToolCallMode) EnumDescriptor() ([]byte, []int) {
 	return file_wunder_v1_run_proto_rawDescGZIP(), []int{2}
 }
 
+// ApprovalMode says which tool calls of a run wait for a person's approval,
+// besides those the server's policy (approvals.tools, approvals.all_tools,
+// the user's tool access) names. Read-only tools never ask unless named.
+type ApprovalMode int32
+
+const (
+	// The server's approvals.mode (full_auto unless configured).
+	ApprovalMode_APPROVAL_MODE_UNSPECIFIED ApprovalMode = 0
+	// Every tool that changes things asks.
+	ApprovalMode_APPROVAL_MODE_SUGGEST ApprovalMode = 1
+	// File edits go; other tools that change things ask.
+	ApprovalMode_APPROVAL_MODE_AUTO_EDIT ApprovalMode = 2
+	// Only the calls the policy names ask.
+	ApprovalMode_APPROVAL_MODE_FULL_AUTO ApprovalMode = 3
+)
+
+// Enum value maps for ApprovalMode.
+var (
+	ApprovalMode_name = map[int32]string{
+		0: "APPROVAL_MODE_UNSPECIFIED",
+		1: "APPROVAL_MODE_SUGGEST",
+		2: "APPROVAL_MODE_AUTO_EDIT",
+		3: "APPROVAL_MODE_FULL_AUTO",
+	}
+	ApprovalMode_value = map[string]int32{
+		"APPROVAL_MODE_UNSPECIFIED": 0,
+		"APPROVAL_MODE_SUGGEST":     1,
+		"APPROVAL_MODE_AUTO_EDIT":   2,
+		"APPROVAL_MODE_FULL_AUTO":   3,
+	}
+)
+
+func (x ApprovalMode) Enum() *ApprovalMode {
+	p := new(ApprovalMode)
+	*p = x
+	return p
+}
+
+func (x ApprovalMode) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ApprovalMode) Descriptor() protoreflect.EnumDescriptor {
+	return file_wunder_v1_run_proto_enumTypes[3].Descriptor()
+}
+
+func (ApprovalMode) Type() protoreflect.EnumType {
+	return &file_wunder_v1_run_proto_enumTypes[3]
+}
+
+func (x ApprovalMode) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ApprovalMode.Descriptor instead.
+func (ApprovalMode) EnumDescriptor() ([]byte, []int) {
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{3}
+}
+
+// ApprovalKind is what an approval asks.
+type ApprovalKind int32
+
+const (
+	ApprovalKind_APPROVAL_KIND_UNSPECIFIED ApprovalKind = 0
+	// May this call run?
+	ApprovalKind_APPROVAL_KIND_AUTHORIZATION ApprovalKind = 1
+	// The model left out required arguments: the person supplies them (an
+	// edit), with missing as their JSON Schema.
+	ApprovalKind_APPROVAL_KIND_PARAM_REQUIRED ApprovalKind = 2
+)
+
+// Enum value maps for ApprovalKind.
+var (
+	ApprovalKind_name = map[int32]string{
+		0: "APPROVAL_KIND_UNSPECIFIED",
+		1: "APPROVAL_KIND_AUTHORIZATION",
+		2: "APPROVAL_KIND_PARAM_REQUIRED",
+	}
+	ApprovalKind_value = map[string]int32{
+		"APPROVAL_KIND_UNSPECIFIED":    0,
+		"APPROVAL_KIND_AUTHORIZATION":  1,
+		"APPROVAL_KIND_PARAM_REQUIRED": 2,
+	}
+)
+
+func (x ApprovalKind) Enum() *ApprovalKind {
+	p := new(ApprovalKind)
+	*p = x
+	return p
+}
+
+func (x ApprovalKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ApprovalKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_wunder_v1_run_proto_enumTypes[4].Descriptor()
+}
+
+func (ApprovalKind) Type() protoreflect.EnumType {
+	return &file_wunder_v1_run_proto_enumTypes[4]
+}
+
+func (x ApprovalKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ApprovalKind.Descriptor instead.
+func (ApprovalKind) EnumDescriptor() ([]byte, []int) {
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{4}
+}
+
+// ApprovalState is the state of an approval: pending until decided.
+type ApprovalState int32
+
+const (
+	ApprovalState_APPROVAL_STATE_UNSPECIFIED ApprovalState = 0
+	ApprovalState_APPROVAL_STATE_PENDING     ApprovalState = 1
+	ApprovalState_APPROVAL_STATE_APPROVED    ApprovalState = 2
+	ApprovalState_APPROVAL_STATE_EDITED      ApprovalState = 3
+	ApprovalState_APPROVAL_STATE_REJECTED    ApprovalState = 4
+	ApprovalState_APPROVAL_STATE_CANCELLED   ApprovalState = 5
+)
+
+// Enum value maps for ApprovalState.
+var (
+	ApprovalState_name = map[int32]string{
+		0: "APPROVAL_STATE_UNSPECIFIED",
+		1: "APPROVAL_STATE_PENDING",
+		2: "APPROVAL_STATE_APPROVED",
+		3: "APPROVAL_STATE_EDITED",
+		4: "APPROVAL_STATE_REJECTED",
+		5: "APPROVAL_STATE_CANCELLED",
+	}
+	ApprovalState_value = map[string]int32{
+		"APPROVAL_STATE_UNSPECIFIED": 0,
+		"APPROVAL_STATE_PENDING":     1,
+		"APPROVAL_STATE_APPROVED":    2,
+		"APPROVAL_STATE_EDITED":      3,
+		"APPROVAL_STATE_REJECTED":    4,
+		"APPROVAL_STATE_CANCELLED":   5,
+	}
+)
+
+func (x ApprovalState) Enum() *ApprovalState {
+	p := new(ApprovalState)
+	*p = x
+	return p
+}
+
+func (x ApprovalState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ApprovalState) Descriptor() protoreflect.EnumDescriptor {
+	return file_wunder_v1_run_proto_enumTypes[5].Descriptor()
+}
+
+func (ApprovalState) Type() protoreflect.EnumType {
+	return &file_wunder_v1_run_proto_enumTypes[5]
+}
+
+func (x ApprovalState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ApprovalState.Descriptor instead.
+func (ApprovalState) EnumDescriptor() ([]byte, []int) {
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{5}
+}
+
+// Decision is a person's answer to an approval.
+type Decision int32
+
+const (
+	Decision_DECISION_UNSPECIFIED Decision = 0
+	// Run the call as the model made it.
+	Decision_DECISION_APPROVE Decision = 1
+	// Run it with the given arguments (they replace the model's, or complete
+	// them for param_required), checked against the tool's schema.
+	Decision_DECISION_EDIT Decision = 2
+	// Do not run it: the reason is the call's result the model reads, and
+	// the run goes on.
+	Decision_DECISION_REJECT Decision = 3
+	// End the run cancelled.
+	Decision_DECISION_CANCEL Decision = 4
+)
+
+// Enum value maps for Decision.
+var (
+	Decision_name = map[int32]string{
+		0: "DECISION_UNSPECIFIED",
+		1: "DECISION_APPROVE",
+		2: "DECISION_EDIT",
+		3: "DECISION_REJECT",
+		4: "DECISION_CANCEL",
+	}
+	Decision_value = map[string]int32{
+		"DECISION_UNSPECIFIED": 0,
+		"DECISION_APPROVE":     1,
+		"DECISION_EDIT":        2,
+		"DECISION_REJECT":      3,
+		"DECISION_CANCEL":      4,
+	}
+)
+
+func (x Decision) Enum() *Decision {
+	p := new(Decision)
+	*p = x
+	return p
+}
+
+func (x Decision) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Decision) Descriptor() protoreflect.EnumDescriptor {
+	return file_wunder_v1_run_proto_enumTypes[6].Descriptor()
+}
+
+func (Decision) Type() protoreflect.EnumType {
+	return &file_wunder_v1_run_proto_enumTypes[6]
+}
+
+func (x Decision) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Decision.Descriptor instead.
+func (Decision) EnumDescriptor() ([]byte, []int) {
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{6}
+}
+
 // Usage counts tokens.
 type Usage struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -425,8 +658,19 @@ type Event struct {
 	Seq int64 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
 	// The event type, as /wunder SSE names it: progress, llm_request,
 	// llm_output_delta, llm_stream_retry, llm_output, token_usage, tool_call,
-	// tool_output_delta, tool_result, final, error (more may be added;
-	// clients skip types they do not know).
+	// tool_output_delta, tool_result, approval_required, approval_decided,
+	// final, error (more may be added; clients skip types they do not know).
+	//
+	// approval_required: a tool call waits for a person's decision and the
+	// run enters waiting_input; data has approval_id, kind (authorization or
+	// param_required), tool, arguments, reason, decisions (the ones allowed),
+	// missing (param_required: the JSON Schema of what is asked), call_id,
+	// round and expires_at. Decide it with RunService.Decide; the stream
+	// stays open across the wait.
+	//
+	// approval_decided: the run goes on after its approvals were decided;
+	// data has approval_id, tool, state (approved, edited, rejected,
+	// cancelled), decision, arguments (of an edit), reason and decided_by.
 	Type string `protobuf:"bytes,4,opt,name=type,proto3" json:"type,omitempty"`
 	// The payload: the same JSON object as the data of the SSE event, as a
 	// Struct (numbers become doubles; every number wunder emits fits). The
@@ -532,6 +776,9 @@ type RunRequest struct {
 	// Skills loaded from the run's first model call on (tool names such as
 	// "code-review" or "alice@review"), besides the user's own preload list.
 	PreloadSkills []string `protobuf:"bytes,9,rep,name=preload_skills,json=preloadSkills,proto3" json:"preload_skills,omitempty"`
+	// Which tool calls wait for a person's approval; unspecified is the
+	// server's approvals.mode.
+	ApprovalMode  ApprovalMode `protobuf:"varint,10,opt,name=approval_mode,json=approvalMode,proto3,enum=wunder.v1.ApprovalMode" json:"approval_mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -627,6 +874,13 @@ func (x *RunRequest) GetPreloadSkills() []string {
 		return x.PreloadSkills
 	}
 	return nil
+}
+
+func (x *RunRequest) GetApprovalMode() ApprovalMode {
+	if x != nil {
+		return x.ApprovalMode
+	}
+	return ApprovalMode_APPROVAL_MODE_UNSPECIFIED
 }
 
 // RunResponse is one event of the run.
@@ -795,6 +1049,7 @@ type SubmitRequest struct {
 	Language      string                 `protobuf:"bytes,7,opt,name=language,proto3" json:"language,omitempty"`
 	MaxRounds     int32                  `protobuf:"varint,8,opt,name=max_rounds,json=maxRounds,proto3" json:"max_rounds,omitempty"`
 	PreloadSkills []string               `protobuf:"bytes,9,rep,name=preload_skills,json=preloadSkills,proto3" json:"preload_skills,omitempty"`
+	ApprovalMode  ApprovalMode           `protobuf:"varint,10,opt,name=approval_mode,json=approvalMode,proto3,enum=wunder.v1.ApprovalMode" json:"approval_mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -890,6 +1145,13 @@ func (x *SubmitRequest) GetPreloadSkills() []string {
 		return x.PreloadSkills
 	}
 	return nil
+}
+
+func (x *SubmitRequest) GetApprovalMode() ApprovalMode {
+	if x != nil {
+		return x.ApprovalMode
+	}
+	return ApprovalMode_APPROVAL_MODE_UNSPECIFIED
 }
 
 // SubmitResponse carries the run as admitted (queued or running).
@@ -1270,6 +1532,430 @@ func (x *ListRunsResponse) GetNextPageToken() string {
 	return ""
 }
 
+// Approval is one tool call waiting for (or given) a person's decision.
+type Approval struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ApprovalId string                 `protobuf:"bytes,1,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
+	RunId      string                 `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	SessionId  string                 `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	UserId     string                 `protobuf:"bytes,4,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	Kind       ApprovalKind           `protobuf:"varint,5,opt,name=kind,proto3,enum=wunder.v1.ApprovalKind" json:"kind,omitempty"`
+	// The tool's canonical name.
+	Tool string `protobuf:"bytes,6,opt,name=tool,proto3" json:"tool,omitempty"`
+	// The arguments the model gave.
+	Arguments *structpb.Struct `protobuf:"bytes,7,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// Why the call asks (which policy named it).
+	Reason string `protobuf:"bytes,8,opt,name=reason,proto3" json:"reason,omitempty"`
+	// param_required: the JSON Schema of the arguments asked for.
+	Missing *structpb.Struct `protobuf:"bytes,9,opt,name=missing,proto3" json:"missing,omitempty"`
+	// The decisions this approval allows.
+	Decisions []Decision    `protobuf:"varint,10,rep,packed,name=decisions,proto3,enum=wunder.v1.Decision" json:"decisions,omitempty"`
+	State     ApprovalState `protobuf:"varint,11,opt,name=state,proto3,enum=wunder.v1.ApprovalState" json:"state,omitempty"`
+	// The decision, once decided.
+	Decision Decision `protobuf:"varint,12,opt,name=decision,proto3,enum=wunder.v1.Decision" json:"decision,omitempty"`
+	// Who decided: a user id, "admin" for the API key, "timeout" when
+	// approvals.timeout_s decided, "run" when the run ended first.
+	DecidedBy string `protobuf:"bytes,13,opt,name=decided_by,json=decidedBy,proto3" json:"decided_by,omitempty"`
+	// The reason given with a reject or cancel.
+	DecisionReason string `protobuf:"bytes,14,opt,name=decision_reason,json=decisionReason,proto3" json:"decision_reason,omitempty"`
+	// The arguments the call runs with after an edit.
+	EditedArguments *structpb.Struct       `protobuf:"bytes,15,opt,name=edited_arguments,json=editedArguments,proto3" json:"edited_arguments,omitempty"`
+	CreateTime      *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// When approvals.timeout_s decides it, if nobody did; unset for never.
+	ExpireTime    *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	DecideTime    *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=decide_time,json=decideTime,proto3" json:"decide_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Approval) Reset() {
+	*x = Approval{}
+	mi := &file_wunder_v1_run_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Approval) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Approval) ProtoMessage() {}
+
+func (x *Approval) ProtoReflect() protoreflect.Message {
+	mi := &file_wunder_v1_run_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Approval.ProtoReflect.Descriptor instead.
+func (*Approval) Descriptor() ([]byte, []int) {
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *Approval) GetApprovalId() string {
+	if x != nil {
+		return x.ApprovalId
+	}
+	return ""
+}
+
+func (x *Approval) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *Approval) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *Approval) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *Approval) GetKind() ApprovalKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ApprovalKind_APPROVAL_KIND_UNSPECIFIED
+}
+
+func (x *Approval) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *Approval) GetArguments() *structpb.Struct {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *Approval) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Approval) GetMissing() *structpb.Struct {
+	if x != nil {
+		return x.Missing
+	}
+	return nil
+}
+
+func (x *Approval) GetDecisions() []Decision {
+	if x != nil {
+		return x.Decisions
+	}
+	return nil
+}
+
+func (x *Approval) GetState() ApprovalState {
+	if x != nil {
+		return x.State
+	}
+	return ApprovalState_APPROVAL_STATE_UNSPECIFIED
+}
+
+func (x *Approval) GetDecision() Decision {
+	if x != nil {
+		return x.Decision
+	}
+	return Decision_DECISION_UNSPECIFIED
+}
+
+func (x *Approval) GetDecidedBy() string {
+	if x != nil {
+		return x.DecidedBy
+	}
+	return ""
+}
+
+func (x *Approval) GetDecisionReason() string {
+	if x != nil {
+		return x.DecisionReason
+	}
+	return ""
+}
+
+func (x *Approval) GetEditedArguments() *structpb.Struct {
+	if x != nil {
+		return x.EditedArguments
+	}
+	return nil
+}
+
+func (x *Approval) GetCreateTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreateTime
+	}
+	return nil
+}
+
+func (x *Approval) GetExpireTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpireTime
+	}
+	return nil
+}
+
+func (x *Approval) GetDecideTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DecideTime
+	}
+	return nil
+}
+
+// ListApprovalsRequest names a run.
+type ListApprovalsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Scopes the run to this user; empty lets an admin see any run.
+	UserId        string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	RunId         string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalsRequest) Reset() {
+	*x = ListApprovalsRequest{}
+	mi := &file_wunder_v1_run_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalsRequest) ProtoMessage() {}
+
+func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wunder_v1_run_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
+func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ListApprovalsRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *ListApprovalsRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+// ListApprovalsResponse lists the run's approvals, oldest first.
+type ListApprovalsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Approvals     []*Approval            `protobuf:"bytes,1,rep,name=approvals,proto3" json:"approvals,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListApprovalsResponse) Reset() {
+	*x = ListApprovalsResponse{}
+	mi := &file_wunder_v1_run_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListApprovalsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListApprovalsResponse) ProtoMessage() {}
+
+func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wunder_v1_run_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
+func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ListApprovalsResponse) GetApprovals() []*Approval {
+	if x != nil {
+		return x.Approvals
+	}
+	return nil
+}
+
+// DecideRequest decides one approval.
+type DecideRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Scopes the run to this user; empty lets an admin decide on any run.
+	UserId     string   `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	RunId      string   `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	ApprovalId string   `protobuf:"bytes,3,opt,name=approval_id,json=approvalId,proto3" json:"approval_id,omitempty"`
+	Decision   Decision `protobuf:"varint,4,opt,name=decision,proto3,enum=wunder.v1.Decision" json:"decision,omitempty"`
+	// The arguments of an edit (a JSON object).
+	Arguments *structpb.Struct `protobuf:"bytes,5,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// The reason of a reject (the model reads it) or a cancel.
+	Reason        string `protobuf:"bytes,6,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideRequest) Reset() {
+	*x = DecideRequest{}
+	mi := &file_wunder_v1_run_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideRequest) ProtoMessage() {}
+
+func (x *DecideRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wunder_v1_run_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideRequest.ProtoReflect.Descriptor instead.
+func (*DecideRequest) Descriptor() ([]byte, []int) {
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *DecideRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *DecideRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *DecideRequest) GetApprovalId() string {
+	if x != nil {
+		return x.ApprovalId
+	}
+	return ""
+}
+
+func (x *DecideRequest) GetDecision() Decision {
+	if x != nil {
+		return x.Decision
+	}
+	return Decision_DECISION_UNSPECIFIED
+}
+
+func (x *DecideRequest) GetArguments() *structpb.Struct {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *DecideRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// DecideResponse carries the decided approval.
+type DecideResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Approval      *Approval              `protobuf:"bytes,1,opt,name=approval,proto3" json:"approval,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecideResponse) Reset() {
+	*x = DecideResponse{}
+	mi := &file_wunder_v1_run_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecideResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecideResponse) ProtoMessage() {}
+
+func (x *DecideResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wunder_v1_run_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
+func (*DecideResponse) Descriptor() ([]byte, []int) {
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *DecideResponse) GetApproval() *Approval {
+	if x != nil {
+		return x.Approval
+	}
+	return nil
+}
+
 var File_wunder_v1_run_proto protoreflect.FileDescriptor
 
 const file_wunder_v1_run_proto_rawDesc = "" +
@@ -1308,7 +1994,7 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x03seq\x18\x03 \x01(\x03R\x03seq\x12\x12\n" +
 	"\x04type\x18\x04 \x01(\tR\x04type\x12+\n" +
 	"\x04data\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x04data\x12.\n" +
-	"\x04time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\xbf\x02\n" +
+	"\x04time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\xfd\x02\n" +
 	"\n" +
 	"RunRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1a\n" +
@@ -1323,7 +2009,9 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\blanguage\x18\a \x01(\tR\blanguage\x12\x1d\n" +
 	"\n" +
 	"max_rounds\x18\b \x01(\x05R\tmaxRounds\x12%\n" +
-	"\x0epreload_skills\x18\t \x03(\tR\rpreloadSkills\"5\n" +
+	"\x0epreload_skills\x18\t \x03(\tR\rpreloadSkills\x12<\n" +
+	"\rapproval_mode\x18\n" +
+	" \x01(\x0e2\x17.wunder.v1.ApprovalModeR\fapprovalMode\"5\n" +
 	"\vRunResponse\x12&\n" +
 	"\x05event\x18\x01 \x01(\v2\x10.wunder.v1.EventR\x05event\"\\\n" +
 	"\rFollowRequest\x12\x17\n" +
@@ -1331,7 +2019,7 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1b\n" +
 	"\tafter_seq\x18\x03 \x01(\x03R\bafterSeq\"8\n" +
 	"\x0eFollowResponse\x12&\n" +
-	"\x05event\x18\x01 \x01(\v2\x10.wunder.v1.EventR\x05event\"\xc2\x02\n" +
+	"\x05event\x18\x01 \x01(\v2\x10.wunder.v1.EventR\x05event\"\x80\x03\n" +
 	"\rSubmitRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1a\n" +
 	"\bquestion\x18\x02 \x01(\tR\bquestion\x12\x1d\n" +
@@ -1345,7 +2033,9 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\blanguage\x18\a \x01(\tR\blanguage\x12\x1d\n" +
 	"\n" +
 	"max_rounds\x18\b \x01(\x05R\tmaxRounds\x12%\n" +
-	"\x0epreload_skills\x18\t \x03(\tR\rpreloadSkills\"2\n" +
+	"\x0epreload_skills\x18\t \x03(\tR\rpreloadSkills\x12<\n" +
+	"\rapproval_mode\x18\n" +
+	" \x01(\x0e2\x17.wunder.v1.ApprovalModeR\fapprovalMode\"2\n" +
 	"\x0eSubmitResponse\x12 \n" +
 	"\x03run\x18\x01 \x01(\v2\x0e.wunder.v1.RunR\x03run\"?\n" +
 	"\rCancelRequest\x12\x17\n" +
@@ -1368,7 +2058,48 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tR\tpageToken\"^\n" +
 	"\x10ListRunsResponse\x12\"\n" +
 	"\x04runs\x18\x01 \x03(\v2\x0e.wunder.v1.RunR\x04runs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*\xd0\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x94\x06\n" +
+	"\bApproval\x12\x1f\n" +
+	"\vapproval_id\x18\x01 \x01(\tR\n" +
+	"approvalId\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x03 \x01(\tR\tsessionId\x12\x17\n" +
+	"\auser_id\x18\x04 \x01(\tR\x06userId\x12+\n" +
+	"\x04kind\x18\x05 \x01(\x0e2\x17.wunder.v1.ApprovalKindR\x04kind\x12\x12\n" +
+	"\x04tool\x18\x06 \x01(\tR\x04tool\x125\n" +
+	"\targuments\x18\a \x01(\v2\x17.google.protobuf.StructR\targuments\x12\x16\n" +
+	"\x06reason\x18\b \x01(\tR\x06reason\x121\n" +
+	"\amissing\x18\t \x01(\v2\x17.google.protobuf.StructR\amissing\x121\n" +
+	"\tdecisions\x18\n" +
+	" \x03(\x0e2\x13.wunder.v1.DecisionR\tdecisions\x12.\n" +
+	"\x05state\x18\v \x01(\x0e2\x18.wunder.v1.ApprovalStateR\x05state\x12/\n" +
+	"\bdecision\x18\f \x01(\x0e2\x13.wunder.v1.DecisionR\bdecision\x12\x1d\n" +
+	"\n" +
+	"decided_by\x18\r \x01(\tR\tdecidedBy\x12'\n" +
+	"\x0fdecision_reason\x18\x0e \x01(\tR\x0edecisionReason\x12B\n" +
+	"\x10edited_arguments\x18\x0f \x01(\v2\x17.google.protobuf.StructR\x0feditedArguments\x12;\n" +
+	"\vcreate_time\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"createTime\x12;\n" +
+	"\vexpire_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"expireTime\x12;\n" +
+	"\vdecide_time\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"decideTime\"F\n" +
+	"\x14ListApprovalsRequest\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\"J\n" +
+	"\x15ListApprovalsResponse\x121\n" +
+	"\tapprovals\x18\x01 \x03(\v2\x13.wunder.v1.ApprovalR\tapprovals\"\xe0\x01\n" +
+	"\rDecideRequest\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1f\n" +
+	"\vapproval_id\x18\x03 \x01(\tR\n" +
+	"approvalId\x12/\n" +
+	"\bdecision\x18\x04 \x01(\x0e2\x13.wunder.v1.DecisionR\bdecision\x125\n" +
+	"\targuments\x18\x05 \x01(\v2\x17.google.protobuf.StructR\targuments\x12\x16\n" +
+	"\x06reason\x18\x06 \x01(\tR\x06reason\"A\n" +
+	"\x0eDecideResponse\x12/\n" +
+	"\bapproval\x18\x01 \x01(\v2\x13.wunder.v1.ApprovalR\bapproval*\xd0\x01\n" +
 	"\bRunState\x12\x19\n" +
 	"\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10RUN_STATE_QUEUED\x10\x01\x12\x15\n" +
@@ -1389,7 +2120,29 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\fToolCallMode\x12\x1e\n" +
 	"\x1aTOOL_CALL_MODE_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18TOOL_CALL_MODE_TOOL_CALL\x10\x01\x12 \n" +
-	"\x1cTOOL_CALL_MODE_FUNCTION_CALL\x10\x022\x87\x03\n" +
+	"\x1cTOOL_CALL_MODE_FUNCTION_CALL\x10\x02*\x82\x01\n" +
+	"\fApprovalMode\x12\x1d\n" +
+	"\x19APPROVAL_MODE_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15APPROVAL_MODE_SUGGEST\x10\x01\x12\x1b\n" +
+	"\x17APPROVAL_MODE_AUTO_EDIT\x10\x02\x12\x1b\n" +
+	"\x17APPROVAL_MODE_FULL_AUTO\x10\x03*p\n" +
+	"\fApprovalKind\x12\x1d\n" +
+	"\x19APPROVAL_KIND_UNSPECIFIED\x10\x00\x12\x1f\n" +
+	"\x1bAPPROVAL_KIND_AUTHORIZATION\x10\x01\x12 \n" +
+	"\x1cAPPROVAL_KIND_PARAM_REQUIRED\x10\x02*\xbe\x01\n" +
+	"\rApprovalState\x12\x1e\n" +
+	"\x1aAPPROVAL_STATE_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16APPROVAL_STATE_PENDING\x10\x01\x12\x1b\n" +
+	"\x17APPROVAL_STATE_APPROVED\x10\x02\x12\x19\n" +
+	"\x15APPROVAL_STATE_EDITED\x10\x03\x12\x1b\n" +
+	"\x17APPROVAL_STATE_REJECTED\x10\x04\x12\x1c\n" +
+	"\x18APPROVAL_STATE_CANCELLED\x10\x05*w\n" +
+	"\bDecision\x12\x18\n" +
+	"\x14DECISION_UNSPECIFIED\x10\x00\x12\x14\n" +
+	"\x10DECISION_APPROVE\x10\x01\x12\x11\n" +
+	"\rDECISION_EDIT\x10\x02\x12\x13\n" +
+	"\x0fDECISION_REJECT\x10\x03\x12\x13\n" +
+	"\x0fDECISION_CANCEL\x10\x042\x9a\x04\n" +
 	"\n" +
 	"RunService\x126\n" +
 	"\x03Run\x12\x15.wunder.v1.RunRequest\x1a\x16.wunder.v1.RunResponse0\x01\x12?\n" +
@@ -1397,7 +2150,9 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x06Submit\x12\x18.wunder.v1.SubmitRequest\x1a\x19.wunder.v1.SubmitResponse\x12=\n" +
 	"\x06Cancel\x12\x18.wunder.v1.CancelRequest\x1a\x19.wunder.v1.CancelResponse\x12=\n" +
 	"\x06GetRun\x12\x18.wunder.v1.GetRunRequest\x1a\x19.wunder.v1.GetRunResponse\x12C\n" +
-	"\bListRuns\x12\x1a.wunder.v1.ListRunsRequest\x1a\x1b.wunder.v1.ListRunsResponseB1Z/github.com/wunder/wunder/gen/wunder/v1;wunderv1b\x06proto3"
+	"\bListRuns\x12\x1a.wunder.v1.ListRunsRequest\x1a\x1b.wunder.v1.ListRunsResponse\x12R\n" +
+	"\rListApprovals\x12\x1f.wunder.v1.ListApprovalsRequest\x1a .wunder.v1.ListApprovalsResponse\x12=\n" +
+	"\x06Decide\x12\x18.wunder.v1.DecideRequest\x1a\x19.wunder.v1.DecideResponseB1Z/github.com/wunder/wunder/gen/wunder/v1;wunderv1b\x06proto3"
 
 var (
 	file_wunder_v1_run_proto_rawDescOnce sync.Once
@@ -1411,65 +2166,94 @@ func file_wunder_v1_run_proto_rawDescGZIP() []byte {
 	return file_wunder_v1_run_proto_rawDescData
 }
 
-var file_wunder_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_wunder_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_wunder_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
+var file_wunder_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_wunder_v1_run_proto_goTypes = []any{
 	(RunState)(0),                 // 0: wunder.v1.RunState
 	(StopReason)(0),               // 1: wunder.v1.StopReason
 	(ToolCallMode)(0),             // 2: wunder.v1.ToolCallMode
-	(*Usage)(nil),                 // 3: wunder.v1.Usage
-	(*Run)(nil),                   // 4: wunder.v1.Run
-	(*Event)(nil),                 // 5: wunder.v1.Event
-	(*RunRequest)(nil),            // 6: wunder.v1.RunRequest
-	(*RunResponse)(nil),           // 7: wunder.v1.RunResponse
-	(*FollowRequest)(nil),         // 8: wunder.v1.FollowRequest
-	(*FollowResponse)(nil),        // 9: wunder.v1.FollowResponse
-	(*SubmitRequest)(nil),         // 10: wunder.v1.SubmitRequest
-	(*SubmitResponse)(nil),        // 11: wunder.v1.SubmitResponse
-	(*CancelRequest)(nil),         // 12: wunder.v1.CancelRequest
-	(*CancelResponse)(nil),        // 13: wunder.v1.CancelResponse
-	(*GetRunRequest)(nil),         // 14: wunder.v1.GetRunRequest
-	(*GetRunResponse)(nil),        // 15: wunder.v1.GetRunResponse
-	(*ListRunsRequest)(nil),       // 16: wunder.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),      // 17: wunder.v1.ListRunsResponse
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 19: google.protobuf.Struct
+	(ApprovalMode)(0),             // 3: wunder.v1.ApprovalMode
+	(ApprovalKind)(0),             // 4: wunder.v1.ApprovalKind
+	(ApprovalState)(0),            // 5: wunder.v1.ApprovalState
+	(Decision)(0),                 // 6: wunder.v1.Decision
+	(*Usage)(nil),                 // 7: wunder.v1.Usage
+	(*Run)(nil),                   // 8: wunder.v1.Run
+	(*Event)(nil),                 // 9: wunder.v1.Event
+	(*RunRequest)(nil),            // 10: wunder.v1.RunRequest
+	(*RunResponse)(nil),           // 11: wunder.v1.RunResponse
+	(*FollowRequest)(nil),         // 12: wunder.v1.FollowRequest
+	(*FollowResponse)(nil),        // 13: wunder.v1.FollowResponse
+	(*SubmitRequest)(nil),         // 14: wunder.v1.SubmitRequest
+	(*SubmitResponse)(nil),        // 15: wunder.v1.SubmitResponse
+	(*CancelRequest)(nil),         // 16: wunder.v1.CancelRequest
+	(*CancelResponse)(nil),        // 17: wunder.v1.CancelResponse
+	(*GetRunRequest)(nil),         // 18: wunder.v1.GetRunRequest
+	(*GetRunResponse)(nil),        // 19: wunder.v1.GetRunResponse
+	(*ListRunsRequest)(nil),       // 20: wunder.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),      // 21: wunder.v1.ListRunsResponse
+	(*Approval)(nil),              // 22: wunder.v1.Approval
+	(*ListApprovalsRequest)(nil),  // 23: wunder.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil), // 24: wunder.v1.ListApprovalsResponse
+	(*DecideRequest)(nil),         // 25: wunder.v1.DecideRequest
+	(*DecideResponse)(nil),        // 26: wunder.v1.DecideResponse
+	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 28: google.protobuf.Struct
 }
 var file_wunder_v1_run_proto_depIdxs = []int32{
 	0,  // 0: wunder.v1.Run.state:type_name -> wunder.v1.RunState
 	1,  // 1: wunder.v1.Run.stop_reason:type_name -> wunder.v1.StopReason
-	3,  // 2: wunder.v1.Run.usage:type_name -> wunder.v1.Usage
-	18, // 3: wunder.v1.Run.create_time:type_name -> google.protobuf.Timestamp
-	18, // 4: wunder.v1.Run.start_time:type_name -> google.protobuf.Timestamp
-	18, // 5: wunder.v1.Run.finish_time:type_name -> google.protobuf.Timestamp
-	19, // 6: wunder.v1.Event.data:type_name -> google.protobuf.Struct
-	18, // 7: wunder.v1.Event.time:type_name -> google.protobuf.Timestamp
+	7,  // 2: wunder.v1.Run.usage:type_name -> wunder.v1.Usage
+	27, // 3: wunder.v1.Run.create_time:type_name -> google.protobuf.Timestamp
+	27, // 4: wunder.v1.Run.start_time:type_name -> google.protobuf.Timestamp
+	27, // 5: wunder.v1.Run.finish_time:type_name -> google.protobuf.Timestamp
+	28, // 6: wunder.v1.Event.data:type_name -> google.protobuf.Struct
+	27, // 7: wunder.v1.Event.time:type_name -> google.protobuf.Timestamp
 	2,  // 8: wunder.v1.RunRequest.tool_call_mode:type_name -> wunder.v1.ToolCallMode
-	5,  // 9: wunder.v1.RunResponse.event:type_name -> wunder.v1.Event
-	5,  // 10: wunder.v1.FollowResponse.event:type_name -> wunder.v1.Event
-	2,  // 11: wunder.v1.SubmitRequest.tool_call_mode:type_name -> wunder.v1.ToolCallMode
-	4,  // 12: wunder.v1.SubmitResponse.run:type_name -> wunder.v1.Run
-	4,  // 13: wunder.v1.CancelResponse.run:type_name -> wunder.v1.Run
-	4,  // 14: wunder.v1.GetRunResponse.run:type_name -> wunder.v1.Run
-	0,  // 15: wunder.v1.ListRunsRequest.states:type_name -> wunder.v1.RunState
-	4,  // 16: wunder.v1.ListRunsResponse.runs:type_name -> wunder.v1.Run
-	6,  // 17: wunder.v1.RunService.Run:input_type -> wunder.v1.RunRequest
-	8,  // 18: wunder.v1.RunService.Follow:input_type -> wunder.v1.FollowRequest
-	10, // 19: wunder.v1.RunService.Submit:input_type -> wunder.v1.SubmitRequest
-	12, // 20: wunder.v1.RunService.Cancel:input_type -> wunder.v1.CancelRequest
-	14, // 21: wunder.v1.RunService.GetRun:input_type -> wunder.v1.GetRunRequest
-	16, // 22: wunder.v1.RunService.ListRuns:input_type -> wunder.v1.ListRunsRequest
-	7,  // 23: wunder.v1.RunService.Run:output_type -> wunder.v1.RunResponse
-	9,  // 24: wunder.v1.RunService.Follow:output_type -> wunder.v1.FollowResponse
-	11, // 25: wunder.v1.RunService.Submit:output_type -> wunder.v1.SubmitResponse
-	13, // 26: wunder.v1.RunService.Cancel:output_type -> wunder.v1.CancelResponse
-	15, // 27: wunder.v1.RunService.GetRun:output_type -> wunder.v1.GetRunResponse
-	17, // 28: wunder.v1.RunService.ListRuns:output_type -> wunder.v1.ListRunsResponse
-	23, // [23:29] is the sub-list for method output_type
-	17, // [17:23] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	3,  // 9: wunder.v1.RunRequest.approval_mode:type_name -> wunder.v1.ApprovalMode
+	9,  // 10: wunder.v1.RunResponse.event:type_name -> wunder.v1.Event
+	9,  // 11: wunder.v1.FollowResponse.event:type_name -> wunder.v1.Event
+	2,  // 12: wunder.v1.SubmitRequest.tool_call_mode:type_name -> wunder.v1.ToolCallMode
+	3,  // 13: wunder.v1.SubmitRequest.approval_mode:type_name -> wunder.v1.ApprovalMode
+	8,  // 14: wunder.v1.SubmitResponse.run:type_name -> wunder.v1.Run
+	8,  // 15: wunder.v1.CancelResponse.run:type_name -> wunder.v1.Run
+	8,  // 16: wunder.v1.GetRunResponse.run:type_name -> wunder.v1.Run
+	0,  // 17: wunder.v1.ListRunsRequest.states:type_name -> wunder.v1.RunState
+	8,  // 18: wunder.v1.ListRunsResponse.runs:type_name -> wunder.v1.Run
+	4,  // 19: wunder.v1.Approval.kind:type_name -> wunder.v1.ApprovalKind
+	28, // 20: wunder.v1.Approval.arguments:type_name -> google.protobuf.Struct
+	28, // 21: wunder.v1.Approval.missing:type_name -> google.protobuf.Struct
+	6,  // 22: wunder.v1.Approval.decisions:type_name -> wunder.v1.Decision
+	5,  // 23: wunder.v1.Approval.state:type_name -> wunder.v1.ApprovalState
+	6,  // 24: wunder.v1.Approval.decision:type_name -> wunder.v1.Decision
+	28, // 25: wunder.v1.Approval.edited_arguments:type_name -> google.protobuf.Struct
+	27, // 26: wunder.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
+	27, // 27: wunder.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
+	27, // 28: wunder.v1.Approval.decide_time:type_name -> google.protobuf.Timestamp
+	22, // 29: wunder.v1.ListApprovalsResponse.approvals:type_name -> wunder.v1.Approval
+	6,  // 30: wunder.v1.DecideRequest.decision:type_name -> wunder.v1.Decision
+	28, // 31: wunder.v1.DecideRequest.arguments:type_name -> google.protobuf.Struct
+	22, // 32: wunder.v1.DecideResponse.approval:type_name -> wunder.v1.Approval
+	10, // 33: wunder.v1.RunService.Run:input_type -> wunder.v1.RunRequest
+	12, // 34: wunder.v1.RunService.Follow:input_type -> wunder.v1.FollowRequest
+	14, // 35: wunder.v1.RunService.Submit:input_type -> wunder.v1.SubmitRequest
+	16, // 36: wunder.v1.RunService.Cancel:input_type -> wunder.v1.CancelRequest
+	18, // 37: wunder.v1.RunService.GetRun:input_type -> wunder.v1.GetRunRequest
+	20, // 38: wunder.v1.RunService.ListRuns:input_type -> wunder.v1.ListRunsRequest
+	23, // 39: wunder.v1.RunService.ListApprovals:input_type -> wunder.v1.ListApprovalsRequest
+	25, // 40: wunder.v1.RunService.Decide:input_type -> wunder.v1.DecideRequest
+	11, // 41: wunder.v1.RunService.Run:output_type -> wunder.v1.RunResponse
+	13, // 42: wunder.v1.RunService.Follow:output_type -> wunder.v1.FollowResponse
+	15, // 43: wunder.v1.RunService.Submit:output_type -> wunder.v1.SubmitResponse
+	17, // 44: wunder.v1.RunService.Cancel:output_type -> wunder.v1.CancelResponse
+	19, // 45: wunder.v1.RunService.GetRun:output_type -> wunder.v1.GetRunResponse
+	21, // 46: wunder.v1.RunService.ListRuns:output_type -> wunder.v1.ListRunsResponse
+	24, // 47: wunder.v1.RunService.ListApprovals:output_type -> wunder.v1.ListApprovalsResponse
+	26, // 48: wunder.v1.RunService.Decide:output_type -> wunder.v1.DecideResponse
+	41, // [41:49] is the sub-list for method output_type
+	33, // [33:41] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_wunder_v1_run_proto_init() }
@@ -1482,8 +2266,8 @@ func file_wunder_v1_run_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wunder_v1_run_proto_rawDesc), len(file_wunder_v1_run_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   15,
+			NumEnums:      7,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

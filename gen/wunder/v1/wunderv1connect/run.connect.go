@@ -45,6 +45,11 @@ const (
 	RunServiceGetRunProcedure = "/wunder.v1.RunService/GetRun"
 	// RunServiceListRunsProcedure is the fully-qualified name of the RunService's ListRuns RPC.
 	RunServiceListRunsProcedure = "/wunder.v1.RunService/ListRuns"
+	// RunServiceListApprovalsProcedure is the fully-qualified name of the RunService's ListApprovals
+	// RPC.
+	RunServiceListApprovalsProcedure = "/wunder.v1.RunService/ListApprovals"
+	// RunServiceDecideProcedure is the fully-qualified name of the RunService's Decide RPC.
+	RunServiceDecideProcedure = "/wunder.v1.RunService/Decide"
 )
 
 // RunServiceClient is a client for the wunder.v1.RunService service.
@@ -66,6 +71,18 @@ type RunServiceClient interface {
 	GetRun(context.Context, *connect.Request[v1.GetRunRequest]) (*connect.Response[v1.GetRunResponse], error)
 	// ListRuns lists runs, newest first, a page at a time.
 	ListRuns(context.Context, *connect.Request[v1.ListRunsRequest]) (*connect.Response[v1.ListRunsResponse], error)
+	// ListApprovals lists a run's approvals, oldest first: the tool calls
+	// that waited (or wait) for a person's decision. A run waiting for one
+	// is in state RUN_STATE_WAITING_INPUT, and its event log has an
+	// approval_required event per approval.
+	ListApprovals(context.Context, *connect.Request[v1.ListApprovalsRequest]) (*connect.Response[v1.ListApprovalsResponse], error)
+	// Decide records a decision on a pending approval. When it was the last
+	// pending one of its round, the run goes on with the same run id: its
+	// event log continues (approval_decided, the tool's events, final), so a
+	// Run or Follow stream open across the wait sees the rest. A second
+	// decision on the same approval is FAILED_PRECONDITION (reason CONFLICT);
+	// a decision the approval does not offer is INVALID_ARGUMENT.
+	Decide(context.Context, *connect.Request[v1.DecideRequest]) (*connect.Response[v1.DecideResponse], error)
 }
 
 // NewRunServiceClient constructs a client for the wunder.v1.RunService service. By default, it uses
@@ -115,17 +132,31 @@ func NewRunServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(runServiceMethods.ByName("ListRuns")),
 			connect.WithClientOptions(opts...),
 		),
+		listApprovals: connect.NewClient[v1.ListApprovalsRequest, v1.ListApprovalsResponse](
+			httpClient,
+			baseURL+RunServiceListApprovalsProcedure,
+			connect.WithSchema(runServiceMethods.ByName("ListApprovals")),
+			connect.WithClientOptions(opts...),
+		),
+		decide: connect.NewClient[v1.DecideRequest, v1.DecideResponse](
+			httpClient,
+			baseURL+RunServiceDecideProcedure,
+			connect.WithSchema(runServiceMethods.ByName("Decide")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // runServiceClient implements RunServiceClient.
 type runServiceClient struct {
-	run      *connect.Client[v1.RunRequest, v1.RunResponse]
-	follow   *connect.Client[v1.FollowRequest, v1.FollowResponse]
-	submit   *connect.Client[v1.SubmitRequest, v1.SubmitResponse]
-	cancel   *connect.Client[v1.CancelRequest, v1.CancelResponse]
-	getRun   *connect.Client[v1.GetRunRequest, v1.GetRunResponse]
-	listRuns *connect.Client[v1.ListRunsRequest, v1.ListRunsResponse]
+	run           *connect.Client[v1.RunRequest, v1.RunResponse]
+	follow        *connect.Client[v1.FollowRequest, v1.FollowResponse]
+	submit        *connect.Client[v1.SubmitRequest, v1.SubmitResponse]
+	cancel        *connect.Client[v1.CancelRequest, v1.CancelResponse]
+	getRun        *connect.Client[v1.GetRunRequest, v1.GetRunResponse]
+	listRuns      *connect.Client[v1.ListRunsRequest, v1.ListRunsResponse]
+	listApprovals *connect.Client[v1.ListApprovalsRequest, v1.ListApprovalsResponse]
+	decide        *connect.Client[v1.DecideRequest, v1.DecideResponse]
 }
 
 // Run calls wunder.v1.RunService.Run.
@@ -158,6 +189,16 @@ func (c *runServiceClient) ListRuns(ctx context.Context, req *connect.Request[v1
 	return c.listRuns.CallUnary(ctx, req)
 }
 
+// ListApprovals calls wunder.v1.RunService.ListApprovals.
+func (c *runServiceClient) ListApprovals(ctx context.Context, req *connect.Request[v1.ListApprovalsRequest]) (*connect.Response[v1.ListApprovalsResponse], error) {
+	return c.listApprovals.CallUnary(ctx, req)
+}
+
+// Decide calls wunder.v1.RunService.Decide.
+func (c *runServiceClient) Decide(ctx context.Context, req *connect.Request[v1.DecideRequest]) (*connect.Response[v1.DecideResponse], error) {
+	return c.decide.CallUnary(ctx, req)
+}
+
 // RunServiceHandler is an implementation of the wunder.v1.RunService service.
 type RunServiceHandler interface {
 	// Run starts a run and streams its events until the final one. The first
@@ -177,6 +218,18 @@ type RunServiceHandler interface {
 	GetRun(context.Context, *connect.Request[v1.GetRunRequest]) (*connect.Response[v1.GetRunResponse], error)
 	// ListRuns lists runs, newest first, a page at a time.
 	ListRuns(context.Context, *connect.Request[v1.ListRunsRequest]) (*connect.Response[v1.ListRunsResponse], error)
+	// ListApprovals lists a run's approvals, oldest first: the tool calls
+	// that waited (or wait) for a person's decision. A run waiting for one
+	// is in state RUN_STATE_WAITING_INPUT, and its event log has an
+	// approval_required event per approval.
+	ListApprovals(context.Context, *connect.Request[v1.ListApprovalsRequest]) (*connect.Response[v1.ListApprovalsResponse], error)
+	// Decide records a decision on a pending approval. When it was the last
+	// pending one of its round, the run goes on with the same run id: its
+	// event log continues (approval_decided, the tool's events, final), so a
+	// Run or Follow stream open across the wait sees the rest. A second
+	// decision on the same approval is FAILED_PRECONDITION (reason CONFLICT);
+	// a decision the approval does not offer is INVALID_ARGUMENT.
+	Decide(context.Context, *connect.Request[v1.DecideRequest]) (*connect.Response[v1.DecideResponse], error)
 }
 
 // NewRunServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -222,6 +275,18 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(runServiceMethods.ByName("ListRuns")),
 		connect.WithHandlerOptions(opts...),
 	)
+	runServiceListApprovalsHandler := connect.NewUnaryHandler(
+		RunServiceListApprovalsProcedure,
+		svc.ListApprovals,
+		connect.WithSchema(runServiceMethods.ByName("ListApprovals")),
+		connect.WithHandlerOptions(opts...),
+	)
+	runServiceDecideHandler := connect.NewUnaryHandler(
+		RunServiceDecideProcedure,
+		svc.Decide,
+		connect.WithSchema(runServiceMethods.ByName("Decide")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/wunder.v1.RunService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case RunServiceRunProcedure:
@@ -236,6 +301,10 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 			runServiceGetRunHandler.ServeHTTP(w, r)
 		case RunServiceListRunsProcedure:
 			runServiceListRunsHandler.ServeHTTP(w, r)
+		case RunServiceListApprovalsProcedure:
+			runServiceListApprovalsHandler.ServeHTTP(w, r)
+		case RunServiceDecideProcedure:
+			runServiceDecideHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -267,4 +336,12 @@ func (UnimplementedRunServiceHandler) GetRun(context.Context, *connect.Request[v
 
 func (UnimplementedRunServiceHandler) ListRuns(context.Context, *connect.Request[v1.ListRunsRequest]) (*connect.Response[v1.ListRunsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wunder.v1.RunService.ListRuns is not implemented"))
+}
+
+func (UnimplementedRunServiceHandler) ListApprovals(context.Context, *connect.Request[v1.ListApprovalsRequest]) (*connect.Response[v1.ListApprovalsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wunder.v1.RunService.ListApprovals is not implemented"))
+}
+
+func (UnimplementedRunServiceHandler) Decide(context.Context, *connect.Request[v1.DecideRequest]) (*connect.Response[v1.DecideResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wunder.v1.RunService.Decide is not implemented"))
 }
