@@ -38,7 +38,12 @@ func (s *Store) AppendEvents(ctx context.Context, events []orchestrator.Event) e
 		var err error
 		if len(rows) <= eventChunk {
 			// One statement is atomic on its own.
-			if _, err = db.NewInsert().Model(&rows).Exec(ctx); err == nil {
+			if ok, perr := s.insertEvents(ctx, db, rows); ok {
+				err = perr
+			} else {
+				_, err = db.NewInsert().Model(&rows).Exec(ctx)
+			}
+			if err == nil {
 				s.notify(ctx, db, 'e', ids)
 			}
 			return eventErr(err, ids)

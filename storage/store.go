@@ -91,6 +91,8 @@ type Store struct {
 	// writer is the group-commit writer on SQLite (nil on PostgreSQL);
 	// see writer.go.
 	writer *writer
+	// prepared are SQLite's prepared hot statements (prepared.go).
+	prepared preparedStmts
 	// pgCfg and channel serve run change notifications on PostgreSQL
 	// (notify.go); channel is "" on SQLite.
 	pgCfg   *pgx.ConnConfig
@@ -213,5 +215,6 @@ func (s *Store) Close() error {
 	if s.writer != nil {
 		s.writer.close()
 	}
+	s.closePrepared()
 	return s.db.Close()
 }
