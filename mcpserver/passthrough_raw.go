@@ -109,7 +109,8 @@ func (rt *passRoute) remove(sid string) {
 type rawUpstream struct {
 	url, session, version string
 	client                *http.Client
-	user                  string // the downstream session's user, as the SDK handler checks it
+	header                http.Header // of every request to the upstream
+	user                  string      // the downstream session's user, as the SDK handler checks it
 
 	mu    sync.Mutex
 	seq   uint64
@@ -143,6 +144,12 @@ func (p *proxy) rawFor(up *mcp.ClientSession, downVersion string, extra *mcp.Req
 	}
 	u := &rawUpstream{url: url, session: up.ID(), version: downVersion, client: client,
 		calls: map[string]*rawCall{}, asked: map[string]json.RawMessage{}}
+	u.header = http.Header{
+		"Content-Type": {"application/json"},
+		"Accept":       {"application/json, text/event-stream"},
+		headerSession:  {u.session},
+		headerProtocol: {u.version},
+	}
 	u.life, u.close = context.WithCancel(context.Background())
 	if extra != nil && extra.TokenInfo != nil {
 		u.user = extra.TokenInfo.UserID
@@ -270,7 +277,9 @@ func (p *proxy) forwardRequest(w http.ResponseWriter, r *http.Request, u *rawUps
 // questions), it goes out as a plain JSON response instead: one write, no
 // stream to frame, as the downstream accepts either.
 func (p *proxy) relayStream(ctx context.Context, w http.ResponseWriter, body io.Reader, u *rawUpstream, want string, id json.RawMessage) {
-	rd := bufio.NewReader(body)
+	rd := readers.Get().(*bufio.Reader)
+	rd.Reset(body)
+	defer func() { rd.Reset(nil); readers.Put(rd) }()
 	streaming := false
 	var out []byte
 	for data := range sseData(rd) {
@@ -316,6 +325,10 @@ func (p *proxy) relayStream(ctx context.Context, w http.ResponseWriter, body io.
 	}
 	// Else the upstream ended the stream without an answer; so does this one.
 }
+
+// readers are the line readers of upstream streams, reused: one per
+// request would be the biggest allocation of the raw path.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
 
 // sseData yields the data of each event of an SSE stream (lines joined by
 // \n); other fields (event, id, retry, comments) are not needed here.
@@ -449,12 +462,7 @@ func (u *rawUpstream) post(ctx context.Context, body []byte) (*http.Response, er
 	if err != nil {
 		return nil, err
 	}
-	req.Header = http.Header{
-		"Content-Type": {"application/json"},
-		"Accept":       {"application/json, text/event-stream"},
-		headerSession:  {u.session},
-		headerProtocol: {u.version},
-	}
+	req.Header = u.header // never written to: net/http does not, headerTransport clones first
 	return u.client.Do(req)
 }
 
