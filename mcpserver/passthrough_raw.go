@@ -164,7 +164,9 @@ type envelope map[string]json.RawMessage
 // not, r (body included) is as it came.
 func (p *proxy) serveRaw(w http.ResponseWriter, r *http.Request) bool {
 	u := p.raw
-	if r.Header.Get(headerProtocol) != u.version || !sameUser(r, u.user) || !plainJSON(r) || rebinding(r) {
+	// Without the version header the SDK handler takes the session's
+	// version, which is u.version; with another one, the SDK path answers.
+	if v := r.Header.Get(headerProtocol); (v != "" && v != u.version) || !sameUser(r, u.user) || !plainJSON(r) || rebinding(r) {
 		return false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRawBody+1))

@@ -171,3 +171,42 @@ func TestPassThroughRawOtherUser(t *testing.T) {
 		t.Errorf("the upstream received %q", got)
 	}
 }
+
+// A request without the protocol version header (the SDK handler takes the
+// session's version then) takes the raw path too; one with another
+// version than the session's is left to the SDK handler.
+func TestPassThroughRawVersionHeader(t *testing.T) {
+	t.Parallel()
+	up := newRecordingUpstream(t)
+	url := passThroughTo(t, up.url)
+	cs := connect(t, url, nil, nil)
+	post := func(id, version string) string {
+		body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"steps","arguments":{}}}`
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		if version != "" {
+			req.Header.Set("Mcp-Protocol-Version", version)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if got := post(`"no-header"`, ""); !strings.Contains(got, `"id":"no-header"`) || !strings.Contains(got, `"done"`) {
+		t.Errorf("without a version header: %s", got)
+	}
+	if got := up.received(`"tools/call"`); len(got) != 1 || !strings.Contains(got[0], `"id":"wunder-`) {
+		t.Errorf("the upstream received %q, want one call with a wunder- id", got)
+	}
+	if got := post(`"older"`, "2025-03-26"); !strings.Contains(got, `"id":"older"`) || !strings.Contains(got, `"done"`) {
+		t.Errorf("with an older version header: %s", got)
+	}
+	if got := up.received(`"tools/call"`); len(got) != 2 || strings.Contains(got[1], `"id":"wunder-`) {
+		t.Errorf("the upstream received %q, want the second call from the SDK client", got)
+	}
+}
