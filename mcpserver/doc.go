@@ -6,6 +6,8 @@
 //	MCP client ──POST /wunder/mcp──▶ Handler ──wunder@run──▶ Backend.Start / Events / Cancel
 //	MCP client ──/wunder/mcp/fs───▶ proxy Server (one per downstream session)
 //	                                  ──▶ Upstreams.Connect("fs") (one upstream session each)
+//	           ──/wunder/mcp/fs───▶ raw path (tools/*, resources/*, prompts/*, completion)
+//	                                  ──▶ the same upstream session, as bytes over HTTP
 //
 // wunder@run runs a task as the calling principal with CallerAgent, never
 // offers itself to the run it starts, sends the run's events as progress
@@ -34,9 +36,26 @@
 // back to the downstream client, on the stream of the downstream request
 // they belong to.
 //
+// Two paths share each pass-through session (passthrough_raw.go). The SDK
+// path — a go-sdk Server per downstream session whose middleware calls the
+// upstream ClientSession — initializes the session and serves everything
+// with a side effect on the proxy (subscriptions, logging/setLevel, ping,
+// notifications, the standalone stream). Once the session is initialized
+// with the same protocol version on both sides and the upstream is
+// streamable HTTP, the hot methods (tools, resources, prompts, completion)
+// take the raw path: the POST is forwarded as bytes on the same upstream
+// session, only the JSON-RPC envelope is read and only ids are rewritten,
+// and the upstream's answer stream is relayed event by event. The SDK path
+// decodes and encodes every message twice, with a 32 KiB buffer per decode
+// inside the SDK; the raw path costs one HTTP hop (docs/benchmarks.md).
+// Whatever the raw path is unsure of falls back to the SDK path, which
+// answers as it always did.
+//
 // Goroutines: the go-sdk owns the session goroutines; the proxy starts one
-// per downstream session that closes the upstream session when the
-// downstream one ends, tracked by the Handler and waited for by Close.
+// per downstream session that closes the upstream session (and ends the
+// raw path's calls still waiting) when the downstream one ends, tracked by
+// the Handler and waited for by Close. A raw call runs on its HTTP
+// request's goroutine and starts none.
 // While a tool call elicits approvals, one goroutine follows the run to
 // withdraw the request when the run goes on without the answer; the call
 // waits for it before it returns.

@@ -22,19 +22,26 @@ func (h *Handler) passThrough(name string) http.Handler {
 	// template answers the SDK's per-request questions (protocol versions)
 	// for requests of existing sessions; it never gets a session itself.
 	template := mcp.NewServer(&mcp.Implementation{Name: "wunder/" + name, Version: h.opts.Version}, nil)
-	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+	rt := &passRoute{h: h, name: name, sessions: map[string]*proxy{}}
+	rt.sdk = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if r.Header.Get("Mcp-Session-Id") != "" {
 			return template
 		}
-		return h.newProxy(name)
+		return h.newProxy(rt)
 	}, &mcp.StreamableHTTPOptions{Logger: h.opts.Logger}) // always stateful: a downstream session owns an upstream one
+	return rt
 }
 
 // proxy bridges one downstream session to one upstream session.
 type proxy struct {
 	h      *Handler
 	name   string
+	route  *passRoute
 	server *mcp.Server
+	// raw is the upstream session's HTTP side for the raw path
+	// (passthrough_raw.go); nil = everything goes through the SDK. Set
+	// before the session is added to route.
+	raw *rawUpstream
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -44,9 +51,9 @@ type proxy struct {
 	byToken  map[any]context.Context // progress token -> downstream request context
 }
 
-func (h *Handler) newProxy(name string) *mcp.Server {
-	p := &proxy{h: h, name: name, byToken: map[any]context.Context{}}
-	s := mcp.NewServer(&mcp.Implementation{Name: "wunder/" + name, Version: h.opts.Version}, &mcp.ServerOptions{
+func (h *Handler) newProxy(rt *passRoute) *mcp.Server {
+	p := &proxy{h: h, name: rt.name, route: rt, byToken: map[any]context.Context{}}
+	s := mcp.NewServer(&mcp.Implementation{Name: "wunder/" + rt.name, Version: h.opts.Version}, &mcp.ServerOptions{
 		Logger:       h.opts.Logger,
 		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}},
 		// The upstream keeps the subscriptions; the SDK only needs to
@@ -163,7 +170,8 @@ func (p *proxy) initialize(ctx context.Context, next mcp.MethodHandler, req mcp.
 		_ = up.Close()
 		return nil, err
 	}
-	if ir, ok := res.(*mcp.InitializeResult); ok {
+	ir, _ := res.(*mcp.InitializeResult)
+	if ir != nil {
 		if uir := up.InitializeResult(); uir != nil {
 			ir.Capabilities, ir.ServerInfo, ir.Instructions = uir.Capabilities, uir.ServerInfo, uir.Instructions
 		}
@@ -180,9 +188,19 @@ func (p *proxy) initialize(ctx context.Context, next mcp.MethodHandler, req mcp.
 	p.h.proxies[p] = true
 	p.h.wg.Add(1)
 	p.h.proxiesMu.Unlock()
+	sid := ss.ID()
+	if ir != nil && sid != "" {
+		if p.raw = p.rawFor(up, ir.ProtocolVersion, req.GetExtra()); p.raw != nil {
+			p.route.add(sid, p)
+		}
+	}
 	go func() {
 		defer p.h.wg.Done()
 		_ = ss.Wait()
+		if p.raw != nil {
+			p.route.remove(sid)
+			p.raw.close()
+		}
 		_ = up.Close()
 		p.h.proxiesMu.Lock()
 		delete(p.h.proxies, p)

@@ -30,7 +30,8 @@ type Backend interface {
 var _ Backend = (*orchestrator.Orchestrator)(nil)
 
 // Upstreams dials the configured MCP servers for the pass-through routes;
-// implemented by adapters/mcptools.Set.
+// implemented by adapters/mcptools.Set. An Upstreams that also implements
+// [HTTPUpstreams] lets the routes forward the hot methods as bytes.
 type Upstreams interface {
 	Servers() []string
 	// Connect opens a dedicated session; receiving middleware, if any, is

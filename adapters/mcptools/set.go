@@ -87,8 +87,9 @@ type Options struct {
 	// [MaxStdioDepth] or deeper, stdio servers are not started.
 	StdioDepth int
 	// HTTPTransport carries the requests of sse and streamable-http
-	// servers (with their headers added on top); nil =
-	// http.DefaultTransport. adapters/usertools' servers get one that
+	// servers (with their headers added on top); nil = a transport of the
+	// Set's own, like http.DefaultTransport but keeping enough idle
+	// connections per host for concurrent sessions. adapters/usertools' servers get one that
 	// refuses private addresses at dial time (internal/netguard).
 	HTTPTransport http.RoundTripper
 	// DropServerLogs stops forwarding servers' log notifications to the
@@ -138,6 +139,9 @@ type Set struct {
 	log     *slog.Logger
 	servers []*server // in configuration order
 	byName  map[string]*server
+	// transport carries HTTP servers' requests when Options.HTTPTransport
+	// is nil (transport.go).
+	transport *http.Transport
 
 	baseCtx context.Context // parent of background work; cancelled by Close
 	stop    context.CancelFunc
@@ -160,6 +164,9 @@ func New(servers []ServerConfig, opts *Options) (*Set, error) {
 	o = o.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Set{opts: o, log: o.Logger, byName: map[string]*server{}, baseCtx: ctx, stop: cancel}
+	if o.HTTPTransport == nil {
+		s.transport = newTransport()
+	}
 	if o.Elicitation != ElicitDecline && o.Elicitation != ElicitDefaults {
 		cancel()
 		return nil, fmt.Errorf("unknown elicitation policy %q (want %s or %s)", o.Elicitation, ElicitDecline, ElicitDefaults)
@@ -272,6 +279,9 @@ func (s *Set) Close() error {
 		sv.settle(errShuttingDown)
 	}
 	s.wg.Wait()
+	if s.transport != nil {
+		s.transport.CloseIdleConnections()
+	}
 	return nil
 }
 

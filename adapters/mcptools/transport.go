@@ -31,16 +31,30 @@ func (sv *server) transport() (mcp.Transport, func(), error) {
 
 func (sv *server) httpClient() *http.Client {
 	base := sv.set.opts.HTTPTransport
+	if base == nil {
+		base = sv.set.transport
+	}
 	if len(sv.cfg.Headers) == 0 && sv.cfg.BearerToken == "" {
-		if base == nil {
-			return http.DefaultClient
-		}
 		return &http.Client{Transport: base}
 	}
-	if base == nil {
-		base = http.DefaultTransport
-	}
 	return &http.Client{Transport: &headerTransport{base: base, headers: sv.cfg.Headers, bearer: sv.cfg.BearerToken}}
+}
+
+// maxIdlePerHost is how many idle connections the Set's own transport keeps
+// per upstream host. http.DefaultTransport keeps 2: with one upstream
+// session per pass-through session, eight callers at once would open and
+// close a TCP connection for almost every forwarded request (thousands of
+// sockets in TIME_WAIT under load, docs/benchmarks.md).
+const maxIdlePerHost = 256
+
+// newTransport is the Set's transport when Options.HTTPTransport is nil:
+// http.DefaultTransport's settings (proxy from the environment, timeouts,
+// HTTP/2) with room for the idle connections of concurrent sessions.
+func newTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 4 * maxIdlePerHost
+	t.MaxIdleConnsPerHost = maxIdlePerHost
+	return t
 }
 
 // headerTransport adds configured headers to every request.
@@ -59,4 +73,17 @@ func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set("Authorization", "Bearer "+h.bearer)
 	}
 	return h.base.RoundTrip(r)
+}
+
+// HTTPEndpoint returns the URL and HTTP client (configured headers and
+// bearer token included) of the named streamable-http server, for a
+// pass-through that forwards requests' bytes on a session opened with
+// [Set.Connect]. ok is false for other transports, unknown names and servers
+// authorized by OAuth (whose tokens only the SDK transport carries).
+func (s *Set) HTTPEndpoint(name string) (url string, client *http.Client, ok bool) {
+	sv, found := s.byName[name]
+	if !found || sv.cfg.Transport != TransportStreamableHTTP || sv.cfg.OAuth != nil {
+		return "", nil, false
+	}
+	return sv.cfg.URL, sv.httpClient(), true
 }
