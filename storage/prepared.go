@@ -39,7 +39,7 @@ func bunTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.99
 // not (the caller takes bun's path).
 func (s *Store) insertEvents(ctx context.Context, db bun.IDB, rows []eventRow) (ok bool, err error) {
 	tx, isTx := db.(bun.Tx)
-	if s.writer == nil || !isTx || len(rows) > maxPreparedEvents {
+	if s.backend != BackendSQLite || s.writer == nil || !isTx || len(rows) > maxPreparedEvents {
 		return false, nil
 	}
 	stmt, err := s.eventsStmt(ctx, len(rows))
