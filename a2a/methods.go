@@ -156,7 +156,7 @@ func (h *Handler) send(ctx context.Context, c *call) (any, error) {
 		return nil, err
 	}
 	if p.Blocking {
-		if r, err = h.settle(ctx, c.userID, r.ID, after); err != nil {
+		if r, err = h.settle(ctx, c.userID, r, after); err != nil {
 			return nil, err
 		}
 	}
@@ -184,7 +184,8 @@ func (h *Handler) waitFinal(ctx context.Context, userID, runID string) (*orchest
 // settle follows the run's events after afterSeq until it ends or waits
 // for a person (input-required), and returns the run: what a blocking
 // SendMessage answers with.
-func (h *Handler) settle(ctx context.Context, userID, runID string, afterSeq int64) (*orchestrator.Run, error) {
+func (h *Handler) settle(ctx context.Context, userID string, started *orchestrator.Run, afterSeq int64) (*orchestrator.Run, error) {
+	runID := started.ID
 	in := interrupt{h: h, userID: userID, runID: runID}
 	var final *orchestrator.Event
 	for ev, err := range h.b.Events(ctx, userID, runID, afterSeq) {
@@ -204,7 +205,26 @@ func (h *Handler) settle(ctx context.Context, userID, runID string, afterSeq int
 			}
 		}
 	}
+	if r, ok := ended(started, final); ok {
+		return r, nil // what the final event says: no need to read the run back
+	}
 	return h.runAfter(ctx, userID, runID, final)
+}
+
+// ended is run r as its final event left it, when there is one that says
+// the run ended.
+func ended(r *orchestrator.Run, final *orchestrator.Event) (*orchestrator.Run, bool) {
+	if final == nil {
+		return nil, false
+	}
+	var f orchestrator.FinalData
+	if json.Unmarshal(final.Data, &f) != nil || !f.State.Terminal() {
+		return nil, false
+	}
+	out := *r
+	out.State, out.Answer, out.Error, out.StopReason, out.Usage = f.State, f.Answer, f.Error, f.StopReason, f.Usage
+	out.FinishedAt, out.LastSeq, out.Pending = &final.Time, final.Seq, nil
+	return &out, true
 }
 
 // runAfter reads the run after its log ended with final. The final event
@@ -214,13 +234,11 @@ func (h *Handler) settle(ctx context.Context, userID, runID string, afterSeq int
 // moment.
 func (h *Handler) runAfter(ctx context.Context, userID, runID string, final *orchestrator.Event) (*orchestrator.Run, error) {
 	r, err := h.b.GetRun(ctx, userID, runID)
-	if err != nil || final == nil || r.State.Terminal() {
+	if err != nil || r.State.Terminal() {
 		return r, err
 	}
-	var f orchestrator.FinalData
-	if json.Unmarshal(final.Data, &f) == nil && f.State.Terminal() {
-		r.State, r.Answer, r.Error, r.StopReason, r.Usage = f.State, f.Answer, f.Error, f.StopReason, f.Usage
-		r.FinishedAt, r.LastSeq = &final.Time, final.Seq
+	if e, ok := ended(r, final); ok {
+		return e, nil
 	}
 	return r, nil
 }
