@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -147,7 +148,17 @@ func TestTakenOverRunIsFencedOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored, _ := store.GetRun(ctx, run.ID)
-	evs, _ := store.ListEvents(ctx, run.ID, 0, 0)
+	// The events before the model call (started, llm_request) are flushed
+	// in the background: the reaper's final goes after the last of them.
+	var evs []orchestrator.Event
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.ContainsFunc(evs, func(e orchestrator.Event) bool { return e.Type == orchestrator.EventLLMRequest }) {
+		if time.Now().After(deadline) {
+			t.Fatalf("llm_request never stored: %v", types(evs))
+		}
+		time.Sleep(time.Millisecond)
+		evs, _ = store.ListEvents(ctx, run.ID, 0, 0)
+	}
 	last := int64(len(evs))
 	fin := orchestrator.Event{RunID: run.ID, SessionID: run.SessionID, Seq: last + 1, Type: orchestrator.EventFinal, Time: time.Now(),
 		Data: []byte(`{"answer":"","usage":{},"stop_reason":"interrupted","state":"failed","error":"taken over"}`)}

@@ -38,9 +38,11 @@ func (s *Store) AppendEvents(ctx context.Context, events []orchestrator.Event) e
 		var err error
 		if len(rows) <= eventChunk {
 			// One statement is atomic on its own.
-			if ok, perr := s.insertEvents(ctx, db, rows); ok {
-				err = perr
-			} else {
+			ok := false
+			if len(rows) <= maxPreparedRows {
+				_, ok, err = s.execPrepared(ctx, db, insertSQL("events", eventCols, len(rows)), eventArgs(rows))
+			}
+			if !ok {
 				_, err = db.NewInsert().Model(&rows).Exec(ctx)
 			}
 			if err == nil {

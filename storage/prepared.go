@@ -12,66 +12,88 @@ import (
 	"github.com/wunder/wunder/orchestrator"
 )
 
-// Prepared statements for the hottest write on SQLite: appending a run's
-// events, a few times per run. bun writes every value into the SQL text,
-// so SQLite parses each statement anew; parsing was a quarter of the
-// writer's time in a profile of no-tool runs (docs/benchmarks.md). These
-// statements bind their values instead, and modernc's driver keeps a
-// prepared statement compiled (database/sql keeps one per connection).
-// Values are written as bun writes them: text through StoredText, times
-// in bun's format, so what a query finds does not depend on the path that
-// stored it.
+// Prepared statements for the writes every run makes on SQLite: its run
+// row (created, then updated), its history and its event batches. bun
+// writes every value into the SQL text, so SQLite parsed each statement
+// anew; parsing was a quarter of the writer's time in a profile of no-tool
+// runs (docs/benchmarks.md). These statements bind their values instead,
+// and modernc's driver keeps a prepared statement compiled (database/sql
+// keeps one per connection).
+//
+// Values are bound as bun writes them (bind): text through StoredText,
+// times in bun's format, NULL for nil pointers, so what a query finds
+// does not depend on the path that stored it; the store suite reads back
+// every column either way. The prepared path is taken in the writer's
+// transaction only; elsewhere (PostgreSQL, whose placeholders differ) the
+// caller takes bun's.
 
-// maxPreparedEvents bounds the batch sizes that get a statement of their
-// own; larger batches take bun's path.
-const maxPreparedEvents = 32
+// maxPreparedRows bounds the rows of a multi-row INSERT that gets a
+// statement of its own; larger batches take bun's path.
+const maxPreparedRows = 32
 
 type preparedStmts struct {
-	mu     sync.Mutex
-	events [maxPreparedEvents + 1]*sql.Stmt
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
 }
 
 // bunTime is a time as bun's SQLite dialect writes it.
 func bunTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.999999-07:00") }
 
-// insertEvents appends rows through a prepared statement when db is the
-// writer's transaction and the batch is small; ok is false when it did
-// not (the caller takes bun's path).
-func (s *Store) insertEvents(ctx context.Context, db bun.IDB, rows []eventRow) (ok bool, err error) {
-	tx, isTx := db.(bun.Tx)
-	if s.backend != BackendSQLite || s.writer == nil || !isTx || len(rows) > maxPreparedEvents {
-		return false, nil
-	}
-	stmt, err := s.eventsStmt(ctx, len(rows))
-	if err != nil {
-		return false, nil // bun's path still works
-	}
-	args := make([]any, 0, 6*len(rows))
-	for _, r := range rows {
-		var data any
-		if r.Data != nil {
-			data = orchestrator.StoredText(*r.Data)
+// bind turns a row's values into arguments as bun would write them.
+func bind(vals ...any) []any {
+	for i, v := range vals {
+		switch v := v.(type) {
+		case string:
+			vals[i] = orchestrator.StoredText(v)
+		case *string:
+			if v == nil {
+				vals[i] = nil
+			} else {
+				vals[i] = orchestrator.StoredText(*v)
+			}
+		case time.Time:
+			vals[i] = bunTime(v)
+		case *time.Time:
+			if v == nil {
+				vals[i] = nil
+			} else {
+				vals[i] = bunTime(*v)
+			}
 		}
-		args = append(args, orchestrator.StoredText(r.RunID), r.Seq, orchestrator.StoredText(r.SessionID),
-			orchestrator.StoredText(r.Type), data, bunTime(r.CreatedAt))
 	}
-	_, err = tx.Tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
-	return true, err
+	return vals
 }
 
-func (s *Store) eventsStmt(ctx context.Context, n int) (*sql.Stmt, error) {
+// execPrepared runs query with args through a prepared statement when db
+// is the writer's transaction on SQLite; ok is false when it did not (the
+// caller takes bun's path).
+func (s *Store) execPrepared(ctx context.Context, db bun.IDB, query string, args []any) (res sql.Result, ok bool, err error) {
+	tx, isTx := db.(bun.Tx)
+	if s.backend != BackendSQLite || s.writer == nil || !isTx {
+		return nil, false, nil
+	}
+	stmt, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, false, nil // bun's path still works
+	}
+	res, err = tx.Tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
+	return res, true, err
+}
+
+func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	s.prepared.mu.Lock()
 	defer s.prepared.mu.Unlock()
-	if st := s.prepared.events[n]; st != nil {
+	if st := s.prepared.stmts[query]; st != nil {
 		return st, nil
 	}
-	q := `INSERT INTO "events" ("run_id", "seq", "session_id", "type", "data", "created_at") VALUES ` +
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?), ", n), ", ")
-	st, err := s.db.DB.PrepareContext(ctx, q)
+	st, err := s.db.DB.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	s.prepared.events[n] = st
+	if s.prepared.stmts == nil {
+		s.prepared.stmts = map[string]*sql.Stmt{}
+	}
+	s.prepared.stmts[query] = st
 	return st, nil
 }
 
@@ -79,10 +101,59 @@ func (s *Store) eventsStmt(ctx context.Context, n int) (*sql.Stmt, error) {
 func (s *Store) closePrepared() {
 	s.prepared.mu.Lock()
 	defer s.prepared.mu.Unlock()
-	for i, st := range s.prepared.events {
-		if st != nil {
-			_ = st.Close()
-			s.prepared.events[i] = nil
-		}
+	for q, st := range s.prepared.stmts {
+		_ = st.Close()
+		delete(s.prepared.stmts, q)
 	}
+}
+
+// insertSQL is a multi-row INSERT of n rows into table's columns.
+func insertSQL(table string, cols []string, n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO "` + table + `" ("` + strings.Join(cols, `", "`) + `") VALUES `)
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+	}
+	return b.String()
+}
+
+var (
+	eventCols   = []string{"run_id", "seq", "session_id", "type", "data", "created_at"}
+	messageCols = []string{"session_id", "run_id", "role", "content", "reasoning_content", "tool_calls", "tool_call_id", "name", "created_at"}
+	runCols     = []string{"id", "session_id", "user_id", "state", "stop_reason", "question", "answer", "error", "model_name", "owner",
+		"spec", "pending", "input_tokens", "output_tokens", "total_tokens", "last_seq", "created_at", "started_at", "finished_at"}
+	insertRunSQL = insertSQL("runs", runCols, 1)
+	// updateRunSQL writes runMutable, fenced by the owner (UpdateRun).
+	updateRunSQL = `UPDATE "runs" SET "state" = ?, "stop_reason" = ?, "answer" = ?, "error" = ?, "input_tokens" = ?, "output_tokens" = ?, ` +
+		`"total_tokens" = ?, "last_seq" = ?, "started_at" = ?, "finished_at" = ?, "pending" = ? WHERE "id" = ? AND owner = ?`
+)
+
+func eventArgs(rows []eventRow) []any {
+	args := make([]any, 0, len(eventCols)*len(rows))
+	for _, r := range rows {
+		args = append(args, r.RunID, r.Seq, r.SessionID, r.Type, r.Data, r.CreatedAt)
+	}
+	return bind(args...)
+}
+
+func messageArgs(rows []messageRow) []any {
+	args := make([]any, 0, len(messageCols)*len(rows))
+	for _, r := range rows {
+		args = append(args, r.SessionID, r.RunID, r.Role, r.Content, r.ReasoningContent, r.ToolCalls, r.ToolCallID, r.Name, r.CreatedAt)
+	}
+	return bind(args...)
+}
+
+func runArgs(r *runRow) []any {
+	return bind(r.ID, r.SessionID, r.UserID, r.State, r.StopReason, r.Question, r.Answer, r.Error, r.ModelName, r.Owner,
+		r.Spec, r.Pending, r.InputTokens, r.OutputTokens, r.TotalTokens, r.LastSeq, r.CreatedAt, r.StartedAt, r.FinishedAt)
+}
+
+func runUpdateArgs(r *runRow) []any {
+	return bind(r.State, r.StopReason, r.Answer, r.Error, r.InputTokens, r.OutputTokens, r.TotalTokens, r.LastSeq,
+		r.StartedAt, r.FinishedAt, r.Pending, r.ID, r.Owner)
 }

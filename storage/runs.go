@@ -19,6 +19,9 @@ func (s *Store) CreateRun(ctx context.Context, r *orchestrator.Run) error {
 	r.CreatedAt = stamp(r.CreatedAt)
 	row := toRunRow(r)
 	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		if _, ok, err := s.execPrepared(ctx, db, insertRunSQL, runArgs(row)); ok {
+			return err
+		}
 		_, err := db.NewInsert().Model(row).Exec(ctx)
 		return err
 	})
@@ -42,8 +45,11 @@ func (s *Store) UpdateRun(ctx context.Context, r *orchestrator.Run) error {
 	}
 	row := toRunRow(r)
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-		res, err := db.NewUpdate().Model(row).Column(runMutable...).WherePK().
-			Where("owner = ?", r.Owner).Exec(ctx)
+		res, ok, err := s.execPrepared(ctx, db, updateRunSQL, runUpdateArgs(row))
+		if !ok {
+			res, err = db.NewUpdate().Model(row).Column(runMutable...).WherePK().
+				Where("owner = ?", r.Owner).Exec(ctx)
+		}
 		if err := affected(res, err, "update run", "run "+r.ID); !errors.Is(err, orchestrator.ErrNotFound) {
 			return err
 		}

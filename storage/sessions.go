@@ -114,6 +114,11 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs []orc
 		rows[i] = row
 	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		if len(rows) <= maxPreparedRows {
+			if _, ok, err := s.execPrepared(ctx, db, insertSQL("messages", messageCols, len(rows)), messageArgs(rows)); ok {
+				return dbErr(err, "append messages", "session "+sessionID)
+			}
+		}
 		_, err := db.NewInsert().Model(&rows).Exec(ctx)
 		return dbErr(err, "append messages", "session "+sessionID)
 	})
