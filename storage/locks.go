@@ -3,8 +3,9 @@ package storage
 import (
 	"context"
 	"fmt"
-	"github.com/uptrace/bun"
 	"time"
+
+	"github.com/uptrace/bun"
 
 	"github.com/wunder/wunder/orchestrator"
 )
@@ -78,7 +79,10 @@ func (s *Store) lockExec(ctx context.Context, op, key, owner string, ttl time.Du
 	}
 	var n int64
 	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-		res, err := db.ExecContext(ctx, query, args...)
+		res, ok, err := s.execPrepared(ctx, db, query, bind(args...))
+		if !ok {
+			res, err = db.ExecContext(ctx, query, args...)
+		}
 		if err != nil {
 			return err
 		}
@@ -94,6 +98,9 @@ func (s *Store) lockExec(ctx context.Context, op, key, owner string, ttl time.Du
 // ReleaseLock implements [orchestrator.Store].
 func (s *Store) ReleaseLock(ctx context.Context, key, owner string) error {
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		if _, ok, err := s.execPrepared(ctx, db, releaseLock, bind(key, owner)); ok {
+			return dbErr(err, "release lock", key)
+		}
 		_, err := db.ExecContext(ctx, releaseLock, key, owner)
 		return dbErr(err, "release lock", key)
 	})

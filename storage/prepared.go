@@ -13,7 +13,8 @@ import (
 )
 
 // Prepared statements for the writes every run makes on SQLite: its run
-// row (created, then updated), its history and its event batches. bun
+// row (created, then updated), its history, its event batches and its
+// session lock. bun
 // writes every value into the SQL text, so SQLite parsed each statement
 // anew; parsing was a quarter of the writer's time in a profile of no-tool
 // runs (docs/benchmarks.md). These statements bind their values instead,
@@ -39,8 +40,9 @@ type preparedStmts struct {
 // bunTime is a time as bun's SQLite dialect writes it.
 func bunTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.999999-07:00") }
 
-// bind turns a row's values into arguments as bun would write them.
-func bind(vals ...any) []any {
+// bind turns values into arguments as bun would write them (a new slice).
+func bind(in ...any) []any {
+	vals := append([]any(nil), in...)
 	for i, v := range vals {
 		switch v := v.(type) {
 		case string:
