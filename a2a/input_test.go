@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -280,15 +279,7 @@ func TestInputRequiredProtocol(t *testing.T) {
 // streamRaw posts a streaming request and returns the SSE body.
 func streamRaw(t *testing.T, e *env, version, body string) string {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+"/a2a", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if version != "" {
-		req.Header.Set("A2A-Version", version)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postRaw(t, e, version, body)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {

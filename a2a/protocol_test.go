@@ -9,6 +9,21 @@ import (
 	"testing"
 )
 
+// postRaw sends a raw body to /a2a with an optional A2A-Version header.
+func postRaw(t *testing.T, e *env, version, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+"/a2a", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if version != "" {
+		req.Header.Set("A2A-Version", version)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 type rpcResp struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id"`
@@ -24,15 +39,7 @@ type rpcResp struct {
 // returns the decoded JSON-RPC answer; it fails on any status but 200.
 func post(t *testing.T, e *env, version, body string) rpcResp {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+"/a2a", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if version != "" {
-		req.Header.Set("A2A-Version", version)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := postRaw(t, e, version, body)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)

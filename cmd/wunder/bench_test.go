@@ -17,27 +17,7 @@ import (
 // model (no network) asks for a real built-in tool (list_files) each round,
 // with the event log persisted to each store. ns/op is per round.
 func BenchmarkLoopRound(b *testing.B) {
-	stores := map[string]func(b *testing.B) orchestrator.Store{
-		"memory": func(*testing.B) orchestrator.Store { return orchestratortest.NewMemStore() },
-		"sqlite": func(b *testing.B) orchestrator.Store {
-			s, err := storage.Open(context.Background(), storage.Options{SQLitePath: b.TempDir() + "/w.db", AutoMigrate: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			return s
-		},
-		"postgres": func(b *testing.B) orchestrator.Store {
-			dsn := os.Getenv("WUNDER_TEST_POSTGRES_DSN")
-			if dsn == "" {
-				b.Skip("WUNDER_TEST_POSTGRES_DSN not set")
-			}
-			s, err := storage.Open(context.Background(), storage.Options{Backend: "postgres", PostgresDSN: dsn, AutoMigrate: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			return s
-		},
-	}
+	stores := benchStores()
 	for _, name := range []string{"memory", "sqlite", "postgres"} {
 		b.Run(name, func(b *testing.B) {
 			store := stores[name](b)
@@ -85,27 +65,7 @@ func BenchmarkLoopRound(b *testing.B) {
 //
 //	go test -run '^$' -bench ConcurrentRuns -benchtime 2000x ./cmd/wunder/
 func BenchmarkConcurrentRuns(b *testing.B) {
-	stores := map[string]func(b *testing.B) orchestrator.Store{
-		"memory": func(*testing.B) orchestrator.Store { return orchestratortest.NewMemStore() },
-		"sqlite": func(b *testing.B) orchestrator.Store {
-			s, err := storage.Open(context.Background(), storage.Options{SQLitePath: b.TempDir() + "/w.db", AutoMigrate: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			return s
-		},
-		"postgres": func(b *testing.B) orchestrator.Store {
-			dsn := os.Getenv("WUNDER_TEST_POSTGRES_DSN")
-			if dsn == "" {
-				b.Skip("WUNDER_TEST_POSTGRES_DSN not set")
-			}
-			s, err := storage.Open(context.Background(), storage.Options{Backend: "postgres", PostgresDSN: dsn, AutoMigrate: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			return s
-		},
-	}
+	stores := benchStores()
 	for _, name := range []string{"memory", "sqlite", "postgres"} {
 		for _, c := range []int{8, 32} {
 			b.Run(fmt.Sprintf("%s/c=%d", name, c), func(b *testing.B) {
@@ -142,5 +102,31 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// benchStores opens each store the benchmarks compare: memory, SQLite in a
+// temp dir, and PostgreSQL when WUNDER_TEST_POSTGRES_DSN is set.
+func benchStores() map[string]func(b *testing.B) orchestrator.Store {
+	return map[string]func(b *testing.B) orchestrator.Store{
+		"memory": func(*testing.B) orchestrator.Store { return orchestratortest.NewMemStore() },
+		"sqlite": func(b *testing.B) orchestrator.Store {
+			s, err := storage.Open(context.Background(), storage.Options{SQLitePath: b.TempDir() + "/w.db", AutoMigrate: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		},
+		"postgres": func(b *testing.B) orchestrator.Store {
+			dsn := os.Getenv("WUNDER_TEST_POSTGRES_DSN")
+			if dsn == "" {
+				b.Skip("WUNDER_TEST_POSTGRES_DSN not set")
+			}
+			s, err := storage.Open(context.Background(), storage.Options{Backend: "postgres", PostgresDSN: dsn, AutoMigrate: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		},
 	}
 }
