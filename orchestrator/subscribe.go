@@ -156,13 +156,27 @@ func (o *Orchestrator) followStored(ctx context.Context, runID string, after int
 			return
 		}
 		if r.State.Terminal() {
-			if r.LastSeq > after {
-				// The run's end was stored but its final event was not
-				// (the process stopped in between): the row says what the
-				// final event said.
-				yield(finalFromRun(r), nil)
+			if r.LastSeq <= after {
+				return
 			}
-			return
+			// A run's end is stored before its last events and its final
+			// event are: while it is live here they are on their way, and
+			// once it has left (its log stored) they may have been stored
+			// since the read above. Only a store that still has nothing
+			// after this point means the process stopped in between; then
+			// the row says what the final event said.
+			if o.liveRun(runID) == nil {
+				more, err := o.store.ListEvents(ctx, runID, after, 1)
+				if err != nil {
+					yield(Event{}, err)
+					return
+				}
+				if len(more) > 0 {
+					continue
+				}
+				yield(finalFromRun(r), nil)
+				return
+			}
 		}
 		if timer == nil {
 			timer = time.NewTimer(o.followInterval())
