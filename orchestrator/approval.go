@@ -741,11 +741,15 @@ func (o *Orchestrator) endWaiting(ctx context.Context, r *Run, out outcome) erro
 		reason = "the run was cancelled"
 	}
 	o.closeApprovals(ctx, r.ID, reason)
-	if err := o.endStored(ctx, claimed, out); err != nil {
-		return err
-	}
+	// The locks go before the final event is stored, as in complete: a
+	// client that starts the session's next run on "final" must not meet
+	// this run's lock. (The run executes nowhere; if this process stops
+	// before its end is stored, the reaper ends it.)
 	if err := o.store.ReleaseLocksOf(ctx, r.ID); err != nil {
 		o.log.Warn("locks of an ended waiting run not released; they expire", "run_id", r.ID, "err", err)
+	}
+	if err := o.endStored(ctx, claimed, out); err != nil {
+		return err
 	}
 	o.follow.wake(r.ID)
 	return nil

@@ -108,8 +108,16 @@ func TestApprovalApprove(t *testing.T) {
 		t.Fatalf("approval_required = %+v", a)
 	}
 	waitState(t, h.store, run.ID, orchestrator.RunWaitingInput)
-	if got, _ := h.o.GetRun(t.Context(), "u", run.ID); got.State != orchestrator.RunWaitingInput {
-		t.Fatalf("GetRun state = %s, want waiting_input", got.State)
+	// The wait is stored first and shown after (suspendRun): GetRun says
+	// waiting_input a moment after the store does.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		got, _ := h.o.GetRun(t.Context(), "u", run.ID)
+		if got.State == orchestrator.RunWaitingInput {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GetRun state = %s, want waiting_input", got.State)
+		}
 	}
 	list, err := h.o.Approvals(t.Context(), "u", run.ID)
 	if err != nil || len(list) != 1 || list[0].State != orchestrator.ApprovalPending || list[0].ID != a.ApprovalID {
