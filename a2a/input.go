@@ -74,7 +74,7 @@ func inputMessage(r *orchestrator.Run, pending []*orchestrator.Approval) *w.Mess
 		if a.Kind == orchestrator.KindParamRequired {
 			fmt.Fprintf(&b, "\n- %s: the call lacks required arguments (%s); answer edit with them.", a.Tool, a.Reason)
 		} else {
-			fmt.Fprintf(&b, "\n- %s %s", a.Tool, clip(string(args), 300))
+			fmt.Fprintf(&b, "\n- %s %s", a.Tool, orchestrator.ClipText(string(args), 300))
 			if a.Reason != "" {
 				fmt.Fprintf(&b, " (%s)", a.Reason)
 			}
@@ -88,16 +88,6 @@ func inputMessage(r *orchestrator.Run, pending []*orchestrator.Approval) *w.Mess
 	parts[0] = w.TextPart(b.String())
 	return &w.Message{MessageID: r.ID + "-input-" + pending[len(pending)-1].ID, TaskID: r.ID, ContextID: r.SessionID,
 		Role: w.RoleAgent, Parts: parts}
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // interrupt watches a task's log for the point where it waits for a

@@ -290,9 +290,9 @@ func (f *approvalForm) message(problem string) string {
 	}
 	if a.Kind == orchestrator.KindParamRequired {
 		fmt.Fprintf(&b, "wunder's agent wants to run the tool %s, but it left out required arguments (%s).\nArguments given: %s\n",
-			a.Tool, strings.Join(missingNames(a.Missing), ", "), clip(string(a.Arguments), 2000))
+			a.Tool, strings.Join(missingNames(a.Missing), ", "), orchestrator.ClipText(string(a.Arguments), 2000))
 	} else {
-		fmt.Fprintf(&b, "wunder's agent wants to run the tool %s with these arguments:\n%s\n", a.Tool, clip(string(a.Arguments), 2000))
+		fmt.Fprintf(&b, "wunder's agent wants to run the tool %s with these arguments:\n%s\n", a.Tool, orchestrator.ClipText(string(a.Arguments), 2000))
 	}
 	fmt.Fprintf(&b, "Why you are asked: %s\n%s\n(run %s, approval %s)", a.Reason, decisionHelp(a.Decisions), f.runID, a.ID)
 	return b.String()
@@ -343,7 +343,7 @@ func (f *approvalForm) decision(res *mcp.ElicitResult) (orchestrator.ApprovalDec
 	s, _ := res.Content[fieldArguments].(string)
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(s), &obj); err != nil || obj == nil {
-		return orchestrator.ApprovalDecision{}, fmt.Errorf("arguments must be a JSON object, got %q", clip(s, 200))
+		return orchestrator.ApprovalDecision{}, fmt.Errorf("arguments must be a JSON object, got %q", orchestrator.ClipText(s, 200))
 	}
 	d.Arguments = json.RawMessage(s)
 	return d, nil

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -183,7 +182,7 @@ func (f *follower) waiting(pending []*orchestrator.Approval, problem string) *an
 			_ = json.Unmarshal(a.Missing, &p.Missing)
 		}
 		out.Approvals = append(out.Approvals, p)
-		fmt.Fprintf(&b, "- approval %s (%s): %s %s; %s; decisions: %s\n", a.ID, a.Kind, a.Tool, clip(string(a.Arguments), 500), a.Reason, strings.Join(a.Decisions, ", "))
+		fmt.Fprintf(&b, "- approval %s (%s): %s %s; %s; decisions: %s\n", a.ID, a.Kind, a.Tool, orchestrator.ClipText(string(a.Arguments), 500), a.Reason, strings.Join(a.Decisions, ", "))
 	}
 	fmt.Fprintf(&b, "Decide each with %s {run_id, approval_id, decision, arguments?, reason?}; it then follows the run like %s.",
 		f.h.approveName(), f.h.runName())
@@ -192,15 +191,4 @@ func (f *follower) waiting(pending []*orchestrator.Approval, problem string) *an
 		&mcp.TextContent{Text: b.String()}, &mcp.TextContent{Text: string(text)},
 	}}
 	return &answer{res: res, out: out}
-}
-
-// clip cuts s to at most n bytes (on a rune boundary), marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

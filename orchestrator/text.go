@@ -43,3 +43,15 @@ func StoredJSON(b json.RawMessage) json.RawMessage {
 	}
 	return json.RawMessage(StoredText(string(b)))
 }
+
+// ClipText cuts s to at most n bytes, on a rune boundary, marking a cut
+// with "…": how front-ends shorten a value they quote in a message.
+func ClipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
