@@ -271,13 +271,22 @@ func (h *Handler) answer(ctx context.Context, c *call, m *w.Message, r *orchestr
 			todo = append(todo, decision{a, orchestrator.ApprovalDecision{Decision: rp.Decision, Arguments: rp.Arguments, Reason: rp.Reason}})
 		}
 	}
+	var done []string
 	for _, t := range todo {
-		if _, err := h.b.Decide(ctx, c.userID, r.ID, t.a.ID, t.d); err != nil {
-			if errors.Is(err, orchestrator.ErrConflict) {
-				return errCode(w.CodeUnsupportedOperation, "approval %s of task %s was already decided", t.a.ID, r.ID)
-			}
-			return err
+		_, err := h.b.Decide(ctx, c.userID, r.ID, t.a.ID, t.d)
+		if err == nil {
+			done = append(done, t.a.ID)
+			continue
 		}
+		// The ones decided before stay decided: the error says so.
+		if errors.Is(err, orchestrator.ErrConflict) {
+			err = errCode(w.CodeUnsupportedOperation, "approval %s of task %s was already decided", t.a.ID, r.ID)
+		}
+		if len(done) > 0 {
+			e := h.toError(ctx, c.v, err)
+			return errCode(e.Code, "%s (recorded before it: %s)", e.Message, strings.Join(done, ", "))
+		}
+		return err
 	}
 	return nil
 }

@@ -260,6 +260,15 @@ func TestInputRequiredProtocol(t *testing.T) {
 	if n := len(e.deploys.list()); n != 0 {
 		t.Fatalf("refused answers ran deploy %d times", n)
 	}
+	// Two decisions, the second refused by the core (arguments not an object): the first
+	// stays recorded, and the error says so.
+	var second asked
+	_ = json.Unmarshal(task.Status.Message.Parts[2].Data, &second)
+	partial := answer("1.0", "SendMessage", `[{"data":{"decision":"approve","approval_id":"`+first.ApprovalID+`"}},`+
+		`{"data":{"decision":"edit","approval_id":"`+second.ApprovalID+`","arguments":[1]}}]`)
+	if partial.Error == nil || partial.Error.Code != -32602 || !strings.Contains(partial.Error.Message, "recorded before it: "+first.ApprovalID) {
+		t.Fatalf("a half-refused answer: %+v", partial.Error)
+	}
 	// "approve" decides both; the 0.3 stream ends at the completed status.
 	body := streamRaw(t, e, "", `{"jsonrpc":"2.0","id":4,"method":"message/stream","params":{"message":{"kind":"message","messageId":"a","role":"user","taskId":"`+
 		task.ID+`","parts":[{"kind":"text","text":"yes, both"}]}}}`)

@@ -37,18 +37,15 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (r *orche
 		if r.State.Terminal() {
 			return nil, 0, errCode(w.CodeUnsupportedOperation, "task %s is in a terminal state; start a new task in context %s", r.ID, r.SessionID)
 		}
+		// The push config first: once decisions are recorded, nothing may
+		// fail the answer that told the client otherwise.
 		if p.Push != nil {
-			if err := h.checkPush(ctx, *p.Push); err != nil {
+			if _, err := h.createPush(ctx, c.v, r.UserID, r.ID, *p.Push); err != nil {
 				return nil, 0, err
 			}
 		}
 		if err := h.answer(ctx, c, m, r); err != nil {
 			return nil, 0, err
-		}
-		if p.Push != nil {
-			if _, err := h.createPush(ctx, c.v, r.UserID, r.ID, *p.Push); err != nil {
-				return nil, 0, err
-			}
 		}
 		return r, r.LastSeq, nil
 	}
