@@ -66,6 +66,9 @@ const (
 	headerProtocol = "Mcp-Protocol-Version"
 	// maxRawBody is the SDK handler's request limit, applied alike.
 	maxRawBody = mcp.DefaultMaxRequestBodyBytes
+	// maxRawAnswer bounds an upstream's answer (or one SSE event of it)
+	// held in memory; a larger one is an error to the caller.
+	maxRawAnswer = 32 << 20
 )
 
 // passRoute serves /wunder/mcp/{name}: the raw path for the sessions that
@@ -247,10 +250,16 @@ func (p *proxy) forwardRequest(w http.ResponseWriter, r *http.Request, u *rawUps
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		// Not a JSON-RPC exchange (say, the upstream session ended): the
-		// SDK path answers it the way it answers everything else.
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-		return false
+		if resp.StatusCode >= 400 && resp.StatusCode < 500 {
+			// Refused before it ran (say, the upstream session ended): the
+			// SDK path answers it the way it answers everything else.
+			return false
+		}
+		// The upstream may have run it (a 5xx after a tool's side
+		// effect): never send it again.
+		writeRawError(w, id, "upstream "+p.name+" answered HTTP "+strconv.Itoa(resp.StatusCode))
+		return true
 	}
 	want := `"` + upID + `"`
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -258,7 +267,10 @@ func (p *proxy) forwardRequest(w http.ResponseWriter, r *http.Request, u *rawUps
 		p.relayStream(ctx, w, resp.Body, u, want, id)
 		return true
 	}
-	data, err := io.ReadAll(resp.Body)
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxRawAnswer+1))
+	if err == nil && len(data) > maxRawAnswer {
+		err = errors.New("answer too large")
+	}
 	var ans envelope
 	if ctx.Err() != nil {
 		return true // a cancelled request is not answered
@@ -355,6 +367,9 @@ func sseData(rd *bufio.Reader) iter.Seq[[]byte] {
 					data = append(data, '\n')
 				}
 				data = append(data, v...)
+				if len(data) > maxRawAnswer {
+					return // an event past the bound is dropped, and the relay ends
+				}
 			}
 		}
 	}
@@ -526,6 +541,9 @@ func readLine(rd *bufio.Reader) ([]byte, error) {
 		for errors.Is(err, bufio.ErrBufferFull) {
 			line, err = rd.ReadSlice('\n')
 			long = append(long, line...)
+			if len(long) > maxRawAnswer {
+				return nil, errors.New("SSE line too long")
+			}
 		}
 		line = long
 	}

@@ -22,7 +22,8 @@ import (
 // recordingUpstream is a go-sdk server with the tools "steps" (two
 // progress notifications, then "done") and "block" (waits until its call
 // is cancelled, closing started first and cancelled after), behind a
-// handler that keeps every POST body it receives.
+// handler that keeps every POST body it receives and answers a call of
+// "explode" with HTTP 500.
 type recordingUpstream struct {
 	url       string
 	started   chan struct{}
@@ -58,6 +59,11 @@ func newRecordingUpstream(t *testing.T) *recordingUpstream {
 			u.bodies = append(u.bodies, string(body))
 			u.mu.Unlock()
 			r.Body = io.NopCloser(bytes.NewReader(body))
+			if strings.Contains(string(body), `"name":"explode"`) {
+				// A server error after the call may have run.
+				http.Error(w, "boom", http.StatusInternalServerError)
+				return
+			}
 		}
 		sdk.ServeHTTP(w, r)
 	}))
@@ -104,6 +110,21 @@ func TestPassThroughRawCallWithProgress(t *testing.T) {
 	calls := up.received(`"tools/call"`)
 	if len(calls) != 1 || !strings.Contains(calls[0], `"id":"wunder-`) || !strings.Contains(calls[0], `"progressToken":"tok"`) {
 		t.Errorf("the upstream received %q, want one call with a wunder- id and the caller's token", calls)
+	}
+}
+
+// A call the upstream answers with a server error (it may have run) is
+// an error to the caller and is never sent upstream again.
+func TestPassThroughRawServerErrorNotRepeated(t *testing.T) {
+	t.Parallel()
+	up := newRecordingUpstream(t)
+	cs := connect(t, passThroughTo(t, up.url), nil, nil)
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "explode", Arguments: map[string]any{}})
+	if err == nil && (res == nil || !res.IsError) {
+		t.Fatalf("explode: %+v; want an error", res)
+	}
+	if got := up.received(`"name":"explode"`); len(got) != 1 {
+		t.Fatalf("the upstream received the call %d times, want once: %q", len(got), got)
 	}
 }
 

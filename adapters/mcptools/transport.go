@@ -51,7 +51,11 @@ const maxIdlePerHost = 256
 // http.DefaultTransport's settings (proxy from the environment, timeouts,
 // HTTP/2) with room for the idle connections of concurrent sessions.
 func newTransport() *http.Transport {
-	t := http.DefaultTransport.(*http.Transport).Clone()
+	dt, ok := http.DefaultTransport.(*http.Transport)
+	if !ok { // replaced by the program: start from Go's defaults
+		dt = &http.Transport{Proxy: http.ProxyFromEnvironment, ForceAttemptHTTP2: true}
+	}
+	t := dt.Clone()
 	t.MaxIdleConns = 4 * maxIdlePerHost
 	t.MaxIdleConnsPerHost = maxIdlePerHost
 	return t
