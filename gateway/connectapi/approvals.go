@@ -87,12 +87,16 @@ func coreDecision(m *wunderv1.DecideRequest) (orchestrator.ApprovalDecision, err
 		return orchestrator.ApprovalDecision{}, invalid("approval_id is required")
 	}
 	d := orchestrator.ApprovalDecision{Reason: m.GetReason()}
-	for name, v := range decisions {
-		if v == m.GetDecision() {
-			d.Decision = name
-		}
-	}
-	if d.Decision == "" {
+	switch m.GetDecision() {
+	case wunderv1.Decision_DECISION_APPROVE:
+		d.Decision = orchestrator.DecisionApprove
+	case wunderv1.Decision_DECISION_EDIT:
+		d.Decision = orchestrator.DecisionEdit
+	case wunderv1.Decision_DECISION_REJECT:
+		d.Decision = orchestrator.DecisionReject
+	case wunderv1.Decision_DECISION_CANCEL:
+		d.Decision = orchestrator.DecisionCancel
+	default:
 		return d, invalid("decision must be DECISION_APPROVE, DECISION_EDIT, DECISION_REJECT or DECISION_CANCEL, got %v", m.GetDecision())
 	}
 	if args := m.GetArguments(); args != nil {

@@ -164,6 +164,8 @@ func TestApprovalsOverConnect(t *testing.T) {
 					"unknown decision":       {Decision: 42},
 					"edit without arguments": {Decision: wunderv1.Decision_DECISION_EDIT},
 					"edit lacking env":       {Decision: wunderv1.Decision_DECISION_EDIT, Arguments: mustStruct(t, map[string]any{"region": "eu"})},
+					// A Value with no kind: only this front-end decodes Structs.
+					"malformed arguments": {Decision: wunderv1.Decision_DECISION_EDIT, Arguments: &structpb.Struct{Fields: map[string]*structpb.Value{"env": {}}}},
 				} {
 					bad.UserId, bad.RunId, bad.ApprovalId = "alice", runID, id
 					_, err := decide(bad)
@@ -217,7 +219,7 @@ func TestApprovalsOverConnect(t *testing.T) {
 				// A second decision is a conflict; the listing keeps the first.
 				_, err = decide(&wunderv1.DecideRequest{UserId: "alice", RunId: runID, ApprovalId: id, Decision: wunderv1.Decision_DECISION_REJECT})
 				wantCode("second decision", err, connect.CodeFailedPrecondition, "CONFLICT")
-				list, err = c.runs.ListApprovals(ctx, connect.NewRequest(&wunderv1.ListApprovalsRequest{RunId: runID}))
+				list, err = c.runs.ListApprovals(ctx, connect.NewRequest(&wunderv1.ListApprovalsRequest{UserId: "alice", RunId: runID}))
 				if err != nil || len(list.Msg.GetApprovals()) != 1 || list.Msg.GetApprovals()[0].GetState() != tc.state {
 					t.Fatalf("ListApprovals after the decision: %v %v", list, err)
 				}
