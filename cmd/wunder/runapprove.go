@@ -85,24 +85,30 @@ func (a *approver) ask(ctx context.Context, ap client.Approval) error {
 			d.Decision = "approve"
 		case "n", "no":
 			d.Decision = "reject"
-			if d.Reason, err = a.prompt(ctx, "reason (optional; the model reads it): "); err != nil {
-				return err
-			}
-			d.Reason = strings.TrimSpace(d.Reason)
 		case "e", "edit":
 			d.Decision = "edit"
-			if d.Arguments, err = a.readArguments(ctx); err != nil {
-				return err
-			}
 		case "c", "cancel":
 			d.Decision = "cancel"
 		default:
 			a.view.note("answer " + strings.Join(letters(ap), ", "))
 			continue
 		}
+		// Checked before asking for a reason or arguments the person
+		// would type for nothing.
 		if !slices.Contains(ap.Decisions, d.Decision) {
 			a.view.note(d.Decision + " is not offered for this call")
 			continue
+		}
+		switch d.Decision {
+		case "reject":
+			if d.Reason, err = a.prompt(ctx, "reason (optional; the model reads it): "); err != nil {
+				return err
+			}
+			d.Reason = strings.TrimSpace(d.Reason)
+		case "edit":
+			if d.Arguments, err = a.readArguments(ctx); err != nil {
+				return err
+			}
 		}
 		err = a.decide(ctx, ap, d)
 		var ce *client.Error
@@ -166,7 +172,9 @@ func (a *approver) pending(ctx context.Context, why string) error {
 		fmt.Fprintf(&b, "pending: %s %s %s (%s)\n  decide: POST /wunder/runs/%s/approvals/%s {\"decision\":\"%s\"}\n",
 			ap.ID, ap.Tool, compactJSON(ap.Arguments), ap.Reason, a.runID, ap.ID, strings.Join(ap.Decisions, `"|"`))
 	}
-	a.view.note(strings.TrimRight(b.String(), "\n"))
+	if b.Len() > 0 {
+		a.view.note(strings.TrimRight(b.String(), "\n"))
+	}
 	return withCode(exitWaiting, fmt.Errorf("run %s waits for approval (%s): decide it with POST /wunder/runs/%s/approvals/{approval_id}, "+
 		"or run with --approve=approve|reject", a.runID, why, a.runID))
 }
