@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -69,6 +70,8 @@ const (
 	// maxRawAnswer bounds an upstream's answer (or one SSE event of it)
 	// held in memory; a larger one is an error to the caller.
 	maxRawAnswer = 32 << 20
+	// notifyTimeout bounds forwarding a notification upstream.
+	notifyTimeout = 30 * time.Second
 )
 
 // passRoute serves /wunder/mcp/{name}: the raw path for the sessions that
@@ -243,7 +246,7 @@ func (p *proxy) forwardRequest(w http.ResponseWriter, r *http.Request, u *rawUps
 	b = append(b, '}')
 	resp, err := u.post(ctx, b)
 	if err != nil {
-		if ctx.Err() == nil { // a cancelled request is not answered
+		if !u.cancelled(ctx) {
 			writeRawError(w, id, "upstream "+p.name+" is unavailable: "+err.Error())
 		}
 		return true
@@ -272,8 +275,12 @@ func (p *proxy) forwardRequest(w http.ResponseWriter, r *http.Request, u *rawUps
 		err = errors.New("answer too large")
 	}
 	var ans envelope
+	if u.cancelled(ctx) {
+		return true
+	}
 	if ctx.Err() != nil {
-		return true // a cancelled request is not answered
+		writeRawError(w, id, "the pass-through session to "+p.name+" ended")
+		return true
 	}
 	if err != nil || json.Unmarshal(data, &ans) != nil || string(ans["id"]) != want {
 		writeRawError(w, id, "upstream "+p.name+" answered out of protocol")
@@ -334,7 +341,7 @@ func (p *proxy) relayStream(ctx context.Context, w http.ResponseWriter, body io.
 		}
 		_ = http.NewResponseController(w).Flush()
 	}
-	if !streaming && ctx.Err() == nil { // a cancelled request is not answered
+	if !streaming && !u.cancelled(ctx) {
 		writeRawError(w, id, "upstream "+p.name+" ended its stream without an answer")
 	}
 	// Else the upstream ended the stream without an answer; so does this one.
@@ -426,7 +433,12 @@ func (p *proxy) forwardCancel(w http.ResponseWriter, r *http.Request, u *rawUpst
 // downstream 202, as the SDK handler does; a failure is only logged, as
 // the SDK client would.
 func (p *proxy) notifyUpstream(w http.ResponseWriter, r *http.Request, u *rawUpstream, b []byte) {
-	resp, err := u.post(context.WithoutCancel(r.Context()), b)
+	// Not cancelled with the downstream's request, but bounded, and ended
+	// with the session.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), notifyTimeout)
+	defer cancel()
+	defer context.AfterFunc(u.life, cancel)()
+	resp, err := u.post(ctx, b)
 	if err == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		_ = resp.Body.Close()
@@ -461,6 +473,13 @@ func (u *rawUpstream) begin(rctx context.Context, downID string) (ctx context.Co
 		stop()
 		cancel()
 	}
+}
+
+// cancelled reports whether a forwarded request's exchange was ended by
+// its caller's cancellation (it is not answered), not by the session's
+// end (the caller is told).
+func (u *rawUpstream) cancelled(ctx context.Context) bool {
+	return ctx.Err() != nil && u.life.Err() == nil
 }
 
 // ask assigns the downstream-facing id of an upstream request; the SDK
