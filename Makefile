@@ -6,13 +6,20 @@ PKGS     := ./...
 
 .PHONY: run build test lint bench bench-load clean tools generate proto-check
 
-## run: build and start the server on 127.0.0.1:8000 (SQLite and workspaces under ./data, no config needed)
-run:
-	CGO_ENABLED=0 $(GO) run -ldflags "$(LDFLAGS)" ./cmd/wunder serve
+## run: build bin/wunder and start the server on 127.0.0.1:8000 (SQLite and workspaces under ./data, no config needed)
+# The server is exec'd, not `go run`: Ctrl-C (SIGINT) or SIGTERM shuts it down
+# cleanly and `make run` exits 0, and bin/wunder is the same binary the
+# README's `./bin/wunder run ...` uses.
+run: build
+	@exec ./bin/wunder serve
 
 ## build: build bin/wunder (pure Go, no cgo)
+# -v names each package as it compiles: the first build on a fresh machine
+# downloads modules and compiles for several minutes, and should say so.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/wunder ./cmd/wunder
+	@[ -x bin/wunder ] || echo "building bin/wunder: the first build downloads the modules and compiles everything, which takes a few minutes; later builds take seconds"
+	CGO_ENABLED=0 $(GO) build -v -trimpath -ldflags "$(LDFLAGS)" -o bin/wunder ./cmd/wunder
+	@echo "built bin/wunder"
 
 ## test: lint, then every test with the race detector (PostgreSQL tests run when WUNDER_TEST_POSTGRES_DSN is set)
 test: lint
