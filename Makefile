@@ -75,6 +75,17 @@ proto-check: generate
 clean:
 	rm -rf bin
 
+## deploy-check: validate deploy/kubernetes/ with the pinned kubeconform against the schemas committed
+## beside it (no network; regenerate them with scripts/k8s-schemas.py)
+KUBECONFORM_VERSION := v0.7.0
+.PHONY: deploy-check
+deploy-check:
+	@$(GO) version -m $(TOOLS)/kubeconform 2>/dev/null | grep -qE 'mod.*kubeconform.*$(KUBECONFORM_VERSION)' \
+	  || GOBIN=$(TOOLS) $(GO) install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
+	$(TOOLS)/kubeconform -strict -summary \
+	  -schema-location 'deploy/kubernetes/schemas/{{.ResourceKind}}{{.KindSuffix}}.json' \
+	  deploy/kubernetes/*.yaml
+
 .PHONY: faults
 ## faults: the fault suite, verbose: kill -9 during a model call and a running tool, model faults, and (restarting the local cluster) PostgreSQL restarted mid-run; PostgreSQL parts need WUNDER_TEST_POSTGRES_DSN. All but the restart also run in `make test`
 faults:

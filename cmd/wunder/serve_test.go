@@ -230,8 +230,17 @@ func TestServeFreshStartListensOnLoopbackOnly(t *testing.T) {
 			t.Errorf("a socket listens on %s:%s; the server must listen on loopback only", ip, port)
 		}
 	}
-	if code, errs := p.exit(t, true); code != exitOK {
-		t.Errorf("after SIGTERM: exit %d, stderr:\n%s", code, errs)
+	// `wunder health`, the image's HEALTHCHECK: 0 while it is ready.
+	if code, out, errs := runCLI(t, t.Context(), "health", "--server", "http://127.0.0.1:"+port); code != exitOK || !strings.Contains(out, `"ready"`) {
+		t.Errorf("wunder health on a ready server: exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	// Ctrl-C under `make run` is SIGINT: a clean shutdown, exit 0.
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	if code, errs := p.exit(t, false); code != exitOK {
+		t.Errorf("after SIGINT: exit %d, stderr:\n%s", code, errs)
+	}
+	if code, _, errs := runCLI(t, t.Context(), "health", "--server", "http://127.0.0.1:"+port, "--timeout", "2s"); code != exitFailure {
+		t.Errorf("wunder health on a stopped server: exit %d, want %d; stderr %q", code, exitFailure, errs)
 	}
 }
 
