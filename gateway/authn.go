@@ -173,7 +173,7 @@ func (a *Authenticator) userToken(ctx context.Context, raw string) (*orchestrato
 func authenticate(a *Authenticator, open []string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			isOpen := slices.Contains(open, r.URL.Path) || r.Method == http.MethodOptions
+			isOpen := isOpenPath(open, r.URL.Path) || r.Method == http.MethodOptions
 			p, err := a.Authenticate(r)
 			if err != nil && !isOpen {
 				if !errors.Is(err, orchestrator.ErrUnauthenticated) {
@@ -215,4 +215,16 @@ func scope(r *http.Request, requested string) (string, error) {
 // request's context (the Connect API): orchestrator.ActingUser.
 func ScopeOf(ctx context.Context, requested string) (string, error) {
 	return orchestrator.ActingUser(ctx, requested)
+}
+
+// isOpenPath reports whether p is one of the open paths: equal to one, or
+// under one that ends in "/" (a subtree whose handler authenticates
+// itself, like the MCP pass-through routes /wunder/mcp/{server}).
+func isOpenPath(open []string, p string) bool {
+	for _, o := range open {
+		if p == o || (strings.HasSuffix(o, "/") && strings.HasPrefix(p, o)) {
+			return true
+		}
+	}
+	return false
 }

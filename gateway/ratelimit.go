@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -31,7 +30,7 @@ func rateLimit(l Limiter, open []string) func(http.Handler) http.Handler {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Method == http.MethodOptions || slices.Contains(open, r.URL.Path) {
+			if r.Method == http.MethodOptions || isOpenPath(open, r.URL.Path) {
 				next.ServeHTTP(w, r)
 				return
 			}

@@ -82,6 +82,9 @@ type Options struct {
 	Skills Skills
 	// PProf serves the Go profiler at /debug/pprof/ to admins (pprof.go).
 	PProf bool
+	// Config, when set, serves the configuration admin routes
+	// /wunder/admin/{llm,mcp,a2a} (admin_config.go). Nil = no such routes.
+	Config ConfigAdmin
 }
 
 func (o Options) withDefaults() Options {
@@ -141,7 +144,8 @@ func (s *Server) Mount(pattern string, h http.Handler) { s.mux.Handle(pattern, h
 // Call it before Handler.
 func (s *Server) Open(paths ...string) { s.open = append(s.open, paths...) }
 
-// MountOpen mounts h at the exact path and opens it (see Open).
+// MountOpen mounts h at path and opens it (see Open): the exact path, or
+// with a trailing "/" the subtree under it.
 func (s *Server) MountOpen(path string, h http.Handler) {
 	s.Mount(path, h)
 	s.Open(path)
@@ -164,6 +168,7 @@ func (s *Server) routes() {
 	s.approvalRoutes()  // approvals.go
 	s.monitorRoutes()   // monitor.go
 	s.userDataRoutes()  // monitor.go
+	s.configRoutes()    // admin_config.go
 	s.authRoutes()      // auth_routes.go
 	s.userToolRoutes()  // user_tools.go
 	s.knowledgeRoutes() // knowledge.go

@@ -2,6 +2,8 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"iter"
 	"log/slog"
 	"net/http"
@@ -98,6 +100,10 @@ type Handler struct {
 	proxiesMu sync.Mutex
 	proxies   map[*proxy]bool
 	closed    bool
+	// routesMu guards routes, the pass-through route of each upstream name
+	// used so far.
+	routesMu sync.Mutex
+	routes   map[string]http.Handler
 }
 
 // New returns the MCP front-end over b.
@@ -106,23 +112,46 @@ func New(b Backend, opts *Options) *Handler {
 	if opts != nil {
 		o = *opts
 	}
-	h := &Handler{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), proxies: map[*proxy]bool{}}
+	h := &Handler{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), proxies: map[*proxy]bool{}, routes: map[string]http.Handler{}}
 	h.server = h.newServer()
 	var main http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
 		&mcp.StreamableHTTPOptions{Stateless: h.opts.Stateless, Logger: h.opts.Logger})
 	h.paths = []string{"/wunder/mcp"}
 	h.mux.Handle("/wunder/mcp", h.auth(main))
 	if o.Upstreams != nil {
-		for _, name := range o.Upstreams.Servers() {
-			h.mux.Handle("/wunder/mcp/"+name, h.auth(h.passThrough(name)))
-			h.paths = append(h.paths, "/wunder/mcp/"+name)
-		}
+		// One subtree for every upstream, looked up per request: servers an
+		// admin adds or removes while wunder runs get or lose their route.
+		h.mux.Handle("/wunder/mcp/", h.auth(http.HandlerFunc(h.serveUpstream)))
+		h.paths = append(h.paths, "/wunder/mcp/")
 	}
 	if h.opts.Verify != nil {
 		h.mux.HandleFunc("GET "+metadataPath, h.serveMetadata)
 		h.paths = append(h.paths, metadataPath)
 	}
 	return h
+}
+
+// serveUpstream routes /wunder/mcp/{server} to the server's pass-through
+// route, made on first use and kept while the server is configured. A name
+// that is not a configured upstream is 404.
+func (h *Handler) serveUpstream(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, "/wunder/mcp/")
+	if name == "" || strings.Contains(name, "/") || !slices.Contains(h.opts.Upstreams.Servers(), name) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusNotFound)
+		b, _ := json.Marshal(map[string]any{"type": "about:blank", "title": "Not Found", "status": http.StatusNotFound,
+			"code": "not_found", "detail": fmt.Sprintf("no MCP server %q is configured for pass-through", name)})
+		_, _ = w.Write(b)
+		return
+	}
+	h.routesMu.Lock()
+	rt, ok := h.routes[name]
+	if !ok {
+		rt = h.passThrough(name)
+		h.routes[name] = rt
+	}
+	h.routesMu.Unlock()
+	rt.ServeHTTP(w, r)
 }
 
 // metadataPath serves the OAuth protected-resource metadata (RFC 9728) of

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -41,11 +42,15 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Set is the a2a toolset.
+// Set is the a2a toolset. Its services can be replaced while it serves
+// ([Set.Reconfigure]).
 type Set struct {
-	tools []orchestrator.Tool
-	bg    *background
-	log   *slog.Logger
+	opts Options
+	bg   *background
+	log  *slog.Logger
+
+	mu    sync.RWMutex
+	tools []orchestrator.Tool // guarded by mu; replaced whole, never changed in place
 }
 
 var _ orchestrator.Toolset = (*Set)(nil)
@@ -64,7 +69,41 @@ func New(services []Service, opts *Options) (*Set, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Set{bg: newBackground(), log: o.Logger}
+	s := &Set{opts: o, bg: newBackground(), log: o.Logger}
+	tools, err := s.build(services, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.tools = tools
+	return s, nil
+}
+
+// Reconfigure replaces the services. A service whose settings did not
+// change keeps its tool (and the peer's card it read); a run that already
+// holds a removed or changed service's tool finishes its calls with it.
+// Background tasks (a2a_observe, a2a_wait) are kept. On error nothing
+// changes.
+func (s *Set) Reconfigure(services []Service) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := map[string]*peerTool{}
+	for _, t := range s.tools {
+		if pt, ok := t.(*peerTool); ok {
+			old[pt.svc.Name] = pt
+		}
+	}
+	tools, err := s.build(services, old)
+	if err != nil {
+		return err
+	}
+	s.tools = tools
+	return nil
+}
+
+// build makes the tools of services, reusing the tool of an unchanged
+// service from old.
+func (s *Set) build(services []Service, old map[string]*peerTool) ([]orchestrator.Tool, error) {
+	var tools []orchestrator.Tool
 	seen := map[string]bool{}
 	for _, svc := range services {
 		if !nameRE.MatchString(svc.Name) || seen[svc.Name] {
@@ -77,19 +116,27 @@ func New(services []Service, opts *Options) (*Set, error) {
 		if svc.MaxDepth <= 0 {
 			svc.MaxDepth = 3
 		}
-		s.tools = append(s.tools, &peerTool{svc: svc, hc: o.HTTP, bg: s.bg, log: o.Logger})
+		if pt, ok := old[svc.Name]; ok && reflect.DeepEqual(pt.svc, svc) {
+			tools = append(tools, pt)
+			continue
+		}
+		tools = append(tools, &peerTool{svc: svc, hc: s.opts.HTTP, bg: s.bg, log: s.log})
 	}
-	if len(s.tools) > 0 {
-		s.tools = append(s.tools, &observeTool{bg: s.bg}, &waitTool{bg: s.bg})
+	if len(tools) > 0 {
+		tools = append(tools, &observeTool{bg: s.bg}, &waitTool{bg: s.bg})
 	}
-	return s, nil
+	return tools, nil
 }
 
 // Name implements orchestrator.Toolset.
 func (s *Set) Name() string { return "a2a" }
 
 // Tools implements orchestrator.Toolset: the same tools for every user.
-func (s *Set) Tools(context.Context, string) ([]orchestrator.Tool, error) { return s.tools, nil }
+func (s *Set) Tools(context.Context, string) ([]orchestrator.Tool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tools, nil
+}
 
 // Close cancels background tasks and waits for them.
 func (s *Set) Close() { s.bg.close() }

@@ -44,7 +44,7 @@ func (sv *server) isSettled() bool {
 
 // readyTimeout settles every server still being discovered as failed.
 func (s *Set) readyTimeout() {
-	for _, sv := range s.servers {
+	for _, sv := range s.snapshot() {
 		if !sv.isSettled() {
 			s.log.Warn("mcp server marked failed: still being discovered", "server", sv.cfg.Name, "ready_timeout", s.opts.ReadyTimeout)
 			sv.settle(fmt.Errorf("%w (%s)", errDiscoveryTimeout, s.opts.ReadyTimeout))
@@ -58,7 +58,7 @@ func (s *Set) readyTimeout() {
 // discovered. It never blocks. Before [Set.Start] no server has settled.
 func (s *Set) Ready() error {
 	var pending []string
-	for _, sv := range s.servers {
+	for _, sv := range s.snapshot() {
 		if !sv.isSettled() {
 			pending = append(pending, sv.cfg.Name)
 		}
@@ -77,7 +77,7 @@ func (s *Set) Ready() error {
 // never started, is not the Set's business.
 func (s *Set) WaitTool(ctx context.Context, name string) (bool, error) {
 	prefix, _, ok := strings.Cut(name, "@")
-	sv := s.byName[prefix]
+	sv, _ := s.lookup(prefix)
 	if !ok || sv == nil || !sv.started.Load() {
 		return false, nil
 	}

@@ -48,6 +48,11 @@ type server struct {
 	settled    chan struct{}
 	settleOnce sync.Once
 	settleErr  error
+
+	// inflight counts calls and refreshes under way; retired is set when
+	// Set.Reconfigure removed or replaced the server (see retire).
+	inflight atomic.Int64
+	retired  atomic.Bool
 }
 
 func newServer(s *Set, cfg ServerConfig) *server {
@@ -322,6 +327,37 @@ func (sv *server) drop(cs *mcp.ClientSession) {
 	}
 	sv.mu.Unlock()
 	_ = cs.Close()
+}
+
+// retire marks sv as removed by Set.Reconfigure. Its session closes once
+// no call is in flight (now, if none is); a run that still holds its tools
+// can call them: the call dials again and the session closes after it.
+func (sv *server) retire() {
+	sv.retired.Store(true)
+	if sv.inflight.Load() == 0 {
+		sv.dropSession()
+	}
+}
+
+// begin and end bracket a use of the session (a call, a refresh).
+func (sv *server) begin() { sv.inflight.Add(1) }
+
+func (sv *server) end() {
+	if sv.inflight.Add(-1) == 0 && sv.retired.Load() {
+		sv.dropSession()
+	}
+}
+
+// dropSession closes the live session, if any; the next use dials again.
+func (sv *server) dropSession() {
+	sv.mu.Lock()
+	cs, closeFn := sv.sess, sv.closeFn
+	sv.sess = nil
+	sv.mu.Unlock()
+	if cs != nil {
+		_ = cs.Close()
+		closeFn()
+	}
 }
 
 // close ends the session and stops the process group.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"sync"
 	"time"
@@ -135,10 +136,18 @@ func (o Options) withDefaults() Options {
 
 // Set is the toolset of all configured MCP servers.
 type Set struct {
-	opts    Options
-	log     *slog.Logger
+	opts Options
+	log  *slog.Logger
+
+	// mu guards servers, byName and retired. [Set.Reconfigure] replaces
+	// servers and byName whole; readers take a snapshot.
+	mu      sync.RWMutex
 	servers []*server // in configuration order
 	byName  map[string]*server
+	// retired are servers Reconfigure removed or replaced: runs that hold
+	// their tools may still call them (each call dials if it must, and the
+	// session closes when no call is in flight); Close closes them.
+	retired map[*server]struct{}
 	// transport carries HTTP servers' requests when Options.HTTPTransport
 	// is nil (transport.go).
 	transport *http.Transport
@@ -171,25 +180,133 @@ func New(servers []ServerConfig, opts *Options) (*Set, error) {
 		cancel()
 		return nil, fmt.Errorf("unknown elicitation policy %q (want %s or %s)", o.Elicitation, ElicitDecline, ElicitDefaults)
 	}
+	if err := checkServers(servers); err != nil {
+		cancel()
+		return nil, err
+	}
+	s.retired = map[*server]struct{}{}
 	for _, c := range servers {
-		if _, dup := s.byName[c.Name]; dup || c.Name == "" {
-			cancel()
-			return nil, fmt.Errorf("mcp server name %q is empty or used twice", c.Name)
-		}
-		switch c.Transport {
-		case TransportStdio, TransportSSE, TransportStreamableHTTP:
-		default:
-			cancel()
-			return nil, fmt.Errorf("mcp server %s: unknown transport %q", c.Name, c.Transport)
-		}
-		if c.Timeout <= 0 {
-			c.Timeout = o.Timeout
-		}
-		sv := newServer(s, c)
+		sv := newServer(s, s.withTimeout(c))
 		s.servers = append(s.servers, sv)
 		s.byName[c.Name] = sv
 	}
 	return s, nil
+}
+
+// checkServers refuses empty or repeated names and unknown transports.
+func checkServers(servers []ServerConfig) error {
+	seen := map[string]bool{}
+	for _, c := range servers {
+		if seen[c.Name] || c.Name == "" {
+			return fmt.Errorf("mcp server name %q is empty or used twice", c.Name)
+		}
+		seen[c.Name] = true
+		switch c.Transport {
+		case TransportStdio, TransportSSE, TransportStreamableHTTP:
+		default:
+			return fmt.Errorf("mcp server %s: unknown transport %q", c.Name, c.Transport)
+		}
+	}
+	return nil
+}
+
+func (s *Set) withTimeout(c ServerConfig) ServerConfig {
+	if c.Timeout <= 0 {
+		c.Timeout = s.opts.Timeout
+	}
+	return c
+}
+
+// snapshot returns the current servers (the slice is never changed in place).
+func (s *Set) snapshot() []*server {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.servers
+}
+
+// lookup returns the current server called name.
+func (s *Set) lookup(name string) (*server, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	sv, ok := s.byName[name]
+	return sv, ok
+}
+
+// Reconfigure replaces the servers while the Set serves, for the admin
+// API. A server whose configuration did not change keeps its session and
+// tools. A new or changed one is started, and Reconfigure waits (bounded by
+// ctx and Options.ReadyTimeout) for its first discovery, so the next run
+// sees its tools. A removed or replaced server is retired: a run that
+// already holds one of its tools can still call it (the run finishes on the
+// configuration it started with), its session is closed once no call is in
+// flight. On a validation error nothing changes.
+func (s *Set) Reconfigure(ctx context.Context, servers []ServerConfig) error {
+	if err := checkServers(servers); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.baseCtx.Err() != nil {
+		s.mu.Unlock()
+		return errShuttingDown
+	}
+	var (
+		next    []*server
+		byName  = map[string]*server{}
+		started []*server
+	)
+	for _, c := range servers {
+		c = s.withTimeout(c)
+		if old, ok := s.byName[c.Name]; ok && sameConfig(old.cfg, c) {
+			next = append(next, old)
+			byName[c.Name] = old
+			continue
+		}
+		sv := newServer(s, c)
+		next = append(next, sv)
+		byName[c.Name] = sv
+		started = append(started, sv)
+	}
+	var retired []*server
+	for name, old := range s.byName {
+		if byName[name] != old {
+			retired = append(retired, old)
+			s.retired[old] = struct{}{}
+		}
+	}
+	s.servers, s.byName = next, byName
+	s.mu.Unlock()
+
+	for _, sv := range retired {
+		s.log.Info("mcp server retired", "server", sv.cfg.Name)
+		sv.retire()
+	}
+	for _, sv := range started {
+		s.log.Info("mcp server added", "server", sv.cfg.Name, "transport", sv.cfg.Transport)
+		s.startServer(ctx, sv)
+		// Its first discovery settles within ReadyTimeout, so /readyz does
+		// not wait on a server an admin just added.
+		time.AfterFunc(s.opts.ReadyTimeout, func() {
+			sv.settle(fmt.Errorf("%w (%s)", errDiscoveryTimeout, s.opts.ReadyTimeout))
+		})
+	}
+	wait, cancel := context.WithTimeout(ctx, s.opts.ReadyTimeout)
+	defer cancel()
+	for _, sv := range started {
+		select {
+		case <-sv.settled:
+		case <-wait.Done():
+			return nil // still being discovered; its tools appear when it is
+		}
+	}
+	return nil
+}
+
+// sameConfig reports whether a and b configure the server alike (an OAuth
+// handler is compared by identity).
+func sameConfig(a, b ServerConfig) bool {
+	oa, ob := a.OAuth, b.OAuth
+	a.OAuth, b.OAuth = nil, nil
+	return oa == ob && reflect.DeepEqual(a, b)
 }
 
 // Name implements [orchestrator.Toolset].
@@ -200,7 +317,7 @@ func (s *Set) Name() string { return "mcp" }
 // none yet.
 func (s *Set) Tools(context.Context, string) ([]orchestrator.Tool, error) {
 	var out []orchestrator.Tool
-	for _, sv := range s.servers {
+	for _, sv := range s.snapshot() {
 		out = append(out, sv.tools()...)
 	}
 	return out, nil
@@ -208,8 +325,9 @@ func (s *Set) Tools(context.Context, string) ([]orchestrator.Tool, error) {
 
 // Servers returns the configured server names, in configuration order.
 func (s *Set) Servers() []string {
-	names := make([]string, len(s.servers))
-	for i, sv := range s.servers {
+	servers := s.snapshot()
+	names := make([]string, len(servers))
+	for i, sv := range servers {
 		names[i] = sv.cfg.Name
 	}
 	return names
@@ -223,22 +341,28 @@ func (s *Set) Start(ctx context.Context) {
 	s.readyMu.Lock()
 	s.readyTimer = time.AfterFunc(s.opts.ReadyTimeout, s.readyTimeout)
 	s.readyMu.Unlock()
-	for _, sv := range s.servers {
-		sv.started.Store(true)
-		if sv.refused != nil {
-			s.log.Warn("mcp stdio server not started", "server", sv.cfg.Name, "depth", s.opts.StdioDepth, "err", sv.refused)
-			sv.settle(sv.refused)
-			continue
-		}
-		sv.loadCache(ctx)
-		s.goRefresh(sv, "start")
+	for _, sv := range s.snapshot() {
+		s.startServer(ctx, sv)
 	}
+}
+
+// startServer begins sv's first discovery: its cached specs now, a refresh
+// in the background.
+func (s *Set) startServer(ctx context.Context, sv *server) {
+	sv.started.Store(true)
+	if sv.refused != nil {
+		s.log.Warn("mcp stdio server not started", "server", sv.cfg.Name, "depth", s.opts.StdioDepth, "err", sv.refused)
+		sv.settle(sv.refused)
+		return
+	}
+	sv.loadCache(ctx)
+	s.goRefresh(sv, "start")
 }
 
 // Refresh lists a server's tools now and caches them (the admin endpoint).
 // An unknown name wraps [orchestrator.ErrNotFound].
 func (s *Set) Refresh(ctx context.Context, name string) ([]orchestrator.ToolSpec, error) {
-	sv, ok := s.byName[name]
+	sv, ok := s.lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("%w: mcp server %q", orchestrator.ErrNotFound, name)
 	}
@@ -255,8 +379,10 @@ func (s *Set) Refresh(ctx context.Context, name string) ([]orchestrator.ToolSpec
 // goRefresh refreshes sv in an owned goroutine.
 func (s *Set) goRefresh(sv *server, why string) {
 	s.wg.Add(1)
+	sv.begin()
 	go func() {
 		defer s.wg.Done()
+		defer sv.end()
 		ctx, cancel := context.WithTimeout(s.baseCtx, sv.cfg.Timeout)
 		defer cancel()
 		if err := sv.refresh(ctx); err != nil {
@@ -274,7 +400,13 @@ func (s *Set) Close() error {
 		s.readyTimer.Stop()
 	}
 	s.readyMu.Unlock()
-	for _, sv := range s.servers {
+	s.mu.Lock()
+	all := slices.Clone(s.servers)
+	for sv := range s.retired {
+		all = append(all, sv)
+	}
+	s.mu.Unlock()
+	for _, sv := range all {
 		sv.close()
 		sv.settle(errShuttingDown)
 	}
@@ -293,7 +425,7 @@ func (s *Set) Close() error {
 // closes). An unknown name wraps [orchestrator.ErrNotFound], a failed dial
 // [orchestrator.ErrUnavailable].
 func (s *Set) Connect(ctx context.Context, name string, opts *mcp.ClientOptions, receiving ...mcp.Middleware) (*mcp.ClientSession, error) {
-	sv, ok := s.byName[name]
+	sv, ok := s.lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("%w: mcp server %q", orchestrator.ErrNotFound, name)
 	}

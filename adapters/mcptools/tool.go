@@ -60,6 +60,8 @@ func (t *tool) Call(ctx context.Context, inv *orchestrator.ToolInvocation) (*orc
 	if trimmed := bytes.TrimSpace(args); len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
 		return orchestrator.ErrorResult(fmt.Sprintf("the arguments of %s must be a JSON object", name)), nil
 	}
+	t.sv.begin()
+	defer t.sv.end()
 	cctx, cancel := context.WithTimeout(ctx, t.sv.cfg.Timeout)
 	defer cancel()
 	cs, err := t.sv.session(cctx)

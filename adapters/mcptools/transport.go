@@ -85,7 +85,7 @@ func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // [Set.Connect]. ok is false for other transports, unknown names and servers
 // authorized by OAuth (whose tokens only the SDK transport carries).
 func (s *Set) HTTPEndpoint(name string) (url string, client *http.Client, ok bool) {
-	sv, found := s.byName[name]
+	sv, found := s.lookup(name)
 	if !found || sv.cfg.Transport != TransportStreamableHTTP || sv.cfg.OAuth != nil {
 		return "", nil, false
 	}

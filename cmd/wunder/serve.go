@@ -36,6 +36,7 @@ func newServeCmd(rf *rootFlags) *cobra.Command {
 			if err != nil {
 				return withCode(exitFailure, err)
 			}
+			a.config.load.Path = rf.configPath // the admin API rereads the base file's raw values
 			ln, err := net.Listen("tcp", cfg.Addr())
 			if err != nil {
 				_ = a.close(context.Background())

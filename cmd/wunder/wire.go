@@ -95,7 +95,7 @@ func newModels(cfg *config.Config) (*llm.Registry, error) {
 type app struct {
 	cfg    *config.Config
 	log    *slog.Logger
-	models *llm.Registry
+	models *liveModels // admin_config.go: replaced by /wunder/admin/llm
 	store  *storage.Store
 	orch   *orchestrator.Orchestrator
 	gw     *gateway.Server
@@ -107,6 +107,7 @@ type app struct {
 	userTools *userToolsParts // wire_usertools.go
 	knowledge *knowledgeParts // wire_knowledge.go
 	skills    *skills.Set     // wire_skills.go
+	config    *configAdmin    // admin_config.go
 }
 
 // build wires every component from the configuration. On failure it
@@ -124,10 +125,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		return nil, fmt.Errorf("storage: %w", err)
 	}
 	undo = append(undo, func() { store.Close() })
-	models, err := newModels(cfg)
+	registry, err := newModels(cfg)
 	if err != nil {
 		return fail(err)
 	}
+	models := newLiveModels(registry)
 	lspParts := newLSP(cfg, log) // wire_lsp.go
 	undo = append(undo, func() { _ = lspParts.close(context.Background()) })
 	sb := newSandbox(cfg, log) // wire_sandbox.go
@@ -194,7 +196,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		log.Info("ended runs a stopped process left unfinished", "count", n)
 	}
 	ready := readiness(store, mcpParts)
-	var limit gateway.Limiter // an untyped nil when off
+	cfgAdmin := newConfigAdmin(nil, cfg) // admin_config.go; its app is set below
+	var limit gateway.Limiter            // an untyped nil when off
 	if rl := cfg.Auth.RateLimit; rl.PerSecond > 0 {
 		limit = auth.NewLimiter(rl.PerSecond, rl.Burst)
 	}
@@ -217,9 +220,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Knowledge: knowledgeParts.api(),  // wire_knowledge.go
 		Skills:    skillRoutes{skillSet}, // wire_skills.go
 		PProf:     cfg.Observability.PProf,
+		Config:    cfgAdmin,
 	})
 	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, ready: ready, lsp: lspParts, mcp: mcpParts,
-		userTools: userTools, knowledge: knowledgeParts, skills: skillSet}
+		userTools: userTools, knowledge: knowledgeParts, skills: skillSet, config: cfgAdmin}
+	cfgAdmin.a = a
 	// Front-ends mounted on the gateway, each wired in a file of its own.
 	mountConnect(a)       // wire_connect.go
 	mountA2A(a, a2aTools) // wire_a2a.go

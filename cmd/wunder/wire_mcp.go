@@ -31,14 +31,7 @@ type mcpParts struct {
 
 // newMCP builds the upstream toolset and starts its background refresh.
 func newMCP(ctx context.Context, cfg *config.Config, log *slog.Logger, cache mcptools.SpecCache) (*mcpParts, error) {
-	var servers []mcptools.ServerConfig
-	for _, s := range cfg.MCP.Servers {
-		if !s.Enabled {
-			continue
-		}
-		servers = append(servers, mcpServerConfig(s, cfg.MCP))
-	}
-	set, err := mcptools.New(servers, &mcptools.Options{
+	set, err := mcptools.New(mcpServers(cfg), &mcptools.Options{
 		Timeout: cfg.MCP.Timeout(), Cache: cache, ClientVersion: version, Elicitation: cfg.MCP.Elicitation,
 		ReadyTimeout: cfg.MCP.ReadyTimeout(), Logger: log.With("component", "mcp"),
 		// A wunder started as the MCP stdio server of a wunder starts no
@@ -50,6 +43,18 @@ func newMCP(ctx context.Context, cfg *config.Config, log *slog.Logger, cache mcp
 	}
 	set.Start(ctx)
 	return &mcpParts{set: set}, nil
+}
+
+// mcpServers are the enabled mcp.servers as mcptools takes them.
+func mcpServers(cfg *config.Config) []mcptools.ServerConfig {
+	var servers []mcptools.ServerConfig
+	for _, s := range cfg.MCP.Servers {
+		if !s.Enabled {
+			continue
+		}
+		servers = append(servers, mcpServerConfig(s, cfg.MCP))
+	}
+	return servers
 }
 
 // mcpServerConfig is an mcp.servers entry (or a user's server) as

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,6 +26,10 @@ type LoadOptions struct {
 	// data_dir set in the override file itself does not move it). A path
 	// given here must exist.
 	OverridePath string
+	// Override, when non-nil, is the override's content, used instead of
+	// reading the override file: a change the admin API validates before
+	// writing it, or an override kept elsewhere. Empty means none.
+	Override []byte
 	// LookupEnv reads environment variables, for ${VAR} expansion, the
 	// WUNDER_* variables and WUNDER_CONFIG_PATH. nil = [os.LookupEnv].
 	LookupEnv func(string) (string, bool)
@@ -71,11 +76,7 @@ func Load(opts LoadOptions) (*Config, error) {
 		return nil, err
 	}
 
-	overPath, required := opts.OverridePath, true
-	if overPath == "" {
-		overPath, required = overrideFile(l.dataDir(base)), false
-	}
-	over, err := l.readTree(opts.ReadFile, overPath, required)
+	over, err := l.overrideTree(opts, base)
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +94,21 @@ func Load(opts LoadOptions) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// overrideTree reads and parses the override: opts.Override, else the file.
+func (l *loader) overrideTree(opts LoadOptions, base *yaml.Node) (*yaml.Node, error) {
+	overPath, required := opts.OverridePath, true
+	if overPath == "" {
+		overPath, required = overrideFile(l.dataDir(base)), false
+	}
+	if opts.Override != nil {
+		if len(bytes.TrimSpace(opts.Override)) == 0 {
+			return nil, nil
+		}
+		return l.parse(overPath, opts.Override)
+	}
+	return l.readTree(opts.ReadFile, overPath, required)
 }
 
 // readTree reads and parses one file. A missing file that is not required

@@ -1,0 +1,256 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wunder/wunder/internal/config"
+)
+
+// adminDo sends an admin request with the API key "k" and decodes the JSON
+// answer into a map.
+func adminDo(t *testing.T, s *server, method, path, body string, hdr ...string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, s.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-API-Key", "k")
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			t.Fatalf("%s %s: %d, not JSON: %s", method, path, resp.StatusCode, raw)
+		}
+	}
+	return resp.StatusCode, out
+}
+
+// toolNames is the catalog /wunder/tools gives user, every group together.
+func toolNames(t *testing.T, s *server, user string) []string {
+	t.Helper()
+	code, out := adminDo(t, s, "GET", "/wunder/tools?user_id="+user, "")
+	if code != 200 {
+		t.Fatalf("GET /wunder/tools: %d %v", code, out)
+	}
+	var names []string
+	for _, group := range out {
+		list, _ := group.([]any)
+		for _, e := range list {
+			if m, ok := e.(map[string]any); ok {
+				if n, ok := m["name"].(string); ok {
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("GET /wunder/tools: no tool names in %v", out)
+	}
+	return names
+}
+
+func hasName(names []string, want string) bool {
+	for _, n := range names {
+		if n == want {
+			return true
+		}
+	}
+	return false
+}
+
+// echoMCP is an MCP server over streamable HTTP with one tool, shout.
+func echoMCP(t *testing.T) string {
+	t.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "echo", Version: "1"}, nil)
+	type in struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "shout", Description: "upper-cases text"},
+		func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.ToUpper(a.Text)}}}, nil, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(func() {
+		hs.CloseClientConnections() // wunder's upstream session holds a stream open
+		hs.Close()
+	})
+	return hs.URL
+}
+
+// An MCP server added through the admin API is in the next catalog and has
+// its pass-through route, without a restart; a stale revision and an
+// invalid change are refused and change nothing; the override file keeps
+// the change for the next start; removing the server removes both.
+func TestAdminConfigMCPLive(t *testing.T) {
+	s := startServer(t, func(c *config.Config) { c.Security.APIKey = "k" })
+	up := echoMCP(t)
+
+	code, got := adminDo(t, s, "GET", "/wunder/admin/mcp", "")
+	if code != 200 || got["revision"] != float64(0) || len(got["servers"].([]any)) != 0 {
+		t.Fatalf("GET before: %d %v", code, got)
+	}
+	if hasName(toolNames(t, s, "alice"), "echo@shout") {
+		t.Fatal("echo@shout offered before it was configured")
+	}
+
+	add := `{"servers":[{"name":"echo","transport":"streamable-http","url":"` + up + `","bearer_token":"tok-1"}]}`
+	code, got = adminDo(t, s, "POST", "/wunder/admin/mcp", add, "If-Match", "0")
+	if code != 200 || got["revision"] != float64(1) {
+		t.Fatalf("POST: %d %v", code, got)
+	}
+	srv := got["servers"].([]any)[0].(map[string]any)
+	if srv["bearer_token"] != config.Mask || srv["url"] != up {
+		t.Errorf("POST answer shows the server as %v; want its url and the token masked", srv)
+	}
+	if !hasName(toolNames(t, s, "alice"), "echo@shout") {
+		t.Fatalf("echo@shout is not offered after the POST: %v", toolNames(t, s, "alice"))
+	}
+	// The pass-through route exists now.
+	c := mcp.NewClient(&mcp.Implementation{Name: "ide", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: s.url + "/wunder/mcp/echo", HTTPClient: &http.Client{Transport: bearerRT("k")}}, nil)
+	if err != nil {
+		t.Fatalf("pass-through to the new server: %v", err)
+	}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "shout", Arguments: map[string]any{"text": "hi"}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "HI" {
+		t.Fatalf("pass-through call: %v %+v", err, res)
+	}
+	cs.Close()
+
+	// A stale revision: 409, nothing changes.
+	code, got = adminDo(t, s, "POST", "/wunder/admin/mcp", `{"servers":[]}`, "If-Match", "0")
+	if code != 409 || got["code"] != "stale_revision" {
+		t.Fatalf("stale If-Match: %d %v", code, got)
+	}
+	// An invalid change: 400 naming the key, nothing changes.
+	code, got = adminDo(t, s, "POST", "/wunder/admin/mcp", `{"servers":[{"name":"bad","transport":"carrier-pigeon","url":"http://x"}]}`)
+	if code != 400 || got["code"] != "invalid_config" {
+		t.Fatalf("invalid transport: %d %v", code, got)
+	}
+	errs, _ := got["errors"].([]any)
+	if len(errs) == 0 || errs[0].(map[string]any)["key"] != "mcp.servers[0].transport" {
+		t.Errorf("errors = %v, want the key mcp.servers[0].transport", got["errors"])
+	}
+	code, got = adminDo(t, s, "GET", "/wunder/admin/mcp", "")
+	if code != 200 || got["revision"] != float64(1) || len(got["servers"].([]any)) != 1 {
+		t.Fatalf("after refused changes: %d %v", code, got)
+	}
+
+	// The override file holds the change (the real token, not the mask),
+	// and the next start loads it.
+	path := config.OverridePath(s.dir)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if config.OverrideRevision(data) != 1 || !strings.Contains(string(data), "tok-1") || strings.Contains(string(data), config.Mask) {
+		t.Errorf("override file:\n%s", data)
+	}
+	t.Setenv("WUNDER_DATA_DIR", s.dir)
+	t.Setenv("WUNDER_CONFIG_PATH", "")
+	reloaded, err := config.Load(config.LoadOptions{OverridePath: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reloaded.MCP.Servers) != 1 || reloaded.MCP.Servers[0].Name != "echo" || reloaded.MCP.Servers[0].BearerToken != "tok-1" {
+		t.Errorf("a restart would load mcp.servers = %+v", reloaded.MCP.Servers)
+	}
+
+	// Posting back what GET showed (the masked token) keeps the token.
+	if code, got = adminDo(t, s, "GET", "/wunder/admin/mcp", ""); code != 200 {
+		t.Fatalf("GET: %d %v", code, got)
+	}
+	back, _ := json.Marshal(map[string]any{"servers": got["servers"]})
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/mcp", string(back)); code != 200 {
+		t.Fatalf("POST back: %d %v", code, got)
+	}
+	data, _ = os.ReadFile(path)
+	if !strings.Contains(string(data), "tok-1") {
+		t.Errorf("the masked token was not kept:\n%s", data)
+	}
+
+	// Removing it removes its tools and its route.
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/mcp", `{"servers":[]}`); code != 200 {
+		t.Fatalf("remove: %d %v", code, got)
+	}
+	if hasName(toolNames(t, s, "alice"), "echo@shout") {
+		t.Error("echo@shout still offered after its server was removed")
+	}
+	if code, _ = adminDo(t, s, "POST", "/wunder/mcp/echo", `{}`, "Authorization", "Bearer k"); code != 404 {
+		t.Errorf("pass-through of a removed server: %d, want 404", code)
+	}
+}
+
+// A model and an A2A service added through the admin API are used by the
+// next run and offered in the next catalog; the model's key is masked.
+func TestAdminConfigModelAndA2ALive(t *testing.T) {
+	s := startServer(t, func(c *config.Config) { c.Security.APIKey = "k" })
+	code, got := adminDo(t, s, "GET", "/wunder/admin/llm", "")
+	if code != 200 {
+		t.Fatalf("GET llm: %d %v", code, got)
+	}
+	llmDoc := got["llm"].(map[string]any)
+	models := llmDoc["models"].(map[string]any)
+	fake := models["fake"].(map[string]any)
+	// A second model on the same endpoint, with a key of its own.
+	second := map[string]any{"provider": "local", "base_url": fake["base_url"], "model": "fake", "api_key": "sk-second"}
+	models["second"] = second
+	llmDoc["default"] = "fake" // two models: the default must be named
+	body, _ := json.Marshal(map[string]any{"llm": llmDoc})
+	code, got = adminDo(t, s, "POST", "/wunder/admin/llm", string(body))
+	if code != 200 {
+		t.Fatalf("POST llm: %d %v", code, got)
+	}
+	if k := got["llm"].(map[string]any)["models"].(map[string]any)["second"].(map[string]any)["api_key"]; k != config.Mask {
+		t.Errorf("api_key in the answer = %v, want the mask", k)
+	}
+	code, run := adminDo(t, s, "POST", "/wunder", `{"user_id":"alice","question":"hello","model_name":"second","stream":false}`)
+	if code != 200 || run["state"] != "finished" {
+		t.Fatalf("a run on the new model: %d %v", code, run)
+	}
+	// A model that does not exist is refused as before.
+	if code, _ := adminDo(t, s, "POST", "/wunder", `{"user_id":"alice","question":"hello","model_name":"third","stream":false}`); code < 400 || code >= 500 {
+		t.Errorf("a run on an unknown model: %d", code)
+	}
+	// An invalid model names its key.
+	bad := `{"llm":{"models":{"broken":{"provider":"openai","base_url":"not a url","model":"m"}}}}`
+	code, got = adminDo(t, s, "POST", "/wunder/admin/llm", bad)
+	if code != 400 || !strings.Contains(mustJSON(got["errors"]), "llm.models.broken") {
+		t.Errorf("invalid model: %d %v", code, got)
+	}
+
+	code, got = adminDo(t, s, "POST", "/wunder/admin/a2a", `{"services":[{"name":"peer","endpoint":"http://127.0.0.1:1/a2a","version":"1.0","description":"a peer"}]}`)
+	if code != 200 {
+		t.Fatalf("POST a2a: %d %v", code, got)
+	}
+	if !hasName(toolNames(t, s, "alice"), "a2a@peer") {
+		t.Errorf("a2a@peer not offered after the POST: %v", toolNames(t, s, "alice"))
+	}
+	// Unknown fields are refused.
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/a2a", `{"servers":[]}`); code != 400 {
+		t.Errorf("wrong field: %d %v", code, got)
+	}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,171 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// The configuration admin API: GET returns a section of the effective
+// configuration (secrets masked) with the override's revision; POST
+// replaces the section, validated like a start-up, written to the override
+// and applied before it answers. Admin only.
+//
+//	GET|POST /wunder/admin/llm     {"llm":{"default","models":{...}}}
+//	GET|POST /wunder/admin/mcp     {"servers":[...]}
+//	GET|POST /wunder/admin/a2a     {"services":[...]}
+//
+// POST takes an optional If-Match: <revision> (or "revision" in the body);
+// a stale one is 409. Invalid input is 400 with "errors":[{"key","message"}].
+
+// ConfigAdmin reads and changes the configuration; cmd/wunder implements it.
+type ConfigAdmin interface {
+	// ConfigSection returns the section's document (as the routes above
+	// show it) and the override's revision.
+	ConfigSection(ctx context.Context, section string) (doc map[string]any, revision int64, err error)
+	// UpdateConfigSection validates doc, writes it to the override and
+	// applies it. ifMatch, when not nil, is the revision the caller read.
+	// A stale revision wraps [orchestrator.ErrConflict]; invalid input is a
+	// [*ConfigError].
+	UpdateConfigSection(ctx context.Context, section string, doc map[string]any, ifMatch *int64) (map[string]any, int64, error)
+}
+
+// ConfigError is a refused configuration change: each problem with the key
+// path it concerns.
+type ConfigError struct {
+	Fields []ConfigFieldError
+}
+
+// ConfigFieldError is one problem of a [ConfigError].
+type ConfigFieldError struct {
+	Key     string `json:"key"`
+	Message string `json:"message"`
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString("invalid configuration:")
+	for _, f := range e.Fields {
+		fmt.Fprintf(&b, " %s: %s;", f.Key, f.Message)
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+// configSections are the sections the routes serve.
+var configSections = []string{"llm", "mcp", "a2a"}
+
+func (s *Server) configRoutes() {
+	ca := s.opts.Config
+	if ca == nil {
+		return
+	}
+	for _, sec := range configSections {
+		s.mux.HandleFunc("GET /wunder/admin/"+sec, func(w http.ResponseWriter, r *http.Request) {
+			if !adminOnly(w, r) {
+				return
+			}
+			doc, rev, err := ca.ConfigSection(r.Context(), sec)
+			if err != nil {
+				writeError(w, r, err)
+				return
+			}
+			writeConfigDoc(w, r, doc, rev)
+		})
+		s.mux.HandleFunc("POST /wunder/admin/"+sec, func(w http.ResponseWriter, r *http.Request) {
+			if !adminOnly(w, r) {
+				return
+			}
+			doc, ok := decodeConfigDoc(w, r)
+			if !ok {
+				return
+			}
+			ifMatch, err := revisionOf(r, doc)
+			if err != nil {
+				writeProblem(w, r, http.StatusBadRequest, "invalid_argument", err.Error())
+				return
+			}
+			out, rev, err := ca.UpdateConfigSection(r.Context(), sec, doc, ifMatch)
+			var ce *ConfigError
+			switch {
+			case errors.As(err, &ce):
+				writeConfigProblem(w, r, ce)
+				return
+			case errors.Is(err, orchestrator.ErrConflict):
+				writeProblem(w, r, http.StatusConflict, "stale_revision", err.Error())
+				return
+			case err != nil:
+				writeError(w, r, err)
+				return
+			}
+			writeConfigDoc(w, r, out, rev)
+		})
+	}
+}
+
+func writeConfigDoc(w http.ResponseWriter, r *http.Request, doc map[string]any, rev int64) {
+	out := make(map[string]any, len(doc)+1)
+	for k, v := range doc {
+		out[k] = v
+	}
+	out["revision"] = rev
+	w.Header().Set("ETag", strconv.Quote(strconv.FormatInt(rev, 10)))
+	writeJSON(w, r, http.StatusOK, out)
+}
+
+// decodeConfigDoc reads the body: one JSON object.
+func decodeConfigDoc(w http.ResponseWriter, r *http.Request) (map[string]any, bool) {
+	var doc map[string]any
+	if !decodeJSON(w, r, &doc) {
+		return nil, false
+	}
+	if doc == nil {
+		writeProblem(w, r, http.StatusBadRequest, "invalid_json", "the body must be a JSON object")
+		return nil, false
+	}
+	return doc, true
+}
+
+// revisionOf is the revision the caller read: If-Match, else "revision" in
+// doc (removed from it); nil when neither is given.
+func revisionOf(r *http.Request, doc map[string]any) (*int64, error) {
+	raw, hasBody := doc["revision"]
+	delete(doc, "revision")
+	if h := strings.Trim(strings.TrimPrefix(strings.TrimSpace(r.Header.Get("If-Match")), "W/"), `"`); h != "" {
+		n, err := strconv.ParseInt(h, 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("If-Match must be a revision number, got %q", r.Header.Get("If-Match"))
+		}
+		return &n, nil
+	}
+	if hasBody && raw != nil {
+		f, ok := raw.(float64)
+		n := int64(f)
+		if !ok || f != float64(n) || n < 0 {
+			return nil, fmt.Errorf("revision must be a non-negative integer, got %v", raw)
+		}
+		return &n, nil
+	}
+	return nil, nil
+}
+
+// writeConfigProblem is the 400 of a refused change, with its fields.
+func writeConfigProblem(w http.ResponseWriter, r *http.Request, ce *ConfigError) {
+	const code = "invalid_config"
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusBadRequest)
+	_ = json.NewEncoder(w).Encode(struct {
+		Problem
+		Errors []ConfigFieldError `json:"errors"`
+	}{
+		Problem: Problem{Type: problemType + code, Title: http.StatusText(http.StatusBadRequest), Status: http.StatusBadRequest,
+			Detail: ce.Error(), Code: code, RequestID: requestID(r.Context())},
+		Errors: ce.Fields,
+	})
+}
