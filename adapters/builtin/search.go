@@ -231,3 +231,80 @@ func clipLine(line []byte) string {
 	}
 	return s
 }
+
+// SearchOptions are a workspace API search: the arguments of
+// search_content, plus which kinds of match to return.
+type SearchOptions struct {
+	Query, Path, Glob string
+	Regex, IgnoreCase bool
+	// MaxResults bounds names and matches each (1 to 1000).
+	MaxResults int
+	// Names matches the query against entry names; Content against the
+	// lines of text files (search_content's engine).
+	Names, Content bool
+}
+
+// SearchResult is what [Set.Search] found.
+type SearchResult struct {
+	Names        []FileInfo
+	Matches      []ContentMatch
+	Truncated    bool // stopped at MaxResults
+	SkippedFiles int  // binary, oversized or unreadable files
+}
+
+// Search looks for o.Query under o.Path in userID's workspace: in entry
+// names and, with search_content's engine, in file contents. Bad arguments
+// wrap [orchestrator.ErrInvalidArgument].
+func (s *Set) Search(ctx context.Context, userID string, o SearchOptions) (*SearchResult, error) {
+	q, err := newContentQuery(o.Query, o.Regex, o.IgnoreCase, o.Glob, o.MaxResults, s.opts.MaxFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", orchestrator.ErrInvalidArgument, err)
+	}
+	ws, root, r, err := s.openAPI(userID, o.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	out := &SearchResult{}
+	if o.Names {
+		err := fs.WalkDir(root.FS(), r.rel, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || p == r.rel {
+				return err
+			}
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			if ws.denied(p) {
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if !q.re.MatchString(d.Name()) || (q.glob != "" && !globSelects(q.glob, p)) {
+				return nil
+			}
+			if len(out.Names) == q.max {
+				return errSearchFull
+			}
+			if info, err := d.Info(); err == nil {
+				out.Names = append(out.Names, fileInfo(p, info))
+			}
+			return nil
+		})
+		if errors.Is(err, errSearchFull) {
+			out.Truncated, err = true, nil
+		}
+		if err != nil {
+			return nil, fsError(r, err)
+		}
+	}
+	if o.Content {
+		res, err := ws.searchContent(ctx, root, r, q)
+		if err != nil {
+			return nil, fsError(r, err)
+		}
+		out.Matches, out.SkippedFiles = res.matches, res.skipped
+		out.Truncated = out.Truncated || res.full
+	}
+	return out, nil
+}
