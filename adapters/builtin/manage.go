@@ -315,6 +315,9 @@ func (s *Set) Usage(ctx context.Context, userID string) (Usage, error) {
 	errFull := errors.New("full")
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if p == "." || err != nil {
+			if p != "." {
+				return nil // unreadable (a name os.Root's FS refuses): skipped
+			}
 			return err
 		}
 		if cerr := ctx.Err(); cerr != nil {
@@ -392,6 +395,8 @@ func fsError(r resolved, err error) error {
 		return fmt.Errorf("%w: %s: a parent is not a directory", orchestrator.ErrConflict, r.name)
 	case errors.Is(err, syscall.EISDIR):
 		return fmt.Errorf("%w: %s is a directory", orchestrator.ErrConflict, r.name)
+	case errors.Is(err, fs.ErrInvalid):
+		return fmt.Errorf("%w: %s is not a valid path here", orchestrator.ErrInvalidArgument, r.name)
 	case errors.Is(err, fs.ErrPermission):
 		return fmt.Errorf("%w: %s: permission denied", orchestrator.ErrPermissionDenied, r.name)
 	case strings.Contains(inner.Error(), "escapes from parent"), strings.Contains(inner.Error(), "path escapes"):

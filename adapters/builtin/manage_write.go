@@ -224,10 +224,19 @@ func (s *Set) plan(ctx context.Context, ws *Workspace, root *os.Root, r resolved
 	var total int64
 	err := fs.WalkDir(root.FS(), r.rel, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
+			if p != r.rel {
+				return nil // unreadable (a name os.Root's FS refuses): left out
+			}
 			return err
 		}
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
+		}
+		if !fs.ValidPath(p) { // not UTF-8: neither walkable nor a zip name
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
 		}
 		if ws.denied(p) {
 			if d.IsDir() {
@@ -384,6 +393,9 @@ func (w *Workspace) removeTree(ctx context.Context, root *os.Root, dir string, s
 	var doomed []string
 	err = fs.WalkDir(root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
+			if p != dir {
+				return nil // unreadable: its removal below fails quietly, it stays
+			}
 			return err
 		}
 		if cerr := ctx.Err(); cerr != nil {

@@ -268,6 +268,9 @@ func (s *Set) Search(ctx context.Context, userID string, o SearchOptions) (*Sear
 	out := &SearchResult{}
 	if o.Names {
 		err := fs.WalkDir(root.FS(), r.rel, func(p string, d fs.DirEntry, err error) error {
+			if err != nil && p != r.rel {
+				return nil // unreadable directory: skip, as the content search does
+			}
 			if err != nil || p == r.rel {
 				return err
 			}
