@@ -45,17 +45,25 @@ var errorTable = []struct {
 // error outside the table is an internal error: the client gets a generic
 // message and the detail goes to the log with the request id.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, code, msg := classify(r, err)
+	if after, ok := orchestrator.RetryAfter(err); ok && status != http.StatusInternalServerError {
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(after.Seconds()))))
+	}
+	writeProblem(w, r, status, code, msg)
+}
+
+// classify maps err through errorTable to a status, a code and the message
+// a client may see; an internal error is logged with the request id and
+// gets a generic message. It is writeError's table for answers that report
+// several outcomes in one body (the workspace batch).
+func classify(r *http.Request, err error) (status int, code, msg string) {
 	for _, e := range errorTable {
 		if errors.Is(err, e.err) {
-			if after, ok := orchestrator.RetryAfter(err); ok {
-				w.Header().Set("Retry-After", strconv.Itoa(max(1, int(after.Seconds()))))
-			}
-			writeProblem(w, r, e.status, e.code, err.Error())
-			return
+			return e.status, e.code, err.Error()
 		}
 	}
 	logger(r.Context()).ErrorContext(r.Context(), "internal error", "err", err)
-	writeProblem(w, r, http.StatusInternalServerError, "internal", "internal error; see the server log for request "+requestID(r.Context()))
+	return http.StatusInternalServerError, "internal", "internal error; see the server log for request " + requestID(r.Context())
 }
 
 // writeProblem writes a problem document.

@@ -80,6 +80,10 @@ type Options struct {
 	// Skills, when set, serves /wunder/admin/skills and
 	// /wunder/user_tools/skills (skills.go). Nil = no such routes.
 	Skills Skills
+	// Workspaces, when set, serves the /wunder/workspace routes
+	// (workspace.go), bounded by WorkspaceLimits. Nil = no such routes.
+	Workspaces      Workspaces
+	WorkspaceLimits WorkspaceLimits
 	// PProf serves the Go profiler at /debug/pprof/ to admins (pprof.go).
 	PProf bool
 	// Config, when set, serves the configuration admin routes
@@ -173,6 +177,7 @@ func (s *Server) routes() {
 	s.userToolRoutes()  // user_tools.go
 	s.knowledgeRoutes() // knowledge.go
 	s.skillRoutes()     // skills.go
+	s.workspaceRoutes() // workspace.go
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	if s.opts.LSP != nil {

@@ -38,6 +38,17 @@
 // half-written file. Walks (list_files, search_content) do not follow
 // symlinks and skip denied entries.
 //
+// # The workspace API
+//
+// The Set is also the backend of the /wunder/workspace routes
+// (docs/workspace.md; cmd/wunder adapts it to gateway.Workspaces): Stat,
+// List, ReadFile, Open, Usage, Search (search_content's engine), Archive,
+// Mkdir, WriteFile, Move, Copy, Remove and Empty (manage*.go). They follow
+// the same rules, through the same resolver and os.Root; a delete or move
+// acts on a symlink itself, never its target; copies and archives are
+// bounded by Options.MaxTreeEntries and MaxTreeBytes before anything is
+// written. Errors wrap the core's sentinels so the gateway can map them.
+//
 // Commands run in the sandbox of internal/sandbox when Options.Sandbox is
 // set (config sandbox.mode: bwrap, the default): the command sees only the
 // caller's workspace, at /workspace (its HOME; the working directory is the

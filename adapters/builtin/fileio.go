@@ -16,18 +16,9 @@ import (
 // sniffLen is how much of a file decides whether it is binary.
 const sniffLen = 8 << 10
 
-// openTarget resolves rel and opens the workspace as an [os.Root]; the caller
-// closes it and does its I/O on r.rel through it.
+// openTarget is [Workspace.open] on the call's workspace.
 func (c *call) openTarget(rel string) (*os.Root, resolved, error) {
-	r, err := c.ws.resolve(rel)
-	if err != nil {
-		return nil, resolved{}, err
-	}
-	root, err := os.OpenRoot(r.root)
-	if err != nil {
-		return nil, resolved{}, fmt.Errorf("open workspace: %s", scrub(err, r.root))
-	}
-	return root, r, nil
+	return c.ws.open(rel)
 }
 
 // isBinary reports whether data (a file's first bytes) looks binary: it has
@@ -64,18 +55,26 @@ func readText(root *os.Root, r resolved, maxBytes int) ([]byte, fs.FileMode, err
 // (O_CREATE|O_EXCL, which never follows a symlink) and a rename puts it in
 // place, so readers see the old or the new file, never a torn one.
 func writeAtomic(root *os.Root, rel string, data []byte, perm fs.FileMode) error {
+	_, err := writeAtomicFrom(root, rel, bytes.NewReader(data), perm)
+	return err
+}
+
+// writeAtomicFrom is [writeAtomic] streaming from src; it returns the bytes
+// written. When src fails (a size limit, a broken upload) the temporary file
+// is removed and the old file, if any, stays as it was.
+func writeAtomicFrom(root *os.Root, rel string, src io.Reader, perm fs.FileMode) (int64, error) {
 	dir := path.Dir(rel)
 	if err := root.MkdirAll(dir, 0o750); err != nil {
-		return err
+		return 0, err
 	}
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := path.Join(dir, "."+path.Base(rel)+".tmp-"+hex.EncodeToString(rnd[:]))
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	_, err = f.Write(data)
+	n, err := io.Copy(f, src)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -85,7 +84,7 @@ func writeAtomic(root *os.Root, rel string, data []byte, perm fs.FileMode) error
 	if err != nil {
 		_ = root.Remove(tmp)
 	}
-	return err
+	return n, err
 }
 
 // describeErr renders a file system error without the path (the caller

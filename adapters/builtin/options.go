@@ -25,6 +25,11 @@ const (
 	DefaultPython = "python3"
 	// DefaultRoot is where workspaces live when Options.Root is empty.
 	DefaultRoot = "data/workspaces"
+	// DefaultMaxTreeEntries caps the entries one copy or archive of the
+	// workspace API takes.
+	DefaultMaxTreeEntries = 10000
+	// DefaultMaxTreeBytes caps the file bytes one copy or archive takes.
+	DefaultMaxTreeBytes = 512 << 20
 )
 
 // Options configures the built-in tools. The zero value means the documented
@@ -68,6 +73,12 @@ type Options struct {
 	// refuse with its message. Nil runs them unconfined (sandbox.mode:
 	// none), with the workspace's host path as working directory and HOME.
 	Sandbox *sandbox.Sandbox
+	// MaxTreeEntries and MaxTreeBytes bound one copy or archive of the
+	// workspace API (config workspace.max_tree_entries, max_tree_bytes):
+	// a tree over either is refused before anything is written. Defaults
+	// 10000 entries, 512 MiB.
+	MaxTreeEntries int
+	MaxTreeBytes   int64
 	// Diagnostics, if set, is asked after write_file, replace_text and
 	// edit_file change a file, and its summary is appended to their result
 	// (config lsp). Nil means no summary and no delay.
@@ -101,6 +112,12 @@ func defaults(opts *Options) Options {
 	}
 	if o.Python == "" {
 		o.Python = DefaultPython
+	}
+	if o.MaxTreeEntries <= 0 {
+		o.MaxTreeEntries = DefaultMaxTreeEntries
+	}
+	if o.MaxTreeBytes <= 0 {
+		o.MaxTreeBytes = DefaultMaxTreeBytes
 	}
 	return o
 }

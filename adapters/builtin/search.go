@@ -55,28 +55,10 @@ func runSearchContent(ctx context.Context, c *call) (*orchestrator.ToolResult, e
 	if err := decodeArgs(c.inv.Arguments, &a, "query"); err != nil {
 		return errorf("%v", err)
 	}
-	if a.Query == "" {
-		return errorf("query is empty")
-	}
 	maxResults := intArg(a.MaxResults, defaultSearchResults)
-	if maxResults < 1 || maxResults > maxSearchResults {
-		return errorf("max_results must be between 1 and %d", maxSearchResults)
-	}
-	if a.Glob != "" {
-		if err := checkGlob(a.Glob); err != nil {
-			return errorf("glob %q: %v", a.Glob, err)
-		}
-	}
-	expr := a.Query
-	if !a.Regex {
-		expr = regexp.QuoteMeta(expr)
-	}
-	if a.IgnoreCase {
-		expr = "(?i)" + expr
-	}
-	re, err := regexp.Compile(expr)
+	q, err := newContentQuery(a.Query, a.Regex, a.IgnoreCase, a.Glob, maxResults, c.set.opts.MaxFileBytes)
 	if err != nil {
-		return errorf("query is not a valid regular expression: %v", err)
+		return errorf("%v", err)
 	}
 	root, r, err := c.openTarget(a.Path)
 	if err != nil {
@@ -84,10 +66,90 @@ func runSearchContent(ctx context.Context, c *call) (*orchestrator.ToolResult, e
 	}
 	defer root.Close()
 
-	var matches []string
-	skipped := 0
-	fsys := root.FS()
-	err = fs.WalkDir(fsys, r.rel, func(p string, d fs.DirEntry, err error) error {
+	res, err := c.ws.searchContent(ctx, root, r, q)
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case err != nil:
+		return errorf("search %s: %s", r.name, describeErr(err))
+	}
+	var out strings.Builder
+	if len(res.matches) == 0 {
+		fmt.Fprintf(&out, "no matches for %q in %s\n", a.Query, r.name)
+	}
+	for _, m := range res.matches {
+		fmt.Fprintf(&out, "%s:%d: %s\n", m.Path, m.Line, m.Text)
+	}
+	if res.full {
+		fmt.Fprintf(&out, "[stopped at %d matches; narrow path or glob, or raise max_results]\n", maxResults)
+	}
+	if res.skipped > 0 {
+		fmt.Fprintf(&out, "[skipped %d binary, unreadable or oversized file(s)]\n", res.skipped)
+	}
+	return &orchestrator.ToolResult{
+		Content: out.String(),
+		Data:    map[string]any{"matches": len(res.matches), "truncated": res.full, "skipped_files": res.skipped},
+	}, nil
+}
+
+// contentQuery is a content search: what search_content and the workspace
+// API's search both run ([Workspace.searchContent]).
+type contentQuery struct {
+	re           *regexp.Regexp
+	glob         string
+	max          int // most matches
+	maxFileBytes int // larger files are skipped
+}
+
+// newContentQuery checks a search's arguments; its errors are messages for
+// the caller (the tool's model, the API's client).
+func newContentQuery(query string, regex, ignoreCase bool, glob string, maxResults, maxFileBytes int) (contentQuery, error) {
+	if query == "" {
+		return contentQuery{}, errors.New("query is empty")
+	}
+	if maxResults < 1 || maxResults > maxSearchResults {
+		return contentQuery{}, fmt.Errorf("max_results must be between 1 and %d", maxSearchResults)
+	}
+	if glob != "" {
+		if err := checkGlob(glob); err != nil {
+			return contentQuery{}, fmt.Errorf("glob %q: %v", glob, err)
+		}
+	}
+	expr := query
+	if !regex {
+		expr = regexp.QuoteMeta(expr)
+	}
+	if ignoreCase {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return contentQuery{}, fmt.Errorf("query is not a valid regular expression: %v", err)
+	}
+	return contentQuery{re: re, glob: glob, max: maxResults, maxFileBytes: maxFileBytes}, nil
+}
+
+// ContentMatch is one matching line of a content search.
+type ContentMatch struct {
+	Path string `json:"path"` // relative to the workspace
+	Line int    `json:"line"` // 1-based
+	Text string `json:"text"` // the line, clipped
+}
+
+// contentResult is what a content search found.
+type contentResult struct {
+	matches []ContentMatch
+	skipped int  // binary, oversized or unreadable files
+	full    bool // stopped at q.max
+}
+
+// searchContent is the one content search engine: it walks r (a file or a
+// directory) inside root without following symlinks, skips denied paths,
+// files the glob does not select and files it cannot read as text, and
+// returns up to q.max matching lines. It stops early when ctx ends.
+func (w *Workspace) searchContent(ctx context.Context, root *os.Root, r resolved, q contentQuery) (contentResult, error) {
+	var res contentResult
+	err := fs.WalkDir(root.FS(), r.rel, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == r.rel {
 				return err
@@ -97,50 +159,29 @@ func runSearchContent(ctx context.Context, c *call) (*orchestrator.ToolResult, e
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
-		if c.ws.denied(p) {
+		if w.denied(p) {
 			if d.IsDir() {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || (a.Glob != "" && !globSelects(a.Glob, p)) {
+		if !d.Type().IsRegular() || (q.glob != "" && !globSelects(q.glob, p)) {
 			return nil
 		}
-		found, ok := searchFile(root, p, re, c.set.opts.MaxFileBytes, maxResults-len(matches))
+		found, ok := searchFile(root, p, q.re, q.maxFileBytes, q.max-len(res.matches))
 		if !ok {
-			skipped++
+			res.skipped++
 		}
-		matches = append(matches, found...)
-		if len(matches) >= maxResults {
+		res.matches = append(res.matches, found...)
+		if len(res.matches) >= q.max {
 			return errSearchFull
 		}
 		return nil
 	})
-	full := errors.Is(err, errSearchFull)
-	switch {
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case err != nil && !full:
-		return errorf("search %s: %s", r.name, describeErr(err))
+	if errors.Is(err, errSearchFull) {
+		res.full, err = true, nil
 	}
-	var out strings.Builder
-	if len(matches) == 0 {
-		fmt.Fprintf(&out, "no matches for %q in %s\n", a.Query, r.name)
-	}
-	for _, m := range matches {
-		out.WriteString(m)
-		out.WriteByte('\n')
-	}
-	if full {
-		fmt.Fprintf(&out, "[stopped at %d matches; narrow path or glob, or raise max_results]\n", maxResults)
-	}
-	if skipped > 0 {
-		fmt.Fprintf(&out, "[skipped %d binary, unreadable or oversized file(s)]\n", skipped)
-	}
-	return &orchestrator.ToolResult{
-		Content: out.String(),
-		Data:    map[string]any{"matches": len(matches), "truncated": full, "skipped_files": skipped},
-	}, nil
+	return res, err
 }
 
 // globSelects matches a file against the glob filter: a pattern without "/"
@@ -152,9 +193,9 @@ func globSelects(glob, p string) bool {
 	return matchGlob(glob, p)
 }
 
-// searchFile returns up to limit "path:line: text" matches of re in file p;
-// ok is false when the file was skipped (binary, too big, unreadable).
-func searchFile(root *os.Root, p string, re *regexp.Regexp, maxBytes, limit int) (found []string, ok bool) {
+// searchFile returns up to limit matches of re in file p; ok is false when
+// the file was skipped (binary, too big, unreadable).
+func searchFile(root *os.Root, p string, re *regexp.Regexp, maxBytes, limit int) (found []ContentMatch, ok bool) {
 	info, err := root.Lstat(p)
 	if err != nil || !info.Mode().IsRegular() || info.Size() > int64(maxBytes) {
 		return nil, false
@@ -167,7 +208,7 @@ func searchFile(root *os.Root, p string, re *regexp.Regexp, maxBytes, limit int)
 		if !re.Match(line) {
 			continue
 		}
-		found = append(found, fmt.Sprintf("%s:%d: %s", p, i+1, clipLine(line)))
+		found = append(found, ContentMatch{Path: p, Line: i + 1, Text: clipLine(line)})
 		if len(found) >= limit {
 			break
 		}
@@ -189,4 +230,84 @@ func clipLine(line []byte) string {
 		n++
 	}
 	return s
+}
+
+// SearchOptions are a workspace API search: the arguments of
+// search_content, plus which kinds of match to return.
+type SearchOptions struct {
+	Query, Path, Glob string
+	Regex, IgnoreCase bool
+	// MaxResults bounds names and matches each (1 to 1000).
+	MaxResults int
+	// Names matches the query against entry names; Content against the
+	// lines of text files (search_content's engine).
+	Names, Content bool
+}
+
+// SearchResult is what [Set.Search] found.
+type SearchResult struct {
+	Names        []FileInfo
+	Matches      []ContentMatch
+	Truncated    bool // stopped at MaxResults
+	SkippedFiles int  // binary, oversized or unreadable files
+}
+
+// Search looks for o.Query under o.Path in userID's workspace: in entry
+// names and, with search_content's engine, in file contents. Bad arguments
+// wrap [orchestrator.ErrInvalidArgument].
+func (s *Set) Search(ctx context.Context, userID string, o SearchOptions) (*SearchResult, error) {
+	q, err := newContentQuery(o.Query, o.Regex, o.IgnoreCase, o.Glob, o.MaxResults, s.opts.MaxFileBytes)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", orchestrator.ErrInvalidArgument, err)
+	}
+	ws, root, r, err := s.openAPI(userID, o.Path)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	out := &SearchResult{}
+	if o.Names {
+		err := fs.WalkDir(root.FS(), r.rel, func(p string, d fs.DirEntry, err error) error {
+			if err != nil && p != r.rel {
+				return nil // unreadable directory: skip, as the content search does
+			}
+			if err != nil || p == r.rel {
+				return err
+			}
+			if cerr := ctx.Err(); cerr != nil {
+				return cerr
+			}
+			if ws.denied(p) {
+				if d.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if !q.re.MatchString(d.Name()) || (q.glob != "" && !globSelects(q.glob, p)) {
+				return nil
+			}
+			if len(out.Names) == q.max {
+				return errSearchFull
+			}
+			if info, err := d.Info(); err == nil {
+				out.Names = append(out.Names, fileInfo(p, info))
+			}
+			return nil
+		})
+		if errors.Is(err, errSearchFull) {
+			out.Truncated, err = true, nil
+		}
+		if err != nil {
+			return nil, fsError(r, err)
+		}
+	}
+	if o.Content {
+		res, err := ws.searchContent(ctx, root, r, q)
+		if err != nil {
+			return nil, fsError(r, err)
+		}
+		out.Matches, out.SkippedFiles = res.matches, res.skipped
+		out.Truncated = out.Truncated || res.full
+	}
+	return out, nil
 }

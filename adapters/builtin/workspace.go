@@ -68,7 +68,7 @@ func (w *Workspace) resolve(rel string) (resolved, error) {
 	}
 	real, err := evalDeepest(root, filepath.Join(root, filepath.FromSlash(clean)))
 	if err != nil {
-		return resolved{}, fmt.Errorf("path %q: %s", clean, scrub(err, root))
+		return resolved{}, pathError(fmt.Sprintf("path %q: %s", clean, scrub(err, root)))
 	}
 	relReal, err := filepath.Rel(root, real)
 	if err != nil || relReal == ".." || strings.HasPrefix(relReal, ".."+string(filepath.Separator)) || filepath.IsAbs(relReal) {
@@ -79,6 +79,29 @@ func (w *Workspace) resolve(rel string) (resolved, error) {
 		return resolved{}, deniedError(clean)
 	}
 	return resolved{root: root, rel: relReal, abs: real, name: clean}, nil
+}
+
+// pathError is a path the resolver cannot follow (a dangling symlink, a
+// file where a directory should be): bad input, not a server fault. Its
+// message is the text alone; it wraps [orchestrator.ErrInvalidArgument].
+type pathError string
+
+func (e pathError) Error() string { return string(e) }
+func (e pathError) Unwrap() error { return orchestrator.ErrInvalidArgument }
+
+// open resolves rel and opens the workspace as an [os.Root]; the caller
+// closes it and does its I/O on r.rel through it, so a symlink swapped in
+// after the check still cannot lead outside.
+func (w *Workspace) open(rel string) (*os.Root, resolved, error) {
+	r, err := w.resolve(rel)
+	if err != nil {
+		return nil, resolved{}, err
+	}
+	root, err := os.OpenRoot(r.root)
+	if err != nil {
+		return nil, resolved{}, fmt.Errorf("open workspace: %s", scrub(err, r.root))
+	}
+	return root, r, nil
 }
 
 func deniedError(clean string) error {

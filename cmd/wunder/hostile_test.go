@@ -123,6 +123,26 @@ func restCorpus() []hostileCase {
 	cs = append(cs, paths("GET session user", "GET", "/wunder/sessions/sess_x?user_id={}")...)
 	cs = append(cs, paths("DELETE session", "DELETE", "/wunder/sessions/{}?user_id=h")...)
 	cs = append(cs, paths("GET tools", "GET", "/wunder/tools?user_id={}")...)
+	// The workspace API (workspace_escape_test.go has its escape corpus).
+	for _, route := range []string{"GET /wunder/workspace", "DELETE /wunder/workspace", "GET /wunder/workspace/content",
+		"GET /wunder/workspace/archive", "GET /wunder/workspace/download"} {
+		method, path, _ := strings.Cut(route, " ")
+		cs = append(cs, paths(route+" path", method, path+"?user_id=h&path={}")...)
+		cs = append(cs, paths(route+" user", method, path+"?path=a&user_id={}")...)
+	}
+	for _, q := range []string{"query", "path", "glob", "regex", "limit"} {
+		cs = append(cs, paths("GET /wunder/workspace/search "+q, "GET", "/wunder/workspace/search?user_id=h&query=x&"+q+"={}")...)
+	}
+	for route, fields := range map[string][]string{
+		"dir": {`"user_id":"h","path":@@`}, "file": {`"user_id":"h","path":@@,"content":"x","create_if_missing":true`, `"user_id":"h","path":"f","content":@@,"create_if_missing":true`},
+		"move":  {`"user_id":"h","source":@@,"destination":"d"`, `"user_id":"h","source":"s","destination":@@`},
+		"copy":  {`"user_id":"h","source":@@,"destination":"d"`, `"user_id":"h","source":"s","destination":@@`},
+		"batch": {`"user_id":"h","action":@@,"paths":["a"]`, `"user_id":"h","action":"delete","paths":[@@]`, `"user_id":"h","action":"move","paths":["a"],"destination":@@`},
+	} {
+		for _, f := range fields {
+			cs = append(cs, bodies("POST /wunder/workspace/"+route+" {"+f+"}", "POST", "/wunder/workspace/"+route, "application/json", "{"+f+"}")...)
+		}
+	}
 	return cs
 }
 

@@ -138,7 +138,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		CommandTimeout: commandTimeout(cfg), MaxCommandTimeout: cfg.Security.MaxCommandTimeout(),
 		MaxOutputBytes: cfg.Security.MaxOutputBytes, MaxFileBytes: int(cfg.Security.MaxFileBytes),
 		Enabled: cfg.Tools.Builtin.Enabled, Diagnostics: lspParts.diagnostics(),
-		Sandbox: sb,
+		Sandbox: sb, MaxTreeEntries: cfg.Workspace.MaxTreeEntries, MaxTreeBytes: cfg.Workspace.MaxTreeBytes,
 	})
 	if err != nil {
 		return fail(withCode(exitConfig, fmt.Errorf("built-in tools: %w", err)))
@@ -219,8 +219,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		UserTools: userTools.api(),       // wire_usertools.go
 		Knowledge: knowledgeParts.api(),  // wire_knowledge.go
 		Skills:    skillRoutes{skillSet}, // wire_skills.go
-		PProf:     cfg.Observability.PProf,
-		Config:    cfgAdmin,
+
+		Workspaces: workspaceAPI{tools}, WorkspaceLimits: workspaceLimits(cfg), // wire_workspace.go
+		PProf:  cfg.Observability.PProf,
+		Config: cfgAdmin, // admin_config.go
 	})
 	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, ready: ready, lsp: lspParts, mcp: mcpParts,
 		userTools: userTools, knowledge: knowledgeParts, skills: skillSet, config: cfgAdmin}

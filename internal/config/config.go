@@ -265,6 +265,16 @@ type Workspace struct {
 	// MaxHistoryItems caps the messages of a session kept in a prompt.
 	// Default 200.
 	MaxHistoryItems int `yaml:"max_history_items"`
+	// MaxUploadBytes caps one file uploaded through
+	// POST /wunder/workspace/upload. Default 64 MiB.
+	MaxUploadBytes int64 `yaml:"max_upload_bytes"`
+	// MaxUploadTotalBytes caps the body of one upload (every file of it).
+	// Default 256 MiB; at least max_upload_bytes.
+	MaxUploadTotalBytes int64 `yaml:"max_upload_total_bytes"`
+	// MaxTreeEntries and MaxTreeBytes bound one copy or archive of the
+	// workspace API. Defaults 10000 entries, 512 MiB.
+	MaxTreeEntries int   `yaml:"max_tree_entries"`
+	MaxTreeBytes   int64 `yaml:"max_tree_bytes"`
 }
 
 // Storage configures the database.

@@ -62,7 +62,11 @@ func Default() *Config {
 			Builtin:       Builtin{Enabled: []string{}},
 		},
 		Workspace: Workspace{
-			MaxHistoryItems: 200,
+			MaxHistoryItems:     200,
+			MaxUploadBytes:      64 << 20,
+			MaxUploadTotalBytes: 256 << 20,
+			MaxTreeEntries:      10000,
+			MaxTreeBytes:        512 << 20,
 		},
 		Storage: Storage{
 			Backend: BackendAuto,

@@ -130,7 +130,13 @@ func (c *Config) validate(p *problems) {
 	}
 	v.eachWord("tools.builtin.enabled", c.Tools.Builtin.Enabled)
 
-	atLeast(v, "workspace.max_history_items", c.Workspace.MaxHistoryItems, 1)
+	ws := c.Workspace
+	atLeast(v, "workspace.max_history_items", ws.MaxHistoryItems, 1)
+	if atLeast(v, "workspace.max_upload_bytes", ws.MaxUploadBytes, 1) {
+		atLeast(v, "workspace.max_upload_total_bytes", ws.MaxUploadTotalBytes, ws.MaxUploadBytes)
+	}
+	atLeast(v, "workspace.max_tree_entries", ws.MaxTreeEntries, 1)
+	atLeast(v, "workspace.max_tree_bytes", ws.MaxTreeBytes, 1)
 
 	st := c.Storage
 	if v.oneOf("storage.backend", st.Backend, backends) && st.Backend == BackendPostgres && st.Postgres.DSN == "" {
