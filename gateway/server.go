@@ -82,6 +82,14 @@ type Options struct {
 	Skills Skills
 	// PProf serves the Go profiler at /debug/pprof/ to admins (pprof.go).
 	PProf bool
+	// Metrics, when set, is served at GET /metrics (metrics.go): to
+	// admins, or to anyone with MetricsPublic. Nil = no such route.
+	Metrics       http.Handler
+	MetricsPublic bool
+	// Trace, when set, is the outermost middleware: it traces each request
+	// (continuing its traceparent) before the request id is assigned, so
+	// the id goes on the span. Nil = no tracing.
+	Trace func(http.Handler) http.Handler
 }
 
 func (o Options) withDefaults() Options {
@@ -126,6 +134,7 @@ func New(b Backend, opts *Options) *Server {
 	s.auth = NewAuthenticator(ao)
 	s.routes()
 	s.pprofRoutes()
+	s.metricsRoutes()
 	return s
 }
 
@@ -180,7 +189,7 @@ func (s *Server) routes() {
 }
 
 // Handler returns the gateway with its middleware, outermost first:
-// request id and logger, access log, panic recovery, CORS, auth, rate
+// tracing (Options.Trace), request id and logger, access log, panic recovery, CORS, auth, rate
 // limit, body limit.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = problemForMux(s.mux)
@@ -191,7 +200,11 @@ func (s *Server) Handler() http.Handler {
 	h = cors(s.opts.CORS)(h)
 	h = recoverPanics(h)
 	h = accessLog(h)
-	return withRequestID(s.opts.Logger)(h)
+	h = withRequestID(s.opts.Logger)(h)
+	if s.opts.Trace != nil {
+		h = s.opts.Trace(h)
+	}
+	return h
 }
 
 // problemForMux answers the mux's own 404 and 405 (no route matched) in
