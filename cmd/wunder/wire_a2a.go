@@ -24,7 +24,8 @@ type a2aParts struct {
 
 // newA2ATools builds the a2a@service tools from a2a.services. The config
 // was validated, so New does not fail on names; if it does, no peers.
-func newA2ATools(cfg *config.Config, log *slog.Logger) *a2atools.Set {
+// hc carries the calls to peers (nil: the toolset's default client).
+func newA2ATools(cfg *config.Config, log *slog.Logger, hc *http.Client) *a2atools.Set {
 	var svcs []a2atools.Service
 	for _, s := range cfg.A2A.Services {
 		if !s.Enabled {
@@ -40,7 +41,7 @@ func newA2ATools(cfg *config.Config, log *slog.Logger) *a2atools.Set {
 		svcs = append(svcs, a2atools.Service{Name: s.Name, Description: s.Description, URL: s.Endpoint,
 			Version: s.Version, Header: h, Timeout: s.Timeout(cfg.A2A), MaxDepth: s.MaxDepth})
 	}
-	set, err := a2atools.New(svcs, &a2atools.Options{Logger: log.With("toolset", "a2a")})
+	set, err := a2atools.New(svcs, &a2atools.Options{HTTP: hc, Logger: log.With("toolset", "a2a")})
 	if err != nil {
 		log.Error("a2a services not offered", "err", err)
 		set, _ = a2atools.New(nil, nil)

@@ -30,7 +30,8 @@ type mcpParts struct {
 }
 
 // newMCP builds the upstream toolset and starts its background refresh.
-func newMCP(ctx context.Context, cfg *config.Config, log *slog.Logger, cache mcptools.SpecCache) (*mcpParts, error) {
+// wrap, when set, wraps the transport of HTTP servers (tracing).
+func newMCP(ctx context.Context, cfg *config.Config, log *slog.Logger, cache mcptools.SpecCache, wrap func(http.RoundTripper) http.RoundTripper) (*mcpParts, error) {
 	var servers []mcptools.ServerConfig
 	for _, s := range cfg.MCP.Servers {
 		if !s.Enabled {
@@ -43,7 +44,8 @@ func newMCP(ctx context.Context, cfg *config.Config, log *slog.Logger, cache mcp
 		ReadyTimeout: cfg.MCP.ReadyTimeout(), Logger: log.With("component", "mcp"),
 		// A wunder started as the MCP stdio server of a wunder starts no
 		// stdio servers of its own (stdio.go in mcptools).
-		StdioDepth: mcptools.ParseStdioDepth(os.Getenv(mcptools.StdioDepthEnv)),
+		StdioDepth:    mcptools.ParseStdioDepth(os.Getenv(mcptools.StdioDepthEnv)),
+		WrapTransport: wrap, // traceparent on requests to HTTP servers (wire_telemetry.go)
 	})
 	if err != nil {
 		return nil, withCode(exitConfig, err)
