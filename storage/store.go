@@ -132,7 +132,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("storage: unknown backend %q (want %q or %q)", opts.Backend, BackendSQLite, BackendPostgres)
 	}
 	if s.observe != nil {
-		s.db.AddQueryHook(queryHook{s.observe})
+		s.db = s.db.WithQueryHook(queryHook{s.observe})
 	}
 	sqldb.SetMaxOpenConns(opts.MaxOpenConns)
 	sqldb.SetMaxIdleConns(opts.MaxOpenConns)
