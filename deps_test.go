@@ -61,6 +61,8 @@ var policy = map[string]rule{
 	"cmd":                       {may: []string{""}, thirdParty: true},
 	"internal/client":           {may: []string{"internal/sse"}, thirdParty: true},
 	"internal/testutil/fakellm": {},
+	// Telemetry implements the core's Observer hook (metrics, traces).
+	"internal/telemetry": {may: []string{"orchestrator"}, thirdParty: true},
 	// A2A wire types and peer client, shared by the a2a front-end and
 	// adapters/a2atools (adapters may not import front-ends); it imports the
 	// core only for the error sentinels its client returns.

@@ -64,7 +64,7 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (r *orche
 	}
 	r, err = h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: h.actor(c), SessionID: sessionID, Question: text, ToolNames: h.opts.ToolNames,
-		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Metadata: meta, PreloadSkills: preloadOf(m.Metadata, p.Metadata),
+		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendA2A, Metadata: meta, PreloadSkills: preloadOf(m.Metadata, p.Metadata),
 		ApprovalMode: mode,
 	})
 	if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {

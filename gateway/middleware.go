@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Cross-cutting HTTP concerns live here and only here, each as a
@@ -49,7 +51,14 @@ func withRequestID(base *slog.Logger) func(http.Handler) http.Handler {
 			}
 			w.Header().Set("X-Request-Id", id)
 			ctx := context.WithValue(r.Context(), requestIDKey, id)
-			ctx = context.WithValue(ctx, loggerKey, base.With("request_id", id))
+			log := base.With("request_id", id)
+			// With tracing on, the request id goes on the request's span
+			// and the trace id on its log lines.
+			if span := trace.SpanFromContext(ctx); span.SpanContext().IsValid() {
+				span.SetAttributes(attribute.String("wunder.request_id", id))
+				log = log.With("trace_id", span.SpanContext().TraceID().String())
+			}
+			ctx = context.WithValue(ctx, loggerKey, log)
 			next.ServeHTTP(w, r.WithContext(ctx))
 		})
 	}

@@ -89,6 +89,14 @@ type Options struct {
 	// Config, when set, serves the configuration admin routes
 	// /wunder/admin/{llm,mcp,a2a} (admin_config.go). Nil = no such routes.
 	Config ConfigAdmin
+	// Metrics, when set, is served at GET /metrics (metrics.go): to
+	// admins, or to anyone with MetricsPublic. Nil = no such route.
+	Metrics       http.Handler
+	MetricsPublic bool
+	// Trace, when set, is the outermost middleware: it traces each request
+	// (continuing its traceparent) before the request id is assigned, so
+	// the id goes on the span. Nil = no tracing.
+	Trace func(http.Handler) http.Handler
 }
 
 func (o Options) withDefaults() Options {
@@ -133,6 +141,7 @@ func New(b Backend, opts *Options) *Server {
 	s.auth = NewAuthenticator(ao)
 	s.routes()
 	s.pprofRoutes()
+	s.metricsRoutes()
 	return s
 }
 
@@ -190,7 +199,7 @@ func (s *Server) routes() {
 }
 
 // Handler returns the gateway with its middleware, outermost first:
-// request id and logger, access log, panic recovery, CORS, auth, rate
+// tracing (Options.Trace), request id and logger, access log, panic recovery, CORS, auth, rate
 // limit, body limit.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = problemForMux(s.mux)
@@ -201,7 +210,11 @@ func (s *Server) Handler() http.Handler {
 	h = cors(s.opts.CORS)(h)
 	h = recoverPanics(h)
 	h = accessLog(h)
-	return withRequestID(s.opts.Logger)(h)
+	h = withRequestID(s.opts.Logger)(h)
+	if s.opts.Trace != nil {
+		h = s.opts.Trace(h)
+	}
+	return h
 }
 
 // problemForMux answers the mux's own 404 and 405 (no route matched) in

@@ -57,7 +57,7 @@ func (h *Handler) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput
 	user := h.userOf(req.Extra)
 	run, err := h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: user, SessionID: in.SessionID, Question: in.Task, ToolNames: in.ToolNames, PreloadSkills: in.PreloadSkills,
-		ExcludeTools: []string{RunTool, ApproveTool}, Caller: orchestrator.CallerAgent, ApprovalMode: in.ApprovalMode,
+		ExcludeTools: []string{RunTool, ApproveTool}, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendMCP, ApprovalMode: in.ApprovalMode,
 	})
 	if err != nil {
 		return failed(err)

@@ -52,6 +52,10 @@ type liveRun struct {
 	// tools are the calls executing now, in start order (the monitor's
 	// current tool); guarded by mu.
 	tools []string
+	// obs is the run's observation (observe.go), nil without an
+	// Observer; set with obsInfo before the run can be launched.
+	obs     *runObservation
+	obsInfo RunInfo
 }
 
 // toolStarted and toolEnded track the calls executing now.
@@ -177,6 +181,7 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 		o.discard(lr)
 		return nil, err
 	}
+	o.observeRun(ctx, lr)
 	startNow, pos, err := o.admit(lr)
 	if err != nil {
 		// Shutdown began, or the queue filled, while the run was stored:
@@ -245,11 +250,12 @@ func (o *Orchestrator) newLiveRun(req RunRequest, x execution, locks []string, r
 func specOf(req RunRequest) *RunSpec {
 	return &RunSpec{ToolNames: req.ToolNames, ExcludeTools: req.ExcludeTools, PreloadSkills: req.PreloadSkills, ModelName: req.ModelName,
 		ToolCallMode: req.ToolCallMode, Language: req.Language, Caller: req.Caller, MaxRounds: req.MaxRounds,
-		Metadata: req.Metadata, ApprovalMode: req.ApprovalMode}
+		Metadata: req.Metadata, ApprovalMode: req.ApprovalMode, Frontend: req.Frontend}
 }
 
 // discard drops a run that was never stored or admitted.
 func (o *Orchestrator) discard(lr *liveRun) {
+	lr.observedEnd(RunEnd{})
 	lr.cancel()
 	lr.log.close()
 	o.releaseLocks(lr)
@@ -586,6 +592,7 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 		o.launch(next)
 	}
 
+	lr.observedEnd(RunEnd{State: out.state, StopReason: out.stop, Usage: out.usage, Error: out.errMsg})
 	if endErr == nil && logErr == nil {
 		lr.log.emit(EventFinal, FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg})
 	}

@@ -443,6 +443,7 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 			cur.State, cur.LastSeq = RunWaitingInput, r.LastSeq
 		})
 	}
+	lr.observedEnd(RunEnd{State: RunWaitingInput, Usage: out.usage})
 	if err != nil {
 		// The events are stored, the state is not: the reaper finds a
 		// running run of this instance that executes nowhere and ends it
@@ -725,6 +726,7 @@ func (o *Orchestrator) resumeDecided(ctx context.Context, r *Run) error {
 	}
 	lr := o.newLiveRun(req, x, locks, *r, base)
 	lr.resumed, lr.decided = true, true
+	o.observeRun(ctx, lr)
 	return o.admitResumed(lr)
 }
 

@@ -239,25 +239,9 @@ func (l *loop) callModel(ctx context.Context, msgs []Message) (*ModelResponse, e
 		req.Tools = l.sel.WireSpecs()
 	}
 	l.log.emit(EventLLMRequest, LLMRequestData{Round: l.round, Model: lr.settings.Name, Messages: len(req.Messages), Tools: len(l.sel.order), Mode: lr.mode})
-	var resp *ModelResponse
-	for ev, err := range lr.model.Generate(ctx, req) {
-		if err != nil {
-			return nil, err
-		}
-		switch {
-		case ev.Retry != nil:
-			l.log.emit(EventLLMStreamRetry, LLMRetryData{Round: l.round, Attempt: ev.Retry.Attempt, DelayMS: ev.Retry.Delay.Milliseconds(), Reason: ev.Retry.Reason})
-		case ev.Response != nil:
-			resp = ev.Response
-		case ev.Delta != "" || ev.ReasoningDelta != "":
-			l.log.emit(EventLLMOutputDelta, LLMDeltaData{Round: l.round, Delta: ev.Delta, ReasoningDelta: ev.ReasoningDelta})
-		}
-	}
-	if resp == nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, errors.New("the model ended its answer without a response")
+	resp, err := l.generate(ctx, req)
+	if err != nil {
+		return nil, err
 	}
 	l.log.emit(EventLLMOutput, LLMOutputData{Round: l.round, Content: resp.Content, ReasoningContent: resp.ReasoningContent, ToolCalls: resp.ToolCalls, FinishReason: resp.FinishReason})
 	if resp.Usage != nil {
@@ -268,6 +252,34 @@ func (l *loop) callModel(ctx context.Context, msgs []Message) (*ModelResponse, e
 			model = lr.settings.Name
 		}
 		l.log.emit(EventTokenUsage, TokenUsageData{Round: l.round, Model: model, Usage: *resp.Usage, Total: l.usage})
+	}
+	return resp, nil
+}
+
+// generate calls the model (observed) and turns its stream into events.
+func (l *loop) generate(ctx context.Context, req *ModelRequest) (resp *ModelResponse, err error) {
+	octx, end := l.observeModelCall(ctx)
+	defer func() { end(resp, err) }()
+	for ev, err := range l.lr.model.Generate(octx, req) {
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case ev.Retry != nil:
+			l.log.emit(EventLLMStreamRetry, LLMRetryData{Round: l.round, Attempt: ev.Retry.Attempt, DelayMS: ev.Retry.Delay.Milliseconds(), Reason: ev.Retry.Reason})
+		case ev.Response != nil:
+			l.observeFirstOutput(ctx)
+			resp = ev.Response
+		case ev.Delta != "" || ev.ReasoningDelta != "":
+			l.observeFirstOutput(ctx)
+			l.log.emit(EventLLMOutputDelta, LLMDeltaData{Round: l.round, Delta: ev.Delta, ReasoningDelta: ev.ReasoningDelta})
+		}
+	}
+	if resp == nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, errors.New("the model ended its answer without a response")
 	}
 	return resp, nil
 }

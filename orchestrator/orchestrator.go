@@ -70,6 +70,9 @@ type Options struct {
 	// Default: host, pid, process start time and a random part (see
 	// instance.go); set it only in tests.
 	InstanceID string
+	// Observer, when set, is told of runs, model calls and tool calls
+	// (telemetry; see [Observer]). nil: nothing is observed, at no cost.
+	Observer Observer
 	// Logger; nil discards.
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -215,6 +218,9 @@ type RunRequest struct {
 	// Language of the prompt: en or zh; empty = the default.
 	Language string
 	Caller   Caller
+	// Frontend names the front-end that started the run (one of the
+	// Frontend* constants; "" from Go), for telemetry.
+	Frontend string
 	// MaxRounds overrides the model's when > 0.
 	MaxRounds int
 	// Metadata travels with the run to its tools (ToolInvocation.Metadata);

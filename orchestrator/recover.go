@@ -137,6 +137,7 @@ func (o *Orchestrator) resume(ctx context.Context, r *Run) error {
 	}
 	lr := o.newLiveRun(req, x, locks, *r, base)
 	lr.resumed = true
+	o.observeRun(ctx, lr)
 	return o.admitResumed(lr)
 }
 
@@ -149,7 +150,7 @@ func (o *Orchestrator) resumable(ctx context.Context, r *Run) (RunRequest, execu
 	sp := r.Spec
 	req := RunRequest{UserID: r.UserID, SessionID: r.SessionID, Question: r.Question, ToolNames: sp.ToolNames, PreloadSkills: sp.PreloadSkills,
 		ExcludeTools: sp.ExcludeTools, ModelName: sp.ModelName, ToolCallMode: sp.ToolCallMode, Language: sp.Language,
-		Caller: sp.Caller, MaxRounds: sp.MaxRounds, Metadata: sp.Metadata, ApprovalMode: sp.ApprovalMode}
+		Caller: sp.Caller, MaxRounds: sp.MaxRounds, Metadata: sp.Metadata, ApprovalMode: sp.ApprovalMode, Frontend: sp.Frontend}
 	x, err := o.prepare(ctx, req)
 	if err != nil {
 		return req, x, 0, err

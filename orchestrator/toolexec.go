@@ -60,11 +60,13 @@ func (l *loop) callTool(ctx context.Context, c pendingCall) (res *ToolResult) {
 	start := time.Now()
 	l.lr.toolStarted(c.call.ID, c.call.Name)
 	defer l.lr.toolEnded(c.call.ID, c.call.Name)
+	ctx, observed := l.observeToolCall(ctx, c)
 	defer func() {
 		if p := recover(); p != nil {
 			l.o.log.Error("tool panicked", "tool", c.call.Name, "run_id", l.lr.id, "panic", p, "stack", string(debug.Stack()))
 			res = ErrorResult(fmt.Sprintf("tool %s failed: internal error", c.call.Name))
 		}
+		observed(res, ctx.Err() != nil)
 		l.reportResult(c, res, since(start))
 	}()
 	inv := &ToolInvocation{

@@ -108,6 +108,7 @@ type RunSpec struct {
 	MaxRounds     int               `json:"max_rounds,omitempty"`
 	Metadata      map[string]string `json:"metadata,omitempty"`
 	ApprovalMode  string            `json:"approval_mode,omitempty"`
+	Frontend      string            `json:"frontend,omitempty"`
 }
 
 // Message roles.

@@ -51,6 +51,9 @@ type Options struct {
 	Logger *slog.Logger
 	// AutoMigrate applies pending migrations in Open (see [Store.Migrate]).
 	AutoMigrate bool
+	// Observe, when set, is told of every operation (telemetry: store
+	// latency); nil observes nothing.
+	Observe OpFunc
 }
 
 func (o Options) withDefaults() Options {
@@ -97,6 +100,8 @@ type Store struct {
 	// (notify.go); channel is "" on SQLite.
 	pgCfg   *pgx.ConnConfig
 	channel string
+	// observe is Options.Observe (nil: none).
+	observe OpFunc
 }
 
 var _ orchestrator.Store = (*Store)(nil)
@@ -105,7 +110,7 @@ var _ orchestrator.Store = (*Store)(nil)
 // and, with AutoMigrate, applies pending migrations.
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
-	s := &Store{backend: opts.Backend, log: opts.Logger}
+	s := &Store{backend: opts.Backend, log: opts.Logger, observe: opts.Observe}
 	var sqldb *sql.DB
 	var err error
 	switch opts.Backend {
@@ -125,6 +130,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		s.db = bun.NewDB(sqldb, pgText{pgdialect.New()})
 	default:
 		return nil, fmt.Errorf("storage: unknown backend %q (want %q or %q)", opts.Backend, BackendSQLite, BackendPostgres)
+	}
+	if s.observe != nil {
+		s.db = s.db.WithQueryHook(queryHook{s.observe})
 	}
 	sqldb.SetMaxOpenConns(opts.MaxOpenConns)
 	sqldb.SetMaxIdleConns(opts.MaxOpenConns)

@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/uptrace/bun"
 )
@@ -239,7 +240,13 @@ func (s *Store) update(ctx context.Context, fn func(ctx context.Context, db bun.
 	if s.writer == nil {
 		return fn(ctx, s.db)
 	}
-	return s.writer.do(ctx, fn)
+	if s.observe == nil {
+		return s.writer.do(ctx, fn)
+	}
+	start := time.Now()
+	err := s.writer.do(ctx, fn)
+	s.observe(ctx, "write", start, err)
+	return err
 }
 
 // WriteStats reports the group-commit writer's transactions and the writes

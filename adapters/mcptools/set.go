@@ -93,6 +93,9 @@ type Options struct {
 	// connections per host for concurrent sessions. adapters/usertools' servers get one that
 	// refuses private addresses at dial time (internal/netguard).
 	HTTPTransport http.RoundTripper
+	// WrapTransport, when set, wraps the transport of every HTTP server
+	// (tracing: traceparent on outgoing requests); nil = none.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 	// DropServerLogs stops forwarding servers' log notifications to the
 	// Output of calls in flight. A log message names no call, so it goes to
 	// every call on the server; set this when the calls of one session

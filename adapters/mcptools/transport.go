@@ -34,6 +34,9 @@ func (sv *server) httpClient() *http.Client {
 	if base == nil {
 		base = sv.set.transport
 	}
+	if wrap := sv.set.opts.WrapTransport; wrap != nil {
+		base = wrap(base)
+	}
 	if len(sv.cfg.Headers) == 0 && sv.cfg.BearerToken == "" {
 		return &http.Client{Transport: base}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wunder/wunder/adapters/builtin"
+	"github.com/wunder/wunder/internal/telemetry"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 	"github.com/wunder/wunder/storage"
@@ -128,5 +129,64 @@ func benchStores() map[string]func(b *testing.B) orchestrator.Store {
 			}
 			return s
 		},
+	}
+}
+
+// BenchmarkConcurrentRunsTelemetry is BenchmarkConcurrentRuns (8 runs at
+// once) with telemetry as `wunder serve` wires it when no collector is
+// configured (metrics on, traces off: the observer, the store hook) and
+// without any: the price of the metrics, and that traces off costs
+// nothing more.
+//
+//	go test -run '^$' -bench ConcurrentRunsTelemetry -benchtime 2000x -count 5 ./cmd/wunder/
+func BenchmarkConcurrentRunsTelemetry(b *testing.B) {
+	for _, name := range []string{"memory", "sqlite"} {
+		for _, withTel := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/telemetry=%v", name, withTel), func(b *testing.B) {
+				var tel *telemetry.Telemetry
+				var obs orchestrator.Observer
+				var observe storage.OpFunc
+				if withTel {
+					var err error
+					if tel, err = telemetry.New(context.Background(), telemetry.Options{Getenv: func(string) string { return "" }}); err != nil {
+						b.Fatal(err)
+					}
+					obs, observe = tel, tel.StoreOp
+				}
+				var store orchestrator.Store = orchestratortest.NewMemStore()
+				if name == "sqlite" {
+					s, err := storage.Open(context.Background(), storage.Options{SQLitePath: b.TempDir() + "/w.db", AutoMigrate: true, Observe: observe})
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer s.Close()
+					store = s
+				}
+				models := orchestratortest.Models{Model: orchestratortest.NewScriptedModel(orchestratortest.Turn{Content: "hello"}),
+					Settings: orchestrator.ModelSettings{Name: "m", ToolCallMode: orchestrator.ModeToolCall, MaxRounds: 2, Stream: true}}
+				o := orchestrator.New(store, models, orchestrator.NewRegistry("", nil), &orchestrator.Options{MaxActiveRuns: 64, QueueSize: 1024, Observer: obs})
+				defer func() { _ = o.Close(context.Background()) }()
+				var n atomic.Int64
+				b.SetParallelism(4)
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						i := n.Add(1)
+						run, err := o.Start(context.Background(), orchestrator.RunRequest{UserID: fmt.Sprintf("u%d", i), Question: "q", Caller: orchestrator.CallerAgent})
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						for _, err := range o.Events(context.Background(), "", run.ID, 0) {
+							if err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					}
+				})
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
+			})
+		}
 	}
 }

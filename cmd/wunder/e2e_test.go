@@ -32,6 +32,7 @@ type server struct {
 	url  string
 	dir  string
 	fake *fakellm.Server
+	app  *app
 }
 
 // dataDir is a temporary data dir the sandbox user may pass through
@@ -88,7 +89,7 @@ func startServer(t *testing.T, mutate func(c *config.Config)) *server {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &server{url: "http://" + ln.Addr().String(), dir: dir, fake: fake}
+	return &server{url: "http://" + ln.Addr().String(), dir: dir, fake: fake, app: a}
 }
 
 func finalOf(t *testing.T, evs []client.Event) client.Final {

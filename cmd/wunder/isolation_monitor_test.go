@@ -25,5 +25,6 @@ func (f *fixture) monitorRows() []matrixRow {
 		row("users seen", "list", "GET", "/wunder/admin/users"),
 		row("users seen: sessions", "list", "GET", "/wunder/admin/users/alice/sessions"),
 		row("Go profiler (observability.pprof)", "get", "GET", "/debug/pprof/cmdline"),
+		row("Prometheus metrics", "get", "GET", "/metrics"),
 	}
 }

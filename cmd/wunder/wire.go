@@ -15,6 +15,7 @@ import (
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/internal/telemetry"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
 )
@@ -39,7 +40,13 @@ func newLogger(cfg *config.Config) *slog.Logger {
 }
 
 func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger, migrate bool) (*storage.Store, error) {
+	return openObservedStore(ctx, cfg, log, migrate, nil)
+}
+
+// openObservedStore is openStore telling observe of every operation.
+func openObservedStore(ctx context.Context, cfg *config.Config, log *slog.Logger, migrate bool, observe storage.OpFunc) (*storage.Store, error) {
 	return storage.Open(ctx, storage.Options{
+		Observe:        observe,
 		Backend:        cfg.Storage.EffectiveBackend(),
 		SQLitePath:     cfg.Storage.DBPath,
 		PostgresDSN:    cfg.Storage.Postgres.DSN,
@@ -104,10 +111,11 @@ type app struct {
 	lsp    *lspParts                   // wire_lsp.go
 	mcp    *mcpParts                   // wire_mcp.go
 
-	userTools *userToolsParts // wire_usertools.go
-	knowledge *knowledgeParts // wire_knowledge.go
-	skills    *skills.Set     // wire_skills.go
-	config    *configAdmin    // admin_config.go
+	userTools *userToolsParts      // wire_usertools.go
+	knowledge *knowledgeParts      // wire_knowledge.go
+	skills    *skills.Set          // wire_skills.go
+	config    *configAdmin         // admin_config.go
+	tel       *telemetry.Telemetry // wire_telemetry.go
 }
 
 // build wires every component from the configuration. On failure it
@@ -120,9 +128,14 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		}
 		return nil, err
 	}
-	store, err := openStore(ctx, cfg, log, true)
+	tel, err := newTelemetry(ctx, cfg) // wire_telemetry.go
 	if err != nil {
-		return nil, fmt.Errorf("storage: %w", err)
+		return nil, err
+	}
+	undo = append(undo, func() { _ = tel.Shutdown(context.Background()) })
+	store, err := openObservedStore(ctx, cfg, log, true, tel.StoreOp)
+	if err != nil {
+		return fail(fmt.Errorf("storage: %w", err))
 	}
 	undo = append(undo, func() { store.Close() })
 	registry, err := newModels(cfg)
@@ -151,11 +164,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	skillSet := newSkills(cfg, log, tools, sb, store, toolConfigs)
 	undo = append(undo, func() { _ = skillSet.Close() })
 	toolsets := []orchestrator.Toolset{tools, skillSet}
-	a2aTools := newA2ATools(cfg, log)
+	a2aTools := newA2ATools(cfg, log, tracedClient(tel))
 	undo = append(undo, a2aTools.Close)
 	toolsets = append(toolsets, a2aTools)
 	toolsets = append(toolsets, lspParts.toolsets(tools)...)
-	mcpParts, err := newMCP(ctx, cfg, log, store)
+	mcpParts, err := newMCP(ctx, cfg, log, store, wrapTransport(tel))
 	if err != nil {
 		return fail(err)
 	}
@@ -188,8 +201,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Replan: orchestrator.ReplanPolicy{Enabled: cfg.Replan.Enabled, MaxRetries: cfg.Replan.MaxRetries,
 			MaxReplans: cfg.Replan.MaxReplans, GoalCheck: cfg.GoalCheck.Enabled},
 		Approvals: approvalPolicy(cfg.Approvals), Schemas: schemaValidator{},
-		Logger: log,
+		Observer: tel,
+		Logger:   log,
 	})
+	telemetryGauges(tel, orch)
 	if n, err := orch.RecoverOrphans(ctx); err != nil {
 		log.Warn("orphaned runs not recovered", "err", err)
 	} else if n > 0 {
@@ -223,8 +238,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Workspaces: workspaceAPI{tools}, WorkspaceLimits: workspaceLimits(cfg), // wire_workspace.go
 		PProf:  cfg.Observability.PProf,
 		Config: cfgAdmin, // admin_config.go
+
+		Metrics: tel.MetricsHandler(), MetricsPublic: cfg.Observability.MetricsPublic, // wire_telemetry.go
+		Trace: tracingMiddleware(tel),
 	})
-	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, ready: ready, lsp: lspParts, mcp: mcpParts,
+	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, tel: tel, ready: ready, lsp: lspParts, mcp: mcpParts,
 		userTools: userTools, knowledge: knowledgeParts, skills: skillSet, config: cfgAdmin}
 	cfgAdmin.a = a
 	// Front-ends mounted on the gateway, each wired in a file of its own.
@@ -270,6 +288,10 @@ func (a *app) close(ctx context.Context) error {
 	}
 	if cerr := a.store.Close(); cerr != nil && err == nil {
 		err = cerr
+	}
+	// Last: the spans of everything above are exported.
+	if terr := a.tel.Shutdown(ctx); terr != nil {
+		a.log.Warn("traces not all exported", "err", terr)
 	}
 	return err
 }

@@ -24,8 +24,9 @@ type a2aParts struct {
 
 // newA2ATools builds the a2a@service tools from a2a.services. The config
 // was validated, so New does not fail on names; if it does, no peers.
-func newA2ATools(cfg *config.Config, log *slog.Logger) *a2atools.Set {
-	set, err := a2atools.New(a2aServices(cfg), &a2atools.Options{Logger: log.With("toolset", "a2a")})
+// hc carries the calls to peers (nil: the toolset's default client).
+func newA2ATools(cfg *config.Config, log *slog.Logger, hc *http.Client) *a2atools.Set {
+	set, err := a2atools.New(a2aServices(cfg), &a2atools.Options{HTTP: hc, Logger: log.With("toolset", "a2a")})
 	if err != nil {
 		log.Error("a2a services not offered", "err", err)
 		set, _ = a2atools.New(nil, nil)

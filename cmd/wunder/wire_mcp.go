@@ -30,13 +30,15 @@ type mcpParts struct {
 }
 
 // newMCP builds the upstream toolset and starts its background refresh.
-func newMCP(ctx context.Context, cfg *config.Config, log *slog.Logger, cache mcptools.SpecCache) (*mcpParts, error) {
+// wrap, when set, wraps the transport of HTTP servers (tracing).
+func newMCP(ctx context.Context, cfg *config.Config, log *slog.Logger, cache mcptools.SpecCache, wrap func(http.RoundTripper) http.RoundTripper) (*mcpParts, error) {
 	set, err := mcptools.New(mcpServers(cfg), &mcptools.Options{
 		Timeout: cfg.MCP.Timeout(), Cache: cache, ClientVersion: version, Elicitation: cfg.MCP.Elicitation,
 		ReadyTimeout: cfg.MCP.ReadyTimeout(), Logger: log.With("component", "mcp"),
 		// A wunder started as the MCP stdio server of a wunder starts no
 		// stdio servers of its own (stdio.go in mcptools).
-		StdioDepth: mcptools.ParseStdioDepth(os.Getenv(mcptools.StdioDepthEnv)),
+		StdioDepth:    mcptools.ParseStdioDepth(os.Getenv(mcptools.StdioDepthEnv)),
+		WrapTransport: wrap, // traceparent on requests to HTTP servers (wire_telemetry.go)
 	})
 	if err != nil {
 		return nil, withCode(exitConfig, err)

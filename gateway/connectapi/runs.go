@@ -46,7 +46,7 @@ func (s *runService) start(ctx context.Context, m runFields) (*orchestrator.Run,
 	return s.b.Start(ctx, orchestrator.RunRequest{
 		UserID: userID, SessionID: m.GetSessionId(), Question: m.GetQuestion(), ToolNames: m.GetToolNames(),
 		ModelName: m.GetModelName(), ToolCallMode: mode, Language: m.GetLanguage(),
-		MaxRounds: int(m.GetMaxRounds()), PreloadSkills: m.GetPreloadSkills(), Caller: orchestrator.CallerAgent,
+		MaxRounds: int(m.GetMaxRounds()), PreloadSkills: m.GetPreloadSkills(), Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendConnect,
 		ApprovalMode: approvalMode,
 	})
 }

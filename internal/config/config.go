@@ -335,6 +335,39 @@ type Observability struct {
 	// PProf serves the Go profiler at /debug/pprof/ to admins. Default
 	// false; env WUNDER_PPROF.
 	PProf bool `yaml:"pprof"`
+	// MetricsPublic serves /metrics without credentials (a scraper on a
+	// private network). Default false: an admin credential is needed.
+	MetricsPublic bool `yaml:"metrics_public"`
+	// OTLP exports traces. Off unless an endpoint is set here or in the
+	// OTEL_EXPORTER_OTLP_ENDPOINT variable.
+	OTLP OTLP `yaml:"otlp"`
+	// StoreSpanThresholdMS (store_span_threshold_ms): store operations at
+	// least this slow get a span of their own. Default 10; 0 = none.
+	StoreSpanThresholdMS int `yaml:"store_span_threshold_ms"`
+}
+
+// OTLP protocols.
+const (
+	OTLPHTTP = "http/protobuf"
+	OTLPGRPC = "grpc"
+)
+
+// OTLP is where traces are exported (observability.otlp).
+type OTLP struct {
+	// Endpoint is the collector's base URL: http://collector:4318 for
+	// http/protobuf (/v1/traces is added), http://collector:4317 for grpc.
+	// "" = the OTEL_EXPORTER_OTLP_ENDPOINT variable; neither: traces off.
+	Endpoint string `yaml:"endpoint"`
+	// Protocol is http/protobuf or grpc; "" = OTEL_EXPORTER_OTLP_PROTOCOL,
+	// else http/protobuf.
+	Protocol string `yaml:"protocol"`
+	// Headers are sent with every export. Masked by [Config.Redacted].
+	Headers map[string]string `yaml:"headers" secret:"true"`
+}
+
+// StoreSpanThreshold is store_span_threshold_ms as a duration.
+func (o Observability) StoreSpanThreshold() time.Duration {
+	return time.Duration(o.StoreSpanThresholdMS) * time.Millisecond
 }
 
 // Warnings are the non-fatal findings of [Load], such as deprecated keys, in

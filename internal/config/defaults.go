@@ -76,9 +76,10 @@ func Default() *Config {
 			},
 		},
 		Observability: Observability{
-			LogLevel:       "info",
-			LogFormat:      "text",
-			DropEventTypes: []string{},
+			LogLevel:             "info",
+			LogFormat:            "text",
+			DropEventTypes:       []string{},
+			StoreSpanThresholdMS: 10,
 		},
 		MCP:       mcpDefaults(),
 		A2A:       a2aDefaults(),

@@ -99,6 +99,9 @@ func TestBadValues(t *testing.T) {
 		{"provider", m + "      provider: acme\n", `llm.models.gpt.provider: must be one of openai, local, deepseek, qwen, scripted, got "acme"`},
 		{"backend", "storage:\n  backend: mysql\n", `storage.backend: must be one of auto, sqlite, postgres, got "mysql"`},
 		{"log_format", "observability:\n  log_format: xml\n", `observability.log_format: must be one of text, json, got "xml"`},
+		{"otlp protocol", "observability:\n  otlp:\n    protocol: thrift\n", `observability.otlp.protocol: must be one of http/protobuf, grpc, got "thrift"`},
+		{"otlp endpoint", "observability:\n  otlp:\n    endpoint: collector:4318\n", `observability.otlp.endpoint: must be an http:// or https:// URL such as http://collector:4318, got "collector:4318"`},
+		{"store span threshold", "observability:\n  store_span_threshold_ms: -1\n", `observability.store_span_threshold_ms: must be`},
 		{"language", "i18n:\n  default_language: fr\n", `i18n.default_language: must be one of en, zh, got "fr"`},
 		{"language not supported", "i18n:\n  supported_languages: [zh]\n", `i18n.default_language: must be one of supported_languages (zh), got "en"`},
 		// required and cross-field

@@ -149,6 +149,15 @@ func (c *Config) validate(p *problems) {
 	v.oneOf("observability.log_level", o.LogLevel, logLevels)
 	v.oneOf("observability.log_format", o.LogFormat, logFormats)
 	atLeast(v, "observability.event_payload_max_chars", o.EventPayloadMaxChars, 0)
+	atLeast(v, "observability.store_span_threshold_ms", o.StoreSpanThresholdMS, 0)
+	if o.OTLP.Protocol != "" {
+		v.oneOf("observability.otlp.protocol", o.OTLP.Protocol, []string{OTLPHTTP, OTLPGRPC})
+	}
+	if e := o.OTLP.Endpoint; e != "" {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.fail("observability.otlp.endpoint", "must be an http:// or https:// URL such as http://collector:4318, got %q", e)
+		}
+	}
 	if v.eachWord("observability.drop_event_types", o.DropEventTypes) {
 		for i, t := range o.DropEventTypes {
 			if slices.Contains(undroppable, t) {
