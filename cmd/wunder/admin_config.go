@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -35,10 +40,28 @@ import (
 type configAdmin struct {
 	a    *app
 	load config.LoadOptions // where the base file is; Override unset
+	// db holds the override when replicas share PostgreSQL; nil = the
+	// override file.
+	db configStore
 
-	mu  sync.Mutex // serialises changes
-	cur atomic.Pointer[config.Config]
+	mu      sync.Mutex // serialises changes and syncs
+	cur     atomic.Pointer[config.Config]
+	applied int64 // db: the revision cur reflects; guarded by mu
+
+	stop context.CancelFunc // ends the db poll
+	done chan struct{}
 }
+
+// configStore keeps the override in the database (storage.Store).
+type configStore interface {
+	ConfigOverride(ctx context.Context) (json.RawMessage, int64, error)
+	ConfigRevision(ctx context.Context) (int64, error)
+	SaveConfigOverride(ctx context.Context, sections json.RawMessage, expect int64) (int64, error)
+}
+
+// configPollInterval is how often a replica on PostgreSQL checks the
+// override's revision: the longest two replicas disagree after a change.
+const configPollInterval = 2 * time.Second
 
 // configSection is one section the routes serve: its key in the YAML, and
 // the document's field that holds it.
@@ -53,10 +76,156 @@ var configSectionsByName = map[string]configSection{
 	"a2a": {key: "a2a.services", field: "services"},
 }
 
-func newConfigAdmin(a *app, cfg *config.Config) *configAdmin {
-	ca := &configAdmin{a: a}
+// newConfigAdmin serves changes of cfg. With db (PostgreSQL), cfg already
+// has the stored sections at revision rev ([applyStoredConfig]) and the
+// admin polls for other replicas' changes until close.
+func newConfigAdmin(cfg *config.Config, db configStore, rev int64) *configAdmin {
+	ca := &configAdmin{db: db, applied: rev}
 	ca.cur.Store(cfg)
 	return ca
+}
+
+// start begins the poll of the stored override (db only).
+func (ca *configAdmin) start() {
+	if ca.db == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ca.stop, ca.done = cancel, make(chan struct{})
+	go func() {
+		defer close(ca.done)
+		t := time.NewTicker(configPollInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := ca.sync(ctx); err != nil && ctx.Err() == nil {
+					ca.a.log.Warn("configuration change of another replica not applied", "err", err)
+				}
+			}
+		}
+	}()
+}
+
+func (ca *configAdmin) close() {
+	if ca.stop != nil {
+		ca.stop()
+		<-ca.done
+	}
+}
+
+// sync applies the stored override when another replica moved its
+// revision: each section whose stored value differs from the running one.
+func (ca *configAdmin) sync(ctx context.Context) error {
+	rev, err := ca.db.ConfigRevision(ctx)
+	if err != nil {
+		return err
+	}
+	ca.mu.Lock()
+	defer ca.mu.Unlock()
+	if rev == ca.applied {
+		return nil
+	}
+	return ca.syncLocked(ctx)
+}
+
+// syncLocked is sync under ca.mu, without the cheap revision check.
+func (ca *configAdmin) syncLocked(ctx context.Context) error {
+	raw, rev, err := ca.db.ConfigOverride(ctx)
+	if err != nil {
+		return err
+	}
+	sections, err := decodeSections(raw)
+	if err != nil {
+		return err
+	}
+	if rev == ca.applied {
+		return nil
+	}
+	cur := ca.cur.Load()
+	for _, sec := range orderedSections() {
+		stored, ok := sections[sec.key]
+		if !ok {
+			continue
+		}
+		running, err := sectionValue(cur, sec)
+		if err != nil {
+			return err
+		}
+		if jsonEqual(running, stored) {
+			continue
+		}
+		next, err := cur.WithSection(sec.key, stored)
+		if err != nil {
+			return fmt.Errorf("stored section %s: %w", sec.key, err)
+		}
+		commit, err := ca.a.prepare(ctx, sec.key, next)
+		if err != nil {
+			return err
+		}
+		if err := commit(ctx); err != nil {
+			return err
+		}
+		cur = next
+		ca.a.log.Info("configuration changed by another replica", "section", sec.key, "revision", rev)
+	}
+	ca.cur.Store(cur)
+	ca.applied = rev
+	return nil
+}
+
+// applyStoredConfig lays the override stored in db over cfg at start: the
+// sections another replica's admin API changed. A stored section that no
+// longer validates is logged and left out.
+func applyStoredConfig(ctx context.Context, cfg *config.Config, db configStore, log *slog.Logger) (*config.Config, int64, error) {
+	raw, rev, err := db.ConfigOverride(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	sections, err := decodeSections(raw)
+	if err != nil {
+		return nil, 0, err
+	}
+	for _, sec := range orderedSections() {
+		v, ok := sections[sec.key]
+		if !ok {
+			continue
+		}
+		next, err := cfg.WithSection(sec.key, v)
+		if err != nil {
+			log.Error("stored configuration section not applied", "section", sec.key, "revision", rev, "err", err)
+			continue
+		}
+		cfg = next
+	}
+	return cfg, rev, nil
+}
+
+func decodeSections(raw json.RawMessage) (map[string]any, error) {
+	sections := map[string]any{}
+	if len(raw) == 0 {
+		return sections, nil
+	}
+	if err := json.Unmarshal(raw, &sections); err != nil {
+		return nil, fmt.Errorf("the stored configuration override is not a JSON object: %w", err)
+	}
+	return sections, nil
+}
+
+func orderedSections() []configSection {
+	out := make([]configSection, 0, len(configSectionsByName))
+	for _, name := range slices.Sorted(maps.Keys(configSectionsByName)) {
+		out = append(out, configSectionsByName[name])
+	}
+	return out
+}
+
+func jsonEqual(a, b any) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
 
 func (ca *configAdmin) overridePath() string { return config.OverridePath(ca.cur.Load().DataDir) }
@@ -67,7 +236,7 @@ func (ca *configAdmin) ConfigSection(_ context.Context, name string) (map[string
 	if !ok {
 		return nil, 0, fmt.Errorf("%w: no configuration section %q", orchestrator.ErrNotFound, name)
 	}
-	_, rev, err := config.ReadOverride(ca.overridePath())
+	rev, err := ca.revision(context.Background())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -75,18 +244,35 @@ func (ca *configAdmin) ConfigSection(_ context.Context, name string) (map[string
 	return doc, rev, err
 }
 
-// sectionDoc is the section of cfg as JSON-ready values, secrets masked,
-// keyed by the YAML names.
+// revision is the override's current revision.
+func (ca *configAdmin) revision(ctx context.Context) (int64, error) {
+	if ca.db != nil {
+		return ca.db.ConfigRevision(ctx)
+	}
+	_, rev, err := config.ReadOverride(ca.overridePath())
+	return rev, err
+}
+
+// sectionDoc is the section of cfg as the routes show it: JSON-ready
+// values keyed by the YAML names, secrets masked.
 func sectionDoc(cfg *config.Config, sec configSection) (map[string]any, error) {
-	red := cfg.Redacted()
+	v, err := sectionValue(cfg.Redacted(), sec)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{sec.field: v}, nil
+}
+
+// sectionValue is the section of cfg as JSON-ready values (unmasked).
+func sectionValue(cfg *config.Config, sec configSection) (any, error) {
 	var v any
 	switch sec.key {
 	case "llm":
-		v = red.LLM
+		v = cfg.LLM
 	case "mcp.servers":
-		v = nonNilSlice(red.MCP.Servers)
+		v = nonNilSlice(cfg.MCP.Servers)
 	case "a2a.services":
-		v = nonNilSlice(red.A2A.Services)
+		v = nonNilSlice(cfg.A2A.Services)
 	}
 	b, err := yaml.Marshal(v)
 	if err != nil {
@@ -99,7 +285,15 @@ func sectionDoc(cfg *config.Config, sec configSection) (map[string]any, error) {
 	if out == nil {
 		out = []any{}
 	}
-	return map[string]any{sec.field: out}, nil
+	// Through JSON, so the value compares equal to one read back from the
+	// store (numbers as float64, maps as map[string]any).
+	j, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	var norm any
+	err = json.Unmarshal(j, &norm)
+	return norm, err
 }
 
 func nonNilSlice[T any](s []T) []T {
@@ -129,14 +323,16 @@ func (ca *configAdmin) UpdateConfigSection(ctx context.Context, name string, doc
 
 	ca.mu.Lock()
 	defer ca.mu.Unlock()
+	if ca.db != nil {
+		return ca.updateStored(ctx, sec, value, ifMatch)
+	}
 	path := ca.overridePath()
 	body, rev, err := config.ReadOverride(path)
 	if err != nil {
 		return nil, 0, err
 	}
-	if ifMatch != nil && *ifMatch != rev {
-		return nil, 0, fmt.Errorf("%w: the configuration is at revision %d, not %d: read it again and reapply your change",
-			orchestrator.ErrConflict, rev, *ifMatch)
+	if err := checkRevision(ifMatch, rev); err != nil {
+		return nil, 0, err
 	}
 	old := ca.cur.Load()
 	next, err := old.WithSection(sec.key, value)
@@ -166,6 +362,61 @@ func (ca *configAdmin) UpdateConfigSection(ctx context.Context, name string, doc
 	ca.a.log.Info("configuration changed", "section", sec.key, "revision", rev+1)
 	out, err := sectionDoc(next, sec)
 	return out, rev + 1, err
+}
+
+// updateStored is UpdateConfigSection with the override in the database:
+// the section's effective value (secrets included, as the file would hold
+// them) is stored as revision+1 unless another replica got there first.
+func (ca *configAdmin) updateStored(ctx context.Context, sec configSection, value any, ifMatch *int64) (map[string]any, int64, error) {
+	if err := ca.syncLocked(ctx); err != nil {
+		return nil, 0, err
+	}
+	raw, rev, err := ca.db.ConfigOverride(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := checkRevision(ifMatch, rev); err != nil {
+		return nil, 0, err
+	}
+	next, err := ca.cur.Load().WithSection(sec.key, value)
+	if err != nil {
+		return nil, 0, configError(err)
+	}
+	commit, err := ca.a.prepare(ctx, sec.key, next)
+	if err != nil {
+		return nil, 0, err
+	}
+	sections, err := decodeSections(raw)
+	if err != nil {
+		return nil, 0, err
+	}
+	if sections[sec.key], err = sectionValue(next, sec); err != nil {
+		return nil, 0, err
+	}
+	body, err := json.Marshal(sections)
+	if err != nil {
+		return nil, 0, err
+	}
+	newRev, err := ca.db.SaveConfigOverride(ctx, body, rev)
+	if err != nil {
+		return nil, 0, err // ErrConflict: another replica changed it meanwhile
+	}
+	if err := commit(ctx); err != nil {
+		return nil, 0, err
+	}
+	ca.cur.Store(next)
+	ca.applied = newRev
+	ca.a.log.Info("configuration changed", "section", sec.key, "revision", newRev, "store", "database")
+	out, err := sectionDoc(next, sec)
+	return out, newRev, err
+}
+
+func checkRevision(ifMatch *int64, rev int64) error {
+	if ifMatch != nil && *ifMatch != rev {
+		return fmt.Errorf("%w: the configuration is at revision %d, not %d: read it again and reapply your change",
+			orchestrator.ErrConflict, rev, *ifMatch)
+	}
+	return nil
 }
 
 // configError turns the config package's problems into the API's.

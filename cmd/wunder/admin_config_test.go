@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -174,6 +175,13 @@ func TestAdminConfigMCPLive(t *testing.T) {
 		t.Errorf("a restart would load mcp.servers = %+v", reloaded.MCP.Servers)
 	}
 
+	// `wunder config diff` shows the change, secrets masked.
+	code, diffOut, diffErr := runCLI(t, t.Context(), "config", "diff")
+	if code != exitOK || !strings.Contains(diffOut, `mcp.servers[0].name: (unset) -> "echo"`) ||
+		!strings.Contains(diffOut, "revision 1") || strings.Contains(diffOut, "tok-1") {
+		t.Errorf("config diff: exit %d\n%s%s", code, diffOut, diffErr)
+	}
+
 	// Posting back what GET showed (the masked token) keeps the token.
 	if code, got = adminDo(t, s, "GET", "/wunder/admin/mcp", ""); code != 200 {
 		t.Fatalf("GET: %d %v", code, got)
@@ -253,4 +261,70 @@ func TestAdminConfigModelAndA2ALive(t *testing.T) {
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// Two replicas on one PostgreSQL: a change made through one replica's admin
+// API is stored in the database, applied by the other within its poll
+// interval, and loaded by a replica that starts later; a change based on a
+// revision another replica has moved is 409.
+func TestAdminConfigReplicasPostgres(t *testing.T) {
+	dsn := pgSchema(t)
+	mutate := func(c *config.Config) { c.Security.APIKey = "k"; c.Storage.Postgres.DSN = dsn }
+	a := startServer(t, mutate)
+	b := startServer(t, mutate)
+
+	svc := `{"services":[{"name":"peer","endpoint":"http://127.0.0.1:1/a2a","version":"1.0","bearer_token":"peer-secret"}]}`
+	code, got := adminDo(t, a, "POST", "/wunder/admin/a2a", svc, "If-Match", "0")
+	if code != 200 || got["revision"] != float64(1) {
+		t.Fatalf("POST on replica a: %d %v", code, got)
+	}
+	if !hasName(toolNames(t, a, "alice"), "a2a@peer") {
+		t.Fatal("replica a does not offer a2a@peer after its own change")
+	}
+	// Replica b applies it at its next poll (configPollInterval).
+	deadline := time.Now().Add(5 * configPollInterval)
+	for !hasName(toolNames(t, b, "alice"), "a2a@peer") {
+		if time.Now().After(deadline) {
+			t.Fatalf("replica b does not offer a2a@peer %s after the change", 5*configPollInterval)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a condition, bounded by the deadline
+	}
+	code, got = adminDo(t, b, "GET", "/wunder/admin/a2a", "")
+	if code != 200 || got["revision"] != float64(1) {
+		t.Fatalf("GET on replica b: %d %v", code, got)
+	}
+	if s0 := got["services"].([]any)[0].(map[string]any); s0["bearer_token"] != config.Mask {
+		t.Errorf("replica b shows the token as %v, want the mask", s0["bearer_token"])
+	}
+	// b is at revision 1 now; a change based on 0 is stale on either replica.
+	if code, got = adminDo(t, b, "POST", "/wunder/admin/a2a", `{"services":[]}`, "If-Match", "0"); code != 409 {
+		t.Fatalf("stale POST on replica b: %d %v", code, got)
+	}
+	// A change on b (keeping the masked token) moves both to revision 2.
+	keep := `{"services":[{"name":"peer","endpoint":"http://127.0.0.1:1/a2a","version":"1.0","bearer_token":"` + config.Mask + `"},` +
+		`{"name":"peer2","endpoint":"http://127.0.0.1:2/a2a","version":"0.3"}]}`
+	if code, got = adminDo(t, b, "POST", "/wunder/admin/a2a", keep, "If-Match", "1"); code != 200 || got["revision"] != float64(2) {
+		t.Fatalf("POST on replica b: %d %v", code, got)
+	}
+	// `wunder config diff` reads the database's override.
+	t.Setenv("WUNDER_POSTGRES_DSN", dsn)
+	t.Setenv("WUNDER_DATA_DIR", t.TempDir())
+	t.Setenv("WUNDER_CONFIG_PATH", "")
+	code, diffOut, diffErr := runCLI(t, t.Context(), "config", "diff")
+	if code != exitOK || !strings.Contains(diffOut, "database (revision 2)") || !strings.Contains(diffOut, `a2a.services[1].name: (unset) -> "peer2"`) ||
+		strings.Contains(diffOut, "peer-secret") {
+		t.Errorf("config diff on PostgreSQL: exit %d\n%s%s", code, diffOut, diffErr)
+	}
+	// A replica started now loads revision 2 before it serves.
+	c := startServer(t, mutate)
+	code, got = adminDo(t, c, "GET", "/wunder/admin/a2a", "")
+	if code != 200 || got["revision"] != float64(2) || len(got["services"].([]any)) != 2 {
+		t.Fatalf("GET on a new replica: %d %v", code, got)
+	}
+	if names := toolNames(t, c, "alice"); !hasName(names, "a2a@peer") || !hasName(names, "a2a@peer2") {
+		t.Errorf("a new replica offers %v", names)
+	}
+	if tok := c.app.cfg.A2A.Services[0].BearerToken; tok != "peer-secret" {
+		t.Errorf("the masked token was not kept across replicas: %q", tok)
+	}
 }

@@ -138,6 +138,16 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		return fail(fmt.Errorf("storage: %w", err))
 	}
 	undo = append(undo, func() { store.Close() })
+	// With PostgreSQL the admin API's changes live in the database: lay
+	// them over the files before anything is built (admin_config.go).
+	var cfgStore configStore
+	var cfgRev int64
+	if cfg.Storage.EffectiveBackend() == "postgres" {
+		cfgStore = store
+		if cfg, cfgRev, err = applyStoredConfig(ctx, cfg, store, log); err != nil {
+			return fail(fmt.Errorf("configuration override: %w", err))
+		}
+	}
 	registry, err := newModels(cfg)
 	if err != nil {
 		return fail(err)
@@ -211,8 +221,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		log.Info("ended runs a stopped process left unfinished", "count", n)
 	}
 	ready := readiness(store, mcpParts)
-	cfgAdmin := newConfigAdmin(nil, cfg) // admin_config.go; its app is set below
-	var limit gateway.Limiter            // an untyped nil when off
+	cfgAdmin := newConfigAdmin(cfg, cfgStore, cfgRev) // admin_config.go; its app is set below
+	var limit gateway.Limiter                         // an untyped nil when off
 	if rl := cfg.Auth.RateLimit; rl.PerSecond > 0 {
 		limit = auth.NewLimiter(rl.PerSecond, rl.Burst)
 	}
@@ -245,6 +255,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, tel: tel, ready: ready, lsp: lspParts, mcp: mcpParts,
 		userTools: userTools, knowledge: knowledgeParts, skills: skillSet, config: cfgAdmin}
 	cfgAdmin.a = a
+	cfgAdmin.start()
 	// Front-ends mounted on the gateway, each wired in a file of its own.
 	mountConnect(a)       // wire_connect.go
 	mountA2A(a, a2aTools) // wire_a2a.go
@@ -277,6 +288,7 @@ func (a *app) handler() http.Handler { return a.gw.Handler() }
 
 // close stops the orchestrator (waiting for runs until ctx ends) and the store.
 func (a *app) close(ctx context.Context) error {
+	a.config.close()
 	a.closeA2A()
 	err := a.orch.Close(ctx)
 	a.mcp.close()
