@@ -169,3 +169,92 @@ func writeConfigProblem(w http.ResponseWriter, r *http.Request, ce *ConfigError)
 		Errors: ce.Fields,
 	})
 }
+
+// Trying what the configuration names, for the console's admin pages.
+// Admin only.
+//
+//	POST /wunder/admin/mcp/tools       {"name":"<configured server>"} or {"server":{...an mcp.servers entry...}}
+//	                                   → {"server","tools":[{name,description,input_schema,...}]}
+//	POST /wunder/admin/mcp/tools/call  {"server","tool","arguments":{...}} → {"server","tool","content","is_error","duration_ms"}
+//	POST /wunder/admin/a2a/card        {"name":"<configured service>"} or {"endpoint","headers"}
+//	                                   → {"card":{...as the peer sent it...},"summary":{name,description,interfaces,skills,streaming,push}}
+
+// ConfigProbe tries servers and peers; cmd/wunder implements it. Errors
+// are the core's sentinels (ErrNotFound for an unknown name,
+// ErrUnavailable for one that cannot be reached) or a [*ConfigError].
+type ConfigProbe interface {
+	ListMCPTools(ctx context.Context, name string, server map[string]any) (any, error)
+	CallMCPTool(ctx context.Context, server, tool string, arguments json.RawMessage) (any, error)
+	FetchA2ACard(ctx context.Context, name, endpoint string, headers map[string]string) (any, error)
+}
+
+type mcpToolsRequest struct {
+	Name   string         `json:"name"`
+	Server map[string]any `json:"server"`
+}
+
+type mcpCallRequest struct {
+	Server    string          `json:"server"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+type a2aCardRequest struct {
+	Name     string            `json:"name"`
+	Endpoint string            `json:"endpoint"`
+	Headers  map[string]string `json:"headers"`
+}
+
+func (s *Server) probeRoutes() {
+	p, ok := s.opts.Config.(ConfigProbe)
+	if !ok {
+		return
+	}
+	answer := func(w http.ResponseWriter, r *http.Request, v any, err error) {
+		var ce *ConfigError
+		switch {
+		case errors.As(err, &ce):
+			writeConfigProblem(w, r, ce)
+		case err != nil:
+			writeError(w, r, err)
+		default:
+			writeJSON(w, r, http.StatusOK, v)
+		}
+	}
+	s.mux.HandleFunc("POST /wunder/admin/mcp/tools", func(w http.ResponseWriter, r *http.Request) {
+		var req mcpToolsRequest
+		if !adminOnly(w, r) || !decodeJSON(w, r, &req) {
+			return
+		}
+		if (req.Name == "") == (req.Server == nil) {
+			writeProblem(w, r, http.StatusBadRequest, "invalid_argument", `send either "name" (a configured MCP server) or "server" (an mcp.servers entry to try)`)
+			return
+		}
+		v, err := p.ListMCPTools(r.Context(), req.Name, req.Server)
+		answer(w, r, v, err)
+	})
+	s.mux.HandleFunc("POST /wunder/admin/mcp/tools/call", func(w http.ResponseWriter, r *http.Request) {
+		var req mcpCallRequest
+		if !adminOnly(w, r) || !decodeJSON(w, r, &req) {
+			return
+		}
+		if !mcpServerRE.MatchString(req.Server) || req.Tool == "" {
+			writeProblem(w, r, http.StatusBadRequest, "invalid_argument", `"server" (a configured MCP server) and "tool" are required`)
+			return
+		}
+		v, err := p.CallMCPTool(r.Context(), req.Server, req.Tool, req.Arguments)
+		answer(w, r, v, err)
+	})
+	s.mux.HandleFunc("POST /wunder/admin/a2a/card", func(w http.ResponseWriter, r *http.Request) {
+		var req a2aCardRequest
+		if !adminOnly(w, r) || !decodeJSON(w, r, &req) {
+			return
+		}
+		if (req.Name == "") == (req.Endpoint == "") {
+			writeProblem(w, r, http.StatusBadRequest, "invalid_argument", `send either "name" (a configured A2A service) or "endpoint" (an agent's URL)`)
+			return
+		}
+		v, err := p.FetchA2ACard(r.Context(), req.Name, req.Endpoint, req.Headers)
+		answer(w, r, v, err)
+	})
+}

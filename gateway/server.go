@@ -182,6 +182,7 @@ func (s *Server) routes() {
 	s.monitorRoutes()   // monitor.go
 	s.userDataRoutes()  // monitor.go
 	s.configRoutes()    // admin_config.go
+	s.probeRoutes()     // admin_config.go
 	s.authRoutes()      // auth_routes.go
 	s.userToolRoutes()  // user_tools.go
 	s.knowledgeRoutes() // knowledge.go

@@ -136,6 +136,27 @@ func TestAdminConfigMCPLive(t *testing.T) {
 	}
 	cs.Close()
 
+	// Trying it: the tool list of the configured server, of an entry that
+	// is not configured, and one call.
+	code, got = adminDo(t, s, "POST", "/wunder/admin/mcp/tools", `{"name":"echo"}`)
+	if code != 200 || !strings.Contains(mustJSON(got["tools"]), `"echo@shout"`) {
+		t.Fatalf("POST /wunder/admin/mcp/tools by name: %d %v", code, got)
+	}
+	code, got = adminDo(t, s, "POST", "/wunder/admin/mcp/tools", `{"server":{"name":"try","transport":"streamable-http","url":"`+up+`"}}`)
+	if code != 200 || !strings.Contains(mustJSON(got["tools"]), `"try@shout"`) {
+		t.Fatalf("POST /wunder/admin/mcp/tools with an entry: %d %v", code, got)
+	}
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/mcp/tools", `{"server":{"name":"try","transport":"pigeon"}}`); code != 400 || got["code"] != "invalid_config" {
+		t.Errorf("an invalid entry to try: %d %v", code, got)
+	}
+	code, got = adminDo(t, s, "POST", "/wunder/admin/mcp/tools/call", `{"server":"echo","tool":"shout","arguments":{"text":"hey"}}`)
+	if code != 200 || got["content"] != "HEY" || got["is_error"] != false {
+		t.Fatalf("POST /wunder/admin/mcp/tools/call: %d %v", code, got)
+	}
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/mcp/tools/call", `{"server":"echo","tool":"whisper"}`); code != 404 {
+		t.Errorf("calling a tool the server lacks: %d %v", code, got)
+	}
+
 	// A stale revision: 409, nothing changes.
 	code, got = adminDo(t, s, "POST", "/wunder/admin/mcp", `{"servers":[]}`, "If-Match", "0")
 	if code != 409 || got["code"] != "stale_revision" {
@@ -251,6 +272,21 @@ func TestAdminConfigModelAndA2ALive(t *testing.T) {
 	}
 	if !hasName(toolNames(t, s, "alice"), "a2a@peer") {
 		t.Errorf("a2a@peer not offered after the POST: %v", toolNames(t, s, "alice"))
+	}
+	// A peer's card: this wunder's own, by URL; a configured service that
+	// cannot be reached is 503; an unknown name 404.
+	code, got = adminDo(t, s, "POST", "/wunder/admin/a2a/card", `{"endpoint":"`+s.url+`"}`)
+	if code != 200 || got["summary"].(map[string]any)["name"] == "" || got["card"] == nil {
+		t.Fatalf("POST /wunder/admin/a2a/card: %d %v", code, got)
+	}
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/a2a/card", `{"name":"peer"}`); code != 503 {
+		t.Errorf("card of an unreachable peer: %d %v", code, got)
+	}
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/a2a/card", `{"name":"nope"}`); code != 404 {
+		t.Errorf("card of an unknown service: %d %v", code, got)
+	}
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/a2a/card", `{"name":"peer","endpoint":"http://x"}`); code != 400 {
+		t.Errorf("both name and endpoint: %d %v", code, got)
 	}
 	// Unknown fields are refused.
 	if code, got = adminDo(t, s, "POST", "/wunder/admin/a2a", `{"servers":[]}`); code != 400 {

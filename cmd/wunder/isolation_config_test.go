@@ -32,5 +32,25 @@ func (f *fixture) configRows() []matrixRow {
 			row("configuration: "+sec.name, "get", "GET", "/wunder/admin/"+sec.name, ""),
 			row("configuration: "+sec.name, "change", "POST", "/wunder/admin/"+sec.name, sec.body))
 	}
+	// Trying servers and peers: admin only. The admin's tries reach real
+	// things: this server's own MCP endpoint and agent card; the call names
+	// a server that is not configured (404).
+	probe := func(resource, path string, body func() string, admin string) matrixRow {
+		return matrixRow{frontend: "REST", resource: resource, action: "try", want: [4]string{forbidden, forbidden, forbidden, admin},
+			try: func(t *testing.T, c caller) string {
+				return restOutcome(f.rest(t, "POST", path, body(), c.hdr))
+			}}
+	}
+	rows = append(rows,
+		probe("configuration: MCP tool list", "/wunder/admin/mcp/tools", func() string {
+			return `{"server":{"name":"self","transport":"streamable-http","url":"` + f.s.url + `/wunder/mcp","bearer_token":"admin-key"}}`
+		}, ok),
+		probe("configuration: MCP tool call", "/wunder/admin/mcp/tools/call", func() string {
+			return `{"server":"nosuch","tool":"t","arguments":{}}`
+		}, denied),
+		probe("configuration: A2A peer card", "/wunder/admin/a2a/card", func() string {
+			return `{"endpoint":"` + f.s.url + `"}`
+		}, ok),
+	)
 	return rows
 }
