@@ -20,6 +20,7 @@ import (
 //	GET|POST /wunder/admin/llm     {"llm":{"default","models":{...}}}
 //	GET|POST /wunder/admin/mcp     {"servers":[...]}
 //	GET|POST /wunder/admin/a2a     {"services":[...]}
+//	GET|POST /wunder/admin/tools   {"builtin":{"enabled":[...]}}
 //
 // POST takes an optional If-Match: <revision> (or "revision" in the body);
 // a stale one is 409. Invalid input is 400 with "errors":[{"key","message"}].
@@ -58,7 +59,7 @@ func (e *ConfigError) Error() string {
 }
 
 // configSections are the sections the routes serve.
-var configSections = []string{"llm", "mcp", "a2a"}
+var configSections = []string{"llm", "mcp", "a2a", "tools"}
 
 func (s *Server) configRoutes() {
 	ca := s.opts.Config

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"strings"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -26,7 +27,7 @@ const summaryMaxEntries = 20
 // user's workspace for the prompt builder. A Set is safe for concurrent use.
 type Set struct {
 	opts Options
-	defs []*toolDef // enabled tools, in catalog order
+	defs atomic.Pointer[[]*toolDef] // enabled tools, in catalog order; replaced whole by SetEnabled
 }
 
 // New returns the built-in toolset configured by opts (nil means defaults).
@@ -49,12 +50,33 @@ func New(opts *Options) (*Set, error) {
 		}
 	}
 	s := &Set{opts: o}
+	s.defs.Store(enabledDefs(o.Enabled))
+	return s, nil
+}
+
+// enabledDefs are the catalog's tools that enabled names (all when empty).
+func enabledDefs(enabled []string) *[]*toolDef {
+	var defs []*toolDef
 	for _, d := range catalog {
-		if len(o.Enabled) == 0 || slices.ContainsFunc(o.Enabled, d.hasName) {
-			s.defs = append(s.defs, d)
+		if len(enabled) == 0 || slices.ContainsFunc(enabled, d.hasName) {
+			defs = append(defs, d)
 		}
 	}
-	return s, nil
+	return &defs
+}
+
+// SetEnabled changes which tools the Set offers (by canonical name or
+// alias; empty = all), for the admin API; the next call of Tools sees it. A
+// run that already has a tool keeps it. An unknown name is an error
+// wrapping [orchestrator.ErrInvalidArgument] and changes nothing.
+func (s *Set) SetEnabled(enabled []string) error {
+	for _, name := range enabled {
+		if lookupDef(name) == nil {
+			return fmt.Errorf("%w: builtin: enabled: unknown tool %q", orchestrator.ErrInvalidArgument, name)
+		}
+	}
+	s.defs.Store(enabledDefs(enabled))
+	return nil
 }
 
 // Name implements [orchestrator.Toolset].
@@ -69,8 +91,9 @@ func (s *Set) Tools(_ context.Context, userID string) ([]orchestrator.Tool, erro
 	if err != nil {
 		return nil, err
 	}
-	tools := make([]orchestrator.Tool, 0, len(s.defs))
-	for _, d := range s.defs {
+	defs := *s.defs.Load()
+	tools := make([]orchestrator.Tool, 0, len(defs))
+	for _, d := range defs {
 		tools = append(tools, &boundTool{def: d, set: s, ws: ws})
 	}
 	return tools, nil
@@ -157,3 +180,6 @@ func formatSize(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGT"[exp])
 }
+
+// Known reports whether name is a built-in tool's canonical name or alias.
+func Known(name string) bool { return lookupDef(name) != nil }

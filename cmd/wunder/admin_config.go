@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/wunder/wunder/adapters/builtin"
 	"github.com/wunder/wunder/adapters/llm"
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/internal/config"
@@ -74,6 +75,8 @@ var configSectionsByName = map[string]configSection{
 	"llm": {key: "llm", field: "llm"},
 	"mcp": {key: "mcp.servers", field: "servers"},
 	"a2a": {key: "a2a.services", field: "services"},
+	// GET|POST /wunder/admin/tools: {"builtin":{"enabled":[...]}} (empty = all)
+	"tools": {key: "tools.builtin", field: "builtin"},
 }
 
 // newConfigAdmin serves changes of cfg. With db (PostgreSQL), cfg already
@@ -273,6 +276,8 @@ func sectionValue(cfg *config.Config, sec configSection) (any, error) {
 		v = nonNilSlice(cfg.MCP.Servers)
 	case "a2a.services":
 		v = nonNilSlice(cfg.A2A.Services)
+	case "tools.builtin":
+		v = map[string]any{"enabled": nonNilSlice(cfg.Tools.Builtin.Enabled)}
 	}
 	b, err := yaml.Marshal(v)
 	if err != nil {
@@ -449,6 +454,15 @@ func (a *app) prepare(ctx context.Context, key string, next *config.Config) (fun
 	case "a2a.services":
 		svcs := a2aServices(next)
 		return func(context.Context) error { return a.a2a.tools.Reconfigure(svcs) }, nil
+	case "tools.builtin":
+		enabled := next.Tools.Builtin.Enabled
+		for i, name := range enabled {
+			if !builtin.Known(name) {
+				return nil, &gateway.ConfigError{Fields: []gateway.ConfigFieldError{{Key: fmt.Sprintf("tools.builtin.enabled[%d]", i),
+					Message: fmt.Sprintf("no built-in tool is called %q", name)}}}
+			}
+		}
+		return func(context.Context) error { return a.builtin.SetEnabled(enabled) }, nil
 	case "mcp.servers":
 		if a.mcp == nil {
 			return nil, fmt.Errorf("%w: MCP is not enabled on this server", orchestrator.ErrUnavailable)

@@ -273,6 +273,21 @@ func TestAdminConfigModelAndA2ALive(t *testing.T) {
 	if !hasName(toolNames(t, s, "alice"), "a2a@peer") {
 		t.Errorf("a2a@peer not offered after the POST: %v", toolNames(t, s, "alice"))
 	}
+	// Built-in tools: enable two, then all again.
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/tools", `{"builtin":{"enabled":["read_file","list_files"]}}`); code != 200 {
+		t.Fatalf("POST /wunder/admin/tools: %d %v", code, got)
+	}
+	if names := toolNames(t, s, "alice"); !hasName(names, "read_file") || hasName(names, "write_file") {
+		t.Errorf("with read_file and list_files enabled the catalog is %v", names)
+	}
+	code, got = adminDo(t, s, "POST", "/wunder/admin/tools", `{"builtin":{"enabled":["teleport"]}}`)
+	if code != 400 || !strings.Contains(mustJSON(got["errors"]), "tools.builtin.enabled[0]") {
+		t.Errorf("an unknown built-in tool: %d %v", code, got)
+	}
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/tools", `{"builtin":{"enabled":[]}}`); code != 200 || !hasName(toolNames(t, s, "alice"), "write_file") {
+		t.Errorf("enabling all again: %d %v", code, got)
+	}
+
 	// A peer's card: this wunder's own, by URL; a configured service that
 	// cannot be reached is 503; an unknown name 404.
 	code, got = adminDo(t, s, "POST", "/wunder/admin/a2a/card", `{"endpoint":"`+s.url+`"}`)

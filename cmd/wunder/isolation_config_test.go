@@ -26,7 +26,7 @@ func (f *fixture) configRows() []matrixRow {
 	}
 	var rows []matrixRow
 	for _, sec := range []struct{ name, body string }{
-		{"llm", `{"llm":{}}`}, {"mcp", `{"servers":[]}`}, {"a2a", `{"services":[]}`},
+		{"llm", `{"llm":{}}`}, {"mcp", `{"servers":[]}`}, {"a2a", `{"services":[]}`}, {"tools", `{"builtin":{"enabled":[]}}`},
 	} {
 		rows = append(rows,
 			row("configuration: "+sec.name, "get", "GET", "/wunder/admin/"+sec.name, ""),

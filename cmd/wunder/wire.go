@@ -115,6 +115,7 @@ type app struct {
 	knowledge *knowledgeParts      // wire_knowledge.go
 	skills    *skills.Set          // wire_skills.go
 	config    *configAdmin         // admin_config.go
+	builtin   *builtin.Set         // the built-in tools (admin_config.go enables them)
 	tel       *telemetry.Telemetry // wire_telemetry.go
 }
 
@@ -253,7 +254,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Trace: tracingMiddleware(tel),
 	})
 	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, tel: tel, ready: ready, lsp: lspParts, mcp: mcpParts,
-		userTools: userTools, knowledge: knowledgeParts, skills: skillSet, config: cfgAdmin}
+		userTools: userTools, knowledge: knowledgeParts, skills: skillSet, config: cfgAdmin, builtin: tools}
 	cfgAdmin.a = a
 	cfgAdmin.start()
 	// Front-ends mounted on the gateway, each wired in a file of its own.
