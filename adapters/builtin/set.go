@@ -8,8 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync/atomic"
 	"strings"
+	"sync/atomic"
 
 	"github.com/wunder/wunder/orchestrator"
 )
