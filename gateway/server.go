@@ -188,6 +188,7 @@ func (s *Server) routes() {
 	s.knowledgeRoutes() // knowledge.go
 	s.skillRoutes()     // skills.go
 	s.workspaceRoutes() // workspace.go
+	s.memoryRoutes()    // memory.go
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	if s.opts.LSP != nil {

@@ -592,6 +592,11 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 		o.launch(next)
 	}
 
+	if endErr == nil && logErr == nil && out.state == RunFinished {
+		// Before the final event: a client that saw the run end finds its
+		// memory task queued.
+		o.queueMemory(lr)
+	}
 	lr.observedEnd(RunEnd{State: out.state, StopReason: out.stop, Usage: out.usage, Error: out.errMsg})
 	if endErr == nil && logErr == nil {
 		lr.log.emit(EventFinal, FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg})

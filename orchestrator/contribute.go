@@ -165,14 +165,16 @@ func (o *Orchestrator) promptSelection(ctx context.Context, p promptParams, msgs
 		Preload: p.preload, Turn: turn, Calls: calls, Lookup: o.tools.catalogLookup(ctx, p.userID)}
 	extra, sel := o.tools.contribute(ctx, p.sel, in)
 	return o.prompts.build(promptInput{Language: p.lang, Mode: p.mode, Tools: sel.Specs(), Workspace: p.workspace,
-		WireSep: o.tools.Separator(), Extra: extra}), sel
+		WireSep: o.tools.Separator(), Extra: extra, Memory: p.memory}), sel
 }
 
 // promptParams are the parts of a system prompt fixed for a whole run.
 type promptParams struct {
 	userID, sessionID, lang, mode, workspace string
-	preload                                  []string
-	sel                                      *Selection
+	// memory is the [Long-term Memory] block, read once per run.
+	memory  string
+	preload []string
+	sel     *Selection
 }
 
 // workspaceSummary is the workspace part of the prompt, "" when unknown.

@@ -95,7 +95,8 @@ func (l *loop) run(ctx context.Context) outcome {
 	// The system prompt is rebuilt before every model call: toolsets that
 	// contribute to it (loaded skills) follow the history.
 	l.pp = promptParams{userID: lr.userID, sessionID: lr.sessionID, lang: lr.language, mode: lr.mode,
-		workspace: o.workspaceSummary(ctx, lr.userID), preload: lr.req.PreloadSkills, sel: lr.sel}
+		workspace: o.workspaceSummary(ctx, lr.userID), memory: o.memoryBlock(ctx, lr.userID, lr.language),
+		preload: lr.req.PreloadSkills, sel: lr.sel}
 	l.sel = lr.sel
 	system := Message{Role: RoleSystem}
 	msgs := append([]Message{system}, history...)

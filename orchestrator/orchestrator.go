@@ -70,6 +70,9 @@ type Options struct {
 	// Default: host, pid, process start time and a random part (see
 	// instance.go); set it only in tests.
 	InstanceID string
+	// Memory configures per-user long-term memory (memory.go); off by
+	// default.
+	Memory MemoryOptions
 	// Observer, when set, is told of runs, model calls and tool calls
 	// (telemetry; see [Observer]). nil: nothing is observed, at no cost.
 	Observer Observer
@@ -144,7 +147,9 @@ type Orchestrator struct {
 	stopAll context.CancelFunc
 	wg      sync.WaitGroup
 
-	instance   string // Options.InstanceID
+	instance string // Options.InstanceID
+	// memory is long-term memory (memory.go); nil when off.
+	memory     *memory
 	reaperStop chan struct{}
 	reaperWG   sync.WaitGroup
 
@@ -185,6 +190,7 @@ func New(store Store, models Models, tools *Registry, opts *Options) *Orchestrat
 	}
 	orch.startReaper()
 	orch.startWatcher()
+	orch.startMemory()
 	return orch
 }
 
@@ -374,6 +380,8 @@ func (o *Orchestrator) Close(ctx context.Context) error {
 	o.stopAll()
 	<-done
 	o.reaperWG.Wait()
+	// After the runs: a run's end may queue a memory task.
+	o.memory.stop()
 	o.leaseMu.Lock()
 	if o.leased {
 		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

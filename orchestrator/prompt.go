@@ -60,6 +60,8 @@ type promptInput struct {
 	WireSep   string
 	// Extra are the toolsets' contributions ([PromptContributor]).
 	Extra []string
+	// Memory is the [Long-term Memory] block ("" = none).
+	Memory string
 }
 
 // promptBuilder renders system prompts, caching them by their inputs.
@@ -145,6 +147,10 @@ func renderPrompt(in promptInput) string {
 		sb.WriteString("\n\n")
 		sb.WriteString(strings.TrimSpace(e))
 	}
+	if in.Memory != "" {
+		sb.WriteString("\n\n")
+		sb.WriteString(in.Memory)
+	}
 	sb.WriteString("\n\n")
 	sb.WriteString(t.workspaceHead)
 	sb.WriteString("\n")
@@ -204,7 +210,8 @@ func (o *Orchestrator) SystemPrompt(ctx context.Context, req PromptRequest) (str
 		return "", err
 	}
 	p := promptParams{userID: req.UserID, lang: firstNonEmpty(req.Language, o.opts.DefaultLanguage), mode: firstNonEmpty(mode, ModeToolCall),
-		workspace: o.workspaceSummary(ctx, req.UserID), preload: req.PreloadSkills, sel: sel}
+		workspace: o.workspaceSummary(ctx, req.UserID), memory: o.memoryBlock(ctx, req.UserID, firstNonEmpty(req.Language, o.opts.DefaultLanguage)),
+		preload: req.PreloadSkills, sel: sel}
 	prompt, _ := o.promptSelection(ctx, p, nil)
 	return prompt, nil
 }

@@ -185,3 +185,16 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestMemoryStoreSuite(t *testing.T) {
+	for _, be := range backends() {
+		t.Run(be.name, func(t *testing.T) {
+			if be.name == BackendPostgres {
+				postgresDSN(t)
+			}
+			orchestratortest.RunMemoryStoreTests(t, func(t *testing.T) orchestrator.MemoryStore {
+				return open(t, be.fresh(t))
+			})
+		})
+	}
+}

@@ -212,6 +212,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Replan: orchestrator.ReplanPolicy{Enabled: cfg.Replan.Enabled, MaxRetries: cfg.Replan.MaxRetries,
 			MaxReplans: cfg.Replan.MaxReplans, GoalCheck: cfg.GoalCheck.Enabled},
 		Approvals: approvalPolicy(cfg.Approvals), Schemas: schemaValidator{},
+		Memory:   memoryOptions(cfg.Memory), // wire_memory.go
 		Observer: tel,
 		Logger:   log,
 	})

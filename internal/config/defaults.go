@@ -91,6 +91,7 @@ func Default() *Config {
 
 		UserTools: userToolsDefaults(),
 		Knowledge: knowledgeDefaults(),
+		Memory:    memoryDefaults(),
 	}
 }
 

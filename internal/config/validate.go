@@ -66,6 +66,7 @@ func (c *Config) validate(p *problems) {
 	atLeast(v, "concurrency.lock_ttl_s", cc.LockTTLSeconds, 1)
 	c.validatePlanning(v)
 	c.validateApprovals(v)
+	c.validateMemory(v)
 
 	atLeast(v, "auth.token_ttl_s", c.Auth.TokenTTLSeconds, 60)
 	if j := c.Auth.JWT; j.JWKSURL != "" {

@@ -44,6 +44,8 @@ type memStore struct {
 	locks    map[string]memLock
 	// approvals by run, in creation order
 	approvals map[string][]orchestrator.Approval
+	// mem is long-term memory (memstore_memory.go).
+	mem memMemory
 }
 
 type memLock struct {

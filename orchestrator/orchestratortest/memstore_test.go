@@ -42,3 +42,7 @@ func TestMemAccounts(t *testing.T) {
 func TestMemToolConfig(t *testing.T) {
 	RunToolFileStoreTests(t, func(*testing.T) ToolConfigStore { return NewMemToolConfig() })
 }
+
+func TestMemMemoryStore(t *testing.T) {
+	RunMemoryStoreTests(t, func(*testing.T) orchestrator.MemoryStore { return NewMemStore().(orchestrator.MemoryStore) })
+}

@@ -1,0 +1,255 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Long-term memory (docs/memory.md): the original's admin routes and the
+// user's own.
+//
+//	GET    /wunder/admin/memory/users
+//	GET    /wunder/admin/memory/status                ?user_id=&limit=(100, at most 1000)
+//	GET    /wunder/admin/memory/status/{task_id}
+//	GET    /wunder/admin/memory/{user_id}
+//	DELETE /wunder/admin/memory/{user_id}
+//	POST   /wunder/admin/memory/{user_id}/enabled     {"enabled":bool}
+//	PUT    /wunder/admin/memory/{user_id}/{session_id} {"summary":"..."}
+//	DELETE /wunder/admin/memory/{user_id}/{session_id}
+//
+//	GET    /wunder/memory                ?user_id= (admins name the user)
+//	DELETE /wunder/memory
+//	PUT    /wunder/memory/enabled        {"enabled":bool}
+//	PUT    /wunder/memory/{session_id}   {"summary":"..."}
+//	DELETE /wunder/memory/{session_id}
+
+// Memory is what the memory routes need of the core;
+// *orchestrator.Orchestrator satisfies it.
+type Memory interface {
+	MemoryEnabled(ctx context.Context, userID string) (bool, error)
+	SetMemoryEnabled(ctx context.Context, userID string, enabled bool) error
+	MemoryUsers(ctx context.Context) ([]orchestrator.MemoryUser, error)
+	MemoryRecords(ctx context.Context, userID string) ([]orchestrator.MemoryRecord, error)
+	UpdateMemoryRecord(ctx context.Context, userID, sessionID, summary string) error
+	DeleteMemoryRecords(ctx context.Context, userID, sessionID string) (int, error)
+	MemoryTasks(ctx context.Context, f orchestrator.MemoryTaskFilter) ([]orchestrator.MemoryTask, error)
+	MemoryTask(ctx context.Context, id string) (*orchestrator.MemoryTask, error)
+}
+
+var _ Memory = (*orchestrator.Orchestrator)(nil)
+
+func (s *Server) memoryRoutes() {
+	mem, ok := s.b.(Memory)
+	if !ok {
+		return
+	}
+	m := &memoryRoutes{mem: mem}
+	s.mux.HandleFunc("GET /wunder/admin/memory/users", m.users)
+	s.mux.HandleFunc("GET /wunder/admin/memory/status", m.tasks)
+	s.mux.HandleFunc("GET /wunder/admin/memory/status/{task_id}", m.task)
+	s.mux.HandleFunc("GET /wunder/admin/memory/{user_id}", m.records)
+	s.mux.HandleFunc("DELETE /wunder/admin/memory/{user_id}", m.deleteRecords)
+	s.mux.HandleFunc("POST /wunder/admin/memory/{user_id}/enabled", m.setEnabled)
+	s.mux.HandleFunc("PUT /wunder/admin/memory/{user_id}/{session_id}", m.updateRecord)
+	s.mux.HandleFunc("DELETE /wunder/admin/memory/{user_id}/{session_id}", m.deleteRecords)
+	s.mux.HandleFunc("GET /wunder/memory", m.records)
+	s.mux.HandleFunc("DELETE /wunder/memory", m.deleteRecords)
+	s.mux.HandleFunc("PUT /wunder/memory/enabled", m.setEnabled)
+	s.mux.HandleFunc("PUT /wunder/memory/{session_id}", m.updateRecord)
+	s.mux.HandleFunc("DELETE /wunder/memory/{session_id}", m.deleteRecords)
+}
+
+type memoryRoutes struct{ mem Memory }
+
+// memoryUser is the user a memory route acts for: the path's user_id on
+// the admin routes (admins only), else the caller (an admin names the user
+// with ?user_id=).
+func memoryUser(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if id := r.PathValue("user_id"); id != "" {
+		return id, adminOnly(w, r)
+	}
+	userID, err := scope(r, r.URL.Query().Get("user_id"))
+	if err != nil {
+		writeError(w, r, err)
+		return "", false
+	}
+	if userID == "" {
+		writeProblem(w, r, http.StatusBadRequest, "missing_user_id", "user_id is required (an admin names the user whose memory this is)")
+		return "", false
+	}
+	return userID, true
+}
+
+// recordView is a record as the routes answer it.
+type recordView struct {
+	ID        string    `json:"id"`
+	SessionID string    `json:"session_id"`
+	Summary   string    `json:"summary"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func (m *memoryRoutes) records(w http.ResponseWriter, r *http.Request) {
+	userID, ok := memoryUser(w, r)
+	if !ok {
+		return
+	}
+	enabled, err := m.mem.MemoryEnabled(r.Context(), userID)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	recs, err := m.mem.MemoryRecords(r.Context(), userID)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	views := make([]recordView, len(recs))
+	for i, rec := range recs {
+		views[i] = recordView{ID: rec.ID, SessionID: rec.SessionID, Summary: rec.Summary, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt}
+	}
+	writeJSON(w, r, http.StatusOK, map[string]any{"user_id": userID, "enabled": enabled, "records": views})
+}
+
+// deleteRecords removes one record (a session_id in the path) or all the
+// user's records; one record that does not exist is 404.
+func (m *memoryRoutes) deleteRecords(w http.ResponseWriter, r *http.Request) {
+	userID, ok := memoryUser(w, r)
+	if !ok {
+		return
+	}
+	sessionID := r.PathValue("session_id")
+	n, err := m.mem.DeleteMemoryRecords(r.Context(), userID, sessionID)
+	if err == nil && sessionID != "" && n == 0 {
+		err = fmt.Errorf("%w: no memory record of session %s", orchestrator.ErrNotFound, sessionID)
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, map[string]any{"ok": true, "deleted": n})
+}
+
+func (m *memoryRoutes) setEnabled(w http.ResponseWriter, r *http.Request) {
+	userID, ok := memoryUser(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Enabled *bool `json:"enabled"`
+	}
+	if !decodeJSON(w, r, &req) {
+		return
+	}
+	if req.Enabled == nil {
+		writeError(w, r, fmt.Errorf("%w: enabled (true or false) is required", orchestrator.ErrInvalidArgument))
+		return
+	}
+	if err := m.mem.SetMemoryEnabled(r.Context(), userID, *req.Enabled); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, map[string]any{"user_id": userID, "enabled": *req.Enabled})
+}
+
+func (m *memoryRoutes) updateRecord(w http.ResponseWriter, r *http.Request) {
+	userID, ok := memoryUser(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Summary string `json:"summary"`
+	}
+	if !decodeJSON(w, r, &req) {
+		return
+	}
+	sessionID := r.PathValue("session_id")
+	if err := m.mem.UpdateMemoryRecord(r.Context(), userID, sessionID, req.Summary); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, map[string]any{"ok": true, "session_id": sessionID})
+}
+
+func (m *memoryRoutes) users(w http.ResponseWriter, r *http.Request) {
+	if !adminOnly(w, r) {
+		return
+	}
+	users, err := m.mem.MemoryUsers(r.Context())
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, map[string]any{"users": nonNil(users)})
+}
+
+// taskView is a task with its elapsed time.
+type taskView struct {
+	orchestrator.MemoryTask
+	// ElapsedS is from start to end (or to now while running).
+	ElapsedS *float64 `json:"elapsed_s,omitempty"`
+}
+
+func viewTask(t orchestrator.MemoryTask) taskView {
+	v := taskView{MemoryTask: t}
+	if t.StartedAt != nil {
+		end := time.Now()
+		if t.FinishedAt != nil {
+			end = *t.FinishedAt
+		}
+		s := end.Sub(*t.StartedAt).Seconds()
+		v.ElapsedS = &s
+	}
+	return v
+}
+
+// tasks is GET /wunder/admin/memory/status: the recent tasks, split as the
+// original does into active (queued, running) and history (done, failed).
+func (m *memoryRoutes) tasks(w http.ResponseWriter, r *http.Request) {
+	if !adminOnly(w, r) {
+		return
+	}
+	f := orchestrator.MemoryTaskFilter{UserID: r.URL.Query().Get("user_id")}
+	if f.UserID != "" {
+		if err := orchestrator.ValidateUserID(f.UserID); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
+	limit, err := queryInt(r, "limit", 100, 1000)
+	if err != nil {
+		writeError(w, r, fmt.Errorf("%w: %v", orchestrator.ErrInvalidArgument, err))
+		return
+	}
+	f.Limit = max(limit, 1)
+	list, err := m.mem.MemoryTasks(r.Context(), f)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	active, history := []taskView{}, []taskView{}
+	for _, t := range list {
+		if t.State == orchestrator.MemoryQueued || t.State == orchestrator.MemoryRunning {
+			active = append(active, viewTask(t))
+		} else {
+			history = append(history, viewTask(t))
+		}
+	}
+	writeJSON(w, r, http.StatusOK, map[string]any{"active": active, "history": history})
+}
+
+func (m *memoryRoutes) task(w http.ResponseWriter, r *http.Request) {
+	if !adminOnly(w, r) {
+		return
+	}
+	t, err := m.mem.MemoryTask(r.Context(), r.PathValue("task_id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, viewTask(*t))
+}

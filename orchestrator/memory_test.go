@@ -1,0 +1,181 @@
+package orchestrator_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/orchestrator/orchestratortest"
+)
+
+func memoryHarness(t *testing.T, max int, turns ...orchestratortest.Turn) *harness {
+	t.Helper()
+	return newHarness(t, harnessOpts{turns: turns, opts: orchestrator.Options{
+		Memory: orchestrator.MemoryOptions{Enabled: true, MaxRecords: max, PollInterval: 10 * time.Millisecond},
+	}})
+}
+
+// waitMemoryDone polls the task log until n tasks of the user are done:
+// the observable end of the workers' work.
+func waitMemoryDone(t *testing.T, o *orchestrator.Orchestrator, user string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		tasks, err := o.MemoryTasks(t.Context(), orchestrator.MemoryTaskFilter{UserID: user, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := 0
+		for _, x := range tasks {
+			switch x.State {
+			case orchestrator.MemoryDone:
+				done++
+			case orchestrator.MemoryFailed:
+				t.Fatalf("memory task %s failed: %s", x.ID, x.Error)
+			}
+		}
+		if done >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d memory tasks done after 20s", done, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func runOnce(t *testing.T, h *harness, user, question, lang string) *orchestrator.Run {
+	t.Helper()
+	run, err := h.o.Start(t.Context(), orchestrator.RunRequest{UserID: user, Question: question, Language: lang})
+	if err != nil {
+		t.Fatal(err)
+	}
+	final(t, collect(t, h.o, run.ID, 0))
+	return run
+}
+
+// The 31st record drops the oldest: one record per session, at most
+// MaxRecords (30) per user.
+func TestMemory31stRecordDropsOldest(t *testing.T) {
+	t.Parallel()
+	h := memoryHarness(t, 30, orchestratortest.Turn{Content: "noted"})
+	if err := h.o.SetMemoryEnabled(t.Context(), "alice", true); err != nil {
+		t.Fatal(err)
+	}
+	var sessions []string
+	for i := range 31 {
+		sessions = append(sessions, runOnce(t, h, "alice", fmt.Sprintf("fact %d", i), "").SessionID)
+		if i == 29 {
+			waitMemoryDone(t, h.o, "alice", 30)
+			if recs, _ := h.o.MemoryRecords(t.Context(), "alice"); len(recs) != 30 {
+				t.Fatalf("after 30 sessions: %d records, want 30", len(recs))
+			}
+		}
+	}
+	waitMemoryDone(t, h.o, "alice", 31)
+	recs, err := h.o.MemoryRecords(t.Context(), "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 30 {
+		t.Fatalf("after 31 sessions: %d records, want 30", len(recs))
+	}
+	if recs[0].SessionID != sessions[30] {
+		t.Errorf("newest record is of %s, want the 31st session %s", recs[0].SessionID, sessions[30])
+	}
+	for _, r := range recs {
+		if r.SessionID == sessions[0] {
+			t.Errorf("the first session's record is still there after the 31st")
+		}
+	}
+}
+
+// A session summarised again replaces its record; the summary is
+// timestamped; the language of the run chooses the memory prompt.
+func TestMemoryOneRecordPerSessionAndLanguage(t *testing.T) {
+	t.Parallel()
+	h := memoryHarness(t, 30, orchestratortest.Turn{Content: "好的"})
+	if err := h.o.SetMemoryEnabled(t.Context(), "li", true); err != nil {
+		t.Fatal(err)
+	}
+	first := runOnce(t, h, "li", "我喜欢绿茶", "zh")
+	waitMemoryDone(t, h.o, "li", 1)
+	again, err := h.o.Start(t.Context(), orchestrator.RunRequest{UserID: "li", Question: "还有乌龙茶", Language: "zh", SessionID: first.SessionID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	final(t, collect(t, h.o, again.ID, 0))
+	waitMemoryDone(t, h.o, "li", 2)
+	recs, err := h.o.MemoryRecords(t.Context(), "li")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].SessionID != first.SessionID || !strings.HasPrefix(recs[0].Summary, "[20") {
+		t.Fatalf("records = %+v; want one timestamped record of %s", recs, first.SessionID)
+	}
+	var summaries []*orchestrator.ModelRequest
+	for _, r := range h.model.Requests() {
+		if len(r.Messages) == 2 && r.Messages[0].Role == orchestrator.RoleSystem && strings.Contains(r.Messages[0].Content, "长期记忆") {
+			summaries = append(summaries, r)
+		}
+	}
+	if len(summaries) != 2 {
+		t.Fatalf("%d summarisation calls with the Chinese memory prompt, want 2", len(summaries))
+	}
+	// The second summary reads the whole session: both questions, merged
+	// into one user message.
+	if u := summaries[1].Messages[1].Content; !strings.Contains(u, "我喜欢绿茶") || !strings.Contains(u, "还有乌龙茶") {
+		t.Errorf("second summary's user message lacks the session:\n%s", u)
+	}
+	// The preview shows what a run would get.
+	prompt, err := h.o.SystemPrompt(t.Context(), orchestrator.PromptRequest{UserID: "li", Language: "zh"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(prompt, "[Long-term Memory]") || !strings.Contains(prompt, recs[0].Summary) {
+		t.Errorf("system prompt preview lacks the memory block:\n%s", prompt)
+	}
+}
+
+// The block is newest first and within its budget: what does not fit is
+// left out, and a first record larger than the budget is clipped.
+func TestMemoryPromptBlockBudget(t *testing.T) {
+	t.Parallel()
+	recs := []orchestrator.MemoryRecord{
+		{Summary: "newest " + strings.Repeat("a", 400)},
+		{Summary: "middle " + strings.Repeat("b", 400)},
+		{Summary: "oldest " + strings.Repeat("c", 400)},
+	}
+	block := orchestrator.RenderMemoryForTest(recs, "en", 300)
+	if !strings.HasPrefix(block, "[Long-term Memory]") || !strings.Contains(block, "newest") || !strings.Contains(block, "middle") || strings.Contains(block, "oldest") {
+		t.Errorf("block with a budget of 300 tokens (about two records):\n%s", block)
+	}
+	if i, j := strings.Index(block, "newest"), strings.Index(block, "middle"); i > j {
+		t.Errorf("records are not newest first:\n%s", block)
+	}
+	small := orchestrator.RenderMemoryForTest(recs, "en", 80)
+	if !strings.Contains(small, "newest") || strings.Contains(small, "middle") || len(small) > 80*4+200 {
+		t.Errorf("block with a budget of 80 tokens: %d bytes\n%s", len(small), small)
+	}
+	if got := orchestrator.RenderMemoryForTest(nil, "en", 300); got != "" {
+		t.Errorf("block without records = %q, want empty", got)
+	}
+}
+
+// Memory off (the default) or a user who never turned it on: no task.
+func TestMemoryOffQueuesNothing(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, harnessOpts{turns: []orchestratortest.Turn{{Content: "ok"}}})
+	runOnce(t, h, "alice", "hi", "")
+	if _, err := h.o.MemoryRecords(t.Context(), "alice"); err == nil {
+		t.Errorf("MemoryRecords with memory off: no error, want ErrUnavailable")
+	}
+	m := memoryHarness(t, 30, orchestratortest.Turn{Content: "ok"})
+	runOnce(t, m, "bob", "hi", "")
+	tasks, err := m.o.MemoryTasks(t.Context(), orchestrator.MemoryTaskFilter{})
+	if err != nil || len(tasks) != 0 {
+		t.Errorf("tasks of a user without memory = %v, %v; want none", tasks, err)
+	}
+}
