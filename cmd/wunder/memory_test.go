@@ -293,9 +293,11 @@ func TestMemorySecondRunSeesFirstSummary(t *testing.T) {
 	if !strings.Contains(sys, "[Long-term Memory]") || !strings.Contains(sys, r.Summary) {
 		t.Errorf("the second run's system prompt lacks the first run's summary %q:\n%s", r.Summary, sys)
 	}
-	// The summarisation call, as the original makes it.
-	if len(summaries) != 1 {
-		t.Fatalf("the model got %d summarisation calls before the second run ended, want 1", len(summaries))
+	// The summarisation call, as the original makes it. The second run's own
+	// summarisation is queued when it ends and may already have reached the
+	// model; the first call is the first session's (one worker, in order).
+	if len(summaries) < 1 || len(summaries) > 2 {
+		t.Fatalf("the model got %d summarisation calls by the end of the second run, want 1 (or 2, the second run's already started)", len(summaries))
 	}
 	sm := summaries[0].Messages
 	if len(sm) != 2 || sm[0].Role != "system" || sm[1].Role != "user" ||
