@@ -145,14 +145,14 @@ func (m *monitorRoutes) toolUsage(w http.ResponseWriter, r *http.Request) {
 }
 
 // session is GET /wunder/admin/monitor/{session_id}: the session, its runs
-// (newest first, with current tool) and the last ?events=N (default 200,
-// at most 2000) events of its newest run.
+// (newest first, with current tool) and the last ?events=N (default
+// Options.MonitorEventLimit, at most 2000) events of its newest run.
 func (m *monitorRoutes) session(w http.ResponseWriter, r *http.Request) {
 	if !adminOnly(w, r) {
 		return
 	}
 	ctx, id := r.Context(), r.PathValue("session_id")
-	limit := 200
+	limit := m.s.opts.MonitorEventLimit
 	if v := r.URL.Query().Get("events"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 || n > 2000 {

@@ -193,3 +193,23 @@ func TestAdminUsers(t *testing.T) {
 	}
 	wantProblem(t, e.do(t, "GET", "/wunder/runs/"+busy.ID, ""), 404, "not_found")
 }
+
+// observability.monitor_event_limit sets how many events a session's
+// detail shows when the request names none; ?events= still chooses.
+func TestMonitorEventLimit(t *testing.T) {
+	e := newEnv(t, envOpts{gw: gateway.Options{MonitorEventLimit: 2}, turns: []orchestratortest.Turn{{Content: "a fairly long answer"}}})
+	run := decode[struct {
+		SessionID string `json:"session_id"`
+		State     string `json:"state"`
+	}](t, e.do(t, "POST", "/wunder", `{"user_id":"alice","question":"hi","stream":false}`), 200)
+	type detail struct {
+		Events []orchestrator.Event `json:"events"`
+	}
+	d := decode[detail](t, e.do(t, "GET", "/wunder/admin/monitor/"+run.SessionID, ""), 200)
+	if len(d.Events) != 2 || d.Events[1].Type != "final" {
+		t.Fatalf("default detail = %d events %+v; want the last 2, ending with final", len(d.Events), d.Events)
+	}
+	if d := decode[detail](t, e.do(t, "GET", "/wunder/admin/monitor/"+run.SessionID+"?events=4", ""), 200); len(d.Events) != 4 {
+		t.Fatalf("?events=4 gives %d events", len(d.Events))
+	}
+}

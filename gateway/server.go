@@ -86,6 +86,9 @@ type Options struct {
 	WorkspaceLimits WorkspaceLimits
 	// PProf serves the Go profiler at /debug/pprof/ to admins (pprof.go).
 	PProf bool
+	// MonitorEventLimit is how many events GET
+	// /wunder/admin/monitor/{session_id} shows by default. Default 200.
+	MonitorEventLimit int
 	// Config, when set, serves the configuration admin routes
 	// /wunder/admin/{llm,mcp,a2a} (admin_config.go). Nil = no such routes.
 	Config ConfigAdmin
@@ -102,6 +105,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 1 << 20
+	}
+	if o.MonitorEventLimit <= 0 {
+		o.MonitorEventLimit = 200
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = 15 * time.Second

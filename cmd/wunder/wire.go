@@ -116,6 +116,7 @@ type app struct {
 	skills    *skills.Set          // wire_skills.go
 	config    *configAdmin         // admin_config.go
 	builtin   *builtin.Set         // the built-in tools (admin_config.go enables them)
+	janitor   *janitor             // janitor.go
 	tel       *telemetry.Telemetry // wire_telemetry.go
 }
 
@@ -248,8 +249,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Skills:    skillRoutes{skillSet}, // wire_skills.go
 
 		Workspaces: workspaceAPI{tools}, WorkspaceLimits: workspaceLimits(cfg), // wire_workspace.go
-		PProf:  cfg.Observability.PProf,
-		Config: cfgAdmin, // admin_config.go
+		PProf:             cfg.Observability.PProf,
+		Config:            cfgAdmin, // admin_config.go
+		MonitorEventLimit: cfg.Observability.MonitorEventLimit,
 
 		Metrics: tel.MetricsHandler(), MetricsPublic: cfg.Observability.MetricsPublic, // wire_telemetry.go
 		Trace: tracingMiddleware(tel),
@@ -258,6 +260,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		userTools: userTools, knowledge: knowledgeParts, skills: skillSet, config: cfgAdmin, builtin: tools}
 	cfgAdmin.a = a
 	cfgAdmin.start()
+	a.janitor = newJanitor(cfg, store, log) // janitor.go: retention
+	a.janitor.start()
 	// Front-ends mounted on the gateway, each wired in a file of its own.
 	mountConnect(a)       // wire_connect.go
 	mountA2A(a, a2aTools) // wire_a2a.go
@@ -291,6 +295,7 @@ func (a *app) handler() http.Handler { return a.gw.Handler() }
 // close stops the orchestrator (waiting for runs until ctx ends) and the store.
 func (a *app) close(ctx context.Context) error {
 	a.config.close()
+	a.janitor.close()
 	a.closeA2A()
 	err := a.orch.Close(ctx)
 	a.mcp.close()

@@ -276,6 +276,10 @@ type Workspace struct {
 	// workspace API. Defaults 10000 entries, 512 MiB.
 	MaxTreeEntries int   `yaml:"max_tree_entries"`
 	MaxTreeBytes   int64 `yaml:"max_tree_bytes"`
+	// RetentionDays (retention_days): the janitor deletes workspace files
+	// not modified for this many days, then the directories it emptied.
+	// 0 = keep them forever. Default 0.
+	RetentionDays int `yaml:"retention_days"`
 }
 
 // Storage configures the database.
@@ -286,7 +290,18 @@ type Storage struct {
 	// DBPath is the SQLite file; "" = <data_dir>/wunder.db.
 	DBPath   string   `yaml:"db_path"`
 	Postgres Postgres `yaml:"postgres"`
+	// EventRetentionDays (event_retention_days): the janitor deletes the
+	// events and tool logs of runs that ended this many days ago; the runs,
+	// their answers and the sessions' history stay. 0 = keep them forever.
+	// Default 0.
+	EventRetentionDays int `yaml:"event_retention_days"`
+	// JanitorIntervalSeconds (janitor_interval_s): how often the janitor
+	// applies the retention settings, >= 60. Default 3600.
+	JanitorIntervalSeconds int `yaml:"janitor_interval_s"`
 }
+
+// JanitorInterval is janitor_interval_s as a duration.
+func (s Storage) JanitorInterval() time.Duration { return seconds(s.JanitorIntervalSeconds) }
 
 // Storage backends.
 const (
@@ -329,6 +344,10 @@ type Observability struct {
 	LogFormat string `yaml:"log_format"`
 	// EventPayloadMaxChars truncates persisted event payloads; 0 = off.
 	EventPayloadMaxChars int `yaml:"event_payload_max_chars"`
+	// MonitorEventLimit (monitor_event_limit): the events of a session's
+	// newest run GET /wunder/admin/monitor/{session_id} shows when the
+	// request names no ?events=, 1-2000. Default 200.
+	MonitorEventLimit int `yaml:"monitor_event_limit"`
 	// DropEventTypes are event types the event log does not record at all:
 	// neither streamed nor stored, so seqs stay dense and a replay equals
 	// the live stream. final and error cannot be dropped.

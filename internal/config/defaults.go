@@ -69,7 +69,8 @@ func Default() *Config {
 			MaxTreeBytes:        512 << 20,
 		},
 		Storage: Storage{
-			Backend: BackendAuto,
+			Backend:                BackendAuto,
+			JanitorIntervalSeconds: 3600,
 			Postgres: Postgres{
 				ConnectTimeoutSeconds: 10,
 				MaxOpenConns:          20,
@@ -78,6 +79,7 @@ func Default() *Config {
 		Observability: Observability{
 			LogLevel:             "info",
 			LogFormat:            "text",
+			MonitorEventLimit:    200,
 			DropEventTypes:       []string{},
 			StoreSpanThresholdMS: 10,
 		},

@@ -138,6 +138,7 @@ func (c *Config) validate(p *problems) {
 	}
 	atLeast(v, "workspace.max_tree_entries", ws.MaxTreeEntries, 1)
 	atLeast(v, "workspace.max_tree_bytes", ws.MaxTreeBytes, 1)
+	atLeast(v, "workspace.retention_days", ws.RetentionDays, 0)
 
 	st := c.Storage
 	if v.oneOf("storage.backend", st.Backend, backends) && st.Backend == BackendPostgres && st.Postgres.DSN == "" {
@@ -145,11 +146,14 @@ func (c *Config) validate(p *problems) {
 	}
 	atLeast(v, "storage.postgres.connect_timeout_s", st.Postgres.ConnectTimeoutSeconds, 1)
 	atLeast(v, "storage.postgres.max_open_conns", st.Postgres.MaxOpenConns, 1)
+	atLeast(v, "storage.event_retention_days", st.EventRetentionDays, 0)
+	atLeast(v, "storage.janitor_interval_s", st.JanitorIntervalSeconds, 60)
 
 	o := c.Observability
 	v.oneOf("observability.log_level", o.LogLevel, logLevels)
 	v.oneOf("observability.log_format", o.LogFormat, logFormats)
 	atLeast(v, "observability.event_payload_max_chars", o.EventPayloadMaxChars, 0)
+	v.between("observability.monitor_event_limit", o.MonitorEventLimit, 1, 2000)
 	atLeast(v, "observability.store_span_threshold_ms", o.StoreSpanThresholdMS, 0)
 	if o.OTLP.Protocol != "" {
 		v.oneOf("observability.otlp.protocol", o.OTLP.Protocol, []string{OTLPHTTP, OTLPGRPC})

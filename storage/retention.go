@@ -1,0 +1,71 @@
+package storage
+
+import (
+	"context"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// pruneBatch bounds the runs (and tool logs) one PruneEvents transaction
+// touches, so the janitor never holds the writer for long.
+const pruneBatch = 200
+
+// PruneEvents deletes the events of runs that ended before cutoff, and the
+// tool logs written before it, in batches until none is left or ctx ends.
+// The runs stay, with their answers and usage; a replay of one gives its
+// final event from the run row. It returns how many runs lost their events
+// and how many tool logs went.
+func (s *Store) PruneEvents(ctx context.Context, cutoff time.Time) (runs, toolLogs int, err error) {
+	cutoff = cutoff.UTC()
+	terminal := []string{string(orchestrator.RunFinished), string(orchestrator.RunCancelled), string(orchestrator.RunFailed)}
+	for ctx.Err() == nil {
+		var n int
+		err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+			var ids []string
+			// created_at <= finished_at, so its index narrows the scan.
+			if err := db.NewSelect().Table("runs").Column("id").
+				Where("created_at < ?", cutoff).Where("finished_at < ?", cutoff).
+				Where("state IN (?)", bun.In(terminal)).
+				Where("EXISTS (SELECT 1 FROM events e WHERE e.run_id = runs.id)").
+				Limit(pruneBatch).Scan(ctx, &ids); err != nil {
+				return dbErr(err, "find runs to prune", "runs")
+			}
+			n = len(ids)
+			if n == 0 {
+				return nil
+			}
+			_, err := db.NewDelete().Table("events").Where("run_id IN (?)", bun.In(ids)).Exec(ctx)
+			return dbErr(err, "prune events", "events")
+		})
+		if err != nil {
+			return runs, toolLogs, err
+		}
+		runs += n
+		if n < pruneBatch {
+			break
+		}
+	}
+	for ctx.Err() == nil {
+		var n int64
+		err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+			sub := db.NewSelect().Table("tool_logs").Column("id").Where("created_at < ?", cutoff).Limit(pruneBatch)
+			res, err := db.NewDelete().Table("tool_logs").Where("id IN (?)", sub).Exec(ctx)
+			if err != nil {
+				return dbErr(err, "prune tool logs", "tool_logs")
+			}
+			n, _ = res.RowsAffected()
+			return nil
+		})
+		if err != nil {
+			return runs, toolLogs, err
+		}
+		toolLogs += int(n)
+		if n < pruneBatch {
+			break
+		}
+	}
+	return runs, toolLogs, ctx.Err()
+}
