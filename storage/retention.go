@@ -28,7 +28,7 @@ func (s *Store) PruneEvents(ctx context.Context, cutoff time.Time) (runs, toolLo
 			// created_at <= finished_at, so its index narrows the scan.
 			if err := db.NewSelect().Table("runs").Column("id").
 				Where("created_at < ?", cutoff).Where("finished_at < ?", cutoff).
-				Where("state IN (?)", bun.In(terminal)).
+				Where("state IN (?)", bun.List(terminal)).
 				Where("EXISTS (SELECT 1 FROM events e WHERE e.run_id = runs.id)").
 				Limit(pruneBatch).Scan(ctx, &ids); err != nil {
 				return dbErr(err, "find runs to prune", "runs")
@@ -37,7 +37,7 @@ func (s *Store) PruneEvents(ctx context.Context, cutoff time.Time) (runs, toolLo
 			if n == 0 {
 				return nil
 			}
-			_, err := db.NewDelete().Table("events").Where("run_id IN (?)", bun.In(ids)).Exec(ctx)
+			_, err := db.NewDelete().Table("events").Where("run_id IN (?)", bun.List(ids)).Exec(ctx)
 			return dbErr(err, "prune events", "events")
 		})
 		if err != nil {
