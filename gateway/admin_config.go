@@ -21,6 +21,7 @@ import (
 //	GET|POST /wunder/admin/mcp     {"servers":[...]}
 //	GET|POST /wunder/admin/a2a     {"services":[...]}
 //	GET|POST /wunder/admin/tools   {"builtin":{"enabled":[...]}}
+//	GET|POST /wunder/admin/server  {"max_body_bytes","sse_heartbeat_s","cors":{...},"i18n":{...}} (POST: any of them)
 //
 // POST takes an optional If-Match: <revision> (or "revision" in the body);
 // a stale one is 409. Invalid input is 400 with "errors":[{"key","message"}].
@@ -59,7 +60,7 @@ func (e *ConfigError) Error() string {
 }
 
 // configSections are the sections the routes serve.
-var configSections = []string{"llm", "mcp", "a2a", "tools"}
+var configSections = []string{"llm", "mcp", "a2a", "tools", "server"}
 
 func (s *Server) configRoutes() {
 	ca := s.opts.Config

@@ -129,10 +129,10 @@ func recoverPanics(next http.Handler) http.Handler {
 
 // limitBody caps request bodies at n, or at the route's own limit for the
 // paths in routes; decodeJSON reports the overflow as 413.
-func limitBody(def int64, routes map[string]int64) func(http.Handler) http.Handler {
+func limitBody(def func() int64, routes map[string]int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			n := def
+			n := def()
 			if l, ok := routes[r.URL.Path]; ok {
 				n = l
 			}
@@ -163,14 +163,15 @@ type CORSOptions struct {
 	AllowCredentials bool
 }
 
-func cors(o CORSOptions) func(http.Handler) http.Handler {
+func cors(get func() *corsPolicy) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
-		if len(o.AllowOrigins) == 0 {
-			return next
-		}
-		methods := strings.Join(o.AllowMethods, ", ")
-		headers := strings.Join(o.AllowHeaders, ", ")
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			c := get()
+			if c == nil {
+				next.ServeHTTP(w, r)
+				return
+			}
+			o := c.o
 			origin := r.Header.Get("Origin")
 			allowed := origin != "" && (slices.Contains(o.AllowOrigins, "*") || slices.Contains(o.AllowOrigins, origin))
 			if allowed {
@@ -188,8 +189,8 @@ func cors(o CORSOptions) func(http.Handler) http.Handler {
 			}
 			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 				if allowed {
-					w.Header().Set("Access-Control-Allow-Methods", methods)
-					w.Header().Set("Access-Control-Allow-Headers", headers)
+					w.Header().Set("Access-Control-Allow-Methods", c.methods)
+					w.Header().Set("Access-Control-Allow-Headers", c.headers)
 					w.Header().Set("Access-Control-Max-Age", "600")
 				}
 				w.WriteHeader(http.StatusNoContent)
@@ -198,6 +199,19 @@ func cors(o CORSOptions) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// corsPolicy is CORSOptions ready for the middleware; nil = CORS off.
+type corsPolicy struct {
+	o                CORSOptions
+	methods, headers string
+}
+
+func newCORSPolicy(o CORSOptions) *corsPolicy {
+	if len(o.AllowOrigins) == 0 {
+		return nil
+	}
+	return &corsPolicy{o: o, methods: strings.Join(o.AllowMethods, ", "), headers: strings.Join(o.AllowHeaders, ", ")}
 }
 
 // isRPC recognises Connect, gRPC and gRPC-Web requests, which expect errors

@@ -6,6 +6,7 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -129,6 +130,8 @@ type Server struct {
 	// bodyLimits are per-path exceptions to MaxBodyBytes (uploads), set
 	// while routes are registered.
 	bodyLimits map[string]int64
+	// live holds what SetLive changes while the server runs.
+	live atomic.Pointer[liveState]
 }
 
 // Authenticator is the gateway's one authenticator, for front-ends that
@@ -142,6 +145,7 @@ func New(b Backend, opts *Options) *Server {
 		o = *opts
 	}
 	s := &Server{b: b, opts: o.withDefaults(), mux: http.NewServeMux()}
+	s.SetLive(Live{MaxBodyBytes: s.opts.MaxBodyBytes, Heartbeat: s.opts.Heartbeat, CORS: s.opts.CORS})
 	ao := s.opts.Auth
 	ao.APIKey, ao.Anonymous = s.opts.APIKey, s.opts.APIKey == ""
 	s.auth = NewAuthenticator(ao)
@@ -149,6 +153,30 @@ func New(b Backend, opts *Options) *Server {
 	s.pprofRoutes()
 	s.metricsRoutes()
 	return s
+}
+
+// Live are the options that can change while the server runs
+// ([Server.SetLive]); zero values mean the defaults of [Options].
+type Live struct {
+	MaxBodyBytes int64
+	Heartbeat    time.Duration
+	CORS         CORSOptions
+}
+
+// liveState is Live ready for the middleware.
+type liveState struct {
+	maxBody   int64
+	heartbeat time.Duration
+	cors      *corsPolicy
+}
+
+// SetLive replaces the body limit, the SSE heartbeat and the CORS policy
+// for the requests that start from now on (the admin API's
+// /wunder/admin/server). Routes with a limit of their own (uploads) keep
+// it; front-ends mounted with a limit of their own apply the lower one.
+func (s *Server) SetLive(l Live) {
+	o := Options{MaxBodyBytes: l.MaxBodyBytes, Heartbeat: l.Heartbeat}.withDefaults()
+	s.live.Store(&liveState{maxBody: o.MaxBodyBytes, heartbeat: o.Heartbeat, cors: newCORSPolicy(l.CORS)})
 }
 
 // Mount adds a handler for a pattern (other front-ends: A2A, MCP, Connect).
@@ -211,11 +239,11 @@ func (s *Server) routes() {
 // limit, body limit.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = problemForMux(s.mux)
-	h = limitBody(s.opts.MaxBodyBytes, s.bodyLimits)(h)
+	h = limitBody(func() int64 { return s.live.Load().maxBody }, s.bodyLimits)(h)
 	open := append([]string{"/healthz", "/readyz", "/wunder/auth/login", "/wunder/auth/register"}, s.open...)
 	h = rateLimit(s.opts.RateLimit, open)(h)
 	h = authenticate(s.auth, open)(h)
-	h = cors(s.opts.CORS)(h)
+	h = cors(func() *corsPolicy { return s.live.Load().cors })(h)
 	h = recoverPanics(h)
 	h = accessLog(h)
 	h = withRequestID(s.opts.Logger)(h)

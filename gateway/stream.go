@@ -44,7 +44,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, userID, runID st
 	defer func() { cancel(); <-done }()
 
 	sw := sse.NewWriter(w)
-	hb := time.NewTimer(s.opts.Heartbeat)
+	beat := s.live.Load().heartbeat
+	hb := time.NewTimer(beat)
 	defer hb.Stop()
 	for {
 		select {
@@ -68,12 +69,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, userID, runID st
 			if err := sw.Send(sse.Event{ID: strconv.FormatInt(it.ev.Seq, 10), Type: it.ev.Type, Data: data}); err != nil {
 				return // the client left
 			}
-			hb.Reset(s.opts.Heartbeat)
+			hb.Reset(beat)
 		case <-hb.C:
 			if err := sw.Comment("ping"); err != nil {
 				return
 			}
-			hb.Reset(s.opts.Heartbeat)
+			hb.Reset(beat)
 		case <-ctx.Done():
 			return
 		}

@@ -237,7 +237,7 @@ func (o *Orchestrator) newLiveRun(req RunRequest, x execution, locks []string, r
 	lr := &liveRun{
 		id: r.ID, userID: r.UserID, sessionID: r.SessionID, req: req, sel: x.sel,
 		model: x.model, settings: x.settings, mode: x.mode,
-		language: firstNonEmpty(req.Language, o.opts.DefaultLanguage),
+		language: firstNonEmpty(req.Language, o.defaultLanguage()),
 		locks:    locks, ctx: runCtx, cancel: cancel, run: r, hbDone: make(chan struct{}),
 	}
 	// A log that cannot store its events stops the run; complete records

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -136,10 +137,13 @@ func (o Options) withDefaults() Options {
 // away never stops a run), plus a lock heartbeat and an event-log flusher per
 // run. All of them are tracked by wg and end before Close returns.
 type Orchestrator struct {
-	store   Store
-	models  Models
-	tools   *Registry
-	opts    Options
+	store  Store
+	models Models
+	tools  *Registry
+	opts   Options
+	// lang is the default language, Options.DefaultLanguage until
+	// SetDefaultLanguage changes it.
+	lang    atomic.Pointer[string]
 	log     *slog.Logger
 	prompts *promptBuilder
 
@@ -188,11 +192,23 @@ func New(store Store, models Models, tools *Registry, opts *Options) *Orchestrat
 		instance: o.InstanceID, reaperStop: make(chan struct{}),
 		live: map[string]*liveRun{}, storing: map[string]bool{},
 	}
+	orch.lang.Store(&o.DefaultLanguage)
 	orch.startReaper()
 	orch.startWatcher()
 	orch.startMemory()
 	return orch
 }
+
+// SetDefaultLanguage changes the language of runs that name none, from the
+// next run on ("en" or "zh"; the admin API's i18n.default_language).
+func (o *Orchestrator) SetDefaultLanguage(lang string) {
+	if lang == "" {
+		lang = "en"
+	}
+	o.lang.Store(&lang)
+}
+
+func (o *Orchestrator) defaultLanguage() string { return *o.lang.Load() }
 
 // Caller says who submits a run; it selects the per-user limit.
 type Caller int

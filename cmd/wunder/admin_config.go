@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,24 +66,49 @@ type configStore interface {
 // override's revision: the longest two replicas disagree after a change.
 const configPollInterval = 2 * time.Second
 
-// configSection is one section the routes serve: its key in the YAML, and
-// the document's field that holds it.
+// configSection is what one admin route serves: one or more parts of the
+// configuration, each a key path and the document field that shows it.
 type configSection struct {
-	key   string // "llm", "mcp.servers", "a2a.services"
-	field string // "llm", "servers", "services"
+	parts []sectionPart
+	// partial: a POST may send some of the parts only (the others stay).
+	partial bool
+}
+
+// sectionPart is one key path of the configuration ("mcp.servers",
+// "server.max_body_bytes") and its field in the route's document.
+type sectionPart struct {
+	key, field string
+}
+
+func single(key, field string) configSection {
+	return configSection{parts: []sectionPart{{key, field}}}
 }
 
 var configSectionsByName = map[string]configSection{
-	"llm": {key: "llm", field: "llm"},
-	"mcp": {key: "mcp.servers", field: "servers"},
-	"a2a": {key: "a2a.services", field: "services"},
+	"llm": single("llm", "llm"),
+	"mcp": single("mcp.servers", "servers"),
+	"a2a": single("a2a.services", "services"),
 	// GET|POST /wunder/admin/tools: {"builtin":{"enabled":[...]}} (empty = all)
-	"tools": {key: "tools.builtin", field: "builtin"},
+	"tools": single("tools.builtin", "builtin"),
+	// GET|POST /wunder/admin/server: the limits, CORS and languages that
+	// can change while the server runs (host and port cannot).
+	"server": {partial: true, parts: []sectionPart{
+		{"server.max_body_bytes", "max_body_bytes"},
+		{"server.sse_heartbeat_s", "sse_heartbeat_s"},
+		{"cors", "cors"},
+		{"i18n", "i18n"},
+	}},
 }
 
-// newConfigAdmin serves changes of cfg. With db (PostgreSQL), cfg already
-// has the stored sections at revision rev ([applyStoredConfig]) and the
-// admin polls for other replicas' changes until close.
+// allParts are the parts of every section, in a fixed order.
+func allParts() []sectionPart {
+	var out []sectionPart
+	for _, name := range slices.Sorted(maps.Keys(configSectionsByName)) {
+		out = append(out, configSectionsByName[name].parts...)
+	}
+	return out
+}
+
 func newConfigAdmin(cfg *config.Config, db configStore, rev int64) *configAdmin {
 	ca := &configAdmin{db: db, applied: rev}
 	ca.cur.Store(cfg)
@@ -148,23 +175,23 @@ func (ca *configAdmin) syncLocked(ctx context.Context) error {
 		return nil
 	}
 	cur := ca.cur.Load()
-	for _, sec := range orderedSections() {
-		stored, ok := sections[sec.key]
+	for _, part := range allParts() {
+		stored, ok := sections[part.key]
 		if !ok {
 			continue
 		}
-		running, err := sectionValue(cur, sec)
+		running, err := partValue(cur, part.key)
 		if err != nil {
 			return err
 		}
 		if jsonEqual(running, stored) {
 			continue
 		}
-		next, err := cur.WithSection(sec.key, stored)
+		next, err := cur.WithSection(part.key, stored)
 		if err != nil {
-			return fmt.Errorf("stored section %s: %w", sec.key, err)
+			return fmt.Errorf("stored section %s: %w", part.key, err)
 		}
-		commit, err := ca.a.prepare(ctx, sec.key, next)
+		commit, err := ca.a.prepare(ctx, part.key, next)
 		if err != nil {
 			return err
 		}
@@ -172,7 +199,7 @@ func (ca *configAdmin) syncLocked(ctx context.Context) error {
 			return err
 		}
 		cur = next
-		ca.a.log.Info("configuration changed by another replica", "section", sec.key, "revision", rev)
+		ca.a.log.Info("configuration changed by another replica", "section", part.key, "revision", rev)
 	}
 	ca.cur.Store(cur)
 	ca.applied = rev
@@ -191,14 +218,14 @@ func applyStoredConfig(ctx context.Context, cfg *config.Config, db configStore, 
 	if err != nil {
 		return nil, 0, err
 	}
-	for _, sec := range orderedSections() {
-		v, ok := sections[sec.key]
+	for _, part := range allParts() {
+		v, ok := sections[part.key]
 		if !ok {
 			continue
 		}
-		next, err := cfg.WithSection(sec.key, v)
+		next, err := cfg.WithSection(part.key, v)
 		if err != nil {
-			log.Error("stored configuration section not applied", "section", sec.key, "revision", rev, "err", err)
+			log.Error("stored configuration section not applied", "section", part.key, "revision", rev, "err", err)
 			continue
 		}
 		cfg = next
@@ -215,14 +242,6 @@ func decodeSections(raw json.RawMessage) (map[string]any, error) {
 		return nil, fmt.Errorf("the stored configuration override is not a JSON object: %w", err)
 	}
 	return sections, nil
-}
-
-func orderedSections() []configSection {
-	out := make([]configSection, 0, len(configSectionsByName))
-	for _, name := range slices.Sorted(maps.Keys(configSectionsByName)) {
-		out = append(out, configSectionsByName[name])
-	}
-	return out
 }
 
 func jsonEqual(a, b any) bool {
@@ -256,30 +275,39 @@ func (ca *configAdmin) revision(ctx context.Context) (int64, error) {
 	return rev, err
 }
 
-// sectionDoc is the section of cfg as the routes show it: JSON-ready
+// sectionDoc is the section of cfg as the route shows it: JSON-ready
 // values keyed by the YAML names, secrets masked.
 func sectionDoc(cfg *config.Config, sec configSection) (map[string]any, error) {
-	v, err := sectionValue(cfg.Redacted(), sec)
-	if err != nil {
-		return nil, err
+	red := cfg.Redacted()
+	doc := map[string]any{}
+	for _, part := range sec.parts {
+		v, err := partValue(red, part.key)
+		if err != nil {
+			return nil, err
+		}
+		doc[part.field] = v
 	}
-	return map[string]any{sec.field: v}, nil
+	return doc, nil
 }
 
-// sectionValue is the section of cfg as JSON-ready values (unmasked).
-func sectionValue(cfg *config.Config, sec configSection) (any, error) {
-	var v any
-	switch sec.key {
-	case "llm":
-		v = cfg.LLM
-	case "mcp.servers":
-		v = nonNilSlice(cfg.MCP.Servers)
-	case "a2a.services":
-		v = nonNilSlice(cfg.A2A.Services)
-	case "tools.builtin":
-		v = map[string]any{"enabled": nonNilSlice(cfg.Tools.Builtin.Enabled)}
+// partValue is the value at key (a dotted path of YAML names) in cfg, as
+// JSON-ready values (unmasked): maps, slices (never nil), strings, float64
+// numbers, bools.
+func partValue(cfg *config.Config, key string) (any, error) {
+	v := reflect.ValueOf(cfg).Elem()
+	for _, k := range strings.Split(key, ".") {
+		found := false
+		for i := range v.NumField() {
+			if name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ","); name == k {
+				v, found = v.Field(i), true
+				break
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("no configuration key %s", key)
+		}
 	}
-	b, err := yaml.Marshal(v)
+	b, err := yaml.Marshal(v.Interface())
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +315,7 @@ func sectionValue(cfg *config.Config, sec configSection) (any, error) {
 	if err := yaml.Unmarshal(b, &out); err != nil {
 		return nil, err
 	}
-	if out == nil {
+	if out == nil && v.Kind() == reflect.Slice {
 		out = []any{}
 	}
 	// Through JSON, so the value compares equal to one read back from the
@@ -308,112 +336,143 @@ func nonNilSlice[T any](s []T) []T {
 	return s
 }
 
+// partChange is one part of a section a POST changes, and its new value.
+type partChange struct {
+	sectionPart
+	value any
+}
+
 // UpdateConfigSection implements gateway.ConfigAdmin.
 func (ca *configAdmin) UpdateConfigSection(ctx context.Context, name string, doc map[string]any, ifMatch *int64) (map[string]any, int64, error) {
 	sec, ok := configSectionsByName[name]
 	if !ok {
 		return nil, 0, fmt.Errorf("%w: no configuration section %q", orchestrator.ErrNotFound, name)
 	}
+	fields := make([]string, len(sec.parts))
+	for i, p := range sec.parts {
+		fields[i] = p.field
+	}
 	for k := range doc {
-		if k != sec.field {
+		if !slices.Contains(fields, k) {
 			return nil, 0, &gateway.ConfigError{Fields: []gateway.ConfigFieldError{{Key: k,
-				Message: fmt.Sprintf("unknown field; POST /wunder/admin/%s takes {%q: ...}", name, sec.field)}}}
+				Message: fmt.Sprintf("unknown field; POST /wunder/admin/%s takes %q", name, fields)}}}
 		}
 	}
-	value, ok := doc[sec.field]
-	if !ok {
-		return nil, 0, &gateway.ConfigError{Fields: []gateway.ConfigFieldError{{Key: sec.key,
-			Message: fmt.Sprintf("missing: POST /wunder/admin/%s takes {%q: ...}", name, sec.field)}}}
+	var changes []partChange
+	for _, p := range sec.parts {
+		v, ok := doc[p.field]
+		if !ok {
+			if sec.partial {
+				continue
+			}
+			return nil, 0, &gateway.ConfigError{Fields: []gateway.ConfigFieldError{{Key: p.key,
+				Message: fmt.Sprintf("missing: POST /wunder/admin/%s takes {%q: ...}", name, p.field)}}}
+		}
+		changes = append(changes, partChange{p, v})
+	}
+	if len(changes) == 0 {
+		return nil, 0, &gateway.ConfigError{Fields: []gateway.ConfigFieldError{{
+			Message: fmt.Sprintf("nothing to change: POST /wunder/admin/%s takes some of %q", name, fields)}}}
 	}
 
 	ca.mu.Lock()
 	defer ca.mu.Unlock()
 	if ca.db != nil {
-		return ca.updateStored(ctx, sec, value, ifMatch)
+		if err := ca.syncLocked(ctx); err != nil {
+			return nil, 0, err
+		}
 	}
-	path := ca.overridePath()
-	body, rev, err := config.ReadOverride(path)
+	raw, body, rev, err := ca.readOverride(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
 	if err := checkRevision(ifMatch, rev); err != nil {
 		return nil, 0, err
-	}
-	old := ca.cur.Load()
-	next, err := old.WithSection(sec.key, value)
-	if err != nil {
-		return nil, 0, configError(err)
 	}
 	// Everything that can fail is built before anything is written.
-	commit, err := ca.a.prepare(ctx, sec.key, next)
+	next := ca.cur.Load()
+	var commits []func(context.Context) error
+	for _, c := range changes {
+		if next, err = next.WithSection(c.key, c.value); err != nil {
+			return nil, 0, configError(err)
+		}
+	}
+	for _, c := range changes {
+		commit, err := ca.a.prepare(ctx, c.key, next)
+		if err != nil {
+			return nil, 0, err
+		}
+		commits = append(commits, commit)
+	}
+	var newRev int64
+	if ca.db != nil {
+		newRev, err = ca.writeStored(ctx, raw, rev, changes, next)
+	} else {
+		newRev, err = ca.writeFile(body, rev, changes)
+	}
 	if err != nil {
 		return nil, 0, err
 	}
-	merged, err := config.MergedYAML(ca.load)
-	if err != nil {
-		return nil, 0, err
-	}
-	newBody, err := config.SetOverride(body, sec.key, value, merged, rev+1)
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := config.WriteOverride(path, newBody); err != nil {
-		return nil, 0, fmt.Errorf("%w: %v", orchestrator.ErrUnavailable, err)
-	}
-	if err := commit(ctx); err != nil {
-		return nil, 0, err
-	}
-	ca.cur.Store(next)
-	ca.a.log.Info("configuration changed", "section", sec.key, "revision", rev+1)
-	out, err := sectionDoc(next, sec)
-	return out, rev + 1, err
-}
-
-// updateStored is UpdateConfigSection with the override in the database:
-// the section's effective value (secrets included, as the file would hold
-// them) is stored as revision+1 unless another replica got there first.
-func (ca *configAdmin) updateStored(ctx context.Context, sec configSection, value any, ifMatch *int64) (map[string]any, int64, error) {
-	if err := ca.syncLocked(ctx); err != nil {
-		return nil, 0, err
-	}
-	raw, rev, err := ca.db.ConfigOverride(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := checkRevision(ifMatch, rev); err != nil {
-		return nil, 0, err
-	}
-	next, err := ca.cur.Load().WithSection(sec.key, value)
-	if err != nil {
-		return nil, 0, configError(err)
-	}
-	commit, err := ca.a.prepare(ctx, sec.key, next)
-	if err != nil {
-		return nil, 0, err
-	}
-	sections, err := decodeSections(raw)
-	if err != nil {
-		return nil, 0, err
-	}
-	if sections[sec.key], err = sectionValue(next, sec); err != nil {
-		return nil, 0, err
-	}
-	body, err := json.Marshal(sections)
-	if err != nil {
-		return nil, 0, err
-	}
-	newRev, err := ca.db.SaveConfigOverride(ctx, body, rev)
-	if err != nil {
-		return nil, 0, err // ErrConflict: another replica changed it meanwhile
-	}
-	if err := commit(ctx); err != nil {
-		return nil, 0, err
+	for _, commit := range commits {
+		if err := commit(ctx); err != nil {
+			return nil, 0, err
+		}
 	}
 	ca.cur.Store(next)
 	ca.applied = newRev
-	ca.a.log.Info("configuration changed", "section", sec.key, "revision", newRev, "store", "database")
+	ca.a.log.Info("configuration changed", "section", name, "revision", newRev)
 	out, err := sectionDoc(next, sec)
 	return out, newRev, err
+}
+
+// readOverride reads the override where it is kept: the database's
+// sections (raw) or the file's content (body), and its revision.
+func (ca *configAdmin) readOverride(ctx context.Context) (raw json.RawMessage, body []byte, rev int64, err error) {
+	if ca.db != nil {
+		raw, rev, err = ca.db.ConfigOverride(ctx)
+		return raw, nil, rev, err
+	}
+	body, rev, err = config.ReadOverride(ca.overridePath())
+	return nil, body, rev, err
+}
+
+// writeFile writes the changes into the override file as revision rev+1.
+// A posted value is written as posted (masked secrets resolved against the
+// files, so a ${VAR} stays a reference).
+func (ca *configAdmin) writeFile(body []byte, rev int64, changes []partChange) (int64, error) {
+	merged, err := config.MergedYAML(ca.load)
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range changes {
+		if body, err = config.SetOverride(body, c.key, c.value, merged, rev+1); err != nil {
+			return 0, err
+		}
+	}
+	if err := config.WriteOverride(ca.overridePath(), body); err != nil {
+		return 0, fmt.Errorf("%w: %v", orchestrator.ErrUnavailable, err)
+	}
+	return rev + 1, nil
+}
+
+// writeStored stores the changed parts' effective values (secrets included,
+// as the file would hold them) as revision rev+1, unless another replica
+// got there first (ErrConflict).
+func (ca *configAdmin) writeStored(ctx context.Context, raw json.RawMessage, rev int64, changes []partChange, next *config.Config) (int64, error) {
+	sections, err := decodeSections(raw)
+	if err != nil {
+		return 0, err
+	}
+	for _, c := range changes {
+		if sections[c.key], err = partValue(next, c.key); err != nil {
+			return 0, err
+		}
+	}
+	body, err := json.Marshal(sections)
+	if err != nil {
+		return 0, err
+	}
+	return ca.db.SaveConfigOverride(ctx, body, rev)
 }
 
 func checkRevision(ifMatch *int64, rev int64) error {
@@ -454,6 +513,12 @@ func (a *app) prepare(ctx context.Context, key string, next *config.Config) (fun
 	case "a2a.services":
 		svcs := a2aServices(next)
 		return func(context.Context) error { return a.a2a.tools.Reconfigure(svcs) }, nil
+	case "server.max_body_bytes", "server.sse_heartbeat_s", "cors":
+		live := gateway.Live{MaxBodyBytes: next.Server.MaxBodyBytes, Heartbeat: next.Server.SSEHeartbeat(), CORS: corsOptions(next)}
+		return func(context.Context) error { a.gw.SetLive(live); return nil }, nil
+	case "i18n":
+		lang := next.I18n.DefaultLanguage
+		return func(context.Context) error { a.orch.SetDefaultLanguage(lang); return nil }, nil
 	case "tools.builtin":
 		enabled := next.Tools.Builtin.Enabled
 		for i, name := range enabled {

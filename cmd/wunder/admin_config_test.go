@@ -379,3 +379,52 @@ func TestAdminConfigReplicasPostgres(t *testing.T) {
 		t.Errorf("the masked token was not kept across replicas: %q", tok)
 	}
 }
+
+// /wunder/admin/server changes the body limit, CORS and the default
+// language of the running server; host and port are not among its fields.
+func TestAdminConfigServerLive(t *testing.T) {
+	s := startServer(t, func(c *config.Config) { c.Security.APIKey = "k" })
+	code, got := adminDo(t, s, "GET", "/wunder/admin/server", "")
+	if code != 200 || got["max_body_bytes"] != float64(1<<20) || got["i18n"].(map[string]any)["default_language"] != "en" {
+		t.Fatalf("GET /wunder/admin/server: %d %v", code, got)
+	}
+	big := `{"user_id":"alice","question":"` + strings.Repeat("x", 4000) + `","stream":false}`
+	if code, _ := adminDo(t, s, "POST", "/wunder", big); code != 200 {
+		t.Fatalf("a 4 KB request before the change: %d", code)
+	}
+	if _, got := adminDo(t, s, "POST", "/wunder/system_prompt", `{"user_id":"alice"}`); strings.ContainsAny(mustJSON(got["prompt"]), "你的工具") {
+		t.Fatalf("the English prompt already has Chinese in it: %.200v", got)
+	}
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/server", `{"max_body_bytes":2048,"cors":{"allow_origins":["https://console.example"]},"i18n":{"default_language":"zh"}}`); code != 200 {
+		t.Fatalf("POST /wunder/admin/server: %d %v", code, got)
+	}
+	if code, got := adminDo(t, s, "POST", "/wunder", big); code != 413 || got["code"] != "body_too_large" {
+		t.Errorf("a 4 KB request with a 2 KB limit: %d %v", code, got)
+	}
+	req, _ := http.NewRequestWithContext(t.Context(), "OPTIONS", s.url+"/wunder", nil)
+	req.Header.Set("Origin", "https://console.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Access-Control-Allow-Origin") != "https://console.example" {
+		t.Errorf("preflight after the CORS change: %d %v", resp.StatusCode, resp.Header)
+	}
+	code, got = adminDo(t, s, "POST", "/wunder/system_prompt", `{"user_id":"alice"}`)
+	if prompt, _ := got["prompt"].(string); code != 200 || !strings.ContainsAny(prompt, "你的工具") {
+		t.Errorf("the prompt of a request naming no language after default_language: zh: %d %.200v", code, got)
+	}
+	// A partial change keeps the rest; invalid values and unknown fields
+	// are refused with their key.
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/server", `{"sse_heartbeat_s":5}`); code != 200 || got["max_body_bytes"] != float64(2048) {
+		t.Errorf("a partial change: %d %v", code, got)
+	}
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/server", `{"max_body_bytes":0}`); code != 400 || !strings.Contains(mustJSON(got["errors"]), "server.max_body_bytes") {
+		t.Errorf("max_body_bytes 0: %d %v", code, got)
+	}
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/server", `{"host":"0.0.0.0"}`); code != 400 {
+		t.Errorf("host through the admin API: %d %v", code, got)
+	}
+}

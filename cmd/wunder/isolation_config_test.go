@@ -27,6 +27,7 @@ func (f *fixture) configRows() []matrixRow {
 	var rows []matrixRow
 	for _, sec := range []struct{ name, body string }{
 		{"llm", `{"llm":{}}`}, {"mcp", `{"servers":[]}`}, {"a2a", `{"services":[]}`}, {"tools", `{"builtin":{"enabled":[]}}`},
+		{"server", `{"sse_heartbeat_s":15}`},
 	} {
 		rows = append(rows,
 			row("configuration: "+sec.name, "get", "GET", "/wunder/admin/"+sec.name, ""),

@@ -233,12 +233,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		APIKey: cfg.Security.APIKey, MaxBodyBytes: cfg.Server.MaxBodyBytes, Heartbeat: cfg.Server.SSEHeartbeat(),
 		RateLimit: limit,
 		Auth:      gateway.AuthOptions{Accounts: store, AllowRegister: cfg.Auth.AllowRegister, TokenTTL: cfg.Auth.TokenTTL(), Verifier: jwt},
-		CORS: gateway.CORSOptions{
-			AllowOrigins: cfg.CORS.AllowOrigins, AllowMethods: cfg.CORS.AllowMethods,
-			AllowHeaders: cfg.CORS.AllowHeaders, AllowCredentials: cfg.CORS.AllowCredentials,
-		},
-		Ready:   ready,
-		DataDir: cfg.DataDir, DeleteWorkspace: deleteWorkspace(tools),
+		CORS:      corsOptions(cfg),
+		Ready:     ready,
+		DataDir:   cfg.DataDir, DeleteWorkspace: deleteWorkspace(tools),
 		Version: version,
 		Logger:  log,
 		LSP:     lspParts.admin(),
@@ -267,6 +264,14 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	mountA2A(a, a2aTools) // wire_a2a.go
 	mountMCP(a, mcpParts) // wire_mcp.go
 	return a, nil
+}
+
+// corsOptions is the cors section as the gateway takes it.
+func corsOptions(cfg *config.Config) gateway.CORSOptions {
+	return gateway.CORSOptions{
+		AllowOrigins: cfg.CORS.AllowOrigins, AllowMethods: cfg.CORS.AllowMethods,
+		AllowHeaders: cfg.CORS.AllowHeaders, AllowCredentials: cfg.CORS.AllowCredentials,
+	}
 }
 
 // readiness is the check of /readyz and gRPC health: the store answers,
