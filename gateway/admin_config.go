@@ -177,7 +177,7 @@ func writeConfigProblem(w http.ResponseWriter, r *http.Request, ce *ConfigError)
 //
 //	POST /wunder/admin/mcp/tools       {"name":"<configured server>"} or {"server":{...an mcp.servers entry...}}
 //	                                   → {"server","tools":[{name,description,input_schema,...}]}
-//	POST /wunder/admin/mcp/tools/call  {"server","tool","arguments":{...}} → {"server","tool","content","is_error","duration_ms"}
+//	POST /wunder/admin/mcp/tools/call  {"server","tool","arguments"|"args":{...}} → {"server","tool","result","content","is_error","duration_ms"}
 //	POST /wunder/admin/a2a/card        {"name":"<configured service>"} or {"endpoint","headers"}
 //	                                   → {"card":{...as the peer sent it...},"summary":{name,description,interfaces,skills,streaming,push}}
 
@@ -199,6 +199,7 @@ type mcpCallRequest struct {
 	Server    string          `json:"server"`
 	Tool      string          `json:"tool"`
 	Arguments json.RawMessage `json:"arguments"`
+	Args      json.RawMessage `json:"args"` // the original wunder's name
 }
 
 type a2aCardRequest struct {
@@ -244,7 +245,11 @@ func (s *Server) probeRoutes() {
 			writeProblem(w, r, http.StatusBadRequest, "invalid_argument", `"server" (a configured MCP server) and "tool" are required`)
 			return
 		}
-		v, err := p.CallMCPTool(r.Context(), req.Server, req.Tool, req.Arguments)
+		args := req.Arguments
+		if len(args) == 0 {
+			args = req.Args
+		}
+		v, err := p.CallMCPTool(r.Context(), req.Server, req.Tool, args)
 		answer(w, r, v, err)
 	})
 	s.mux.HandleFunc("POST /wunder/admin/a2a/card", func(w http.ResponseWriter, r *http.Request) {

@@ -153,6 +153,9 @@ func TestAdminConfigMCPLive(t *testing.T) {
 	if code != 200 || got["content"] != "HEY" || got["is_error"] != false {
 		t.Fatalf("POST /wunder/admin/mcp/tools/call: %d %v", code, got)
 	}
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/mcp/tools/call", `{"server":"echo","tool":"shout","args":{"text":"ho"}}`); code != 200 || got["result"] != "HO" {
+		t.Errorf("the original's args field: %d %v", code, got)
+	}
 	if code, got = adminDo(t, s, "POST", "/wunder/admin/mcp/tools/call", `{"server":"echo","tool":"whisper"}`); code != 404 {
 		t.Errorf("calling a tool the server lacks: %d %v", code, got)
 	}

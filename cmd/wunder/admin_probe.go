@@ -79,7 +79,7 @@ func (ca *configAdmin) CallMCPTool(ctx context.Context, server, tool string, arg
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", orchestrator.ErrUnavailable, want, err)
 		}
-		return map[string]any{"server": server, "tool": tool, "content": res.Content, "is_error": res.IsError,
+		return map[string]any{"server": server, "tool": tool, "result": res.Content, "content": res.Content, "is_error": res.IsError,
 			"data": res.Data, "duration_ms": time.Since(start).Milliseconds()}, nil
 	}
 	return nil, fmt.Errorf("%w: MCP server %q offers no tool %q (is it configured, and listed? POST /wunder/admin/mcp/tools lists them)",
