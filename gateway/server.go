@@ -87,6 +87,9 @@ type Options struct {
 	WorkspaceLimits WorkspaceLimits
 	// PProf serves the Go profiler at /debug/pprof/ to admins (pprof.go).
 	PProf bool
+	// I18n are the languages requests may name; zero = en and zh, en by
+	// default, no aliases.
+	I18n I18n
 	// MonitorEventLimit is how many events GET
 	// /wunder/admin/monitor/{session_id} shows by default. Default 200.
 	MonitorEventLimit int
@@ -145,7 +148,7 @@ func New(b Backend, opts *Options) *Server {
 		o = *opts
 	}
 	s := &Server{b: b, opts: o.withDefaults(), mux: http.NewServeMux()}
-	s.SetLive(Live{MaxBodyBytes: s.opts.MaxBodyBytes, Heartbeat: s.opts.Heartbeat, CORS: s.opts.CORS})
+	s.SetLive(Live{MaxBodyBytes: s.opts.MaxBodyBytes, Heartbeat: s.opts.Heartbeat, CORS: s.opts.CORS, I18n: s.opts.I18n})
 	ao := s.opts.Auth
 	ao.APIKey, ao.Anonymous = s.opts.APIKey, s.opts.APIKey == ""
 	s.auth = NewAuthenticator(ao)
@@ -161,6 +164,15 @@ type Live struct {
 	MaxBodyBytes int64
 	Heartbeat    time.Duration
 	CORS         CORSOptions
+	I18n         I18n
+}
+
+// I18n are the languages requests may name (i18n.go).
+type I18n struct {
+	Default   string
+	Supported []string
+	// Aliases map other names (lower case) to a supported language.
+	Aliases map[string]string
 }
 
 // liveState is Live ready for the middleware.
@@ -168,6 +180,7 @@ type liveState struct {
 	maxBody   int64
 	heartbeat time.Duration
 	cors      *corsPolicy
+	i18n      I18n
 }
 
 // SetLive replaces the body limit, the SSE heartbeat and the CORS policy
@@ -176,7 +189,7 @@ type liveState struct {
 // it; front-ends mounted with a limit of their own apply the lower one.
 func (s *Server) SetLive(l Live) {
 	o := Options{MaxBodyBytes: l.MaxBodyBytes, Heartbeat: l.Heartbeat}.withDefaults()
-	s.live.Store(&liveState{maxBody: o.MaxBodyBytes, heartbeat: o.Heartbeat, cors: newCORSPolicy(l.CORS)})
+	s.live.Store(&liveState{maxBody: o.MaxBodyBytes, heartbeat: o.Heartbeat, cors: newCORSPolicy(l.CORS), i18n: l.I18n.normalized()})
 }
 
 // Mount adds a handler for a pattern (other front-ends: A2A, MCP, Connect).
@@ -225,6 +238,7 @@ func (s *Server) routes() {
 	s.memoryRoutes()    // memory.go
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
+	s.mux.HandleFunc("GET /wunder/i18n", s.handleI18n) // i18n.go
 	if s.opts.LSP != nil {
 		s.mux.HandleFunc("GET /wunder/admin/lsp", s.handleLSPStatus)
 		s.mux.HandleFunc("POST /wunder/admin/lsp/test", s.handleLSPTest)
@@ -240,7 +254,7 @@ func (s *Server) routes() {
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = problemForMux(s.mux)
 	h = limitBody(func() int64 { return s.live.Load().maxBody }, s.bodyLimits)(h)
-	open := append([]string{"/healthz", "/readyz", "/wunder/auth/login", "/wunder/auth/register"}, s.open...)
+	open := append([]string{"/healthz", "/readyz", "/wunder/i18n", "/wunder/auth/login", "/wunder/auth/register"}, s.open...)
 	h = rateLimit(s.opts.RateLimit, open)(h)
 	h = authenticate(s.auth, open)(h)
 	h = cors(func() *corsPolicy { return s.live.Load().cors })(h)

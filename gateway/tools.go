@@ -50,7 +50,7 @@ func (s *Server) handleSystemPrompt(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	prompt, err := s.b.SystemPrompt(r.Context(), orchestrator.PromptRequest{
-		UserID: userID, ToolNames: req.ToolNames, PreloadSkills: req.PreloadSkills, ModelName: req.ModelName, ToolCallMode: req.ToolCallMode, Language: req.Language,
+		UserID: userID, ToolNames: req.ToolNames, PreloadSkills: req.PreloadSkills, ModelName: req.ModelName, ToolCallMode: req.ToolCallMode, Language: s.language(r, req.Language),
 	})
 	if err != nil {
 		writeError(w, r, err)

@@ -61,7 +61,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Ru
 	}
 	run, err := s.b.Start(r.Context(), orchestrator.RunRequest{
 		UserID: userID, SessionID: req.SessionID, Question: req.Question, ToolNames: req.ToolNames, PreloadSkills: req.PreloadSkills,
-		ModelName: req.ModelName, ToolCallMode: req.ToolCallMode, Language: req.Language,
+		ModelName: req.ModelName, ToolCallMode: req.ToolCallMode, Language: s.language(r, req.Language),
 		MaxRounds: req.MaxRounds, Caller: orchestrator.CallerUser, Frontend: orchestrator.FrontendREST, ApprovalMode: req.ApprovalMode,
 	})
 	if err != nil {

@@ -514,11 +514,11 @@ func (a *app) prepare(ctx context.Context, key string, next *config.Config) (fun
 		svcs := a2aServices(next)
 		return func(context.Context) error { return a.a2a.tools.Reconfigure(svcs) }, nil
 	case "server.max_body_bytes", "server.sse_heartbeat_s", "cors":
-		live := gateway.Live{MaxBodyBytes: next.Server.MaxBodyBytes, Heartbeat: next.Server.SSEHeartbeat(), CORS: corsOptions(next)}
+		live := gatewayLive(next)
 		return func(context.Context) error { a.gw.SetLive(live); return nil }, nil
 	case "i18n":
-		lang := next.I18n.DefaultLanguage
-		return func(context.Context) error { a.orch.SetDefaultLanguage(lang); return nil }, nil
+		live, lang := gatewayLive(next), next.I18n.DefaultLanguage
+		return func(context.Context) error { a.gw.SetLive(live); a.orch.SetDefaultLanguage(lang); return nil }, nil
 	case "tools.builtin":
 		enabled := next.Tools.Builtin.Enabled
 		for i, name := range enabled {
@@ -536,6 +536,15 @@ func (a *app) prepare(ctx context.Context, key string, next *config.Config) (fun
 		return func(ctx context.Context) error { return a.mcp.set.Reconfigure(ctx, servers) }, nil
 	}
 	return nil, fmt.Errorf("%w: section %s cannot be changed here", orchestrator.ErrInvalidArgument, key)
+}
+
+// gatewayLive are the gateway's options that the admin API changes live.
+func gatewayLive(cfg *config.Config) gateway.Live {
+	return gateway.Live{MaxBodyBytes: cfg.Server.MaxBodyBytes, Heartbeat: cfg.Server.SSEHeartbeat(), CORS: corsOptions(cfg), I18n: gatewayI18n(cfg)}
+}
+
+func gatewayI18n(cfg *config.Config) gateway.I18n {
+	return gateway.I18n{Default: cfg.I18n.DefaultLanguage, Supported: cfg.I18n.SupportedLanguages, Aliases: cfg.I18n.Aliases}
 }
 
 // liveModels is the model registry the orchestrator and the other parts

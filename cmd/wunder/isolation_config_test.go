@@ -25,6 +25,12 @@ func (f *fixture) configRows() []matrixRow {
 			}}
 	}
 	var rows []matrixRow
+	// The languages on offer: public, the same for everyone (a login page
+	// asks it), naming no user.
+	rows = append(rows, matrixRow{frontend: "REST", resource: "languages (/wunder/i18n)", action: "get", want: [4]string{ok, ok, ok, ok},
+		try: func(t *testing.T, c caller) string {
+			return restOutcome(f.rest(t, "GET", "/wunder/i18n", "", c.hdr))
+		}})
 	for _, sec := range []struct{ name, body string }{
 		{"llm", `{"llm":{}}`}, {"mcp", `{"servers":[]}`}, {"a2a", `{"services":[]}`}, {"tools", `{"builtin":{"enabled":[]}}`},
 		{"server", `{"sse_heartbeat_s":15}`},

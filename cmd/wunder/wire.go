@@ -234,6 +234,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		RateLimit: limit,
 		Auth:      gateway.AuthOptions{Accounts: store, AllowRegister: cfg.Auth.AllowRegister, TokenTTL: cfg.Auth.TokenTTL(), Verifier: jwt},
 		CORS:      corsOptions(cfg),
+		I18n:      gatewayI18n(cfg),
 		Ready:     ready,
 		DataDir:   cfg.DataDir, DeleteWorkspace: deleteWorkspace(tools),
 		Version: version,

@@ -230,6 +230,10 @@ type I18n struct {
 	DefaultLanguage string `yaml:"default_language"`
 	// SupportedLanguages are the languages offered; each is en or zh.
 	SupportedLanguages []string `yaml:"supported_languages"`
+	// Aliases map other names of a language (a request's language or an
+	// Accept-Language tag, compared case-insensitively) to a supported one:
+	// zh-CN -> zh. Default: the common regional tags of en and zh.
+	Aliases map[string]string `yaml:"aliases"`
 }
 
 // CORS configures cross-origin access to the HTTP API.

@@ -47,6 +47,10 @@ func Default() *Config {
 		I18n: I18n{
 			DefaultLanguage:    "en",
 			SupportedLanguages: []string{"en", "zh"},
+			Aliases: map[string]string{
+				"zh-cn": "zh", "zh-hans": "zh", "zh-sg": "zh", "zh-tw": "zh", "zh-hk": "zh", "zh-hant": "zh", "chinese": "zh", "中文": "zh",
+				"en-us": "en", "en-gb": "en", "en-au": "en", "en-ca": "en", "english": "en",
+			},
 		},
 		CORS: CORS{
 			AllowOrigins: []string{},

@@ -104,6 +104,14 @@ func (c *Config) validate(p *problems) {
 		v.fail("i18n.supported_languages", "must list at least one language")
 	}
 	v.eachOneOf("i18n.supported_languages", c.I18n.SupportedLanguages, languages)
+	for _, alias := range slices.Sorted(maps.Keys(c.I18n.Aliases)) {
+		target := c.I18n.Aliases[alias]
+		if strings.TrimSpace(alias) == "" {
+			v.fail("i18n.aliases", "an alias must not be empty")
+		} else if !slices.Contains(c.I18n.SupportedLanguages, target) {
+			v.fail("i18n.aliases."+alias, "must name one of supported_languages (%s), got %q", strings.Join(c.I18n.SupportedLanguages, ", "), target)
+		}
+	}
 	if v.oneOf("i18n.default_language", c.I18n.DefaultLanguage, languages) &&
 		len(c.I18n.SupportedLanguages) > 0 && !slices.Contains(c.I18n.SupportedLanguages, c.I18n.DefaultLanguage) {
 		v.fail("i18n.default_language", "must be one of supported_languages (%s), got %q",
