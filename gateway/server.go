@@ -87,6 +87,9 @@ type Options struct {
 	WorkspaceLimits WorkspaceLimits
 	// PProf serves the Go profiler at /debug/pprof/ to admins (pprof.go).
 	PProf bool
+	// RequestOverrides are the config_overrides keys POST /wunder accepts
+	// (llm.request_overrides); nil = none.
+	RequestOverrides []string
 	// I18n are the languages requests may name; zero = en and zh, en by
 	// default, no aliases.
 	I18n I18n

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"errors"
 
 	"net/http"
@@ -24,6 +25,10 @@ type wunderRequest struct {
 	// ApprovalMode: suggest, auto_edit or full_auto (approvals.mode when
 	// empty).
 	ApprovalMode string `json:"approval_mode"`
+	// SkipToolCalls: answer without tools (overrides.go).
+	SkipToolCalls bool `json:"skip_tool_calls"`
+	// ConfigOverrides: per-request model settings (overrides.go).
+	ConfigOverrides map[string]json.RawMessage `json:"config_overrides"`
 }
 
 // wunderResponse is the non-streaming answer of POST /wunder.
@@ -59,11 +64,17 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Ru
 		writeProblem(w, r, http.StatusBadRequest, "missing_question", "question is required")
 		return nil, nil, false
 	}
-	run, err := s.b.Start(r.Context(), orchestrator.RunRequest{
+	rr := orchestrator.RunRequest{
 		UserID: userID, SessionID: req.SessionID, Question: req.Question, ToolNames: req.ToolNames, PreloadSkills: req.PreloadSkills,
 		ModelName: req.ModelName, ToolCallMode: req.ToolCallMode, Language: s.language(r, req.Language),
 		MaxRounds: req.MaxRounds, Caller: orchestrator.CallerUser, Frontend: orchestrator.FrontendREST, ApprovalMode: req.ApprovalMode,
-	})
+		SkipToolCalls: req.SkipToolCalls,
+	}
+	if err := applyOverrides(&rr, req.ConfigOverrides, s.opts.RequestOverrides); err != nil {
+		writeError(w, r, err)
+		return nil, nil, false
+	}
+	run, err := s.b.Start(r.Context(), rr)
 	if err != nil {
 		if errors.Is(err, orchestrator.ErrNotFound) {
 			writeProblem(w, r, http.StatusNotFound, "session_not_found", err.Error())

@@ -222,8 +222,16 @@ func (o *Orchestrator) prepare(ctx context.Context, req RunRequest) (execution, 
 	if err != nil {
 		return execution{}, err
 	}
-	sel, err := o.tools.Select(ctx, req.UserID, req.ToolNames, req.ExcludeTools)
-	if err != nil {
+	if req.Temperature != nil {
+		settings.Temperature = req.Temperature
+	}
+	if req.MaxOutput > 0 {
+		settings.MaxOutput = req.MaxOutput
+	}
+	var sel *Selection
+	if req.SkipToolCalls {
+		sel = newSelection(o.tools) // no tools at all, not even the always-on ones
+	} else if sel, err = o.tools.Select(ctx, req.UserID, req.ToolNames, req.ExcludeTools); err != nil {
 		return execution{}, err
 	}
 	return execution{model: model, settings: settings, sel: sel,
@@ -250,6 +258,7 @@ func (o *Orchestrator) newLiveRun(req RunRequest, x execution, locks []string, r
 func specOf(req RunRequest) *RunSpec {
 	return &RunSpec{ToolNames: req.ToolNames, ExcludeTools: req.ExcludeTools, PreloadSkills: req.PreloadSkills, ModelName: req.ModelName,
 		ToolCallMode: req.ToolCallMode, Language: req.Language, Caller: req.Caller, MaxRounds: req.MaxRounds,
+		Temperature: req.Temperature, MaxOutput: req.MaxOutput, SkipToolCalls: req.SkipToolCalls,
 		Metadata: req.Metadata, ApprovalMode: req.ApprovalMode, Frontend: req.Frontend}
 }
 

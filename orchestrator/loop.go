@@ -149,6 +149,9 @@ func (l *loop) run(ctx context.Context) outcome {
 			return l.fail(ctx, "model_error", err)
 		}
 		calls := l.toolCalls(resp)
+		if lr.req.SkipToolCalls {
+			calls = nil // skip_tool_calls: the first answer is final
+		}
 		assistant := Message{Role: RoleAssistant, Content: resp.Content, ReasoningContent: resp.ReasoningContent, RunID: lr.id, CreatedAt: o.opts.Now()}
 		if lr.mode == ModeFunctionCall {
 			for _, c := range calls {

@@ -245,6 +245,13 @@ type RunRequest struct {
 	Frontend string
 	// MaxRounds overrides the model's when > 0.
 	MaxRounds int
+	// Temperature, when set, overrides the model's (0 to 2).
+	Temperature *float64
+	// MaxOutput overrides the model's output tokens per call when > 0.
+	MaxOutput int
+	// SkipToolCalls: the run offers no tools and takes the model's first
+	// answer as final, ignoring any tool call in it.
+	SkipToolCalls bool
 	// Metadata travels with the run to its tools (ToolInvocation.Metadata);
 	// the A2A front-end puts the delegation depth here for the recursion
 	// guard of a2a@service tools.
@@ -289,6 +296,12 @@ func (o *Orchestrator) validate(req *RunRequest) error {
 	}
 	if req.MaxRounds < 0 {
 		return invalidf("max_rounds must not be negative")
+	}
+	if t := req.Temperature; t != nil && (*t < 0 || *t > 2 || *t != *t) {
+		return invalidf("temperature must be between 0 and 2, got %v", *t)
+	}
+	if req.MaxOutput < 0 {
+		return invalidf("max_output must not be negative")
 	}
 	return CheckApprovalMode(req.ApprovalMode)
 }

@@ -150,7 +150,8 @@ func (o *Orchestrator) resumable(ctx context.Context, r *Run) (RunRequest, execu
 	sp := r.Spec
 	req := RunRequest{UserID: r.UserID, SessionID: r.SessionID, Question: r.Question, ToolNames: sp.ToolNames, PreloadSkills: sp.PreloadSkills,
 		ExcludeTools: sp.ExcludeTools, ModelName: sp.ModelName, ToolCallMode: sp.ToolCallMode, Language: sp.Language,
-		Caller: sp.Caller, MaxRounds: sp.MaxRounds, Metadata: sp.Metadata, ApprovalMode: sp.ApprovalMode, Frontend: sp.Frontend}
+		Caller: sp.Caller, MaxRounds: sp.MaxRounds, Temperature: sp.Temperature, MaxOutput: sp.MaxOutput, SkipToolCalls: sp.SkipToolCalls,
+		Metadata: sp.Metadata, ApprovalMode: sp.ApprovalMode, Frontend: sp.Frontend}
 	x, err := o.prepare(ctx, req)
 	if err != nil {
 		return req, x, 0, err

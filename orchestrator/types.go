@@ -106,6 +106,9 @@ type RunSpec struct {
 	Language      string            `json:"language,omitempty"`
 	Caller        Caller            `json:"caller,omitempty"`
 	MaxRounds     int               `json:"max_rounds,omitempty"`
+	Temperature   *float64          `json:"temperature,omitempty"`
+	MaxOutput     int               `json:"max_output,omitempty"`
+	SkipToolCalls bool              `json:"skip_tool_calls,omitempty"`
 	Metadata      map[string]string `json:"metadata,omitempty"`
 	ApprovalMode  string            `json:"approval_mode,omitempty"`
 	Frontend      string            `json:"frontend,omitempty"`

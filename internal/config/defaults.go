@@ -60,6 +60,7 @@ func Default() *Config {
 		LLM: LLM{
 			Models:             map[string]Model{},
 			CircuitOpenSeconds: 30,
+			RequestOverrides:   []string{"temperature", "max_rounds", "tool_call_mode", "max_output"},
 		},
 		Tools: Tools{
 			NameSeparator: "__",

@@ -18,6 +18,10 @@ type LLM struct {
 	// CircuitOpenSeconds (circuit_open_s): a model that failed over is
 	// skipped for this long by every run, >= 1. Default 30.
 	CircuitOpenSeconds int `yaml:"circuit_open_s"`
+	// RequestOverrides are the model settings a POST /wunder request may
+	// set in config_overrides: temperature, max_rounds, tool_call_mode,
+	// max_output. Default all of them; [] = none.
+	RequestOverrides []string `yaml:"request_overrides"`
 }
 
 // CircuitOpen is circuit_open_s as a duration.

@@ -205,6 +205,7 @@ func (c *Config) validateCORS(v checker) {
 }
 
 func (c *Config) validateLLM(v checker) {
+	v.eachOneOf("llm.request_overrides", c.LLM.RequestOverrides, []string{"temperature", "max_rounds", "tool_call_mode", "max_output"})
 	if d := c.LLM.Default; d != "" {
 		if m, ok := c.LLM.Models[d]; !ok {
 			known := slices.Sorted(maps.Keys(c.LLM.Models))
