@@ -40,6 +40,8 @@ type Config struct {
 	Approvals     Approvals     `yaml:"approvals"`
 	UserTools     UserTools     `yaml:"user_tools"`
 	Knowledge     Knowledge     `yaml:"knowledge"`
+	Evaluation    Evaluation    `yaml:"evaluation"`
+	Throughput    Throughput    `yaml:"throughput"`
 
 	// meta is what Load learned on the way: where each value came from and
 	// the warnings to log. It is nil for a Config built in code.

@@ -91,6 +91,9 @@ func Default() *Config {
 
 		UserTools: userToolsDefaults(),
 		Knowledge: knowledgeDefaults(),
+
+		Evaluation: evaluationDefaults(),
+		Throughput: throughputDefaults(),
 	}
 }
 
