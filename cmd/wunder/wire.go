@@ -15,6 +15,7 @@ import (
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/internal/evaluation"
 	"github.com/wunder/wunder/internal/telemetry"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
@@ -116,6 +117,9 @@ type app struct {
 	skills    *skills.Set          // wire_skills.go
 	config    *configAdmin         // admin_config.go
 	tel       *telemetry.Telemetry // wire_telemetry.go
+
+	throughput *throughputParts    // wire_throughput.go
+	evaluation *evaluation.Manager // wire_evaluation.go
 }
 
 // build wires every component from the configuration. On failure it
@@ -211,8 +215,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		log.Info("ended runs a stopped process left unfinished", "count", n)
 	}
 	ready := readiness(store, mcpParts)
-	cfgAdmin := newConfigAdmin(nil, cfg) // admin_config.go; its app is set below
-	var limit gateway.Limiter            // an untyped nil when off
+	throughput := newThroughput(cfg, store, log)                   // wire_throughput.go; served below
+	evalMgr := newEvaluation(cfg, log, models, store, orch, tools) // wire_evaluation.go
+	cfgAdmin := newConfigAdmin(nil, cfg)                           // admin_config.go; its app is set below
+	var limit gateway.Limiter                                      // an untyped nil when off
 	if rl := cfg.Auth.RateLimit; rl.PerSecond > 0 {
 		limit = auth.NewLimiter(rl.PerSecond, rl.Burst)
 	}
@@ -241,9 +247,13 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 
 		Metrics: tel.MetricsHandler(), MetricsPublic: cfg.Observability.MetricsPublic, // wire_telemetry.go
 		Trace: tracingMiddleware(tel),
+
+		Throughput: throughputAPI{throughput.m}, Evaluation: evaluationAPI{evalMgr}, // wire_throughput.go, wire_evaluation.go
 	})
+	throughput.serve(gw.Handler())
 	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, tel: tel, ready: ready, lsp: lspParts, mcp: mcpParts,
-		userTools: userTools, knowledge: knowledgeParts, skills: skillSet, config: cfgAdmin}
+		userTools: userTools, knowledge: knowledgeParts, skills: skillSet, config: cfgAdmin,
+		throughput: throughput, evaluation: evalMgr}
 	cfgAdmin.a = a
 	// Front-ends mounted on the gateway, each wired in a file of its own.
 	mountConnect(a)       // wire_connect.go
@@ -278,6 +288,8 @@ func (a *app) handler() http.Handler { return a.gw.Handler() }
 // close stops the orchestrator (waiting for runs until ctx ends) and the store.
 func (a *app) close(ctx context.Context) error {
 	a.closeA2A()
+	a.throughput.close() // before the core: its runs end first
+	a.evaluation.Close()
 	err := a.orch.Close(ctx)
 	a.mcp.close()
 	a.userTools.close()
