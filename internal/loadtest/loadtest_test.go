@@ -97,10 +97,11 @@ var limits = loadtest.Limits{MaxConcurrency: 8, MaxRunsPerStep: 100, MaxDuration
 
 func TestManagerOneAtATimeAndStop(t *testing.T) {
 	started := make(chan string, 100)
+	release := make(chan struct{})
 	target := func(ctx context.Context, user string, _ loadtest.Request) loadtest.Sample {
 		started <- user
-		<-ctx.Done() // runs until stopped
-		return loadtest.Sample{Err: ctx.Err()}
+		<-release // a run in flight when Stop is asked finishes
+		return loadtest.Sample{Total: time.Millisecond, First: time.Millisecond}
 	}
 	store := &memStore{}
 	m := loadtest.NewManager(store, target, limits, nil)
@@ -115,11 +116,20 @@ func TestManagerOneAtATimeAndStop(t *testing.T) {
 	if _, err := m.Start(t.Context(), loadtest.Request{Concurrency: []int{1}, RunsPerStep: 1}); !errors.Is(err, orchestrator.ErrConflict) {
 		t.Fatalf("second start: %v, want conflict", err)
 	}
+	<-started // both workers of the first step are in a run
+	go func() { // release them once Stop has been asked
+		for r := range m.Watch(t.Context()) {
+			if r.Status == loadtest.StatusStopping {
+				close(release)
+				return
+			}
+		}
+	}()
 	final, err := m.Stop(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if final.ID != rep.ID || final.Status != loadtest.StatusStopped || len(final.Steps) > 1 || final.FinishedAt == nil {
+	if final.ID != rep.ID || final.Status != loadtest.StatusStopped || len(final.Steps) != 1 || final.Steps[0].Runs != 2 || final.Steps[0].Errors != 0 || final.FinishedAt == nil {
 		t.Fatalf("after stop: %+v", final)
 	}
 	if _, err := m.Stop(t.Context()); !errors.Is(err, orchestrator.ErrNotFound) {

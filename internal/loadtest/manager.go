@@ -94,7 +94,8 @@ type Manager struct {
 	// mu guards the fields below.
 	mu      sync.Mutex
 	active  *Report
-	cancel  context.CancelFunc
+	cancel  context.CancelFunc // stops new runs (Stop)
+	abort   context.CancelFunc // cancels runs in flight too (Close)
 	done    chan struct{}
 	changed chan struct{} // closed and replaced on every change
 }
@@ -156,15 +157,18 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Report, error) {
 	if err := m.store.SaveThroughput(ctx, rep); err != nil {
 		return nil, err
 	}
-	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), m.limits.MaxDuration)
-	m.active, m.cancel, m.done = rep, cancel, make(chan struct{})
+	hard, abort := context.WithCancel(context.WithoutCancel(ctx))
+	runCtx, cancel := context.WithTimeout(hard, m.limits.MaxDuration)
+	m.active, m.cancel, m.abort, m.done = rep, cancel, abort, make(chan struct{})
 	m.notifyLocked()
-	go m.run(runCtx, rep, m.done)
+	go m.run(runCtx, hard, rep, m.done)
 	return rep.clone(), nil
 }
 
-// run plays the ladder, then stores the final report.
-func (m *Manager) run(ctx context.Context, rep *Report, done chan struct{}) {
+// run plays the ladder, then stores the final report. When ctx ends
+// (Stop, or max duration) no run starts any more and the runs in flight
+// finish; they are cancelled only when hard ends (Close).
+func (m *Manager) run(ctx, hard context.Context, rep *Report, done chan struct{}) {
 	defer close(done)
 	defer func() {
 		if p := recover(); p != nil {
@@ -179,8 +183,8 @@ func (m *Manager) run(ctx context.Context, rep *Report, done chan struct{}) {
 		}
 		m.update(func() { rep.Current = level })
 		plan := Plan{Workers: level, Runs: req.RunsPerStep, Duration: time.Duration(req.DurationS) * time.Second}
-		samples, wall := Drive(ctx, plan, func(ctx context.Context, worker int) Sample {
-			rctx, cancel := context.WithTimeout(ctx, m.limits.RequestTimeout)
+		samples, wall := Drive(ctx, plan, func(_ context.Context, worker int) Sample {
+			rctx, cancel := context.WithTimeout(hard, m.limits.RequestTimeout)
 			defer cancel()
 			return m.target(rctx, fmt.Sprintf("%s%d", UserPrefix, worker), req)
 		})
@@ -211,6 +215,7 @@ func (m *Manager) finish(rep *Report) {
 	}
 	m.mu.Lock()
 	m.cancel()
+	m.abort()
 	m.active = nil
 	m.notifyLocked()
 	m.mu.Unlock()
@@ -240,9 +245,10 @@ func (m *Manager) snapshot() *Report {
 	return m.active.clone()
 }
 
-// Stop stops the running load test: no run starts any more, runs under
-// way are cancelled, and the report is stored as stopped. It waits until
-// the ladder has ended. orchestrator.ErrNotFound if none runs.
+// Stop stops the running load test: no run starts any more, the runs under
+// way finish (bounded by the request timeout), and the report is stored as
+// stopped. It waits until the ladder has ended. orchestrator.ErrNotFound
+// if none runs.
 func (m *Manager) Stop(ctx context.Context) (*Report, error) {
 	m.mu.Lock()
 	rep, done := m.active, m.done
@@ -333,13 +339,15 @@ func (m *Manager) Watch(ctx context.Context) iter.Seq[*Report] {
 	}
 }
 
-// Close stops a running load test and waits for it.
+// Close stops a running load test, cancelling its runs in flight, and
+// waits for it.
 func (m *Manager) Close() {
 	m.mu.Lock()
 	done := m.done
 	if m.active != nil {
 		m.active.Status = StatusStopping
 		m.cancel()
+		m.abort()
 	}
 	m.mu.Unlock()
 	if done != nil {
