@@ -116,7 +116,7 @@ func TestManagerOneAtATimeAndStop(t *testing.T) {
 	if _, err := m.Start(t.Context(), loadtest.Request{Concurrency: []int{1}, RunsPerStep: 1}); !errors.Is(err, orchestrator.ErrConflict) {
 		t.Fatalf("second start: %v, want conflict", err)
 	}
-	<-started // both workers of the first step are in a run
+	<-started   // both workers of the first step are in a run
 	go func() { // release them once Stop has been asked
 		for r := range m.Watch(t.Context()) {
 			if r.Status == loadtest.StatusStopping {
