@@ -323,6 +323,10 @@ func (m *Manager) runCase(ctx context.Context, l *live, run *Run, seq int, c Cas
 		Prompt: c.Question, UserID: user, StartedAt: time.Now().UTC()}
 	m.emit(l, Event{"eval_item", *it})
 	m.grade(ctx, run, c, it)
+	if ctx.Err() != nil && it.Status == StatusError {
+		// Whatever failed, it failed because the evaluation was cancelled.
+		it.Status, it.Error = StatusCancelled, "the evaluation was cancelled"
+	}
 	it.ElapsedS = seconds(time.Since(it.StartedAt))
 	if it.Status == StatusPassed {
 		it.Score = 1
