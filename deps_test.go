@@ -63,6 +63,13 @@ var policy = map[string]rule{
 	"internal/testutil/fakellm": {},
 	// Telemetry implements the core's Observer hook (metrics, traces).
 	"internal/telemetry": {may: []string{"orchestrator"}, thirdParty: true},
+	// The measuring core of `wunder bench` and the admin load test: it
+	// drives wunder through its client, and returns the core's sentinels.
+	// Capability evaluation: cases run through the core's interfaces.
+	"internal/evaluation": {may: []string{"orchestrator"}, thirdParty: true},
+	// The starter evaluation cases, embedded.
+	"eval":              {},
+	"internal/loadtest": {may: []string{"orchestrator", "internal/client", "internal/sse"}, thirdParty: true},
 	// A2A wire types and peer client, shared by the a2a front-end and
 	// adapters/a2atools (adapters may not import front-ends); it imports the
 	// core only for the error sentinels its client returns.

@@ -103,6 +103,12 @@ type Options struct {
 	// admins, or to anyone with MetricsPublic. Nil = no such route.
 	Metrics       http.Handler
 	MetricsPublic bool
+	// Throughput, when set, serves the load-test routes
+	// /wunder/admin/throughput/* (throughput.go). Nil = no such routes.
+	Throughput Throughput
+	// Evaluation, when set, serves the capability evaluation routes
+	// /wunder/admin/evaluation/* (evaluation.go). Nil = no such routes.
+	Evaluation Evaluation
 	// Trace, when set, is the outermost middleware: it traces each request
 	// (continuing its traceparent) before the request id is assigned, so
 	// the id goes on the span. Nil = no tracing.
@@ -228,17 +234,19 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /wunder/sessions", s.handleListSessions)
 	s.mux.HandleFunc("GET /wunder/sessions/{session_id}", s.handleGetSession)
 	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
-	s.approvalRoutes()  // approvals.go
-	s.monitorRoutes()   // monitor.go
-	s.userDataRoutes()  // monitor.go
-	s.configRoutes()    // admin_config.go
-	s.probeRoutes()     // admin_config.go
-	s.authRoutes()      // auth_routes.go
-	s.userToolRoutes()  // user_tools.go
-	s.knowledgeRoutes() // knowledge.go
-	s.skillRoutes()     // skills.go
-	s.workspaceRoutes() // workspace.go
-	s.memoryRoutes()    // memory.go
+	s.approvalRoutes()   // approvals.go
+	s.monitorRoutes()    // monitor.go
+	s.userDataRoutes()   // monitor.go
+	s.configRoutes()     // admin_config.go
+	s.probeRoutes()      // admin_config.go
+	s.authRoutes()       // auth_routes.go
+	s.userToolRoutes()   // user_tools.go
+	s.knowledgeRoutes()  // knowledge.go
+	s.skillRoutes()      // skills.go
+	s.workspaceRoutes()  // workspace.go
+	s.memoryRoutes()     // memory.go
+	s.throughputRoutes() // throughput.go
+	s.evaluationRoutes() // evaluation.go
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	s.mux.HandleFunc("GET /wunder/i18n", s.handleI18n) // i18n.go

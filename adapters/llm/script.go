@@ -26,8 +26,35 @@ import (
 //	  - content: "It is noon. You asked: {{question}}"
 //	    delay_ms: 20
 //	    usage: {input_tokens: 120, output_tokens: 9}
+//
+// Scenarios let one script play several tasks (an evaluation case set): the
+// first scenario whose When occurs in the run's question plays its turns;
+// a question no scenario matches plays Turns.
+//
+//	scenarios:
+//	  - when: greeting.txt
+//	    turns:
+//	      - tool_calls: [{name: write_file, arguments: {path: greeting.txt, content: hello}}]
+//	      - content: Done.
 type Script struct {
+	Turns     []Turn     `json:"turns,omitempty" yaml:"turns,omitempty"`
+	Scenarios []Scenario `json:"scenarios,omitempty" yaml:"scenarios,omitempty"`
+}
+
+// Scenario is the turns a script plays for the questions containing When.
+type Scenario struct {
+	When  string `json:"when" yaml:"when"`
 	Turns []Turn `json:"turns" yaml:"turns"`
+}
+
+// turnsFor returns the turns a run with this question plays.
+func (s Script) turnsFor(question string) []Turn {
+	for _, sc := range s.Scenarios {
+		if strings.Contains(question, sc.When) {
+			return sc.Turns
+		}
+	}
+	return s.Turns
 }
 
 // Turn is one scripted model answer. "{{question}}" in Content or Reasoning
@@ -110,19 +137,34 @@ func ParseScript(b []byte, isJSON bool) (Script, error) {
 
 // Validate checks that the script has turns and that they make sense.
 func (s Script) Validate() error {
-	if len(s.Turns) == 0 {
+	if len(s.Turns) == 0 && len(s.Scenarios) == 0 {
 		return fmt.Errorf("script has no turns")
 	}
-	for i, t := range s.Turns {
+	for i, sc := range s.Scenarios {
+		if sc.When == "" {
+			return fmt.Errorf("scenarios[%d].when: required", i)
+		}
+		if len(sc.Turns) == 0 {
+			return fmt.Errorf("scenarios[%d].turns: required", i)
+		}
+		if err := validateTurns(fmt.Sprintf("scenarios[%d].", i), sc.Turns); err != nil {
+			return err
+		}
+	}
+	return validateTurns("", s.Turns)
+}
+
+func validateTurns(prefix string, turns []Turn) error {
+	for i, t := range turns {
 		if t.DelayMS < 0 {
-			return fmt.Errorf("turns[%d].delay_ms: must not be negative", i)
+			return fmt.Errorf("%sturns[%d].delay_ms: must not be negative", prefix, i)
 		}
 		for j, c := range t.ToolCalls {
 			if c.Name == "" {
-				return fmt.Errorf("turns[%d].tool_calls[%d].name: required", i, j)
+				return fmt.Errorf("%sturns[%d].tool_calls[%d].name: required", prefix, i, j)
 			}
 			if _, err := json.Marshal(c.Arguments); err != nil {
-				return fmt.Errorf("turns[%d].tool_calls[%d].arguments: %w", i, j, err)
+				return fmt.Errorf("%sturns[%d].tool_calls[%d].arguments: %w", prefix, i, j, err)
 			}
 		}
 	}

@@ -52,19 +52,19 @@ const maxChunkRunes = 8
 // Generate implements [orchestrator.Model].
 func (s *Scripted) Generate(ctx context.Context, req *orchestrator.ModelRequest) iter.Seq2[orchestrator.ModelEvent, error] {
 	return func(yield func(orchestrator.ModelEvent, error) bool) {
-		turns := s.script.Turns
+		if req == nil {
+			req = &orchestrator.ModelRequest{}
+		}
+		round, question := scriptRound(req.Messages)
+		turns := s.script.turnsFor(question)
 		if len(turns) == 0 {
 			yield(orchestrator.ModelEvent{}, fmt.Errorf("%w: scripted model: script has no turns", orchestrator.ErrUnavailable))
 			return
-		}
-		if req == nil {
-			req = &orchestrator.ModelRequest{}
 		}
 		if err := ctx.Err(); err != nil {
 			yield(orchestrator.ModelEvent{}, fmt.Errorf("scripted model: %w", err))
 			return
 		}
-		round, question := scriptRound(req.Messages)
 		turn := turns[min(round, len(turns)-1)]
 		if round >= len(turns) {
 			turn.ToolCalls = nil

@@ -256,3 +256,42 @@ func TestScriptedNoTurns(t *testing.T) {
 		t.Errorf("error = %v, want ErrUnavailable", r.Err)
 	}
 }
+
+// Scenarios: the question picks the turns; an unmatched question plays
+// the plain turns, and a script of scenarios only fails it.
+func TestScriptedScenarios(t *testing.T) {
+	t.Parallel()
+	script := llm.Script{
+		Turns: []llm.Turn{{Content: "default"}},
+		Scenarios: []llm.Scenario{
+			{When: "greeting.txt", Turns: []llm.Turn{{Content: "writing", ToolCalls: []llm.ScriptCall{{Name: "write_file"}}}, {Content: "written"}}},
+			{When: "capital", Turns: []llm.Turn{{Content: "Lyon"}}},
+		},
+	}
+	if err := script.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m := llm.NewScripted(script)
+	tools := []orchestrator.ToolSpec{{Name: "write_file"}}
+	for _, tc := range []struct {
+		msgs []orchestrator.Message
+		want string
+	}{
+		{[]orchestrator.Message{user("create greeting.txt")}, "writing"},
+		{[]orchestrator.Message{user("create greeting.txt"), assistant("writing"), user("tool_response: ok")}, "written"},
+		{[]orchestrator.Message{user("the capital of France?")}, "Lyon"},
+		{[]orchestrator.Message{user("something else")}, "default"},
+	} {
+		r := collect(t, context.Background(), m, &orchestrator.ModelRequest{Messages: tc.msgs, Tools: tools})
+		if r.Err != nil || r.Resp.Content != tc.want {
+			t.Errorf("%v: %+v %v, want %q", tc.msgs, r.Resp, r.Err, tc.want)
+		}
+	}
+	only := llm.NewScripted(llm.Script{Scenarios: script.Scenarios})
+	if r := collect(t, context.Background(), only, &orchestrator.ModelRequest{Messages: []orchestrator.Message{user("nothing")}}); r.Err == nil {
+		t.Error("an unmatched question with no plain turns should fail")
+	}
+	if err := (llm.Script{Scenarios: []llm.Scenario{{When: "x"}}}).Validate(); err == nil {
+		t.Error("a scenario without turns should be invalid")
+	}
+}

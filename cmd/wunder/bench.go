@@ -9,15 +9,14 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wunder/wunder/internal/client"
+	"github.com/wunder/wunder/internal/loadtest"
 )
 
 type benchFlags struct {
@@ -63,83 +62,36 @@ func newBenchCmd() *cobra.Command {
 	return cmd
 }
 
-// sample is one measured run.
-type sample struct {
-	total, first time.Duration
-	err          error
-}
-
-// load runs fn users×runs times, users in parallel, and measures.
-func load(ctx context.Context, users, runs int, fn func(ctx context.Context, user int) sample) ([]sample, time.Duration) {
-	var mu sync.Mutex
-	var out []sample
-	var wg sync.WaitGroup
-	start := time.Now()
-	for u := range users {
-		wg.Go(func() {
-			for range runs {
-				if ctx.Err() != nil {
-					return
-				}
-				s := fn(ctx, u)
-				mu.Lock()
-				out = append(out, s)
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	return out, time.Since(start)
-}
-
 func runBench(ctx context.Context, f benchFlags, w io.Writer) error {
 	c := client.New(f.server, f.apiKey, nil)
 	if err := c.Health(ctx); err != nil {
 		return withCode(exitFailure, describe(err, f.server))
 	}
-	wunder, wall := load(ctx, f.users, f.runs, func(ctx context.Context, u int) sample {
+	plan := loadtest.Plan{Workers: f.users, Runs: f.runs}
+	wunder, wall := loadtest.Drive(ctx, plan, func(ctx context.Context, u int) loadtest.Sample {
 		ctx, cancel := context.WithTimeout(ctx, f.timeout)
 		defer cancel()
-		start := time.Now()
-		var s sample
 		req := client.RunRequest{UserID: fmt.Sprintf("bench-%d", u), Question: f.question, ToolNames: f.tools, ToolCallMode: f.mode}
-		for ev, err := range c.Ask(ctx, req) {
-			if err != nil {
-				s.err = err
-				break
-			}
-			if s.first == 0 {
-				s.first = time.Since(start)
-			}
-			if ev.Type == "final" {
-				var fin client.Final
-				_ = json.Unmarshal(ev.Data, &fin)
-				if fin.State != "finished" {
-					s.err = fmt.Errorf("run %s: %s", fin.State, fin.Error)
-				}
-			}
-		}
-		s.total = time.Since(start)
-		return s
+		return loadtest.Ask(ctx, c, req, true)
 	})
-	rows := []benchRow{summarize("wunder POST /wunder", wunder, wall)}
+	rows := []benchRow{{"wunder POST /wunder", loadtest.Summarize(f.users, wunder, wall)}}
 	if f.directURL != "" {
-		direct, dwall := load(ctx, f.users, f.runs, func(ctx context.Context, _ int) sample {
+		direct, dwall := loadtest.Drive(ctx, plan, func(ctx context.Context, _ int) loadtest.Sample {
 			ctx, cancel := context.WithTimeout(ctx, f.timeout)
 			defer cancel()
 			return directCall(ctx, f)
 		})
-		rows = append(rows, summarize("model endpoint directly", direct, dwall))
+		rows = append(rows, benchRow{"model endpoint directly", loadtest.Summarize(f.users, direct, dwall)})
 	}
 	printBench(w, f, rows)
-	if rows[0].errors == len(wunder) {
-		return withCode(exitFailure, fmt.Errorf("every run failed; first error: %v", rows[0].firstErr))
+	if rows[0].Errors == len(wunder) {
+		return withCode(exitFailure, fmt.Errorf("every run failed; first error: %v", rows[0].FirstError))
 	}
 	return nil
 }
 
 // directCall makes one streamed chat completion, timing its first chunk.
-func directCall(ctx context.Context, f benchFlags) sample {
+func directCall(ctx context.Context, f benchFlags) loadtest.Sample {
 	start := time.Now()
 	body, _ := json.Marshal(map[string]any{
 		"model": f.directModel, "stream": true,
@@ -152,65 +104,34 @@ func directCall(ctx context.Context, f benchFlags) sample {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return sample{err: err, total: time.Since(start)}
+		return loadtest.Sample{Err: err, Total: time.Since(start)}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return sample{err: fmt.Errorf("status %d", resp.StatusCode), total: time.Since(start)}
+		return loadtest.Sample{Err: fmt.Errorf("status %d", resp.StatusCode), Total: time.Since(start)}
 	}
-	var s sample
+	var s loadtest.Sample
 	buf := make([]byte, 4096)
 	for {
 		n, err := resp.Body.Read(buf)
-		if n > 0 && s.first == 0 {
-			s.first = time.Since(start)
+		if n > 0 && s.First == 0 {
+			s.First = time.Since(start)
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) {
-				s.err = err
+				s.Err = err
 			}
 			break
 		}
 	}
-	s.total = time.Since(start)
+	s.Total = time.Since(start)
 	return s
 }
 
+// benchRow is one line of the report: a target and its step.
 type benchRow struct {
-	name                         string
-	runs, errors                 int
-	perSec                       float64
-	p50, p95, p99, f50, f95, f99 time.Duration
-	firstErr                     error
-}
-
-func summarize(name string, ss []sample, wall time.Duration) benchRow {
-	row := benchRow{name: name, runs: len(ss)}
-	var totals, firsts []time.Duration
-	for _, s := range ss {
-		if s.err != nil {
-			row.errors++
-			if row.firstErr == nil {
-				row.firstErr = s.err
-			}
-			continue
-		}
-		totals = append(totals, s.total)
-		firsts = append(firsts, s.first)
-	}
-	row.perSec = float64(len(totals)) / wall.Seconds()
-	row.p50, row.p95, row.p99 = pct(totals, 50), pct(totals, 95), pct(totals, 99)
-	row.f50, row.f95, row.f99 = pct(firsts, 50), pct(firsts, 95), pct(firsts, 99)
-	return row
-}
-
-func pct(d []time.Duration, p int) time.Duration {
-	if len(d) == 0 {
-		return 0
-	}
-	slices.Sort(d)
-	i := (len(d)*p + 99) / 100
-	return d[min(max(i-1, 0), len(d)-1)]
+	name string
+	loadtest.Step
 }
 
 func printBench(w io.Writer, f benchFlags, rows []benchRow) {
@@ -218,22 +139,18 @@ func printBench(w io.Writer, f benchFlags, rows []benchRow) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "target\truns\terrors\truns/s\tp50\tp95\tp99\tfirst p50\tfirst p95\tfirst p99\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%v\t%v\t%v\t%v\t%v\t%v\t\n", r.name, r.runs, r.errors, r.perSec,
-			ms(r.p50), ms(r.p95), ms(r.p99), ms(r.f50), ms(r.f95), ms(r.f99))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1fms\t%.1fms\t%.1fms\t%.1fms\t%.1fms\t%.1fms\t\n", r.name, r.Runs, r.Errors, r.RunsPerSec,
+			r.P50MS, r.P95MS, r.P99MS, r.FirstP50MS, r.FirstP95MS, r.FirstP99MS)
 	}
 	_ = tw.Flush()
-	if len(rows) == 2 && rows[1].p50 > 0 && rows[1].f50 > 0 && rows[0].perSec > 0 {
+	if len(rows) == 2 && rows[1].P50MS > 0 && rows[1].P99MS > 0 && rows[1].FirstP50MS > 0 && rows[1].RunsPerSec > 0 {
 		a, b := rows[0], rows[1]
 		fmt.Fprintf(w, "\nwunder / direct: latency p50 %.2fx, p99 %.2fx; first event p50 %.2fx; throughput %.2fx\n",
-			ratio(a.p50, b.p50), ratio(a.p99, b.p99), ratio(a.f50, b.f50), a.perSec/b.perSec)
+			a.P50MS/b.P50MS, a.P99MS/b.P99MS, a.FirstP50MS/b.FirstP50MS, a.RunsPerSec/b.RunsPerSec)
 	}
 	for _, r := range rows {
-		if r.firstErr != nil {
-			fmt.Fprintf(w, "%s: first error: %v\n", r.name, r.firstErr)
+		if r.FirstError != "" {
+			fmt.Fprintf(w, "%s: first error: %s\n", r.name, r.FirstError)
 		}
 	}
 }
-
-func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.1fms", float64(d.Microseconds())/1000) }

@@ -133,6 +133,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 	}
 	rows := append(f.rows(), userToolsRows(t, f)...)
 	rows = append(rows, f.memoryRows(t)...)   // isolation_memory_test.go
+	rows = append(rows, f.evalRows(t)...)     // isolation_eval_test.go
 	rows = append(rows, f.workspaceRows()...) // isolation_workspace_test.go; last: it empties alice's workspace
 	var table strings.Builder
 	table.WriteString("| front-end | resource | action | alice (owner) | bob | bob naming alice | admin key naming alice |\n")

@@ -15,6 +15,7 @@ import (
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/internal/evaluation"
 	"github.com/wunder/wunder/internal/telemetry"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
@@ -118,6 +119,9 @@ type app struct {
 	builtin   *builtin.Set         // the built-in tools (admin_config.go enables them)
 	janitor   *janitor             // janitor.go
 	tel       *telemetry.Telemetry // wire_telemetry.go
+
+	throughput *throughputParts    // wire_throughput.go
+	evaluation *evaluation.Manager // wire_evaluation.go
 }
 
 // build wires every component from the configuration. On failure it
@@ -224,8 +228,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		log.Info("ended runs a stopped process left unfinished", "count", n)
 	}
 	ready := readiness(store, mcpParts)
-	cfgAdmin := newConfigAdmin(cfg, cfgStore, cfgRev) // admin_config.go; its app is set below
-	var limit gateway.Limiter                         // an untyped nil when off
+	throughput := newThroughput(cfg, store, log)                   // wire_throughput.go; served below
+	evalMgr := newEvaluation(cfg, log, models, store, orch, tools) // wire_evaluation.go
+	cfgAdmin := newConfigAdmin(cfg, cfgStore, cfgRev)              // admin_config.go; its app is set below
+	var limit gateway.Limiter                                      // an untyped nil when off
 	if rl := cfg.Auth.RateLimit; rl.PerSecond > 0 {
 		limit = auth.NewLimiter(rl.PerSecond, rl.Burst)
 	}
@@ -254,9 +260,13 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 
 		Metrics: tel.MetricsHandler(), MetricsPublic: cfg.Observability.MetricsPublic, // wire_telemetry.go
 		Trace: tracingMiddleware(tel),
+
+		Throughput: throughputAPI{throughput.m}, Evaluation: evaluationAPI{evalMgr}, // wire_throughput.go, wire_evaluation.go
 	})
+	throughput.serve(gw.Handler())
 	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, tel: tel, ready: ready, lsp: lspParts, mcp: mcpParts,
-		userTools: userTools, knowledge: knowledgeParts, skills: skillSet, config: cfgAdmin, builtin: tools}
+		userTools: userTools, knowledge: knowledgeParts, skills: skillSet, config: cfgAdmin, builtin: tools,
+		throughput: throughput, evaluation: evalMgr}
 	cfgAdmin.a = a
 	cfgAdmin.start()
 	a.janitor = newJanitor(cfg, store, log) // janitor.go: retention
@@ -304,6 +314,8 @@ func (a *app) close(ctx context.Context) error {
 	a.config.close()
 	a.janitor.close()
 	a.closeA2A()
+	a.throughput.close() // before the core: its runs end first
+	a.evaluation.Close()
 	err := a.orch.Close(ctx)
 	a.mcp.close()
 	a.userTools.close()

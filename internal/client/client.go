@@ -213,3 +213,26 @@ func problemOf(resp *http.Response) error {
 	}
 	return e
 }
+
+// Answer is POST /wunder's JSON answer (stream: false).
+type Answer struct {
+	SessionID  string `json:"session_id"`
+	RunID      string `json:"run_id"`
+	State      string `json:"state"`
+	Answer     string `json:"answer"`
+	Usage      Usage  `json:"usage"`
+	StopReason string `json:"stop_reason"`
+	Error      string `json:"error"`
+}
+
+// AskJSON runs a task with POST /wunder and stream: false: it waits for the
+// run to end and returns the answer.
+func (c *Client) AskJSON(ctx context.Context, req RunRequest) (*Answer, error) {
+	stream := false
+	req.Stream = &stream
+	var a Answer
+	if err := c.do(ctx, http.MethodPost, "/wunder", req, &a); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}

@@ -41,6 +41,8 @@ type Config struct {
 	UserTools     UserTools     `yaml:"user_tools"`
 	Knowledge     Knowledge     `yaml:"knowledge"`
 	Memory        Memory        `yaml:"memory"`
+	Evaluation    Evaluation    `yaml:"evaluation"`
+	Throughput    Throughput    `yaml:"throughput"`
 
 	// meta is what Load learned on the way: where each value came from and
 	// the warnings to log. It is nil for a Config built in code.

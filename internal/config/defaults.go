@@ -99,6 +99,9 @@ func Default() *Config {
 		UserTools: userToolsDefaults(),
 		Knowledge: knowledgeDefaults(),
 		Memory:    memoryDefaults(),
+
+		Evaluation: evaluationDefaults(),
+		Throughput: throughputDefaults(),
 	}
 }
 

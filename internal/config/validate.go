@@ -65,6 +65,7 @@ func (c *Config) validate(p *problems) {
 	atLeast(v, "concurrency.per_user_agents", cc.PerUserAgents, 0)
 	atLeast(v, "concurrency.lock_ttl_s", cc.LockTTLSeconds, 1)
 	c.validatePlanning(v)
+	c.validateEvaluation(v)
 	c.validateApprovals(v)
 	c.validateMemory(v)
 

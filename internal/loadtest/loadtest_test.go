@@ -1,0 +1,188 @@
+package loadtest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wunder/wunder/internal/loadtest"
+	"github.com/wunder/wunder/orchestrator"
+)
+
+func TestDriveRunsEveryWorker(t *testing.T) {
+	var users sync.Map
+	var n atomic.Int64
+	ss, wall := loadtest.Drive(t.Context(), loadtest.Plan{Workers: 3, Runs: 4}, func(_ context.Context, w int) loadtest.Sample {
+		users.Store(w, true)
+		if n.Add(1) == 1 {
+			return loadtest.Sample{Err: errors.New("boom")}
+		}
+		return loadtest.Sample{Total: time.Duration(n.Load()) * time.Millisecond, First: time.Millisecond}
+	})
+	if len(ss) != 12 || wall <= 0 {
+		t.Fatalf("%d samples in %v, want 12", len(ss), wall)
+	}
+	for w := range 3 {
+		if _, ok := users.Load(w); !ok {
+			t.Errorf("worker %d never ran", w)
+		}
+	}
+	st := loadtest.Summarize(3, ss, wall)
+	if st.Runs != 12 || st.Errors != 1 || st.Successes != 11 || st.FirstError != "boom" || st.RunsPerSec <= 0 {
+		t.Errorf("summary %+v", st)
+	}
+	if !(st.P50MS <= st.P95MS && st.P95MS <= st.P99MS && st.P99MS <= 12) || st.FirstP50MS != 1 {
+		t.Errorf("percentiles %+v", st)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(101-i))
+	}
+	for p, want := range map[int]time.Duration{50: 50, 95: 95, 99: 99, 100: 100} {
+		if got := loadtest.Percentile(slices.Clone(d), p); got != want {
+			t.Errorf("p%d = %v, want %v", p, got, want)
+		}
+	}
+	if loadtest.Percentile(nil, 50) != 0 {
+		t.Error("percentile of nothing")
+	}
+}
+
+type memStore struct {
+	mu   sync.Mutex
+	reps []*loadtest.Report
+}
+
+func (s *memStore) SaveThroughput(_ context.Context, r *loadtest.Report) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, o := range s.reps {
+		if o.ID == r.ID {
+			s.reps[i] = r
+			return nil
+		}
+	}
+	s.reps = append(s.reps, r)
+	return nil
+}
+
+func (s *memStore) GetThroughput(_ context.Context, id string) (*loadtest.Report, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, o := range s.reps {
+		if o.ID == id {
+			return o, nil
+		}
+	}
+	return nil, orchestrator.ErrNotFound
+}
+
+func (s *memStore) ListThroughput(_ context.Context, limit int) ([]*loadtest.Report, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Clone(s.reps)
+	slices.Reverse(out)
+	return out[:min(limit, len(out))], nil
+}
+
+var limits = loadtest.Limits{MaxConcurrency: 8, MaxRunsPerStep: 100, MaxDuration: time.Minute, RequestTimeout: time.Minute}
+
+func TestManagerOneAtATimeAndStop(t *testing.T) {
+	started := make(chan string, 100)
+	release := make(chan struct{})
+	target := func(ctx context.Context, user string, _ loadtest.Request) loadtest.Sample {
+		started <- user
+		<-release // a run in flight when Stop is asked finishes
+		return loadtest.Sample{Total: time.Millisecond, First: time.Millisecond}
+	}
+	store := &memStore{}
+	m := loadtest.NewManager(store, target, limits, nil)
+	defer m.Close()
+	rep, err := m.Start(t.Context(), loadtest.Request{Concurrency: []int{2, 4}, RunsPerStep: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := <-started; u != loadtest.UserPrefix+"0" && u != loadtest.UserPrefix+"1" {
+		t.Errorf("user %q", u)
+	}
+	if _, err := m.Start(t.Context(), loadtest.Request{Concurrency: []int{1}, RunsPerStep: 1}); !errors.Is(err, orchestrator.ErrConflict) {
+		t.Fatalf("second start: %v, want conflict", err)
+	}
+	<-started   // both workers of the first step are in a run
+	go func() { // release them once Stop has been asked
+		for r := range m.Watch(t.Context()) {
+			if r.Status == loadtest.StatusStopping {
+				close(release)
+				return
+			}
+		}
+	}()
+	final, err := m.Stop(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if final.ID != rep.ID || final.Status != loadtest.StatusStopped || len(final.Steps) != 1 || final.Steps[0].Runs != 2 || final.Steps[0].Errors != 0 || final.FinishedAt == nil {
+		t.Fatalf("after stop: %+v", final)
+	}
+	if _, err := m.Stop(t.Context()); !errors.Is(err, orchestrator.ErrNotFound) {
+		t.Errorf("stop with none running: %v", err)
+	}
+}
+
+func TestManagerLadderReportAndWatch(t *testing.T) {
+	target := func(context.Context, string, loadtest.Request) loadtest.Sample {
+		return loadtest.Sample{Total: 2 * time.Millisecond, First: time.Millisecond}
+	}
+	m := loadtest.NewManager(&memStore{}, target, limits, nil)
+	defer m.Close()
+	rep, err := m.Start(t.Context(), loadtest.Request{Concurrency: []int{1, 2}, RunsPerStep: 3, Question: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *loadtest.Report
+	for r := range m.Watch(t.Context()) {
+		last = r
+	}
+	if last == nil { // the ladder may have ended before Watch began
+		last, err = m.Report(t.Context(), rep.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if last.Status != loadtest.StatusFinished || len(last.Steps) != 2 {
+		t.Fatalf("final %+v", last)
+	}
+	for i, st := range last.Steps {
+		if want := []int{1, 2}[i]; st.Concurrency != want || st.Runs != 3*want || st.Errors != 0 || st.P99MS != 2 {
+			t.Errorf("step %d: %+v", i, st)
+		}
+	}
+	got, err := m.Report(t.Context(), "")
+	if err != nil || got.ID != rep.ID {
+		t.Errorf("latest report: %v %v", got, err)
+	}
+}
+
+func TestLimits(t *testing.T) {
+	for _, req := range []loadtest.Request{
+		{}, {Concurrency: []int{0}, RunsPerStep: 1}, {Concurrency: []int{9}, RunsPerStep: 1},
+		{Concurrency: []int{1}}, {Concurrency: []int{1}, RunsPerStep: 1, DurationS: 1},
+		{Concurrency: []int{1}, RunsPerStep: 101}, {Concurrency: []int{1, 2}, DurationS: 31},
+	} {
+		if err := limits.Validate(&req); !errors.Is(err, orchestrator.ErrInvalidArgument) {
+			t.Errorf("%+v: %v, want invalid", req, err)
+		}
+	}
+	req := loadtest.Request{Concurrency: []int{1, 8}, DurationS: 30}
+	if err := limits.Validate(&req); err != nil || req.Question == "" {
+		t.Errorf("valid request: %v %q", err, fmt.Sprint(req.Question))
+	}
+}
