@@ -55,34 +55,12 @@ type LoadOptions struct {
 // variable) that set it; see [FieldError]. A YAML syntax error stops the
 // load at once. Load never returns both a Config and an error.
 func Load(opts LoadOptions) (*Config, error) {
-	if opts.LookupEnv == nil {
-		opts.LookupEnv = os.LookupEnv
-	}
-	if opts.ReadFile == nil {
-		opts.ReadFile = os.ReadFile
-	}
-	l := newLoader(opts.LookupEnv)
-
-	basePath, required := opts.Path, true
-	if basePath == "" {
-		if p, ok := l.env("WUNDER_CONFIG_PATH"); ok {
-			basePath = p
-		} else {
-			basePath, required = baseFile, false
-		}
-	}
-	base, err := l.readTree(opts.ReadFile, basePath, required)
+	l, tree, err := readMerged(opts)
 	if err != nil {
 		return nil, err
 	}
-
-	over, err := l.overrideTree(opts, base)
-	if err != nil {
-		return nil, err
-	}
-
 	cfg := Default()
-	if tree := merge(base, over); tree != nil {
+	if tree != nil {
 		l.expandTree(tree, "")
 		l.decode(tree, reflect.ValueOf(cfg).Elem(), "")
 	}
@@ -94,6 +72,35 @@ func Load(opts LoadOptions) (*Config, error) {
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// readMerged reads the base file and the override (steps 2 and 3 of Load)
+// and lays one over the other; the tree is nil when there is neither.
+func readMerged(opts LoadOptions) (*loader, *yaml.Node, error) {
+	if opts.LookupEnv == nil {
+		opts.LookupEnv = os.LookupEnv
+	}
+	if opts.ReadFile == nil {
+		opts.ReadFile = os.ReadFile
+	}
+	l := newLoader(opts.LookupEnv)
+	basePath, required := opts.Path, true
+	if basePath == "" {
+		if p, ok := l.env("WUNDER_CONFIG_PATH"); ok {
+			basePath = p
+		} else {
+			basePath, required = baseFile, false
+		}
+	}
+	base, err := l.readTree(opts.ReadFile, basePath, required)
+	if err != nil {
+		return nil, nil, err
+	}
+	over, err := l.overrideTree(opts, base)
+	if err != nil {
+		return nil, nil, err
+	}
+	return l, merge(base, over), nil
 }
 
 // overrideTree reads and parses the override: opts.Override, else the file.

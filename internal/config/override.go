@@ -174,30 +174,8 @@ func SetOverride(override []byte, key string, value any, current *yaml.Node, rev
 // ${VAR} is expanded: where [SetOverride] finds the secrets a masked value
 // keeps. override, when non-nil, replaces the override file's content.
 func MergedYAML(opts LoadOptions) (*yaml.Node, error) {
-	if opts.LookupEnv == nil {
-		opts.LookupEnv = os.LookupEnv
-	}
-	if opts.ReadFile == nil {
-		opts.ReadFile = os.ReadFile
-	}
-	l := newLoader(opts.LookupEnv)
-	basePath, required := opts.Path, true
-	if basePath == "" {
-		if p, ok := l.env("WUNDER_CONFIG_PATH"); ok {
-			basePath = p
-		} else {
-			basePath, required = baseFile, false
-		}
-	}
-	base, err := l.readTree(opts.ReadFile, basePath, required)
-	if err != nil {
-		return nil, err
-	}
-	over, err := l.overrideTree(opts, base)
-	if err != nil {
-		return nil, err
-	}
-	return merge(base, over), nil
+	_, tree, err := readMerged(opts)
+	return tree, err
 }
 
 // child is the value of key in mapping n, or nil.
