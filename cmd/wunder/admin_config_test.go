@@ -369,13 +369,47 @@ func TestAdminConfigReplicasPostgres(t *testing.T) {
 		strings.Contains(diffOut, "peer-secret") {
 		t.Errorf("config diff on PostgreSQL: exit %d\n%s%s", code, diffOut, diffErr)
 	}
-	// A replica started now loads revision 2 before it serves.
+	// An MCP server and a model added on replica a are used on replica b.
+	up := echoMCP(t)
+	if code, got = adminDo(t, a, "POST", "/wunder/admin/mcp", `{"servers":[{"name":"echo","transport":"streamable-http","url":"`+up+`"}]}`); code != 200 {
+		t.Fatalf("POST mcp on replica a: %d %v", code, got)
+	}
+	_, llmDoc := adminDo(t, a, "GET", "/wunder/admin/llm", "")
+	llm := llmDoc["llm"].(map[string]any)
+	models := llm["models"].(map[string]any)
+	models["second"] = map[string]any{"provider": "local", "base_url": models["fake"].(map[string]any)["base_url"], "model": "fake"}
+	llm["default"] = "fake"
+	body, _ := json.Marshal(map[string]any{"llm": llm})
+	if code, got = adminDo(t, a, "POST", "/wunder/admin/llm", string(body)); code != 200 {
+		t.Fatalf("POST llm on replica a: %d %v", code, got)
+	}
+	deadline = time.Now().Add(5 * configPollInterval)
+	for !hasName(toolNames(t, b, "alice"), "echo@shout") {
+		if time.Now().After(deadline) {
+			t.Fatalf("replica b does not offer echo@shout %s after the change", 5*configPollInterval)
+		}
+		time.Sleep(50 * time.Millisecond) // polling a condition, bounded by the deadline
+	}
+	for {
+		code, run := adminDo(t, b, "POST", "/wunder", `{"user_id":"bob","question":"hello","model_name":"second","stream":false}`)
+		if code == 200 && run["state"] == "finished" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica b cannot run on the model added on replica a: %d %v", code, run)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_, got = adminDo(t, b, "GET", "/wunder/admin/a2a", "")
+	rev := got["revision"].(float64)
+
+	// A replica started now loads everything before it serves.
 	c := startServer(t, mutate)
 	code, got = adminDo(t, c, "GET", "/wunder/admin/a2a", "")
-	if code != 200 || got["revision"] != float64(2) || len(got["services"].([]any)) != 2 {
+	if code != 200 || got["revision"] != rev || len(got["services"].([]any)) != 2 {
 		t.Fatalf("GET on a new replica: %d %v", code, got)
 	}
-	if names := toolNames(t, c, "alice"); !hasName(names, "a2a@peer") || !hasName(names, "a2a@peer2") {
+	if names := toolNames(t, c, "alice"); !hasName(names, "a2a@peer") || !hasName(names, "a2a@peer2") || !hasName(names, "echo@shout") {
 		t.Errorf("a new replica offers %v", names)
 	}
 	if tok := c.app.cfg.A2A.Services[0].BearerToken; tok != "peer-secret" {
