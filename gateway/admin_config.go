@@ -22,6 +22,7 @@ import (
 //	GET|POST /wunder/admin/a2a     {"services":[...]}
 //	GET|POST /wunder/admin/tools   {"builtin":{"enabled":[...]}}
 //	GET|POST /wunder/admin/server  {"max_body_bytes","sse_heartbeat_s","cors":{...},"i18n":{...}} (POST: any of them)
+//	GET|POST /wunder/admin/lsp     {"lsp":{...}} (GET adds "status": servers and workers)
 //
 // POST takes an optional If-Match: <revision> (or "revision" in the body);
 // a stale one is 409. Invalid input is 400 with "errors":[{"key","message"}].
@@ -60,7 +61,7 @@ func (e *ConfigError) Error() string {
 }
 
 // configSections are the sections the routes serve.
-var configSections = []string{"llm", "mcp", "a2a", "tools", "server"}
+var configSections = []string{"llm", "mcp", "a2a", "tools", "server", "lsp"}
 
 func (s *Server) configRoutes() {
 	ca := s.opts.Config
@@ -76,6 +77,12 @@ func (s *Server) configRoutes() {
 			if err != nil {
 				writeError(w, r, err)
 				return
+			}
+			if sec == "lsp" && s.opts.LSP != nil {
+				if doc["status"], err = s.opts.LSP.LSPStatus(r.Context()); err != nil {
+					writeError(w, r, err)
+					return
+				}
 			}
 			writeConfigDoc(w, r, doc, rev)
 		})

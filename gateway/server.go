@@ -251,7 +251,9 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	s.mux.HandleFunc("GET /wunder/i18n", s.handleI18n) // i18n.go
 	if s.opts.LSP != nil {
-		s.mux.HandleFunc("GET /wunder/admin/lsp", s.handleLSPStatus)
+		if s.opts.Config == nil { // else admin_config.go serves it, with the configuration
+			s.mux.HandleFunc("GET /wunder/admin/lsp", s.handleLSPStatus)
+		}
 		s.mux.HandleFunc("POST /wunder/admin/lsp/test", s.handleLSPTest)
 	}
 	if s.opts.MCP != nil {

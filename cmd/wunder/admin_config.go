@@ -90,6 +90,8 @@ var configSectionsByName = map[string]configSection{
 	"a2a": single("a2a.services", "services"),
 	// GET|POST /wunder/admin/tools: {"builtin":{"enabled":[...]}} (empty = all)
 	"tools": single("tools.builtin", "builtin"),
+	// GET|POST /wunder/admin/lsp: {"lsp":{...}} (the GET adds the status)
+	"lsp": single("lsp", "lsp"),
 	// GET|POST /wunder/admin/server: the limits, CORS and languages that
 	// can change while the server runs (host and port cannot).
 	"server": {partial: true, parts: []sectionPart{
@@ -519,6 +521,9 @@ func (a *app) prepare(ctx context.Context, key string, next *config.Config) (fun
 	case "i18n":
 		live, lang := gatewayLive(next), next.I18n.DefaultLanguage
 		return func(context.Context) error { a.gw.SetLive(live); a.orch.SetDefaultLanguage(lang); return nil }, nil
+	case "lsp":
+		parts := newLSP(next, a.log) // starts nothing: workers start on first use
+		return func(context.Context) error { a.lsp.swap(parts); return nil }, nil
 	case "tools.builtin":
 		enabled := next.Tools.Builtin.Enabled
 		for i, name := range enabled {

@@ -465,3 +465,41 @@ func TestAdminConfigServerLive(t *testing.T) {
 		t.Errorf("host through the admin API: %d %v", code, got)
 	}
 }
+
+// /wunder/admin/lsp turns the language servers on and off while the
+// server runs: the lsp tool comes and goes with them, and the GET shows
+// the configuration with the pool's status. (The command is a stand-in
+// that exists everywhere; no worker starts until a call needs one.)
+func TestAdminConfigLSPLive(t *testing.T) {
+	s := startServer(t, func(c *config.Config) { c.Security.APIKey = "k" })
+	if hasName(toolNames(t, s, "alice"), "lsp") {
+		t.Fatal("the lsp tool is offered with lsp off")
+	}
+	code, got := adminDo(t, s, "GET", "/wunder/admin/lsp", "")
+	if code != 200 || got["lsp"].(map[string]any)["enabled"] != false || got["status"] == nil {
+		t.Fatalf("GET /wunder/admin/lsp with lsp off: %d %v", code, got)
+	}
+	on := `{"lsp":{"enabled":true,"servers":[{"id":"stand-in","command":["cat"],"extensions":[".txt"]}]}}`
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/lsp", on); code != 200 {
+		t.Fatalf("POST lsp on: %d %v", code, got)
+	}
+	if !hasName(toolNames(t, s, "alice"), "lsp") {
+		t.Errorf("the lsp tool is not offered after lsp was turned on: %v", toolNames(t, s, "alice"))
+	}
+	code, got = adminDo(t, s, "GET", "/wunder/admin/lsp", "")
+	if code != 200 || !strings.Contains(mustJSON(got["status"]), `"stand-in"`) {
+		t.Errorf("GET /wunder/admin/lsp after the change: %d %v", code, got)
+	}
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/lsp", `{"lsp":{"enabled":true,"timeout_s":0}}`); code != 400 || !strings.Contains(mustJSON(got["errors"]), "lsp.timeout_s") {
+		t.Errorf("an invalid lsp change: %d %v", code, got)
+	}
+	if code, got = adminDo(t, s, "POST", "/wunder/admin/lsp", `{"lsp":{"enabled":false}}`); code != 200 {
+		t.Fatalf("POST lsp off: %d %v", code, got)
+	}
+	if hasName(toolNames(t, s, "alice"), "lsp") {
+		t.Error("the lsp tool is still offered after lsp was turned off")
+	}
+	if code, _ := adminDo(t, s, "POST", "/wunder/admin/lsp/test", `{"server":"stand-in"}`); code != 503 {
+		t.Errorf("lsp/test with lsp off: %d, want 503", code)
+	}
+}

@@ -34,6 +34,7 @@ func (f *fixture) configRows() []matrixRow {
 	for _, sec := range []struct{ name, body string }{
 		{"llm", `{"llm":{}}`}, {"mcp", `{"servers":[]}`}, {"a2a", `{"services":[]}`}, {"tools", `{"builtin":{"enabled":[]}}`},
 		{"server", `{"sse_heartbeat_s":15}`},
+		{"lsp", `{"lsp":{"enabled":false}}`},
 	} {
 		rows = append(rows,
 			row("configuration: "+sec.name, "get", "GET", "/wunder/admin/"+sec.name, ""),

@@ -109,7 +109,7 @@ type app struct {
 	gw     *gateway.Server
 	ready  func(context.Context) error // readiness
 	a2a    *a2aParts                   // wire_a2a.go
-	lsp    *lspParts                   // wire_lsp.go
+	lsp    *lspLive                    // wire_lsp.go
 	mcp    *mcpParts                   // wire_mcp.go
 
 	userTools *userToolsParts      // wire_usertools.go
@@ -159,14 +159,14 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		return fail(err)
 	}
 	models := newLiveModels(registry)
-	lspParts := newLSP(cfg, log) // wire_lsp.go
+	lspParts := newLSPLive(cfg, log) // wire_lsp.go
 	undo = append(undo, func() { _ = lspParts.close(context.Background()) })
 	sb := newSandbox(cfg, log) // wire_sandbox.go
 	tools, err := builtin.New(&builtin.Options{
 		Root: cfg.Workspace.Root, AllowCommands: cfg.Security.AllowCommands, DenyGlobs: cfg.Security.DenyGlobs,
 		CommandTimeout: commandTimeout(cfg), MaxCommandTimeout: cfg.Security.MaxCommandTimeout(),
 		MaxOutputBytes: cfg.Security.MaxOutputBytes, MaxFileBytes: int(cfg.Security.MaxFileBytes),
-		Enabled: cfg.Tools.Builtin.Enabled, Diagnostics: lspParts.diagnostics(),
+		Enabled: cfg.Tools.Builtin.Enabled, Diagnostics: lspParts,
 		Sandbox: sb, MaxTreeEntries: cfg.Workspace.MaxTreeEntries, MaxTreeBytes: cfg.Workspace.MaxTreeBytes,
 	})
 	if err != nil {
@@ -183,7 +183,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	a2aTools := newA2ATools(cfg, log, tracedClient(tel))
 	undo = append(undo, a2aTools.Close)
 	toolsets = append(toolsets, a2aTools)
-	toolsets = append(toolsets, lspParts.toolsets(tools)...)
+	lspParts.bind(tools)
+	toolsets = append(toolsets, lspParts)
 	mcpParts, err := newMCP(ctx, cfg, log, store, wrapTransport(tel))
 	if err != nil {
 		return fail(err)
@@ -246,7 +247,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		DataDir:          cfg.DataDir, DeleteWorkspace: deleteWorkspace(tools),
 		Version: version,
 		Logger:  log,
-		LSP:     lspParts.admin(),
+		LSP:     lspParts,
 		MCP:     mcpParts.admin(), // wire_mcp.go
 
 		UserTools: userTools.api(),       // wire_usertools.go

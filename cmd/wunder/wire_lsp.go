@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
+	"time"
 
 	"github.com/wunder/wunder/adapters/builtin"
 	"github.com/wunder/wunder/adapters/lsptools"
@@ -69,31 +71,6 @@ func (p *lspParts) workspace(userID string) (lsptools.Workspace, error) {
 	return ws, nil
 }
 
-// diagnostics is the hook for builtin.Options; nil without lsp.
-func (p *lspParts) diagnostics() builtin.Diagnostics {
-	if p == nil {
-		return nil
-	}
-	return p.set
-}
-
-// toolsets binds the workspaces of tools and returns the lsp toolset.
-func (p *lspParts) toolsets(tools *builtin.Set) []orchestrator.Toolset {
-	if p == nil {
-		return nil
-	}
-	p.ws = tools
-	return []orchestrator.Toolset{p.set}
-}
-
-// admin is the gateway's admin adapter; nil without lsp.
-func (p *lspParts) admin() gateway.LSPAdmin {
-	if p == nil {
-		return nil
-	}
-	return lspAdmin{p.pool}
-}
-
 // close stops every worker.
 func (p *lspParts) close(ctx context.Context) error {
 	if p == nil {
@@ -133,4 +110,98 @@ func (a lspAdmin) LSPTest(ctx context.Context, server string) (any, error) {
 		return nil, fmt.Errorf("%w: %w", orchestrator.ErrUnavailable, err)
 	}
 	return res, nil
+}
+
+// lspLive is what the app holds of the language servers: the current
+// lspParts (nil when lsp is off), which POST /wunder/admin/lsp replaces
+// while the server runs. It is the lsp toolset, the built-in write tools'
+// diagnostics hook and the admin adapter, each following the current
+// parts.
+type lspLive struct {
+	cur atomic.Pointer[lspParts]
+	ws  *builtin.Set // the workspaces, set once the built-in tools exist
+	log *slog.Logger
+}
+
+var (
+	_ orchestrator.Toolset = (*lspLive)(nil)
+	_ builtin.Diagnostics  = (*lspLive)(nil)
+	_ gateway.LSPAdmin     = (*lspLive)(nil)
+)
+
+func newLSPLive(cfg *config.Config, log *slog.Logger) *lspLive {
+	h := &lspLive{log: log}
+	h.cur.Store(newLSP(cfg, log))
+	return h
+}
+
+// bind gives the parts the built-in tools' workspaces.
+func (h *lspLive) bind(tools *builtin.Set) {
+	h.ws = tools
+	if p := h.cur.Load(); p != nil {
+		p.ws = tools
+	}
+}
+
+// Name implements orchestrator.Toolset.
+func (h *lspLive) Name() string { return "lsp" }
+
+// Tools implements orchestrator.Toolset: the current servers' tools, none
+// when lsp is off.
+func (h *lspLive) Tools(ctx context.Context, userID string) ([]orchestrator.Tool, error) {
+	if p := h.cur.Load(); p != nil {
+		return p.set.Tools(ctx, userID)
+	}
+	return nil, nil
+}
+
+// After implements builtin.Diagnostics.
+func (h *lspLive) After(ctx context.Context, userID, abs string) string {
+	if p := h.cur.Load(); p != nil {
+		return p.set.After(ctx, userID, abs)
+	}
+	return ""
+}
+
+// LSPStatus implements gateway.LSPAdmin.
+func (h *lspLive) LSPStatus(ctx context.Context) (any, error) {
+	p := h.cur.Load()
+	if p == nil {
+		return map[string]any{"enabled": false, "servers": []any{}, "workers": []any{}}, nil
+	}
+	return lspAdmin{p.pool}.LSPStatus(ctx)
+}
+
+// LSPTest implements gateway.LSPAdmin.
+func (h *lspLive) LSPTest(ctx context.Context, server string) (any, error) {
+	p := h.cur.Load()
+	if p == nil {
+		return nil, fmt.Errorf("%w: lsp is off (lsp.enabled, or no language server configured or on PATH)", orchestrator.ErrUnavailable)
+	}
+	return lspAdmin{p.pool}.LSPTest(ctx, server)
+}
+
+// swap puts next in service and stops the old workers in the background:
+// a call a run makes on an old lsp tool after the swap fails with an error
+// the model reads, and the next round offers the new servers' tools.
+func (h *lspLive) swap(next *lspParts) {
+	if next != nil {
+		next.ws = h.ws
+	}
+	old := h.cur.Swap(next)
+	if old == nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := old.close(ctx); err != nil {
+			h.log.Warn("old language servers not stopped cleanly", "err", err)
+		}
+	}()
+}
+
+// close stops the current workers.
+func (h *lspLive) close(ctx context.Context) error {
+	return h.cur.Load().close(ctx)
 }
