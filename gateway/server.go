@@ -93,6 +93,10 @@ type Options struct {
 	// admins, or to anyone with MetricsPublic. Nil = no such route.
 	Metrics       http.Handler
 	MetricsPublic bool
+	// Models, when set, serves GET /wunder/models: the names of the
+	// configured models, for clients that let a user pick one. Nil = no
+	// such route.
+	Models ModelList
 	// Trace, when set, is the outermost middleware: it traces each request
 	// (continuing its traceparent) before the request id is assigned, so
 	// the id goes on the span. Nil = no tracing.
@@ -189,6 +193,8 @@ func (s *Server) routes() {
 	s.skillRoutes()     // skills.go
 	s.workspaceRoutes() // workspace.go
 	s.memoryRoutes()    // memory.go
+	s.consoleRoutes()   // console_api.go
+	s.webRoutes()       // webui.go
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	if s.opts.LSP != nil {

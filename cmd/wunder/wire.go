@@ -250,6 +250,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Workspaces: workspaceAPI{tools}, WorkspaceLimits: workspaceLimits(cfg), // wire_workspace.go
 		PProf:  cfg.Observability.PProf,
 		Config: cfgAdmin, // admin_config.go
+		Models: models,   // GET /wunder/models (names only)
 
 		Metrics: tel.MetricsHandler(), MetricsPublic: cfg.Observability.MetricsPublic, // wire_telemetry.go
 		Trace: tracingMiddleware(tel),
