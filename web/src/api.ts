@@ -49,9 +49,13 @@ function headers(extra?: Record<string, string>): Record<string, string> {
   return h;
 }
 
-/** withUser adds ?user_id= in the anonymous mode (a token pins the user). */
+/**
+ * withUser adds ?user_id=: the anonymous mode must name the user, and an
+ * admin's token acts for whoever it names, so the console always names the
+ * user it shows (a user's token may name itself).
+ */
 export function withUser(path: string): string {
-  if (!ident || ident.token) return path;
+  if (!ident) return path;
   return path + (path.includes('?') ? '&' : '?') + 'user_id=' + encodeURIComponent(ident.userId);
 }
 
@@ -160,7 +164,7 @@ export async function streamRun(
     lastSeq = req.afterSeq;
   } else {
     const body: Record<string, unknown> = { ...req, stream: true };
-    if (ident && !ident.token) body.user_id = ident.userId;
+    if (ident) body.user_id = ident.userId;
     r = await fetch('/wunder', {
       method: 'POST',
       headers: headers({ 'Content-Type': 'application/json', Accept: 'text/event-stream' }),

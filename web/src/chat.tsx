@@ -138,6 +138,7 @@ export function Chat() {
 
   return (
     <div class={'chat' + (sideOpen ? ' side-open' : '')}>
+      <h1 class="sr-only">{s.title}</h1>
       <button type="button" class="side-toggle ghost" aria-expanded={sideOpen} onClick={() => setSideOpen(!sideOpen)}>
         ☰ {s.sessions} · {s.tools} ({picked.size})
       </button>
@@ -239,25 +240,23 @@ function Transcript({ s, history, runs }: { s: Strings; history: Message[]; runs
     const el = ref.current!;
     pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
   };
-  const results = new Map(history.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, m]));
+  const turns = useMemo(() => foldHistory(history), [history]);
   return (
     <div class="transcript" ref={ref} onScroll={onScroll} role="log" aria-live="polite" aria-label={s.chat} tabIndex={0}>
       {history.length === 0 && runs.length === 0 && <p class="muted empty">{s.emptyChat}</p>}
-      {history.map((m) => {
-        if (m.role === 'user') return <div class="msg user">{m.content}</div>;
-        if (m.role === 'assistant')
-          return (
-            <div class="msg assistant">
-              {m.reasoning_content && <Reasoning s={s} text={m.reasoning_content} />}
-              {visibleText(m.content) && <div class="text">{visibleText(m.content)}</div>}
-              {(m.tool_calls || []).map((c) => {
-                const r = results.get(c.id);
-                return <ToolCall s={s} t={{ callId: c.id, name: c.name, args: c.arguments, output: '', result: r?.content }} />;
-              })}
-            </div>
-          );
-        return null;
-      })}
+      {turns.map((m) =>
+        m.role === 'user' ? (
+          <div class="msg user">{m.text}</div>
+        ) : (
+          <div class="msg assistant">
+            {m.reasoning && <Reasoning s={s} text={m.reasoning} />}
+            {m.text && <div class="text">{m.text}</div>}
+            {m.tools.map((t) => (
+              <ToolCall s={s} t={t} />
+            ))}
+          </div>
+        ),
+      )}
       {runs.map((r) => (
         <RunBlock s={s} r={r} />
       ))}
@@ -265,11 +264,64 @@ function Transcript({ s, history, runs }: { s: Strings; history: Message[]; runs
   );
 }
 
+interface Turn {
+  role: 'user' | 'assistant';
+  text: string;
+  reasoning?: string;
+  tools: ToolView[];
+}
+
+/**
+ * foldHistory turns stored messages into turns: tool calls come as
+ * tool_calls (function_call mode) or <tool_call> blocks in the text
+ * (tool_call mode); their results as role=tool messages or as user
+ * messages "tool_response: {...}". Each result joins its call.
+ */
+function foldHistory(history: Message[]): Turn[] {
+  const out: Turn[] = [];
+  const open: ToolView[] = [];
+  const byId = new Map<string, ToolView>();
+  for (const m of history) {
+    if (m.role === 'assistant') {
+      const tools: ToolView[] = (m.tool_calls || []).map((c) => ({ callId: c.id, name: c.name, args: c.arguments, output: '' }));
+      for (const [, body] of m.content.matchAll(/<tool_call>([\s\S]*?)<\/tool_call>/g)) {
+        try {
+          const c = JSON.parse(body);
+          tools.push({ callId: '', name: c.name, args: c.arguments, output: '' });
+        } catch {
+          /* shown as text */
+        }
+      }
+      tools.forEach((t) => (t.callId ? byId.set(t.callId, t) : open.push(t)));
+      out.push({ role: 'assistant', text: visibleText(m.content), reasoning: m.reasoning_content, tools });
+    } else if (m.role === 'tool') {
+      const t = byId.get(m.tool_call_id || '');
+      if (t) t.result = m.content;
+    } else if (m.role === 'user' && m.content.startsWith('tool_response: ')) {
+      let r: { name?: string; content?: unknown; ok?: boolean } = {};
+      try {
+        r = JSON.parse(m.content.slice('tool_response: '.length));
+      } catch {
+        /* keep the raw text */
+      }
+      const i = open.findIndex((t) => t.name === r.name);
+      const t = i >= 0 ? open.splice(i, 1)[0] : undefined;
+      if (t) {
+        t.result = typeof r.content === 'string' ? r.content : JSON.stringify(r.content);
+        t.isError = r.ok === false;
+      }
+    } else if (m.role === 'user') {
+      out.push({ role: 'user', text: m.content, tools: [] });
+    }
+  }
+  return out;
+}
+
 function RunBlock({ s, r }: { s: Strings; r: RunView }) {
   return (
     <>
       <div class="msg user">{r.question}</div>
-      <div class="msg assistant" aria-busy={r.state === 'running'} data-run-id={r.runId} data-state={r.state}>
+      <div class="msg assistant" aria-busy={r.state === 'running'} data-run-id={r.runId} data-state={r.state} data-events={r.events}>
         {r.items.map((it) => {
           if (it.kind === 'text')
             return (
