@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X main.version=$(VERSION)
 PKGS     := ./...
 
-.PHONY: run build test lint bench bench-load clean tools generate proto-check
+.PHONY: run build test lint bench bench-load clean tools generate proto-check web web-check
 
 ## run: build bin/wunder and start the server on 127.0.0.1:8000 (SQLite and workspaces under ./data, no config needed)
 # The server is exec'd, not `go run`: Ctrl-C (SIGINT) or SIGTERM shuts it down
@@ -95,3 +95,13 @@ faults:
 ## conformance: the official MCP conformance suite through the pass-through route and on /wunder/mcp (npm peers in testdata/mcp; also part of `make test`)
 conformance:
 	$(GO) test -count=1 -run 'Conformance' -v ./mcpserver/ ./cmd/mcpconformanceclient/
+
+## web: rebuild the web console (web/ -> gateway/webui/dist, embedded and committed; needs Node 20 and npm)
+web:
+	cd web && npm ci --no-audit --no-fund && npm run build
+
+## web-check: the committed console build must be what web/ builds (CI; run after `npm ci` in web/)
+web-check:
+	cd web && npm run build
+	@if [ -n "$$(git status --porcelain -- gateway/webui/dist)" ]; then \
+	  echo "gateway/webui/dist is stale: run 'make web' and commit the result"; git status --porcelain -- gateway/webui/dist; exit 1; fi

@@ -222,7 +222,9 @@ func ScopeOf(ctx context.Context, requested string) (string, error) {
 // itself, like the MCP pass-through routes /wunder/mcp/{server}).
 func isOpenPath(open []string, p string) bool {
 	for _, o := range open {
-		if p == o || (strings.HasSuffix(o, "/") && strings.HasPrefix(p, o)) {
+		// A trailing "/" opens the subtree, except "/" itself, which is
+		// only the root (the console's redirect), never every path.
+		if p == o || (len(o) > 1 && strings.HasSuffix(o, "/") && strings.HasPrefix(p, o)) {
 			return true
 		}
 	}

@@ -109,6 +109,10 @@ type Options struct {
 	// Evaluation, when set, serves the capability evaluation routes
 	// /wunder/admin/evaluation/* (evaluation.go). Nil = no such routes.
 	Evaluation Evaluation
+	// Models, when set, serves GET /wunder/models: the names of the
+	// configured models, for clients that let a user pick one. Nil = no
+	// such route.
+	Models ModelList
 	// Trace, when set, is the outermost middleware: it traces each request
 	// (continuing its traceparent) before the request id is assigned, so
 	// the id goes on the span. Nil = no tracing.
@@ -247,6 +251,8 @@ func (s *Server) routes() {
 	s.memoryRoutes()     // memory.go
 	s.throughputRoutes() // throughput.go
 	s.evaluationRoutes() // evaluation.go
+	s.consoleRoutes()    // console_api.go
+	s.webRoutes()        // webui.go
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	s.mux.HandleFunc("GET /wunder/i18n", s.handleI18n) // i18n.go

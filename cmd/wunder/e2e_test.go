@@ -33,6 +33,9 @@ type server struct {
 	dir  string
 	fake *fakellm.Server
 	app  *app
+	// conns are the server's open client connections; dropConns closes
+	// them (a network failure, for the reconnect tests).
+	conns *connTracker
 }
 
 // dataDir is a temporary data dir the sandbox user may pass through
@@ -81,15 +84,16 @@ func startServer(t *testing.T, mutate func(c *config.Config)) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	conns := &connTracker{Listener: ln, open: map[net.Conn]bool{}}
 	done := make(chan error, 1)
-	go func() { done <- a.serve(ctx, ln) }()
+	go func() { done <- a.serve(ctx, conns) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return &server{url: "http://" + ln.Addr().String(), dir: dir, fake: fake, app: a}
+	return &server{url: "http://" + ln.Addr().String(), dir: dir, fake: fake, app: a, conns: conns}
 }
 
 func finalOf(t *testing.T, evs []client.Event) client.Final {

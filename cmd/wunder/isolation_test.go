@@ -257,6 +257,7 @@ func (f *fixture) rows() []matrixRow {
 	rows = append(rows, f.approvalRows()...)  // isolation_approvals_test.go
 	rows = append(rows, f.monitorRows()...)   // isolation_monitor_test.go
 	rows = append(rows, f.configRows()...)    // isolation_config_test.go
+	rows = append(rows, f.consoleRows()...)   // isolation_console_test.go
 
 	// MCP: the token is the only way to say who one is; the API key acts
 	// as mcp.server.user_id, so the admin cannot reach alice's resources here.

@@ -258,6 +258,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		PProf:             cfg.Observability.PProf,
 		Config:            cfgAdmin, // admin_config.go
 		MonitorEventLimit: cfg.Observability.MonitorEventLimit,
+		Models:            models, // GET /wunder/models (names only)
 
 		Metrics: tel.MetricsHandler(), MetricsPublic: cfg.Observability.MetricsPublic, // wire_telemetry.go
 		Trace: tracingMiddleware(tel),

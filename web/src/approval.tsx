@@ -1,0 +1,92 @@
+// The approval dialog: a run's approval_required event, answered with
+// POST /wunder/runs/{run_id}/approvals/{approval_id} (docs/http.md#approvals).
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, withUser } from './api';
+import type { Strings } from './i18n';
+import type { RunView } from './run';
+
+export function ApprovalDialog({ s, run, onError }: { s: Strings; run: RunView; onError: (e: string) => void }) {
+  const a = run.pending[0];
+  const ref = useRef<HTMLDialogElement>(null);
+  const [args, setArgs] = useState('');
+  const [reason, setReason] = useState('');
+  const [bad, setBad] = useState('');
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    setArgs(JSON.stringify(a.arguments ?? {}, null, 2));
+    setReason('');
+    setBad('');
+    const d = ref.current!;
+    if (!d.open) d.showModal();
+  }, [a.approval_id]);
+  useEffect(() => () => ref.current?.close(), []);
+
+  const offered = (d: string) => !a.decisions || a.decisions.includes(d);
+  const decide = async (decision: string) => {
+    const body: Record<string, unknown> = { decision };
+    if (decision === 'edit') {
+      try {
+        const v = JSON.parse(args);
+        if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error();
+        body.arguments = v;
+      } catch {
+        setBad(s.invalidJSON);
+        return;
+      }
+    }
+    if (decision === 'reject' && reason.trim()) body.reason = reason.trim();
+    setBusy(true);
+    try {
+      await api('POST', withUser(`/wunder/runs/${encodeURIComponent(run.runId)}/approvals/${encodeURIComponent(a.approval_id)}`), body);
+      // the approval_decided event removes it from run.pending
+    } catch (e) {
+      onError((e as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <dialog ref={ref} class="approval" aria-labelledby="approval-title" onCancel={(e) => e.preventDefault()}>
+      <h2 id="approval-title">
+        {s.approvalTitle}: <code>{a.tool}</code>
+      </h2>
+      {a.reason && <p class="muted">{a.reason}</p>}
+      <label>
+        {s.arguments}
+        <textarea class="mono" rows={8} value={args} onInput={(e) => setArgs((e.target as HTMLTextAreaElement).value)} />
+      </label>
+      {bad && (
+        <p class="error" role="alert">
+          {bad}
+        </p>
+      )}
+      <label>
+        {s.reason}
+        <input value={reason} onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
+      </label>
+      <div class="actions">
+        {offered('approve') && (
+          <button type="button" class="primary" disabled={busy} onClick={() => decide('approve')}>
+            {s.approve}
+          </button>
+        )}
+        {offered('edit') && (
+          <button type="button" disabled={busy} onClick={() => decide('edit')}>
+            {s.edit}
+          </button>
+        )}
+        {offered('reject') && (
+          <button type="button" disabled={busy} onClick={() => decide('reject')}>
+            {s.reject}
+          </button>
+        )}
+        {offered('cancel') && (
+          <button type="button" class="danger" disabled={busy} onClick={() => decide('cancel')}>
+            {s.cancelRun}
+          </button>
+        )}
+      </div>
+    </dialog>
+  );
+}

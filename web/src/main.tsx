@@ -1,0 +1,133 @@
+// The wunder web console: one page, hash-routed (#/chat, #/monitor), over
+// the public API only. New pages (workspace, admin, memory) slot into
+// PAGES and the nav with no other change.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, identity, setIdentity, type Identity } from './api';
+import { lang, setLang, strings, type Lang } from './i18n';
+import { useSignal, signal } from './state';
+import { Login } from './login';
+import { Chat } from './chat';
+import { Monitor } from './monitor';
+import './style.css';
+
+type Theme = 'light' | 'dark';
+const theme = signal<Theme>(
+  (localStorage.getItem('wunder.theme') as Theme) ||
+    (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'),
+);
+function applyTheme(t: Theme) {
+  document.documentElement.dataset.theme = t;
+}
+applyTheme(theme.get());
+theme.subscribe((t) => {
+  localStorage.setItem('wunder.theme', t);
+  applyTheme(t);
+});
+document.documentElement.lang = lang.get() === 'zh' ? 'zh-CN' : 'en';
+
+interface Page {
+  id: string;
+  label: (s: ReturnType<typeof strings>) => string;
+  admin?: boolean;
+  view: () => preact.JSX.Element;
+}
+
+const PAGES: Page[] = [
+  { id: 'chat', label: (s) => s.chat, view: () => <Chat /> },
+  { id: 'monitor', label: (s) => s.monitor, admin: true, view: () => <Monitor /> },
+];
+
+function useRoute(): string {
+  const read = () => location.hash.replace(/^#\/?/, '') || 'chat';
+  const [r, setR] = useState(read());
+  useEffect(() => {
+    const on = () => setR(read());
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return r;
+}
+
+function App() {
+  const l = useSignal(lang);
+  const t = useSignal(theme);
+  const s = strings(l);
+  const [who, setWho] = useState<Identity | null>(identity());
+  const route = useRoute();
+  useEffect(() => {
+    document.title = s.title;
+  }, [s]);
+
+  if (!who) {
+    return (
+      <Login
+        onDone={(i) => {
+          setIdentity(i);
+          setWho(i);
+        }}
+        toolbar={<Settings l={l} t={t} />}
+      />
+    );
+  }
+  const pages = PAGES.filter((p) => !p.admin || who.admin);
+  const page = pages.find((p) => p.id === route) || pages[0];
+  const logout = async () => {
+    if (who.token) await api('POST', '/wunder/auth/logout').catch(() => {});
+    setIdentity(null);
+    setWho(null);
+  };
+  return (
+    <div class="app">
+      <a class="skip" href="#content">
+        {s.skip}
+      </a>
+      <header class="top">
+        <span class="brand">wunder</span>
+        <nav aria-label={s.navigation}>
+          {pages.map((p) => (
+            <a href={'#/' + p.id} aria-current={p === page ? 'page' : undefined}>
+              {p.label(s)}
+            </a>
+          ))}
+        </nav>
+        <span class="spacer" />
+        <Settings l={l} t={t} />
+        <span class="who" title={who.userId}>
+          {who.userId}
+        </span>
+        <button type="button" class="ghost" onClick={logout}>
+          {s.logout}
+        </button>
+      </header>
+      <main id="content" class="content">
+        {page.view()}
+      </main>
+    </div>
+  );
+}
+
+function Settings({ l, t }: { l: Lang; t: Theme }) {
+  const s = strings(l);
+  return (
+    <span class="settings">
+      <label class="inline">
+        <span class="sr-only">{s.language}</span>
+        <select value={l} onChange={(e) => setLang((e.target as HTMLSelectElement).value as Lang)}>
+          <option value="en">English</option>
+          <option value="zh">中文</option>
+        </select>
+      </label>
+      <button
+        type="button"
+        class="ghost"
+        aria-label={s.theme + ': ' + (t === 'dark' ? s.dark : s.light)}
+        onClick={() => theme.set(t === 'dark' ? 'light' : 'dark')}
+      >
+        {t === 'dark' ? '☾' : '☀'}
+      </button>
+    </span>
+  );
+}
+
+render(<App />, document.getElementById('app')!);
