@@ -54,6 +54,14 @@ type PushOptions struct {
 	InitialBackoff time.Duration
 	// Timeout of one delivery. Default 10s.
 	Timeout time.Duration
+	// WrapTransport, when set, wraps the webhooks' transport (tracing:
+	// a traceparent on each notification).
+	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// Carry, when set, takes from the request that set a push config what
+	// the task's notifications carry into their own contexts (its trace,
+	// so a notification continues the trace of the request that asked for
+	// it); nil = nothing.
+	Carry func(from context.Context) func(context.Context) context.Context
 }
 
 // pusher delivers notifications: one watcher goroutine per task with
@@ -82,7 +90,10 @@ func newPusher(h *Handler, o PushOptions) *pusher {
 	}
 	// The SSRF guard runs again at connect time (internal/netguard), so
 	// DNS rebinding gains nothing.
-	tr := netguard.Transport(o.Timeout, o.AllowPrivate)
+	var tr http.RoundTripper = netguard.Transport(o.Timeout, o.AllowPrivate)
+	if o.WrapTransport != nil {
+		tr = o.WrapTransport(tr)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &pusher{h: h, o: o, hc: &http.Client{Transport: tr, Timeout: o.Timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
@@ -140,7 +151,7 @@ func (h *Handler) createPush(ctx context.Context, v w.Version, userID, taskID st
 	if err := h.push.o.Store.SavePushConfig(ctx, pc); err != nil {
 		return nil, err
 	}
-	h.push.watch(userID, r.ID)
+	h.push.watch(ctx, userID, r.ID)
 	return pc, nil
 }
 

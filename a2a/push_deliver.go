@@ -17,13 +17,17 @@ import (
 // watch starts the task's watcher unless one runs. The goroutine is
 // added to the WaitGroup under mu, so it is either started before close
 // or not at all: Close's Wait never races an Add.
-func (p *pusher) watch(userID, taskID string) {
+func (p *pusher) watch(from context.Context, userID, taskID string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.watching[taskID] || p.ctx.Err() != nil {
 		return
 	}
 	p.watching[taskID] = true
+	ctx := p.ctx
+	if p.o.Carry != nil {
+		ctx = p.o.Carry(from)(ctx) // now: from is the request's, and ends with it
+	}
 	p.h.wg.Go(func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -33,14 +37,13 @@ func (p *pusher) watch(userID, taskID string) {
 			delete(p.watching, taskID)
 			p.mu.Unlock()
 		}()
-		p.run(userID, taskID)
+		p.run(ctx, userID, taskID)
 	})
 }
 
 // run notifies every config of the task at each status change: the task
 // as it is then (1.0: a StreamResponse {"task":...}; 0.3: the Task).
-func (p *pusher) run(userID, taskID string) {
-	ctx := p.ctx
+func (p *pusher) run(ctx context.Context, userID, taskID string) {
 	r, err := p.h.b.GetRun(ctx, userID, taskID)
 	if err != nil {
 		return

@@ -337,3 +337,46 @@ func TestMetricsAfterRunsWithAToolCall(t *testing.T) {
 		t.Errorf("GET /metrics without credentials with metrics_public = %d (queue depth present %v), want 200", code, has(m, "wunder_queue_depth"))
 	}
 }
+
+// A2A push notifications carry a traceparent that continues the trace of
+// the request that set the push config.
+func TestTelemetryPushNotificationsCarryTheTrace(t *testing.T) {
+	col := newCollector(t)
+	s := startServer(t, func(c *config.Config) {
+		c.Observability.OTLP = config.OTLP{Endpoint: col.url, Protocol: config.OTLPHTTP}
+		c.A2A.Push.Enabled = true
+		c.A2A.Push.AllowPrivate = true
+	})
+	got := make(chan string, 16)
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		got <- r.Header.Get("Traceparent")
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(hook.Close)
+
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	body := `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hello"}]},` +
+		`"configuration":{"blocking":false,"pushNotificationConfig":{"url":"` + hook.URL + `","token":"t"}}}}`
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, s.url+"/a2a", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "0.3")
+	req.Header.Set("Traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.Contains(string(raw), `"error"`) {
+		t.Fatalf("message/send with a push config: %d %s", resp.StatusCode, raw)
+	}
+	select {
+	case tp := <-got:
+		if !strings.HasPrefix(tp, "00-"+traceID+"-") {
+			t.Errorf("the push notification's traceparent is %q, want one of trace %s", tp, traceID)
+		}
+	case <-t.Context().Done():
+		t.Fatal("no push notification arrived")
+	}
+}

@@ -81,7 +81,13 @@ func mountA2A(a *app, tools *a2atools.Set) {
 	}
 	if cfg.Push.Enabled {
 		opts.Push = &a2a.PushOptions{Store: pushStore{a.store}, AllowPrivate: cfg.Push.AllowPrivate,
-			MaxAttempts: cfg.Push.MaxAttempts, Timeout: cfg.Push.Timeout()}
+			MaxAttempts: cfg.Push.MaxAttempts, Timeout: cfg.Push.Timeout(),
+			// Notifications continue the trace of the request that set the
+			// push config, with a traceparent (wire_telemetry.go).
+			WrapTransport: wrapTransport(a.tel)}
+		if a.tel.Tracing() {
+			opts.Push.Carry = a.tel.Carry
+		}
 	}
 	a.a2a.handler = a2a.New(a.orch, opts)
 	a.gw.Mount("/a2a", a.a2a.handler)

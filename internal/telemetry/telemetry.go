@@ -214,3 +214,15 @@ func firstNonEmpty(vals ...string) string {
 	}
 	return ""
 }
+
+// Carry takes the span context of from (a request that asked for work done
+// later, such as an A2A push config), so a context made later continues
+// its trace: the returned function puts it into a context as the remote
+// parent. Without traces, or without a span in from, it changes nothing.
+func (t *Telemetry) Carry(from context.Context) func(context.Context) context.Context {
+	sc := trace.SpanContextFromContext(from)
+	if t == nil || t.tp == nil || !sc.IsValid() {
+		return func(ctx context.Context) context.Context { return ctx }
+	}
+	return func(ctx context.Context) context.Context { return trace.ContextWithRemoteSpanContext(ctx, sc) }
+}
