@@ -90,7 +90,7 @@ type CompactionOptions struct {
 	// SummaryTimeout bounds the summary call. Default 60s.
 	SummaryTimeout time.Duration
 	// SafetyMargin is kept free below MaxContext − MaxOutput in the safe
-	// budget. Default 1024.
+	// budget. Default 1024; negative = none.
 	SafetyMargin int
 }
 
@@ -107,8 +107,11 @@ func (c CompactionOptions) withDefaults() CompactionOptions {
 	if c.SummaryTimeout <= 0 {
 		c.SummaryTimeout = 60 * time.Second
 	}
-	if c.SafetyMargin <= 0 {
+	if c.SafetyMargin == 0 {
 		c.SafetyMargin = 1024
+	}
+	if c.SafetyMargin < 0 {
+		c.SafetyMargin = 0
 	}
 	return c
 }
