@@ -1,6 +1,9 @@
 package llm_test
 
 import (
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -53,5 +56,28 @@ func TestTokenCounterCalibratesOtherModels(t *testing.T) {
 	after := c.CountTokens(s, req)
 	if after > before*55/100 || after < before*45/100 {
 		t.Fatalf("calibrated count = %d, want about %d", after, before/2)
+	}
+}
+
+func TestProbeContextWindowReadsTheListing(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/models" || r.Header.Get("Authorization") != "Bearer k" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		_, _ = io.WriteString(w, `{"data":[{"id":"other","max_model_len":4096},{"id":"qwen-local","max_model_len":32768},{"id":"plain"}]}`)
+	}))
+	defer srv.Close()
+	probe := func(model string) (int, error) {
+		return llm.ProbeContextWindow(t.Context(), llm.Config{Provider: "local", BaseURL: srv.URL + "/v1", APIKey: "k", Model: model})
+	}
+	if n, err := probe("qwen-local"); err != nil || n != 32768 {
+		t.Fatalf("probe = %d, %v", n, err)
+	}
+	if n, err := probe("plain"); err != nil || n != 0 {
+		t.Fatalf("probe of a model without a length = %d, %v", n, err)
+	}
+	if _, err := llm.ProbeContextWindow(t.Context(), llm.Config{Provider: "local", BaseURL: srv.URL + "/v1", Model: "x"}); err == nil {
+		t.Fatal("a refused listing is not an error")
 	}
 }
