@@ -56,7 +56,9 @@ func (m *measureModel) Generate(_ context.Context, req *orchestrator.ModelReques
 	m.mu.Unlock()
 	resp := &orchestrator.ModelResponse{Content: content, FinishReason: "stop",
 		Usage: &orchestrator.Usage{InputTokens: int64(truth), OutputTokens: 50, TotalTokens: int64(truth) + 50}}
-	return func(yield func(orchestrator.ModelEvent, error) bool) { yield(orchestrator.ModelEvent{Response: resp}, nil) }
+	return func(yield func(orchestrator.ModelEvent, error) bool) {
+		yield(orchestrator.ModelEvent{Response: resp}, nil)
+	}
 }
 
 func words(w string, n int) string {
