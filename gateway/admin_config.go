@@ -60,6 +60,34 @@ func (e *ConfigError) Error() string {
 	return strings.TrimSuffix(b.String(), ";")
 }
 
+// ContextWindows probes or records a model's context window
+// (POST /wunder/admin/llm/context_window); a [ConfigAdmin] that implements
+// it gets the route.
+type ContextWindows interface {
+	// ContextWindow probes the configured model's provider for its window
+	// when maxContext is nil, and records *maxContext as its max_context
+	// (through UpdateConfigSection) otherwise. An unknown model is
+	// [orchestrator.ErrNotFound]; invalid input a [*ConfigError].
+	ContextWindow(ctx context.Context, model string, maxContext *int) (ContextWindowResult, error)
+}
+
+// ContextWindowResult answers POST /wunder/admin/llm/context_window.
+type ContextWindowResult struct {
+	ModelName string `json:"model_name"`
+	// MaxContext is the window the provider reported or that was recorded;
+	// 0 = unknown.
+	MaxContext int `json:"max_context"`
+	// Source: "provider" (reported by its model listing), "recorded"
+	// (written to the configuration) or "unknown".
+	Source string `json:"source"`
+	// Configured is llm.models.<name>.max_context after the call.
+	Configured int `json:"configured_max_context"`
+	// Detail says why the window is unknown, when it is.
+	Detail string `json:"detail,omitempty"`
+	// Revision is the configuration override's revision after the call.
+	Revision int64 `json:"revision"`
+}
+
 // configSections are the sections the routes serve.
 var configSections = []string{"llm", "mcp", "a2a", "tools", "server", "lsp"}
 
@@ -67,6 +95,9 @@ func (s *Server) configRoutes() {
 	ca := s.opts.Config
 	if ca == nil {
 		return
+	}
+	if cw, ok := ca.(ContextWindows); ok {
+		s.contextWindowRoute(cw)
 	}
 	for _, sec := range configSections {
 		s.mux.HandleFunc("GET /wunder/admin/"+sec, func(w http.ResponseWriter, r *http.Request) {
@@ -115,6 +146,41 @@ func (s *Server) configRoutes() {
 			writeConfigDoc(w, r, out, rev)
 		})
 	}
+}
+
+// contextWindowRoute serves POST /wunder/admin/llm/context_window:
+// {"model_name"} probes, {"model_name","max_context":N} records.
+func (s *Server) contextWindowRoute(cw ContextWindows) {
+	s.mux.HandleFunc("POST /wunder/admin/llm/context_window", func(w http.ResponseWriter, r *http.Request) {
+		if !adminOnly(w, r) {
+			return
+		}
+		var body struct {
+			ModelName  string `json:"model_name"`
+			MaxContext *int   `json:"max_context"`
+		}
+		if !decodeJSON(w, r, &body) {
+			return
+		}
+		if body.ModelName == "" {
+			writeConfigProblem(w, r, &ConfigError{Fields: []ConfigFieldError{{Key: "model_name", Message: "required: a model of llm.models"}}})
+			return
+		}
+		out, err := cw.ContextWindow(r.Context(), body.ModelName, body.MaxContext)
+		var ce *ConfigError
+		switch {
+		case errors.As(err, &ce):
+			writeConfigProblem(w, r, ce)
+			return
+		case errors.Is(err, orchestrator.ErrConflict):
+			writeProblem(w, r, http.StatusConflict, "stale_revision", err.Error())
+			return
+		case err != nil:
+			writeError(w, r, err)
+			return
+		}
+		writeJSON(w, r, http.StatusOK, out)
+	})
 }
 
 func writeConfigDoc(w http.ResponseWriter, r *http.Request, doc map[string]any, rev int64) {

@@ -53,12 +53,14 @@
 //
 // # Compaction
 //
-// Before each model call the loop estimates the request's size (or takes
-// the model's own count from its last answer). Past the model's
-// CompactionRatio of MaxContext, the history before the run's question is
-// summarised by the same model and replaced by the summary; the summary is
-// stored, and later runs of the session start from it. The full history
-// stays in the store for people to read.
+// Before each model call the loop counts the request ([TokenCounter], or
+// takes the model's own count from its last answer). Past the model's
+// CompactionRatio of MaxContext, or over the safe budget, the request is
+// compacted (compaction.go): completed steps' tool results trimmed first
+// under pressure, the history before a kept tail summarised by the same
+// model (a placeholder when that fails); the summary is stored, and later
+// runs of the session start from it. The full history stays in the store
+// for people to read.
 //
 // # Goroutines
 //

@@ -62,8 +62,10 @@ type loop struct {
 	log   *runLog
 	usage Usage
 	round int
-	// lastInputTokens is what the model reported for the last request.
-	lastInputTokens  int
+	// historyUsage is the prompt tokens the model reported for the last
+	// request (the ratio trigger's counter; reset by a compaction as
+	// ModelSettings.CompactionReset says).
+	historyUsage     int
 	compactionFailed bool
 	// pp is the run's fixed part of the system prompt; sel is what the
 	// current model call offers (the run's selection as the toolsets'
@@ -232,16 +234,7 @@ func resumePoint(msgs []Message, run string) (question, rounds int) {
 // callModel sends one request and turns the model's stream into events.
 func (l *loop) callModel(ctx context.Context, msgs []Message) (*ModelResponse, error) {
 	lr := l.lr
-	req := &ModelRequest{
-		Messages:    renderMessages(msgs, lr.mode, l.o.tools),
-		Stream:      lr.settings.Stream,
-		MaxOutput:   lr.settings.MaxOutput,
-		Temperature: lr.settings.Temperature,
-		Stop:        lr.settings.Stop,
-	}
-	if lr.mode == ModeFunctionCall {
-		req.Tools = l.sel.WireSpecs()
-	}
+	req := l.request(msgs)
 	l.log.emit(EventLLMRequest, LLMRequestData{Round: l.round, Model: lr.settings.Name, Messages: len(req.Messages), Tools: len(l.sel.order), Mode: lr.mode})
 	resp, err := l.generate(ctx, req)
 	if err != nil {
@@ -249,7 +242,10 @@ func (l *loop) callModel(ctx context.Context, msgs []Message) (*ModelResponse, e
 	}
 	l.log.emit(EventLLMOutput, LLMOutputData{Round: l.round, Content: resp.Content, ReasoningContent: resp.ReasoningContent, ToolCalls: resp.ToolCalls, FinishReason: resp.FinishReason})
 	if resp.Usage != nil {
-		l.lastInputTokens = int(resp.Usage.InputTokens)
+		l.historyUsage = int(resp.Usage.InputTokens)
+		if resp.Model == "" || resp.Model == lr.settings.Name {
+			l.o.opts.Tokens.ObserveUsage(lr.settings, req, l.historyUsage)
+		}
 		l.usage.Add(*resp.Usage)
 		model := resp.Model
 		if model == "" {

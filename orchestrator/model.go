@@ -86,9 +86,28 @@ type ModelSettings struct {
 	// compaction off.
 	MaxContext int
 	// CompactionRatio is the share of MaxContext at which the older
-	// conversation is summarised; 0 = off.
+	// conversation is summarised (the ratio trigger); 0 = off. The budget
+	// trigger (compaction.go) needs only MaxContext.
 	CompactionRatio float64
+	// CompactionReset says what becomes of the history usage counter the
+	// ratio trigger compares after a compaction: [ResetZero] (""),
+	// [ResetCurrent] or [ResetKeep].
+	CompactionReset string
+	// ModelID is the provider's model id, which picks a tokenizer
+	// ([TokenCounter]); "" = unknown.
+	ModelID string
 }
+
+// History usage resets after a compaction (ModelSettings.CompactionReset).
+const (
+	// ResetZero sets the counter to 0: the next model report sets it.
+	ResetZero = "zero"
+	// ResetCurrent sets it to the compacted request's count.
+	ResetCurrent = "current"
+	// ResetKeep leaves it as it was (the pre-compaction usage) until the
+	// next model report replaces it.
+	ResetKeep = "keep"
+)
 
 // Models resolves a model by name; the empty name means the default model.
 // When no model is configured Lookup returns an error wrapping

@@ -74,6 +74,12 @@ type Options struct {
 	// Memory configures per-user long-term memory (memory.go); off by
 	// default.
 	Memory MemoryOptions
+	// Compaction configures how an over-long conversation is compacted
+	// (compaction.go).
+	Compaction CompactionOptions
+	// Tokens counts the prompt tokens of model requests; nil = an
+	// [EstimateCounter] calibrated by the usage models report.
+	Tokens TokenCounter
 	// Observer, when set, is told of runs, model calls and tool calls
 	// (telemetry; see [Observer]). nil: nothing is observed, at no cost.
 	Observer Observer
@@ -127,6 +133,10 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	o.Approvals = o.Approvals.withDefaults()
+	o.Compaction = o.Compaction.withDefaults()
+	if o.Tokens == nil {
+		o.Tokens = NewEstimateCounter()
+	}
 	return o
 }
 

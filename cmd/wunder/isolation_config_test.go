@@ -59,6 +59,10 @@ func (f *fixture) configRows() []matrixRow {
 		probe("configuration: A2A peer card", "/wunder/admin/a2a/card", func() string {
 			return `{"endpoint":"` + f.s.url + `"}`
 		}, ok),
+		// Probing a model's window asks its provider and records nothing.
+		probe("configuration: model context window", "/wunder/admin/llm/context_window", func() string {
+			return `{"model_name":"fake"}`
+		}, ok),
 	)
 	return rows
 }

@@ -78,6 +78,7 @@ func newModels(cfg *config.Config) (*llm.Registry, error) {
 			Name: name, ToolCallMode: m.ToolCallMode, MaxRounds: m.MaxRounds, MaxOutput: m.MaxOutput,
 			Temperature: m.Temperature, Stop: m.Stop, Stream: m.Stream,
 			MaxContext: m.MaxContext, CompactionRatio: m.HistoryCompactionRatio,
+			CompactionReset: m.HistoryCompactionReset, ModelID: m.Model,
 		}}
 	}
 	// Fallbacks wrap a model in a failover over the plain clients, sharing
@@ -218,9 +219,11 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Replan: orchestrator.ReplanPolicy{Enabled: cfg.Replan.Enabled, MaxRetries: cfg.Replan.MaxRetries,
 			MaxReplans: cfg.Replan.MaxReplans, GoalCheck: cfg.GoalCheck.Enabled},
 		Approvals: approvalPolicy(cfg.Approvals), Schemas: schemaValidator{},
-		Memory:   memoryOptions(cfg.Memory), // wire_memory.go
-		Observer: tel,
-		Logger:   log,
+		Memory:     memoryOptions(cfg.Memory), // wire_memory.go
+		Compaction: compactionOptions(cfg.Compaction),
+		Tokens:     llm.NewTokenCounter(), // tiktoken for OpenAI models, calibrated estimates for others
+		Observer:   tel,
+		Logger:     log,
 	})
 	telemetryGauges(tel, orch)
 	if n, err := orch.RecoverOrphans(ctx); err != nil {
@@ -346,4 +349,19 @@ func (a toolAccess) ToolAccess(ctx context.Context, userID string) (*orchestrato
 		return nil, nil
 	}
 	return rule, err
+}
+
+// compactionOptions maps the compaction section (0 meaning none where the
+// orchestrator reads 0 as its default).
+func compactionOptions(c config.Compaction) orchestrator.CompactionOptions {
+	none := func(n int) int {
+		if n == 0 {
+			return -1
+		}
+		return n
+	}
+	return orchestrator.CompactionOptions{
+		KeepTailTokens: none(c.KeepTailTokens), SummaryMaxTokens: c.SummaryMaxTokens,
+		SummaryTimeout: c.SummaryTimeout(), SafetyMargin: none(c.SafetyMarginTokens),
+	}
 }

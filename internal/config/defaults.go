@@ -96,9 +96,10 @@ func Default() *Config {
 		Replan:    replanDefaults(),
 		Approvals: approvalDefaults(),
 
-		UserTools: userToolsDefaults(),
-		Knowledge: knowledgeDefaults(),
-		Memory:    memoryDefaults(),
+		UserTools:  userToolsDefaults(),
+		Knowledge:  knowledgeDefaults(),
+		Memory:     memoryDefaults(),
+		Compaction: compactionDefaults(),
 
 		Evaluation: evaluationDefaults(),
 		Throughput: throughputDefaults(),
@@ -114,6 +115,7 @@ func (m *Model) applyDefaults() {
 		MaxRounds:              8,
 		Stream:                 true,
 		HistoryCompactionRatio: 0.8,
+		HistoryCompactionReset: ResetZero,
 		StreamIncludeUsage:     true,
 		ToolCallMode:           ToolCallMode,
 		Stop:                   []string{},

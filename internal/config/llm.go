@@ -71,11 +71,16 @@ type Model struct {
 	MaxRounds int `yaml:"max_rounds"`
 	// MaxContext is the context window in tokens; 0 = unknown.
 	MaxContext int `yaml:"max_context"`
-	// HistoryCompactionRatio: when a request to the model reaches this share
-	// of max_context, the older part of the conversation is summarised by
-	// the model and replaced by the summary (a compaction event). 0 turns
-	// compaction off; it needs max_context. Default 0.8.
+	// HistoryCompactionRatio: when the history usage (the request's token
+	// count, or the prompt tokens the model last reported) reaches this
+	// share of max_context, the older part of the conversation is
+	// compacted (a compaction event). 0 turns this trigger off; the safe
+	// budget trigger stays on whenever max_context is set. Default 0.8.
 	HistoryCompactionRatio float64 `yaml:"history_compaction_ratio"`
+	// HistoryCompactionReset is what becomes of the history usage counter
+	// after a compaction: zero, current (the compacted request's count) or
+	// keep. Default zero.
+	HistoryCompactionReset string `yaml:"history_compaction_reset"`
 	// MaxOutput caps output tokens per call; 0 = the server's default.
 	MaxOutput int `yaml:"max_output"`
 	// Stream asks for streamed responses. Default true.

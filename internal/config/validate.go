@@ -68,6 +68,7 @@ func (c *Config) validate(p *problems) {
 	c.validateEvaluation(v)
 	c.validateApprovals(v)
 	c.validateMemory(v)
+	c.validateCompaction(v)
 
 	atLeast(v, "auth.token_ttl_s", c.Auth.TokenTTLSeconds, 60)
 	if j := c.Auth.JWT; j.JWKSURL != "" {
@@ -266,6 +267,7 @@ func (m Model) validate(v checker, p, name string) {
 	if r := m.HistoryCompactionRatio; !(r >= 0 && r <= 1) {
 		v.fail(at("history_compaction_ratio"), "must be between 0 and 1, got %v", r)
 	}
+	v.oneOf(at("history_compaction_reset"), m.HistoryCompactionReset, []string{ResetZero, ResetCurrent, ResetKeep})
 	v.oneOf(at("tool_call_mode"), m.ToolCallMode, toolCallModes)
 	for i, s := range m.Stop {
 		if s == "" {
