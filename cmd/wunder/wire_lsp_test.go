@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -49,10 +50,18 @@ func TestLSPThroughRealServer(t *testing.T) {
 	if code, body := do("GET", "/wunder/tools?user_id=alice", ""); code != 200 || !strings.Contains(body, `"lsp"`) || !strings.Contains(body, "LSP查询") {
 		t.Errorf("tools: %d %s", code, body)
 	}
-	if code, body := do("GET", "/wunder/admin/lsp", ""); code != 200 || !strings.Contains(body, `"id":"gopls"`) || strings.Contains(body, "pyright") {
+	// The configuration (every entry, disabled ones too) and the status of
+	// the pool (the servers it can start: gopls only).
+	code, body := do("GET", "/wunder/admin/lsp", "")
+	var lspDoc struct {
+		LSP    struct{ Servers []struct{ ID string } } `json:"lsp"`
+		Status struct{ Servers []struct{ ID string } } `json:"status"`
+	}
+	if err := json.Unmarshal([]byte(body), &lspDoc); code != 200 || err != nil || len(lspDoc.LSP.Servers) != 4 ||
+		len(lspDoc.Status.Servers) != 1 || lspDoc.Status.Servers[0].ID != "gopls" {
 		t.Errorf("admin/lsp: %d %s", code, body)
 	}
-	code, body := do("POST", "/wunder/admin/lsp/test", `{"server":"gopls"}`)
+	code, body = do("POST", "/wunder/admin/lsp/test", `{"server":"gopls"}`)
 	t.Logf("admin/lsp/test: %s", body)
 	if code != 200 || !strings.Contains(body, `"definitionProvider"`) {
 		t.Errorf("admin/lsp/test: %d %s", code, body)
