@@ -131,16 +131,8 @@ func (s *Server) configRoutes() {
 				return
 			}
 			out, rev, err := ca.UpdateConfigSection(r.Context(), sec, doc, ifMatch)
-			var ce *ConfigError
-			switch {
-			case errors.As(err, &ce):
-				writeConfigProblem(w, r, ce)
-				return
-			case errors.Is(err, orchestrator.ErrConflict):
-				writeProblem(w, r, http.StatusConflict, "stale_revision", err.Error())
-				return
-			case err != nil:
-				writeError(w, r, err)
+			if err != nil {
+				writeConfigError(w, r, err)
 				return
 			}
 			writeConfigDoc(w, r, out, rev)
@@ -167,16 +159,8 @@ func (s *Server) contextWindowRoute(cw ContextWindows) {
 			return
 		}
 		out, err := cw.ContextWindow(r.Context(), body.ModelName, body.MaxContext)
-		var ce *ConfigError
-		switch {
-		case errors.As(err, &ce):
-			writeConfigProblem(w, r, ce)
-			return
-		case errors.Is(err, orchestrator.ErrConflict):
-			writeProblem(w, r, http.StatusConflict, "stale_revision", err.Error())
-			return
-		case err != nil:
-			writeError(w, r, err)
+		if err != nil {
+			writeConfigError(w, r, err)
 			return
 		}
 		writeJSON(w, r, http.StatusOK, out)
@@ -227,6 +211,21 @@ func revisionOf(r *http.Request, doc map[string]any) (*int64, error) {
 		return &n, nil
 	}
 	return nil, nil
+}
+
+// writeConfigError writes the error of a configuration route: a refused
+// change (400 with its fields), a stale revision (409), or the core's
+// sentinels.
+func writeConfigError(w http.ResponseWriter, r *http.Request, err error) {
+	var ce *ConfigError
+	switch {
+	case errors.As(err, &ce):
+		writeConfigProblem(w, r, ce)
+	case errors.Is(err, orchestrator.ErrConflict):
+		writeProblem(w, r, http.StatusConflict, "stale_revision", err.Error())
+	default:
+		writeError(w, r, err)
+	}
 }
 
 // writeConfigProblem is the 400 of a refused change, with its fields.
@@ -287,15 +286,11 @@ func (s *Server) probeRoutes() {
 		return
 	}
 	answer := func(w http.ResponseWriter, r *http.Request, v any, err error) {
-		var ce *ConfigError
-		switch {
-		case errors.As(err, &ce):
-			writeConfigProblem(w, r, ce)
-		case err != nil:
-			writeError(w, r, err)
-		default:
-			writeJSON(w, r, http.StatusOK, v)
+		if err != nil {
+			writeConfigError(w, r, err)
+			return
 		}
+		writeJSON(w, r, http.StatusOK, v)
 	}
 	s.mux.HandleFunc("POST /wunder/admin/mcp/tools", func(w http.ResponseWriter, r *http.Request) {
 		var req mcpToolsRequest
