@@ -59,6 +59,7 @@ func newUserCmd(rf *rootFlags) *cobra.Command {
 	cmd := &cobra.Command{Use: "user", Short: "Manage user accounts in the store (add, list, disable)"}
 	var roles []string
 	var display string
+	var admin bool
 	add := &cobra.Command{
 		Use:   "add USER_ID",
 		Short: "Add an account; the password is read from stdin",
@@ -67,6 +68,9 @@ func newUserCmd(rf *rootFlags) *cobra.Command {
 			return withStore(cmd, rf, func(ctx context.Context, st *storage.Store) error {
 				if err := orchestrator.ValidateUserID(args[0]); err != nil {
 					return err
+				}
+				if admin {
+					roles = []string{orchestrator.UserRoleAdmin} // --admin: the first admin, as the console's docs say
 				}
 				for _, r := range roles {
 					if r != orchestrator.UserRoleAdmin && r != orchestrator.UserRoleUser {
@@ -92,6 +96,8 @@ func newUserCmd(rf *rootFlags) *cobra.Command {
 	}
 	add.Flags().StringSliceVar(&roles, "role", []string{orchestrator.UserRoleUser}, "roles: user, admin")
 	add.Flags().StringVar(&display, "display-name", "", "display name")
+	add.Flags().BoolVar(&admin, "admin", false, "make the account an admin (the same as --role admin)")
+	add.MarkFlagsMutuallyExclusive("admin", "role")
 	list := &cobra.Command{
 		Use: "list", Short: "List accounts", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

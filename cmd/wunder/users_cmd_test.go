@@ -46,6 +46,12 @@ func TestUserAndTokenCommands(t *testing.T) {
 	if code, out, errs := cli("root-password\n", "user", "add", "root", "--role", "admin"); code != exitOK || !strings.Contains(out, "added user root (admin)") {
 		t.Fatalf("user add: %d %s %s", code, out, errs)
 	}
+	if code, out, errs := cli("chief-password\n", "user", "add", "chief", "--admin"); code != exitOK || !strings.Contains(out, "added user chief (admin)") {
+		t.Fatalf("user add --admin: %d %q %q", code, out, errs)
+	}
+	if code, _, _ := cli("chief-password\n", "user", "add", "chief2", "--admin", "--role", "user"); code != exitUsage {
+		t.Errorf("--admin with --role: exit %d, want %d", code, exitUsage)
+	}
 	if code, _, errs := cli("short\n", "user", "add", "bob"); code != exitUsage || !strings.Contains(errs, "at least 8") {
 		t.Fatalf("short password: %d %s", code, errs)
 	}
