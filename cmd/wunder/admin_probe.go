@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/wunder/wunder/adapters/mcptools"
@@ -114,11 +113,11 @@ func (ca *configAdmin) FetchA2ACard(ctx context.Context, name, endpoint string, 
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, &gateway.ConfigError{Fields: []gateway.ConfigFieldError{{Key: "endpoint", Message: "must be an http(s) URL, got " + strconvQuote(endpoint)}}}
+		return nil, &gateway.ConfigError{Fields: []gateway.ConfigFieldError{{Key: "endpoint", Message: "must be an http(s) URL, got " + strconv.Quote(endpoint)}}}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	raw, where, err := fetchCardRaw(ctx, u, hdr)
+	raw, where, err := w.FetchCardRaw(ctx, http.DefaultClient, u.String(), hdr, true)
 	if err != nil {
 		return nil, fmt.Errorf("%w: agent card of %s: %v", orchestrator.ErrUnavailable, endpoint, err)
 	}
@@ -135,49 +134,3 @@ func (ca *configAdmin) FetchA2ACard(ctx context.Context, name, endpoint string, 
 		"interfaces": ifaces, "skills": nonNilSlice(card.Skills),
 	}}, nil
 }
-
-// fetchCardRaw GETs the card: at u when it names a .json file, else at u's
-// path plus the well-known path, else (an endpoint such as /a2a) at the
-// origin's well-known path.
-func fetchCardRaw(ctx context.Context, u *url.URL, hdr http.Header) ([]byte, string, error) {
-	var candidates []string
-	if strings.HasSuffix(u.Path, ".json") {
-		candidates = []string{u.String()}
-	} else {
-		base := strings.TrimSuffix(u.String(), "/")
-		candidates = []string{base + w.WellKnownCardPath}
-		if origin := u.Scheme + "://" + u.Host; origin != base {
-			candidates = append(candidates, origin+w.WellKnownCardPath)
-		}
-	}
-	var lastErr error
-	for _, c := range candidates {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, c, nil)
-		if err != nil {
-			return nil, "", err
-		}
-		for k, vs := range hdr {
-			req.Header[k] = vs
-		}
-		req.Header.Set("Accept", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, "", err
-		}
-		b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-		resp.Body.Close()
-		if err != nil {
-			return nil, "", err
-		}
-		if resp.StatusCode == http.StatusOK {
-			if !json.Valid(b) {
-				return nil, c, fmt.Errorf("%s: the card is not JSON", c)
-			}
-			return b, c, nil
-		}
-		lastErr = fmt.Errorf("%s: HTTP %d", c, resp.StatusCode)
-	}
-	return nil, "", lastErr
-}
-
-func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 )
 
@@ -101,9 +102,41 @@ func ParseCard(b []byte) (*PeerCard, error) {
 // FetchCard GETs and parses a card. cardURL may be the card's own URL or an
 // agent base URL, to which the well-known path is appended.
 func FetchCard(ctx context.Context, hc *http.Client, cardURL string, hdr http.Header) (*PeerCard, error) {
-	if !strings.HasSuffix(cardURL, ".json") {
-		cardURL = strings.TrimSuffix(cardURL, "/") + WellKnownCardPath
+	b, _, err := FetchCardRaw(ctx, hc, cardURL, hdr, false)
+	if err != nil {
+		return nil, err
 	}
+	return ParseCard(b)
+}
+
+// FetchCardRaw GETs a card's bytes (at most 4 MiB of JSON) and says where
+// it found it. cardURL is the card's own URL (ending in .json) or an agent
+// URL, to which the well-known path is appended; with tryOrigin, an agent
+// URL with a path (an endpoint such as /a2a) that has no card there is
+// also tried at its origin's well-known path.
+func FetchCardRaw(ctx context.Context, hc *http.Client, cardURL string, hdr http.Header, tryOrigin bool) ([]byte, string, error) {
+	candidates := []string{cardURL}
+	if !strings.HasSuffix(cardURL, ".json") {
+		base := strings.TrimSuffix(cardURL, "/")
+		candidates = []string{base + WellKnownCardPath}
+		if u, err := url.Parse(cardURL); tryOrigin && err == nil && u.Host != "" {
+			if origin := u.Scheme + "://" + u.Host; origin != base {
+				candidates = append(candidates, origin+WellKnownCardPath)
+			}
+		}
+	}
+	var last error
+	for _, c := range candidates {
+		b, err := getCard(ctx, hc, c, hdr)
+		if err == nil {
+			return b, c, nil
+		}
+		last = err
+	}
+	return nil, "", last
+}
+
+func getCard(ctx context.Context, hc *http.Client, cardURL string, hdr http.Header) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cardURL, nil)
 	if err != nil {
 		return nil, err
@@ -124,5 +157,8 @@ func FetchCard(ctx context.Context, hc *http.Client, cardURL string, hdr http.He
 	if err != nil {
 		return nil, err
 	}
-	return ParseCard(b)
+	if !json.Valid(b) {
+		return nil, fmt.Errorf("agent card %s: not JSON", cardURL)
+	}
+	return b, nil
 }
