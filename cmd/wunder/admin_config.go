@@ -8,14 +8,10 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/wunder/wunder/adapters/builtin"
 	"github.com/wunder/wunder/adapters/llm"
@@ -182,7 +178,7 @@ func (ca *configAdmin) syncLocked(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		running, err := partValue(cur, part.key)
+		running, err := cur.SectionValue(part.key)
 		if err != nil {
 			return err
 		}
@@ -255,12 +251,12 @@ func jsonEqual(a, b any) bool {
 func (ca *configAdmin) overridePath() string { return config.OverridePath(ca.cur.Load().DataDir) }
 
 // ConfigSection implements gateway.ConfigAdmin.
-func (ca *configAdmin) ConfigSection(_ context.Context, name string) (map[string]any, int64, error) {
+func (ca *configAdmin) ConfigSection(ctx context.Context, name string) (map[string]any, int64, error) {
 	sec, ok := configSectionsByName[name]
 	if !ok {
 		return nil, 0, fmt.Errorf("%w: no configuration section %q", orchestrator.ErrNotFound, name)
 	}
-	rev, err := ca.revision(context.Background())
+	rev, err := ca.revision(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -283,52 +279,13 @@ func sectionDoc(cfg *config.Config, sec configSection) (map[string]any, error) {
 	red := cfg.Redacted()
 	doc := map[string]any{}
 	for _, part := range sec.parts {
-		v, err := partValue(red, part.key)
+		v, err := red.SectionValue(part.key)
 		if err != nil {
 			return nil, err
 		}
 		doc[part.field] = v
 	}
 	return doc, nil
-}
-
-// partValue is the value at key (a dotted path of YAML names) in cfg, as
-// JSON-ready values (unmasked): maps, slices (never nil), strings, float64
-// numbers, bools.
-func partValue(cfg *config.Config, key string) (any, error) {
-	v := reflect.ValueOf(cfg).Elem()
-	for _, k := range strings.Split(key, ".") {
-		found := false
-		for i := range v.NumField() {
-			if name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ","); name == k {
-				v, found = v.Field(i), true
-				break
-			}
-		}
-		if !found {
-			return nil, fmt.Errorf("no configuration key %s", key)
-		}
-	}
-	b, err := yaml.Marshal(v.Interface())
-	if err != nil {
-		return nil, err
-	}
-	var out any
-	if err := yaml.Unmarshal(b, &out); err != nil {
-		return nil, err
-	}
-	if out == nil && v.Kind() == reflect.Slice {
-		out = []any{}
-	}
-	// Through JSON, so the value compares equal to one read back from the
-	// store (numbers as float64, maps as map[string]any).
-	j, err := json.Marshal(out)
-	if err != nil {
-		return nil, err
-	}
-	var norm any
-	err = json.Unmarshal(j, &norm)
-	return norm, err
 }
 
 func nonNilSlice[T any](s []T) []T {
@@ -466,7 +423,7 @@ func (ca *configAdmin) writeStored(ctx context.Context, raw json.RawMessage, rev
 		return 0, err
 	}
 	for _, c := range changes {
-		if sections[c.key], err = partValue(next, c.key); err != nil {
+		if sections[c.key], err = next.SectionValue(c.key); err != nil {
 			return 0, err
 		}
 	}

@@ -273,17 +273,11 @@ func toNode(v any, cur *yaml.Node, escape bool) (*yaml.Node, error) {
 // masked secret in value keeps c's value. c does not change.
 func (c *Config) WithSection(key string, value any) (*Config, error) {
 	cp := c.Clone()
-	field, def := reflect.ValueOf(cp).Elem(), reflect.ValueOf(Default()).Elem()
-	for _, k := range strings.Split(key, ".") {
-		if field.Kind() != reflect.Struct {
-			return nil, fmt.Errorf("config: %s is not a section", key)
-		}
-		i, ok := yamlFields(field.Type())[k]
-		if !ok {
-			return nil, fmt.Errorf("config: no section %s", key)
-		}
-		field, def = field.Field(i), def.Field(i)
+	field, err := fieldAt(reflect.ValueOf(cp).Elem(), key)
+	if err != nil {
+		return nil, err
 	}
+	def, _ := fieldAt(reflect.ValueOf(Default()).Elem(), key)
 	var effective yaml.Node
 	if err := effective.Encode(field.Interface()); err != nil {
 		return nil, err
@@ -301,4 +295,50 @@ func (c *Config) WithSection(key string, value any) (*Config, error) {
 		return nil, err
 	}
 	return cp, nil
+}
+
+// fieldAt is the field of the Config struct v at key, a dotted path of
+// YAML names.
+func fieldAt(v reflect.Value, key string) (reflect.Value, error) {
+	for _, k := range strings.Split(key, ".") {
+		if v.Kind() != reflect.Struct {
+			return reflect.Value{}, fmt.Errorf("config: %s is not a section", key)
+		}
+		i, ok := yamlFields(v.Type())[k]
+		if !ok {
+			return reflect.Value{}, fmt.Errorf("config: no section %s", key)
+		}
+		v = v.Field(i)
+	}
+	return v, nil
+}
+
+// SectionValue is the value at key (as [Config.WithSection] takes it) as
+// JSON-ready values keyed by the YAML names: maps, slices (a nil list is
+// empty), strings, float64 numbers, bools. Call it on [Config.Redacted] to
+// show it.
+func (c *Config) SectionValue(key string) (any, error) {
+	v, err := fieldAt(reflect.ValueOf(c).Elem(), key)
+	if err != nil {
+		return nil, err
+	}
+	b, err := yaml.Marshal(v.Interface())
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	if err := yaml.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	if out == nil && v.Kind() == reflect.Slice {
+		out = []any{}
+	}
+	// Through JSON, so the value compares equal to one read back from JSON.
+	j, err := json.Marshal(out)
+	if err != nil {
+		return nil, err
+	}
+	var norm any
+	err = json.Unmarshal(j, &norm)
+	return norm, err
 }
