@@ -59,6 +59,11 @@ func (f *fixture) configRows() []matrixRow {
 		probe("configuration: A2A peer card", "/wunder/admin/a2a/card", func() string {
 			return `{"endpoint":"` + f.s.url + `"}`
 		}, ok),
+		// The fixture runs without language servers: the admin's probe is
+		// refused as unavailable, anyone else's as forbidden.
+		probe("configuration: LSP probe", "/wunder/admin/lsp/test", func() string {
+			return `{"server":"gopls"}`
+		}, "HTTP 503"),
 		// Probing a model's window asks its provider and records nothing.
 		probe("configuration: model context window", "/wunder/admin/llm/context_window", func() string {
 			return `{"model_name":"fake"}`
