@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -335,13 +334,14 @@ func TestAdminConfigReplicasPostgres(t *testing.T) {
 	if !hasName(toolNames(t, a, "alice"), "a2a@peer") {
 		t.Fatal("replica a does not offer a2a@peer after its own change")
 	}
-	// Replica b applies it at its next poll (configPollInterval).
-	deadline := time.Now().Add(5 * configPollInterval)
-	for !hasName(toolNames(t, b, "alice"), "a2a@peer") {
-		if time.Now().After(deadline) {
-			t.Fatalf("replica b does not offer a2a@peer %s after the change", 5*configPollInterval)
-		}
-		time.Sleep(50 * time.Millisecond) // polling a condition, bounded by the deadline
+	// Replica b applies it at its next poll: the ticker (every
+	// configPollInterval) calls sync, which the test calls itself rather
+	// than wait for the tick.
+	if err := b.app.config.sync(t.Context()); err != nil {
+		t.Fatalf("replica b's sync: %v", err)
+	}
+	if !hasName(toolNames(t, b, "alice"), "a2a@peer") {
+		t.Fatal("replica b does not offer a2a@peer after its sync")
 	}
 	code, got = adminDo(t, b, "GET", "/wunder/admin/a2a", "")
 	if code != 200 || got["revision"] != float64(1) {
@@ -383,22 +383,14 @@ func TestAdminConfigReplicasPostgres(t *testing.T) {
 	if code, got = adminDo(t, a, "POST", "/wunder/admin/llm", string(body)); code != 200 {
 		t.Fatalf("POST llm on replica a: %d %v", code, got)
 	}
-	deadline = time.Now().Add(5 * configPollInterval)
-	for !hasName(toolNames(t, b, "alice"), "echo@shout") {
-		if time.Now().After(deadline) {
-			t.Fatalf("replica b does not offer echo@shout %s after the change", 5*configPollInterval)
-		}
-		time.Sleep(50 * time.Millisecond) // polling a condition, bounded by the deadline
+	if err := b.app.config.sync(t.Context()); err != nil {
+		t.Fatalf("replica b's sync: %v", err)
 	}
-	for {
-		code, run := adminDo(t, b, "POST", "/wunder", `{"user_id":"bob","question":"hello","model_name":"second","stream":false}`)
-		if code == 200 && run["state"] == "finished" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica b cannot run on the model added on replica a: %d %v", code, run)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !hasName(toolNames(t, b, "alice"), "echo@shout") {
+		t.Fatal("replica b does not offer echo@shout after its sync")
+	}
+	if code, run := adminDo(t, b, "POST", "/wunder", `{"user_id":"bob","question":"hello","model_name":"second","stream":false}`); code != 200 || run["state"] != "finished" {
+		t.Fatalf("replica b cannot run on the model added on replica a: %d %v", code, run)
 	}
 	_, got = adminDo(t, b, "GET", "/wunder/admin/a2a", "")
 	rev := got["revision"].(float64)
