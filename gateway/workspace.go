@@ -100,7 +100,8 @@ type WorkspaceSearch struct {
 	Query, Path, Glob string
 	Regex, IgnoreCase bool
 	MaxResults        int
-	Names, Content    bool
+	// Files and Dirs search the names of files and of directories.
+	Files, Dirs, Content bool
 }
 
 // WorkspaceMatch is a matching line.

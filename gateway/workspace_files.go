@@ -34,31 +34,23 @@ func (h *workspaceRoutes) search(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.MaxResults = max(limit, 1)
-	var files, dirs bool
 	for _, b := range []struct {
 		name string
 		def  bool
 		to   *bool
-	}{{"regex", false, &s.Regex}, {"ignore_case", false, &s.IgnoreCase}, {"include_files", true, &files},
-		{"include_dirs", true, &dirs}, {"content", true, &s.Content}} {
+	}{{"regex", false, &s.Regex}, {"ignore_case", false, &s.IgnoreCase}, {"include_files", true, &s.Files},
+		{"include_dirs", true, &s.Dirs}, {"content", true, &s.Content}} {
 		if *b.to, ok = queryBool(w, r, b.name, b.def); !ok {
 			return
 		}
 	}
-	s.Names = files || dirs
 	res, err := h.ws.SearchWorkspace(r.Context(), user, s)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	entries := make([]WorkspaceEntry, 0, len(res.Names))
-	for _, e := range res.Names {
-		if (e.Type == "dir" && dirs) || (e.Type != "dir" && files) {
-			entries = append(entries, e)
-		}
-	}
 	writeJSON(w, r, http.StatusOK, map[string]any{"user_id": user, "query": s.Query, "path": cleanPath(s.Path),
-		"entries": entries, "total": len(entries), "matches": nonNil(res.Matches),
+		"entries": nonNil(res.Names), "total": len(res.Names), "matches": nonNil(res.Matches),
 		"truncated": res.Truncated, "skipped_files": res.SkippedFiles})
 }
 

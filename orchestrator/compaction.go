@@ -28,7 +28,9 @@ import (
 // summarised by the run's model with a handoff template (goal, decisions,
 // files touched, open items), capped at SummaryMaxTokens, and inserted as
 // a "[Context Summary]" system message (strategy summary), which is stored
-// so that later runs start from it. When the summary call fails or times
+// so that later runs start from it; a summary that cannot be stored fails
+// the run, as any history that cannot be stored does, so the session never
+// differs from what the run used. When the summary call fails or times
 // out (SummaryTimeout) a placeholder stands in for it and tool results are
 // trimmed (strategy fallback): the run goes on, the placeholder is not
 // stored, and a later run tries a summary again.
@@ -245,12 +247,13 @@ func (l *loop) messageTokens(m Message) int {
 
 // maybeCompact compacts msgs (msgs[0] is the system prompt, msgs[runStart]
 // the run's question) when a trigger fires; see the comment at the top of
-// the file. It returns the messages and the new index of the question.
-// It never fails the run: a failed summary falls back to a placeholder.
-func (l *loop) maybeCompact(ctx context.Context, msgs []Message, runStart int) ([]Message, int) {
+// the file. It returns the messages and the new index of the question. A
+// failed summary falls back to a placeholder; only a summary that cannot
+// be stored is an error (the run fails, as for any unstorable history).
+func (l *loop) maybeCompact(ctx context.Context, msgs []Message, runStart int) ([]Message, int, error) {
 	s := l.lr.settings
 	if s.MaxContext <= 0 {
-		return msgs, runStart
+		return msgs, runStart, nil
 	}
 	co := l.o.opts.Compaction
 	count := l.countTokens(msgs)
@@ -266,7 +269,7 @@ func (l *loop) maybeCompact(ctx context.Context, msgs []Message, runStart int) (
 	case overRatio(usage):
 		d.Trigger = TriggerRatio
 	default:
-		return msgs, runStart
+		return msgs, runStart, nil
 	}
 
 	// Under pressure (or with no history to fold) the results of completed
@@ -284,7 +287,7 @@ func (l *loop) maybeCompact(ctx context.Context, msgs []Message, runStart int) (
 		if runStart < 2 {
 			// A run that overflows on its own turns with nothing left to
 			// trim is left to the model's limits.
-			return msgs, runStart
+			return msgs, runStart, nil
 		}
 	}
 
@@ -298,7 +301,7 @@ func (l *loop) maybeCompact(ctx context.Context, msgs []Message, runStart int) (
 		out, n := trimToolResults(out, lastRoundStart(out))
 		d.Strategy, d.ToolsTrimmed, d.Kept, d.TokensAfter = StrategyTrimTools, d.ToolsTrimmed+n, len(hist), l.countTokens(out)
 		if d.ToolsTrimmed == 0 && d.TokensAfter >= count {
-			return msgs, runStart // nothing to fold, nothing trimmed
+			return msgs, runStart, nil // nothing to fold, nothing trimmed
 		}
 		return l.compacted(d, out, 1+len(hist))
 	}
@@ -310,7 +313,7 @@ func (l *loop) maybeCompact(ctx context.Context, msgs []Message, runStart int) (
 		summary, err = l.summarize(ctx, old)
 	}
 	if ctx.Err() != nil {
-		return msgs, runStart // cancelled: the loop ends the run
+		return msgs, runStart, nil // cancelled: the loop ends the run
 	}
 	sum := Message{Role: RoleSystem, Name: compactionName, RunID: l.lr.id, CreatedAt: l.o.opts.Now()}
 	if err != nil {
@@ -342,14 +345,16 @@ func (l *loop) maybeCompact(ctx context.Context, msgs []Message, runStart int) (
 	d.Kept = len(tail)
 	if d.Strategy == StrategySummary {
 		sum.ToolCallID = tailMarker + strconv.Itoa(len(tail))
-		_ = l.save(ctx, sum) // a summary that is not stored is made again by a later run
+		if err := l.save(ctx, sum); err != nil {
+			return msgs, runStart, err
+		}
 	}
 	d.TokensAfter = l.countTokens(out)
 	return l.compacted(d, out, start)
 }
 
 // compacted resets the history usage counter, reports d and returns out.
-func (l *loop) compacted(d CompactionData, out []Message, runStart int) ([]Message, int) {
+func (l *loop) compacted(d CompactionData, out []Message, runStart int) ([]Message, int, error) {
 	switch l.lr.settings.CompactionReset {
 	case ResetKeep:
 	case ResetCurrent:
@@ -358,7 +363,7 @@ func (l *loop) compacted(d CompactionData, out []Message, runStart int) ([]Messa
 		l.historyUsage = 0
 	}
 	l.log.emit(EventCompaction, d)
-	return out, runStart
+	return out, runStart, nil
 }
 
 // prepareHistory copies hist without reasoning content and with every

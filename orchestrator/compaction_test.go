@@ -309,3 +309,41 @@ func clipTo(s string, n int) string {
 	}
 	return s
 }
+
+// summaryRefusingStore refuses to store a compaction summary, and only that.
+type summaryRefusingStore struct{ orchestrator.Store }
+
+func (s summaryRefusingStore) AppendMessages(ctx context.Context, id string, msgs []orchestrator.Message) error {
+	for _, m := range msgs {
+		if strings.HasPrefix(m.Content, "[Context Summary]") {
+			return errStoreDown
+		}
+	}
+	return s.Store.AppendMessages(ctx, id, msgs)
+}
+
+// A summary that cannot be stored fails the run, as any unstorable history
+// does: the run is never reported finished on a summary the session does
+// not hold, and no model call is made on it.
+func TestCompactionUnstorableSummaryFailsTheRun(t *testing.T) {
+	long := strings.Repeat("word ", 1600)
+	h := newHarness(t, harnessOpts{
+		store:    summaryRefusingStore{orchestratortest.NewMemStore()},
+		opts:     orchestrator.Options{StoreRetry: 100 * time.Millisecond, Compaction: orchestrator.CompactionOptions{KeepTailTokens: 50}},
+		settings: &orchestrator.ModelSettings{MaxRounds: 4, Stream: true, MaxContext: 6000, CompactionRatio: 0.5},
+		turns: []orchestratortest.Turn{
+			{Content: "first " + long},
+			{Content: "## Goal\nSUMMARY-TEXT"},
+			{Content: "never asked"},
+		},
+	})
+	s := &session{t: t, h: h}
+	s.ask("one " + long)
+	evs := s.ask("two")
+	if f := final(t, evs); f.State != orchestrator.RunFailed || !strings.Contains(f.Error, "save history") {
+		t.Fatalf("final = %+v", f)
+	}
+	if n := len(h.model.Requests()); n != 2 {
+		t.Fatalf("%d model calls; want 2 (run 1 and the summary)", n)
+	}
+}

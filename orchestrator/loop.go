@@ -142,7 +142,10 @@ func (l *loop) run(ctx context.Context) outcome {
 			return l.cancelled()
 		}
 		msgs[0].Content, l.sel = o.promptSelection(ctx, l.pp, msgs)
-		msgs, runStart = l.maybeCompact(ctx, msgs, runStart)
+		var err error
+		if msgs, runStart, err = l.maybeCompact(ctx, msgs, runStart); err != nil {
+			return l.fail(ctx, "store", err)
+		}
 		resp, err := l.callModel(ctx, msgs)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -39,7 +39,7 @@ func TestManageEscapes(t *testing.T) {
 			return err
 		},
 		"Search": func(p string) error {
-			_, err := s.Search(ctx, testUser, SearchOptions{Query: "x", Path: p, MaxResults: 5, Names: true, Content: true})
+			_, err := s.Search(ctx, testUser, SearchOptions{Query: "x", Path: p, MaxResults: 5, Files: true, Dirs: true, Content: true})
 			return err
 		},
 		"Archive": func(p string) error { _, err := s.Archive(ctx, testUser, p); return err },
@@ -112,4 +112,33 @@ type failingReader struct{ err error }
 func (f *failingReader) Read(p []byte) (int, error) {
 	copy(p, "partial")
 	return min(len(p), 7), f.err
+}
+
+// TestManageSearchKinds: a name search for one kind returns that kind
+// only, and entries of the other kind take no place in MaxResults.
+func TestManageSearchKinds(t *testing.T) {
+	s := newTestSet(t, Options{})
+	writeTree(t, workspaceDir(t, s), map[string]string{
+		"hit1.txt": "", "hit2.txt": "", "hit3.txt": "", "hitdir/x.txt": "",
+	})
+	ctx := context.Background()
+	res, err := s.Search(ctx, testUser, SearchOptions{Query: "hit", MaxResults: 2, Dirs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Names) != 1 || res.Names[0].Path != "hitdir" || res.Truncated {
+		t.Errorf("dirs only = %+v, truncated %v; want hitdir alone", res.Names, res.Truncated)
+	}
+	res, err = s.Search(ctx, testUser, SearchOptions{Query: "hit", MaxResults: 5, Files: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range res.Names {
+		if e.Type != TypeFile {
+			t.Errorf("files only returned %+v", e)
+		}
+	}
+	if len(res.Names) != 3 {
+		t.Errorf("files only = %d names; want 3", len(res.Names))
+	}
 }

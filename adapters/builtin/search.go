@@ -239,9 +239,10 @@ type SearchOptions struct {
 	Regex, IgnoreCase bool
 	// MaxResults bounds names and matches each (1 to 1000).
 	MaxResults int
-	// Names matches the query against entry names; Content against the
+	// Files and Dirs match the query against the names of files (any
+	// entry not a directory) and of directories; Content against the
 	// lines of text files (search_content's engine).
-	Names, Content bool
+	Files, Dirs, Content bool
 }
 
 // SearchResult is what [Set.Search] found.
@@ -266,7 +267,7 @@ func (s *Set) Search(ctx context.Context, userID string, o SearchOptions) (*Sear
 	}
 	defer root.Close()
 	out := &SearchResult{}
-	if o.Names {
+	if o.Files || o.Dirs {
 		err := fs.WalkDir(root.FS(), r.rel, func(p string, d fs.DirEntry, err error) error {
 			if err != nil && p != r.rel {
 				return nil // unreadable directory: skip, as the content search does
@@ -282,6 +283,9 @@ func (s *Set) Search(ctx context.Context, userID string, o SearchOptions) (*Sear
 					return fs.SkipDir
 				}
 				return nil
+			}
+			if (d.IsDir() && !o.Dirs) || (!d.IsDir() && !o.Files) {
+				return nil // a kind not asked for: it takes no place in MaxResults
 			}
 			if !q.re.MatchString(d.Name()) || (q.glob != "" && !globSelects(q.glob, p)) {
 				return nil

@@ -153,6 +153,19 @@ func (c *Client) Generate(ctx context.Context, req *orchestrator.ModelRequest) i
 	}
 }
 
+// setHeaders sets what every request to the provider carries: the user
+// agent, the API key, and the configured headers (after Authorization, so
+// they can replace it).
+func (c Config) setHeaders(h http.Header) {
+	h.Set("User-Agent", "wunder")
+	if c.APIKey != "" {
+		h.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	for k, v := range c.Headers {
+		h.Set(k, v)
+	}
+}
+
 // attempt sends the request once and reads the answer, yielding deltas when
 // streaming. It returns the response or why there is none; ok is false when
 // the consumer stopped the iteration.
@@ -171,13 +184,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, stream bool, yield fu
 	if stream {
 		hreq.Header.Set("Accept", "text/event-stream")
 	}
-	hreq.Header.Set("User-Agent", "wunder")
-	if c.cfg.APIKey != "" {
-		hreq.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
-	}
-	for k, v := range c.cfg.Headers {
-		hreq.Header.Set(k, v)
-	}
+	c.cfg.setHeaders(hreq.Header)
 
 	// For streams the idle timer also bounds the wait for the headers.
 	var idle *time.Timer

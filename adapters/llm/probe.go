@@ -30,13 +30,7 @@ func ProbeContextWindow(ctx context.Context, c Config) (int, error) {
 		return 0, err
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "wunder")
-	if c.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.APIKey)
-	}
-	for k, v := range c.Headers {
-		req.Header.Set(k, v)
-	}
+	c.setHeaders(req.Header)
 	hc := c.HTTPClient
 	if hc == nil {
 		hc = http.DefaultClient

@@ -64,9 +64,6 @@ type Gauges struct {
 	ActiveRuns func() float64
 	// OpenStreams is the event streams open now (wunder_open_streams).
 	OpenStreams func() float64
-	// Upstreams reports each MCP server's health, 1 up or 0 down
-	// (wunder_mcp_upstream_up{server}); nil: no such series.
-	Upstreams func() map[string]bool
 }
 
 // SetGauges registers the gauges; call it once, when the components they
@@ -83,26 +80,6 @@ func (t *Telemetry) SetGauges(g Gauges) {
 		if f.f != nil {
 			t.m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: f.help}, f.f))
 		}
-	}
-	if g.Upstreams != nil {
-		t.m.reg.MustRegister(upstreams{f: g.Upstreams})
-	}
-}
-
-var upstreamDesc = prometheus.NewDesc("wunder_mcp_upstream_up", "Whether a configured MCP server is connected with its tools discovered (1) or not (0).", []string{"server"}, nil)
-
-// upstreams is the MCP health collector, read at scrape time.
-type upstreams struct{ f func() map[string]bool }
-
-func (u upstreams) Describe(ch chan<- *prometheus.Desc) { ch <- upstreamDesc }
-
-func (u upstreams) Collect(ch chan<- prometheus.Metric) {
-	for name, up := range u.f() {
-		v := 0.0
-		if up {
-			v = 1
-		}
-		ch <- prometheus.MustNewConstMetric(upstreamDesc, prometheus.GaugeValue, v, name)
 	}
 }
 
