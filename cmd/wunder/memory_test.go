@@ -339,6 +339,7 @@ func TestMemoryRoutesRefuseBadInput(t *testing.T) {
 		{"DELETE", "/wunder/admin/memory/alice/sess_none", ``, 404},
 		{"GET", "/wunder/admin/memory/status/nope", ``, 404},
 		{"GET", "/wunder/admin/memory/status?limit=-1", ``, 400},
+		{"GET", "/wunder/admin/memory/status?user_id=" + strings.Repeat("u", 200), ``, 400},
 		{"GET", "/wunder/admin/memory/" + strings.Repeat("u", 200), ``, 400},
 		{"GET", "/wunder/memory", ``, 400}, // the admin names no user
 	} {
