@@ -262,7 +262,8 @@ func (o *Orchestrator) UpdateMemoryRecord(ctx context.Context, userID, sessionID
 }
 
 // DeleteMemoryRecords removes the user's record of a session, or every
-// record of the user when sessionID is "", and says how many went.
+// record of the user when sessionID is "", and says how many went; a
+// session without a record is ErrNotFound.
 func (o *Orchestrator) DeleteMemoryRecords(ctx context.Context, userID, sessionID string) (int, error) {
 	st, err := o.memoryStore()
 	if err != nil {
@@ -276,14 +277,24 @@ func (o *Orchestrator) DeleteMemoryRecords(ctx context.Context, userID, sessionI
 			return 0, err
 		}
 	}
-	return st.DeleteMemoryRecords(ctx, userID, sessionID)
+	n, err := st.DeleteMemoryRecords(ctx, userID, sessionID)
+	if err == nil && sessionID != "" && n == 0 {
+		return 0, fmt.Errorf("%w: no memory record of session %s", ErrNotFound, sessionID)
+	}
+	return n, err
 }
 
-// MemoryTasks lists summarisation tasks, newest first.
+// MemoryTasks lists summarisation tasks, newest first (of one user when
+// f.UserID is set).
 func (o *Orchestrator) MemoryTasks(ctx context.Context, f MemoryTaskFilter) ([]MemoryTask, error) {
 	st, err := o.memoryStore()
 	if err != nil {
 		return nil, err
+	}
+	if f.UserID != "" {
+		if err := validUserID(f.UserID); err != nil {
+			return nil, err
+		}
 	}
 	return st.ListMemoryTasks(ctx, f)
 }

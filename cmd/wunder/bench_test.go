@@ -72,30 +72,7 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/c=%d", name, c), func(b *testing.B) {
 				store := stores[name](b)
 				defer store.Close()
-				models := orchestratortest.Models{Model: orchestratortest.NewScriptedModel(orchestratortest.Turn{Content: "hello"}),
-					Settings: orchestrator.ModelSettings{Name: "m", ToolCallMode: orchestrator.ModeToolCall, MaxRounds: 2, Stream: true}}
-				o := orchestrator.New(store, models, orchestrator.NewRegistry("", nil), &orchestrator.Options{MaxActiveRuns: 64, QueueSize: 1024})
-				defer func() { _ = o.Close(context.Background()) }()
-				var n atomic.Int64
-				b.SetParallelism((c + 1) / 2) // GOMAXPROCS is 2 here: c goroutines
-				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						i := n.Add(1)
-						run, err := o.Start(context.Background(), orchestrator.RunRequest{UserID: fmt.Sprintf("u%d", i), Question: "q", Caller: orchestrator.CallerAgent})
-						if err != nil {
-							b.Error(err)
-							return
-						}
-						for _, err := range o.Events(context.Background(), "", run.ID, 0) {
-							if err != nil {
-								b.Error(err)
-								return
-							}
-						}
-					}
-				})
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
+				benchRuns(b, store, nil, (c+1)/2) // GOMAXPROCS is 2 here: c goroutines
 				if ws, ok := store.(interface{ WriteStats() (int64, int64) }); ok {
 					if commits, writes := ws.WriteStats(); commits > 0 {
 						b.ReportMetric(float64(writes)/float64(commits), "writes/commit")
@@ -104,6 +81,37 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchRuns runs whole no-tool runs (one model answer, every event
+// persisted) on store, par goroutines per GOMAXPROCS at once, and reports
+// runs/s.
+func benchRuns(b *testing.B, store orchestrator.Store, obs orchestrator.Observer, par int) {
+	b.Helper()
+	models := orchestratortest.Models{Model: orchestratortest.NewScriptedModel(orchestratortest.Turn{Content: "hello"}),
+		Settings: orchestrator.ModelSettings{Name: "m", ToolCallMode: orchestrator.ModeToolCall, MaxRounds: 2, Stream: true}}
+	o := orchestrator.New(store, models, orchestrator.NewRegistry("", nil), &orchestrator.Options{MaxActiveRuns: 64, QueueSize: 1024, Observer: obs})
+	defer func() { _ = o.Close(context.Background()) }()
+	var n atomic.Int64
+	b.SetParallelism(par)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			run, err := o.Start(context.Background(), orchestrator.RunRequest{UserID: fmt.Sprintf("u%d", i), Question: "q", Caller: orchestrator.CallerAgent})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			for _, err := range o.Events(context.Background(), "", run.ID, 0) {
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
 }
 
 // benchStores opens each store the benchmarks compare: memory, SQLite in a
@@ -162,30 +170,7 @@ func BenchmarkConcurrentRunsTelemetry(b *testing.B) {
 					defer s.Close()
 					store = s
 				}
-				models := orchestratortest.Models{Model: orchestratortest.NewScriptedModel(orchestratortest.Turn{Content: "hello"}),
-					Settings: orchestrator.ModelSettings{Name: "m", ToolCallMode: orchestrator.ModeToolCall, MaxRounds: 2, Stream: true}}
-				o := orchestrator.New(store, models, orchestrator.NewRegistry("", nil), &orchestrator.Options{MaxActiveRuns: 64, QueueSize: 1024, Observer: obs})
-				defer func() { _ = o.Close(context.Background()) }()
-				var n atomic.Int64
-				b.SetParallelism(4)
-				b.ResetTimer()
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						i := n.Add(1)
-						run, err := o.Start(context.Background(), orchestrator.RunRequest{UserID: fmt.Sprintf("u%d", i), Question: "q", Caller: orchestrator.CallerAgent})
-						if err != nil {
-							b.Error(err)
-							return
-						}
-						for _, err := range o.Events(context.Background(), "", run.ID, 0) {
-							if err != nil {
-								b.Error(err)
-								return
-							}
-						}
-					}
-				})
-				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
+				benchRuns(b, store, obs, 4)
 			})
 		}
 	}

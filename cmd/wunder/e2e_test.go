@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -71,6 +72,16 @@ func startServer(t *testing.T, mutate func(c *config.Config)) *server {
 	if mutate != nil {
 		mutate(cfg)
 	}
+	s, _ := serveConfig(t, cfg)
+	s.dir, s.fake = dir, fake
+	return s
+}
+
+// serveConfig derives and validates cfg, then serves a wunder built on it
+// on a loopback port until the test ends; stop shuts it down earlier, as a
+// signal would (a restart on the same data dir).
+func serveConfig(t *testing.T, cfg *config.Config) (s *server, stop func()) {
+	t.Helper()
 	cfg.Derive()
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -78,22 +89,28 @@ func startServer(t *testing.T, mutate func(c *config.Config)) *server {
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := build(ctx, cfg, newLogger(cfg))
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
 	conns := &connTracker{Listener: ln, open: map[net.Conn]bool{}}
 	done := make(chan error, 1)
 	go func() { done <- a.serve(ctx, conns) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return &server{url: "http://" + ln.Addr().String(), dir: dir, fake: fake, app: a, conns: conns}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return &server{url: "http://" + ln.Addr().String(), app: a, conns: conns}, stop
 }
 
 func finalOf(t *testing.T, evs []client.Event) client.Final {

@@ -356,7 +356,14 @@ func (f *fixture) login(t *testing.T, u string) string {
 
 func (f *fixture) rest(t *testing.T, method, path, body string, hdr map[string]string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, f.s.url+path, strings.NewReader(body))
+	return f.s.rest(t, method, path, body, hdr)
+}
+
+// rest sends a request (a JSON body when not empty) with the headers hdr;
+// the response's body is closed when the test ends.
+func (s *server) rest(t *testing.T, method, path, body string, hdr map[string]string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, s.url+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}

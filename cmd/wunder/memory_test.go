@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -86,7 +84,7 @@ func (m *memoryModel) requests() (runs, summaries []recordedRequest) {
 // memoryServer is a wunder on dir (its store) whose model is rec; stop
 // shuts it down as a signal would.
 type memoryServer struct {
-	url  string
+	*server
 	stop func()
 }
 
@@ -104,59 +102,15 @@ func startMemoryServer(t *testing.T, dir string, rec *memoryModel, mutate func(c
 	if mutate != nil {
 		mutate(cfg)
 	}
-	cfg.Derive()
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	a, err := build(ctx, cfg, newLogger(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- a.serve(ctx, ln) }()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("serve: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return &memoryServer{url: "http://" + ln.Addr().String(), stop: stop}
+	s, stop := serveConfig(t, cfg)
+	return &memoryServer{server: s, stop: stop}
 }
 
 var adminKey = map[string]string{"X-API-Key": "admin-key"}
 
-func (s *memoryServer) do(t *testing.T, method, path, body string, hdr map[string]string) *http.Response {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), method, s.url+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { res.Body.Close() })
-	return res
-}
-
 func (s *memoryServer) json(t *testing.T, method, path, body string, hdr map[string]string, want int, v any) {
 	t.Helper()
-	res := s.do(t, method, path, body, hdr)
+	res := s.rest(t, method, path, body, hdr)
 	b, _ := io.ReadAll(res.Body)
 	if res.StatusCode != want {
 		t.Fatalf("%s %s = %d %s; want %d", method, path, res.StatusCode, b, want)
@@ -237,7 +191,7 @@ func TestMemorySecondRunSeesFirstSummary(t *testing.T) {
 	t.Parallel()
 	rec := &memoryModel{fake: &fakellm.Server{Chunks: 3}}
 	s := startMemoryServer(t, dataDir(t), rec, nil)
-	mustCode(t, s.do(t, "POST", "/wunder/admin/user_accounts", `{"user_id":"alice","password":"alice-password"}`, adminKey), 201)
+	mustStatus(t, s.rest(t, "POST", "/wunder/admin/user_accounts", `{"user_id":"alice","password":"alice-password"}`, adminKey), 201)
 	var login struct {
 		Token string `json:"token"`
 	}
@@ -303,14 +257,6 @@ func TestMemorySecondRunSeesFirstSummary(t *testing.T) {
 	if len(sm) != 2 || sm[0].Role != "system" || sm[1].Role != "user" ||
 		!strings.Contains(sm[1].Content, "user: my favourite colour is teal") || !strings.Contains(sm[1].Content, "assistant: echo: my favourite colour is teal") {
 		t.Errorf("summarisation request = %+v; want the memory prompt and the session merged into one user message", sm)
-	}
-}
-
-func mustCode(t *testing.T, r *http.Response, want int) {
-	t.Helper()
-	if r.StatusCode != want {
-		b, _ := io.ReadAll(r.Body)
-		t.Fatalf("%s %s = %d %s; want %d", r.Request.Method, r.Request.URL.Path, r.StatusCode, b, want)
 	}
 }
 
@@ -393,10 +339,11 @@ func TestMemoryRoutesRefuseBadInput(t *testing.T) {
 		{"DELETE", "/wunder/admin/memory/alice/sess_none", ``, 404},
 		{"GET", "/wunder/admin/memory/status/nope", ``, 404},
 		{"GET", "/wunder/admin/memory/status?limit=-1", ``, 400},
+		{"GET", "/wunder/admin/memory/status?user_id=" + strings.Repeat("u", 200), ``, 400},
 		{"GET", "/wunder/admin/memory/" + strings.Repeat("u", 200), ``, 400},
 		{"GET", "/wunder/memory", ``, 400}, // the admin names no user
 	} {
-		res := s.do(t, c.method, c.path, c.body, adminKey)
+		res := s.rest(t, c.method, c.path, c.body, adminKey)
 		b, _ := io.ReadAll(res.Body)
 		if res.StatusCode != c.want || !strings.Contains(res.Header.Get("Content-Type"), "problem+json") {
 			t.Errorf("%s %s %s = %d %s; want a %d problem", c.method, c.path, c.body, res.StatusCode, b, c.want)
@@ -404,7 +351,7 @@ func TestMemoryRoutesRefuseBadInput(t *testing.T) {
 	}
 
 	off := startMemoryServer(t, dataDir(t), rec, func(c *config.Config) { c.Memory.Enabled = false })
-	res := off.do(t, "GET", "/wunder/admin/memory/alice", "", adminKey)
+	res := off.rest(t, "GET", "/wunder/admin/memory/alice", "", adminKey)
 	if res.StatusCode != http.StatusServiceUnavailable {
 		t.Errorf("GET /wunder/admin/memory/alice with memory.enabled false = %d, want 503", res.StatusCode)
 	}

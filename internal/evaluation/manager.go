@@ -304,6 +304,9 @@ func (m *Manager) finish(l *live, run *Run) {
 	}
 	if err := m.store.SaveRun(context.Background(), run); err != nil {
 		m.opts.Logger.Warn("evaluation run not stored", "run_id", run.ID, "err", err)
+		// The store still says running: the watchers are told the result
+		// was lost, not a score nobody can read back.
+		run.Status, run.Error = StatusFailed, "the result was not stored: "+err.Error()
 	}
 	snap := *run
 	m.emit(l, Event{"eval_finished", snap})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -184,5 +185,42 @@ func TestLimits(t *testing.T) {
 	req := loadtest.Request{Concurrency: []int{1, 8}, DurationS: 30}
 	if err := limits.Validate(&req); err != nil || req.Question == "" {
 		t.Errorf("valid request: %v %q", err, fmt.Sprint(req.Question))
+	}
+}
+
+// finalFailStore stores every report but a finished one.
+type finalFailStore struct{ memStore }
+
+func (s *finalFailStore) SaveThroughput(ctx context.Context, r *loadtest.Report) error {
+	if r.FinishedAt != nil {
+		return errors.New("disk full")
+	}
+	return s.memStore.SaveThroughput(ctx, r)
+}
+
+// A final report the store refused is not passed off as stored: Stop
+// answers the real final report, saying it was not stored, not the
+// store's stale running one.
+func TestManagerFinalNotStored(t *testing.T) {
+	started := make(chan struct{}, 10)
+	target := func(ctx context.Context, _ string, _ loadtest.Request) loadtest.Sample {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+		return loadtest.Sample{Total: time.Millisecond, First: time.Millisecond}
+	}
+	m := loadtest.NewManager(&finalFailStore{}, target, limits, nil)
+	defer m.Close()
+	if _, err := m.Start(t.Context(), loadtest.Request{Concurrency: []int{1}, DurationS: 60}); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	final, err := m.Stop(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if final.Status != loadtest.StatusStopped || final.FinishedAt == nil || !strings.Contains(final.Error, "not stored") {
+		t.Errorf("after stop: %+v; want stopped, saying its final report was not stored", final)
 	}
 }

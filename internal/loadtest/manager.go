@@ -61,6 +61,9 @@ type Report struct {
 	// Current is the concurrency of the step running (0 = none).
 	Current int    `json:"current_concurrency,omitempty"`
 	Steps   []Step `json:"steps"`
+	// Error says what went wrong with the test itself (a panic, its final
+	// report not stored).
+	Error string `json:"error,omitempty"`
 }
 
 func (r *Report) clone() *Report {
@@ -98,6 +101,9 @@ type Manager struct {
 	abort   context.CancelFunc // cancels runs in flight too (Close)
 	done    chan struct{}
 	changed chan struct{} // closed and replaced on every change
+	// last is the final report of the test that ended last, as Stop and
+	// the watchers are told it (with Error when it was not stored).
+	last *Report
 }
 
 // NewManager returns a manager making runs with target.
@@ -173,6 +179,7 @@ func (m *Manager) run(ctx, hard context.Context, rep *Report, done chan struct{}
 	defer func() {
 		if p := recover(); p != nil {
 			m.log.Error("load test panicked", "run_id", rep.ID, "panic", p)
+			m.update(func() { rep.Error = fmt.Sprint("internal error: ", p) })
 		}
 		m.finish(rep)
 	}()
@@ -212,11 +219,12 @@ func (m *Manager) finish(rep *Report) {
 	// the final report.
 	if err := m.store.SaveThroughput(context.Background(), final); err != nil {
 		m.log.Warn("load test report not stored", "run_id", rep.ID, "err", err)
+		final.Error = "the final report was not stored: " + err.Error()
 	}
 	m.mu.Lock()
 	m.cancel()
 	m.abort()
-	m.active = nil
+	m.active, m.last = nil, final
 	m.notifyLocked()
 	m.mu.Unlock()
 }
@@ -265,7 +273,21 @@ func (m *Manager) Stop(ctx context.Context) (*Report, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+	if last := m.lastOf(rep.ID); last != nil {
+		return last, nil
+	}
 	return m.store.GetThroughput(ctx, rep.ID)
+}
+
+// lastOf is a copy of the final report of test id when it is the one that
+// ended last, else nil.
+func (m *Manager) lastOf(id string) *Report {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.last == nil || m.last.ID != id {
+		return nil
+	}
+	return m.last.clone()
 }
 
 // Status is the running load test (nil if none) and the latest reports.
@@ -303,8 +325,8 @@ func (m *Manager) Report(ctx context.Context, id string) (*Report, error) {
 }
 
 // Watch yields the running load test's report now and after every change
-// (a step begins or ends, a stop is asked), and last its stored final
-// report; it yields nothing when none runs. It ends when ctx does.
+// (a step begins or ends, a stop is asked), and last its final report
+// (with Error when it was not stored); it yields nothing when none runs. It ends when ctx does.
 func (m *Manager) Watch(ctx context.Context) iter.Seq[*Report] {
 	return func(yield func(*Report) bool) {
 		m.mu.Lock()
@@ -321,7 +343,9 @@ func (m *Manager) Watch(ctx context.Context) iter.Seq[*Report] {
 			}
 			m.mu.Unlock()
 			if snap == nil {
-				if final, err := m.store.GetThroughput(ctx, id); err == nil {
+				if final := m.lastOf(id); final != nil {
+					yield(final)
+				} else if final, err := m.store.GetThroughput(ctx, id); err == nil {
 					yield(final)
 				}
 				return
