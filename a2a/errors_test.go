@@ -44,6 +44,10 @@ func (b refusing) Approvals(context.Context, string, string) ([]*orchestrator.Ap
 	return nil, b.err
 }
 
+func (b refusing) Settled(context.Context, string, string) (*orchestrator.Run, error) {
+	return nil, b.err
+}
+
 func (b refusing) Decide(context.Context, string, string, string, orchestrator.ApprovalDecision) (*orchestrator.Approval, error) {
 	return nil, b.err
 }

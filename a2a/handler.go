@@ -26,6 +26,7 @@ type Backend interface {
 	History(ctx context.Context, userID, sessionID string, limit int) ([]orchestrator.Message, error)
 	// Approvals and Decide serve input-required tasks (input.go).
 	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
+	Settled(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
 	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
 }
 

@@ -113,7 +113,17 @@ func (in *interrupt) check(ctx context.Context, ev orchestrator.Event) ([]*orche
 		return nil, err
 	}
 	if slices.ContainsFunc(pending, func(a *orchestrator.Approval) bool { return a.ID == d.ApprovalID }) {
-		return pending, nil
+		// The task is input-required once its wait is stored, so what the
+		// client hears is what GetTask says; a task decided and resumed
+		// meanwhile is followed on.
+		r, err := in.h.b.Settled(ctx, in.userID, in.runID)
+		if err != nil {
+			return nil, err
+		}
+		if r.State != orchestrator.RunWaitingInput {
+			return nil, nil
+		}
+		return in.h.pendingOf(ctx, in.userID, in.runID)
 	}
 	if in.decided == nil {
 		in.decided = map[string]bool{}

@@ -114,9 +114,20 @@ func (s *Server) handleWunder(w http.ResponseWriter, r *http.Request) {
 			// The run waits for a person: answer now with what it asks
 			// (every approval of the round is stored before the first
 			// event), rather than hold the request for as long as the
-			// wait lasts.
-			s.answerWaiting(w, r, run)
-			return
+			// wait lasts; once the wait is stored, so that the answer is
+			// what GetRun says. A run decided and resumed meanwhile is
+			// followed on.
+			settled, err := s.b.Settled(r.Context(), run.UserID, run.ID)
+			if err != nil {
+				if r.Context().Err() == nil {
+					writeError(w, r, err)
+				}
+				return
+			}
+			if settled.State == orchestrator.RunWaitingInput {
+				s.answerWaiting(w, r, settled)
+				return
+			}
 		}
 		if ev.Type == orchestrator.EventFinal {
 			if err := jsonUnmarshal(ev.Data, &final); err != nil {

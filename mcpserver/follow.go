@@ -143,6 +143,21 @@ func (f *follower) onApprovalRequired(ctx context.Context, approvalID string, se
 		return nil // decided meanwhile (by this call, another client or the timeout)
 	}
 	if !f.h.canElicit(f.req.Session) {
+		// Answered once the wait is stored, so the answer is what GetRun
+		// says; a run decided and resumed meanwhile is followed on.
+		r, err := f.h.b.Settled(ctx, f.user, f.runID)
+		if err != nil {
+			if ctx.Err() != nil {
+				return f.abandon(ctx)
+			}
+			return failedAnswer(err)
+		}
+		if r.State != orchestrator.RunWaitingInput {
+			return nil
+		}
+		if pending, err = f.pending(ctx); err != nil {
+			return failedAnswer(err)
+		}
 		return f.waiting(pending, "")
 	}
 	return f.elicitAll(ctx, pending, seq)

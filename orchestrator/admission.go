@@ -614,6 +614,7 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 	o.mu.Lock()
 	delete(o.live, lr.id)
 	o.mu.Unlock()
+	o.follow.wake(lr.id) // Settled
 }
 
 func firstNonEmpty(vals ...string) string {

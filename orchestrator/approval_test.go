@@ -537,3 +537,67 @@ func TestRunDiedWhileSuspendingWaitsAgain(t *testing.T) {
 		t.Fatalf("deploy ran %d times, want once", len(c))
 	}
 }
+
+// holdWait holds the storing of a run's wait (UpdateRun to waiting_input)
+// until released.
+type holdWait struct {
+	orchestrator.Store
+	holding chan struct{}
+	release chan struct{}
+}
+
+func (s *holdWait) UpdateRun(ctx context.Context, r *orchestrator.Run) error {
+	if r.State == orchestrator.RunWaitingInput {
+		s.holding <- struct{}{}
+		<-s.release
+	}
+	return s.Store.UpdateRun(ctx, r)
+}
+
+// approval_required comes before the wait is stored; Settled returns
+// only once it is, with the run as GetRun and the store then say. This
+// is what a front-end answering "waiting_input" relies on.
+func TestSettledWaitsForTheStoredWait(t *testing.T) {
+	d := &deployTool{}
+	store := &holdWait{Store: orchestratortest.NewMemStore(), holding: make(chan struct{}, 1), release: make(chan struct{})}
+	h := newHarness(t, harnessOpts{store: store, mode: orchestrator.ModeFunctionCall, toolsets: []orchestrator.Toolset{d.toolset()},
+		opts: orchestrator.Options{Approvals: orchestrator.ApprovalPolicy{Tools: []string{"deploy"}}}, turns: deployTurns})
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "ship it", ToolNames: []string{"deploy"}})
+	untilEvent(t, h.o, run.ID, 0, orchestrator.EventApprovalRequired)
+	<-store.holding // the wait is being stored, and is not yet
+	type settled struct {
+		r   *orchestrator.Run
+		err error
+	}
+	done := make(chan settled, 1)
+	go func() {
+		r, err := h.o.Settled(t.Context(), "u", run.ID)
+		done <- settled{r, err}
+	}()
+	if r, err := h.o.GetRun(t.Context(), "u", run.ID); err != nil || r.State != orchestrator.RunRunning {
+		t.Fatalf("GetRun while the wait is stored = %+v, %v; want running", r, err)
+	}
+	select {
+	case s := <-done:
+		t.Fatalf("Settled returned before the wait was stored: %+v, %v", s.r, s.err)
+	default:
+	}
+	close(store.release)
+	s := <-done
+	if s.err != nil || s.r.State != orchestrator.RunWaitingInput || s.r.Pending == nil {
+		t.Fatalf("Settled = %+v, %v; want waiting_input with its round", s.r, s.err)
+	}
+	if r, err := store.GetRun(t.Context(), run.ID); err != nil || r.State != orchestrator.RunWaitingInput {
+		t.Fatalf("stored run after Settled = %+v, %v", r, err)
+	}
+	if _, err := h.o.Settled(t.Context(), "mallory", run.ID); !errors.Is(err, orchestrator.ErrNotFound) {
+		t.Fatalf("another user's Settled: %v, want ErrNotFound", err)
+	}
+	// Decided: it resumes, and Settled follows it to its end.
+	if _, err := h.o.Decide(t.Context(), "u", run.ID, s.r.Pending.Calls[0].ApprovalID, orchestrator.ApprovalDecision{Decision: "approve"}); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := h.o.Settled(t.Context(), "u", run.ID); err != nil || r.State != orchestrator.RunFinished {
+		t.Fatalf("Settled after the decision = %+v, %v; want finished", r, err)
+	}
+}
