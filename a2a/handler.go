@@ -23,7 +23,6 @@ type Backend interface {
 	Cancel(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
 	GetRun(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
 	ListRuns(ctx context.Context, f orchestrator.RunFilter) ([]*orchestrator.Run, error)
-	History(ctx context.Context, userID, sessionID string, limit int) ([]orchestrator.Message, error)
 	// Approvals and Decide serve input-required tasks (input.go).
 	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
 	Settled(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
