@@ -24,6 +24,7 @@ package i18n
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 )
@@ -73,6 +74,12 @@ func Message(lang, key string) string {
 		return m
 	}
 	return messages[English][key]
+}
+
+// Messagef is the catalog's sentence for key in lang, a format, with args
+// put in it (the English detail wunder does not translate: ids, numbers).
+func Messagef(lang, key string, args ...any) string {
+	return fmt.Sprintf(Message(lang, key), args...)
 }
 
 // Has reports whether the catalog has key in every language.

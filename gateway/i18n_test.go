@@ -1,0 +1,77 @@
+package gateway_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/wunder/wunder/gateway"
+)
+
+// A problem's title and detail follow the request's language: the body's
+// "language", else the "language" query parameter, else Accept-Language,
+// else i18n.default_language; English stays as it was.
+func TestProblemLanguage(t *testing.T) {
+	e := newEnv(t, envOpts{noModel: true})
+	const run = `{"user_id":"u","question":"q"}`
+
+	// English: the sentinel's text and the specifics, as before.
+	en := wantProblem(t, e.do(t, "POST", "/wunder", run), 503, "unavailable")
+	if en.Title != "Service Unavailable" || !strings.HasPrefix(en.Detail, "unavailable: no model configured") {
+		t.Fatalf("English problem = %+v", en)
+	}
+	zhDetail := "服务暂不可用：" + strings.TrimPrefix(en.Detail, "unavailable: ")
+
+	for _, c := range []struct {
+		name, path, body string
+		hdr              []string
+	}{
+		{"body language", "/wunder", `{"user_id":"u","question":"q","language":"zh"}`, nil},
+		{"body language, an alias's primary subtag", "/wunder", `{"user_id":"u","question":"q","language":"zh-Hans"}`, nil},
+		{"body language beats Accept-Language", "/wunder", `{"user_id":"u","question":"q","language":"zh"}`, []string{"Accept-Language", "en"}},
+		{"query parameter", "/wunder?language=zh", run, nil},
+		{"Accept-Language", "/wunder", run, []string{"Accept-Language", "fr;q=0.9, zh-CN;q=0.8, en;q=0.1"}},
+	} {
+		p := wantProblem(t, e.do(t, "POST", c.path, c.body, c.hdr...), 503, "unavailable")
+		if p.Title != "服务不可用" || p.Detail != zhDetail {
+			t.Errorf("%s: title %q detail %q; want 服务不可用, %q", c.name, p.Title, p.Detail, zhDetail)
+		}
+	}
+	// The body's language names English: the header is passed over.
+	p := wantProblem(t, e.do(t, "POST", "/wunder", `{"user_id":"u","question":"q","language":"en"}`, "Accept-Language", "zh"), 503, "unavailable")
+	if p.Title != en.Title || p.Detail != en.Detail {
+		t.Errorf("language en with Accept-Language zh: %+v, want %+v", p, en)
+	}
+	// A fixed sentence is translated whole; a 404 of a run names the run.
+	p = wantProblem(t, e.do(t, "POST", "/wunder", `{"user_id":"u","language":"zh"}`), 400, "missing_question")
+	if p.Title != "请求错误" || p.Detail != "缺少 question" {
+		t.Errorf("missing question in zh: %+v", p)
+	}
+	enRun := wantProblem(t, e.do(t, "GET", "/wunder/runs/run_nope", ""), 404, "not_found")
+	p = wantProblem(t, e.do(t, "GET", "/wunder/runs/run_nope", "", "Accept-Language", "zh"), 404, "not_found")
+	if want := "未找到：" + strings.TrimPrefix(enRun.Detail, "not found: "); p.Title != "未找到" || p.Detail != want || want == "未找到："+enRun.Detail {
+		t.Errorf("run not found in zh: %+v, want detail %q (English %q)", p, want, enRun.Detail)
+	}
+	// The mux's own 404 too.
+	p = wantProblem(t, e.do(t, "GET", "/wunder/nothing-here", "", "Accept-Language", "zh"), 404, "route_not_found")
+	if p.Title != "未找到" || !strings.HasPrefix(p.Detail, "没有这个路由：no route for GET /wunder/nothing-here") {
+		t.Errorf("route not found in zh: %+v", p)
+	}
+}
+
+// Without a language in the request, i18n.default_language decides; the
+// request still overrides it.
+func TestProblemDefaultLanguage(t *testing.T) {
+	e := newEnv(t, envOpts{noModel: true, gw: gateway.Options{I18n: gateway.I18n{Default: "zh"}}})
+	p := wantProblem(t, e.do(t, "POST", "/wunder", `{"user_id":"u"}`), 400, "missing_question")
+	if p.Title != "请求错误" || p.Detail != "缺少 question" {
+		t.Errorf("default zh: %+v", p)
+	}
+	p = wantProblem(t, e.do(t, "POST", "/wunder", `{"user_id":"u"}`, "Accept-Language", "en-US"), 400, "missing_question")
+	if p.Title != "Bad Request" || p.Detail != "question is required" {
+		t.Errorf("default zh, Accept-Language en-US: %+v", p)
+	}
+	p = wantProblem(t, e.do(t, "POST", "/wunder", `{"user_id":"u","language":"en"}`), 400, "missing_question")
+	if p.Title != "Bad Request" || p.Detail != "question is required" {
+		t.Errorf("default zh, language en: %+v", p)
+	}
+}
