@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/wunder/wunder/internal/i18n"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -70,8 +71,13 @@ type Options struct {
 	// an IDE sees wunder as one aggregated MCP endpoint; nil = wunder@run
 	// only.
 	Catalog Catalog
-	Version string
-	Logger  *slog.Logger
+	// Language, when set, is the language of the error messages answering
+	// a call with these HTTP headers (nil headers over stdio); the gateway's
+	// [gateway.Server.HeaderLanguage]: Accept-Language, else
+	// i18n.default_language. Nil = English.
+	Language func(http.Header) string
+	Version  string
+	Logger   *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -232,6 +238,18 @@ func (h *Handler) userOf(extra *mcp.RequestExtra) string {
 		return extra.TokenInfo.UserID
 	}
 	return h.opts.UserID
+}
+
+// langOf is the language of the messages answering a call (Options.Language).
+func (h *Handler) langOf(extra *mcp.RequestExtra) string {
+	if h.opts.Language == nil {
+		return i18n.English
+	}
+	var hdr http.Header
+	if extra != nil {
+		hdr = extra.Header
+	}
+	return h.opts.Language(hdr)
 }
 
 func (h *Handler) newServer() *mcp.Server {
