@@ -21,9 +21,10 @@ var messages = map[string]map[string]string{
 		"canceled":          "canceled",
 		"internal":          "internal error",
 		// Whole sentences with values (formats for Messagef).
-		"internal_see_log":   "internal error; see the server log for request %s",
-		"rate_limited_after": "rate limit: too many requests; retry after %ds",
-		"deadline_exceeded":  "deadline exceeded",
+		"internal_see_log":        "internal error; see the server log for request %s",
+		"internal_see_server_log": "internal error; see the server log",
+		"rate_limited_after":      "rate limit: too many requests; retry after %ds",
+		"deadline_exceeded":       "deadline exceeded",
 		// The HTTP gateway's own codes.
 		"invalid_json":           "the body is not valid JSON",
 		"unknown_field":          "unknown field",
@@ -74,9 +75,10 @@ var messages = map[string]map[string]string{
 		"canceled":          "已取消",
 		"internal":          "内部错误",
 
-		"internal_see_log":   "内部错误；详情见服务器日志（请求 %s）",
-		"rate_limited_after": "请求过于频繁，请在 %d 秒后重试",
-		"deadline_exceeded":  "超时",
+		"internal_see_log":        "内部错误；详情见服务器日志（请求 %s）",
+		"internal_see_server_log": "内部错误；详情见服务器日志",
+		"rate_limited_after":      "请求过于频繁，请在 %d 秒后重试",
+		"deadline_exceeded":       "超时",
 
 		"invalid_json":           "请求体不是有效的 JSON",
 		"unknown_field":          "未知字段",
