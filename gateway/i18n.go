@@ -34,8 +34,8 @@ func (s *Server) withLanguage(next http.Handler) http.Handler {
 // supported language answers to is passed over.
 func (s *Server) messageLanguage(r *http.Request) string {
 	l := s.live.Load().i18n
-	if q := r.URL.Query().Get("language"); q != "" {
-		if lang, ok := l.resolve(q); ok {
+	if r.URL.RawQuery != "" {
+		if lang, ok := l.resolve(r.URL.Query().Get("language")); ok {
 			return lang
 		}
 	}
