@@ -24,7 +24,13 @@ var messages = map[string]map[string]string{
 		"internal_see_log":        "internal error; see the server log for request %s",
 		"internal_see_server_log": "internal error; see the server log",
 		"rate_limited_after":      "rate limit: too many requests; retry after %ds",
-		"deadline_exceeded":       "deadline exceeded",
+		// The core's refusals that name their sentence (orchestrator.KeyedError).
+		"busy_session":      "busy: session %s already has a running run",
+		"busy_user":         "busy: user %s already has a running run",
+		"busy_user_n":       "busy: user %s already has %d running runs",
+		"queue_full":        "unavailable: %d runs active and the queue of %d is full",
+		"shutting_down":     "unavailable: shutting down",
+		"deadline_exceeded": "deadline exceeded",
 		// The HTTP gateway's own codes.
 		"invalid_json":           "the body is not valid JSON",
 		"unknown_field":          "unknown field",
@@ -78,7 +84,13 @@ var messages = map[string]map[string]string{
 		"internal_see_log":        "内部错误；详情见服务器日志（请求 %s）",
 		"internal_see_server_log": "内部错误；详情见服务器日志",
 		"rate_limited_after":      "请求过于频繁，请在 %d 秒后重试",
-		"deadline_exceeded":       "超时",
+
+		"busy_session":      "忙碌中：会话 %s 已有正在进行的运行",
+		"busy_user":         "忙碌中：用户 %s 已有正在进行的运行",
+		"busy_user_n":       "忙碌中：用户 %s 已有 %d 个正在进行的运行",
+		"queue_full":        "服务暂不可用：%d 个运行正在进行，%d 个位置的队列已满",
+		"shutting_down":     "服务暂不可用：正在关闭",
+		"deadline_exceeded": "超时",
 
 		"invalid_json":           "请求体不是有效的 JSON",
 		"unknown_field":          "未知字段",

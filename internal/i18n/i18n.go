@@ -24,6 +24,7 @@ package i18n
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -80,6 +81,29 @@ func Message(lang, key string) string {
 // put in it (the English detail wunder does not translate: ids, numbers).
 func Messagef(lang, key string, args ...any) string {
 	return fmt.Sprintf(Message(lang, key), args...)
+}
+
+// keyed is an error that names its sentence in the catalog and the values
+// it takes (the core's orchestrator.KeyedError).
+type keyed interface {
+	error
+	MessageKey() (key string, args []any)
+}
+
+// ErrorMessage is err's whole message in lang when err names its sentence
+// (see the core's orchestrator.KeyedError), the catalog has it, and nothing
+// wrapped err with more text since; ok is false otherwise, and the caller
+// falls back to [Detail].
+func ErrorMessage(lang string, err error) (msg string, ok bool) {
+	var k keyed
+	if !errors.As(err, &k) || k.Error() != err.Error() {
+		return "", false
+	}
+	key, args := k.MessageKey()
+	if !Has(key) {
+		return "", false
+	}
+	return Messagef(lang, key, args...), true
 }
 
 // Has reports whether the catalog has key in every language.

@@ -2,6 +2,8 @@ package i18n
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 )
@@ -79,5 +81,43 @@ func TestContext(t *testing.T) {
 	}
 	if got := FromContext(WithLanguage(context.Background(), Chinese)); got != Chinese {
 		t.Errorf("FromContext(zh) = %q", got)
+	}
+}
+
+// keyedErr is an error naming its sentence, as the core's KeyedError.
+type keyedErr struct {
+	msg, key string
+	args     []any
+}
+
+func (e *keyedErr) Error() string               { return e.msg }
+func (e *keyedErr) MessageKey() (string, []any) { return e.key, e.args }
+
+// sameText wraps an error without adding text (a retry hint).
+type sameText struct{ error }
+
+func (e sameText) Unwrap() error { return e.error }
+
+func TestErrorMessage(t *testing.T) {
+	busy := &keyedErr{"busy: user alice already has a running run", "busy_user", []any{"alice"}}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+		ok   bool
+	}{
+		{"keyed", busy, "忙碌中：用户 alice 已有正在进行的运行", true},
+		{"wrapped without text", sameText{busy}, "忙碌中：用户 alice 已有正在进行的运行", true},
+		{"wrapped with more text", fmt.Errorf("starting: %w", busy), "", false},
+		{"unknown key", &keyedErr{"x", "no_such_key", nil}, "", false},
+		{"not keyed", errors.New("busy: x"), "", false},
+	} {
+		got, ok := ErrorMessage(Chinese, tc.err)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %q, %v; want %q, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+	if got, _ := ErrorMessage(English, busy); got != busy.msg {
+		t.Errorf("English: %q, want %q", got, busy.msg)
 	}
 }
