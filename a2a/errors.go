@@ -77,16 +77,15 @@ func (h *Handler) toError(ctx context.Context, v w.Version, err error) *w.Error 
 			if !ok {
 				after = time.Second
 			}
-			return w.NewRetryError(rt.reason, localize(lang, strings.ToLower(rt.reason), err.Error()), after)
+			return w.NewRetryError(rt.reason, localizeErr(lang, strings.ToLower(rt.reason), err), after)
 		}
 	}
 	for _, row := range errorTable {
 		if errors.Is(err, row.sentinel) {
-			msg := row.msg
-			if msg == "" {
-				msg = err.Error()
+			if row.msg != "" {
+				return w.NewError(v, row.code, localize(lang, row.key, row.msg))
 			}
-			return w.NewError(v, row.code, localize(lang, row.key, msg))
+			return w.NewError(v, row.code, localizeErr(lang, row.key, err))
 		}
 	}
 	h.opts.Logger.ErrorContext(ctx, "a2a: internal error", "err", err)
@@ -107,6 +106,18 @@ func localize(lang, key, msg string) string {
 		return msg
 	}
 	return i18n.Detail(lang, key, msg, append([]string{i18n.Message(i18n.English, key)}, sentinelTexts...)...)
+}
+
+// localizeErr is err's message in lang: the core's own sentence when err
+// names one (orchestrator.KeyedError), else its English message given as
+// the catalog's sentence for key (see localize).
+func localizeErr(lang, key string, err error) string {
+	if lang != i18n.English {
+		if m, ok := i18n.ErrorMessage(lang, err); ok {
+			return m
+		}
+	}
+	return localize(lang, key, err.Error())
 }
 
 // sentinelTexts are the texts the core's sentinels start a message with.

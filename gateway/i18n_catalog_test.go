@@ -25,11 +25,11 @@ func TestEveryProblemCodeInCatalog(t *testing.T) {
 		codes[e.code] = "errorTable"
 	}
 	// codeArg is the index of the code among each writer's arguments.
-	codeArg := map[string]int{"writeProblem": 3, "newProblem": 2, "localizedProblem": 2, "localize": 2,
+	codeArg := map[string]int{"writeProblem": 3, "newProblem": 2, "localizedProblem": 2, "localize": 2, "errorMessage": 1,
 		"i18n.Messagef": 1, "i18n.Detail": 1}
 	// passOn are the functions whose code comes from errorTable (classify)
 	// or from their caller.
-	passOn := map[string]bool{"writeError": true, "writeProblem": true, "newProblem": true, "localize": true, "batch": true}
+	passOn := map[string]bool{"writeError": true, "writeProblem": true, "newProblem": true, "localize": true, "errorMessage": true, "batch": true}
 
 	files, err := filepath.Glob("*.go")
 	if err != nil {
@@ -118,4 +118,67 @@ func constString(e ast.Expr) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Every sentence the core names (its messagef calls, which the front-ends
+// translate whole) is in the catalog, and the catalog's English is the
+// core's English: the sentinel's text, ": ", the call's format.
+func TestCoreSentencesInCatalog(t *testing.T) {
+	sentinels := map[string]error{}
+	for _, e := range errorTable {
+		sentinels[e.err.Error()] = e.err
+	}
+	files, err := filepath.Glob("../orchestrator/*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	calls := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || callee(call.Fun) != "messagef" || len(call.Args) < 3 {
+				return true
+			}
+			calls++
+			pos := fset.Position(call.Pos())
+			sentinel, ok := call.Args[0].(*ast.Ident)
+			key, okKey := constString(call.Args[1])
+			format, okFormat := constString(call.Args[2])
+			if !ok || !okKey || !okFormat {
+				t.Errorf("%s: messagef needs a sentinel, a literal key and a literal format", pos)
+				return true
+			}
+			if !i18n.Has(key) {
+				t.Errorf("%s: key %q has no message in every language of internal/i18n's catalog", pos, key)
+				return true
+			}
+			en := i18n.Message(i18n.English, key)
+			text, _, _ := strings.Cut(en, ": ")
+			if _, known := sentinels[text]; !known || en != text+": "+format || !strings.HasSuffix(sentinel.Name, sentinelName(text)) {
+				t.Errorf("%s: the catalog's English for %q is %q; want %s's text, \": \", %q", pos, key, en, sentinel.Name, format)
+			}
+			return true
+		})
+	}
+	if calls == 0 {
+		t.Fatal("no messagef call found in the core; the scan is broken")
+	}
+}
+
+// sentinelName is the Go name a sentinel's text comes from: "not found" ->
+// "NotFound".
+func sentinelName(text string) string {
+	var b strings.Builder
+	for _, w := range strings.Fields(text) {
+		b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+	}
+	return b.String()
 }

@@ -3,8 +3,11 @@ package gateway_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wunder/wunder/gateway"
+	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
 // A problem's title and detail follow the request's language: the body's
@@ -73,5 +76,36 @@ func TestProblemDefaultLanguage(t *testing.T) {
 	p = wantProblem(t, e.do(t, "POST", "/wunder", `{"user_id":"u","language":"en"}`), 400, "missing_question")
 	if p.Title != "Bad Request" || p.Detail != "question is required" {
 		t.Errorf("default zh, language en: %+v", p)
+	}
+}
+
+// The core's most common refusals name their sentence, so they are
+// translated whole; English is what it was.
+func TestProblemLanguageWholeSentence(t *testing.T) {
+	gate := make(chan struct{})
+	started := make(chan struct{})
+	e := newEnv(t, envOpts{
+		orch:  orchestrator.Options{MaxActiveRuns: 1, QueueSize: -1, QueueRetryAfter: 3 * time.Second},
+		turns: []orchestratortest.Turn{{Content: "slow", Wait: gate, Started: started}, {Content: "ok"}},
+	})
+	defer close(gate)
+	if first := e.do(t, "POST", "/wunder/runs", `{"user_id":"alice","question":"q"}`); first.StatusCode != 202 {
+		t.Fatalf("first %d", first.StatusCode)
+	}
+	<-started
+	for _, tc := range []struct {
+		body, lang string
+		status     int
+		code, want string
+	}{
+		{`{"user_id":"alice","question":"again"}`, "en", 429, "busy", "busy: user alice already has a running run"},
+		{`{"user_id":"alice","question":"again"}`, "zh", 429, "busy", "忙碌中：用户 alice 已有正在进行的运行"},
+		{`{"user_id":"bob","question":"q"}`, "en", 503, "unavailable", "unavailable: 1 runs active and the queue of 0 is full"},
+		{`{"user_id":"bob","question":"q"}`, "zh", 503, "unavailable", "服务暂不可用：1 个运行正在进行，0 个位置的队列已满"},
+	} {
+		resp := e.do(t, "POST", "/wunder", tc.body, "Accept-Language", tc.lang)
+		if p := wantProblem(t, resp, tc.status, tc.code); p.Detail != tc.want {
+			t.Errorf("%s in %s: detail %q, want %q", tc.code, tc.lang, p.Detail, tc.want)
+		}
 	}
 }

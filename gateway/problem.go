@@ -50,7 +50,21 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if after, ok := orchestrator.RetryAfter(err); ok && status != http.StatusInternalServerError {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(after.Seconds()))))
 	}
-	writeProblem(w, r, status, code, msg)
+	writeLocalizedProblem(w, r, localizedProblem(r, status, code, errorMessage(r, code, err, msg)))
+}
+
+// errorMessage is the message of err, whose code is code and whose
+// English message a client may see is english, in the request's language:
+// the core's own sentence when err names one (orchestrator.KeyedError),
+// else english localized by code (see localize).
+func errorMessage(r *http.Request, code string, err error, english string) string {
+	lang := i18n.FromContext(r.Context())
+	if lang != i18n.English && code != "internal" {
+		if m, ok := i18n.ErrorMessage(lang, err); ok {
+			return m
+		}
+	}
+	return localize(r, lang, code, english)
 }
 
 // classify maps err through errorTable to a status, a code and the message

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"path"
 	"strings"
-
-	"github.com/wunder/wunder/internal/i18n"
 )
 
 // The workspace routes that change files (workspace.go registers them).
@@ -211,7 +209,7 @@ func (h *workspaceRoutes) batch(w http.ResponseWriter, r *http.Request) {
 		}
 		if err != nil {
 			_, code, msg := classify(r, err)
-			failed = append(failed, batchFailure{Path: p, Code: code, Message: localize(r, i18n.FromContext(r.Context()), code, msg)})
+			failed = append(failed, batchFailure{Path: p, Code: code, Message: errorMessage(r, code, err, msg)})
 			continue
 		}
 		succeeded = append(succeeded, cleanPath(p))

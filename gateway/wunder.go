@@ -80,7 +80,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Ru
 	run, err := s.b.Start(r.Context(), rr)
 	if err != nil {
 		if errors.Is(err, orchestrator.ErrNotFound) {
-			writeProblem(w, r, http.StatusNotFound, "session_not_found", err.Error())
+			writeLocalizedProblem(w, r, localizedProblem(r, http.StatusNotFound, "session_not_found", errorMessage(r, "session_not_found", err, err.Error())))
 			return nil, nil, r, false
 		}
 		writeError(w, r, err)

@@ -48,7 +48,14 @@ func toolError(lang string, err error) (resultText string, rpcErr error) {
 		if e.result {
 			return err.Error(), nil
 		}
-		return "", &jsonrpc.Error{Code: e.code, Message: localize(lang, e.key, err.Error())}
+		msg, ok := "", false
+		if lang != i18n.English {
+			msg, ok = i18n.ErrorMessage(lang, err) // the core's own sentence
+		}
+		if !ok {
+			msg = localize(lang, e.key, err.Error())
+		}
+		return "", &jsonrpc.Error{Code: e.code, Message: msg}
 	}
 	return "", &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: localize(lang, "internal", "internal error")}
 }

@@ -58,7 +58,14 @@ func (a *API) toConnect(ctx context.Context, procedure string, err error) error 
 		if !errors.Is(err, e.err) {
 			continue
 		}
-		ce := connect.NewError(e.code, errors.New(localize(lang, strings.ToLower(e.reason), err.Error())))
+		msg, ok := "", false
+		if lang != i18n.English {
+			msg, ok = i18n.ErrorMessage(lang, err) // the core's own sentence
+		}
+		if !ok {
+			msg = localize(lang, strings.ToLower(e.reason), err.Error())
+		}
+		ce := connect.NewError(e.code, errors.New(msg))
 		addDetail(ce, &errdetails.ErrorInfo{Reason: e.reason, Domain: errorDomain})
 		if after, ok := orchestrator.RetryAfter(err); ok {
 			addDetail(ce, &errdetails.RetryInfo{RetryDelay: durationpb.New(after)})

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 
 	"github.com/wunder/wunder/gateway/connectapi"
 	wunderv1 "github.com/wunder/wunder/gen/wunder/v1"
 	"github.com/wunder/wunder/internal/i18n"
+	"github.com/wunder/wunder/orchestrator"
+	ot "github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
 // A Connect error's message follows the request's language — the Run's
@@ -73,6 +76,31 @@ func TestEveryConnectErrorInCatalog(t *testing.T) {
 	for _, r := range append(reasons, "internal_see_server_log") {
 		if !i18n.Has(strings.ToLower(r)) {
 			t.Errorf("reason %s has no message in every language of internal/i18n's catalog", r)
+		}
+	}
+}
+
+// A refusal of the core that names its sentence is translated whole.
+func TestErrorMessageWholeSentence(t *testing.T) {
+	gate, started := make(chan struct{}), make(chan struct{})
+	e := newEnv(t, envOpts{
+		orch:  orchestrator.Options{MaxActiveRuns: 1, QueueSize: -1, QueueRetryAfter: 3 * time.Second},
+		turns: []ot.Turn{{Content: "slow", Wait: gate, Started: started}},
+	})
+	defer close(gate)
+	ctx := context.Background()
+	c := e.clients(protocols[0])
+	if _, err := c.runs.Submit(ctx, connect.NewRequest(&wunderv1.SubmitRequest{UserId: "alice", Question: "q"})); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	for lang, want := range map[string]string{
+		"en": "unavailable: 1 runs active and the queue of 0 is full",
+		"zh": "服务暂不可用：1 个运行正在进行，0 个位置的队列已满",
+	} {
+		_, err := c.runs.Submit(ctx, connect.NewRequest(&wunderv1.SubmitRequest{UserId: "bob", Question: "q", Language: lang}))
+		if connect.CodeOf(err) != connect.CodeUnavailable || connectMessage(err) != want {
+			t.Errorf("a full queue in %s: %v; want UNAVAILABLE %q", lang, err, want)
 		}
 	}
 }
