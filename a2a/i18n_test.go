@@ -13,6 +13,7 @@ import (
 	w "github.com/wunder/wunder/internal/a2awire"
 	"github.com/wunder/wunder/internal/i18n"
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
 // inLanguage serves h with lang on every request's context, as the
@@ -91,5 +92,25 @@ func TestErrorMessageLanguage(t *testing.T) {
 		if !errors.As(err, &re) || re.Message != tc.want || !errors.Is(err, errors.Unwrap(tc.err)) {
 			t.Errorf("GetTask with %v in zh: %v; want message %q", tc.err, err, tc.want)
 		}
+	}
+}
+
+// A refusal of the core that names its sentence (here: a core that shut
+// down) is translated whole; the retry data stays.
+func TestErrorMessageWholeSentence(t *testing.T) {
+	o := orchestrator.New(orchestratortest.NewMemStore(), orchestratortest.Models{Model: orchestratortest.NewScriptedModel()},
+		orchestrator.NewRegistry("", nil), nil)
+	if err := o.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	_, refusal := o.Start(t.Context(), orchestrator.RunRequest{UserID: "u", Question: "q"})
+	if refusal == nil || refusal.Error() != "unavailable: shutting down" {
+		t.Fatalf("Start on a closed core: %v", refusal)
+	}
+	srv := httptest.NewServer(inLanguage(i18n.Chinese, a2a.New(refusing{refusal}, nil)))
+	t.Cleanup(srv.Close)
+	e := rpc(t, srv.URL, `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"run_x"}}`)
+	if e.Code != w.CodeServerError || e.Message != "服务暂不可用：正在关闭" || !bytes.Contains(e.Data, []byte("UNAVAILABLE")) {
+		t.Errorf("a closed core in zh: %d %q %s", e.Code, e.Message, e.Data)
 	}
 }
