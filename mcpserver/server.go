@@ -144,10 +144,11 @@ func New(b Backend, opts *Options) *Handler {
 func (h *Handler) serveUpstream(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, "/wunder/mcp/")
 	if name == "" || strings.Contains(name, "/") || !slices.Contains(h.opts.Upstreams.Servers(), name) {
+		lang := i18n.FromContext(r.Context()) // the gateway's rule for this HTTP request
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.WriteHeader(http.StatusNotFound)
-		b, _ := json.Marshal(map[string]any{"type": "about:blank", "title": "Not Found", "status": http.StatusNotFound,
-			"code": "not_found", "detail": fmt.Sprintf("no MCP server %q is configured for pass-through", name)})
+		b, _ := json.Marshal(map[string]any{"type": "about:blank", "title": i18n.Title(lang, http.StatusNotFound), "status": http.StatusNotFound,
+			"code": "not_found", "detail": localize(lang, "not_found", fmt.Sprintf("no MCP server %q is configured for pass-through", name))})
 		_, _ = w.Write(b)
 		return
 	}

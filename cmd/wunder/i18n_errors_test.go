@@ -101,6 +101,13 @@ func TestErrorLanguagesWired(t *testing.T) {
 		t.Errorf("A2A GetTask, Accept-Language en-GB: %s", b)
 	}
 
+	// MCP's pass-through route of an unknown upstream: a problem.
+	code, b = post("/wunder/mcp/nope", `{}`, "Accept-Language", "zh")
+	if json.Unmarshal(b, &p); code != 404 || p.Code != "not_found" || p.Title != "未找到" ||
+		p.Detail != `未找到：no MCP server "nope" is configured for pass-through` {
+		t.Errorf("MCP pass-through of an unknown upstream in zh: %d %s", code, b)
+	}
+
 	// MCP: a blank task, through the gateway's rule.
 	for lang, want := range map[string]string{"mandarin": "参数无效：task is required", "en": "task is required", "": "参数无效：task is required"} {
 		c := mcp.NewClient(&mcp.Implementation{Name: "ide", Version: "1"}, nil)
