@@ -1,6 +1,9 @@
 package gateway_test
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +109,26 @@ func TestProblemLanguageWholeSentence(t *testing.T) {
 		resp := e.do(t, "POST", "/wunder", tc.body, "Accept-Language", tc.lang)
 		if p := wantProblem(t, resp, tc.status, tc.code); p.Detail != tc.want {
 			t.Errorf("%s in %s: detail %q, want %q", tc.code, tc.lang, p.Detail, tc.want)
+		}
+	}
+}
+
+// An internal error's message is translated whole, with its request id.
+func TestInternalProblemLanguage(t *testing.T) {
+	srv := httptest.NewServer(gateway.New(panicky{}, nil).Handler())
+	defer srv.Close()
+	for lang, want := range map[string]string{
+		"en": "internal error; see the server log for request %s",
+		"zh": "内部错误；详情见服务器日志（请求 %s）",
+	} {
+		resp, err := http.Get(srv.URL + "/wunder/tools?user_id=u&language=" + lang)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := wantProblem(t, resp, 500, "internal")
+		resp.Body.Close()
+		if p.Detail != fmt.Sprintf(want, p.RequestID) {
+			t.Errorf("%s: detail %q, want %q", lang, p.Detail, fmt.Sprintf(want, p.RequestID))
 		}
 	}
 }

@@ -136,7 +136,7 @@ func localize(r *http.Request, lang, code, detail string) string {
 // sentinelTexts are the texts the core's sentinels start an error's
 // message with, most specific first.
 var sentinelTexts = func() []string {
-	texts := make([]string, 0, len(errorTable)+1)
+	texts := make([]string, 0, len(errorTable))
 	for _, e := range errorTable {
 		texts = append(texts, e.err.Error())
 	}
