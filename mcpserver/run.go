@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -52,7 +51,7 @@ func (h *Handler) addRunTool(s *mcp.Server) {
 // run is wunder@run: decode, start, follow the event log, encode.
 func (h *Handler) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput) (*mcp.CallToolResult, RunOutput, error) {
 	if strings.TrimSpace(in.Task) == "" {
-		return nil, RunOutput{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task is required"}
+		return nil, RunOutput{}, invalidParams(h.langOf(req.Extra), "task is required")
 	}
 	user := h.userOf(req.Extra)
 	run, err := h.b.Start(ctx, orchestrator.RunRequest{
@@ -60,14 +59,14 @@ func (h *Handler) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput
 		ExcludeTools: []string{RunTool, ApproveTool}, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendMCP, ApprovalMode: in.ApprovalMode,
 	})
 	if err != nil {
-		return failed(err)
+		return failed(h.langOf(req.Extra), err)
 	}
 	f := &follower{h: h, req: req, user: user, runID: run.ID, sessionID: run.SessionID}
 	return f.follow(ctx)
 }
 
-func failed(err error) (*mcp.CallToolResult, RunOutput, error) {
-	text, rpcErr := toolError(err)
+func failed(lang string, err error) (*mcp.CallToolResult, RunOutput, error) {
+	text, rpcErr := toolError(lang, err)
 	if rpcErr != nil {
 		return nil, RunOutput{}, rpcErr
 	}

@@ -289,11 +289,11 @@ func (o *Orchestrator) admissible() error {
 func (o *Orchestrator) refusalLocked() error {
 	switch {
 	case o.closed:
-		return fmt.Errorf("%w: shutting down", ErrUnavailable)
+		return messagef(ErrUnavailable, "shutting_down", "shutting down")
 	case o.active < o.opts.MaxActiveRuns || len(o.queue) < o.opts.QueueSize:
 		return nil
 	default:
-		return WithRetryAfter(fmt.Errorf("%w: %d runs active and the queue of %d is full", ErrUnavailable, o.active, o.opts.QueueSize), o.opts.QueueRetryAfter)
+		return WithRetryAfter(messagef(ErrUnavailable, "queue_full", "%d runs active and the queue of %d is full", o.active, o.opts.QueueSize), o.opts.QueueRetryAfter)
 	}
 }
 
@@ -340,7 +340,7 @@ func (o *Orchestrator) acquireLocks(ctx context.Context, req RunRequest, session
 	sessKey := "session:" + sessionID
 	if err := o.store.AcquireLock(ctx, sessKey, runID, ttl); err != nil {
 		if errors.Is(err, ErrBusy) {
-			return nil, fmt.Errorf("%w: session %s already has a running run", ErrBusy, sessionID)
+			return nil, messagef(ErrBusy, "busy_session", "session %s already has a running run", sessionID)
 		}
 		return nil, err
 	}
@@ -365,9 +365,9 @@ func (o *Orchestrator) acquireLocks(ctx context.Context, req RunRequest, session
 	}
 	o.releaseKeys([]string{sessKey}, runID)
 	if limit == 1 {
-		return nil, fmt.Errorf("%w: user %s already has a running run", ErrBusy, req.UserID)
+		return nil, messagef(ErrBusy, "busy_user", "user %s already has a running run", req.UserID)
 	}
-	return nil, fmt.Errorf("%w: user %s already has %d running runs", ErrBusy, req.UserID, limit)
+	return nil, messagef(ErrBusy, "busy_user_n", "user %s already has %d running runs", req.UserID, limit)
 }
 
 func (o *Orchestrator) releaseLocks(lr *liveRun) { o.releaseKeys(lr.locks, lr.id) }

@@ -108,6 +108,7 @@ func newBenchSeedCmd(rf *rootFlags) *cobra.Command {
 
 func runBench(ctx context.Context, f benchFlags, w io.Writer) error {
 	c := client.New(f.server, f.apiKey, nil)
+	c.SetLanguage(cliLanguage(os.Getenv))
 	if err := c.Health(ctx); err != nil {
 		return withCode(exitFailure, describe(err, f.server))
 	}

@@ -90,16 +90,19 @@ func mountMCP(a *app, p *mcpParts) {
 	if p == nil || !a.cfg.MCP.Server.Enabled {
 		return
 	}
-	p.handler = newMCPHandler(a.cfg, a.orch, p.set, a.gw.Authenticator(), a.log)
+	p.handler = newMCPHandler(a.cfg, a.orch, p.set, a.gw.Authenticator(), a.gw.HeaderLanguage, a.log)
 	for _, path := range p.handler.Paths() {
 		a.gw.MountOpen(path, p.handler) // it checks the key itself, answering in MCP's shape
 	}
 }
 
-func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcptools.Set, authn *gateway.Authenticator, log *slog.Logger) *mcpserver.Handler {
+// newMCPHandler is the MCP front-end; lang is the language of its error
+// messages for a call's headers (the gateway's rule).
+func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcptools.Set, authn *gateway.Authenticator,
+	lang func(http.Header) string, log *slog.Logger) *mcpserver.Handler {
 	opts := &mcpserver.Options{
 		Stateless: cfg.MCP.Server.Stateless, UserID: cfg.MCP.Server.UserID, PublicURL: cfg.Server.PublicURL,
-		Version: version, Logger: log.With("component", "mcpserver"),
+		Language: lang, Version: version, Logger: log.With("component", "mcpserver"),
 	}
 	if cfg.Auth.JWT.JWKSURL != "" {
 		opts.AuthorizationServers = []string{cfg.Auth.JWT.Issuer}
