@@ -3,8 +3,8 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, streamRun, withUser, ApiError, type RunEvent } from './api';
 import { lang, strings, type Strings } from './i18n';
-import { useSignal } from './state';
-import { apply, newRun, visibleText, type RunView, type ToolView } from './run';
+import { runsEnded, useSignal } from './state';
+import { apply, newRun, visibleText, type Plan, type RunView, type ToolView } from './run';
 import { ApprovalDialog } from './approval';
 
 interface Session {
@@ -22,7 +22,9 @@ interface Message {
 }
 interface CatalogEntry {
   name: string;
+  wire_name?: string;
   description: string;
+  input_schema?: unknown;
 }
 type Catalog = Record<string, CatalogEntry[]>;
 
@@ -120,6 +122,7 @@ export function Chat() {
       setReconnecting(false);
       redraw();
       loadSessions();
+      runsEnded.set(runsEnded.get() + 1);
     }
   };
 
@@ -178,6 +181,7 @@ export function Chat() {
         <ToolPicker s={s} catalog={catalog} picked={picked} toggle={toggle} />
       </aside>
       <section class="conversation" aria-label={s.chat}>
+        {live?.plan && <PlanPanel s={s} plan={live.plan} />}
         <Transcript s={s} history={history} runs={runs} />
         {reconnecting && (
           <p class="status" role="status">
@@ -191,9 +195,14 @@ export function Chat() {
         )}
         <Composer s={s} busy={busy} onSend={ask} onCancel={cancel} />
       </section>
-      {live && live.pending.length > 0 && <ApprovalDialog s={s} run={live} onError={setErr} />}
+      {live && live.pending.length > 0 && <ApprovalDialog s={s} run={live} schemaOf={(tool) => schemaOf(catalog, tool)} onError={setErr} />}
     </div>
   );
+}
+
+function schemaOf(catalog: Catalog, tool: string): unknown {
+  for (const g of Object.values(catalog)) for (const t of g || []) if (t.name === tool || t.wire_name === tool) return t.input_schema;
+  return undefined;
 }
 
 function ToolPicker({ s, catalog, picked, toggle }: { s: Strings; catalog: Catalog; picked: Set<string>; toggle: (n: string) => void }) {
@@ -349,6 +358,30 @@ function RunBlock({ s, r }: { s: Strings; r: RunView }) {
         </div>
       </div>
     </>
+  );
+}
+
+/** PlanPanel shows the live run's todo steps (its last `plan` event, docs/http.md#plans). */
+function PlanPanel({ s, plan }: { s: Strings; plan: Plan }) {
+  const done = plan.steps.filter((x) => x.status === 'completed').length;
+  return (
+    <details class="plan" open aria-label={s.plan}>
+      <summary>
+        {s.plan} <span class="muted">({done}/{plan.steps.length})</span>
+      </summary>
+      <ol>
+        {plan.steps.map((x) => (
+          <li class={'step ' + x.status} data-status={x.status}>
+            <span class="step-mark" aria-hidden="true">
+              {x.status === 'completed' ? '✓' : x.status === 'running' ? '◐' : x.status === 'failed' ? '✗' : x.status === 'skipped' ? '–' : '○'}
+            </span>
+            <span>{x.title}</span> <span class="muted step-state">{(s as unknown as Record<string, string>)['step_' + x.status] || x.status}</span>
+          </li>
+        ))}
+      </ol>
+      {plan.strategy && <p class="muted">{s.strategy}: {plan.strategy}</p>}
+      {plan.note && <p class="muted">{plan.note}</p>}
+    </details>
   );
 }
 
