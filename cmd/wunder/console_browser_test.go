@@ -112,7 +112,11 @@ func (b *browser) record(ev any) {
 			b.errs = append(b.errs, "console.error: "+strings.Join(parts, " "))
 		}
 	case *runtime.EventExceptionThrown:
-		b.errs = append(b.errs, "exception: "+ev.ExceptionDetails.Text)
+		msg := ev.ExceptionDetails.Text
+		if ex := ev.ExceptionDetails.Exception; ex != nil {
+			msg += " " + ex.Description
+		}
+		b.errs = append(b.errs, "exception: "+msg)
 	case *cdplog.EventEntryAdded:
 		if ev.Entry.Level == cdplog.EntryLevelError {
 			b.errs = append(b.errs, "log: "+ev.Entry.Text+" "+ev.Entry.URL)
@@ -339,7 +343,9 @@ func TestConsoleLoginApprovalMonitor(t *testing.T) {
 	b.pickTool("read_file")
 	b.ask("please write a note")
 	b.do("the approval dialog", chromedp.WaitVisible(chromedp.CSS(`dialog.approval[open]`)))
-	b.until("the arguments in the dialog", `document.querySelector('dialog.approval textarea').value.includes('notes.txt')`)
+	b.until("the arguments in the dialog's schema-built form", `document.querySelector('dialog.approval input[name="path"]')?.value === 'notes.txt'`)
+	b.do("the arguments as JSON", chromedp.Click(chromedp.Search(`//dialog//button[text()="Edit as JSON"]`)))
+	b.until("the JSON", `document.querySelector('dialog.approval textarea')?.value.includes('notes.txt')`)
 	b.shot("approval")
 	b.do("approve", chromedp.Click(chromedp.Search(`//dialog//button[text()="Approve"]`)))
 	b.until("the run to finish after the approval", lastRun+`?.dataset.state === 'finished' && `+lastRun+`.textContent.includes('hello from fakellm')`)

@@ -6,11 +6,27 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, withUser } from './api';
 import type { Strings } from './i18n';
-import type { RunView } from './run';
+import type { Approval, RunView } from './run';
 import { formable, fromForm, SchemaForm, toForm } from './schemaform';
 
-export function ApprovalDialog({ s, run, schemaOf, onError }: { s: Strings; run: RunView; schemaOf: (tool: string) => unknown; onError: (e: string) => void }) {
-  const a = run.pending[0];
+interface Props {
+  s: Strings;
+  run: RunView;
+  schemaOf: (tool: string) => unknown;
+  onError: (e: string) => void;
+}
+
+/**
+ * ApprovalDialog shows the run's first pending approval. The run's
+ * pending list can empty (approval_decided) before the chat redraws, while
+ * the dialog still renders its own state: then it shows nothing.
+ */
+export function ApprovalDialog(p: Props) {
+  const a = p.run.pending[0];
+  return a ? <Dialog {...p} a={a} key={a.approval_id} /> : null;
+}
+
+function Dialog({ s, run, schemaOf, onError, a }: Props & { a: Approval }) {
   const ref = useRef<HTMLDialogElement>(null);
   const schema = a.kind === 'param_required' && a.missing ? a.missing : schemaOf(a.tool);
   const canForm = formable(schema);

@@ -118,6 +118,11 @@ function AddServer({ s, onAdd }: { s: Strings; onAdd: (x: Server) => Promise<boo
   );
 }
 
+/** short is a tool's own name: the listing names it server@tool, the call wants tool. */
+function short(server: string, name: string): string {
+  return name.startsWith(server + '@') ? name.slice(server.length + 1) : name;
+}
+
 function ToolTester({ s, server }: { s: Strings; server: string }) {
   const [tools, setTools] = useState<Tool[] | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
@@ -141,7 +146,7 @@ function ToolTester({ s, server }: { s: Strings; server: string }) {
   }, [server]);
 
   const pick = (name: string) => {
-    const t = tools?.find((x) => x.name === name) || null;
+    const t = tools?.find((x) => short(server, x.name) === name) || null;
     setTool(t);
     setResult(null);
     setJSON('{}');
@@ -160,7 +165,7 @@ function ToolTester({ s, server }: { s: Strings; server: string }) {
     }
     setBusy(true);
     try {
-      setResult(await api('POST', '/wunder/admin/mcp/tools/call', { server, tool: tool.name, arguments: args }));
+      setResult(await api('POST', '/wunder/admin/mcp/tools/call', { server, tool: short(server, tool.name), arguments: args }));
     } catch (x) {
       setProblem(toProblem(x, s));
     } finally {
@@ -176,10 +181,10 @@ function ToolTester({ s, server }: { s: Strings; server: string }) {
       {tools && (
         <label>
           {s.tool}
-          <select name="mcp-tool" value={tool?.name || ''} onChange={(e) => pick((e.target as HTMLSelectElement).value)}>
+          <select name="mcp-tool" value={tool ? short(server, tool.name) : ''} onChange={(e) => pick((e.target as HTMLSelectElement).value)}>
             <option value="">—</option>
             {tools.map((t) => (
-              <option value={t.name}>{t.name}</option>
+              <option value={short(server, t.name)}>{t.name}</option>
             ))}
           </select>
         </label>

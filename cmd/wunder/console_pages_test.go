@@ -1,0 +1,132 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/wunder/wunder/internal/config"
+)
+
+// The console's pages beyond the chat (issue 16): the workspace, admin,
+// the plan panel, the schema-built approval form and the monitor's
+// system snapshot, in the same headless chromium as
+// console_browser_test.go.
+
+// openAnon opens the console in the anonymous local mode as user (the
+// local operator is an admin, so the admin pages are shown).
+func openAnon(t *testing.T, s *server, user string) *browser {
+	t.Helper()
+	b := newBrowser(t, s.url)
+	b.do("open", chromedp.Navigate(s.url+"/wunder/web/"), chromedp.WaitVisible(chromedp.CSS(`input[name="user_id"]`)))
+	b.do("continue as "+user,
+		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), user),
+		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`textarea[aria-label="Message"]`)),
+	)
+	return b
+}
+
+// Two files uploaded at once show in the tree; the Markdown one previews
+// rendered (its raw HTML as text, not markup), the Go one highlighted.
+func TestConsoleWorkspace(t *testing.T) {
+	s := startServer(t, nil)
+	b := openAnon(t, s, "erin")
+	dir := t.TempDir()
+	md := filepath.Join(dir, "readme.md")
+	code := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(md, []byte("# Hello workspace\n\nSome **bold** text and <script>alert(1)</script>.\n\n- one\n- two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(code, []byte("package main\n\n// main says hi\nfunc main() { println(\"hi\", 42) }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.do("the workspace page", chromedp.Click(chromedp.CSS(`nav a[href="#/workspace"]`)), chromedp.WaitVisible(chromedp.CSS(`nav.tree`)))
+	b.do("upload two files", chromedp.SetUploadFiles(chromedp.CSS(`input[type="file"]`), []string{md, code}))
+	b.until("both in the tree", `!!document.querySelector('nav.tree button[data-path="readme.md"]') && !!document.querySelector('nav.tree button[data-path="main.go"]')`)
+	b.do("open readme.md", chromedp.Click(chromedp.CSS(`nav.tree button[data-path="readme.md"]`)))
+	b.until("the rendered Markdown", `document.querySelector('.ws-text .markdown h2')?.textContent === 'Hello workspace' && document.querySelectorAll('.ws-text .markdown li').length === 2 && document.querySelector('.ws-text strong')?.textContent === 'bold'`)
+	if got := b.eval(`String(document.querySelectorAll('.ws-text script').length) + ' ' + String(document.querySelector('.ws-text p').textContent.includes('<script>'))`); got != "0 true" {
+		t.Errorf("raw HTML in the Markdown: scripts, shown as text = %s; want 0 true", got)
+	}
+	b.shot("workspace")
+	b.axe("workspace")
+	b.do("open main.go", chromedp.Click(chromedp.CSS(`nav.tree button[data-path="main.go"]`)))
+	b.until("the highlighted code", `[...document.querySelectorAll('pre.code .hl-k')].some(e => e.textContent === 'func') && !!document.querySelector('pre.code .hl-c')`)
+	b.do("the dark theme", chromedp.Click(chromedp.CSS(`header button[aria-label^="Theme"]`)))
+	b.until("dark", `document.documentElement.dataset.theme === 'dark'`)
+	b.axe("workspace, dark")
+	b.clean()
+}
+
+// Admin: an MCP server added in the MCP tab (an in-process go-sdk server
+// over streamable HTTP), then "test this tool" calls its tool with an
+// argument from the schema-built form; the monitor's system snapshot.
+func TestConsoleAdminMCP(t *testing.T) {
+	s := startServer(t, nil)
+	mcpURL := echoMCP(t)
+	b := openAnon(t, s, "root")
+	b.do("the admin page", chromedp.Click(chromedp.CSS(`nav a[href="#/admin"]`)), chromedp.WaitVisible(chromedp.CSS(`[role="tablist"]`)))
+	b.until("the models", `!!document.querySelector('tr[data-model="fake"]')`)
+	b.axe("admin, models")
+	b.do("the MCP tab", chromedp.Click(chromedp.CSS(`#tab-mcp`)), chromedp.WaitVisible(chromedp.CSS(`input[name="mcp-name"]`)))
+	b.do("add the server",
+		chromedp.SendKeys(chromedp.CSS(`input[name="mcp-name"]`), "echo"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="mcp-target"]`), mcpURL),
+		chromedp.Click(chromedp.Search(`//form[contains(@class,"add-form")]//button[@type="submit"]`)),
+	)
+	b.until("the server in the list", `!!document.querySelector('tr[data-server="echo"]')`)
+	b.do("test this tool", chromedp.Click(chromedp.CSS(`tr[data-server="echo"] button`)))
+	b.until("its tools", `[...document.querySelectorAll('select[name="mcp-tool"] option')].some(o => o.value === 'shout')`)
+	b.eval(`(() => { const s = document.querySelector('select[name="mcp-tool"]'); s.value = 'shout'; s.dispatchEvent(new Event('change', {bubbles: true})); return '' })()`)
+	b.do("the argument", chromedp.WaitVisible(chromedp.CSS(`.tester input[name="text"]`)), chromedp.SendKeys(chromedp.CSS(`.tester input[name="text"]`), "hello"))
+	b.do("call it", chromedp.Click(chromedp.Search(`//form[contains(@class,"tester")]//button[@type="submit"]`)))
+	b.until("the result", `document.querySelector('.tool-result pre')?.textContent.includes('HELLO')`)
+	b.shot("admin-mcp")
+	b.axe("admin, mcp")
+
+	b.do("the monitor", chromedp.Click(chromedp.CSS(`nav a[href="#/monitor"]`)), chromedp.WaitVisible(chromedp.CSS(`dl.system`)))
+	b.until("the snapshot's figures", `document.querySelectorAll('dl.system dd').length >= 8 && /\d/.test(document.querySelector('dl.system dd').textContent)`)
+	b.until("the charts", `document.querySelectorAll('figure.chart svg').length === 2`)
+	b.shot("monitor-system")
+	b.axe("monitor, system")
+	b.clean()
+}
+
+// The plan panel shows the steps of a run whose model calls the plan
+// tool; an approval answered with the schema-built form runs the tool
+// with the edited field.
+func TestConsolePlanAndApprovalForm(t *testing.T) {
+	s := startServer(t, func(c *config.Config) { c.Approvals.Tools = []string{"write_file"} })
+	b := openAnon(t, s, "fay")
+	b.do("tools", chromedp.WaitVisible(chromedp.Search(`//label[span[text()="plan"]]`)))
+	b.pickTool("plan")
+	b.pickTool("write_file")
+	b.ask(`call plan {"steps":[{"title":"read the brief","status":"completed"},{"title":"write the note","status":"running"},{"title":"check it","status":"pending"}]}`)
+	b.until("the plan's steps", `document.querySelectorAll('details.plan li.step').length === 3 && document.querySelector('details.plan li.step[data-status="running"]')?.textContent.includes('write the note')`)
+	b.until("the run to finish", lastRun+`?.dataset.state === 'finished'`)
+	b.shot("plan")
+	b.axe("chat with a plan")
+
+	b.ask(`call write_file {"path":"note.txt","content":"first draft"}`)
+	b.do("the approval dialog", chromedp.WaitVisible(chromedp.CSS(`dialog.approval[open] .schema-form`)))
+	b.until("the form's fields", `document.querySelector('dialog.approval input[name="path"]').value === 'note.txt' && document.querySelector('dialog.approval [name="content"]').value === 'first draft'`)
+	b.shot("approval-form")
+	b.axe("approval form")
+	b.eval(`(() => { const c = document.querySelector('dialog.approval [name="content"]'); c.value = 'edited in the form'; c.dispatchEvent(new Event('input', {bubbles: true})); return '' })()`)
+	b.do("run with the edited arguments", chromedp.Click(chromedp.Search(`//dialog//button[text()="Run with these arguments"]`)))
+	b.until("the run to finish", lastRun+`?.dataset.state === 'finished'`)
+	r := restDo(t, "GET", s.url+"/wunder/workspace/content?user_id=fay&path=note.txt", "", nil)
+	var got struct{ Content string }
+	if err := json.NewDecoder(r.Body).Decode(&got); err != nil || got.Content != "edited in the form" {
+		t.Fatalf("note.txt after the edited approval: %q %v (HTTP %d)", got.Content, err, r.StatusCode)
+	}
+	if strings.Contains(b.eval(`document.body.textContent`), "first draft") && b.eval(`String(!!document.querySelector('dialog.approval'))`) == "true" {
+		t.Error("the dialog is still open")
+	}
+	b.clean()
+}
