@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -128,5 +129,28 @@ func TestConsolePlanAndApprovalForm(t *testing.T) {
 	if strings.Contains(b.eval(`document.body.textContent`), "first draft") && b.eval(`String(!!document.querySelector('dialog.approval'))`) == "true" {
 		t.Error("the dialog is still open")
 	}
+	b.clean()
+}
+
+// A reload while a run streams: the chat opens the same session again and
+// follows the run from its events endpoint, so the answer ends whole and
+// the question shows once.
+func TestConsoleResumeAfterReload(t *testing.T) {
+	s := startServer(t, nil)
+	s.fake.Chunks = 40
+	s.fake.ChunkDelay = 40 * time.Millisecond
+	b := openAnon(t, s, "gus")
+	q := "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega"
+	b.ask(q)
+	b.until("the answer to start", lastRun+`?.querySelector('.text')?.textContent.length > 0`)
+	b.do("reload mid-run", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`textarea[aria-label="Message"]`)))
+	b.until("the run followed to its end", lastRun+`?.dataset.state === 'finished'`)
+	if got := b.eval(lastRun + `.querySelector('.text').textContent`); got != "echo: "+q {
+		t.Fatalf("answer after the reload:\n%q\nwant\n%q", got, "echo: "+q)
+	}
+	if n := b.eval(`String(document.querySelectorAll('.msg.user').length)`); n != "1" {
+		t.Errorf("the question shows %s times; want 1", n)
+	}
+	b.shot("resumed")
 	b.clean()
 }

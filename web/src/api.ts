@@ -29,7 +29,10 @@ export function identity(): Identity | null {
 export function setIdentity(i: Identity | null) {
   ident = i;
   if (i) sessionStorage.setItem(KEY, JSON.stringify(i));
-  else sessionStorage.removeItem(KEY);
+  else {
+    sessionStorage.removeItem(KEY);
+    sessionStorage.removeItem('wunder.session'); // the chat's open session was that user's
+  }
 }
 
 /** ApiError carries the problem document's code and detail. */

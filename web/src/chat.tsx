@@ -28,6 +28,8 @@ interface CatalogEntry {
 }
 type Catalog = Record<string, CatalogEntry[]>;
 
+const SESSION_KEY = 'wunder.session';
+
 const GROUPS = ['builtin_tools', 'mcp_tools', 'a2a_tools', 'skills', 'knowledge_tools', 'user_tools', 'shared_tools'];
 
 export function Chat() {
@@ -56,6 +58,8 @@ export function Chat() {
       .then((r) => setSessions(r.sessions))
       .catch(() => {});
   useEffect(() => {
+    const last = sessionStorage.getItem(SESSION_KEY);
+    if (last) openSession(last, true);
     loadSessions();
     api<typeof models>('GET', '/wunder/models').then(setModels).catch(() => {});
     api<Catalog>('GET', withUser('/wunder/tools'))
@@ -64,10 +68,17 @@ export function Chat() {
     return () => abort.current?.abort();
   }, []);
 
-  const openSession = async (id: string) => {
+  // the open session survives a reload of the tab (sessionStorage)
+  const pickSession = (id: string) => {
+    setSessionId(id);
+    if (id) sessionStorage.setItem(SESSION_KEY, id);
+    else sessionStorage.removeItem(SESSION_KEY);
+  };
+
+  const openSession = async (id: string, resume = false) => {
     if (busy) return;
     setSideOpen(false);
-    setSessionId(id);
+    pickSession(id);
     setRuns([]);
     setErr('');
     if (!id) {
@@ -75,8 +86,26 @@ export function Chat() {
       return;
     }
     try {
-      const r = await api<{ messages: Message[] }>('GET', withUser('/wunder/sessions/' + encodeURIComponent(id)));
-      setHistory(r.messages);
+      const sid = encodeURIComponent(id);
+      const [h, live] = await Promise.all([
+        api<{ messages: Message[] }>('GET', withUser('/wunder/sessions/' + sid)),
+        resume
+          ? api<{ runs: { run_id: string; question: string; state: string }[] }>('GET', withUser(`/wunder/runs?session_id=${sid}&state=queued,running,waiting_input&limit=1`))
+          : Promise.resolve({ runs: [] }),
+      ]);
+      const run = live.runs[0];
+      if (!run) {
+        setHistory(h.messages);
+        return;
+      }
+      // a run still going: its messages so far come again as its events
+      const cut = h.messages.map((m) => m.role === 'user' && m.content === run.question).lastIndexOf(true);
+      setHistory(cut >= 0 ? h.messages.slice(0, cut) : h.messages);
+      const view = newRun(run.question);
+      view.runId = run.run_id;
+      view.sessionId = id;
+      setRuns([view]);
+      follow(view, { runId: run.run_id, afterSeq: 0 });
     } catch (e) {
       setErr((e as Error).message);
     }
@@ -91,19 +120,18 @@ export function Chat() {
     });
   };
 
-  const ask = async (question: string) => {
-    const view = newRun(question);
-    setRuns((rs) => [...rs, view]);
+  // follow streams a run into view (asked now, or resumed after a reload)
+  const follow = async (view: RunView, req: Parameters<typeof streamRun>[0]) => {
     setErr('');
     const ac = new AbortController();
     abort.current = ac;
     try {
       await streamRun(
-        { question, session_id: sessionId || undefined, model_name: model || undefined, tool_names: [...picked], language: l },
+        req,
         (st) => {
           view.runId = st.runId;
           view.sessionId = st.sessionId;
-          if (!sessionId) setSessionId(st.sessionId);
+          if (!sessionId) pickSession(st.sessionId);
         },
         (ev: RunEvent) => {
           setReconnecting(false);
@@ -124,6 +152,12 @@ export function Chat() {
       loadSessions();
       runsEnded.set(runsEnded.get() + 1);
     }
+  };
+
+  const ask = (question: string) => {
+    const view = newRun(question);
+    setRuns((rs) => [...rs, view]);
+    return follow(view, { question, session_id: sessionId || undefined, model_name: model || undefined, tool_names: [...picked], language: l });
   };
 
   const cancel = async () => {
