@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,6 +75,35 @@ func TestConsoleAdminMCP(t *testing.T) {
 	b.do("the admin page", chromedp.Click(chromedp.CSS(`nav a[href="#/admin"]`)), chromedp.WaitVisible(chromedp.CSS(`[role="tablist"]`)))
 	b.until("the models", `!!document.querySelector('tr[data-model="fake"]')`)
 	b.axe("admin, models")
+
+	// An invalid model: the server's own message, with its key path.
+	b.allow("status of 400 (Bad Request) " + s.url + "/wunder/admin/llm")
+	b.allow("status of 409 (Conflict) " + s.url + "/wunder/admin/llm")
+	b.eval(`(() => { const t = document.querySelector('.admin textarea'); const v = JSON.parse(t.value); v.models.fake.provider = 'carrier-pigeon'; t.value = JSON.stringify(v); t.dispatchEvent(new Event('input', {bubbles: true})); return '' })()`)
+	b.do("save the invalid model", chromedp.Click(chromedp.Search(`//section//button[text()="Save"]`)))
+	b.until("the key path of the problem", `[...document.querySelectorAll('.problems code')].some(c => c.textContent.startsWith('llm.models.fake'))`)
+	b.shot("admin-invalid")
+	// Someone else changes the section meanwhile: saving the stale revision is 409, shown, and the page reloads.
+	b.do("reload the section", chromedp.Click(chromedp.Search(`//section//button[text()="Reload"]`)))
+	b.until("the valid text again", `!document.querySelector('.admin textarea').value.includes('carrier-pigeon')`)
+	var cur struct {
+		LLM struct {
+			Default string                    `json:"default"`
+			Models  map[string]map[string]any `json:"models"`
+		} `json:"llm"`
+	}
+	if err := json.NewDecoder(restDo(t, "GET", s.url+"/wunder/admin/llm", "", nil).Body).Decode(&cur); err != nil {
+		t.Fatal(err)
+	}
+	cur.LLM.Models["extra"] = cur.LLM.Models["fake"]
+	cur.LLM.Default = "fake"
+	body, _ := json.Marshal(map[string]any{"llm": cur.LLM})
+	if r := restDo(t, "POST", s.url+"/wunder/admin/llm", string(body), nil); r.StatusCode != 200 {
+		msg, _ := io.ReadAll(r.Body)
+		t.Fatalf("add a model behind the page's back: %d %s", r.StatusCode, msg)
+	}
+	b.do("save the stale revision", chromedp.Click(chromedp.Search(`//section//button[text()="Save"]`)))
+	b.until("the stale notice and the reloaded list", `document.querySelector('.admin [role="alert"]')?.textContent.includes('changed since') && !!document.querySelector('tr[data-model="extra"]')`)
 	b.do("the MCP tab", chromedp.Click(chromedp.CSS(`#tab-mcp`)), chromedp.WaitVisible(chromedp.CSS(`input[name="mcp-name"]`)))
 	b.do("add the server",
 		chromedp.SendKeys(chromedp.CSS(`input[name="mcp-name"]`), "echo"),

@@ -52,6 +52,11 @@ export function Monitor() {
     const id = setInterval(loadPictures, 15000);
     return () => clearInterval(id);
   }, [group]);
+  // a tool seen for the first time (the usage table polls faster): redraw the pictures now
+  const seen = usage?.length ?? 0;
+  useEffect(() => {
+    if (seen) loadPictures();
+  }, [seen]);
   const load = async () => {
     try {
       const [r, u, y] = await Promise.all([

@@ -14,7 +14,7 @@ export interface Problem {
 export function toProblem(e: unknown, s: Strings): Problem {
   if (e instanceof ApiError) {
     if (e.code === 'stale_revision') return { text: s.stale, errors: [] };
-    return { text: `${e.code}: ${e.message}`, errors: e.errors };
+    return { text: e.errors.length ? e.code : `${e.code}: ${e.message}`, errors: e.errors };
   }
   return { text: String((e as Error)?.message ?? e), errors: [] };
 }
