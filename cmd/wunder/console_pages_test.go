@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"image"
+	"image/color"
+	pngenc "image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -62,6 +66,45 @@ func TestConsoleWorkspace(t *testing.T) {
 	b.do("the dark theme", chromedp.Click(chromedp.CSS(`header button[aria-label^="Theme"]`)))
 	b.until("dark", `document.documentElement.dataset.theme === 'dark'`)
 	b.axe("workspace, dark")
+
+	// An image previews as a data: URL (the CSP allows no blob: image).
+	img := filepath.Join(dir, "dot.png")
+	var png bytes.Buffer
+	m := image.NewRGBA(image.Rect(0, 0, 4, 4))
+	m.Set(1, 1, color.RGBA{R: 200, A: 255})
+	if err := pngenc.Encode(&png, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(img, png.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.do("upload an image", chromedp.SetUploadFiles(chromedp.CSS(`input[type="file"]`), []string{img}))
+	b.do("open it", chromedp.WaitVisible(chromedp.CSS(`nav.tree button[data-path="dot.png"]`)), chromedp.Click(chromedp.CSS(`nav.tree button[data-path="dot.png"]`)))
+	b.until("the image", `document.querySelector('img.ws-image')?.src.startsWith('data:image/png') && document.querySelector('img.ws-image').naturalWidth === 4`)
+
+	// A new folder, a move into it, a delete after the in-place confirm.
+	b.do("a new folder", chromedp.SendKeys(chromedp.CSS(`input[aria-label="New folder"]`), "docs"), chromedp.Click(chromedp.Search(`//form[contains(@class,"inline-form")]//button[text()="Create"]`)))
+	b.until("the folder", `!!document.querySelector('nav.tree button[data-path="docs"]')`)
+	b.do("open readme.md", chromedp.Click(chromedp.CSS(`nav.tree button[data-path="readme.md"]`)), chromedp.WaitVisible(chromedp.CSS(`.ws-text .markdown`)))
+	b.eval(`(() => { const i = document.querySelector('input[aria-label="Move or rename to"]'); i.value = 'docs/readme.md'; i.dispatchEvent(new Event('input', {bubbles: true})); return '' })()`)
+	b.do("move it", chromedp.Click(chromedp.Search(`//div[contains(@class,"actions-bar")]//button[text()="Move"]`)))
+	b.do("open the folder", chromedp.WaitVisible(chromedp.CSS(`nav.tree button[data-path="docs"]`)), chromedp.Click(chromedp.CSS(`nav.tree button[data-path="docs"]`)))
+	b.until("the moved file in it", `!!document.querySelector('nav.tree button[data-path="docs/readme.md"]') && !document.querySelector('nav.tree button[data-path="readme.md"]')`)
+	b.do("pick main.go", chromedp.Click(chromedp.CSS(`nav.tree button[data-path="main.go"]`)), chromedp.WaitVisible(chromedp.CSS(`pre.code`)))
+	b.do("delete it", chromedp.Click(chromedp.CSS(`button[aria-label="Delete main.go"]`)), chromedp.Click(chromedp.CSS(`button.confirm-yes`)))
+	b.until("main.go gone", `!document.querySelector('nav.tree button[data-path="main.go"]')`)
+	if r := restDo(t, "GET", s.url+"/wunder/workspace/content?user_id=erin&path=main.go", "", nil); r.StatusCode != 404 {
+		t.Errorf("main.go after the delete: HTTP %d; want 404", r.StatusCode)
+	}
+	if r := restDo(t, "GET", s.url+"/wunder/workspace/content?user_id=erin&path=docs/readme.md", "", nil); r.StatusCode != 200 {
+		t.Errorf("docs/readme.md after the move: HTTP %d; want 200", r.StatusCode)
+	}
+
+	// A phone's width: the page still works and passes axe.
+	b.do("a phone's width", chromedp.EmulateViewport(390, 800))
+	b.until("the tree above the preview", `document.querySelector('nav.tree').getBoundingClientRect().bottom <= document.querySelector('section.preview').getBoundingClientRect().top + 1`)
+	b.shot("workspace-phone")
+	b.axe("workspace, phone")
 	b.clean()
 }
 
@@ -182,5 +225,46 @@ func TestConsoleResumeAfterReload(t *testing.T) {
 		t.Errorf("the question shows %s times; want 1", n)
 	}
 	b.shot("resumed")
+	b.clean()
+}
+
+// Admin: an A2A peer's card fetched (this wunder's own, by URL, then as a
+// configured service); a user account made in the form, a token for it
+// shown once and revoked, the account deleted after the in-place confirm.
+func TestConsoleAdminA2AUsers(t *testing.T) {
+	s := startServer(t, nil)
+	b := openAnon(t, s, "root")
+	b.do("the admin page", chromedp.Click(chromedp.CSS(`nav a[href="#/admin"]`)), chromedp.WaitVisible(chromedp.CSS(`#tab-a2a`)))
+	b.do("the A2A tab", chromedp.Click(chromedp.CSS(`#tab-a2a`)), chromedp.WaitVisible(chromedp.CSS(`#a2a-add-h`)))
+	b.do("the peer's endpoint",
+		chromedp.SendKeys(chromedp.Search(`//form[contains(@class,"add-form")]//label[contains(.,"Name")]/input`), "self"),
+		chromedp.SendKeys(chromedp.CSS(`form.add-form input[type="url"]`), s.url),
+	)
+	b.do("fetch its card", chromedp.Click(chromedp.Search(`//form[contains(@class,"add-form")]//button[text()="Fetch card"]`)))
+	b.until("the card", `!!document.querySelector('.card-view h3') && document.querySelector('.card-view h3').textContent.includes('`+s.url+`')`)
+	b.do("add the service", chromedp.Click(chromedp.Search(`//form[contains(@class,"add-form")]//button[@type="submit"]`)))
+	b.until("the service in the list", `!!document.querySelector('tr[data-service="self"]')`)
+	b.do("fetch the configured service's card", chromedp.Click(chromedp.Search(`//tr[@data-service="self"]//button[text()="Fetch card"]`)))
+	b.until("the card again", `!!document.querySelector('.card-view h3')`)
+	b.shot("admin-a2a")
+	b.axe("admin, a2a")
+
+	b.do("the users tab", chromedp.Click(chromedp.CSS(`#tab-users`)), chromedp.WaitVisible(chromedp.CSS(`#user-add-h`)))
+	b.do("add a user",
+		chromedp.SendKeys(chromedp.Search(`//form[contains(@class,"add-form")]//label[contains(.,"User id")]/input`), "hana"),
+		chromedp.SendKeys(chromedp.CSS(`form.add-form input[type="password"]`), "hana-password-1"),
+		chromedp.Click(chromedp.Search(`//form[contains(@class,"add-form")]//button[@type="submit"]`)),
+	)
+	b.until("the account", `!!document.querySelector('tr[data-user="hana"]')`)
+	b.do("her tokens", chromedp.Click(chromedp.Search(`//tr[@data-user="hana"]//button[text()="Tokens"]`)), chromedp.WaitVisible(chromedp.CSS(`.tokens input`)))
+	b.do("a new token", chromedp.SendKeys(chromedp.CSS(`.tokens input`), "ci"), chromedp.Click(chromedp.Search(`//div[contains(@class,"tokens")]//button[@type="submit"]`)))
+	b.until("the secret, once, and the token listed", `document.querySelector('.tokens code.secret')?.textContent.startsWith('wdr_') && document.querySelector('.tokens ul').textContent.includes('ci')`)
+	b.shot("admin-users")
+	b.axe("admin, users")
+	b.do("revoke it", chromedp.Click(chromedp.Search(`//div[contains(@class,"tokens")]//li[contains(.,"ci")]//button[text()="Revoke"]`)))
+	b.until("no token", `!document.querySelector('.tokens ul').textContent.includes('ci (')`)
+	b.do("delete the account", chromedp.Click(chromedp.CSS(`tr[data-user="hana"] button[aria-label="Delete hana"]`)))
+	b.do("confirm", chromedp.Click(chromedp.CSS(`tr[data-user="hana"] button.confirm-yes`)))
+	b.until("the account gone", `!document.querySelector('tr[data-user="hana"]')`)
 	b.clean()
 }

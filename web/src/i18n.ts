@@ -83,7 +83,7 @@ const en = {
   moveTo: 'Move or rename to',
   move: 'Move',
   moved: 'Moved',
-  confirmDelete: 'Delete',
+  confirmDelete: 'Really delete',
   delete: 'Delete',
   deleted: 'Deleted',
   folderHint: 'Uploads and new folders go into this folder.',

@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import type { Strings } from '../i18n';
+import { ConfirmButton } from '../confirm';
 import { ProblemView, toProblem, type Problem } from './config';
 
 interface MemUser {
@@ -72,9 +73,7 @@ export function Memory({ s }: { s: Strings }) {
             <button type="button" onClick={() => act(() => api('POST', `/wunder/admin/memory/${q(user)}/enabled`, { enabled: !records.enabled }))}>
               {records.enabled ? s.disable : s.enable}
             </button>
-            <button type="button" class="danger" onClick={() => confirm(s.confirmDelete + ' ' + user) && act(() => api('DELETE', '/wunder/admin/memory/' + q(user)))}>
-              {s.deleteAll}
-            </button>
+            <ConfirmButton s={s} label={s.deleteAll} what={user} onConfirm={() => act(() => api('DELETE', '/wunder/admin/memory/' + q(user)))} />
           </div>
           <ul class="plain records">
             {records.records.map((r) => (

@@ -5,6 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import type { Strings } from '../i18n';
+import { ConfirmButton } from '../confirm';
 import { ProblemView, toProblem, type Problem } from './config';
 
 interface Account {
@@ -72,14 +73,7 @@ export function Users({ s }: { s: Strings }) {
                   <button type="button" class="small" onClick={() => act(() => api('PATCH', '/wunder/admin/user_accounts/' + q(u.user_id), { disabled: !u.disabled }))}>
                     {u.disabled ? s.enable : s.disable}
                   </button>{' '}
-                  <button
-                    type="button"
-                    class="small danger"
-                    aria-label={s.delete + ' ' + u.user_id}
-                    onClick={() => confirm(s.confirmDelete + ' ' + u.user_id) && act(() => api('DELETE', '/wunder/admin/user_accounts/' + q(u.user_id)))}
-                  >
-                    {s.delete}
-                  </button>
+                  <ConfirmButton s={s} small label={s.delete} what={u.user_id} onConfirm={() => act(() => api('DELETE', '/wunder/admin/user_accounts/' + q(u.user_id)))} />
                 </td>
               </tr>
             ))}

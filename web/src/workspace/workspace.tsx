@@ -7,6 +7,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, apiBlob, apiForm, saveBlob, withUser, identity } from '../api';
 import { lang, strings, type Strings } from '../i18n';
 import { runsEnded, useSignal } from '../state';
+import { ConfirmButton } from '../confirm';
 import { Markdown } from './markdown';
 import { highlight, isCode, LIMIT } from './highlight';
 
@@ -245,15 +246,7 @@ function Actions({ s, e, onRun, body, onGone }: {
         <input aria-label={s.moveTo} value={dest} onInput={(ev) => setDest((ev.target as HTMLInputElement).value)} />
         <button type="submit">{s.move}</button>
       </form>
-      <button
-        type="button"
-        class="danger"
-        onClick={() => {
-          if (confirm(s.confirmDelete + ' ' + e.path)) onRun(() => api('DELETE', withUser('/wunder/workspace?path=' + q(e.path))).then(onGone), s.deleted);
-        }}
-      >
-        {s.delete}
-      </button>
+      <ConfirmButton s={s} label={s.delete} what={e.path} onConfirm={() => onRun(() => api('DELETE', withUser('/wunder/workspace?path=' + q(e.path))).then(onGone), s.deleted)} />
     </div>
   );
 }
