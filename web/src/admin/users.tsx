@@ -151,7 +151,7 @@ function Tokens({ s, user }: { s: Strings; user: string }) {
         {tokens.map((t) => (
           <li>
             {t.name || t.id} <span class="muted">({t.kind}{t.expires_at ? ' · ' + t.expires_at : ''})</span>{' '}
-            <button type="button" class="small danger" onClick={() => act(() => api('DELETE', '/wunder/auth/tokens/' + q(t.id)))}>
+            <button type="button" class="small danger" onClick={() => act(() => (setSecret(''), api('DELETE', '/wunder/auth/tokens/' + q(t.id))))}>
               {s.revoke}
             </button>
           </li>
