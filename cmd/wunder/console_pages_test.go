@@ -100,6 +100,14 @@ func TestConsoleWorkspace(t *testing.T) {
 		t.Errorf("docs/readme.md after the move: HTTP %d; want 200", r.StatusCode)
 	}
 
+	// A run made elsewhere (the API) writes a file: the open page shows it
+	// without a reload.
+	r := restDo(t, "POST", s.url+"/wunder/runs", `{"user_id":"erin","question":"please write a note","tool_names":["write_file","read_file"]}`, nil)
+	if r.StatusCode != 202 {
+		t.Fatalf("submit a run: %d", r.StatusCode)
+	}
+	b.until("the run's file in the tree", `!!document.querySelector('nav.tree button[data-path="notes.txt"]')`)
+
 	// A phone's width: the page still works and passes axe.
 	b.do("a phone's width", chromedp.EmulateViewport(390, 800))
 	b.until("the tree above the preview", `document.querySelector('nav.tree').getBoundingClientRect().bottom <= document.querySelector('section.preview').getBoundingClientRect().top + 1`)

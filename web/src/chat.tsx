@@ -3,7 +3,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, streamRun, withUser, ApiError, type RunEvent } from './api';
 import { lang, strings, type Strings } from './i18n';
-import { runsEnded, useSignal } from './state';
+import { useSignal } from './state';
 import { apply, newRun, visibleText, type Plan, type RunView, type ToolView } from './run';
 import { ApprovalDialog } from './approval';
 
@@ -150,7 +150,6 @@ export function Chat() {
       setReconnecting(false);
       redraw();
       loadSessions();
-      runsEnded.set(runsEnded.get() + 1);
     }
   };
 

@@ -28,7 +28,7 @@ export function bytes(n: number | undefined): string {
 
 export function SystemView({ s, sys }: { s: Strings; sys: System }) {
   const items: [string, string][] = [
-    [s.cpu, `${sys.cpu?.percent_of_one_core?.toFixed(1) ?? '—'} % · ${sys.cpus} CPUs`],
+    [s.cpu, `${sys.cpu?.percent_of_one_core !== undefined ? sys.cpu.percent_of_one_core.toFixed(1) + ' %' : (sys.cpu?.seconds.toFixed(1) ?? '—') + ' s'} · ${sys.cpus} CPUs`],
     [s.goroutines, String(sys.goroutines)],
     [s.heap, `${bytes(sys.memory.heap_alloc_bytes)} / ${bytes(sys.memory.sys_bytes)}`],
     [s.openStreams, String(sys.open_streams)],

@@ -29,6 +29,3 @@ export function useSignal<T>(s: Signal<T>): T {
   useEffect(() => s.subscribe(setV), [s]);
   return v;
 }
-
-/** runsEnded counts the runs this page saw end: pages showing what a run may change (the workspace) reload on it. */
-export const runsEnded = signal(0);

@@ -2,11 +2,12 @@
 // GET /wunder/workspace/content?depth=, a preview (Markdown rendered as
 // elements, small code highlighted, images as data: URLs, since the CSP
 // allows no blob: images), upload, download, zip, delete, new folder and
-// move. It reloads when the window regains focus and when a run ends.
+// move. It reloads when the window regains focus and when the user's
+// runs (from any client) have ended.
 import { useEffect, useState } from 'preact/hooks';
 import { api, apiBlob, apiForm, saveBlob, withUser, identity } from '../api';
 import { lang, strings, type Strings } from '../i18n';
-import { runsEnded, useSignal } from '../state';
+import { useSignal } from '../state';
 import { ConfirmButton } from '../confirm';
 import { Markdown } from './markdown';
 import { highlight, isCode, LIMIT } from './highlight';
@@ -31,7 +32,6 @@ const q = encodeURIComponent;
 
 export function Workspace() {
   const s = strings(useSignal(lang));
-  const ended = useSignal(runsEnded);
   const [tree, setTree] = useState<Entry[] | null>(null);
   const [truncated, setTruncated] = useState(false);
   const [dir, setDir] = useState(''); // where uploads and new folders go
@@ -54,11 +54,24 @@ export function Workspace() {
   useEffect(() => {
     load();
     addEventListener('focus', load);
-    return () => removeEventListener('focus', load);
+    // a run of this user (from any tab or client) may change files: while the
+    // page is open, look every 5 s at the newest run, and reload when it is
+    // another one or its state moved
+    let seen: string | null = null;
+    const watch = async () => {
+      const r = await api<{ runs: { run_id: string; state: string }[] }>('GET', withUser('/wunder/runs?limit=1')).catch(() => null);
+      if (!r) return;
+      const key = r.runs.length ? r.runs[0].run_id + ' ' + r.runs[0].state : '';
+      if (seen !== null && key !== seen) load();
+      seen = key;
+    };
+    watch();
+    const id = setInterval(watch, 5000);
+    return () => {
+      removeEventListener('focus', load);
+      clearInterval(id);
+    };
   }, []);
-  useEffect(() => {
-    if (ended) load();
-  }, [ended]);
 
   const run = async (what: () => Promise<unknown>, done?: string) => {
     setErr('');
