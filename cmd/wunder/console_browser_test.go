@@ -383,6 +383,8 @@ func TestConsoleLoginApprovalMonitor(t *testing.T) {
 	b.until("the tool usage", `document.querySelector('table.usage')?.textContent.includes('write_file')`)
 	b.until("the heatmap's write_file row with a call this hour", `[...document.querySelectorAll('svg.heatmap rect.cell title')].some(t => t.textContent.startsWith('write_file') && !t.textContent.includes(': 0 '))`)
 	b.until("the system snapshot", `document.querySelectorAll('dl.system dd').length >= 8`)
+	b.eval(`(() => { const s = document.querySelector('#heat-h + label select'); s.value = 'user'; s.dispatchEvent(new Event('change', {bubbles: true})); return '' })()`)
+	b.until("the heatmap by user", `[...document.querySelectorAll('svg.heatmap text')].some(t => t.textContent === 'root')`)
 	b.shot("monitor")
 	b.axe("monitor")
 	b.do("cancel it", chromedp.Click(chromedp.CSS(row+` button`)))

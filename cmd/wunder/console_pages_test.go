@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/wunder/wunder/internal/config"
 )
@@ -155,7 +156,10 @@ func TestConsoleAdminMCP(t *testing.T) {
 	}
 	b.do("save the stale revision", chromedp.Click(chromedp.Search(`//section//button[text()="Save"]`)))
 	b.until("the stale notice and the reloaded list", `document.querySelector('.admin [role="alert"]')?.textContent.includes('changed since') && !!document.querySelector('tr[data-model="extra"]')`)
-	b.do("the MCP tab", chromedp.Click(chromedp.CSS(`#tab-mcp`)), chromedp.WaitVisible(chromedp.CSS(`input[name="mcp-name"]`)))
+	b.do("the MCP tab, by keyboard", chromedp.Focus(chromedp.CSS(`#tab-models`)), chromedp.KeyEvent(kb.ArrowRight), chromedp.WaitVisible(chromedp.CSS(`input[name="mcp-name"]`)))
+	if got := b.eval(`document.activeElement.id`); got != "tab-mcp" {
+		t.Errorf("focus after ArrowRight on the models tab: %q; want tab-mcp", got)
+	}
 	b.do("add the server",
 		chromedp.SendKeys(chromedp.CSS(`input[name="mcp-name"]`), "echo"),
 		chromedp.SendKeys(chromedp.CSS(`input[name="mcp-target"]`), mcpURL),

@@ -26,7 +26,25 @@ export function Admin() {
       <h1>{s.admin}</h1>
       <div class="tabs" role="tablist" aria-label={s.admin}>
         {TABS.map((t) => (
-          <button type="button" role="tab" id={'tab-' + t} aria-selected={t === tab} aria-controls="admin-panel" onClick={() => pick(t)}>
+          <button
+            type="button"
+            role="tab"
+            id={'tab-' + t}
+            aria-selected={t === tab}
+            aria-controls="admin-panel"
+            tabIndex={t === tab ? 0 : -1}
+            onClick={() => pick(t)}
+            onKeyDown={(e) => {
+              // the tabs pattern: arrows move between tabs, Home and End to the ends
+              const i = TABS.indexOf(t);
+              const to = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: TABS.length - 1 }[e.key];
+              if (to === undefined) return;
+              e.preventDefault();
+              const next = TABS[(to + TABS.length) % TABS.length];
+              pick(next);
+              document.getElementById('tab-' + next)?.focus();
+            }}
+          >
             {label[t]}
           </button>
         ))}
