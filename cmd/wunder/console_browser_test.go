@@ -297,6 +297,7 @@ func TestConsoleAnonymousChat(t *testing.T) {
 	b.shot("login-anonymous")
 	b.do("continue as alice",
 		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), "alice"),
+		chromedp.WaitEnabled(chromedp.CSS(`form button[type="submit"]`)), // disabled until /wunder/auth/config answers
 		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`textarea[aria-label="Message"]`)),
 		chromedp.WaitVisible(chromedp.Search(`//label[span[text()="write_file"]]`)),
@@ -349,6 +350,7 @@ func TestConsoleLoginApprovalMonitor(t *testing.T) {
 	b.do("log in",
 		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), "root"),
 		chromedp.SendKeys(chromedp.CSS(`input[type="password"]`), "root-password"),
+		chromedp.WaitEnabled(chromedp.CSS(`form button[type="submit"]`)), // disabled until /wunder/auth/config answers
 		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`textarea[aria-label="Message"]`)),
 	)
@@ -416,6 +418,7 @@ func TestConsoleReconnect(t *testing.T) {
 	b.do("open", chromedp.Navigate(s.url+"/wunder/web/"), chromedp.WaitVisible(chromedp.CSS(`input[name="user_id"]`)))
 	b.do("continue",
 		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), "carol"),
+		chromedp.WaitEnabled(chromedp.CSS(`form button[type="submit"]`)), // disabled until /wunder/auth/config answers
 		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
 	)
 	q := "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty twentyone twentytwo twentythree twentyfour twentyfive twentysix twentyseven twentyeight twentynine thirty"
@@ -441,6 +444,7 @@ func TestConsoleThousandEvents(t *testing.T) {
 	b.do("open", chromedp.Navigate(s.url+"/wunder/web/"), chromedp.WaitVisible(chromedp.CSS(`input[name="user_id"]`)))
 	b.do("continue",
 		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), "dave"),
+		chromedp.WaitEnabled(chromedp.CSS(`form button[type="submit"]`)), // disabled until /wunder/auth/config answers
 		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`textarea[aria-label="Message"]`)),
 	)

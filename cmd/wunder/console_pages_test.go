@@ -32,6 +32,7 @@ func openAnon(t *testing.T, s *server, user string) *browser {
 	b.do("open", chromedp.Navigate(s.url+"/wunder/web/"), chromedp.WaitVisible(chromedp.CSS(`input[name="user_id"]`)))
 	b.do("continue as "+user,
 		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), user),
+		chromedp.WaitEnabled(chromedp.CSS(`form button[type="submit"]`)), // disabled until /wunder/auth/config answers
 		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`textarea[aria-label="Message"]`)),
 	)
@@ -278,5 +279,12 @@ func TestConsoleAdminA2AUsers(t *testing.T) {
 	b.do("delete the account", chromedp.Click(chromedp.CSS(`tr[data-user="hana"] button[aria-label="Delete hana"]`)))
 	b.do("confirm", chromedp.Click(chromedp.CSS(`tr[data-user="hana"] button.confirm-yes`)))
 	b.until("the account gone", `!document.querySelector('tr[data-user="hana"]')`)
+
+	// The admin page and the workspace in Chinese.
+	b.eval(`(() => { const s = document.querySelector('header select'); s.value = 'zh'; s.dispatchEvent(new Event('change', {bubbles: true})); return '' })()`)
+	b.until("the tabs in Chinese", `document.querySelector('#tab-models').textContent === '模型' && document.querySelector('#tab-users').textContent === '用户与令牌'`)
+	b.do("the workspace", chromedp.Click(chromedp.CSS(`nav a[href="#/workspace"]`)), chromedp.WaitVisible(chromedp.CSS(`nav.tree`)))
+	b.until("its buttons in Chinese", `document.querySelector('label.button').textContent.includes('上传文件')`)
+	b.shot("workspace-zh")
 	b.clean()
 }

@@ -157,6 +157,11 @@ const en = {
   byUser: 'By user',
   runRate: 'Runs per hour (24 h)',
   latency: 'p95 run duration per hour',
+  cpus: 'CPUs',
+  max: 'max',
+  streaming: 'Streaming',
+  yes: 'yes',
+  no: 'no',
 };
 
 const zh: typeof en = {
@@ -312,6 +317,11 @@ const zh: typeof en = {
   byUser: '按用户',
   runRate: '每小时任务数（24 小时）',
   latency: '每小时任务 p95 耗时',
+  cpus: '个 CPU',
+  max: '最大',
+  streaming: '流式',
+  yes: '是',
+  no: '否',
 };
 
 export type Strings = typeof en;

@@ -188,8 +188,8 @@ export function Monitor() {
       </section>
       {day && (
         <div class="charts">
-          <Bars label={s.runRate} values={perHour(day).count} unit="" />
-          <Bars label={s.latency} values={perHour(day).p95} unit={s.ms} />
+          <Bars s={s} label={s.runRate} values={perHour(day).count} unit="" />
+          <Bars s={s} label={s.latency} values={perHour(day).p95} unit={s.ms} />
         </div>
       )}
     </div>

@@ -28,7 +28,7 @@ export function bytes(n: number | undefined): string {
 
 export function SystemView({ s, sys }: { s: Strings; sys: System }) {
   const items: [string, string][] = [
-    [s.cpu, `${sys.cpu?.percent_of_one_core !== undefined ? sys.cpu.percent_of_one_core.toFixed(1) + ' %' : (sys.cpu?.seconds.toFixed(1) ?? '—') + ' s'} · ${sys.cpus} CPUs`],
+    [s.cpu, `${sys.cpu?.percent_of_one_core !== undefined ? sys.cpu.percent_of_one_core.toFixed(1) + ' %' : (sys.cpu?.seconds.toFixed(1) ?? '—') + ' s'} · ${sys.cpus} ${s.cpus}`],
     [s.goroutines, String(sys.goroutines)],
     [s.heap, `${bytes(sys.memory.heap_alloc_bytes)} / ${bytes(sys.memory.sys_bytes)}`],
     [s.openStreams, String(sys.open_streams)],
@@ -112,14 +112,14 @@ export interface RunPoint {
 }
 
 /** Bars draws one value per hour of the last 24 as bars, labelled for screen readers. */
-export function Bars({ label, values, unit }: { label: string; values: number[]; unit: string }) {
+export function Bars({ s, label, values, unit }: { s: Strings; label: string; values: number[]; unit: string }) {
   const max = Math.max(1, ...values);
   const w = 24 * 14;
   const h = 80;
   return (
     <figure class="chart">
       <figcaption>
-        {label} <span class="muted">(max {Math.round(max)} {unit})</span>
+        {label} <span class="muted">({s.max} {Math.round(max)} {unit})</span>
       </figcaption>
       <svg viewBox={`0 0 ${w} ${h}`} width={w} height={h} role="img" aria-label={`${label}: ${values.map((v) => Math.round(v)).join(', ')}`}>
         <line x1={0} y1={h - 0.5} x2={w} y2={h - 0.5} class="axis-line" />

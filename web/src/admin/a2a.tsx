@@ -80,7 +80,7 @@ export function A2A({ s }: { s: Strings }) {
           </h3>
           <p>{card.summary.description}</p>
           <p class="muted">
-            {s.skills}: {card.summary.skills?.length ?? 0} · streaming: {String(card.summary.streaming)}
+            {s.skills}: {card.summary.skills?.length ?? 0} · {s.streaming}: {card.summary.streaming ? s.yes : s.no}
           </p>
           <details>
             <summary>{s.card}</summary>
