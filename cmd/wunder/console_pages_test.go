@@ -223,7 +223,7 @@ func TestConsolePlanAndApprovalForm(t *testing.T) {
 // the question shows once.
 func TestConsoleResumeAfterReload(t *testing.T) {
 	s := startServer(t, nil)
-	s.fake.Chunks = 40
+	s.fake.Chunks = 80 // about 3 s: the reload lands well inside the run
 	s.fake.ChunkDelay = 40 * time.Millisecond
 	b := openAnon(t, s, "gus")
 	q := "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon phi chi psi omega"
