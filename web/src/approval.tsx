@@ -102,12 +102,12 @@ function Dialog({ s, run, schemaOf, onError, a }: Props & { a: Approval }) {
           type="button"
           class="ghost small"
           onClick={() => {
-            if (!asJSON) {
-              try {
-                setArgs(JSON.stringify(fromForm(schema, base, vals, s), null, 2));
-              } catch {
-                /* keep the last JSON */
-              }
+            // carry the edits over in both directions
+            try {
+              if (!asJSON) setArgs(JSON.stringify(fromForm(schema, base, vals, s), null, 2));
+              else setVals(toForm(schema, JSON.parse(args)));
+            } catch {
+              /* keep what the other view had */
             }
             setAsJSON(!asJSON);
           }}
