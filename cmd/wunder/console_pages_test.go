@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/json"
 	"image"
@@ -9,10 +10,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -69,6 +72,30 @@ func TestConsoleWorkspace(t *testing.T) {
 	b.until("dark", `document.documentElement.dataset.theme === 'dark'`)
 	b.axe("workspace, dark")
 
+	// Download and zip: fetched with the credential in a header, handed to
+	// the browser as files.
+	dl := t.TempDir()
+	if _, err := chromedp.CallBrowser(b.ctx, cdpbrowser.SetDownloadBehavior, cdpbrowser.SetDownloadBehaviorParams{Behavior: cdpbrowser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dl}); err != nil {
+		t.Fatal(err)
+	}
+	b.do("download main.go", chromedp.Click(chromedp.Search(`//div[contains(@class,"actions-bar")]//button[text()="Download"]`)))
+	if got := string(waitFile(t, b, filepath.Join(dl, "main.go"))); !strings.Contains(got, "func main()") {
+		t.Errorf("downloaded main.go: %q", got)
+	}
+	b.do("zip the workspace", chromedp.Click(chromedp.Search(`//div[contains(@class,"row")]//button[text()="Download as zip"]`)))
+	zipped := waitFile(t, b, filepath.Join(dl, "workspace.zip"))
+	z, err := zip.NewReader(bytes.NewReader(zipped), int64(len(zipped)))
+	if err != nil {
+		t.Fatalf("workspace.zip: %v", err)
+	}
+	var names []string
+	for _, f := range z.File {
+		names = append(names, f.Name)
+	}
+	if !slices.Contains(names, "readme.md") || !slices.Contains(names, "main.go") {
+		t.Errorf("workspace.zip holds %v; want readme.md and main.go", names)
+	}
+
 	// An image previews as a data: URL (the CSP allows no blob: image).
 	img := filepath.Join(dir, "dot.png")
 	var png bytes.Buffer
@@ -116,6 +143,25 @@ func TestConsoleWorkspace(t *testing.T) {
 	b.shot("workspace-phone")
 	b.axe("workspace, phone")
 	b.clean()
+}
+
+// waitFile waits, under the test's deadline, for a download to be
+// complete (chromium writes name.crdownload and renames it) and reads it.
+func waitFile(t *testing.T, b *browser, path string) []byte {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if data, err := os.ReadFile(path); err == nil {
+			return data
+		}
+		select {
+		case <-b.ctx.Done():
+			b.shot("failed")
+			t.Fatalf("waiting for the download %s: %v", filepath.Base(path), b.ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
 
 // Admin: an MCP server added in the MCP tab (an in-process go-sdk server
