@@ -26,7 +26,8 @@ type Store interface {
 	// of sessions and runs, most recently active first.
 	ListUserStats(ctx context.Context, page Page) ([]UserStats, error)
 	// DeleteUserData removes every session of the user as DeleteSession
-	// does, and the user's tool logs.
+	// does, the user's tool logs and, in a store that keeps memory
+	// ([MemoryStore]), the user's memory records, tasks and switch.
 	DeleteUserData(ctx context.Context, userID string) error
 
 	// AppendMessages adds messages to the end of a session's history.
