@@ -29,20 +29,22 @@ func (o *Orchestrator) execute(lr *liveRun) (out outcome) {
 			out = outcome{stop: StopError, state: RunFailed, usage: l.usage, errMsg: "internal error"}
 		}
 	}()
-	now := o.opts.Now()
-	r := lr.update(func(r *Run) {
-		if r.State == RunQueued {
-			r.State = RunRunning
+	if !lr.startStored { // Start stored it running already
+		now := o.opts.Now()
+		r := lr.update(func(r *Run) {
+			if r.State == RunQueued {
+				r.State = RunRunning
+			}
+			r.StartedAt = &now
+		})
+		err := o.retry(lr.ctx, "store the run's start", func(ctx context.Context) error { return o.store.UpdateRun(ctx, &r) })
+		switch {
+		case errors.Is(err, ErrConflict):
+			lr.markLost()
+		case err != nil && lr.ctx.Err() == nil:
+			// The run goes on: its end is stored over this state.
+			o.log.Warn("run start not stored", "run_id", lr.id, "err", err)
 		}
-		r.StartedAt = &now
-	})
-	err := o.retry(lr.ctx, "store the run's start", func(ctx context.Context) error { return o.store.UpdateRun(ctx, &r) })
-	switch {
-	case errors.Is(err, ErrConflict):
-		lr.markLost()
-	case err != nil && lr.ctx.Err() == nil:
-		// The run goes on: its end is stored over this state.
-		o.log.Warn("run start not stored", "run_id", lr.id, "err", err)
 	}
 	switch {
 	case lr.decided:
