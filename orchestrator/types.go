@@ -130,7 +130,11 @@ type Message struct {
 	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID       string     `json:"tool_call_id,omitempty"`
 	// Name is the tool's canonical name on a tool message.
-	Name      string    `json:"name,omitempty"`
+	Name string `json:"name,omitempty"`
+	// Attachments came with a user's question (converted: text and
+	// Markdown, images as data URLs). In a [ModelRequest] only images the
+	// model can see remain: the rest is in Content (see withAttachments).
+	Attachments []Attachment `json:"attachments,omitempty"`
 	RunID     string    `json:"run_id,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }

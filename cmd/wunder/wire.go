@@ -78,7 +78,7 @@ func newModels(cfg *config.Config) (*llm.Registry, error) {
 			Name: name, ToolCallMode: m.ToolCallMode, MaxRounds: m.MaxRounds, MaxOutput: m.MaxOutput,
 			Temperature: m.Temperature, Stop: m.Stop, Stream: m.Stream,
 			MaxContext: m.MaxContext, CompactionRatio: m.HistoryCompactionRatio,
-			CompactionReset: m.HistoryCompactionReset, ModelID: m.Model,
+			CompactionReset: m.HistoryCompactionReset, ModelID: m.Model, SupportVision: m.SupportVision,
 		}}
 	}
 	// Fallbacks wrap a model in a failover over the plain clients, sharing
