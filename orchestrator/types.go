@@ -135,8 +135,8 @@ type Message struct {
 	// Markdown, images as data URLs). In a [ModelRequest] only images the
 	// model can see remain: the rest is in Content (see withAttachments).
 	Attachments []Attachment `json:"attachments,omitempty"`
-	RunID     string    `json:"run_id,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
+	RunID       string       `json:"run_id,omitempty"`
+	CreatedAt   time.Time    `json:"created_at"`
 }
 
 // ToolCall is a model's request to call a tool. Name is canonical (with @)
