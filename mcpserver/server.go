@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -70,8 +71,11 @@ type Options struct {
 	// an IDE sees wunder as one aggregated MCP endpoint; nil = wunder@run
 	// only.
 	Catalog Catalog
-	Version string
-	Logger  *slog.Logger
+	// Attachments converts the attachments argument of wunder@run as
+	// POST /wunder converts its attachments; nil = doc2md's default limits.
+	Attachments *doc2md.Converter
+	Version     string
+	Logger      *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
