@@ -32,6 +32,16 @@ func (s *Server) attachmentRoutes() {
 	}
 }
 
+// AttachmentRoutes gives the exact paths of front-ends mounted on the
+// gateway whose requests carry attachments (/a2a, /wunder/mcp, the
+// Connect Run) the body limit of the attachment routes,
+// Options.AttachmentBodyBytes. Call it before Handler.
+func (s *Server) AttachmentRoutes(paths ...string) {
+	for _, p := range paths {
+		s.routeBodyLimit(p, s.opts.AttachmentBodyBytes)
+	}
+}
+
 // converter is Options.Attachments, or one with the default limits.
 func (s *Server) converter() *doc2md.Converter {
 	if s.opts.Attachments != nil {
