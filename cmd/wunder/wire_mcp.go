@@ -13,6 +13,7 @@ import (
 	"github.com/wunder/wunder/adapters/mcptools"
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/mcpserver"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
@@ -90,15 +91,16 @@ func mountMCP(a *app, p *mcpParts) {
 	if p == nil || !a.cfg.MCP.Server.Enabled {
 		return
 	}
-	p.handler = newMCPHandler(a.cfg, a.orch, p.set, a.gw.Authenticator(), a.log)
+	p.handler = newMCPHandler(a.cfg, a.orch, p.set, a.gw.Authenticator(), a.attach, a.log)
 	for _, path := range p.handler.Paths() {
 		a.gw.MountOpen(path, p.handler) // it checks the key itself, answering in MCP's shape
 	}
 }
 
-func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcptools.Set, authn *gateway.Authenticator, log *slog.Logger) *mcpserver.Handler {
+func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcptools.Set, authn *gateway.Authenticator,
+	attach *doc2md.Converter, log *slog.Logger) *mcpserver.Handler {
 	opts := &mcpserver.Options{
-		Stateless: cfg.MCP.Server.Stateless, UserID: cfg.MCP.Server.UserID, PublicURL: cfg.Server.PublicURL,
+		Stateless: cfg.MCP.Server.Stateless, UserID: cfg.MCP.Server.UserID, PublicURL: cfg.Server.PublicURL, Attachments: attach,
 		Version: version, Logger: log.With("component", "mcpserver"),
 	}
 	if cfg.Auth.JWT.JWKSURL != "" {
