@@ -75,7 +75,7 @@ type Options struct {
 	PDFToText string
 }
 
-// Defaults returns o with every zero field set to its default.
+// withDefaults returns o with every zero field set to its default.
 func (o Options) withDefaults() Options {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = 10 << 20

@@ -4,16 +4,12 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
 )
-
-// errUnzipLimit ends a read of an office file past Options.MaxUnzipBytes.
-var errUnzipLimit = errors.New("unzip limit")
 
 // officeZip reads the entries of an office file, all of them together
 // bounded by a budget (a ZIP bomb runs out of it).
