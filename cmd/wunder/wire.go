@@ -244,7 +244,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	}
 	gw := gateway.New(orch, &gateway.Options{
 		APIKey: cfg.Security.APIKey, MaxBodyBytes: cfg.Server.MaxBodyBytes, Heartbeat: cfg.Server.SSEHeartbeat(),
-		Attachments: attach, AttachmentBodyBytes: cfg.Attachments.MaxRequestBytes, // wire_attachments.go
+		Attachments: attach, AttachmentBodyBytes: cfg.AttachmentBodyBytes(), // wire_attachments.go
 		RateLimit:        limit,
 		Auth:             gateway.AuthOptions{Accounts: store, AllowRegister: cfg.Auth.AllowRegister, TokenTTL: cfg.Auth.TokenTTL(), Verifier: jwt},
 		CORS:             corsOptions(cfg),

@@ -71,7 +71,7 @@ func mountA2A(a *app, tools *a2atools.Set) {
 		Identify:    a2aUser,
 		DefaultUser: cfg.Server.UserID, ToolNames: cfg.Server.ToolNames, ModelName: cfg.Server.Model,
 		ToolActivity: cfg.Server.ToolActivity,
-		Heartbeat:    a.cfg.Server.SSEHeartbeat(), MaxBodyBytes: a.cfg.Attachments.MaxRequestBytes, // file parts
+		Heartbeat:    a.cfg.Server.SSEHeartbeat(), MaxBodyBytes: a.cfg.AttachmentBodyBytes(), // file parts
 		Attachments: a.attach, // wire_attachments.go
 		Logger:      a.log.With("frontend", "a2a"),
 	}

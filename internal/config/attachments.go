@@ -16,7 +16,8 @@ type Attachments struct {
 	MaxTotalBytes int64 `yaml:"max_total_bytes"`
 	// MaxRequestBytes is the body limit of the routes that carry
 	// attachments (POST /wunder, /wunder/runs, the convert routes, /a2a,
-	// /wunder/mcp and the Connect Run), instead of server.max_body_bytes.
+	// /wunder/mcp and the Connect Run), instead of server.max_body_bytes;
+	// the larger of the two applies ([Config.AttachmentBodyBytes]).
 	// Default 32 MiB.
 	MaxRequestBytes int64 `yaml:"max_request_bytes"`
 	// MaxPDFPages: pages of a PDF converted; the rest is left out with a
@@ -35,6 +36,13 @@ func attachmentsDefaults() Attachments {
 		MaxPDFPages: 100, MaxChars: 200000, TimeoutSeconds: 30}
 }
 
+// AttachmentBodyBytes is the body limit of the routes that carry
+// attachments: attachments.max_request_bytes, or server.max_body_bytes
+// when that is larger.
+func (c *Config) AttachmentBodyBytes() int64 {
+	return max(c.Attachments.MaxRequestBytes, c.Server.MaxBodyBytes)
+}
+
 // Timeout is timeout_s as a duration.
 func (a Attachments) Timeout() time.Duration { return seconds(a.TimeoutSeconds) }
 
@@ -45,7 +53,7 @@ func (c *Config) validateAttachments(v checker) {
 	if atLeast(v, "attachments.max_total_bytes", a.MaxTotalBytes, 1) && a.MaxTotalBytes < a.MaxBytes {
 		v.fail("attachments.max_total_bytes", "must be at least attachments.max_bytes (%d), got %d", a.MaxBytes, a.MaxTotalBytes)
 	}
-	atLeast(v, "attachments.max_request_bytes", a.MaxRequestBytes, c.Server.MaxBodyBytes)
+	atLeast(v, "attachments.max_request_bytes", a.MaxRequestBytes, 1)
 	v.between("attachments.max_pdf_pages", a.MaxPDFPages, 1, 100000)
 	atLeast(v, "attachments.max_chars", a.MaxChars, 100)
 	atLeast(v, "attachments.timeout_s", a.TimeoutSeconds, 1)
