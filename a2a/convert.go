@@ -113,7 +113,7 @@ func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run
 			role = w.RoleAgent
 		}
 		t.History = append(t.History, w.Message{MessageID: r.ID + "-" + strconv.Itoa(i), TaskID: r.ID, ContextID: r.SessionID,
-			Role: role, Parts: []w.Part{w.TextPart(m.Content)}})
+			Role: role, Parts: append([]w.Part{w.TextPart(m.Content)}, attachmentParts(m.Attachments)...)})
 	}
 	if historyLength != nil && len(t.History) > *historyLength {
 		t.History = t.History[len(t.History)-*historyLength:]
