@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -68,5 +69,27 @@ func TestRunAttachments(t *testing.T) {
 	}
 	if n := len(e.model.Requests()); n != calls {
 		t.Errorf("a refused call reached the model (%d requests, want %d)", n, calls)
+	}
+}
+
+// MaxBodyBytes bounds a request to /wunder/mcp: a call over it is
+// refused, one under it goes through.
+func TestRunBodyLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, mcpserver.Options{MaxBodyBytes: 64 << 10}, orchestratortest.Turn{Content: "ok"})
+	cs := connect(t, e.url+"/wunder/mcp", nil, nil)
+	call := func(n int) error {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wunder__run", Arguments: map[string]any{
+			"task": "read", "attachments": []map[string]string{{"type": "text", "name": "n.txt", "content": strings.Repeat("a", n)}}}})
+		if err == nil && res.IsError {
+			return errors.New(res.Content[0].(*mcp.TextContent).Text)
+		}
+		return err
+	}
+	if err := call(32 << 10); err != nil {
+		t.Fatalf("32 KiB under a 64 KiB limit: %v", err)
+	}
+	if err := call(80 << 10); err == nil {
+		t.Fatal("80 KiB over a 64 KiB limit was accepted")
 	}
 }

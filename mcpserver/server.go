@@ -71,6 +71,9 @@ type Options struct {
 	// an IDE sees wunder as one aggregated MCP endpoint; nil = wunder@run
 	// only.
 	Catalog Catalog
+	// MaxBodyBytes caps a request to /wunder/mcp (wunder@run's attachments
+	// need room: attachments.max_request_bytes). Default: go-sdk's, 4 MiB.
+	MaxBodyBytes int64
 	// Attachments converts the attachments argument of wunder@run as
 	// POST /wunder converts its attachments; nil = doc2md's default limits.
 	Attachments *doc2md.Converter
@@ -120,7 +123,7 @@ func New(b Backend, opts *Options) *Handler {
 	h := &Handler{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), proxies: map[*proxy]bool{}, routes: map[string]http.Handler{}}
 	h.server = h.newServer()
 	var main http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
-		&mcp.StreamableHTTPOptions{Stateless: h.opts.Stateless, Logger: h.opts.Logger})
+		&mcp.StreamableHTTPOptions{Stateless: h.opts.Stateless, Logger: h.opts.Logger, MaxRequestBodyBytes: h.opts.MaxBodyBytes})
 	h.paths = []string{"/wunder/mcp"}
 	h.mux.Handle("/wunder/mcp", h.auth(main))
 	if o.Upstreams != nil {

@@ -101,7 +101,8 @@ func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcp
 	attach *doc2md.Converter, log *slog.Logger) *mcpserver.Handler {
 	opts := &mcpserver.Options{
 		Stateless: cfg.MCP.Server.Stateless, UserID: cfg.MCP.Server.UserID, PublicURL: cfg.Server.PublicURL, Attachments: attach,
-		Version: version, Logger: log.With("component", "mcpserver"),
+		MaxBodyBytes: cfg.AttachmentBodyBytes(), // wunder@run's attachments
+		Version:      version, Logger: log.With("component", "mcpserver"),
 	}
 	if cfg.Auth.JWT.JWKSURL != "" {
 		opts.AuthorizationServers = []string{cfg.Auth.JWT.Issuer}
