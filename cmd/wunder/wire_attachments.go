@@ -53,6 +53,7 @@ func (r sandboxRunner) Run(ctx context.Context, dir string, args []string, stdou
 // attachments.max_request_bytes as their body limit.
 var attachmentPaths = []string{
 	"/a2a", "/a2a/", a2a.DefaultRESTPath + "/message:send", a2a.DefaultRESTPath + "/message:stream",
+	a2a.GRPCServicePath + "SendMessage", a2a.GRPCServicePath + "SendStreamingMessage",
 	"/wunder/mcp",
 	wunderv1connect.RunServiceRunProcedure, wunderv1connect.RunServiceSubmitProcedure,
 }
