@@ -225,3 +225,14 @@ func TestPrepare(t *testing.T) {
 		}
 	}
 }
+
+// A CSV whose first row is very wide and the rest short must not be
+// padded into a table many times its size.
+func TestWideTableIsBounded(t *testing.T) {
+	t.Parallel()
+	data := strings.Repeat(",", 200000) + "\n" + strings.Repeat("a\n", 500_000)
+	md := convert(t, doc2md.New(&doc2md.Options{MaxChars: 1000}), "w.csv", []byte(data))
+	if !strings.Contains(md, "[clipped: the document has") {
+		t.Errorf("not clipped: %d characters", len(md))
+	}
+}

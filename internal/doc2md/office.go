@@ -238,8 +238,14 @@ func headingLevel(style string) int {
 	return 0
 }
 
+// maxTableBytes bounds one rendered table: short rows padded to the
+// widest one could otherwise multiply a small input many times over (the
+// Markdown is clipped at MaxChars afterwards anyway).
+const maxTableBytes = 4 << 20
+
 // markdownTable renders rows (the first is the header) as a Markdown
-// table; cells have their pipes escaped and line breaks flattened.
+// table; cells have their pipes escaped and line breaks flattened. A
+// table over maxTableBytes ends with a row saying it was cut.
 func markdownTable(rows [][]string) string {
 	width := 0
 	for _, r := range rows {
@@ -263,7 +269,11 @@ func markdownTable(rows [][]string) string {
 	}
 	line(rows[0])
 	sb.WriteString("|" + strings.Repeat(" --- |", width) + "\n")
-	for _, r := range rows[1:] {
+	for i, r := range rows[1:] {
+		if sb.Len() > maxTableBytes {
+			fmt.Fprintf(&sb, "| [table cut: %d more rows] |\n", len(rows)-1-i)
+			break
+		}
 		line(r)
 	}
 	return sb.String()
