@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"strings"
@@ -234,5 +235,22 @@ func TestWideTableIsBounded(t *testing.T) {
 	md := convert(t, doc2md.New(&doc2md.Options{MaxChars: 1000}), "w.csv", []byte(data))
 	if !strings.Contains(md, "[clipped: the document has") {
 		t.Errorf("not clipped: %d characters", len(md))
+	}
+}
+
+// Many tables, each padding a wide header row over short rows, stay
+// within the output bound too.
+func TestManyTablesAreBounded(t *testing.T) {
+	t.Parallel()
+	var tbl strings.Builder
+	tbl.WriteString("<table><tr>" + strings.Repeat("<td>h</td>", 2000) + "</tr>" + strings.Repeat("<tr><td>a</td></tr>", 2000) + "</table>")
+	data := strings.Repeat(tbl.String(), 100) // 100 tables of 16 MB each, padded
+	md := convert(t, doc2md.New(&doc2md.Options{MaxChars: 1000, MaxBytes: 10 << 20}), "t.html", []byte(data))
+	var n int
+	if _, err := fmt.Sscanf(md[strings.Index(md, "[clipped:"):], "[clipped: the document has %d characters", &n); err != nil {
+		t.Fatalf("no clip note: %v", err)
+	}
+	if n > 24<<20 {
+		t.Errorf("the Markdown grew to %d characters before the clip; want it bounded near 16 MiB", n)
 	}
 }

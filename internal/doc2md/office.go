@@ -94,6 +94,9 @@ func (c *Converter) pptx(name string, data []byte) (string, error) {
 	sort.Ints(nums)
 	var sb strings.Builder
 	for _, n := range nums {
+		if sb.Len() > maxOutputBytes {
+			break
+		}
 		b, err := z.read(fmt.Sprintf("ppt/slides/slide%d.xml", n))
 		if err != nil {
 			return "", err
@@ -153,7 +156,7 @@ func wordML(data []byte) (string, error) {
 		}
 		heading, list = 0, false
 	}
-	for {
+	for out.Len() <= maxOutputBytes {
 		tok, err := dec.Token()
 		if err == io.EOF {
 			break
@@ -243,6 +246,13 @@ func headingLevel(style string) int {
 // Markdown is clipped at MaxChars afterwards anyway).
 const maxTableBytes = 4 << 20
 
+// maxOutputBytes bounds the Markdown of one document before it is clipped
+// at MaxChars: a converter stops adding to it once it is over.
+const maxOutputBytes = 16 << 20
+
+// cellEscaper escapes a table cell's pipes and flattens its line breaks.
+var cellEscaper = strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ")
+
 // markdownTable renders rows (the first is the header) as a Markdown
 // table; cells have their pipes escaped and line breaks flattened. A
 // table over maxTableBytes ends with a row saying it was cut.
@@ -262,7 +272,7 @@ func markdownTable(rows [][]string) string {
 			if i < len(r) {
 				cell = r[i]
 			}
-			cell = strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ").Replace(strings.TrimSpace(cell))
+			cell = cellEscaper.Replace(strings.TrimSpace(cell))
 			sb.WriteString(" " + cell + " |")
 		}
 		sb.WriteString("\n")

@@ -60,6 +60,9 @@ func (w *htmlWriter) block(n *html.Node) {
 }
 
 func (w *htmlWriter) node(n *html.Node) {
+	if w.sb.Len() > maxOutputBytes {
+		return
+	}
 	switch n.Type {
 	case html.TextNode:
 		w.sb.WriteString(collapseSpace(n.Data))
