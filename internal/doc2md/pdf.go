@@ -64,7 +64,8 @@ var ErrNoPDFToText = errors.New("this server cannot read PDF: pdftotext (Debian 
 // pdf runs pdftotext -layout on the first MaxPDFPages pages; pages are
 // separated by a horizontal rule.
 func (c *Converter) pdf(ctx context.Context, name string, data []byte) (string, error) {
-	if _, err := exec.LookPath(c.opts.PDFToText); err != nil {
+	bin, err := exec.LookPath(c.opts.PDFToText)
+	if err != nil {
 		return "", errorf(name, Unsupported, "%v", ErrNoPDFToText)
 	}
 	dir, err := os.MkdirTemp("", "wunder-doc2md-")
@@ -82,7 +83,9 @@ func (c *Converter) pdf(ctx context.Context, name string, data []byte) (string, 
 	defer cancel()
 	out := &capWriter{n: 4*c.opts.MaxChars + 4096}
 	errOut := &capWriter{n: 2048}
-	args := []string{c.opts.PDFToText, "-layout", "-enc", "UTF-8", "-l", strconv.Itoa(c.opts.MaxPDFPages), "in.pdf", "-"}
+	// The absolute path: a sandbox shows the system directories at their
+	// own paths, but its PATH may not be the server's.
+	args := []string{bin, "-layout", "-enc", "UTF-8", "-l", strconv.Itoa(c.opts.MaxPDFPages), "in.pdf", "-"}
 	err = c.opts.Runner.Run(ctx, dir, args, out, errOut)
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
