@@ -69,26 +69,3 @@ func (h *Handler) splitParts(ctx context.Context, parts []w.Part) (string, []orc
 }
 
 var defaultConverter = doc2md.New(nil)
-
-// attachmentParts are a stored question's attachments as file parts of
-// the task's history: a document as its Markdown (text/markdown), a text
-// as text/plain, an image as its bytes.
-func attachmentParts(as []orchestrator.Attachment) []w.Part {
-	var out []w.Part
-	for _, a := range as {
-		p := w.Part{Kind: "file", Filename: a.Name, MediaType: "text/markdown", Raw: []byte(a.Content)}
-		switch a.Type {
-		case orchestrator.AttachmentText:
-			p.MediaType = "text/plain"
-		case orchestrator.AttachmentImage:
-			_, b64, ok := strings.Cut(a.Content, ";base64,")
-			raw, err := base64.StdEncoding.DecodeString(b64)
-			if !ok || err != nil {
-				continue // the core stores images as base64 data URLs only
-			}
-			p.MediaType, p.Raw = a.MimeType, raw
-		}
-		out = append(out, p)
-	}
-	return out
-}

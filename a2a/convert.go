@@ -76,8 +76,13 @@ func answerArtifact(answer string) w.Artifact {
 	return w.Artifact{ArtifactID: answerArtifactID, Name: "answer", Parts: []w.Part{w.TextPart(answer)}}
 }
 
-// taskOf builds the task of a run; history holds the run's messages
-// (historyLength: nil = all, 0 = none, n = the last n).
+// taskOf builds the task of a run. Its history is the request and, once
+// the run finished, its answer (historyLength: nil = both, 0 = none, n =
+// the last n): both are in the run, so building a task reads no message
+// of its session — whose history grows with every run, and which a
+// blocking send would otherwise read back for every answer. The messages
+// in between (tool calls and their results) are the run's work, which its
+// events and the session's history tell.
 func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run, historyLength *int, artifacts bool) (*w.Task, error) {
 	t := &w.Task{ID: r.ID, ContextID: r.SessionID, Status: statusOf(r)}
 	if r.State == orchestrator.RunRunning || r.State == orchestrator.RunWaitingInput {
@@ -100,20 +105,13 @@ func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run
 	if historyLength != nil && *historyLength == 0 {
 		return t, nil
 	}
-	msgs, err := h.b.History(ctx, userID, r.SessionID, 0)
-	if err != nil {
-		return nil, err
+	if r.Question != "" {
+		t.History = append(t.History, w.Message{MessageID: r.ID + "-request", TaskID: r.ID, ContextID: r.SessionID,
+			Role: w.RoleUser, Parts: []w.Part{w.TextPart(r.Question)}})
 	}
-	for i, m := range msgs {
-		if m.RunID != r.ID || m.Content == "" || (m.Role != orchestrator.RoleUser && m.Role != orchestrator.RoleAssistant) || len(m.ToolCalls) > 0 {
-			continue
-		}
-		role := w.RoleUser
-		if m.Role == orchestrator.RoleAssistant {
-			role = w.RoleAgent
-		}
-		t.History = append(t.History, w.Message{MessageID: r.ID + "-" + strconv.Itoa(i), TaskID: r.ID, ContextID: r.SessionID,
-			Role: role, Parts: append([]w.Part{w.TextPart(m.Content)}, attachmentParts(m.Attachments)...)})
+	if r.State == orchestrator.RunFinished && r.Answer != "" {
+		t.History = append(t.History, w.Message{MessageID: r.ID + "-answer", TaskID: r.ID, ContextID: r.SessionID,
+			Role: w.RoleAgent, Parts: []w.Part{w.TextPart(r.Answer)}})
 	}
 	if historyLength != nil && len(t.History) > *historyLength {
 		t.History = t.History[len(t.History)-*historyLength:]

@@ -36,10 +36,6 @@ func (b refusing) ListRuns(context.Context, orchestrator.RunFilter) ([]*orchestr
 	return nil, b.err
 }
 
-func (b refusing) History(context.Context, string, string, int) ([]orchestrator.Message, error) {
-	return nil, b.err
-}
-
 func (b refusing) Approvals(context.Context, string, string) ([]*orchestrator.Approval, error) {
 	return nil, b.err
 }

@@ -24,7 +24,6 @@ type Backend interface {
 	Cancel(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
 	GetRun(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
 	ListRuns(ctx context.Context, f orchestrator.RunFilter) ([]*orchestrator.Run, error)
-	History(ctx context.Context, userID, sessionID string, limit int) ([]orchestrator.Message, error)
 	// Approvals and Decide serve input-required tasks (input.go).
 	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
 	Settled(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
@@ -212,17 +211,17 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		rw.Header().Set("Allow", http.MethodPost)
-		writeError(rw, nil, w.NewError(ev, w.CodeInvalidRequest, "A2A JSON-RPC needs POST"))
+		writeError(rw, nil, newError(r.Context(), ev, w.CodeInvalidRequest, "A2A JSON-RPC needs POST"))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, h.opts.MaxBodyBytes))
 	if err != nil {
-		writeError(rw, nil, w.NewError(ev, w.CodeInvalidRequest, "request body too large or unreadable"))
+		writeError(rw, nil, newError(r.Context(), ev, w.CodeInvalidRequest, "request body too large or unreadable"))
 		return
 	}
 	c := call{r: r}
 	if err := json.Unmarshal(body, &c.m); err != nil {
-		writeError(rw, nil, w.NewError(ev, w.CodeParseError, "parse error: "+err.Error()))
+		writeError(rw, nil, newError(r.Context(), ev, w.CodeParseError, "parse error: "+err.Error()))
 		return
 	}
 	known := w.Methods10.Has(c.m.Method) || w.Methods03.Has(c.m.Method)
@@ -233,7 +232,7 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		if !w.ValidID(id) {
 			id = nil
 		}
-		writeError(rw, id, w.NewError(ev, w.CodeMethodNotFound, "method not found: "+c.m.Method))
+		writeError(rw, id, newError(r.Context(), ev, w.CodeMethodNotFound, "method not found: "+c.m.Method))
 		return
 	}
 	if c.m.JSONRPC != "2.0" || !w.ValidID(c.m.ID) || c.m.Method == "" {
@@ -241,12 +240,12 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		if !w.ValidID(id) {
 			id = nil
 		}
-		writeError(rw, id, w.NewError(ev, w.CodeInvalidRequest, `invalid request: need jsonrpc "2.0", an id and a method`))
+		writeError(rw, id, newError(r.Context(), ev, w.CodeInvalidRequest, `invalid request: need jsonrpc "2.0", an id and a method`))
 		return
 	}
 	c.m.Params = w.ProtoNames(c.m.Params)
 	if !ok {
-		writeError(rw, c.m.ID, w.NewError(w.V10, w.CodeVersionNotSupported, "A2A-Version "+hv+" is not supported; use 1.0 or 0.3"))
+		writeError(rw, c.m.ID, newError(r.Context(), w.V10, w.CodeVersionNotSupported, "A2A-Version "+hv+" is not supported; use 1.0 or 0.3"))
 		return
 	}
 	// The method name decides the method set; the header must not contradict it.
@@ -257,11 +256,11 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	case w.Methods03.Has(c.m.Method):
 		c.v = w.V03
 	default:
-		writeError(rw, c.m.ID, w.NewError(v, w.CodeMethodNotFound, "method not found: "+c.m.Method))
+		writeError(rw, c.m.ID, newError(r.Context(), v, w.CodeMethodNotFound, "method not found: "+c.m.Method))
 		return
 	}
 	if hv != "" && c.v != v {
-		writeError(rw, c.m.ID, w.NewError(v, w.CodeVersionNotSupported, "method "+c.m.Method+" is not part of A2A "+string(v)))
+		writeError(rw, c.m.ID, newError(r.Context(), v, w.CodeVersionNotSupported, "method "+c.m.Method+" is not part of A2A "+string(v)))
 		return
 	}
 	identify := h.opts.Identify

@@ -134,7 +134,7 @@ func number(v string) any {
 func (h *Handler) serveREST(rw http.ResponseWriter, r *http.Request, sub string) {
 	body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, h.opts.MaxBodyBytes))
 	if err != nil {
-		writeRESTError(rw, w.NewError(w.V10, w.CodeInvalidRequest, "request body too large or unreadable"))
+		writeRESTError(rw, newError(r.Context(), w.V10, w.CodeInvalidRequest, "request body too large or unreadable"))
 		return
 	}
 	method, params, allow, ok := restRoute(r, sub, body)

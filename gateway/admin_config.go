@@ -238,9 +238,8 @@ func writeConfigProblem(w http.ResponseWriter, r *http.Request, ce *ConfigError)
 		Problem
 		Errors []ConfigFieldError `json:"errors"`
 	}{
-		Problem: Problem{Type: problemType + code, Title: http.StatusText(http.StatusBadRequest), Status: http.StatusBadRequest,
-			Detail: ce.Error(), Code: code, RequestID: requestID(r.Context())},
-		Errors: ce.Fields,
+		Problem: newProblem(r, http.StatusBadRequest, code, ce.Error()),
+		Errors:  ce.Fields,
 	})
 }
 

@@ -52,28 +52,24 @@ func (s *Server) converter() *doc2md.Converter {
 
 var defaultConverter = doc2md.New(nil)
 
-// attachmentStatus maps doc2md's kinds to HTTP: the one table of them.
-var attachmentStatus = map[doc2md.Kind]struct {
-	status int
-	code   string
-}{
-	doc2md.TooLarge:    {http.StatusRequestEntityTooLarge, "attachment_too_large"},
-	doc2md.Unsupported: {http.StatusUnsupportedMediaType, "attachment_unsupported"},
-	doc2md.Unreadable:  {http.StatusBadRequest, "attachment_unreadable"},
-}
-
 // writeAttachmentError writes an attachment that cannot be used as its
-// problem (413, 415 or 400, the detail naming it); other errors as
-// writeError does.
+// problem, the detail naming it — the one table of doc2md's kinds: 413
+// too large, 415 unsupported, 400 unreadable; other errors as writeError
+// does.
 func writeAttachmentError(w http.ResponseWriter, r *http.Request, err error) {
 	var e *doc2md.Error
-	if errors.As(err, &e) {
-		if st, ok := attachmentStatus[e.Kind]; ok {
-			writeProblem(w, r, st.status, st.code, e.Error())
-			return
-		}
+	if !errors.As(err, &e) {
+		writeError(w, r, err)
+		return
 	}
-	writeError(w, r, err)
+	switch e.Kind {
+	case doc2md.TooLarge:
+		writeProblem(w, r, http.StatusRequestEntityTooLarge, "attachment_too_large", e.Error())
+	case doc2md.Unsupported:
+		writeProblem(w, r, http.StatusUnsupportedMediaType, "attachment_unsupported", e.Error())
+	default:
+		writeProblem(w, r, http.StatusBadRequest, "attachment_unreadable", e.Error())
+	}
 }
 
 // convertRequest is the JSON body of the convert routes.

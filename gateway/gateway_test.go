@@ -107,6 +107,7 @@ func readSSE(t *testing.T, r io.Reader) []sseEvent {
 }
 
 type problem struct {
+	Title     string `json:"title"`
 	Status    int    `json:"status"`
 	Code      string `json:"code"`
 	Detail    string `json:"detail"`

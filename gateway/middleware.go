@@ -15,6 +15,8 @@ import (
 	"connectrpc.com/connect"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/wunder/wunder/internal/i18n"
 )
 
 // Cross-cutting HTTP concerns live here and only here, each as a
@@ -120,7 +122,7 @@ func recoverPanics(next http.Handler) http.Handler {
 					panic(p)
 				}
 				logger(r.Context()).ErrorContext(r.Context(), "handler panicked", "panic", p, "stack", string(debug.Stack()))
-				writeProblem(w, r, http.StatusInternalServerError, "internal", "internal error; see the server log for request "+requestID(r.Context()))
+				writeProblem(w, r, http.StatusInternalServerError, "internal", internalDetail(r, i18n.English))
 			}
 		}()
 		next.ServeHTTP(w, r)
@@ -223,8 +225,10 @@ func isRPC(r *http.Request) bool {
 }
 
 // writeRPCUnauthenticated answers an RPC request with UNAUTHENTICATED in its
-// protocol's error shape (Connect JSON, gRPC or gRPC-Web trailers).
+// protocol's error shape (Connect JSON, gRPC or gRPC-Web trailers), in the
+// request's language.
 func writeRPCUnauthenticated(w http.ResponseWriter, r *http.Request, detail string) {
+	detail = localize(r, i18n.FromContext(r.Context()), "unauthenticated", detail)
 	err := connect.NewError(connect.CodeUnauthenticated, errors.New(detail))
 	if werr := connect.NewErrorWriter().Write(w, r, err); werr != nil {
 		logger(r.Context()).DebugContext(r.Context(), "rpc error not written", "err", werr)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/wunder/wunder/internal/i18n"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -49,7 +50,21 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if after, ok := orchestrator.RetryAfter(err); ok && status != http.StatusInternalServerError {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(after.Seconds()))))
 	}
-	writeProblem(w, r, status, code, msg)
+	writeLocalizedProblem(w, r, localizedProblem(r, status, code, errorMessage(r, code, err, msg)))
+}
+
+// errorMessage is the message of err, whose code is code and whose
+// English message a client may see is english, in the request's language:
+// the core's own sentence when err names one (orchestrator.KeyedError),
+// else english localized by code (see localize).
+func errorMessage(r *http.Request, code string, err error, english string) string {
+	lang := i18n.FromContext(r.Context())
+	if lang != i18n.English && code != "internal" {
+		if m, ok := i18n.ErrorMessage(lang, err); ok {
+			return m
+		}
+	}
+	return localize(r, lang, code, english)
 }
 
 // classify maps err through errorTable to a status, a code and the message
@@ -63,16 +78,24 @@ func classify(r *http.Request, err error) (status int, code, msg string) {
 		}
 	}
 	logger(r.Context()).ErrorContext(r.Context(), "internal error", "err", err)
-	return http.StatusInternalServerError, "internal", "internal error; see the server log for request " + requestID(r.Context())
+	return http.StatusInternalServerError, "internal", internalDetail(r, i18n.English)
 }
 
-// writeProblem writes a problem document.
+// internalDetail is the message of an internal error in lang: where its
+// detail is (the server log, under the request id).
+func internalDetail(r *http.Request, lang string) string {
+	return i18n.Messagef(lang, "internal_see_log", requestID(r.Context()))
+}
+
+// writeProblem writes a problem document, its title and detail in the
+// request's language (i18n.go); detail is in English.
 func writeProblem(w http.ResponseWriter, r *http.Request, status int, code, detail string) {
-	title := http.StatusText(status)
-	if status == 499 {
-		title = "Client Closed Request"
-	}
-	p := Problem{Type: problemType + code, Title: title, Status: status, Detail: detail, Code: code, RequestID: requestID(r.Context())}
+	writeLocalizedProblem(w, r, newProblem(r, status, code, detail))
+}
+
+// writeLocalizedProblem writes p as it is.
+func writeLocalizedProblem(w http.ResponseWriter, r *http.Request, p Problem) {
+	status := p.Status
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
@@ -80,6 +103,45 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, code, deta
 		logger(r.Context()).DebugContext(r.Context(), "problem not written", "err", err)
 	}
 }
+
+// newProblem is the problem of status and code with its title and detail
+// in the request's language: in English detail as it is, in another
+// language the catalog's sentence for code followed by what detail adds
+// (see [i18n.Detail]).
+func newProblem(r *http.Request, status int, code, detail string) Problem {
+	lang := i18n.FromContext(r.Context())
+	return localizedProblem(r, status, code, localize(r, lang, code, detail))
+}
+
+// localizedProblem is the problem of status and code with its title in the
+// request's language and detail as it is.
+func localizedProblem(r *http.Request, status int, code, detail string) Problem {
+	return Problem{Type: problemType + code, Title: i18n.Title(i18n.FromContext(r.Context()), status), Status: status,
+		Detail: detail, Code: code, RequestID: requestID(r.Context())}
+}
+
+// localize is an error message of r in lang: detail with its sentinel's
+// text (errorTable's, e.g. "not found: ") given as the catalog's sentence
+// for code; an internal error's message translated whole.
+func localize(r *http.Request, lang, code, detail string) string {
+	if lang == i18n.English || detail == "" {
+		return detail
+	}
+	if code == "internal" && detail == internalDetail(r, i18n.English) {
+		return internalDetail(r, lang)
+	}
+	return i18n.Detail(lang, code, detail, sentinelTexts...)
+}
+
+// sentinelTexts are the texts the core's sentinels start an error's
+// message with, most specific first.
+var sentinelTexts = func() []string {
+	texts := make([]string, 0, len(errorTable))
+	for _, e := range errorTable {
+		texts = append(texts, e.err.Error())
+	}
+	return texts
+}()
 
 // writeJSON writes v as JSON with status.
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {

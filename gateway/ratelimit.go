@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/internal/i18n"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -63,7 +64,7 @@ func limitKey(r *http.Request) string {
 func writeRateLimited(w http.ResponseWriter, r *http.Request, after time.Duration) {
 	secs := max(1, int((after+time.Second-1)/time.Second))
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	detail := "rate limit: too many requests; retry after " + strconv.Itoa(secs) + "s"
+	detail := i18n.Messagef(i18n.FromContext(r.Context()), "rate_limited_after", secs)
 	switch {
 	case isRPC(r):
 		ce := connect.NewError(connect.CodeResourceExhausted, errors.New(detail))
@@ -85,6 +86,6 @@ func writeRateLimited(w http.ResponseWriter, r *http.Request, after time.Duratio
 		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
 			"error": a2awire.NewRetryError(a2awire.ReasonRateLimited, detail, after)})
 	default:
-		writeProblem(w, r, http.StatusTooManyRequests, "rate_limited", detail)
+		writeLocalizedProblem(w, r, localizedProblem(r, http.StatusTooManyRequests, "rate_limited", detail))
 	}
 }

@@ -282,8 +282,8 @@ func (s *Server) routes() {
 }
 
 // Handler returns the gateway with its middleware, outermost first:
-// tracing (Options.Trace), request id and logger, access log, panic recovery, CORS, auth, rate
-// limit, body limit.
+// tracing (Options.Trace), request id and logger, access log, the
+// messages' language, panic recovery, CORS, auth, rate limit, body limit.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = problemForMux(s.mux)
 	h = limitBody(func() int64 { return s.live.Load().maxBody }, s.bodyLimits)(h)
@@ -292,6 +292,7 @@ func (s *Server) Handler() http.Handler {
 	h = authenticate(s.auth, open)(h)
 	h = cors(func() *corsPolicy { return s.live.Load().cors })(h)
 	h = recoverPanics(h)
+	h = s.withLanguage(h)
 	h = accessLog(h)
 	h = withRequestID(s.opts.Logger)(h)
 	if s.opts.Trace != nil {

@@ -40,6 +40,7 @@ func (s *Server) handleSystemPrompt(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &req) {
 		return
 	}
+	r = s.withBodyLanguage(r, req.Language)
 	userID, err := scope(r, req.UserID)
 	if err != nil {
 		writeError(w, r, err)

@@ -209,7 +209,7 @@ func (h *workspaceRoutes) batch(w http.ResponseWriter, r *http.Request) {
 		}
 		if err != nil {
 			_, code, msg := classify(r, err)
-			failed = append(failed, batchFailure{Path: p, Code: code, Message: msg})
+			failed = append(failed, batchFailure{Path: p, Code: code, Message: errorMessage(r, code, err, msg)})
 			continue
 		}
 		succeeded = append(succeeded, cleanPath(p))

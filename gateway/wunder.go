@@ -56,24 +56,27 @@ type wunderResponse struct {
 	Approvals []*orchestrator.Approval `json:"approvals,omitempty"`
 }
 
-// start decodes a run request, starts the run and writes any failure.
-func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Run, *wunderRequest, bool) {
+// start decodes a run request, starts the run and writes any failure. It
+// returns r with the messages' language of the body (i18n.go), for what
+// the caller writes next.
+func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Run, *wunderRequest, *http.Request, bool) {
 	var req wunderRequest
 	if !decodeJSON(w, r, &req) {
-		return nil, nil, false
+		return nil, nil, r, false
 	}
+	r = s.withBodyLanguage(r, req.Language)
 	userID, err := scope(r, req.UserID)
 	if err != nil {
 		writeError(w, r, err)
-		return nil, nil, false
+		return nil, nil, r, false
 	}
 	if userID == "" {
 		writeProblem(w, r, http.StatusBadRequest, "missing_user_id", "user_id is required")
-		return nil, nil, false
+		return nil, nil, r, false
 	}
 	if req.Question == "" {
 		writeProblem(w, r, http.StatusBadRequest, "missing_question", "question is required")
-		return nil, nil, false
+		return nil, nil, r, false
 	}
 	rr := orchestrator.RunRequest{
 		UserID: userID, SessionID: req.SessionID, Question: req.Question, ToolNames: req.ToolNames, PreloadSkills: req.PreloadSkills,
@@ -83,7 +86,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Ru
 	}
 	if err := applyOverrides(&rr, req.ConfigOverrides, s.opts.RequestOverrides); err != nil {
 		writeError(w, r, err)
-		return nil, nil, false
+		return nil, nil, r, false
 	}
 	if len(req.Attachments) > 0 {
 		in := make([]orchestrator.Attachment, len(req.Attachments))
@@ -92,21 +95,21 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Ru
 		}
 		var ok bool
 		if rr.Attachments, ok = s.prepareAttachments(w, r, in); !ok {
-			return nil, nil, false
+			return nil, nil, r, false
 		}
 	}
 	run, err := s.b.Start(r.Context(), rr)
 	if err != nil {
 		if errors.Is(err, orchestrator.ErrNotFound) {
-			writeProblem(w, r, http.StatusNotFound, "session_not_found", err.Error())
-			return nil, nil, false
+			writeLocalizedProblem(w, r, localizedProblem(r, http.StatusNotFound, "session_not_found", errorMessage(r, "session_not_found", err, err.Error())))
+			return nil, nil, r, false
 		}
 		writeError(w, r, err)
-		return nil, nil, false
+		return nil, nil, r, false
 	}
 	w.Header().Set("X-Run-Id", run.ID)
 	w.Header().Set("X-Session-Id", run.SessionID)
-	return run, &req, true
+	return run, &req, r, true
 }
 
 // handleWunder is POST /wunder: run a task and stream its events as SSE
@@ -114,7 +117,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Ru
 // run goes on if the client disconnects; follow it again with
 // GET /wunder/runs/{run_id}/events.
 func (s *Server) handleWunder(w http.ResponseWriter, r *http.Request) {
-	run, req, ok := s.start(w, r)
+	run, req, r, ok := s.start(w, r)
 	if !ok {
 		return
 	}
@@ -166,7 +169,7 @@ func (s *Server) handleWunder(w http.ResponseWriter, r *http.Request) {
 // handleSubmit is POST /wunder/runs: start a run and answer 202 at once
 // with its ids; follow it with GET /wunder/runs/{run_id}/events.
 func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
-	run, _, ok := s.start(w, r)
+	run, _, r, ok := s.start(w, r)
 	if !ok {
 		return
 	}

@@ -51,7 +51,7 @@ func (h *Handler) approve(ctx context.Context, req *mcp.CallToolRequest, in Appr
 	}
 	a, err := h.b.Decide(ctx, user, in.RunID, in.ApprovalID, d)
 	if err != nil {
-		return failed(err)
+		return failed(h.langOf(req.Extra), err)
 	}
 	f := &follower{h: h, req: req, user: user, runID: a.RunID, sessionID: a.SessionID, quietUntil: a.ID}
 	return f.follow(ctx)

@@ -37,7 +37,7 @@ func (h *Handler) catalogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil || !ok || lr.NextCursor != "" {
 				return res, err
 			}
-			tools, err := h.catalogTools(ctx, h.userOf(req.GetExtra()))
+			tools, err := h.catalogTools(ctx, h.userOf(req.GetExtra()), h.langOf(req.GetExtra()))
 			if err != nil {
 				return nil, err
 			}
@@ -49,7 +49,7 @@ func (h *Handler) catalogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return next(ctx, method, req)
 			}
 			ss, _ := req.GetSession().(*mcp.ServerSession)
-			return h.callCatalogTool(ctx, ss, h.userOf(req.GetExtra()), p)
+			return h.callCatalogTool(ctx, ss, h.userOf(req.GetExtra()), h.langOf(req.GetExtra()), p)
 		}
 		return next(ctx, method, req)
 	}
@@ -62,10 +62,10 @@ func (h *Handler) ownTool(name string) bool {
 }
 
 // catalogTools lists the user's catalog as MCP tools, wunder@run excluded.
-func (h *Handler) catalogTools(ctx context.Context, user string) ([]*mcp.Tool, error) {
+func (h *Handler) catalogTools(ctx context.Context, user, lang string) ([]*mcp.Tool, error) {
 	specs, err := h.opts.Catalog.Tools(ctx, user)
 	if err != nil {
-		_, rpcErr := toolError(err)
+		_, rpcErr := toolError(lang, err)
 		if rpcErr == nil {
 			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 		}
@@ -99,7 +99,7 @@ func (h *Handler) catalogTools(ctx context.Context, user string) ([]*mcp.Tool, e
 // progress notifications when the caller asked for progress, else log
 // notifications (sent once the client has set a level); failures are error
 // results, an unknown name a JSON-RPC error.
-func (h *Handler) callCatalogTool(ctx context.Context, ss *mcp.ServerSession, user string, p *mcp.CallToolParamsRaw) (mcp.Result, error) {
+func (h *Handler) callCatalogTool(ctx context.Context, ss *mcp.ServerSession, user, lang string, p *mcp.CallToolParamsRaw) (mcp.Result, error) {
 	token := p.GetProgressToken()
 	n := 0
 	output := func(stream, delta string) {
@@ -123,7 +123,7 @@ func (h *Handler) callCatalogTool(ctx context.Context, ss *mcp.ServerSession, us
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, err
 		}
-		text, rpcErr := toolError(err)
+		text, rpcErr := toolError(lang, err)
 		if rpcErr != nil {
 			return nil, rpcErr
 		}

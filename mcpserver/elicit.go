@@ -120,7 +120,7 @@ func (f *follower) elicit(ctx, wctx context.Context, a *orchestrator.Approval) (
 				if ctx.Err() != nil {
 					return "", f.abandon(ctx)
 				}
-				return "", failedAnswer(err)
+				return "", f.failedAnswer(err)
 			}
 		}
 		switch {
@@ -133,7 +133,7 @@ func (f *follower) elicit(ctx, wctx context.Context, a *orchestrator.Approval) (
 	}
 	pending, err := f.pending(ctx)
 	if err != nil {
-		return "", failedAnswer(err)
+		return "", f.failedAnswer(err)
 	}
 	if !slices.ContainsFunc(pending, func(p *orchestrator.Approval) bool { return p.ID == a.ID }) {
 		return "", nil

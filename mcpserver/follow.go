@@ -37,9 +37,14 @@ type answer struct {
 
 func (a *answer) unpack() (*mcp.CallToolResult, RunOutput, error) { return a.res, a.out, a.err }
 
-func failedAnswer(err error) *answer {
-	res, out, err := failed(err)
+func (f *follower) failedAnswer(err error) *answer {
+	res, out, err := f.failed(err)
 	return &answer{res, out, err}
+}
+
+// failed is the answer of a core error, in the caller's language.
+func (f *follower) failed(err error) (*mcp.CallToolResult, RunOutput, error) {
+	return failed(f.h.langOf(f.req.Extra), err)
 }
 
 // follower follows one run for one tool call (wunder@run, wunder@approve)
@@ -72,7 +77,7 @@ func (f *follower) follow(ctx context.Context) (*mcp.CallToolResult, RunOutput, 
 			if ctx.Err() != nil {
 				return f.abandon(ctx).unpack()
 			}
-			return failed(err)
+			return f.failed(err)
 		}
 		n++
 		var approval orchestrator.ApprovalRequiredData
@@ -99,7 +104,7 @@ func (f *follower) follow(ctx context.Context) (*mcp.CallToolResult, RunOutput, 
 	if ctx.Err() != nil {
 		return f.abandon(ctx).unpack()
 	}
-	return failed(fmt.Errorf("%w: the event log of run %s ended without a final event", orchestrator.ErrUnavailable, f.runID))
+	return f.failed(fmt.Errorf("%w: the event log of run %s ended without a final event", orchestrator.ErrUnavailable, f.runID))
 }
 
 // abandon cancels the run of a call its caller cancelled (or left).
@@ -112,7 +117,7 @@ func (f *follower) abandon(ctx context.Context) *answer {
 func (f *follower) final(ev orchestrator.Event) *answer {
 	var fd orchestrator.FinalData
 	if err := json.Unmarshal(ev.Data, &fd); err != nil {
-		return failedAnswer(fmt.Errorf("final event: %w", err))
+		return f.failedAnswer(fmt.Errorf("final event: %w", err))
 	}
 	out := RunOutput{Answer: fd.Answer, SessionID: f.sessionID, RunID: f.runID, State: fd.State, Usage: &fd.Usage, StopReason: string(fd.StopReason)}
 	text, _ := json.Marshal(out)
@@ -137,7 +142,7 @@ func (f *follower) onApprovalRequired(ctx context.Context, approvalID string, se
 		if ctx.Err() != nil {
 			return f.abandon(ctx)
 		}
-		return failedAnswer(err)
+		return f.failedAnswer(err)
 	}
 	if !slices.ContainsFunc(pending, func(a *orchestrator.Approval) bool { return a.ID == approvalID }) {
 		return nil // decided meanwhile (by this call, another client or the timeout)
@@ -150,13 +155,13 @@ func (f *follower) onApprovalRequired(ctx context.Context, approvalID string, se
 			if ctx.Err() != nil {
 				return f.abandon(ctx)
 			}
-			return failedAnswer(err)
+			return f.failedAnswer(err)
 		}
 		if r.State != orchestrator.RunWaitingInput {
 			return nil
 		}
 		if pending, err = f.pending(ctx); err != nil {
-			return failedAnswer(err)
+			return f.failedAnswer(err)
 		}
 		return f.waiting(pending, "")
 	}

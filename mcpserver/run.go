@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wunder/wunder/internal/doc2md"
@@ -63,12 +62,12 @@ func (h *Handler) addRunTool(s *mcp.Server) {
 // run is wunder@run: decode, start, follow the event log, encode.
 func (h *Handler) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput) (*mcp.CallToolResult, RunOutput, error) {
 	if strings.TrimSpace(in.Task) == "" {
-		return nil, RunOutput{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "task is required"}
+		return nil, RunOutput{}, invalidParams(h.langOf(req.Extra), "task is required")
 	}
 	user := h.userOf(req.Extra)
 	atts, err := h.attachments(ctx, in.Attachments)
 	if err != nil {
-		return failed(err) // before the run starts: nothing is stored
+		return failed(h.langOf(req.Extra), err) // before the run starts: nothing is stored
 	}
 	run, err := h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: user, SessionID: in.SessionID, Question: in.Task, ToolNames: in.ToolNames, PreloadSkills: in.PreloadSkills,
@@ -76,7 +75,7 @@ func (h *Handler) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput
 		Attachments: atts,
 	})
 	if err != nil {
-		return failed(err)
+		return failed(h.langOf(req.Extra), err)
 	}
 	f := &follower{h: h, req: req, user: user, runID: run.ID, sessionID: run.SessionID}
 	return f.follow(ctx)
@@ -101,8 +100,8 @@ func (h *Handler) attachments(ctx context.Context, in []RunAttachment) ([]orches
 
 var defaultConverter = doc2md.New(nil)
 
-func failed(err error) (*mcp.CallToolResult, RunOutput, error) {
-	text, rpcErr := toolError(err)
+func failed(lang string, err error) (*mcp.CallToolResult, RunOutput, error) {
+	text, rpcErr := toolError(lang, err)
 	if rpcErr != nil {
 		return nil, RunOutput{}, rpcErr
 	}

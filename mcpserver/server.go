@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
 	"github.com/wunder/wunder/internal/doc2md"
+	"github.com/wunder/wunder/internal/i18n"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -71,6 +72,11 @@ type Options struct {
 	// an IDE sees wunder as one aggregated MCP endpoint; nil = wunder@run
 	// only.
 	Catalog Catalog
+	// Language, when set, is the language of the error messages answering
+	// a call with these HTTP headers (nil headers over stdio); the gateway's
+	// [gateway.Server.HeaderLanguage]: Accept-Language, else
+	// i18n.default_language. Nil = English.
+	Language func(http.Header) string
 	// MaxBodyBytes caps a request to /wunder/mcp (wunder@run's attachments
 	// need room: attachments.max_request_bytes). Default: go-sdk's, 4 MiB.
 	MaxBodyBytes int64
@@ -145,10 +151,11 @@ func New(b Backend, opts *Options) *Handler {
 func (h *Handler) serveUpstream(w http.ResponseWriter, r *http.Request) {
 	name := strings.TrimPrefix(r.URL.Path, "/wunder/mcp/")
 	if name == "" || strings.Contains(name, "/") || !slices.Contains(h.opts.Upstreams.Servers(), name) {
+		lang := i18n.FromContext(r.Context()) // the gateway's rule for this HTTP request
 		w.Header().Set("Content-Type", "application/problem+json")
 		w.WriteHeader(http.StatusNotFound)
-		b, _ := json.Marshal(map[string]any{"type": "about:blank", "title": "Not Found", "status": http.StatusNotFound,
-			"code": "not_found", "detail": fmt.Sprintf("no MCP server %q is configured for pass-through", name)})
+		b, _ := json.Marshal(map[string]any{"type": "about:blank", "title": i18n.Title(lang, http.StatusNotFound), "status": http.StatusNotFound,
+			"code": "not_found", "detail": localize(lang, "not_found", fmt.Sprintf("no MCP server %q is configured for pass-through", name))})
 		_, _ = w.Write(b)
 		return
 	}
@@ -239,6 +246,18 @@ func (h *Handler) userOf(extra *mcp.RequestExtra) string {
 		return extra.TokenInfo.UserID
 	}
 	return h.opts.UserID
+}
+
+// langOf is the language of the messages answering a call (Options.Language).
+func (h *Handler) langOf(extra *mcp.RequestExtra) string {
+	if h.opts.Language == nil {
+		return i18n.English
+	}
+	var hdr http.Header
+	if extra != nil {
+		hdr = extra.Header
+	}
+	return h.opts.Language(hdr)
 }
 
 func (h *Handler) newServer() *mcp.Server {

@@ -271,12 +271,10 @@ func (o *Orchestrator) discard(lr *liveRun) {
 }
 
 func (o *Orchestrator) persistNew(ctx context.Context, lr *liveRun, sess *Session, newSession bool) error {
-	if newSession {
-		if err := o.store.CreateSession(ctx, sess); err != nil {
-			return err
-		}
-	}
 	r := lr.snapshot()
+	if newSession {
+		return o.store.CreateSessionRun(ctx, sess, r)
+	}
 	return o.store.CreateRun(ctx, r)
 }
 
@@ -291,11 +289,11 @@ func (o *Orchestrator) admissible() error {
 func (o *Orchestrator) refusalLocked() error {
 	switch {
 	case o.closed:
-		return fmt.Errorf("%w: shutting down", ErrUnavailable)
+		return messagef(ErrUnavailable, "shutting_down", "shutting down")
 	case o.active < o.opts.MaxActiveRuns || len(o.queue) < o.opts.QueueSize:
 		return nil
 	default:
-		return WithRetryAfter(fmt.Errorf("%w: %d runs active and the queue of %d is full", ErrUnavailable, o.active, o.opts.QueueSize), o.opts.QueueRetryAfter)
+		return WithRetryAfter(messagef(ErrUnavailable, "queue_full", "%d runs active and the queue of %d is full", o.active, o.opts.QueueSize), o.opts.QueueRetryAfter)
 	}
 }
 
@@ -342,7 +340,7 @@ func (o *Orchestrator) acquireLocks(ctx context.Context, req RunRequest, session
 	sessKey := "session:" + sessionID
 	if err := o.store.AcquireLock(ctx, sessKey, runID, ttl); err != nil {
 		if errors.Is(err, ErrBusy) {
-			return nil, fmt.Errorf("%w: session %s already has a running run", ErrBusy, sessionID)
+			return nil, messagef(ErrBusy, "busy_session", "session %s already has a running run", sessionID)
 		}
 		return nil, err
 	}
@@ -367,9 +365,9 @@ func (o *Orchestrator) acquireLocks(ctx context.Context, req RunRequest, session
 	}
 	o.releaseKeys([]string{sessKey}, runID)
 	if limit == 1 {
-		return nil, fmt.Errorf("%w: user %s already has a running run", ErrBusy, req.UserID)
+		return nil, messagef(ErrBusy, "busy_user", "user %s already has a running run", req.UserID)
 	}
-	return nil, fmt.Errorf("%w: user %s already has %d running runs", ErrBusy, req.UserID, limit)
+	return nil, messagef(ErrBusy, "busy_user_n", "user %s already has %d running runs", req.UserID, limit)
 }
 
 func (o *Orchestrator) releaseLocks(lr *liveRun) { o.releaseKeys(lr.locks, lr.id) }
@@ -540,8 +538,9 @@ func (o *Orchestrator) finish(lr *liveRun, out outcome) {
 }
 
 // complete writes a run's end. The order matters: the terminal state is
-// stored first (with the seq the final event will have), then the locks and
-// the slot are freed, and only then is the final event emitted, so a client
+// stored first (with the seq the final event will have; Store.EndRun
+// frees the locks and touches the session in the same write), then the
+// slot is freed, and only then is the final event emitted, so a client
 // that reacts to "final" by starting the next run never meets its own lock.
 // The run leaves the live table once its log is stored.
 //
@@ -565,6 +564,7 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 	})
 	ctx := context.Background()
 	var endErr error
+	ended := false // EndRun stored the end, touched the session and freed the locks
 	switch {
 	case lr.isLost():
 		endErr = errors.New("taken over by another instance")
@@ -576,21 +576,25 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 		stored.LastSeq = lr.log.visibleSeq()
 		endErr = o.endStored(ctx, &stored, out)
 	default:
+		// The end, the session's time and the freed locks in one write.
 		r.LastSeq = lr.log.lastSeq() + 1 // the final event
-		endErr = o.retry(ctx, "store the run's end", func(ctx context.Context) error { return o.store.UpdateRun(ctx, &r) })
+		endErr = o.retry(ctx, "store the run's end", func(ctx context.Context) error { return o.store.EndRun(ctx, &r, now, lr.locks) })
 		if errors.Is(endErr, ErrConflict) {
 			lr.markLost()
 		}
+		ended = endErr == nil
 	}
 	if endErr != nil {
 		o.log.Error("run's end not stored; the reaper records it when the store answers", "run_id", lr.id, "err", endErr)
 	}
-	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	if err := o.store.TouchSession(tctx, lr.sessionID, "", now); err != nil && !errors.Is(err, ErrNotFound) {
-		o.log.Warn("session not touched", "session_id", lr.sessionID, "err", err)
+	if !ended {
+		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := o.store.TouchSession(tctx, lr.sessionID, "", now); err != nil && !errors.Is(err, ErrNotFound) {
+			o.log.Warn("session not touched", "session_id", lr.sessionID, "err", err)
+		}
+		cancel()
+		o.releaseLocks(lr)
 	}
-	cancel()
-	o.releaseLocks(lr)
 	o.mu.Lock()
 	if hadSlot {
 		o.active--

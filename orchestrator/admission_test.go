@@ -231,11 +231,20 @@ type blockingCreate struct {
 }
 
 func (b *blockingCreate) CreateRun(ctx context.Context, r *orchestrator.Run) error {
+	b.hold(r)
+	return b.Store.CreateRun(ctx, r)
+}
+
+func (b *blockingCreate) CreateSessionRun(ctx context.Context, s *orchestrator.Session, r *orchestrator.Run) error {
+	b.hold(r)
+	return b.Store.CreateSessionRun(ctx, s, r)
+}
+
+func (b *blockingCreate) hold(r *orchestrator.Run) {
 	if r.Question == b.question {
 		b.created <- r
 		<-b.release
 	}
-	return b.Store.CreateRun(ctx, r)
 }
 
 // Shutdown that begins while Start is still storing a run: Start is refused

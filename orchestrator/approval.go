@@ -426,6 +426,15 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 		o.complete(lr, out, true)
 		return
 	}
+	// Its execution is over: the slot goes to the queue before the wait is
+	// stored, so whoever sees the run waiting finds the slot free.
+	o.mu.Lock()
+	o.active--
+	next := o.nextLocked()
+	o.mu.Unlock()
+	if next != nil {
+		o.launch(next)
+	}
 	// Stored first, shown after: GetRun says waiting_input only once a
 	// restarted server would say so too.
 	r := *lr.snapshot()
@@ -454,12 +463,7 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 	if o.live[lr.id] == lr {
 		delete(o.live, lr.id)
 	}
-	o.active--
-	next := o.nextLocked()
 	o.mu.Unlock()
-	if next != nil {
-		o.launch(next)
-	}
 	o.follow.wake(lr.id)
 	if err != nil {
 		return

@@ -33,6 +33,31 @@ var (
 	ErrCanceled = errors.New("canceled")
 )
 
+// KeyedError is an error that names its sentence, so that a front-end can
+// say it in the request's language: its key names a format in the
+// front-ends' message catalog (internal/i18n) and its args fill it. Error
+// is the English message, as fmt.Errorf would have made it; Unwrap gives
+// the sentinel. Only the core's most common refusals carry one; any other
+// error is shown as its sentinel's sentence and its English detail.
+type KeyedError struct {
+	err  error
+	key  string
+	args []any
+}
+
+func (m *KeyedError) Error() string { return m.err.Error() }
+func (m *KeyedError) Unwrap() error { return m.err }
+
+// MessageKey is the catalog key of m's sentence and the values it takes.
+func (m *KeyedError) MessageKey() (string, []any) { return m.key, m.args }
+
+// messagef is fmt.Errorf("%w: "+format, sentinel, args...) naming its
+// sentence key; the catalog's English entry for key is the same format,
+// sentinel text first (a gateway test checks each call).
+func messagef(sentinel error, key, format string, args ...any) error {
+	return &KeyedError{err: fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...), key: key, args: args}
+}
+
 // retryAfterError decorates an error with a hint for the client.
 type retryAfterError struct {
 	err   error

@@ -26,7 +26,8 @@ type Store interface {
 	// of sessions and runs, most recently active first.
 	ListUserStats(ctx context.Context, page Page) ([]UserStats, error)
 	// DeleteUserData removes every session of the user as DeleteSession
-	// does, and the user's tool logs.
+	// does, the user's tool logs and, in a store that keeps memory
+	// ([MemoryStore]), the user's memory records, tasks and switch.
 	DeleteUserData(ctx context.Context, userID string) error
 
 	// AppendMessages adds messages to the end of a session's history.
@@ -36,11 +37,22 @@ type Store interface {
 	ListMessages(ctx context.Context, sessionID string, limit int) ([]Message, error)
 
 	CreateRun(ctx context.Context, r *Run) error
+	// CreateSessionRun creates a new session and its first run in one
+	// write: either both are stored or neither is (the errors are
+	// CreateSession's and CreateRun's). It spares a run that starts a
+	// session one commit.
+	CreateSessionRun(ctx context.Context, s *Session, r *Run) error
 	// UpdateRun writes the run's mutable fields (state, stop reason, answer,
 	// error, usage, last seq, timestamps). The write is fenced by r.Owner:
 	// when the stored run has another owner (a reaper claimed it, see
 	// ClaimRun), nothing is written and the error wraps ErrConflict.
 	UpdateRun(ctx context.Context, r *Run) error
+	// EndRun writes a run's end as UpdateRun does, fenced by r.Owner, and
+	// in the same write sets its session's UpdatedAt to at and frees the
+	// locks of keys that the run (owner r.ID) holds. When the fence refuses
+	// the update, nothing is written and the error is UpdateRun's. It
+	// spares a run's end two commits.
+	EndRun(ctx context.Context, r *Run, at time.Time, keys []string) error
 	// ClaimRun hands a run that is not terminal from owner from to owner
 	// to, atomically: of several processes claiming the same run, one
 	// wins. It returns an error wrapping ErrConflict when the run is

@@ -196,7 +196,7 @@ func (s *Store) DeleteToken(ctx context.Context, userID, id string) error {
 // GetToolAccess implements [orchestrator.AccountStore].
 func (s *Store) GetToolAccess(ctx context.Context, userID string) (*orchestrator.ToolAccess, error) {
 	var raw *string
-	err := s.db.NewSelect().Model((*userRow)(nil)).Column("tool_access").Where("id = ?", userID).Scan(ctx, &raw)
+	err := s.queryRow(ctx, "select_users", `SELECT "tool_access" FROM "users" WHERE "id" = ?`, userID).Scan(&raw)
 	if err != nil {
 		return nil, dbErr(err, "get tool access", "user "+userID)
 	}

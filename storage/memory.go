@@ -90,15 +90,15 @@ func (s *Store) inTx(ctx context.Context, db bun.IDB, fn func(ctx context.Contex
 
 // MemoryEnabled implements [orchestrator.MemoryStore].
 func (s *Store) MemoryEnabled(ctx context.Context, userID string) (bool, error) {
-	row := new(memorySettingRow)
-	err := s.db.NewSelect().Model(row).Where("user_id = ?", userID).Scan(ctx)
+	var on bool
+	err := s.queryRow(ctx, "select_memory_settings", `SELECT "enabled" FROM "memory_settings" WHERE "user_id" = ?`, userID).Scan(&on)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}
 	if err != nil {
 		return false, dbErr(err, "read memory switch", "user "+userID)
 	}
-	return row.Enabled, nil
+	return on, nil
 }
 
 // SetMemoryEnabled implements [orchestrator.MemoryStore].

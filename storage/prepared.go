@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -159,3 +161,31 @@ func runUpdateArgs(r *runRow) []any {
 	return bind(r.State, r.StopReason, r.Answer, r.Error, r.InputTokens, r.OutputTokens, r.TotalTokens, r.LastSeq,
 		r.StartedAt, r.FinishedAt, r.Pending, r.ID, r.Owner)
 }
+
+// queryRow runs a read every run makes (the user's memory switch and tool
+// access) as a prepared statement: on SQLite prepared once per process
+// (parsing is most of such a read's cost there), on PostgreSQL cached per
+// connection by pgx, which prepares statements that take arguments. q
+// uses ? placeholders (numbered for PostgreSQL here) and holds no literal
+// question mark; arguments are bound as bun writes them.
+//
+// op names it for Options.Observe as the query hook names bun's queries
+// ("select_users"); the row's error comes with Scan, so it is reported
+// as a success.
+func (s *Store) queryRow(ctx context.Context, op, q string, args ...any) *sql.Row {
+	if s.observe != nil {
+		defer s.observe(ctx, op, time.Now(), nil)
+	}
+	if s.backend == BackendPostgres {
+		n := 0
+		q = placeholder.ReplaceAllStringFunc(q, func(string) string { n++; return "$" + strconv.Itoa(n) })
+		return s.db.DB.QueryRowContext(ctx, q, args...)
+	}
+	args = bind(args...)
+	if st, err := s.stmt(ctx, q); err == nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return s.db.DB.QueryRowContext(ctx, q, args...)
+}
+
+var placeholder = regexp.MustCompile(`\?`)

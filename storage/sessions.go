@@ -205,6 +205,9 @@ func (s *Store) DeleteUserData(ctx context.Context, userID string) error {
 				tx.NewDelete().Model((*messageRow)(nil)).Where("session_id IN (?)", sessions),
 				tx.NewDelete().Model((*runRow)(nil)).Where("session_id IN (?)", sessions),
 				tx.NewDelete().Model((*sessionRow)(nil)).Where("user_id = ?", userID),
+				tx.NewDelete().Model((*memoryRecordRow)(nil)).Where("user_id = ?", userID),
+				tx.NewDelete().Model((*memoryTaskRow)(nil)).Where("user_id = ?", userID),
+				tx.NewDelete().Model((*memorySettingRow)(nil)).Where("user_id = ?", userID),
 			} {
 				if _, err := q.Exec(ctx); err != nil {
 					return err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/wunder/wunder/internal/client"
 	"github.com/wunder/wunder/internal/loadtest"
+	"github.com/wunder/wunder/storage"
 )
 
 type benchFlags struct {
@@ -27,7 +28,7 @@ type benchFlags struct {
 	timeout                           time.Duration
 }
 
-func newBenchCmd() *cobra.Command {
+func newBenchCmd(rf *rootFlags) *cobra.Command {
 	var f benchFlags
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -59,11 +60,55 @@ func newBenchCmd() *cobra.Command {
 	fl.StringVar(&f.directModel, "direct-model", "", "model name for --direct-url")
 	fl.StringVar(&f.directKey, "direct-key", "", "API key for --direct-url")
 	fl.DurationVar(&f.timeout, "timeout", 2*time.Minute, "timeout of one run")
+	cmd.AddCommand(newBenchSeedCmd(rf))
+	return cmd
+}
+
+// newBenchSeedCmd is `wunder bench seed`: a synthetic history in the
+// configured store, to measure a server that has been in use (issue 13's
+// scale figures: a million events, a hundred thousand sessions).
+func newBenchSeedCmd(rf *rootFlags) *cobra.Command {
+	var o storage.SeedOptions
+	cmd := &cobra.Command{
+		Use:   "seed",
+		Short: "Write a synthetic history (finished runs, their messages and events) into the configured store",
+		Long: "Adds --sessions sessions, each with one finished run and its two messages, and --events events\n" +
+			"spread over those runs, dated over the past 30 days, owned by --users users named <prefix>_user_N.\n" +
+			"Ids start with --prefix, so a second seed with another prefix adds to the first. Run it against a\n" +
+			"store no server is writing to, then start the server and drive it with `wunder bench`.",
+		Example: `  wunder bench seed --sessions 100000 --events 1000000`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Sessions < 1 || o.Events < 0 || o.Users < 0 {
+				return withCode(exitUsage, errors.New("--sessions must be at least 1, --events and --users not negative"))
+			}
+			return withStore(cmd, rf, func(ctx context.Context, st *storage.Store) error {
+				out := cmd.OutOrStdout()
+				start := time.Now()
+				o.Progress = func(n int) {
+					if n%10_000 == 0 || n == o.Sessions {
+						fmt.Fprintf(out, "%d/%d sessions (%v)\n", n, o.Sessions, time.Since(start).Round(time.Second))
+					}
+				}
+				if err := st.Seed(ctx, o); err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "seeded %d sessions and %d events in %v\n", o.Sessions, max(o.Events, 3*o.Sessions), time.Since(start).Round(time.Millisecond))
+				return nil
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&o.Sessions, "sessions", 100_000, "sessions to add (one finished run each)")
+	fl.IntVar(&o.Events, "events", 1_000_000, "events to add in all (at least three a run)")
+	fl.IntVar(&o.Users, "users", 0, "users owning the sessions (default sessions/10)")
+	fl.StringVar(&o.Prefix, "prefix", "seed", "prefix of every id and user id")
 	return cmd
 }
 
 func runBench(ctx context.Context, f benchFlags, w io.Writer) error {
 	c := client.New(f.server, f.apiKey, nil)
+	c.SetLanguage(cliLanguage(os.Getenv))
 	if err := c.Health(ctx); err != nil {
 		return withCode(exitFailure, describe(err, f.server))
 	}

@@ -42,6 +42,7 @@ type browser struct {
 	artDir  string
 	mu      sync.Mutex
 	errs    []string // console errors, exceptions, failed loads
+	allowed []string // substrings of errors a test provokes on purpose
 	foreign []string // requests to any other origin
 	bytes   float64  // encoded (compressed) bytes received
 }
@@ -112,7 +113,11 @@ func (b *browser) record(ev any) {
 			b.errs = append(b.errs, "console.error: "+strings.Join(parts, " "))
 		}
 	case *runtime.EventExceptionThrown:
-		b.errs = append(b.errs, "exception: "+ev.ExceptionDetails.Text)
+		msg := ev.ExceptionDetails.Text
+		if ex := ev.ExceptionDetails.Exception; ex != nil {
+			msg += " " + ex.Description
+		}
+		b.errs = append(b.errs, "exception: "+msg)
 	case *cdplog.EventEntryAdded:
 		if ev.Entry.Level == cdplog.EntryLevelError {
 			b.errs = append(b.errs, "log: "+ev.Entry.Text+" "+ev.Entry.URL)
@@ -171,13 +176,31 @@ func (b *browser) shot(name string) {
 	}
 }
 
+// allow makes clean accept the errors containing substr: the failed
+// loads of the answers a test provokes (a 400, a 409).
+func (b *browser) allow(substr string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.allowed = append(b.allowed, substr)
+}
+
 // clean fails the test if the page logged an error or reached another origin.
 func (b *browser) clean() {
 	b.t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.errs) > 0 {
-		b.t.Errorf("the page logged errors:\n%s", strings.Join(b.errs, "\n"))
+	var errs []string
+	for _, e := range b.errs {
+		ok := false
+		for _, a := range b.allowed {
+			ok = ok || strings.Contains(e, a)
+		}
+		if !ok {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) > 0 {
+		b.t.Errorf("the page logged errors:\n%s", strings.Join(errs, "\n"))
 	}
 	if len(b.foreign) > 0 {
 		b.t.Errorf("the page made requests to other origins: %v", b.foreign)
@@ -274,6 +297,7 @@ func TestConsoleAnonymousChat(t *testing.T) {
 	b.shot("login-anonymous")
 	b.do("continue as alice",
 		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), "alice"),
+		chromedp.WaitEnabled(chromedp.CSS(`form button[type="submit"]`)), // disabled until /wunder/auth/config answers
 		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`textarea[aria-label="Message"]`)),
 		chromedp.WaitVisible(chromedp.Search(`//label[span[text()="write_file"]]`)),
@@ -326,6 +350,7 @@ func TestConsoleLoginApprovalMonitor(t *testing.T) {
 	b.do("log in",
 		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), "root"),
 		chromedp.SendKeys(chromedp.CSS(`input[type="password"]`), "root-password"),
+		chromedp.WaitEnabled(chromedp.CSS(`form button[type="submit"]`)), // disabled until /wunder/auth/config answers
 		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`textarea[aria-label="Message"]`)),
 	)
@@ -339,7 +364,9 @@ func TestConsoleLoginApprovalMonitor(t *testing.T) {
 	b.pickTool("read_file")
 	b.ask("please write a note")
 	b.do("the approval dialog", chromedp.WaitVisible(chromedp.CSS(`dialog.approval[open]`)))
-	b.until("the arguments in the dialog", `document.querySelector('dialog.approval textarea').value.includes('notes.txt')`)
+	b.until("the arguments in the dialog's schema-built form", `document.querySelector('dialog.approval input[name="path"]')?.value === 'notes.txt'`)
+	b.do("the arguments as JSON", chromedp.Click(chromedp.Search(`//dialog//button[text()="Edit as JSON"]`)))
+	b.until("the JSON", `document.querySelector('dialog.approval textarea')?.value.includes('notes.txt')`)
 	b.shot("approval")
 	b.do("approve", chromedp.Click(chromedp.Search(`//dialog//button[text()="Approve"]`)))
 	b.until("the run to finish after the approval", lastRun+`?.dataset.state === 'finished' && `+lastRun+`.textContent.includes('hello from fakellm')`)
@@ -356,6 +383,10 @@ func TestConsoleLoginApprovalMonitor(t *testing.T) {
 	row := fmt.Sprintf(`tr[data-run-id=%q]`, run.RunID)
 	b.do("the monitor", chromedp.Click(chromedp.CSS(`nav a[href="#/monitor"]`)), chromedp.WaitVisible(chromedp.CSS(row)))
 	b.until("the tool usage", `document.querySelector('table.usage')?.textContent.includes('write_file')`)
+	b.until("the heatmap's write_file row with a call this hour", `[...document.querySelectorAll('svg.heatmap rect.cell title')].some(t => t.textContent.startsWith('write_file') && !t.textContent.includes(': 0 '))`)
+	b.until("the system snapshot", `document.querySelectorAll('dl.system dd').length >= 8`)
+	b.eval(`(() => { const s = document.querySelector('#heat-h + label select'); s.value = 'user'; s.dispatchEvent(new Event('change', {bubbles: true})); return '' })()`)
+	b.until("the heatmap by user", `[...document.querySelectorAll('svg.heatmap text')].some(t => t.textContent === 'root')`)
 	b.shot("monitor")
 	b.axe("monitor")
 	b.do("cancel it", chromedp.Click(chromedp.CSS(row+` button`)))
@@ -387,6 +418,7 @@ func TestConsoleReconnect(t *testing.T) {
 	b.do("open", chromedp.Navigate(s.url+"/wunder/web/"), chromedp.WaitVisible(chromedp.CSS(`input[name="user_id"]`)))
 	b.do("continue",
 		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), "carol"),
+		chromedp.WaitEnabled(chromedp.CSS(`form button[type="submit"]`)), // disabled until /wunder/auth/config answers
 		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
 	)
 	q := "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty twentyone twentytwo twentythree twentyfour twentyfive twentysix twentyseven twentyeight twentynine thirty"
@@ -412,6 +444,7 @@ func TestConsoleThousandEvents(t *testing.T) {
 	b.do("open", chromedp.Navigate(s.url+"/wunder/web/"), chromedp.WaitVisible(chromedp.CSS(`input[name="user_id"]`)))
 	b.do("continue",
 		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), "dave"),
+		chromedp.WaitEnabled(chromedp.CSS(`form button[type="submit"]`)), // disabled until /wunder/auth/config answers
 		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`textarea[aria-label="Message"]`)),
 	)
@@ -421,8 +454,13 @@ func TestConsoleThousandEvents(t *testing.T) {
 		words[i] = fmt.Sprintf("w%d", i)
 	}
 	q := strings.Join(words, " ")
+	// The question goes in as one input event: typed key by key (SendKeys)
+	// its 7,000 characters took 28 of the test's 30 s before the run
+	// even started (the server streamed the run in 0.1 s).
+	qj, _ := json.Marshal(q)
+	b.eval(`(() => { const t = document.querySelector('textarea[aria-label="Message"]'); t.value = ` + string(qj) + `; t.dispatchEvent(new Event('input', {bubbles: true})); return '' })()`)
 	start := time.Now()
-	b.ask(q)
+	b.do("send", chromedp.SendKeys(chromedp.CSS(`textarea[aria-label="Message"]`), "\r"))
 	b.until("the run to finish", lastRun+`?.dataset.state === 'finished'`)
 	took := time.Since(start)
 	events := b.eval(`String(` + lastRun + `.dataset.events)`)

@@ -41,7 +41,7 @@ type server struct {
 
 // dataDir is a temporary data dir the sandbox user may pass through
 // (storage makes its own 0755; t.TempDir makes 0700).
-func dataDir(t *testing.T) string {
+func dataDir(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, d := range []string{filepath.Dir(dir), dir} {
@@ -52,7 +52,7 @@ func dataDir(t *testing.T) string {
 	return dir
 }
 
-func startServer(t *testing.T, mutate func(c *config.Config)) *server {
+func startServer(t testing.TB, mutate func(c *config.Config)) *server {
 	t.Helper()
 	fake := &fakellm.Server{Chunks: 6}
 	modelSrv := httptest.NewServer(fake)
@@ -80,7 +80,7 @@ func startServer(t *testing.T, mutate func(c *config.Config)) *server {
 // serveConfig derives and validates cfg, then serves a wunder built on it
 // on a loopback port until the test ends; stop shuts it down earlier, as a
 // signal would (a restart on the same data dir).
-func serveConfig(t *testing.T, cfg *config.Config) (s *server, stop func()) {
+func serveConfig(t testing.TB, cfg *config.Config) (s *server, stop func()) {
 	t.Helper()
 	cfg.Derive()
 	if err := cfg.Validate(); err != nil {
@@ -323,7 +323,7 @@ func TestNoModelIs503WithHowTo(t *testing.T) {
 // pgSchema returns a DSN on a fresh PostgreSQL schema, dropped when the test
 // ends; without WUNDER_TEST_POSTGRES_DSN the test is skipped (loudly), or
 // fails when WUNDER_REQUIRE_POSTGRES=1 (CI).
-func pgSchema(t *testing.T) string {
+func pgSchema(t testing.TB) string {
 	t.Helper()
 	dsn := os.Getenv("WUNDER_TEST_POSTGRES_DSN")
 	if dsn == "" {

@@ -94,7 +94,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&rf.configPath, "config", "", "configuration file (default: $WUNDER_CONFIG_PATH, else ./config/wunder.yaml if present)")
-	root.AddCommand(newServeCmd(&rf), newMigrateCmd(&rf), newConfigCmd(&rf), newRunCmd(), newBenchCmd(), newFakeLLMCmd(), newVersionCmd())
+	root.AddCommand(newServeCmd(&rf), newMigrateCmd(&rf), newConfigCmd(&rf), newRunCmd(), newBenchCmd(&rf), newFakeLLMCmd(), newVersionCmd())
 	root.AddCommand(newMCPCmd(&rf))                    // mcp_cmd.go
 	root.AddCommand(newHealthCmd())                    // health.go
 	root.AddCommand(newUserCmd(&rf), newTokenCmd(&rf)) // users_cmd.go

@@ -76,6 +76,7 @@ func envOr(name, def string) string {
 
 func runQuestion(ctx context.Context, f runFlags, question string, stdin io.Reader, stdout, stderr io.Writer) error {
 	c := client.New(f.server, f.apiKey, nil)
+	c.SetLanguage(cliLanguage(os.Getenv)) // the server's messages; --language decides the prompt's
 	tools := f.tools
 	if f.allTools {
 		catalog, err := c.Tools(ctx, f.user)

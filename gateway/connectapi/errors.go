@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/wunder/wunder/internal/i18n"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -18,7 +21,8 @@ const errorDomain = "wunder"
 
 // errorTable is the one mapping from the core's sentinels (and context
 // errors) to connect codes. The first match wins, so more specific errors
-// come first. reason becomes the google.rpc.ErrorInfo detail's reason.
+// come first. reason becomes the google.rpc.ErrorInfo detail's reason;
+// lower-cased, it names the message's sentence in internal/i18n's catalog.
 var errorTable = []struct {
 	err    error
 	code   connect.Code
@@ -41,16 +45,27 @@ var errorTable = []struct {
 // google.rpc.ErrorInfo detail (domain "wunder", reason from the table) and,
 // when the core attached a retry hint (a full queue), a google.rpc.RetryInfo.
 // An error outside the table is internal: the client gets a generic message,
-// the log gets the detail.
+// the log gets the detail. The message is in the language of the request
+// ctx belongs to (the gateway's Accept-Language rule, or the request's
+// language field; see withLanguage): the catalog's sentence for the
+// reason, then the English specifics.
 func (a *API) toConnect(ctx context.Context, procedure string, err error) error {
 	if ce := new(connect.Error); errors.As(err, &ce) {
 		return err
 	}
+	lang := i18n.FromContext(ctx)
 	for _, e := range errorTable {
 		if !errors.Is(err, e.err) {
 			continue
 		}
-		ce := connect.NewError(e.code, errors.New(err.Error()))
+		msg, ok := "", false
+		if lang != i18n.English {
+			msg, ok = i18n.ErrorMessage(lang, err) // the core's own sentence
+		}
+		if !ok {
+			msg = localize(lang, strings.ToLower(e.reason), err.Error())
+		}
+		ce := connect.NewError(e.code, errors.New(msg))
 		addDetail(ce, &errdetails.ErrorInfo{Reason: e.reason, Domain: errorDomain})
 		if after, ok := orchestrator.RetryAfter(err); ok {
 			addDetail(ce, &errdetails.RetryInfo{RetryDelay: durationpb.New(after)})
@@ -58,7 +73,35 @@ func (a *API) toConnect(ctx context.Context, procedure string, err error) error 
 		return ce
 	}
 	a.opts.Logger.ErrorContext(ctx, "internal error", "procedure", procedure, "err", err)
-	return connect.NewError(connect.CodeInternal, errors.New("internal error; see the server log"))
+	return connect.NewError(connect.CodeInternal, errors.New(i18n.Message(lang, "internal_see_server_log")))
+}
+
+// localize is msg, an English message of the catalog's key, in lang.
+func localize(lang, key, msg string) string {
+	if lang == i18n.English {
+		return msg
+	}
+	return i18n.Detail(lang, key, msg, sentinelTexts...)
+}
+
+// sentinelTexts are the texts the core's sentinels (and the context
+// errors) start a message with.
+var sentinelTexts = func() []string {
+	texts := make([]string, 0, len(errorTable))
+	for _, e := range errorTable {
+		texts = append(texts, e.err.Error())
+	}
+	return texts
+}()
+
+// withLanguage returns ctx with the messages' language set to a request's
+// language field, when it names one of the catalog's; else ctx as it is
+// (the gateway's Accept-Language rule decided).
+func withLanguage(ctx context.Context, requested string) context.Context {
+	if slices.Contains(i18n.Languages(), requested) {
+		return i18n.WithLanguage(ctx, requested)
+	}
+	return ctx
 }
 
 func addDetail(ce *connect.Error, msg proto.Message) {

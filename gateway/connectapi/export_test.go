@@ -26,3 +26,12 @@ var Object = object
 
 // Services lists the services health and reflection know.
 var Services = services
+
+// Reasons lists the error table's ErrorInfo reasons.
+func Reasons() []string {
+	var out []string
+	for _, e := range errorTable {
+		out = append(out, e.reason)
+	}
+	return out
+}

@@ -88,6 +88,7 @@ var defaultConverter = doc2md.New(nil)
 
 // Run starts a run and streams its events until the final one.
 func (s *runService) Run(ctx context.Context, req *connect.Request[wunderv1.RunRequest], stream *connect.ServerStream[wunderv1.RunResponse]) error {
+	ctx = withLanguage(ctx, req.Msg.GetLanguage())
 	run, err := s.start(ctx, req.Msg)
 	if err != nil {
 		return s.toConnect(ctx, req.Spec().Procedure, err)
@@ -133,6 +134,7 @@ func (s *runService) follow(ctx context.Context, proc, userID, runID string, aft
 
 // Submit starts a run and returns at once.
 func (s *runService) Submit(ctx context.Context, req *connect.Request[wunderv1.SubmitRequest]) (*connect.Response[wunderv1.SubmitResponse], error) {
+	ctx = withLanguage(ctx, req.Msg.GetLanguage())
 	run, err := s.start(ctx, req.Msg)
 	if err != nil {
 		return nil, s.toConnect(ctx, req.Spec().Procedure, err)

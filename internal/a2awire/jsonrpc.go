@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 
 	"github.com/wunder/wunder/orchestrator"
 )
@@ -37,6 +38,13 @@ var reasons = map[int]string{
 	CodeInvalidAgentResponse: "INVALID_AGENT_RESPONSE", CodeExtendedCardNotConfigured: "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
 	CodeExtensionSupportRequired: "EXTENSION_SUPPORT_REQUIRED", CodeVersionNotSupported: "VERSION_NOT_SUPPORTED",
 }
+
+// Reasons are the google.rpc.ErrorInfo reasons of 1.0 by code, a copy:
+// every code A2A's errors carry but -32000 (see [NewRetryError]).
+func Reasons() map[int]string { return maps.Clone(reasons) }
+
+// ReasonOf is the ErrorInfo reason of code ("" for one A2A does not name).
+func ReasonOf(code int) string { return reasons[code] }
 
 // Request is a JSON-RPC request.
 type Request struct {

@@ -24,6 +24,8 @@ type Client struct {
 	baseURL string
 	apiKey  string
 	http    *http.Client
+	// language is sent as Accept-Language ("" = none).
+	language string
 }
 
 // New returns a client for baseURL (e.g. http://127.0.0.1:8000). apiKey
@@ -35,6 +37,11 @@ func New(baseURL, apiKey string, httpClient *http.Client) *Client {
 	}
 	return &Client{baseURL: strings.TrimRight(baseURL, "/"), apiKey: apiKey, http: httpClient}
 }
+
+// SetLanguage makes every request ask for the server's messages (problem
+// details) in lang, a language tag sent as Accept-Language (zh, zh-CN,
+// en); "" sends none, and the server answers in its default language.
+func (c *Client) SetLanguage(lang string) { c.language = lang }
 
 // RunRequest is the body of POST /wunder and POST /wunder/runs.
 type RunRequest struct {
@@ -198,9 +205,13 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	return json.NewDecoder(resp.Body).Decode(out)
 }
 
+// auth sets the headers of every request: the API key and the language.
 func (c *Client) auth(h http.Header) {
 	if c.apiKey != "" {
 		h.Set("X-API-Key", c.apiKey)
+	}
+	if c.language != "" {
+		h.Set("Accept-Language", c.language)
 	}
 }
 

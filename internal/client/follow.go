@@ -50,6 +50,9 @@ func (c *Client) Follow(ctx context.Context, userID, runID string, after int64, 
 		if c.apiKey != "" {
 			sc.Headers["X-API-Key"] = c.apiKey
 		}
+		if c.language != "" {
+			sc.Headers["Accept-Language"] = c.language
+		}
 		if after > 0 {
 			sc.LastEventID.Store([]byte(strconv.FormatInt(after, 10)))
 		}

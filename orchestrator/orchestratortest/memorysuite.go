@@ -1,6 +1,7 @@
 package orchestratortest
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -30,6 +31,7 @@ func RunMemoryStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator.
 		"Lease":          testMemoryLease,
 		"ClaimOnce":      testMemoryClaimOnce,
 		"TaskListFilter": testMemoryTaskList,
+		"DeleteUserData": testMemoryDeleteUserData,
 	}
 	for name, fn := range tests {
 		t.Run("Memory/"+name, func(t *testing.T) {
@@ -321,4 +323,34 @@ func testMemoryTaskList(t *testing.T, s orchestrator.MemoryStore) {
 	diff(t, "alice's tasks", []string{"t3", "t1"}, ids(orchestrator.MemoryTaskFilter{UserID: "alice"}))
 	diff(t, "running tasks", []string{"t1"}, ids(orchestrator.MemoryTaskFilter{States: []orchestrator.MemoryTaskState{orchestrator.MemoryRunning}}))
 	diff(t, "limit 1", []string{"t3"}, ids(orchestrator.MemoryTaskFilter{Limit: 1}))
+}
+
+// A store that is also an orchestrator.Store forgets a user's memory
+// (records, tasks, switch) with the rest of the user's data, and only
+// that user's.
+func testMemoryDeleteUserData(t *testing.T, s orchestrator.MemoryStore) {
+	del, ok := s.(interface {
+		DeleteUserData(ctx context.Context, userID string) error
+	})
+	if !ok {
+		t.Skip("not an orchestrator.Store")
+	}
+	ctx := t.Context()
+	for _, u := range []string{"alice", "bob"} {
+		mustDo(t, "SetMemoryEnabled", s.SetMemoryEnabled(ctx, u, true, memT0))
+		putRecord(t, s, u, "s1", u+"'s summary", memT0)
+		mustDo(t, "Enqueue", s.EnqueueMemoryTask(ctx, task("t_"+u, u, "s1", memT0), 10))
+	}
+	mustDo(t, "DeleteUserData(alice)", del.DeleteUserData(ctx, "alice"))
+	for u, want := range map[string]int{"alice": 0, "bob": 1} {
+		on, err := s.MemoryEnabled(ctx, u)
+		mustDo(t, "MemoryEnabled", err)
+		recs, err := s.ListMemoryRecords(ctx, u)
+		mustDo(t, "ListMemoryRecords", err)
+		tasks, err := s.ListMemoryTasks(ctx, orchestrator.MemoryTaskFilter{UserID: u})
+		mustDo(t, "ListMemoryTasks", err)
+		if on != (want == 1) || len(recs) != want || len(tasks) != want {
+			t.Errorf("%s after deleting alice's data: enabled %v, %d records, %d tasks; want %d of each", u, on, len(recs), len(tasks), want)
+		}
+	}
 }

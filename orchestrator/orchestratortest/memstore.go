@@ -244,14 +244,64 @@ func (m *memStore) CreateRun(_ context.Context, r *orchestrator.Run) error {
 	return nil
 }
 
+func (m *memStore) CreateSessionRun(_ context.Context, s *orchestrator.Session, r *orchestrator.Run) error {
+	if s == nil || s.ID == "" {
+		return fmt.Errorf("%w: session id is empty", orchestrator.ErrInvalidArgument)
+	}
+	if r == nil || r.ID == "" || r.SessionID != s.ID {
+		return fmt.Errorf("%w: run id is required and the run must be of the new session", orchestrator.ErrInvalidArgument)
+	}
+	s.CreatedAt = stamp(s.CreatedAt)
+	if s.UpdatedAt.IsZero() {
+		s.UpdatedAt = s.CreatedAt
+	}
+	s.UpdatedAt = stamp(s.UpdatedAt)
+	r.CreatedAt = stamp(r.CreatedAt)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	srow, rrow := storedSession(*s), storedRun(*r)
+	if _, ok := m.sessions[srow.ID]; ok {
+		return fmt.Errorf("%w: session %s exists", orchestrator.ErrConflict, s.ID)
+	}
+	if _, ok := m.runs[rrow.ID]; ok {
+		return fmt.Errorf("%w: run %s exists", orchestrator.ErrConflict, r.ID)
+	}
+	m.sessions[srow.ID] = srow
+	m.runs[rrow.ID] = *cloneRun(rrow)
+	return nil
+}
+
 func (m *memStore) UpdateRun(_ context.Context, r *orchestrator.Run) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.updateRunLocked(r)
+}
+
+func (m *memStore) EndRun(_ context.Context, r *orchestrator.Run, at time.Time, keys []string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.updateRunLocked(r); err != nil {
+		return err
+	}
+	cur := m.runs[txt(r.ID)]
+	if s, ok := m.sessions[cur.SessionID]; ok {
+		s.UpdatedAt = stamp(at)
+		m.sessions[cur.SessionID] = s
+	}
+	for _, k := range keys {
+		if l, ok := m.locks[txt(k)]; ok && l.owner == cur.ID {
+			delete(m.locks, txt(k))
+		}
+	}
+	return nil
+}
+
+func (m *memStore) updateRunLocked(r *orchestrator.Run) error {
 	if r == nil {
 		return fmt.Errorf("%w: run is nil", orchestrator.ErrInvalidArgument)
 	}
 	in := storedRun(*r)
 	r = &in
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	cur, ok := m.runs[r.ID]
 	if !ok {
 		return fmt.Errorf("%w: run %s", orchestrator.ErrNotFound, r.ID)
@@ -522,5 +572,8 @@ func (m *memStore) DeleteUserData(ctx context.Context, userID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.toolLogs = slices.DeleteFunc(m.toolLogs, func(l orchestrator.ToolLog) bool { return l.UserID == userID })
+	delete(m.mem.enabled, userID)
+	m.mem.records = slices.DeleteFunc(m.mem.records, func(r orchestrator.MemoryRecord) bool { return r.UserID == userID })
+	m.mem.tasks = slices.DeleteFunc(m.mem.tasks, func(t orchestrator.MemoryTask) bool { return t.UserID == userID })
 	return nil
 }

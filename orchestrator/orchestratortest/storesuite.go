@@ -55,6 +55,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator.Store)
 		{"ToolLog", st.toolLogTests()},
 		{"Lock", st.lockTests()},
 		{"Owner", st.ownerTests()},
+		{"Lifecycle", st.lifecycleTests()},
 		{"Approval", st.approvalTests()},
 		{"Monitor", st.monitorTests()},
 		{"Text", st.textTests()},

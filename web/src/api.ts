@@ -29,7 +29,10 @@ export function identity(): Identity | null {
 export function setIdentity(i: Identity | null) {
   ident = i;
   if (i) sessionStorage.setItem(KEY, JSON.stringify(i));
-  else sessionStorage.removeItem(KEY);
+  else {
+    sessionStorage.removeItem(KEY);
+    sessionStorage.removeItem('wunder.session'); // the chat's open session was that user's
+  }
 }
 
 /** ApiError carries the problem document's code and detail. */
@@ -38,6 +41,8 @@ export class ApiError extends Error {
     public status: number,
     public code: string,
     message: string,
+    /** per-key problems of an invalid_config answer (docs/admin.md) */
+    public errors: { key: string; message: string }[] = [],
   ) {
     super(message);
   }
@@ -62,14 +67,16 @@ export function withUser(path: string): string {
 async function problem(r: Response): Promise<ApiError> {
   let code = 'http_' + r.status;
   let detail = r.statusText;
+  let errors: { key: string; message: string }[] = [];
   try {
     const p = await r.json();
     code = p.code || code;
     detail = p.detail || p.title || detail;
+    if (Array.isArray(p.errors)) errors = p.errors;
   } catch {
     /* not JSON */
   }
-  return new ApiError(r.status, code, detail);
+  return new ApiError(r.status, code, detail, errors);
 }
 
 export async function api<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
@@ -82,6 +89,32 @@ export async function api<T>(method: string, path: string, body?: unknown, signa
   if (!r.ok) throw await problem(r);
   if (r.status === 204) return undefined as T;
   return (await r.json()) as T;
+}
+
+/** apiForm posts multipart form data (uploads); the browser sets the boundary. */
+export async function apiForm<T>(path: string, form: FormData): Promise<T> {
+  const r = await fetch(path, { method: 'POST', headers: headers(), body: form });
+  if (!r.ok) throw await problem(r);
+  return (await r.json()) as T;
+}
+
+/** apiBlob fetches a file (downloads, images) with the credential in a header, never in the URL. */
+export async function apiBlob(path: string): Promise<Blob> {
+  const r = await fetch(path, { headers: headers() });
+  if (!r.ok) throw await problem(r);
+  return r.blob();
+}
+
+/** saveBlob hands a blob to the browser as a download named name. */
+export function saveBlob(b: Blob, name: string) {
+  const url = URL.createObjectURL(b);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
 /** RunEvent is one event of a run's log (docs/http.md#events). */

@@ -9,6 +9,7 @@ import { useSignal, signal } from './state';
 import { Login } from './login';
 import { Chat } from './chat';
 import { Monitor } from './monitor';
+import { Workspace } from './workspace/workspace';
 import './style.css';
 
 type Theme = 'light' | 'dark';
@@ -35,8 +36,23 @@ interface Page {
 
 const PAGES: Page[] = [
   { id: 'chat', label: (s) => s.chat, view: () => <Chat /> },
+  { id: 'workspace', label: (s) => s.workspace, view: () => <Workspace /> },
   { id: 'monitor', label: (s) => s.monitor, admin: true, view: () => <Monitor /> },
+  { id: 'admin', label: (s) => s.admin, admin: true, view: () => <Lazy load={() => import('./admin/admin').then((m) => m.Admin)} /> },
 ];
+
+/** Lazy renders a page loaded on demand (the admin pages stay out of the first load). */
+function Lazy({ load }: { load: () => Promise<() => preact.JSX.Element> }) {
+  const [C, setC] = useState<(() => preact.JSX.Element) | null>(null);
+  const [err, setErr] = useState('');
+  useEffect(() => {
+    load()
+      .then((c) => setC(() => c))
+      .catch((e) => setErr(String(e)));
+  }, []);
+  if (err) return <p class="error" role="alert">{err}</p>;
+  return C ? <C /> : <p class="muted" role="status">…</p>;
+}
 
 function useRoute(): string {
   const read = () => location.hash.replace(/^#\/?/, '') || 'chat';

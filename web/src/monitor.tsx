@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from './api';
 import { lang, strings } from './i18n';
 import { useSignal } from './state';
+import { Bars, Heatmap, perHour, SystemView, type RunPoint, type System, type UsageBuckets } from './monitorviews';
 
 interface MonitorRun {
   run_id: string;
@@ -29,14 +30,43 @@ export function Monitor() {
   const [runs, setRuns] = useState<MonitorRun[] | null>(null);
   const [usage, setUsage] = useState<ToolUsage[] | null>(null);
   const [err, setErr] = useState('');
+  const [sys, setSys] = useState<System | null>(null);
+  const [group, setGroup] = useState<'hour' | 'user'>('hour');
+  const [heat, setHeat] = useState<UsageBuckets[] | null>(null);
+  const [day, setDay] = useState<RunPoint[] | null>(null);
+  // the heavier pictures: every 15 s, and when the grouping changes
+  const loadPictures = async () => {
+    try {
+      const [h, d] = await Promise.all([
+        api<{ tools: UsageBuckets[] }>('GET', '/wunder/admin/monitor/tool_usage?group=' + group),
+        api<{ runs: RunPoint[] }>('GET', '/wunder/admin/monitor?since=24h&limit=500'),
+      ]);
+      setHeat(h.tools);
+      setDay(d.runs);
+    } catch (e) {
+      setErr((e as Error).message);
+    }
+  };
+  useEffect(() => {
+    loadPictures();
+    const id = setInterval(loadPictures, 15000);
+    return () => clearInterval(id);
+  }, [group]);
+  // a tool seen for the first time (the usage table polls faster): redraw the pictures now
+  const seen = usage?.length ?? 0;
+  useEffect(() => {
+    if (seen) loadPictures();
+  }, [seen]);
   const load = async () => {
     try {
-      const [r, u] = await Promise.all([
+      const [r, u, y] = await Promise.all([
         api<{ runs: MonitorRun[] }>('GET', '/wunder/admin/monitor?state=queued,running,waiting_input,cancelling'),
         api<{ tools: ToolUsage[] }>('GET', '/wunder/admin/monitor/tool_usage'),
+        api<System>('GET', '/wunder/admin/monitor/system'),
       ]);
       setRuns(r.runs);
       setUsage(u.tools);
+      setSys(y);
       setErr('');
     } catch (e) {
       setErr((e as Error).message);
@@ -56,7 +86,7 @@ export function Monitor() {
     <div class="monitor">
       <div class="row">
         <h1>{s.monitor}</h1>
-        <button type="button" class="ghost" onClick={load}>
+        <button type="button" class="ghost" onClick={() => (load(), loadPictures())}>
           {s.refresh}
         </button>
       </div>
@@ -65,6 +95,10 @@ export function Monitor() {
           {err}
         </p>
       )}
+      <section aria-labelledby="system-h">
+        <h2 id="system-h">{s.system}</h2>
+        {sys && <SystemView s={s} sys={sys} />}
+      </section>
       <h2>{s.liveRuns}</h2>
       {runs && runs.length === 0 && <p class="muted">{s.noRuns}</p>}
       {runs && runs.length > 0 && (
@@ -137,6 +171,25 @@ export function Monitor() {
               ))}
             </tbody>
           </table>
+        </div>
+      )}
+      <section aria-labelledby="heat-h">
+        <div class="row">
+          <h2 id="heat-h">{s.heatmap}</h2>
+          <label class="inline">
+            <span class="sr-only">{s.heatmap}</span>
+            <select value={group} onChange={(e) => setGroup((e.target as HTMLSelectElement).value as 'hour' | 'user')}>
+              <option value="hour">{s.byHour}</option>
+              <option value="user">{s.byUser}</option>
+            </select>
+          </label>
+        </div>
+        <div class="table-wrap">{heat && heat.length > 0 ? <Heatmap s={s} tools={heat} group={group} /> : <p class="muted">{s.noToolUsage}</p>}</div>
+      </section>
+      {day && (
+        <div class="charts">
+          <Bars s={s} label={s.runRate} values={perHour(day).count} unit="" />
+          <Bars s={s} label={s.latency} values={perHour(day).p95} unit={s.ms} />
         </div>
       )}
     </div>

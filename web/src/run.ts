@@ -28,6 +28,17 @@ export interface Approval {
   missing?: unknown;
 }
 
+export interface PlanStep {
+  title: string;
+  status: string; // pending, running, completed, failed, skipped
+}
+
+export interface Plan {
+  steps: PlanStep[];
+  strategy?: string;
+  note?: string;
+}
+
 export interface Usage {
   input_tokens: number;
   output_tokens: number;
@@ -46,6 +57,7 @@ export interface RunView {
   stopReason?: string;
   answer?: string;
   pending: Approval[];
+  plan?: Plan;
 }
 
 export function newRun(question: string): RunView {
@@ -111,6 +123,9 @@ export function apply(v: RunView, ev: RunEvent) {
       t.durationMs = d.duration_ms;
       break;
     }
+    case 'plan':
+      v.plan = { steps: d.steps || [], strategy: d.strategy, note: d.note };
+      break;
     case 'token_usage':
       v.usage = d.total ?? d.usage;
       break;

@@ -1,0 +1,80 @@
+package orchestratortest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// lifecycleTests pin the writes that start and end a run in one go:
+// CreateSessionRun stores both or neither, and EndRun stores the end, the
+// session's time and the freed locks together, or nothing when the
+// owner's fence refuses it.
+func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
+	return map[string]func(*testing.T){
+		"CreateSessionRun": func(t *testing.T) {
+			s, ctx := st.open(t), t.Context()
+			sess := &orchestrator.Session{ID: "s1", UserID: "u1", Title: "first", CreatedAt: at(0)}
+			r := &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u1", State: orchestrator.RunQueued, Question: "q", Owner: "a", CreatedAt: at(0)}
+			mustDo(t, "CreateSessionRun", s.CreateSessionRun(ctx, sess, r))
+			gotS, err := s.GetSession(ctx, "s1")
+			mustDo(t, "GetSession", err)
+			gotR, err := s.GetRun(ctx, "r1")
+			mustDo(t, "GetRun", err)
+			if gotS.UserID != "u1" || gotS.Title != "first" || !gotS.UpdatedAt.Equal(stamp(at(0))) || gotR.SessionID != "s1" || gotR.Question != "q" || gotR.Owner != "a" {
+				t.Fatalf("stored %+v and %+v", gotS, gotR)
+			}
+			// The run exists: neither is stored, the session id stays free.
+			again := &orchestrator.Run{ID: "r1", SessionID: "s2", UserID: "u1", State: orchestrator.RunQueued, Owner: "a", CreatedAt: at(1)}
+			wantErr(t, "CreateSessionRun(run exists)", s.CreateSessionRun(ctx, &orchestrator.Session{ID: "s2", UserID: "u1", CreatedAt: at(1)}, again), orchestrator.ErrConflict)
+			wantErr(t, "GetSession(s2)", func() error { _, err := s.GetSession(ctx, "s2"); return err }(), orchestrator.ErrNotFound)
+			// The session exists: the run is not stored either.
+			other := &orchestrator.Run{ID: "r2", SessionID: "s1", UserID: "u1", State: orchestrator.RunQueued, Owner: "a", CreatedAt: at(1)}
+			wantErr(t, "CreateSessionRun(session exists)", s.CreateSessionRun(ctx, &orchestrator.Session{ID: "s1", UserID: "u1", CreatedAt: at(1)}, other), orchestrator.ErrConflict)
+			wantErr(t, "GetRun(r2)", func() error { _, err := s.GetRun(ctx, "r2"); return err }(), orchestrator.ErrNotFound)
+			wantErr(t, "CreateSessionRun(run of another session)",
+				s.CreateSessionRun(ctx, &orchestrator.Session{ID: "s3", UserID: "u1"}, &orchestrator.Run{ID: "r3", SessionID: "s1", Owner: "a"}), orchestrator.ErrInvalidArgument)
+		},
+		"EndRun": func(t *testing.T) {
+			s, ctx := st.open(t), t.Context()
+			createSession(t, s, "s1", "u1", at(0))
+			r := &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u1", State: orchestrator.RunRunning, Owner: "a", CreatedAt: at(0)}
+			mustDo(t, "CreateRun", s.CreateRun(ctx, r))
+			const ttl = time.Hour
+			mustDo(t, "AcquireLock(session)", s.AcquireLock(ctx, "session:s1", "r1", ttl))
+			mustDo(t, "AcquireLock(user)", s.AcquireLock(ctx, "user:u1", "r1", ttl))
+			mustDo(t, "AcquireLock(other's)", s.AcquireLock(ctx, "user:u2", "r9", ttl))
+
+			// Fenced: another owner's end writes nothing at all.
+			late := *r
+			late.Owner, late.State, late.Answer = "b", orchestrator.RunFinished, "late"
+			wantErr(t, "EndRun(not the owner)", s.EndRun(ctx, &late, at(5), []string{"session:s1", "user:u1"}), orchestrator.ErrConflict)
+			got, err := s.GetRun(ctx, "r1")
+			mustDo(t, "GetRun", err)
+			sess, err := s.GetSession(ctx, "s1")
+			mustDo(t, "GetSession", err)
+			if got.State != orchestrator.RunRunning || got.Answer != "" || !sess.UpdatedAt.Equal(stamp(at(0))) {
+				t.Fatalf("after a fenced end: run %+v, session %+v; want both untouched", got, sess)
+			}
+			wantErr(t, "AcquireLock(session, still held)", s.AcquireLock(ctx, "session:s1", "r2", ttl), orchestrator.ErrBusy)
+
+			done := *r
+			fin := at(7)
+			done.State, done.StopReason, done.Answer, done.LastSeq, done.FinishedAt = orchestrator.RunFinished, orchestrator.StopModelResponse, "ok", 9, &fin
+			mustDo(t, "EndRun", s.EndRun(ctx, &done, at(7), []string{"session:s1", "user:u1", "user:u2"}))
+			got, err = s.GetRun(ctx, "r1")
+			mustDo(t, "GetRun", err)
+			sess, err = s.GetSession(ctx, "s1")
+			mustDo(t, "GetSession", err)
+			if got.State != orchestrator.RunFinished || got.Answer != "ok" || got.LastSeq != 9 || got.FinishedAt == nil || !got.FinishedAt.Equal(stamp(fin)) || !sess.UpdatedAt.Equal(stamp(at(7))) {
+				t.Fatalf("after EndRun: run %+v, session %+v", got, sess)
+			}
+			mustDo(t, "AcquireLock(session, freed)", s.AcquireLock(ctx, "session:s1", "r2", ttl))
+			mustDo(t, "AcquireLock(user, freed)", s.AcquireLock(ctx, "user:u1", "r2", ttl))
+			// A lock of another owner among the keys is left alone.
+			wantErr(t, "AcquireLock(other's, kept)", s.AcquireLock(ctx, "user:u2", "r3", ttl), orchestrator.ErrBusy)
+			wantErr(t, "EndRun(missing)", s.EndRun(ctx, &orchestrator.Run{ID: "nope", Owner: "a"}, at(8), nil), orchestrator.ErrNotFound)
+		},
+	}
+}

@@ -1,0 +1,34 @@
+// ConfirmButton asks again in place before a destructive action (no
+// window.confirm: it blocks the page and cannot be styled or translated).
+import { useEffect, useState } from 'preact/hooks';
+import type { Strings } from './i18n';
+
+export function ConfirmButton({ s, label, what, onConfirm, small }: { s: Strings; label: string; what: string; onConfirm: () => void; small?: boolean }) {
+  const [asking, setAsking] = useState(false);
+  useEffect(() => setAsking(false), [what]);
+  const cls = 'danger' + (small ? ' small' : '');
+  if (!asking)
+    return (
+      <button type="button" class={cls} aria-label={label + ' ' + what} onClick={() => setAsking(true)}>
+        {label}
+      </button>
+    );
+  return (
+    <span class="confirm" role="group" aria-label={s.confirmDelete + ' ' + what}>
+      <button
+        type="button"
+        class={cls + ' confirm-yes'}
+        ref={(el) => el?.focus()}
+        onClick={() => {
+          setAsking(false);
+          onConfirm();
+        }}
+      >
+        {s.confirmDelete} {what}
+      </button>{' '}
+      <button type="button" class={small ? 'small' : ''} onClick={() => setAsking(false)}>
+        {s.cancel}
+      </button>
+    </span>
+  );
+}

@@ -1,0 +1,205 @@
+// The transcript: a session's stored history (tool calls joined with their
+// results in both tool-call modes), then the runs of this page as they
+// stream, and the live run's plan panel.
+import { useEffect, useMemo, useRef } from 'preact/hooks';
+import type { Strings } from './i18n';
+import { visibleText, type Plan, type RunView, type ToolView } from './run';
+
+export interface Message {
+  role: string;
+  content: string;
+  reasoning_content?: string;
+  tool_calls?: { id: string; name: string; arguments: unknown }[];
+  name?: string;
+  tool_call_id?: string;
+}
+
+export function Transcript({ s, history, runs }: { s: Strings; history: Message[]; runs: RunView[] }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const pinned = useRef(true);
+  useEffect(() => {
+    const el = ref.current;
+    if (el && pinned.current) el.scrollTop = el.scrollHeight;
+  });
+  const onScroll = () => {
+    const el = ref.current!;
+    pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+  };
+  const turns = useMemo(() => foldHistory(history), [history]);
+  return (
+    <div class="transcript" ref={ref} onScroll={onScroll} role="log" aria-live="polite" aria-label={s.chat} tabIndex={0}>
+      {history.length === 0 && runs.length === 0 && <p class="muted empty">{s.emptyChat}</p>}
+      {turns.map((m) =>
+        m.role === 'user' ? (
+          <div class="msg user">{m.text}</div>
+        ) : (
+          <div class="msg assistant">
+            {m.reasoning && <Reasoning s={s} text={m.reasoning} />}
+            {m.text && <div class="text">{m.text}</div>}
+            {m.tools.map((t) => (
+              <ToolCall s={s} t={t} />
+            ))}
+          </div>
+        ),
+      )}
+      {runs.map((r) => (
+        <RunBlock s={s} r={r} />
+      ))}
+    </div>
+  );
+}
+
+interface Turn {
+  role: 'user' | 'assistant';
+  text: string;
+  reasoning?: string;
+  tools: ToolView[];
+}
+
+/**
+ * foldHistory turns stored messages into turns: tool calls come as
+ * tool_calls (function_call mode) or <tool_call> blocks in the text
+ * (tool_call mode); their results as role=tool messages or as user
+ * messages "tool_response: {...}". Each result joins its call.
+ */
+function foldHistory(history: Message[]): Turn[] {
+  const out: Turn[] = [];
+  const open: ToolView[] = [];
+  const byId = new Map<string, ToolView>();
+  for (const m of history) {
+    if (m.role === 'assistant') {
+      const tools: ToolView[] = (m.tool_calls || []).map((c) => ({ callId: c.id, name: c.name, args: c.arguments, output: '' }));
+      for (const [, body] of m.content.matchAll(/<tool_call>([\s\S]*?)<\/tool_call>/g)) {
+        try {
+          const c = JSON.parse(body);
+          tools.push({ callId: '', name: c.name, args: c.arguments, output: '' });
+        } catch {
+          /* shown as text */
+        }
+      }
+      tools.forEach((t) => (t.callId ? byId.set(t.callId, t) : open.push(t)));
+      out.push({ role: 'assistant', text: visibleText(m.content), reasoning: m.reasoning_content, tools });
+    } else if (m.role === 'tool') {
+      const t = byId.get(m.tool_call_id || '');
+      if (t) t.result = m.content;
+    } else if (m.role === 'user' && m.content.startsWith('tool_response: ')) {
+      let r: { name?: string; content?: unknown; ok?: boolean } = {};
+      try {
+        r = JSON.parse(m.content.slice('tool_response: '.length));
+      } catch {
+        /* keep the raw text */
+      }
+      const i = open.findIndex((t) => t.name === r.name);
+      const t = i >= 0 ? open.splice(i, 1)[0] : undefined;
+      if (t) {
+        t.result = typeof r.content === 'string' ? r.content : JSON.stringify(r.content);
+        t.isError = r.ok === false;
+      }
+    } else if (m.role === 'user') {
+      out.push({ role: 'user', text: m.content, tools: [] });
+    }
+  }
+  return out;
+}
+
+function RunBlock({ s, r }: { s: Strings; r: RunView }) {
+  return (
+    <>
+      <div class="msg user">{r.question}</div>
+      <div class="msg assistant" aria-busy={r.state === 'running'} data-run-id={r.runId} data-state={r.state} data-events={r.events}>
+        {r.items.map((it) => {
+          if (it.kind === 'text')
+            return (
+              <>
+                {it.reasoning && <Reasoning s={s} text={it.reasoning} />}
+                {visibleText(it.text) && <div class="text">{visibleText(it.text)}</div>}
+              </>
+            );
+          if (it.kind === 'tool') return <ToolCall s={s} t={it.tool} />;
+          return <div class={'note' + (it.error ? ' error' : '')}>{it.text}</div>;
+        })}
+        {r.state === 'running' && r.items.length === 0 && <div class="muted">{s.running}</div>}
+        <div class="meta">
+          {r.usage && (
+            <span class="usage">
+              {s.usage}: {r.usage.input_tokens} → {r.usage.output_tokens} ({r.usage.total_tokens})
+            </span>
+          )}
+          {r.state !== 'running' && r.state !== 'waiting_input' && (
+            <span class={'badge ' + r.state}>
+              {r.state}
+              {r.stopReason && r.stopReason !== 'model_response' ? ` · ${r.stopReason}` : ''}
+            </span>
+          )}
+        </div>
+      </div>
+    </>
+  );
+}
+
+/** PlanPanel shows the live run's todo steps (its last `plan` event, docs/http.md#plans). */
+export function PlanPanel({ s, plan }: { s: Strings; plan: Plan }) {
+  const done = plan.steps.filter((x) => x.status === 'completed').length;
+  return (
+    <details class="plan" open aria-label={s.plan}>
+      <summary>
+        {s.plan} <span class="muted">({done}/{plan.steps.length})</span>
+      </summary>
+      <ol>
+        {plan.steps.map((x) => (
+          <li class={'step ' + x.status} data-status={x.status}>
+            <span class="step-mark" aria-hidden="true">
+              {x.status === 'completed' ? '✓' : x.status === 'running' ? '◐' : x.status === 'failed' ? '✗' : x.status === 'skipped' ? '–' : '○'}
+            </span>
+            <span>{x.title}</span> <span class="muted step-state">{(s as unknown as Record<string, string>)['step_' + x.status] || x.status}</span>
+          </li>
+        ))}
+      </ol>
+      {plan.strategy && <p class="muted">{s.strategy}: {plan.strategy}</p>}
+      {plan.note && <p class="muted">{plan.note}</p>}
+    </details>
+  );
+}
+
+function Reasoning({ s, text }: { s: Strings; text: string }) {
+  return (
+    <details class="reasoning">
+      <summary>{s.reasoning}</summary>
+      <pre>{text}</pre>
+    </details>
+  );
+}
+
+function pretty(v: unknown): string {
+  if (v === undefined) return '';
+  if (typeof v === 'string') {
+    try {
+      return JSON.stringify(JSON.parse(v), null, 2);
+    } catch {
+      return v;
+    }
+  }
+  return JSON.stringify(v, null, 2);
+}
+
+function ToolCall({ s, t }: { s: Strings; t: ToolView }) {
+  const done = t.result !== undefined;
+  return (
+    <details class={'tool' + (t.isError ? ' failed' : '')} data-tool={t.name}>
+      <summary>
+        <span class="tool-name">{t.name}</span>
+        <span class="muted">{done ? (t.durationMs !== undefined ? ` ${t.durationMs} ${s.ms}` : '') : ' ' + s.running}</span>
+        {t.isError && <span class="badge failed">{s.error}</span>}
+      </summary>
+      <h3>{s.arguments}</h3>
+      <pre>{pretty(t.args)}</pre>
+      {t.output && <pre class="output">{t.output}</pre>}
+      {done && (
+        <>
+          <h3>{s.result}</h3>
+          <pre>{t.result}</pre>
+        </>
+      )}
+    </details>
+  );
+}
