@@ -110,7 +110,7 @@ func (l *loop) run(ctx context.Context) outcome {
 		runStart, done = resumePoint(msgs, lr.id)
 	}
 	if runStart < 0 {
-		question := Message{Role: RoleUser, Content: lr.req.Question, RunID: lr.id, CreatedAt: o.opts.Now()}
+		question := Message{Role: RoleUser, Content: lr.req.Question, Attachments: lr.req.Attachments, RunID: lr.id, CreatedAt: o.opts.Now()}
 		if err := l.save(ctx, question); err != nil {
 			return l.fail(ctx, "store", err)
 		}
@@ -406,11 +406,14 @@ func (l *loop) fail(ctx context.Context, code string, err error) outcome {
 // renderMessages converts stored history into the request form of a mode.
 // History is stored in the form of the mode that produced it; a tool_call
 // request turns function-call turns into text, a function_call request
-// encodes tool names for the wire.
-func renderMessages(msgs []Message, mode string, reg *Registry) []Message {
+// encodes tool names for the wire. Attachments become text, and images
+// parts for a model with vision (withAttachments).
+func renderMessages(msgs []Message, mode string, reg *Registry, vision bool) []Message {
 	out := make([]Message, 0, len(msgs))
 	for _, m := range msgs {
 		switch {
+		case m.Role == RoleUser && len(m.Attachments) > 0:
+			out = append(out, withAttachments(m, vision))
 		case mode == ModeToolCall && m.Role == RoleAssistant && len(m.ToolCalls) > 0:
 			var sb strings.Builder
 			sb.WriteString(m.Content)
@@ -446,6 +449,7 @@ func mergeUserTurns(msgs []Message) []Message {
 	for _, m := range msgs {
 		if n := len(out); n > 0 && m.Role == RoleUser && out[n-1].Role == RoleUser {
 			out[n-1].Content += "\n\n" + m.Content
+			out[n-1].Attachments = append(out[n-1].Attachments[:len(out[n-1].Attachments):len(out[n-1].Attachments)], m.Attachments...)
 			continue
 		}
 		out = append(out, m)
