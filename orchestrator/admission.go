@@ -50,6 +50,9 @@ type liveRun struct {
 	// startStored marks a run Start stored as running, in a slot it
 	// reserved: its start needs no write of its own.
 	startStored bool
+	// questionStored marks a run whose question Start stored with it
+	// (persistNew): the loop finds it in the history rather than saving it.
+	questionStored bool
 	// hbDone is closed when the heartbeat has stopped.
 	hbDone chan struct{}
 	// tools are the calls executing now, in start order (the monitor's
@@ -283,12 +286,20 @@ func (o *Orchestrator) discard(lr *liveRun) {
 	o.releaseLocks(lr)
 }
 
+// persistNew stores a new run with its question (and its session when
+// the run starts one) in one write: a run queued when its process dies
+// still has its question, attachments included, when it is resumed.
 func (o *Orchestrator) persistNew(ctx context.Context, lr *liveRun, sess *Session, newSession bool) error {
 	r := lr.snapshot()
-	if newSession {
-		return o.store.CreateSessionRun(ctx, sess, r)
+	q := Message{Role: RoleUser, Content: lr.req.Question, Attachments: lr.req.Attachments, RunID: lr.id, CreatedAt: r.CreatedAt}
+	if !newSession {
+		sess = nil
 	}
-	return o.store.CreateRun(ctx, r)
+	if err := o.store.CreateRunWith(ctx, sess, r, []Message{q}); err != nil {
+		return err
+	}
+	lr.questionStored = true
+	return nil
 }
 
 // admissible reports whether a run could be admitted now.

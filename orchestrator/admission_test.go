@@ -235,9 +235,9 @@ func (b *blockingCreate) CreateRun(ctx context.Context, r *orchestrator.Run) err
 	return b.Store.CreateRun(ctx, r)
 }
 
-func (b *blockingCreate) CreateSessionRun(ctx context.Context, s *orchestrator.Session, r *orchestrator.Run) error {
+func (b *blockingCreate) CreateRunWith(ctx context.Context, s *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message) error {
 	b.hold(r)
-	return b.Store.CreateSessionRun(ctx, s, r)
+	return b.Store.CreateRunWith(ctx, s, r, msgs)
 }
 
 func (b *blockingCreate) hold(r *orchestrator.Run) {
@@ -280,5 +280,50 @@ func TestCloseDuringStartLeavesNoStrandedRun(t *testing.T) {
 	// Its locks are free: the same user may run again elsewhere.
 	if err := store.AcquireLock(t.Context(), "user:u#0", "someone", time.Minute); err != nil {
 		t.Fatalf("user lock still held: %v", err)
+	}
+}
+
+// Start stores a run's question with the run: a run still queued when
+// Start returns has its question, attachments included, in the session's
+// history (a process dying now leaves it to be resumed, not lost). A run
+// that continues a session finds its question in the history it loads and
+// sends it to the model once.
+func TestStartStoresTheQuestionWithTheRun(t *testing.T) {
+	release := make(chan struct{})
+	h := newHarness(t, harnessOpts{opts: orchestrator.Options{MaxActiveRuns: 1},
+		turns: []orchestratortest.Turn{{Content: "first", Wait: release}, {Content: "second"}, {Content: "third"}}})
+	busy := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u1", Question: "hold the slot"})
+	att := []orchestrator.Attachment{{Type: "text", Name: "notes.txt", Content: "the notes"}}
+	queued := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u2", Question: "read my notes", Attachments: att})
+	if queued.State != orchestrator.RunQueued {
+		t.Fatalf("second run is %s; want queued behind the first", queued.State)
+	}
+	msgs, err := h.store.ListMessages(t.Context(), queued.SessionID, 0)
+	if err != nil || len(msgs) != 1 || msgs[0].RunID != queued.ID || msgs[0].Content != "read my notes" ||
+		len(msgs[0].Attachments) != 1 || msgs[0].Attachments[0].Content != "the notes" {
+		t.Fatalf("history of the queued run's session = %+v, %v; want its question with the attachment", msgs, err)
+	}
+	close(release)
+	final(t, collect(t, h.o, busy.ID, 0))
+	final(t, collect(t, h.o, queued.ID, 0))
+
+	next := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u2", SessionID: queued.SessionID, Question: "and now?"})
+	if f := final(t, collect(t, h.o, next.ID, 0)); f.State != orchestrator.RunFinished {
+		t.Fatalf("the session's next run: %+v", f)
+	}
+	reqs := h.model.Requests()
+	last := reqs[len(reqs)-1]
+	n := 0
+	for _, m := range last.Messages {
+		if m.Role == orchestrator.RoleUser && strings.Contains(m.Content, "and now?") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the continuing run's question reached the model %d times: %+v", n, last.Messages)
+	}
+	msgs, _ = h.store.ListMessages(t.Context(), queued.SessionID, 0)
+	if len(msgs) != 4 || msgs[2].Content != "and now?" || msgs[3].Role != orchestrator.RoleAssistant {
+		t.Fatalf("history after two runs = %+v; want question, answer, question, answer", msgs)
 	}
 }

@@ -104,15 +104,19 @@ func (l *loop) run(ctx context.Context) outcome {
 	l.sel = lr.sel
 	system := Message{Role: RoleSystem}
 	msgs := append([]Message{system}, history...)
-	// A resumed run finds its question and stored rounds in the history.
+	// A resumed run finds its question and stored rounds in the history,
+	// and so does a new run of a session it continues: Start stored the
+	// question with the run (a new session's history is not read).
 	runStart, done := -1, 0
-	if lr.resumed {
+	if lr.resumed || lr.questionStored {
 		runStart, done = resumePoint(msgs, lr.id)
 	}
 	if runStart < 0 {
 		question := Message{Role: RoleUser, Content: lr.req.Question, Attachments: lr.req.Attachments, RunID: lr.id, CreatedAt: o.opts.Now()}
-		if err := l.save(ctx, question); err != nil {
-			return l.fail(ctx, "store", err)
+		if !lr.questionStored {
+			if err := l.save(ctx, question); err != nil {
+				return l.fail(ctx, "store", err)
+			}
 		}
 		msgs = append(msgs, question)
 		runStart = len(msgs) - 1

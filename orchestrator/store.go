@@ -37,11 +37,14 @@ type Store interface {
 	ListMessages(ctx context.Context, sessionID string, limit int) ([]Message, error)
 
 	CreateRun(ctx context.Context, r *Run) error
-	// CreateSessionRun creates a new session and its first run in one
-	// write: either both are stored or neither is (the errors are
-	// CreateSession's and CreateRun's). It spares a run that starts a
-	// session one commit.
-	CreateSessionRun(ctx context.Context, s *Session, r *Run) error
+	// CreateRunWith creates a run with, in the same write, its new
+	// session (when s is not nil; else r's session must exist) and the
+	// first messages of its history (its question), appended to the
+	// session's history: all or nothing (the errors are CreateSession's,
+	// CreateRun's and AppendMessages'). It spares a run's start two
+	// commits, and a run that is queued when its process dies keeps its
+	// question, attachments included.
+	CreateRunWith(ctx context.Context, s *Session, r *Run, msgs []Message) error
 	// UpdateRun writes the run's mutable fields (state, stop reason, answer,
 	// error, usage, last seq, timestamps). The write is fenced by r.Owner:
 	// when the stored run has another owner (a reaper claimed it, see

@@ -11,43 +11,98 @@ import (
 )
 
 // A run's start and end each used to be several writes: the session, then
-// the run; the run's end, then its session's time, then each lock. They
-// are one write each now (issue 13: fewer commits per run). On SQLite the
-// statements share one op of the group-commit writer (one transaction);
-// on PostgreSQL the end is one statement of data-modifying CTEs and the
-// start one transaction, so each costs one commit.
+// the run, then its question; the run's end, then its session's time, then
+// each lock. They are one write each now (issue 13: fewer commits per
+// run). On SQLite the statements share one op of the group-commit writer
+// (one transaction); on PostgreSQL each is one statement of data-modifying
+// CTEs, so one round trip and one commit.
 
 // touchSession moves a session's UpdatedAt (EndRun).
 const touchSessionSQL = `UPDATE "sessions" SET "updated_at" = ? WHERE "id" = ?`
 
-// CreateSessionRun implements [orchestrator.Store].
-func (s *Store) CreateSessionRun(ctx context.Context, sess *orchestrator.Session, r *orchestrator.Run) error {
-	if sess == nil || sess.ID == "" {
+// CreateRunWith implements [orchestrator.Store].
+func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message) error {
+	if sess != nil && sess.ID == "" {
 		return invalid("session id is empty")
 	}
-	if r == nil || r.ID == "" || r.SessionID != sess.ID {
-		return invalid("run id is required and the run must be of the new session")
+	if r == nil || r.ID == "" || r.SessionID == "" || (sess != nil && r.SessionID != sess.ID) {
+		return invalid("run id and session id are required (and the run must be of the new session)")
 	}
-	sess.CreatedAt = stamp(sess.CreatedAt)
-	if sess.UpdatedAt.IsZero() {
-		sess.UpdatedAt = sess.CreatedAt
+	var srow *sessionRow
+	if sess != nil {
+		sess.CreatedAt = stamp(sess.CreatedAt)
+		if sess.UpdatedAt.IsZero() {
+			sess.UpdatedAt = sess.CreatedAt
+		}
+		sess.UpdatedAt = stamp(sess.UpdatedAt)
+		srow = &sessionRow{ID: sess.ID, UserID: sess.UserID, Title: sess.Title, CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt}
 	}
-	sess.UpdatedAt = stamp(sess.UpdatedAt)
 	r.CreatedAt = stamp(r.CreatedAt)
-	srow := &sessionRow{ID: sess.ID, UserID: sess.UserID, Title: sess.Title, CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt}
 	rrow := toRunRow(r)
+	mrows := make([]messageRow, len(msgs))
+	for i, m := range msgs {
+		row, err := toMessageRow(r.SessionID, m)
+		if err != nil {
+			return err
+		}
+		mrows[i] = row
+	}
+	what := "run " + r.ID + " of session " + r.SessionID
+	if s.backend == BackendPostgres {
+		// One statement: the rows of data-modifying CTEs are checked
+		// against the foreign keys at its end, with all of them in.
+		return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+			q, args := "", []any{}
+			if srow != nil {
+				q, args = "WITH new_session AS (?), ", append(args, db.NewInsert().Model(srow))
+			} else {
+				q = "WITH "
+			}
+			q, args = q+"new_run AS (?) ", append(args, db.NewInsert().Model(rrow))
+			if len(mrows) > 0 {
+				q, args = q+"?", append(args, db.NewInsert().Model(&mrows))
+			} else {
+				q += "SELECT 1"
+			}
+			_, err := db.ExecContext(ctx, db.NewRaw(q, args...).String())
+			return createErr(err, r.SessionID, what)
+		})
+	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		return inTx(ctx, db, func(ctx context.Context, db bun.IDB) error {
-			if _, err := db.NewInsert().Model(srow).Exec(ctx); err != nil {
-				return dbErr(err, "create session", "session "+sess.ID)
+			if srow != nil {
+				if _, err := db.NewInsert().Model(srow).Exec(ctx); err != nil {
+					return createErr(err, r.SessionID, what)
+				}
 			}
-			if _, ok, err := s.execPrepared(ctx, db, insertRunSQL, runArgs(rrow)); ok {
-				return dbErr(err, "create run", "run "+r.ID)
+			_, ok, err := s.execPrepared(ctx, db, insertRunSQL, runArgs(rrow))
+			if !ok {
+				_, err = db.NewInsert().Model(rrow).Exec(ctx)
 			}
-			_, err := db.NewInsert().Model(rrow).Exec(ctx)
-			return dbErr(err, "create run", "run "+r.ID)
+			if err != nil {
+				return createErr(err, r.SessionID, what)
+			}
+			if len(mrows) == 0 {
+				return nil
+			}
+			if len(mrows) <= maxPreparedRows {
+				if _, ok, err := s.execPrepared(ctx, db, insertSQL("messages", messageCols, len(mrows)), messageArgs(mrows)); ok {
+					return createErr(err, r.SessionID, what)
+				}
+			}
+			_, err = db.NewInsert().Model(&mrows).Exec(ctx)
+			return createErr(err, r.SessionID, what)
 		})
 	})
+}
+
+// createErr maps CreateRunWith's failures: a missing session is
+// ErrNotFound, an id taken ErrConflict.
+func createErr(err error, sessionID, what string) error {
+	if constraintOf(err) == foreignKeyViolation {
+		return dbErr(err, "create run", "session "+sessionID)
+	}
+	return dbErr(err, "create run", what)
 }
 
 // EndRun implements [orchestrator.Store].

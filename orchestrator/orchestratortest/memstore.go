@@ -244,30 +244,44 @@ func (m *memStore) CreateRun(_ context.Context, r *orchestrator.Run) error {
 	return nil
 }
 
-func (m *memStore) CreateSessionRun(_ context.Context, s *orchestrator.Session, r *orchestrator.Run) error {
-	if s == nil || s.ID == "" {
+func (m *memStore) CreateRunWith(_ context.Context, s *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message) error {
+	if s != nil && s.ID == "" {
 		return fmt.Errorf("%w: session id is empty", orchestrator.ErrInvalidArgument)
 	}
-	if r == nil || r.ID == "" || r.SessionID != s.ID {
-		return fmt.Errorf("%w: run id is required and the run must be of the new session", orchestrator.ErrInvalidArgument)
+	if r == nil || r.ID == "" || r.SessionID == "" || (s != nil && r.SessionID != s.ID) {
+		return fmt.Errorf("%w: run id and session id are required (and the run must be of the new session)", orchestrator.ErrInvalidArgument)
 	}
-	s.CreatedAt = stamp(s.CreatedAt)
-	if s.UpdatedAt.IsZero() {
-		s.UpdatedAt = s.CreatedAt
+	if s != nil {
+		s.CreatedAt = stamp(s.CreatedAt)
+		if s.UpdatedAt.IsZero() {
+			s.UpdatedAt = s.CreatedAt
+		}
+		s.UpdatedAt = stamp(s.UpdatedAt)
 	}
-	s.UpdatedAt = stamp(s.UpdatedAt)
 	r.CreatedAt = stamp(r.CreatedAt)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	srow, rrow := storedSession(*s), storedRun(*r)
-	if _, ok := m.sessions[srow.ID]; ok {
-		return fmt.Errorf("%w: session %s exists", orchestrator.ErrConflict, s.ID)
+	rrow := storedRun(*r)
+	if s != nil {
+		if _, ok := m.sessions[txt(s.ID)]; ok {
+			return fmt.Errorf("%w: session %s exists", orchestrator.ErrConflict, s.ID)
+		}
+	} else if _, ok := m.sessions[rrow.SessionID]; !ok {
+		return fmt.Errorf("%w: session %s", orchestrator.ErrNotFound, r.SessionID)
 	}
 	if _, ok := m.runs[rrow.ID]; ok {
 		return fmt.Errorf("%w: run %s exists", orchestrator.ErrConflict, r.ID)
 	}
-	m.sessions[srow.ID] = srow
+	if s != nil {
+		srow := storedSession(*s)
+		m.sessions[srow.ID] = srow
+	}
 	m.runs[rrow.ID] = *cloneRun(rrow)
+	for _, msg := range msgs {
+		msg = storedMessage(msg)
+		msg.CreatedAt = stamp(msg.CreatedAt)
+		m.messages[rrow.SessionID] = append(m.messages[rrow.SessionID], msg)
+	}
 	return nil
 }
 

@@ -8,16 +8,18 @@ import (
 )
 
 // lifecycleTests pin the writes that start and end a run in one go:
-// CreateSessionRun stores both or neither, and EndRun stores the end, the
+// CreateRunWith stores all or nothing, and EndRun stores the end, the
 // session's time and the freed locks together, or nothing when the
 // owner's fence refuses it.
 func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 	return map[string]func(*testing.T){
-		"CreateSessionRun": func(t *testing.T) {
+		"CreateRunWith": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()
 			sess := &orchestrator.Session{ID: "s1", UserID: "u1", Title: "first", CreatedAt: at(0)}
 			r := &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u1", State: orchestrator.RunQueued, Question: "q", Owner: "a", CreatedAt: at(0)}
-			mustDo(t, "CreateSessionRun", s.CreateSessionRun(ctx, sess, r))
+			q := orchestrator.Message{Role: orchestrator.RoleUser, Content: "q", RunID: "r1", CreatedAt: at(0),
+				Attachments: []orchestrator.Attachment{{Type: "text", Name: "notes.txt", Content: "hello"}}}
+			mustDo(t, "CreateRunWith(new session)", s.CreateRunWith(ctx, sess, r, []orchestrator.Message{q}))
 			gotS, err := s.GetSession(ctx, "s1")
 			mustDo(t, "GetSession", err)
 			gotR, err := s.GetRun(ctx, "r1")
@@ -25,16 +27,37 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			if gotS.UserID != "u1" || gotS.Title != "first" || !gotS.UpdatedAt.Equal(stamp(at(0))) || gotR.SessionID != "s1" || gotR.Question != "q" || gotR.Owner != "a" {
 				t.Fatalf("stored %+v and %+v", gotS, gotR)
 			}
-			// The run exists: neither is stored, the session id stays free.
-			again := &orchestrator.Run{ID: "r1", SessionID: "s2", UserID: "u1", State: orchestrator.RunQueued, Owner: "a", CreatedAt: at(1)}
-			wantErr(t, "CreateSessionRun(run exists)", s.CreateSessionRun(ctx, &orchestrator.Session{ID: "s2", UserID: "u1", CreatedAt: at(1)}, again), orchestrator.ErrConflict)
+			// A run of the existing session, with its question.
+			r2 := &orchestrator.Run{ID: "r2", SessionID: "s1", UserID: "u1", State: orchestrator.RunRunning, Question: "q2", Owner: "a", CreatedAt: at(1)}
+			mustDo(t, "CreateRunWith(existing session)", s.CreateRunWith(ctx, nil, r2,
+				[]orchestrator.Message{{Role: orchestrator.RoleUser, Content: "q2", RunID: "r2", CreatedAt: at(1)}}))
+			msgs, err := s.ListMessages(ctx, "s1", 0)
+			mustDo(t, "ListMessages", err)
+			if len(msgs) != 2 || msgs[0].RunID != "r1" || msgs[0].Content != "q" || len(msgs[0].Attachments) != 1 || msgs[0].Attachments[0].Name != "notes.txt" ||
+				msgs[1].RunID != "r2" || msgs[1].Content != "q2" {
+				t.Fatalf("history = %+v; want the two questions in order, the first with its attachment", msgs)
+			}
+			// The run exists: nothing is stored, the session id stays free.
+			again := &orchestrator.Run{ID: "r1", SessionID: "s2", UserID: "u1", State: orchestrator.RunQueued, Owner: "a", CreatedAt: at(2)}
+			wantErr(t, "CreateRunWith(run exists)", s.CreateRunWith(ctx, &orchestrator.Session{ID: "s2", UserID: "u1", CreatedAt: at(2)}, again,
+				[]orchestrator.Message{{Role: orchestrator.RoleUser, Content: "lost", RunID: "r1"}}), orchestrator.ErrConflict)
 			wantErr(t, "GetSession(s2)", func() error { _, err := s.GetSession(ctx, "s2"); return err }(), orchestrator.ErrNotFound)
-			// The session exists: the run is not stored either.
-			other := &orchestrator.Run{ID: "r2", SessionID: "s1", UserID: "u1", State: orchestrator.RunQueued, Owner: "a", CreatedAt: at(1)}
-			wantErr(t, "CreateSessionRun(session exists)", s.CreateSessionRun(ctx, &orchestrator.Session{ID: "s1", UserID: "u1", CreatedAt: at(1)}, other), orchestrator.ErrConflict)
-			wantErr(t, "GetRun(r2)", func() error { _, err := s.GetRun(ctx, "r2"); return err }(), orchestrator.ErrNotFound)
-			wantErr(t, "CreateSessionRun(run of another session)",
-				s.CreateSessionRun(ctx, &orchestrator.Session{ID: "s3", UserID: "u1"}, &orchestrator.Run{ID: "r3", SessionID: "s1", Owner: "a"}), orchestrator.ErrInvalidArgument)
+			if msgs, _ := s.ListMessages(ctx, "s2", 0); len(msgs) != 0 {
+				t.Fatalf("a refused CreateRunWith left messages %+v", msgs)
+			}
+			// The session exists: neither the run nor its question is stored.
+			other := &orchestrator.Run{ID: "r3", SessionID: "s1", UserID: "u1", State: orchestrator.RunQueued, Owner: "a", CreatedAt: at(2)}
+			wantErr(t, "CreateRunWith(session exists)", s.CreateRunWith(ctx, &orchestrator.Session{ID: "s1", UserID: "u1", CreatedAt: at(2)}, other,
+				[]orchestrator.Message{{Role: orchestrator.RoleUser, Content: "lost", RunID: "r3"}}), orchestrator.ErrConflict)
+			wantErr(t, "GetRun(r3)", func() error { _, err := s.GetRun(ctx, "r3"); return err }(), orchestrator.ErrNotFound)
+			// No such session.
+			wantErr(t, "CreateRunWith(missing session)", s.CreateRunWith(ctx, nil,
+				&orchestrator.Run{ID: "r4", SessionID: "nope", UserID: "u1", State: orchestrator.RunQueued, Owner: "a"}, nil), orchestrator.ErrNotFound)
+			if msgs, _ := s.ListMessages(ctx, "s1", 0); len(msgs) != 2 {
+				t.Fatalf("refused creations changed the history: %+v", msgs)
+			}
+			wantErr(t, "CreateRunWith(run of another session)",
+				s.CreateRunWith(ctx, &orchestrator.Session{ID: "s3", UserID: "u1"}, &orchestrator.Run{ID: "r5", SessionID: "s1", Owner: "a"}, nil), orchestrator.ErrInvalidArgument)
 		},
 		"EndRun": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()
