@@ -4,7 +4,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, streamRun, withUser, ApiError, type RunEvent } from './api';
 import { lang, strings, type Strings } from './i18n';
 import { useSignal } from './state';
-import { apply, newRun, type RunView } from './run';
+import { apply, newRun, type Plan, type RunView } from './run';
 import { PlanPanel, Transcript, type Message } from './transcript';
 import { ApprovalDialog } from './approval';
 
@@ -31,6 +31,7 @@ export function Chat() {
   const [sessions, setSessions] = useState<Session[]>([]);
   const [sessionId, setSessionId] = useState('');
   const [history, setHistory] = useState<Message[]>([]);
+  const [savedPlan, setSavedPlan] = useState<Plan | null>(null); // the plan of a reopened session's last run
   const [runs, setRuns] = useState<RunView[]>([]);
   const [models, setModels] = useState<{ default: string; models: { name: string }[] }>({ default: '', models: [] });
   const [model, setModel] = useState('');
@@ -73,6 +74,7 @@ export function Chat() {
     setSideOpen(false);
     pickSession(id);
     setRuns([]);
+    setSavedPlan(null);
     setErr('');
     if (!id) {
       setHistory([]);
@@ -89,6 +91,7 @@ export function Chat() {
       const run = live.runs[0];
       if (!run) {
         setHistory(h.messages);
+        loadPlan(sid);
         return;
       }
       // a run still going: its messages so far come again as its events
@@ -101,6 +104,19 @@ export function Chat() {
       follow(view, { runId: run.run_id, afterSeq: 0 });
     } catch (e) {
       setErr((e as Error).message);
+    }
+  };
+
+  // loadPlan shows the plan the session's newest run left
+  // (GET /wunder/runs/{id}/plan): a finished session reopened keeps it.
+  const loadPlan = async (sid: string) => {
+    try {
+      const r = await api<{ runs: { run_id: string }[] }>('GET', withUser(`/wunder/runs?session_id=${sid}&limit=1`));
+      if (!r.runs?.length) return;
+      const p = await api<Plan>('GET', withUser(`/wunder/runs/${encodeURIComponent(r.runs[0].run_id)}/plan`));
+      if (p.steps?.length && sessionStorage.getItem(SESSION_KEY) === decodeURIComponent(sid)) setSavedPlan(p);
+    } catch {
+      /* a session without runs, or one removed meanwhile: no plan */
     }
   };
 
@@ -207,7 +223,7 @@ export function Chat() {
         <ToolPicker s={s} catalog={catalog} picked={picked} toggle={toggle} />
       </aside>
       <section class="conversation" aria-label={s.chat}>
-        {live?.plan && <PlanPanel s={s} plan={live.plan} />}
+        {live?.plan ? <PlanPanel s={s} plan={live.plan} /> : !runs.length && savedPlan && <PlanPanel s={s} plan={savedPlan} />}
         <Transcript s={s} history={history} runs={runs} />
         {reconnecting && (
           <p class="status" role="status">
