@@ -2,10 +2,15 @@ package main
 
 import (
 	"archive/zip"
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/textproto"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -26,16 +31,65 @@ func (b *browser) adminTab(id, ready string) {
 	b.do("the "+id+" tab", chromedp.Click(chromedp.CSS(`#tab-`+id)), chromedp.WaitVisible(chromedp.CSS(ready)))
 }
 
+// asFakeLSPEnv makes the test binary a minimal language server
+// (fakeLSP) instead of running the tests.
+const asFakeLSPEnv = "WUNDER_CMD_TEST_AS_FAKE_LSP"
+
+// fakeLSP answers initialize with its name, version and two capabilities
+// and shutdown with null, and returns on exit or the end of its input:
+// enough for the handshake of POST /wunder/admin/lsp/test.
+func fakeLSP(in io.Reader, out io.Writer) {
+	r := bufio.NewReader(in)
+	for {
+		hdr, err := textproto.NewReader(r).ReadMIMEHeader()
+		if err != nil {
+			return
+		}
+		n, _ := strconv.Atoi(hdr.Get("Content-Length"))
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		_ = json.Unmarshal(body, &msg)
+		var result string
+		switch msg.Method {
+		case "initialize":
+			result = `{"capabilities":{"hoverProvider":true,"definitionProvider":true},"serverInfo":{"name":"fake-lsp","version":"0.1"}}`
+		case "shutdown":
+			result = "null"
+		case "exit":
+			return
+		default:
+			if msg.ID == nil {
+				continue // a notification
+			}
+			result = "null"
+		}
+		reply := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, msg.ID, result)
+		fmt.Fprintf(out, "Content-Length: %d\r\n\r\n%s", len(reply), reply)
+	}
+}
+
 // LSP: the configured servers with their state; an invalid change shows
-// the server's message with its key path; "Test" on a server that never
-// answers the handshake shows the 503 the route gives.
+// the server's message with its key path; "Test" shows what a server
+// answered to the handshake (a fake one: the test binary), and on a server
+// that never answers the 503 the route gives.
 func TestConsoleAdminLSP(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	s := startServer(t, func(c *config.Config) {
 		c.LSP.Enabled = true
 		c.LSP.TimeoutSeconds = 1
 		// a stand-in that exists everywhere and never answers: no worker
 		// starts until a call needs one
 		c.LSP.Servers = []config.LSPServer{{ID: "stand-in", Command: []string{"cat"}, Extensions: []string{".txt"}, Enabled: true},
+			{ID: "fake", Command: []string{exe}, Env: map[string]string{asFakeLSPEnv: "1"}, Extensions: []string{".fk"}, Enabled: true},
 			{ID: "pyright", Enabled: false}}
 	})
 	b := openAnon(t, s, "root")
@@ -50,6 +104,11 @@ func TestConsoleAdminLSP(t *testing.T) {
 	b.until("the key path of the problem", `[...document.querySelectorAll('.problems code')].some(c => c.textContent === 'lsp.timeout_s')`)
 	b.shot("admin-lsp-invalid")
 	b.axe("admin, lsp, invalid")
+
+	b.do("test the fake server", chromedp.Click(chromedp.Search(`//tr[@data-lsp="fake"]//button[text()="Test"]`)))
+	b.until("its handshake", `document.querySelector('.lsp-result')?.textContent.includes('fake-lsp 0.1') && document.querySelector('.lsp-result').textContent.includes('hoverProvider')`)
+	b.shot("admin-lsp-test")
+	b.axe("admin, lsp, test result")
 
 	b.allow("status of 503 (Service Unavailable) " + s.url + "/wunder/admin/lsp/test")
 	b.do("test the stand-in", chromedp.Click(chromedp.Search(`//tr[@data-lsp="stand-in"]//button[text()="Test"]`)))

@@ -33,11 +33,13 @@ interface LSPDoc {
   status?: { servers?: Server[]; workers?: Worker[] };
 }
 interface TestResult {
+  server: string;
   name?: string;
   version?: string;
-  capabilities?: Record<string, unknown>;
+  capabilities?: string[];
   start_ms?: number;
   rss_bytes?: number;
+  shutdown_error?: string;
 }
 
 const mib = (b: number) => (b / 1048576).toFixed(1) + ' MiB';
@@ -144,14 +146,15 @@ export function LSP({ s }: { s: Strings }) {
       {result && (
         <div class="tool-result lsp-result" role="status">
           <h3>
-            {s.testResult}: {result.name || testing} {result.version}
+            {s.testResult}: {result.name || result.server} {result.version}
           </h3>
           <p>
             {result.start_ms} {s.ms} · {mib(result.rss_bytes || 0)}
           </p>
           <p class="muted">
-            {s.capabilities}: {Object.keys(result.capabilities || {}).join(', ')}
+            {s.capabilities}: {(result.capabilities || []).join(', ')}
           </p>
+          {result.shutdown_error && <p class="error">{result.shutdown_error}</p>}
         </div>
       )}
       <h3>{s.workers}</h3>
@@ -163,7 +166,7 @@ export function LSP({ s }: { s: Strings }) {
               <th>{s.name}</th>
               <th>{s.state}</th>
               <th>{s.root}</th>
-              <th>{s.heap}</th>
+              <th>{s.rss}</th>
             </tr>
           </thead>
           <tbody>
