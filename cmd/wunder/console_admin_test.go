@@ -174,6 +174,8 @@ func TestConsoleAdminSkillsKnowledge(t *testing.T) {
 	b.until("dark", `document.documentElement.dataset.theme === 'dark'`)
 	b.axe("admin, knowledge, dark")
 	b.shot("admin-knowledge-phone-dark")
+	b.eval(`(() => { const s = document.querySelector('header select'); s.value = 'zh'; s.dispatchEvent(new Event('change', {bubbles: true})); return '' })()`)
+	b.until("the new tabs in Chinese", `document.querySelector('#tab-knowledge').textContent === '知识库' && document.querySelector('#tab-skills').textContent === '技能' && document.querySelector('form.kb-query h4').textContent === '试一试检索'`)
 	b.clean()
 }
 
