@@ -15,8 +15,9 @@ FROM debian:bookworm-slim
 # bubblewrap: execute_command and ptc run in it (sandbox.mode: bwrap).
 # python3 and git: commands the default allowlist offers the model.
 # ca-certificates: HTTPS to models, MCP servers and A2A peers.
+# poppler-utils: pdftotext reads PDF attachments (docs/attachments.md).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends bubblewrap ca-certificates python3 git tini \
+ && apt-get install -y --no-install-recommends bubblewrap ca-certificates python3 git tini poppler-utils \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 wunder \
  && useradd --system --uid 10001 --gid wunder --home-dir /var/lib/wunder --create-home wunder

@@ -32,7 +32,7 @@ type rule struct {
 	noStd []string
 }
 
-var frontEnd = rule{may: []string{"orchestrator", "internal/sse", "internal/jsonrpc", "internal/a2awire", "internal/netguard", "internal/i18n", "gen/"}, thirdParty: true}
+var frontEnd = rule{may: []string{"orchestrator", "internal/sse", "internal/jsonrpc", "internal/a2awire", "internal/netguard", "internal/i18n", "internal/doc2md", "gen/"}, thirdParty: true}
 
 // policy maps package prefixes (relative to the module, longest match wins)
 // to their rule.
@@ -76,6 +76,13 @@ var policy = map[string]rule{
 	// adapters/a2atools (adapters may not import front-ends); it imports the
 	// core only for the error sentinels its client returns.
 	"internal/a2awire": {may: []string{"orchestrator", "internal/sse"}},
+
+	// Attachments: documents to Markdown, checked images; the front-ends
+	// convert before a run starts, so it returns the core's Attachment and
+	// wraps its ErrInvalidArgument. Its subprocess (pdftotext) goes through
+	// a Runner that cmd/wunder backs with internal/sandbox.
+	"internal/doc2md":            {may: []string{"orchestrator"}, thirdParty: true},
+	"internal/doc2md/doc2mdtest": {thirdParty: true},
 
 	// Examples are clients: they see wunder only through the generated code.
 	"examples": {may: []string{"gen/"}, thirdParty: true},

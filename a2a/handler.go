@@ -12,6 +12,7 @@ import (
 	"time"
 
 	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -69,8 +70,12 @@ type Options struct {
 	// handler must be mounted there too. Default DefaultRESTPath.
 	RESTPath string
 	// MaxBodyBytes caps a request. Default 1 MiB (the gateway may cap lower).
+	// Messages with files need more (attachments.max_request_bytes).
 	MaxBodyBytes int64
-	Logger       *slog.Logger
+	// Attachments converts the files of a message (inline file parts) as
+	// POST /wunder converts its attachments; nil = doc2md's default limits.
+	Attachments *doc2md.Converter
+	Logger      *slog.Logger
 }
 
 func (o Options) withDefaults() Options {

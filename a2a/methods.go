@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,9 +25,8 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (r *orche
 	if len(m.Parts) == 0 {
 		return nil, 0, errParams("message.parts must not be empty")
 	}
-	text := m.Text()
-	if text == "" {
-		return nil, 0, errCode(w.CodeContentTypeNotSupported, "only text and data parts are supported")
+	if m.Text() == "" && !slices.ContainsFunc(m.Parts, func(p w.Part) bool { return p.Raw != nil }) {
+		return nil, 0, errCode(w.CodeContentTypeNotSupported, "only text, data and file parts are supported")
 	}
 	sessionID := m.ContextID
 	if m.TaskID != "" {
@@ -49,6 +49,12 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (r *orche
 		}
 		return r, r.LastSeq, nil
 	}
+	// Files are converted before the run starts: a refused one leaves no
+	// task.
+	text, atts, err := h.splitParts(ctx, m.Parts)
+	if err != nil {
+		return nil, 0, err
+	}
 	if p.Push != nil {
 		if err := h.checkPush(ctx, *p.Push); err != nil {
 			return nil, 0, err // before the run starts: a refused config leaves no task
@@ -65,7 +71,7 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (r *orche
 	r, err = h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: h.actor(c), SessionID: sessionID, Question: text, ToolNames: h.opts.ToolNames,
 		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendA2A, Metadata: meta, PreloadSkills: preloadOf(m.Metadata, p.Metadata),
-		ApprovalMode: mode,
+		ApprovalMode: mode, Attachments: atts,
 	})
 	if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {
 		return nil, 0, errParams("contextId %q is not a context of this agent; omit it to start a new one", sessionID)

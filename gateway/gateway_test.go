@@ -217,7 +217,9 @@ func TestResumeWithLastEventID(t *testing.T) {
 }
 
 func TestBadRequests(t *testing.T) {
-	e := newEnv(t, envOpts{turns: writeRead, gw: gateway.Options{MaxBodyBytes: 256}})
+	// POST /wunder carries attachments: its limit is AttachmentBodyBytes
+	// (TestAttachmentBodyLimit checks the two apart).
+	e := newEnv(t, envOpts{turns: writeRead, gw: gateway.Options{MaxBodyBytes: 256, AttachmentBodyBytes: 256}})
 	big := `{"user_id":"u","question":"` + strings.Repeat("x", 300) + `"}`
 	cases := []struct {
 		name, method, path, body string

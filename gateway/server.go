@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -49,6 +50,14 @@ type Options struct {
 	Auth AuthOptions
 	// MaxBodyBytes caps request bodies. Default 1 MiB.
 	MaxBodyBytes int64
+	// Attachments converts the attachments of run requests and serves the
+	// convert routes (attachments.go); nil = a converter with doc2md's
+	// default limits.
+	Attachments *doc2md.Converter
+	// AttachmentBodyBytes is the body limit of the routes that carry
+	// attachments (POST /wunder, /wunder/runs and the convert routes),
+	// instead of MaxBodyBytes. Default DefaultAttachmentBodyBytes (32 MiB).
+	AttachmentBodyBytes int64
 	// Heartbeat is the idle interval after which an SSE stream gets a
 	// comment line. Default 15s.
 	Heartbeat time.Duration
@@ -123,6 +132,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 1 << 20
+	}
+	if o.AttachmentBodyBytes <= 0 {
+		o.AttachmentBodyBytes = DefaultAttachmentBodyBytes
 	}
 	if o.MonitorEventLimit <= 0 {
 		o.MonitorEventLimit = 200
@@ -250,6 +262,7 @@ func (s *Server) routes() {
 	s.skillRoutes()      // skills.go
 	s.workspaceRoutes()  // workspace.go
 	s.memoryRoutes()     // memory.go
+	s.attachmentRoutes() // attachments.go
 	s.throughputRoutes() // throughput.go
 	s.evaluationRoutes() // evaluation.go
 	s.consoleRoutes()    // console_api.go

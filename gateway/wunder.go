@@ -29,6 +29,17 @@ type wunderRequest struct {
 	SkipToolCalls bool `json:"skip_tool_calls"`
 	// ConfigOverrides: per-request model settings (overrides.go).
 	ConfigOverrides map[string]json.RawMessage `json:"config_overrides"`
+	// Attachments: {type, name, content, mime_type}, content text for
+	// type text and a data URL for file and image (attachments.go).
+	Attachments []attachmentIn `json:"attachments"`
+}
+
+// attachmentIn is one attachments entry as clients send it.
+type attachmentIn struct {
+	Type     string `json:"type"`
+	Name     string `json:"name"`
+	Content  string `json:"content"`
+	MimeType string `json:"mime_type"`
 }
 
 // wunderResponse is the non-streaming answer of POST /wunder.
@@ -76,6 +87,16 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Ru
 	if err := applyOverrides(&rr, req.ConfigOverrides, s.opts.RequestOverrides); err != nil {
 		writeError(w, r, err)
 		return nil, nil, r, false
+	}
+	if len(req.Attachments) > 0 {
+		in := make([]orchestrator.Attachment, len(req.Attachments))
+		for i, a := range req.Attachments {
+			in[i] = orchestrator.Attachment{Type: a.Type, Name: a.Name, Content: a.Content, MimeType: a.MimeType}
+		}
+		var ok bool
+		if rr.Attachments, ok = s.prepareAttachments(w, r, in); !ok {
+			return nil, nil, r, false
+		}
 	}
 	run, err := s.b.Start(r.Context(), rr)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -19,6 +20,16 @@ type RunInput struct {
 	PreloadSkills []string `json:"preload_skills,omitempty" jsonschema:"skills loaded from the start (names from wunder's catalog, e.g. code-review or alice@review)"`
 	// ApprovalMode is the run's approval mode ("" = approvals.mode).
 	ApprovalMode string `json:"approval_mode,omitempty" jsonschema:"which tool calls wait for a person's approval: suggest (every tool that changes things), auto_edit (all but file edits) or full_auto (only those the server's policy names); omit for the server's default"`
+	// Attachments go with the task, as POST /wunder's attachments.
+	Attachments []RunAttachment `json:"attachments,omitempty" jsonschema:"files for the task: documents (PDF, DOCX, XLSX, PPTX, HTML, CSV, text) are converted to Markdown, images are shown to models with vision"`
+}
+
+// RunAttachment is one attachment of wunder@run, as POST /wunder takes it.
+type RunAttachment struct {
+	Type     string `json:"type" jsonschema:"text, file or image"`
+	Name     string `json:"name,omitempty" jsonschema:"the file name, used in errors and shown to the model"`
+	Content  string `json:"content" jsonschema:"the text for type text; a data URL (data:<mime>;base64,...) for file and image"`
+	MimeType string `json:"mime_type,omitempty" jsonschema:"the media type, a hint: the type is sniffed from the content"`
 }
 
 // RunOutput is the structured result of wunder@run and wunder@approve:
@@ -54,9 +65,14 @@ func (h *Handler) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput
 		return nil, RunOutput{}, invalidParams(h.langOf(req.Extra), "task is required")
 	}
 	user := h.userOf(req.Extra)
+	atts, err := h.attachments(ctx, in.Attachments)
+	if err != nil {
+		return failed(h.langOf(req.Extra), err) // before the run starts: nothing is stored
+	}
 	run, err := h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: user, SessionID: in.SessionID, Question: in.Task, ToolNames: in.ToolNames, PreloadSkills: in.PreloadSkills,
 		ExcludeTools: []string{RunTool, ApproveTool}, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendMCP, ApprovalMode: in.ApprovalMode,
+		Attachments: atts,
 	})
 	if err != nil {
 		return failed(h.langOf(req.Extra), err)
@@ -64,6 +80,25 @@ func (h *Handler) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput
 	f := &follower{h: h, req: req, user: user, runID: run.ID, sessionID: run.SessionID}
 	return f.follow(ctx)
 }
+
+// attachments converts wunder@run's attachments (internal/doc2md); an
+// unusable one is an invalid-params error naming it.
+func (h *Handler) attachments(ctx context.Context, in []RunAttachment) ([]orchestrator.Attachment, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	conv := h.opts.Attachments
+	if conv == nil {
+		conv = defaultConverter
+	}
+	as := make([]orchestrator.Attachment, len(in))
+	for i, a := range in {
+		as[i] = orchestrator.Attachment{Type: a.Type, Name: a.Name, Content: a.Content, MimeType: a.MimeType}
+	}
+	return conv.Prepare(ctx, as)
+}
+
+var defaultConverter = doc2md.New(nil)
 
 func failed(lang string, err error) (*mcp.CallToolResult, RunOutput, error) {
 	text, rpcErr := toolError(lang, err)

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 
+	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/internal/i18n"
 	"github.com/wunder/wunder/orchestrator"
 )
@@ -76,8 +77,14 @@ type Options struct {
 	// [gateway.Server.HeaderLanguage]: Accept-Language, else
 	// i18n.default_language. Nil = English.
 	Language func(http.Header) string
-	Version  string
-	Logger   *slog.Logger
+	// MaxBodyBytes caps a request to /wunder/mcp (wunder@run's attachments
+	// need room: attachments.max_request_bytes). Default: go-sdk's, 4 MiB.
+	MaxBodyBytes int64
+	// Attachments converts the attachments argument of wunder@run as
+	// POST /wunder converts its attachments; nil = doc2md's default limits.
+	Attachments *doc2md.Converter
+	Version     string
+	Logger      *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -122,7 +129,7 @@ func New(b Backend, opts *Options) *Handler {
 	h := &Handler{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), proxies: map[*proxy]bool{}, routes: map[string]http.Handler{}}
 	h.server = h.newServer()
 	var main http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
-		&mcp.StreamableHTTPOptions{Stateless: h.opts.Stateless, Logger: h.opts.Logger})
+		&mcp.StreamableHTTPOptions{Stateless: h.opts.Stateless, Logger: h.opts.Logger, MaxRequestBodyBytes: h.opts.MaxBodyBytes})
 	h.paths = []string{"/wunder/mcp"}
 	h.mux.Handle("/wunder/mcp", h.auth(main))
 	if o.Upstreams != nil {

@@ -47,6 +47,9 @@ type liveRun struct {
 	// decided marks a run resumed after its approvals were decided: its
 	// loop first finishes the suspended round (Run.Pending).
 	decided bool
+	// startStored marks a run Start stored as running, in a slot it
+	// reserved: its start needs no write of its own.
+	startStored bool
 	// hbDone is closed when the heartbeat has stopped.
 	hbDone chan struct{}
 	// tools are the calls executing now, in start order (the monitor's
@@ -177,16 +180,26 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 	}
 	o.setStoring(runID, true)
 	defer o.setStoring(runID, false) // admitted (live) or ended by then
+	// With a slot free and nobody queued for one, the slot is taken now and
+	// the run stored as running: its start is then no write of its own.
+	reserved := o.reserveSlot()
+	if reserved {
+		lr.update(func(r *Run) { r.State, r.StartedAt = RunRunning, &now })
+		lr.startStored = true
+	}
 	if err := o.persistNew(ctx, lr, sess, req.SessionID == ""); err != nil {
+		if reserved {
+			o.releaseSlot()
+		}
 		o.discard(lr)
 		return nil, err
 	}
 	o.observeRun(ctx, lr)
-	startNow, pos, err := o.admit(lr)
+	startNow, pos, err := o.admit(lr, reserved)
 	if err != nil {
 		// Shutdown began, or the queue filled, while the run was stored:
 		// end it so the store does not keep a run nobody will execute.
-		o.complete(lr, outcome{stop: StopError, state: RunFailed, errMsg: "not admitted: " + err.Error()}, false)
+		o.complete(lr, outcome{stop: StopError, state: RunFailed, errMsg: "not admitted: " + err.Error()}, reserved)
 		return nil, err
 	}
 	o.startHeartbeat(lr)
@@ -297,10 +310,43 @@ func (o *Orchestrator) refusalLocked() error {
 	}
 }
 
-// admit takes an execution slot or a queue place for lr.
-func (o *Orchestrator) admit(lr *liveRun) (startNow bool, pos int, err error) {
+// reserveSlot takes an execution slot for a run Start is about to store,
+// when one is free and no run waits in the queue for one (which would be
+// passed over).
+func (o *Orchestrator) reserveSlot() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.closed || len(o.queue) > 0 || o.active >= o.opts.MaxActiveRuns {
+		return false
+	}
+	o.active++
+	return true
+}
+
+// releaseSlot gives back a slot reserveSlot took for a run that was not
+// stored, to the head of the queue if any.
+func (o *Orchestrator) releaseSlot() {
+	o.mu.Lock()
+	o.active--
+	next := o.nextLocked()
+	o.mu.Unlock()
+	if next != nil {
+		o.launch(next)
+	}
+}
+
+// admit takes an execution slot or a queue place for lr; reserved: it
+// holds a slot already (reserveSlot), and only shutdown refuses it.
+func (o *Orchestrator) admit(lr *liveRun, reserved bool) (startNow bool, pos int, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if reserved {
+		if o.closed {
+			return false, 0, fmt.Errorf("%w: shutting down", ErrUnavailable)
+		}
+		o.live[lr.id] = lr
+		return true, 0, nil
+	}
 	if err := o.refusalLocked(); err != nil {
 		return false, 0, err
 	}

@@ -222,7 +222,7 @@ func fromLastSummary(history []Message) []Message {
 func (l *loop) request(msgs []Message) *ModelRequest {
 	lr := l.lr
 	req := &ModelRequest{
-		Messages:    renderMessages(msgs, lr.mode, l.o.tools),
+		Messages:    renderMessages(msgs, lr.mode, l.o.tools, lr.settings.SupportVision),
 		Stream:      lr.settings.Stream,
 		MaxOutput:   lr.settings.MaxOutput,
 		Temperature: lr.settings.Temperature,
@@ -241,7 +241,7 @@ func (l *loop) countTokens(msgs []Message) int {
 
 // messageTokens counts one message as part of a request.
 func (l *loop) messageTokens(m Message) int {
-	req := &ModelRequest{Messages: renderMessages([]Message{m}, l.lr.mode, l.o.tools)}
+	req := &ModelRequest{Messages: renderMessages([]Message{m}, l.lr.mode, l.o.tools, l.lr.settings.SupportVision)}
 	return max(l.o.opts.Tokens.CountTokens(l.lr.settings, req)-3, 1)
 }
 
@@ -487,7 +487,7 @@ func (l *loop) summarize(ctx context.Context, msgs []Message) (string, error) {
 	co := l.o.opts.Compaction
 	system := fmt.Sprintf(compactionTexts(l.lr.language).system, co.SummaryMaxTokens)
 	var sb strings.Builder
-	for _, m := range renderMessages(msgs, ModeToolCall, l.o.tools) {
+	for _, m := range renderMessages(msgs, ModeToolCall, l.o.tools, false) {
 		fmt.Fprintf(&sb, "%s: %s\n\n", m.Role, clip(m.Content, 4000))
 	}
 	transcript := sb.String()

@@ -29,20 +29,22 @@ func (o *Orchestrator) execute(lr *liveRun) (out outcome) {
 			out = outcome{stop: StopError, state: RunFailed, usage: l.usage, errMsg: "internal error"}
 		}
 	}()
-	now := o.opts.Now()
-	r := lr.update(func(r *Run) {
-		if r.State == RunQueued {
-			r.State = RunRunning
+	if !lr.startStored { // Start stored it running already
+		now := o.opts.Now()
+		r := lr.update(func(r *Run) {
+			if r.State == RunQueued {
+				r.State = RunRunning
+			}
+			r.StartedAt = &now
+		})
+		err := o.retry(lr.ctx, "store the run's start", func(ctx context.Context) error { return o.store.UpdateRun(ctx, &r) })
+		switch {
+		case errors.Is(err, ErrConflict):
+			lr.markLost()
+		case err != nil && lr.ctx.Err() == nil:
+			// The run goes on: its end is stored over this state.
+			o.log.Warn("run start not stored", "run_id", lr.id, "err", err)
 		}
-		r.StartedAt = &now
-	})
-	err := o.retry(lr.ctx, "store the run's start", func(ctx context.Context) error { return o.store.UpdateRun(ctx, &r) })
-	switch {
-	case errors.Is(err, ErrConflict):
-		lr.markLost()
-	case err != nil && lr.ctx.Err() == nil:
-		// The run goes on: its end is stored over this state.
-		o.log.Warn("run start not stored", "run_id", lr.id, "err", err)
 	}
 	switch {
 	case lr.decided:
@@ -108,7 +110,7 @@ func (l *loop) run(ctx context.Context) outcome {
 		runStart, done = resumePoint(msgs, lr.id)
 	}
 	if runStart < 0 {
-		question := Message{Role: RoleUser, Content: lr.req.Question, RunID: lr.id, CreatedAt: o.opts.Now()}
+		question := Message{Role: RoleUser, Content: lr.req.Question, Attachments: lr.req.Attachments, RunID: lr.id, CreatedAt: o.opts.Now()}
 		if err := l.save(ctx, question); err != nil {
 			return l.fail(ctx, "store", err)
 		}
@@ -404,11 +406,14 @@ func (l *loop) fail(ctx context.Context, code string, err error) outcome {
 // renderMessages converts stored history into the request form of a mode.
 // History is stored in the form of the mode that produced it; a tool_call
 // request turns function-call turns into text, a function_call request
-// encodes tool names for the wire.
-func renderMessages(msgs []Message, mode string, reg *Registry) []Message {
+// encodes tool names for the wire. Attachments become text, and images
+// parts for a model with vision (withAttachments).
+func renderMessages(msgs []Message, mode string, reg *Registry, vision bool) []Message {
 	out := make([]Message, 0, len(msgs))
 	for _, m := range msgs {
 		switch {
+		case m.Role == RoleUser && len(m.Attachments) > 0:
+			out = append(out, withAttachments(m, vision))
 		case mode == ModeToolCall && m.Role == RoleAssistant && len(m.ToolCalls) > 0:
 			var sb strings.Builder
 			sb.WriteString(m.Content)
@@ -444,6 +449,7 @@ func mergeUserTurns(msgs []Message) []Message {
 	for _, m := range msgs {
 		if n := len(out); n > 0 && m.Role == RoleUser && out[n-1].Role == RoleUser {
 			out[n-1].Content += "\n\n" + m.Content
+			out[n-1].Attachments = append(out[n-1].Attachments[:len(out[n-1].Attachments):len(out[n-1].Attachments)], m.Attachments...)
 			continue
 		}
 		out = append(out, m)

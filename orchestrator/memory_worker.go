@@ -252,7 +252,7 @@ func (m *memory) summarise(ctx context.Context, t *MemoryTask) (summary, model s
 func mergeHistory(history []Message, reg *Registry, budget int) string {
 	var parts []string
 	used := 0
-	rendered := renderMessages(history, ModeToolCall, reg)
+	rendered := renderMessages(history, ModeToolCall, reg, false)
 	for i := len(rendered) - 1; i >= 0; i-- {
 		msg := rendered[i]
 		if msg.Role == RoleSystem || strings.TrimSpace(msg.Content) == "" {

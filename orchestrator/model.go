@@ -93,6 +93,9 @@ type ModelSettings struct {
 	// ratio trigger compares after a compaction: [ResetZero] (""),
 	// [ResetCurrent] or [ResetKeep].
 	CompactionReset string
+	// SupportVision: the model takes images (image parts of a user
+	// message); without it an image attachment becomes a note that names it.
+	SupportVision bool
 	// ModelID is the provider's model id, which picks a tokenizer
 	// ([TokenCounter]); "" = unknown.
 	ModelID string

@@ -269,6 +269,10 @@ type RunRequest struct {
 	// ApprovalMode: suggest, auto_edit or full_auto; "" = the policy's
 	// (see ApprovalPolicy).
 	ApprovalMode string
+	// Attachments go with the question: converted by the front-end (text
+	// and Markdown; images as data URLs), stored with the question's
+	// message.
+	Attachments []Attachment
 }
 
 const maxQuestionLen = 1 << 20
@@ -312,6 +316,9 @@ func (o *Orchestrator) validate(req *RunRequest) error {
 	}
 	if req.MaxOutput < 0 {
 		return invalidf("max_output must not be negative")
+	}
+	if err := checkAttachments(req.Attachments); err != nil {
+		return err
 	}
 	return CheckApprovalMode(req.ApprovalMode)
 }

@@ -338,7 +338,7 @@ func (l *loop) goalCheck(ctx context.Context, msgs []Message, plan *PlanData, sy
 // yes or no.
 func (l *loop) askGoal(ctx context.Context, msgs []Message, system string) (bool, error) {
 	var sb strings.Builder
-	for _, m := range renderMessages(msgs[1:], ModeToolCall, l.o.tools) {
+	for _, m := range renderMessages(msgs[1:], ModeToolCall, l.o.tools, false) {
 		fmt.Fprintf(&sb, "%s: %s\n\n", m.Role, clip(m.Content, 2000))
 	}
 	req := &ModelRequest{Messages: []Message{{Role: RoleSystem, Content: system}, {Role: RoleUser, Content: sb.String()}}, Stream: l.lr.settings.Stream}

@@ -162,7 +162,7 @@ func (o *Orchestrator) resumable(ctx context.Context, r *Run) (RunRequest, execu
 
 // admitResumed admits a resumed run: a slot, or the queue.
 func (o *Orchestrator) admitResumed(lr *liveRun) error {
-	startNow, pos, err := o.admit(lr)
+	startNow, pos, err := o.admit(lr, false)
 	if err != nil {
 		o.discard(lr)
 		return err

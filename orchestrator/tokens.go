@@ -89,6 +89,23 @@ func EstimateRequestTokens(req *ModelRequest) int {
 	return n
 }
 
+// ImageTokens is what one image part is counted as: OpenAI's price of a
+// 1024x1024 picture in high detail (85 + 4 tiles of 170). Providers
+// differ; the calibration by reported usage corrects the estimate.
+const ImageTokens = 765
+
+// imageCount counts the image attachments of a message (in a
+// [ModelRequest], the image parts sent to a model with vision).
+func imageCount(m Message) int {
+	n := 0
+	for _, a := range m.Attachments {
+		if a.Type == AttachmentImage {
+			n++
+		}
+	}
+	return n
+}
+
 // estimateTokens is a cheap, deliberately generous estimate: a token per 4
 // bytes of ASCII and one per other character (CJK text is about one token
 // per character), plus 4 per message for its role and framing.
@@ -107,6 +124,7 @@ func estimateTokens(msgs []Message) int {
 	}
 	for _, m := range msgs {
 		n += 4 // role and framing
+		n += ImageTokens * imageCount(m)
 		count(m.Content)
 		count(m.ReasoningContent)
 		for _, c := range m.ToolCalls {

@@ -130,9 +130,13 @@ type Message struct {
 	ToolCalls        []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID       string     `json:"tool_call_id,omitempty"`
 	// Name is the tool's canonical name on a tool message.
-	Name      string    `json:"name,omitempty"`
-	RunID     string    `json:"run_id,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
+	Name string `json:"name,omitempty"`
+	// Attachments came with a user's question (converted: text and
+	// Markdown, images as data URLs). In a [ModelRequest] only images the
+	// model can see remain: the rest is in Content (see withAttachments).
+	Attachments []Attachment `json:"attachments,omitempty"`
+	RunID       string       `json:"run_id,omitempty"`
+	CreatedAt   time.Time    `json:"created_at"`
 }
 
 // ToolCall is a model's request to call a tool. Name is canonical (with @)

@@ -127,7 +127,7 @@ func insertSQL(table string, cols []string, n int) string {
 
 var (
 	eventCols   = []string{"run_id", "seq", "session_id", "type", "data", "created_at"}
-	messageCols = []string{"session_id", "run_id", "role", "content", "reasoning_content", "tool_calls", "tool_call_id", "name", "created_at"}
+	messageCols = []string{"session_id", "run_id", "role", "content", "reasoning_content", "tool_calls", "tool_call_id", "name", "created_at", "attachments"}
 	runCols     = []string{"id", "session_id", "user_id", "state", "stop_reason", "question", "answer", "error", "model_name", "owner",
 		"spec", "pending", "input_tokens", "output_tokens", "total_tokens", "last_seq", "created_at", "started_at", "finished_at"}
 	insertRunSQL = insertSQL("runs", runCols, 1)
@@ -147,7 +147,7 @@ func eventArgs(rows []eventRow) []any {
 func messageArgs(rows []messageRow) []any {
 	args := make([]any, 0, len(messageCols)*len(rows))
 	for _, r := range rows {
-		args = append(args, r.SessionID, r.RunID, r.Role, r.Content, r.ReasoningContent, r.ToolCalls, r.ToolCallID, r.Name, r.CreatedAt)
+		args = append(args, r.SessionID, r.RunID, r.Role, r.Content, r.ReasoningContent, r.ToolCalls, r.ToolCallID, r.Name, r.CreatedAt, r.Attachments)
 	}
 	return bind(args...)
 }

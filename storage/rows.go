@@ -38,6 +38,8 @@ type messageRow struct {
 	ToolCallID       string    `bun:"tool_call_id,notnull"`
 	Name             string    `bun:"name,notnull"`
 	CreatedAt        time.Time `bun:"created_at,notnull"`
+	// Attachments is the JSON of the message's attachments; nil for none.
+	Attachments *string `bun:"attachments"`
 }
 
 type runRow struct {
@@ -152,6 +154,19 @@ func toMessageRow(sessionID string, m orchestrator.Message) (messageRow, error) 
 		s := string(b)
 		row.ToolCalls = &s
 	}
+	if len(m.Attachments) > 0 {
+		as := make([]orchestrator.Attachment, len(m.Attachments))
+		for i, a := range m.Attachments {
+			a.Name, a.MimeType, a.Content = orchestrator.StoredText(a.Name), orchestrator.StoredText(a.MimeType), orchestrator.StoredText(a.Content)
+			as[i] = a
+		}
+		b, err := json.Marshal(as)
+		if err != nil {
+			return row, fmt.Errorf("storage: encode attachments: %w", err)
+		}
+		s := string(b)
+		row.Attachments = &s
+	}
 	return row, nil
 }
 
@@ -169,6 +184,11 @@ func fromMessageRow(r *messageRow) (orchestrator.Message, error) {
 				tc.Arguments = json.RawMessage(c.Arguments)
 			}
 			m.ToolCalls = append(m.ToolCalls, tc)
+		}
+	}
+	if r.Attachments != nil && *r.Attachments != "" {
+		if err := json.Unmarshal([]byte(*r.Attachments), &m.Attachments); err != nil {
+			return m, fmt.Errorf("storage: decode attachments of message %d: %w", r.ID, err)
 		}
 	}
 	return m, nil

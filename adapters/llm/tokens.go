@@ -90,6 +90,11 @@ func (c *TokenCounter) CountTokens(s orchestrator.ModelSettings, req *orchestrat
 	n := 3
 	for _, m := range req.Messages {
 		n += 3 + count(m.Role) + count(m.Content)
+		for _, a := range m.Attachments {
+			if a.Type == orchestrator.AttachmentImage {
+				n += orchestrator.ImageTokens
+			}
+		}
 		if m.Name != "" {
 			n += 1 + count(m.Name)
 		}

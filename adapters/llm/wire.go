@@ -29,11 +29,40 @@ type streamOptions struct {
 }
 
 type wireMessage struct {
-	Role             string         `json:"role"`
-	Content          string         `json:"content"`
+	Role string `json:"role"`
+	// Content is a string, or for a user message with images the
+	// OpenAI content parts ([]wirePart).
+	Content          any            `json:"content"`
 	ReasoningContent string         `json:"reasoning_content,omitempty"`
 	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
 	ToolCallID       string         `json:"tool_call_id,omitempty"`
+}
+
+// wirePart is one content part of a multimodal user message: text, or an
+// image as image_url (a data URL).
+type wirePart struct {
+	Type     string        `json:"type"`
+	Text     string        `json:"text,omitempty"`
+	ImageURL *wireImageURL `json:"image_url,omitempty"`
+}
+
+type wireImageURL struct {
+	URL string `json:"url"`
+}
+
+// userContent is a user message's content: its text, followed by an
+// image_url part per image the core left on it (a model with vision).
+func userContent(m orchestrator.Message) any {
+	var images []wirePart
+	for _, a := range m.Attachments {
+		if a.Type == orchestrator.AttachmentImage {
+			images = append(images, wirePart{Type: "image_url", ImageURL: &wireImageURL{URL: a.Content}})
+		}
+	}
+	if len(images) == 0 {
+		return m.Content
+	}
+	return append([]wirePart{{Type: "text", Text: m.Content}}, images...)
 }
 
 type wireTool struct {
@@ -190,6 +219,8 @@ func wireMessages(msgs []orchestrator.Message) []wireMessage {
 			}
 		case orchestrator.RoleTool:
 			w.ToolCallID = m.ToolCallID
+		case orchestrator.RoleUser:
+			w.Content = userContent(m)
 		}
 		out = append(out, w)
 	}

@@ -427,8 +427,13 @@ func TestAdminConfigServerLive(t *testing.T) {
 	if code, got = adminDo(t, s, "POST", "/wunder/admin/server", `{"max_body_bytes":2048,"cors":{"allow_origins":["https://console.example"]},"i18n":{"default_language":"zh"}}`); code != 200 {
 		t.Fatalf("POST /wunder/admin/server: %d %v", code, got)
 	}
-	if code, got := adminDo(t, s, "POST", "/wunder", big); code != 413 || got["code"] != "body_too_large" {
+	bigPrompt := `{"user_id":"alice","tool_names":["` + strings.Repeat("x", 4000) + `"]}`
+	if code, got := adminDo(t, s, "POST", "/wunder/system_prompt", bigPrompt); code != 413 || got["code"] != "body_too_large" {
 		t.Errorf("a 4 KB request with a 2 KB limit: %d %v", code, got)
+	}
+	// The routes that carry attachments keep attachments.max_request_bytes.
+	if code, got := adminDo(t, s, "POST", "/wunder", big); code != 200 {
+		t.Errorf("a 4 KB POST /wunder after max_body_bytes 2048: %d %v; want 200 (its limit is attachments.max_request_bytes)", code, got)
 	}
 	req, _ := http.NewRequestWithContext(t.Context(), "OPTIONS", s.url+"/wunder", nil)
 	req.Header.Set("Origin", "https://console.example")

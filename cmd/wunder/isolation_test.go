@@ -132,9 +132,10 @@ func isolationMatrix(t *testing.T, dsn string) {
 		{name: "admin key naming alice", hdr: admin, names: "alice"},
 	}
 	rows := append(f.rows(), userToolsRows(t, f)...)
-	rows = append(rows, f.memoryRows(t)...)   // isolation_memory_test.go
-	rows = append(rows, f.evalRows(t)...)     // isolation_eval_test.go
-	rows = append(rows, f.workspaceRows()...) // isolation_workspace_test.go; last: it empties alice's workspace
+	rows = append(rows, f.memoryRows(t)...)     // isolation_memory_test.go
+	rows = append(rows, f.evalRows(t)...)       // isolation_eval_test.go
+	rows = append(rows, f.attachmentRows(t)...) // isolation_attachments_test.go
+	rows = append(rows, f.workspaceRows()...)   // isolation_workspace_test.go; last: it empties alice's workspace
 	var table strings.Builder
 	table.WriteString("| front-end | resource | action | alice (owner) | bob | bob naming alice | admin key naming alice |\n")
 	table.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")

@@ -15,6 +15,7 @@ import (
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/internal/evaluation"
 	"github.com/wunder/wunder/internal/telemetry"
 	"github.com/wunder/wunder/orchestrator"
@@ -78,7 +79,7 @@ func newModels(cfg *config.Config) (*llm.Registry, error) {
 			Name: name, ToolCallMode: m.ToolCallMode, MaxRounds: m.MaxRounds, MaxOutput: m.MaxOutput,
 			Temperature: m.Temperature, Stop: m.Stop, Stream: m.Stream,
 			MaxContext: m.MaxContext, CompactionRatio: m.HistoryCompactionRatio,
-			CompactionReset: m.HistoryCompactionReset, ModelID: m.Model,
+			CompactionReset: m.HistoryCompactionReset, ModelID: m.Model, SupportVision: m.SupportVision,
 		}}
 	}
 	// Fallbacks wrap a model in a failover over the plain clients, sharing
@@ -112,6 +113,7 @@ type app struct {
 	a2a    *a2aParts                   // wire_a2a.go
 	lsp    *lspLive                    // wire_lsp.go
 	mcp    *mcpParts                   // wire_mcp.go
+	attach *doc2md.Converter           // wire_attachments.go
 
 	userTools *userToolsParts      // wire_usertools.go
 	knowledge *knowledgeParts      // wire_knowledge.go
@@ -162,7 +164,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	models := newLiveModels(registry)
 	lspParts := newLSPLive(cfg, log) // wire_lsp.go
 	undo = append(undo, func() { _ = lspParts.close(context.Background()) })
-	sb := newSandbox(cfg, log) // wire_sandbox.go
+	sb := newSandbox(cfg, log)           // wire_sandbox.go
+	attach := newConverter(cfg, sb, log) // wire_attachments.go
 	tools, err := builtin.New(&builtin.Options{
 		Root: cfg.Workspace.Root, AllowCommands: cfg.Security.AllowCommands, DenyGlobs: cfg.Security.DenyGlobs,
 		CommandTimeout: commandTimeout(cfg), MaxCommandTimeout: cfg.Security.MaxCommandTimeout(),
@@ -241,6 +244,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	}
 	gw := gateway.New(orch, &gateway.Options{
 		APIKey: cfg.Security.APIKey, MaxBodyBytes: cfg.Server.MaxBodyBytes, Heartbeat: cfg.Server.SSEHeartbeat(),
+		Attachments: attach, AttachmentBodyBytes: cfg.AttachmentBodyBytes(), // wire_attachments.go
 		RateLimit:        limit,
 		Auth:             gateway.AuthOptions{Accounts: store, AllowRegister: cfg.Auth.AllowRegister, TokenTTL: cfg.Auth.TokenTTL(), Verifier: jwt},
 		CORS:             corsOptions(cfg),
@@ -271,7 +275,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	throughput.serve(gw.Handler())
 	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, tel: tel, ready: ready, lsp: lspParts, mcp: mcpParts,
 		userTools: userTools, knowledge: knowledgeParts, skills: skillSet, config: cfgAdmin, builtin: tools,
-		throughput: throughput, evaluation: evalMgr}
+		throughput: throughput, evaluation: evalMgr, attach: attach}
 	cfgAdmin.a = a
 	cfgAdmin.start()
 	a.janitor = newJanitor(cfg, store, log) // janitor.go: retention
@@ -280,6 +284,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	mountConnect(a)       // wire_connect.go
 	mountA2A(a, a2aTools) // wire_a2a.go
 	mountMCP(a, mcpParts) // wire_mcp.go
+	gw.AttachmentRoutes(attachmentPaths...)
 	return a, nil
 }
 

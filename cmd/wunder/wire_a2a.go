@@ -71,8 +71,9 @@ func mountA2A(a *app, tools *a2atools.Set) {
 		Identify:    a2aUser,
 		DefaultUser: cfg.Server.UserID, ToolNames: cfg.Server.ToolNames, ModelName: cfg.Server.Model,
 		ToolActivity: cfg.Server.ToolActivity,
-		Heartbeat:    a.cfg.Server.SSEHeartbeat(), MaxBodyBytes: a.cfg.Server.MaxBodyBytes,
-		Logger: a.log.With("frontend", "a2a"),
+		Heartbeat:    a.cfg.Server.SSEHeartbeat(), MaxBodyBytes: a.cfg.AttachmentBodyBytes(), // file parts
+		Attachments: a.attach, // wire_attachments.go
+		Logger:      a.log.With("frontend", "a2a"),
 	}
 	if a.cfg.Security.APIKey != "" {
 		// The extended card is for authenticated callers; without

@@ -10,9 +10,10 @@ import (
 // serve.go serves h2c on the same port for gRPC clients.
 func mountConnect(a *app) {
 	connectapi.New(a.orch, &connectapi.Options{
-		Scope:  gateway.ScopeOf,
-		Ready:  a.ready,
-		Logger: a.log.With("frontend", "connect"),
+		Scope:       gateway.ScopeOf,
+		Ready:       a.ready,
+		Logger:      a.log.With("frontend", "connect"),
+		Attachments: a.attach, // wire_attachments.go
 	}).MountOn(a.gw)
 	// Health answers probes without credentials, as /healthz does.
 	a.gw.Open("/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch")

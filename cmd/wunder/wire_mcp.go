@@ -13,6 +13,7 @@ import (
 	"github.com/wunder/wunder/adapters/mcptools"
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/mcpserver"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
@@ -90,19 +91,21 @@ func mountMCP(a *app, p *mcpParts) {
 	if p == nil || !a.cfg.MCP.Server.Enabled {
 		return
 	}
-	p.handler = newMCPHandler(a.cfg, a.orch, p.set, a.gw.Authenticator(), a.gw.HeaderLanguage, a.log)
+	p.handler = newMCPHandler(a.cfg, a.orch, p.set, a.gw.Authenticator(), a.gw.HeaderLanguage, a.attach, a.log)
 	for _, path := range p.handler.Paths() {
 		a.gw.MountOpen(path, p.handler) // it checks the key itself, answering in MCP's shape
 	}
 }
 
 // newMCPHandler is the MCP front-end; lang is the language of its error
-// messages for a call's headers (the gateway's rule).
+// messages for a call's headers (the gateway's rule); attach converts
+// wunder@run's attachments.
 func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcptools.Set, authn *gateway.Authenticator,
-	lang func(http.Header) string, log *slog.Logger) *mcpserver.Handler {
+	lang func(http.Header) string, attach *doc2md.Converter, log *slog.Logger) *mcpserver.Handler {
 	opts := &mcpserver.Options{
-		Stateless: cfg.MCP.Server.Stateless, UserID: cfg.MCP.Server.UserID, PublicURL: cfg.Server.PublicURL,
-		Language: lang, Version: version, Logger: log.With("component", "mcpserver"),
+		Stateless: cfg.MCP.Server.Stateless, UserID: cfg.MCP.Server.UserID, PublicURL: cfg.Server.PublicURL, Attachments: attach,
+		MaxBodyBytes: cfg.AttachmentBodyBytes(), // wunder@run's attachments
+		Language:     lang, Version: version, Logger: log.With("component", "mcpserver"),
 	}
 	if cfg.Auth.JWT.JWKSURL != "" {
 		opts.AuthorizationServers = []string{cfg.Auth.JWT.Issuer}

@@ -12,6 +12,7 @@ import (
 	"connectrpc.com/grpcreflect"
 
 	"github.com/wunder/wunder/gen/wunder/v1/wunderv1connect"
+	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -49,6 +50,9 @@ type Options struct {
 	Ready func(ctx context.Context) error
 	// Logger receives internal errors and panics. Default: discard.
 	Logger *slog.Logger
+	// Attachments converts the attachments of Run and Submit as POST
+	// /wunder converts its attachments; nil = doc2md's default limits.
+	Attachments *doc2md.Converter
 }
 
 func (o Options) withDefaults() Options {

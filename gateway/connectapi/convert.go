@@ -107,6 +107,9 @@ func messageProto(m orchestrator.Message) *wunderv1.Message {
 	for _, c := range m.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, &wunderv1.ToolCall{Id: c.ID, Name: c.Name, Arguments: object(c.Arguments)})
 	}
+	for _, a := range m.Attachments {
+		out.Attachments = append(out.Attachments, &wunderv1.Attachment{Type: a.Type, Name: a.Name, Content: a.Content, MimeType: a.MimeType, Size: a.Size})
+	}
 	return out
 }
 

@@ -2,11 +2,14 @@ package connectapi
 
 import (
 	"context"
+	"errors"
 
 	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 
 	wunderv1 "github.com/wunder/wunder/gen/wunder/v1"
 	"github.com/wunder/wunder/gen/wunder/v1/wunderv1connect"
+	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -27,6 +30,7 @@ type runFields interface {
 	GetMaxRounds() int32
 	GetPreloadSkills() []string
 	GetApprovalMode() wunderv1.ApprovalMode
+	GetAttachments() []*wunderv1.Attachment
 }
 
 // start decodes a run request and starts the run as an agent caller.
@@ -43,13 +47,44 @@ func (s *runService) start(ctx context.Context, m runFields) (*orchestrator.Run,
 	if err != nil {
 		return nil, err
 	}
+	atts, err := s.attachments(ctx, m.GetAttachments())
+	if err != nil {
+		return nil, err // before the run starts: nothing is stored
+	}
 	return s.b.Start(ctx, orchestrator.RunRequest{
 		UserID: userID, SessionID: m.GetSessionId(), Question: m.GetQuestion(), ToolNames: m.GetToolNames(),
 		ModelName: m.GetModelName(), ToolCallMode: mode, Language: m.GetLanguage(),
 		MaxRounds: int(m.GetMaxRounds()), PreloadSkills: m.GetPreloadSkills(), Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendConnect,
-		ApprovalMode: approvalMode,
+		ApprovalMode: approvalMode, Attachments: atts,
 	})
 }
+
+// attachments converts a request's attachments (internal/doc2md); one
+// too large is RESOURCE_EXHAUSTED, another unusable one INVALID_ARGUMENT,
+// the message naming it.
+func (s *runService) attachments(ctx context.Context, in []*wunderv1.Attachment) ([]orchestrator.Attachment, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	as := make([]orchestrator.Attachment, len(in))
+	for i, a := range in {
+		as[i] = orchestrator.Attachment{Type: a.GetType(), Name: a.GetName(), Content: a.GetContent(), MimeType: a.GetMimeType()}
+	}
+	conv := s.opts.Attachments
+	if conv == nil {
+		conv = defaultConverter
+	}
+	out, err := conv.Prepare(ctx, as)
+	var e *doc2md.Error
+	if errors.As(err, &e) && e.Kind == doc2md.TooLarge {
+		ce := connect.NewError(connect.CodeResourceExhausted, errors.New(e.Error()))
+		addDetail(ce, &errdetails.ErrorInfo{Reason: "ATTACHMENT_TOO_LARGE", Domain: errorDomain})
+		return nil, ce
+	}
+	return out, err
+}
+
+var defaultConverter = doc2md.New(nil)
 
 // Run starts a run and streams its events until the final one.
 func (s *runService) Run(ctx context.Context, req *connect.Request[wunderv1.RunRequest], stream *connect.ServerStream[wunderv1.RunResponse]) error {

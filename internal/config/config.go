@@ -41,6 +41,7 @@ type Config struct {
 	UserTools     UserTools     `yaml:"user_tools"`
 	Knowledge     Knowledge     `yaml:"knowledge"`
 	Memory        Memory        `yaml:"memory"`
+	Attachments   Attachments   `yaml:"attachments"`
 	Compaction    Compaction    `yaml:"compaction"`
 	Evaluation    Evaluation    `yaml:"evaluation"`
 	Throughput    Throughput    `yaml:"throughput"`

@@ -96,10 +96,11 @@ func Default() *Config {
 		Replan:    replanDefaults(),
 		Approvals: approvalDefaults(),
 
-		UserTools:  userToolsDefaults(),
-		Knowledge:  knowledgeDefaults(),
-		Memory:     memoryDefaults(),
-		Compaction: compactionDefaults(),
+		UserTools:   userToolsDefaults(),
+		Knowledge:   knowledgeDefaults(),
+		Memory:      memoryDefaults(),
+		Attachments: attachmentsDefaults(),
+		Compaction:  compactionDefaults(),
 
 		Evaluation: evaluationDefaults(),
 		Throughput: throughputDefaults(),

@@ -95,6 +95,10 @@ type Model struct {
 	Stop []string `yaml:"stop"`
 	// Retry configures retries of failed calls.
 	Retry Retry `yaml:"retry"`
+	// SupportVision: the model takes images; image attachments are sent to
+	// it as image_url parts, and described as a note to a model without
+	// it. Default false.
+	SupportVision bool `yaml:"support_vision"`
 	// Fallbacks name the enabled models a call moves to, in order, when
 	// this one fails after its retries on a server failure (5xx, timeout,
 	// connection), not on a 4xx. Default [].

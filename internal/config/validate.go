@@ -68,6 +68,7 @@ func (c *Config) validate(p *problems) {
 	c.validateEvaluation(v)
 	c.validateApprovals(v)
 	c.validateMemory(v)
+	c.validateAttachments(v)
 	c.validateCompaction(v)
 
 	atLeast(v, "auth.token_ttl_s", c.Auth.TokenTTLSeconds, 60)

@@ -39,6 +39,26 @@ func (st *storeSuite) messageTests() map[string]func(*testing.T) {
 			}
 			wantLen(t, "ListMessages(unknown session)", 0, size(s.ListMessages(ctx, "nope", 0)))
 		},
+		"Attachments": func(t *testing.T) {
+			s, ctx := st.open(t), t.Context()
+			createSession(t, s, "s1", "u1", at(0))
+			in := []orchestrator.Message{
+				{Role: orchestrator.RoleUser, Content: "see files", RunID: "r1", CreatedAt: at(0), Attachments: []orchestrator.Attachment{
+					{Type: orchestrator.AttachmentFile, Name: "r.pdf", MimeType: "application/pdf", Content: "# Report\n\n| a | b |", Size: 1234},
+					{Type: orchestrator.AttachmentImage, Name: "p.png", MimeType: "image/png", Content: "data:image/png;base64,iVBORw0KGgo=", Size: 8},
+					{Type: orchestrator.AttachmentText, Name: "n", Content: "notes ✓"},
+				}},
+				{Role: orchestrator.RoleAssistant, Content: "ok", RunID: "r1", CreatedAt: at(1)},
+			}
+			mustDo(t, "AppendMessages", s.AppendMessages(ctx, "s1", in))
+			got, err := s.ListMessages(ctx, "s1", 0)
+			mustDo(t, "ListMessages", err)
+			want := cloneMessages(in)
+			for i := range want {
+				want[i].CreatedAt = us(want[i].CreatedAt)
+			}
+			diff(t, "ListMessages", want, got)
+		},
 		"ToolCalls": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()
 			createSession(t, s, "s1", "u1", at(0))

@@ -778,7 +778,12 @@ type RunRequest struct {
 	PreloadSkills []string `protobuf:"bytes,9,rep,name=preload_skills,json=preloadSkills,proto3" json:"preload_skills,omitempty"`
 	// Which tool calls wait for a person's approval; unspecified is the
 	// server's approvals.mode.
-	ApprovalMode  ApprovalMode `protobuf:"varint,10,opt,name=approval_mode,json=approvalMode,proto3,enum=wunder.v1.ApprovalMode" json:"approval_mode,omitempty"`
+	ApprovalMode ApprovalMode `protobuf:"varint,10,opt,name=approval_mode,json=approvalMode,proto3,enum=wunder.v1.ApprovalMode" json:"approval_mode,omitempty"`
+	// Files for the question: documents are converted to Markdown, images
+	// go to models with vision (docs/attachments.md). An attachment that
+	// cannot be used fails the call before the run starts
+	// (INVALID_ARGUMENT, RESOURCE_EXHAUSTED for one too large).
+	Attachments   []*Attachment `protobuf:"bytes,11,rep,name=attachments,proto3" json:"attachments,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -881,6 +886,13 @@ func (x *RunRequest) GetApprovalMode() ApprovalMode {
 		return x.ApprovalMode
 	}
 	return ApprovalMode_APPROVAL_MODE_UNSPECIFIED
+}
+
+func (x *RunRequest) GetAttachments() []*Attachment {
+	if x != nil {
+		return x.Attachments
+	}
+	return nil
 }
 
 // RunResponse is one event of the run.
@@ -1050,6 +1062,11 @@ type SubmitRequest struct {
 	MaxRounds     int32                  `protobuf:"varint,8,opt,name=max_rounds,json=maxRounds,proto3" json:"max_rounds,omitempty"`
 	PreloadSkills []string               `protobuf:"bytes,9,rep,name=preload_skills,json=preloadSkills,proto3" json:"preload_skills,omitempty"`
 	ApprovalMode  ApprovalMode           `protobuf:"varint,10,opt,name=approval_mode,json=approvalMode,proto3,enum=wunder.v1.ApprovalMode" json:"approval_mode,omitempty"`
+	// Files for the question: documents are converted to Markdown, images
+	// go to models with vision (docs/attachments.md). An attachment that
+	// cannot be used fails the call before the run starts
+	// (INVALID_ARGUMENT, RESOURCE_EXHAUSTED for one too large).
+	Attachments   []*Attachment `protobuf:"bytes,11,rep,name=attachments,proto3" json:"attachments,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1152,6 +1169,13 @@ func (x *SubmitRequest) GetApprovalMode() ApprovalMode {
 		return x.ApprovalMode
 	}
 	return ApprovalMode_APPROVAL_MODE_UNSPECIFIED
+}
+
+func (x *SubmitRequest) GetAttachments() []*Attachment {
+	if x != nil {
+		return x.Attachments
+	}
+	return nil
 }
 
 // SubmitResponse carries the run as admitted (queued or running).
@@ -1960,7 +1984,7 @@ var File_wunder_v1_run_proto protoreflect.FileDescriptor
 
 const file_wunder_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x13wunder/v1/run.proto\x12\twunder.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"r\n" +
+	"\x13wunder/v1/run.proto\x12\twunder.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17wunder/v1/session.proto\"r\n" +
 	"\x05Usage\x12!\n" +
 	"\finput_tokens\x18\x01 \x01(\x03R\vinputTokens\x12#\n" +
 	"\routput_tokens\x18\x02 \x01(\x03R\foutputTokens\x12!\n" +
@@ -1994,7 +2018,7 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x03seq\x18\x03 \x01(\x03R\x03seq\x12\x12\n" +
 	"\x04type\x18\x04 \x01(\tR\x04type\x12+\n" +
 	"\x04data\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x04data\x12.\n" +
-	"\x04time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\xfd\x02\n" +
+	"\x04time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\xb6\x03\n" +
 	"\n" +
 	"RunRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1a\n" +
@@ -2011,7 +2035,8 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"max_rounds\x18\b \x01(\x05R\tmaxRounds\x12%\n" +
 	"\x0epreload_skills\x18\t \x03(\tR\rpreloadSkills\x12<\n" +
 	"\rapproval_mode\x18\n" +
-	" \x01(\x0e2\x17.wunder.v1.ApprovalModeR\fapprovalMode\"5\n" +
+	" \x01(\x0e2\x17.wunder.v1.ApprovalModeR\fapprovalMode\x127\n" +
+	"\vattachments\x18\v \x03(\v2\x15.wunder.v1.AttachmentR\vattachments\"5\n" +
 	"\vRunResponse\x12&\n" +
 	"\x05event\x18\x01 \x01(\v2\x10.wunder.v1.EventR\x05event\"\\\n" +
 	"\rFollowRequest\x12\x17\n" +
@@ -2019,7 +2044,7 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1b\n" +
 	"\tafter_seq\x18\x03 \x01(\x03R\bafterSeq\"8\n" +
 	"\x0eFollowResponse\x12&\n" +
-	"\x05event\x18\x01 \x01(\v2\x10.wunder.v1.EventR\x05event\"\x80\x03\n" +
+	"\x05event\x18\x01 \x01(\v2\x10.wunder.v1.EventR\x05event\"\xb9\x03\n" +
 	"\rSubmitRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1a\n" +
 	"\bquestion\x18\x02 \x01(\tR\bquestion\x12\x1d\n" +
@@ -2035,7 +2060,8 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"max_rounds\x18\b \x01(\x05R\tmaxRounds\x12%\n" +
 	"\x0epreload_skills\x18\t \x03(\tR\rpreloadSkills\x12<\n" +
 	"\rapproval_mode\x18\n" +
-	" \x01(\x0e2\x17.wunder.v1.ApprovalModeR\fapprovalMode\"2\n" +
+	" \x01(\x0e2\x17.wunder.v1.ApprovalModeR\fapprovalMode\x127\n" +
+	"\vattachments\x18\v \x03(\v2\x15.wunder.v1.AttachmentR\vattachments\"2\n" +
 	"\x0eSubmitResponse\x12 \n" +
 	"\x03run\x18\x01 \x01(\v2\x0e.wunder.v1.RunR\x03run\"?\n" +
 	"\rCancelRequest\x12\x17\n" +
@@ -2198,6 +2224,7 @@ var file_wunder_v1_run_proto_goTypes = []any{
 	(*DecideResponse)(nil),        // 26: wunder.v1.DecideResponse
 	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
 	(*structpb.Struct)(nil),       // 28: google.protobuf.Struct
+	(*Attachment)(nil),            // 29: wunder.v1.Attachment
 }
 var file_wunder_v1_run_proto_depIdxs = []int32{
 	0,  // 0: wunder.v1.Run.state:type_name -> wunder.v1.RunState
@@ -2210,50 +2237,52 @@ var file_wunder_v1_run_proto_depIdxs = []int32{
 	27, // 7: wunder.v1.Event.time:type_name -> google.protobuf.Timestamp
 	2,  // 8: wunder.v1.RunRequest.tool_call_mode:type_name -> wunder.v1.ToolCallMode
 	3,  // 9: wunder.v1.RunRequest.approval_mode:type_name -> wunder.v1.ApprovalMode
-	9,  // 10: wunder.v1.RunResponse.event:type_name -> wunder.v1.Event
-	9,  // 11: wunder.v1.FollowResponse.event:type_name -> wunder.v1.Event
-	2,  // 12: wunder.v1.SubmitRequest.tool_call_mode:type_name -> wunder.v1.ToolCallMode
-	3,  // 13: wunder.v1.SubmitRequest.approval_mode:type_name -> wunder.v1.ApprovalMode
-	8,  // 14: wunder.v1.SubmitResponse.run:type_name -> wunder.v1.Run
-	8,  // 15: wunder.v1.CancelResponse.run:type_name -> wunder.v1.Run
-	8,  // 16: wunder.v1.GetRunResponse.run:type_name -> wunder.v1.Run
-	0,  // 17: wunder.v1.ListRunsRequest.states:type_name -> wunder.v1.RunState
-	8,  // 18: wunder.v1.ListRunsResponse.runs:type_name -> wunder.v1.Run
-	4,  // 19: wunder.v1.Approval.kind:type_name -> wunder.v1.ApprovalKind
-	28, // 20: wunder.v1.Approval.arguments:type_name -> google.protobuf.Struct
-	28, // 21: wunder.v1.Approval.missing:type_name -> google.protobuf.Struct
-	6,  // 22: wunder.v1.Approval.decisions:type_name -> wunder.v1.Decision
-	5,  // 23: wunder.v1.Approval.state:type_name -> wunder.v1.ApprovalState
-	6,  // 24: wunder.v1.Approval.decision:type_name -> wunder.v1.Decision
-	28, // 25: wunder.v1.Approval.edited_arguments:type_name -> google.protobuf.Struct
-	27, // 26: wunder.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
-	27, // 27: wunder.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
-	27, // 28: wunder.v1.Approval.decide_time:type_name -> google.protobuf.Timestamp
-	22, // 29: wunder.v1.ListApprovalsResponse.approvals:type_name -> wunder.v1.Approval
-	6,  // 30: wunder.v1.DecideRequest.decision:type_name -> wunder.v1.Decision
-	28, // 31: wunder.v1.DecideRequest.arguments:type_name -> google.protobuf.Struct
-	22, // 32: wunder.v1.DecideResponse.approval:type_name -> wunder.v1.Approval
-	10, // 33: wunder.v1.RunService.Run:input_type -> wunder.v1.RunRequest
-	12, // 34: wunder.v1.RunService.Follow:input_type -> wunder.v1.FollowRequest
-	14, // 35: wunder.v1.RunService.Submit:input_type -> wunder.v1.SubmitRequest
-	16, // 36: wunder.v1.RunService.Cancel:input_type -> wunder.v1.CancelRequest
-	18, // 37: wunder.v1.RunService.GetRun:input_type -> wunder.v1.GetRunRequest
-	20, // 38: wunder.v1.RunService.ListRuns:input_type -> wunder.v1.ListRunsRequest
-	23, // 39: wunder.v1.RunService.ListApprovals:input_type -> wunder.v1.ListApprovalsRequest
-	25, // 40: wunder.v1.RunService.Decide:input_type -> wunder.v1.DecideRequest
-	11, // 41: wunder.v1.RunService.Run:output_type -> wunder.v1.RunResponse
-	13, // 42: wunder.v1.RunService.Follow:output_type -> wunder.v1.FollowResponse
-	15, // 43: wunder.v1.RunService.Submit:output_type -> wunder.v1.SubmitResponse
-	17, // 44: wunder.v1.RunService.Cancel:output_type -> wunder.v1.CancelResponse
-	19, // 45: wunder.v1.RunService.GetRun:output_type -> wunder.v1.GetRunResponse
-	21, // 46: wunder.v1.RunService.ListRuns:output_type -> wunder.v1.ListRunsResponse
-	24, // 47: wunder.v1.RunService.ListApprovals:output_type -> wunder.v1.ListApprovalsResponse
-	26, // 48: wunder.v1.RunService.Decide:output_type -> wunder.v1.DecideResponse
-	41, // [41:49] is the sub-list for method output_type
-	33, // [33:41] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	29, // 10: wunder.v1.RunRequest.attachments:type_name -> wunder.v1.Attachment
+	9,  // 11: wunder.v1.RunResponse.event:type_name -> wunder.v1.Event
+	9,  // 12: wunder.v1.FollowResponse.event:type_name -> wunder.v1.Event
+	2,  // 13: wunder.v1.SubmitRequest.tool_call_mode:type_name -> wunder.v1.ToolCallMode
+	3,  // 14: wunder.v1.SubmitRequest.approval_mode:type_name -> wunder.v1.ApprovalMode
+	29, // 15: wunder.v1.SubmitRequest.attachments:type_name -> wunder.v1.Attachment
+	8,  // 16: wunder.v1.SubmitResponse.run:type_name -> wunder.v1.Run
+	8,  // 17: wunder.v1.CancelResponse.run:type_name -> wunder.v1.Run
+	8,  // 18: wunder.v1.GetRunResponse.run:type_name -> wunder.v1.Run
+	0,  // 19: wunder.v1.ListRunsRequest.states:type_name -> wunder.v1.RunState
+	8,  // 20: wunder.v1.ListRunsResponse.runs:type_name -> wunder.v1.Run
+	4,  // 21: wunder.v1.Approval.kind:type_name -> wunder.v1.ApprovalKind
+	28, // 22: wunder.v1.Approval.arguments:type_name -> google.protobuf.Struct
+	28, // 23: wunder.v1.Approval.missing:type_name -> google.protobuf.Struct
+	6,  // 24: wunder.v1.Approval.decisions:type_name -> wunder.v1.Decision
+	5,  // 25: wunder.v1.Approval.state:type_name -> wunder.v1.ApprovalState
+	6,  // 26: wunder.v1.Approval.decision:type_name -> wunder.v1.Decision
+	28, // 27: wunder.v1.Approval.edited_arguments:type_name -> google.protobuf.Struct
+	27, // 28: wunder.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
+	27, // 29: wunder.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
+	27, // 30: wunder.v1.Approval.decide_time:type_name -> google.protobuf.Timestamp
+	22, // 31: wunder.v1.ListApprovalsResponse.approvals:type_name -> wunder.v1.Approval
+	6,  // 32: wunder.v1.DecideRequest.decision:type_name -> wunder.v1.Decision
+	28, // 33: wunder.v1.DecideRequest.arguments:type_name -> google.protobuf.Struct
+	22, // 34: wunder.v1.DecideResponse.approval:type_name -> wunder.v1.Approval
+	10, // 35: wunder.v1.RunService.Run:input_type -> wunder.v1.RunRequest
+	12, // 36: wunder.v1.RunService.Follow:input_type -> wunder.v1.FollowRequest
+	14, // 37: wunder.v1.RunService.Submit:input_type -> wunder.v1.SubmitRequest
+	16, // 38: wunder.v1.RunService.Cancel:input_type -> wunder.v1.CancelRequest
+	18, // 39: wunder.v1.RunService.GetRun:input_type -> wunder.v1.GetRunRequest
+	20, // 40: wunder.v1.RunService.ListRuns:input_type -> wunder.v1.ListRunsRequest
+	23, // 41: wunder.v1.RunService.ListApprovals:input_type -> wunder.v1.ListApprovalsRequest
+	25, // 42: wunder.v1.RunService.Decide:input_type -> wunder.v1.DecideRequest
+	11, // 43: wunder.v1.RunService.Run:output_type -> wunder.v1.RunResponse
+	13, // 44: wunder.v1.RunService.Follow:output_type -> wunder.v1.FollowResponse
+	15, // 45: wunder.v1.RunService.Submit:output_type -> wunder.v1.SubmitResponse
+	17, // 46: wunder.v1.RunService.Cancel:output_type -> wunder.v1.CancelResponse
+	19, // 47: wunder.v1.RunService.GetRun:output_type -> wunder.v1.GetRunResponse
+	21, // 48: wunder.v1.RunService.ListRuns:output_type -> wunder.v1.ListRunsResponse
+	24, // 49: wunder.v1.RunService.ListApprovals:output_type -> wunder.v1.ListApprovalsResponse
+	26, // 50: wunder.v1.RunService.Decide:output_type -> wunder.v1.DecideResponse
+	43, // [43:51] is the sub-list for method output_type
+	35, // [35:43] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_wunder_v1_run_proto_init() }
@@ -2261,6 +2290,7 @@ func file_wunder_v1_run_proto_init() {
 	if File_wunder_v1_run_proto != nil {
 		return
 	}
+	file_wunder_v1_session_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

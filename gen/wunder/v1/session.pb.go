@@ -112,9 +112,12 @@ type Message struct {
 	// On a tool message: the call it answers.
 	ToolCallId string `protobuf:"bytes,5,opt,name=tool_call_id,json=toolCallId,proto3" json:"tool_call_id,omitempty"`
 	// On a tool message: the tool's canonical name.
-	Name          string                 `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
-	RunId         string                 `protobuf:"bytes,7,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	Name       string                 `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
+	RunId      string                 `protobuf:"bytes,7,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	// On a user message: the attachments of the question, converted (see
+	// docs/attachments.md).
+	Attachments   []*Attachment `protobuf:"bytes,9,rep,name=attachments,proto3" json:"attachments,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -205,6 +208,96 @@ func (x *Message) GetCreateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Message) GetAttachments() []*Attachment {
+	if x != nil {
+		return x.Attachments
+	}
+	return nil
+}
+
+// Attachment is a file that goes with a question, as POST /wunder takes
+// it. In a request, content is the text for type "text" and a data URL
+// (data:<mime>;base64,...) for "file" and "image"; in the history, a
+// file's content is its Markdown and an image's its data URL.
+type Attachment struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "text", "file" or "image".
+	Type    string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	Name    string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Content string `protobuf:"bytes,3,opt,name=content,proto3" json:"content,omitempty"`
+	// A hint; the type is sniffed from the content.
+	MimeType string `protobuf:"bytes,4,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	// In the history: the size in bytes of what was sent, decoded.
+	Size          int64 `protobuf:"varint,5,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Attachment) Reset() {
+	*x = Attachment{}
+	mi := &file_wunder_v1_session_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Attachment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Attachment) ProtoMessage() {}
+
+func (x *Attachment) ProtoReflect() protoreflect.Message {
+	mi := &file_wunder_v1_session_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Attachment.ProtoReflect.Descriptor instead.
+func (*Attachment) Descriptor() ([]byte, []int) {
+	return file_wunder_v1_session_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Attachment) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Attachment) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Attachment) GetContent() string {
+	if x != nil {
+		return x.Content
+	}
+	return ""
+}
+
+func (x *Attachment) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+func (x *Attachment) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
 // ToolCall is a model's request to call a tool.
 type ToolCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -220,7 +313,7 @@ type ToolCall struct {
 
 func (x *ToolCall) Reset() {
 	*x = ToolCall{}
-	mi := &file_wunder_v1_session_proto_msgTypes[2]
+	mi := &file_wunder_v1_session_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -232,7 +325,7 @@ func (x *ToolCall) String() string {
 func (*ToolCall) ProtoMessage() {}
 
 func (x *ToolCall) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_session_proto_msgTypes[2]
+	mi := &file_wunder_v1_session_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -245,7 +338,7 @@ func (x *ToolCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolCall.ProtoReflect.Descriptor instead.
 func (*ToolCall) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_session_proto_rawDescGZIP(), []int{2}
+	return file_wunder_v1_session_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ToolCall) GetId() string {
@@ -284,7 +377,7 @@ type ListSessionsRequest struct {
 
 func (x *ListSessionsRequest) Reset() {
 	*x = ListSessionsRequest{}
-	mi := &file_wunder_v1_session_proto_msgTypes[3]
+	mi := &file_wunder_v1_session_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -296,7 +389,7 @@ func (x *ListSessionsRequest) String() string {
 func (*ListSessionsRequest) ProtoMessage() {}
 
 func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_session_proto_msgTypes[3]
+	mi := &file_wunder_v1_session_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -309,7 +402,7 @@ func (x *ListSessionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsRequest.ProtoReflect.Descriptor instead.
 func (*ListSessionsRequest) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_session_proto_rawDescGZIP(), []int{3}
+	return file_wunder_v1_session_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ListSessionsRequest) GetUserId() string {
@@ -345,7 +438,7 @@ type ListSessionsResponse struct {
 
 func (x *ListSessionsResponse) Reset() {
 	*x = ListSessionsResponse{}
-	mi := &file_wunder_v1_session_proto_msgTypes[4]
+	mi := &file_wunder_v1_session_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -357,7 +450,7 @@ func (x *ListSessionsResponse) String() string {
 func (*ListSessionsResponse) ProtoMessage() {}
 
 func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_session_proto_msgTypes[4]
+	mi := &file_wunder_v1_session_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -370,7 +463,7 @@ func (x *ListSessionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSessionsResponse.ProtoReflect.Descriptor instead.
 func (*ListSessionsResponse) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_session_proto_rawDescGZIP(), []int{4}
+	return file_wunder_v1_session_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListSessionsResponse) GetSessions() []*Session {
@@ -401,7 +494,7 @@ type GetSessionRequest struct {
 
 func (x *GetSessionRequest) Reset() {
 	*x = GetSessionRequest{}
-	mi := &file_wunder_v1_session_proto_msgTypes[5]
+	mi := &file_wunder_v1_session_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -413,7 +506,7 @@ func (x *GetSessionRequest) String() string {
 func (*GetSessionRequest) ProtoMessage() {}
 
 func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_session_proto_msgTypes[5]
+	mi := &file_wunder_v1_session_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -426,7 +519,7 @@ func (x *GetSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionRequest.ProtoReflect.Descriptor instead.
 func (*GetSessionRequest) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_session_proto_rawDescGZIP(), []int{5}
+	return file_wunder_v1_session_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetSessionRequest) GetUserId() string {
@@ -461,7 +554,7 @@ type GetSessionResponse struct {
 
 func (x *GetSessionResponse) Reset() {
 	*x = GetSessionResponse{}
-	mi := &file_wunder_v1_session_proto_msgTypes[6]
+	mi := &file_wunder_v1_session_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -473,7 +566,7 @@ func (x *GetSessionResponse) String() string {
 func (*GetSessionResponse) ProtoMessage() {}
 
 func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_session_proto_msgTypes[6]
+	mi := &file_wunder_v1_session_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -486,7 +579,7 @@ func (x *GetSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSessionResponse.ProtoReflect.Descriptor instead.
 func (*GetSessionResponse) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_session_proto_rawDescGZIP(), []int{6}
+	return file_wunder_v1_session_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetSessionResponse) GetSession() *Session {
@@ -514,7 +607,7 @@ type DeleteSessionRequest struct {
 
 func (x *DeleteSessionRequest) Reset() {
 	*x = DeleteSessionRequest{}
-	mi := &file_wunder_v1_session_proto_msgTypes[7]
+	mi := &file_wunder_v1_session_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -526,7 +619,7 @@ func (x *DeleteSessionRequest) String() string {
 func (*DeleteSessionRequest) ProtoMessage() {}
 
 func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_session_proto_msgTypes[7]
+	mi := &file_wunder_v1_session_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -539,7 +632,7 @@ func (x *DeleteSessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSessionRequest) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_session_proto_rawDescGZIP(), []int{7}
+	return file_wunder_v1_session_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *DeleteSessionRequest) GetUserId() string {
@@ -565,7 +658,7 @@ type DeleteSessionResponse struct {
 
 func (x *DeleteSessionResponse) Reset() {
 	*x = DeleteSessionResponse{}
-	mi := &file_wunder_v1_session_proto_msgTypes[8]
+	mi := &file_wunder_v1_session_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -577,7 +670,7 @@ func (x *DeleteSessionResponse) String() string {
 func (*DeleteSessionResponse) ProtoMessage() {}
 
 func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_session_proto_msgTypes[8]
+	mi := &file_wunder_v1_session_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -590,7 +683,7 @@ func (x *DeleteSessionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSessionResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_session_proto_rawDescGZIP(), []int{8}
+	return file_wunder_v1_session_proto_rawDescGZIP(), []int{9}
 }
 
 var File_wunder_v1_session_proto protoreflect.FileDescriptor
@@ -606,7 +699,7 @@ const file_wunder_v1_session_proto_rawDesc = "" +
 	"\vcreate_time\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"createTime\x12;\n" +
 	"\vupdate_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"updateTime\"\xa2\x02\n" +
+	"updateTime\"\xdb\x02\n" +
 	"\aMessage\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x18\n" +
 	"\acontent\x18\x02 \x01(\tR\acontent\x12+\n" +
@@ -618,7 +711,15 @@ const file_wunder_v1_session_proto_rawDesc = "" +
 	"\x04name\x18\x06 \x01(\tR\x04name\x12\x15\n" +
 	"\x06run_id\x18\a \x01(\tR\x05runId\x12;\n" +
 	"\vcreate_time\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"createTime\"e\n" +
+	"createTime\x127\n" +
+	"\vattachments\x18\t \x03(\v2\x15.wunder.v1.AttachmentR\vattachments\"\x7f\n" +
+	"\n" +
+	"Attachment\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
+	"\acontent\x18\x03 \x01(\tR\acontent\x12\x1b\n" +
+	"\tmime_type\x18\x04 \x01(\tR\bmimeType\x12\x12\n" +
+	"\x04size\x18\x05 \x01(\x03R\x04size\"e\n" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x125\n" +
@@ -662,40 +763,42 @@ func file_wunder_v1_session_proto_rawDescGZIP() []byte {
 	return file_wunder_v1_session_proto_rawDescData
 }
 
-var file_wunder_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_wunder_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_wunder_v1_session_proto_goTypes = []any{
 	(*Session)(nil),               // 0: wunder.v1.Session
 	(*Message)(nil),               // 1: wunder.v1.Message
-	(*ToolCall)(nil),              // 2: wunder.v1.ToolCall
-	(*ListSessionsRequest)(nil),   // 3: wunder.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),  // 4: wunder.v1.ListSessionsResponse
-	(*GetSessionRequest)(nil),     // 5: wunder.v1.GetSessionRequest
-	(*GetSessionResponse)(nil),    // 6: wunder.v1.GetSessionResponse
-	(*DeleteSessionRequest)(nil),  // 7: wunder.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil), // 8: wunder.v1.DeleteSessionResponse
-	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 10: google.protobuf.Struct
+	(*Attachment)(nil),            // 2: wunder.v1.Attachment
+	(*ToolCall)(nil),              // 3: wunder.v1.ToolCall
+	(*ListSessionsRequest)(nil),   // 4: wunder.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),  // 5: wunder.v1.ListSessionsResponse
+	(*GetSessionRequest)(nil),     // 6: wunder.v1.GetSessionRequest
+	(*GetSessionResponse)(nil),    // 7: wunder.v1.GetSessionResponse
+	(*DeleteSessionRequest)(nil),  // 8: wunder.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil), // 9: wunder.v1.DeleteSessionResponse
+	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 11: google.protobuf.Struct
 }
 var file_wunder_v1_session_proto_depIdxs = []int32{
-	9,  // 0: wunder.v1.Session.create_time:type_name -> google.protobuf.Timestamp
-	9,  // 1: wunder.v1.Session.update_time:type_name -> google.protobuf.Timestamp
-	2,  // 2: wunder.v1.Message.tool_calls:type_name -> wunder.v1.ToolCall
-	9,  // 3: wunder.v1.Message.create_time:type_name -> google.protobuf.Timestamp
-	10, // 4: wunder.v1.ToolCall.arguments:type_name -> google.protobuf.Struct
-	0,  // 5: wunder.v1.ListSessionsResponse.sessions:type_name -> wunder.v1.Session
-	0,  // 6: wunder.v1.GetSessionResponse.session:type_name -> wunder.v1.Session
-	1,  // 7: wunder.v1.GetSessionResponse.messages:type_name -> wunder.v1.Message
-	3,  // 8: wunder.v1.SessionService.ListSessions:input_type -> wunder.v1.ListSessionsRequest
-	5,  // 9: wunder.v1.SessionService.GetSession:input_type -> wunder.v1.GetSessionRequest
-	7,  // 10: wunder.v1.SessionService.DeleteSession:input_type -> wunder.v1.DeleteSessionRequest
-	4,  // 11: wunder.v1.SessionService.ListSessions:output_type -> wunder.v1.ListSessionsResponse
-	6,  // 12: wunder.v1.SessionService.GetSession:output_type -> wunder.v1.GetSessionResponse
-	8,  // 13: wunder.v1.SessionService.DeleteSession:output_type -> wunder.v1.DeleteSessionResponse
-	11, // [11:14] is the sub-list for method output_type
-	8,  // [8:11] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	10, // 0: wunder.v1.Session.create_time:type_name -> google.protobuf.Timestamp
+	10, // 1: wunder.v1.Session.update_time:type_name -> google.protobuf.Timestamp
+	3,  // 2: wunder.v1.Message.tool_calls:type_name -> wunder.v1.ToolCall
+	10, // 3: wunder.v1.Message.create_time:type_name -> google.protobuf.Timestamp
+	2,  // 4: wunder.v1.Message.attachments:type_name -> wunder.v1.Attachment
+	11, // 5: wunder.v1.ToolCall.arguments:type_name -> google.protobuf.Struct
+	0,  // 6: wunder.v1.ListSessionsResponse.sessions:type_name -> wunder.v1.Session
+	0,  // 7: wunder.v1.GetSessionResponse.session:type_name -> wunder.v1.Session
+	1,  // 8: wunder.v1.GetSessionResponse.messages:type_name -> wunder.v1.Message
+	4,  // 9: wunder.v1.SessionService.ListSessions:input_type -> wunder.v1.ListSessionsRequest
+	6,  // 10: wunder.v1.SessionService.GetSession:input_type -> wunder.v1.GetSessionRequest
+	8,  // 11: wunder.v1.SessionService.DeleteSession:input_type -> wunder.v1.DeleteSessionRequest
+	5,  // 12: wunder.v1.SessionService.ListSessions:output_type -> wunder.v1.ListSessionsResponse
+	7,  // 13: wunder.v1.SessionService.GetSession:output_type -> wunder.v1.GetSessionResponse
+	9,  // 14: wunder.v1.SessionService.DeleteSession:output_type -> wunder.v1.DeleteSessionResponse
+	12, // [12:15] is the sub-list for method output_type
+	9,  // [9:12] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_wunder_v1_session_proto_init() }
@@ -709,7 +812,7 @@ func file_wunder_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wunder_v1_session_proto_rawDesc), len(file_wunder_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -21,6 +21,9 @@
 //     path, then answer with what read_file returned;
 //   - a question containing "run:" makes it call execute_command with the
 //     rest of the question as the command, then answer with the result;
+//   - a user message containing "#attachments" is answered with
+//     "images=<n>" (its image_url content parts) and its whole text, so a
+//     test sees what the model got of a question's attachments;
 //   - any other question is answered with "echo: <question>".
 //
 // Faults, for the fault tests, chosen by a marker in the question:
@@ -73,8 +76,51 @@ type chatRequest struct {
 
 type chatMessage struct {
 	Role       string `json:"role"`
-	Content    string `json:"content"`
+	Content    string `json:"-"`
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	// images counts the image_url parts of a multimodal content.
+	images int
+}
+
+// UnmarshalJSON reads content as a string or as OpenAI content parts
+// (text parts joined, image_url parts counted).
+func (m *chatMessage) UnmarshalJSON(b []byte) error {
+	var w struct {
+		Role       string          `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		ToolCallID string          `json:"tool_call_id"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*m = chatMessage{Role: w.Role, ToolCallID: w.ToolCallID}
+	if len(w.Content) == 0 || string(w.Content) == "null" {
+		return nil
+	}
+	if w.Content[0] == '"' {
+		return json.Unmarshal(w.Content, &m.Content)
+	}
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL *struct {
+			URL string `json:"url"`
+		} `json:"image_url"`
+	}
+	if err := json.Unmarshal(w.Content, &parts); err != nil {
+		return fmt.Errorf("content is neither a string nor parts: %w", err)
+	}
+	for _, p := range parts {
+		switch {
+		case p.Type == "text":
+			m.Content += p.Text
+		case p.Type == "image_url" && p.ImageURL != nil && strings.HasPrefix(p.ImageURL.URL, "data:image/"):
+			m.images++
+		default:
+			return fmt.Errorf("content part of type %q", p.Type)
+		}
+	}
+	return nil
 }
 
 // answer is what the scenario says next.
@@ -107,6 +153,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a := scenario(req.Messages)
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if m := req.Messages[i]; m.Role == "user" {
+			if strings.Contains(m.Content, "#attachments") {
+				a = answer{text: fmt.Sprintf("images=%d\n%s", m.images, m.Content)}
+			}
+			break
+		}
+	}
 	functionMode := len(req.Tools) > 0
 	if a.toolName != "" && !functionMode {
 		a.text = fmt.Sprintf("I will call %s.\n<tool_call>{\"name\":%q,\"arguments\":%s}</tool_call>", a.toolName, a.toolName, a.toolArgs)
