@@ -7,6 +7,7 @@ import { useSignal } from './state';
 import { apply, newRun, type Plan, type RunView } from './run';
 import { PlanPanel, Transcript, type Message } from './transcript';
 import { ApprovalDialog } from './approval';
+import { Chips, readAttachment, type Attachment } from './attach';
 
 interface Session {
   session_id: string;
@@ -38,6 +39,7 @@ export function Chat() {
   const [catalog, setCatalog] = useState<Catalog>({});
   const [picked, setPicked] = useState<Set<string>>(new Set(JSON.parse(localStorage.getItem('wunder.tools') || '[]')));
   const [err, setErr] = useState('');
+  const [attached, setAttached] = useState<Attachment[]>([]); // the next question's, until the server takes it
   const [reconnecting, setReconnecting] = useState(false);
   const [sideOpen, setSideOpen] = useState(false);
   const [, setTick] = useState(0);
@@ -140,6 +142,7 @@ export function Chat() {
         (st) => {
           view.runId = st.runId;
           view.sessionId = st.sessionId;
+          if (view.attachments) setAttached([]); // taken with the question; kept when refused
           if (!sessionId) pickSession(st.sessionId);
         },
         (ev: RunEvent) => {
@@ -163,9 +166,21 @@ export function Chat() {
   };
 
   const ask = (question: string) => {
-    const view = newRun(question);
+    const attachments = attached.length ? attached : undefined;
+    const view = newRun(question, attachments);
     setRuns((rs) => [...rs, view]);
-    return follow(view, { question, session_id: sessionId || undefined, model_name: model || undefined, tool_names: [...picked], language: l });
+    // the API's fields only: size is shown here, not sent
+    const sent = attachments?.map(({ type, name, content, mime_type }) => ({ type, name, content, mime_type }));
+    return follow(view, { question, attachments: sent, session_id: sessionId || undefined, model_name: model || undefined, tool_names: [...picked], language: l });
+  };
+
+  const attach = async (files: FileList | null) => {
+    try {
+      const read = await Promise.all(Array.from(files || [], readAttachment));
+      setAttached((a) => [...a, ...read]);
+    } catch (e) {
+      setErr(String((e as Error)?.message ?? e));
+    }
   };
 
   const cancel = async () => {
@@ -235,7 +250,15 @@ export function Chat() {
             {err}
           </p>
         )}
-        <Composer s={s} busy={busy} onSend={ask} onCancel={cancel} />
+        <Composer
+          s={s}
+          busy={busy}
+          onSend={ask}
+          onCancel={cancel}
+          attached={attached}
+          onAttach={attach}
+          onRemove={(i) => setAttached((a) => a.filter((_, j) => j !== i))}
+        />
       </section>
       {live && live.pending.length > 0 && <ApprovalDialog s={s} run={live} schemaOf={(tool) => schemaOf(catalog, tool)} onError={setErr} />}
     </div>
@@ -280,7 +303,17 @@ function ToolPicker({ s, catalog, picked, toggle }: { s: Strings; catalog: Catal
   );
 }
 
-function Composer({ s, busy, onSend, onCancel }: { s: Strings; busy: boolean; onSend: (q: string) => void; onCancel: () => void }) {
+interface ComposerProps {
+  s: Strings;
+  busy: boolean;
+  onSend: (q: string) => void;
+  onCancel: () => void;
+  attached: Attachment[];
+  onAttach: (f: FileList | null) => void;
+  onRemove: (i: number) => void;
+}
+
+function Composer({ s, busy, onSend, onCancel, attached, onAttach, onRemove }: ComposerProps) {
   const [text, setText] = useState('');
   const send = () => {
     const q = text.trim();
@@ -296,6 +329,24 @@ function Composer({ s, busy, onSend, onCancel }: { s: Strings; busy: boolean; on
         send();
       }}
     >
+      <Chips s={s} list={attached} onRemove={onRemove} />
+      <label class="button attach" title={s.attach}>
+        <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">
+          <path d="M16.5 6.5v10a4.5 4.5 0 0 1-9 0V5a3 3 0 0 1 6 0v10.5a1.5 1.5 0 0 1-3 0V6.5" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" />
+        </svg>
+        <span class="sr-only">{s.attach}</span>
+        <input
+          type="file"
+          name="attachments"
+          multiple
+          class="sr-only"
+          onChange={(e) => {
+            const el = e.target as HTMLInputElement;
+            onAttach(el.files);
+            el.value = '';
+          }}
+        />
+      </label>
       <textarea
         aria-label={s.message}
         placeholder={s.message}

@@ -193,6 +193,8 @@ const en = {
   search: 'Search',
   noHits: 'No hits',
   noToolCall: 'The model did not call the base: no hits to show',
+  attach: 'Attach files',
+  attachments: 'Attachments',
   yes: 'yes',
   no: 'no',
 };
@@ -386,6 +388,8 @@ const zh: typeof en = {
   search: '检索',
   noHits: '没有命中',
   noToolCall: '模型没有调用该知识库：没有可显示的命中',
+  attach: '添加附件',
+  attachments: '附件',
   yes: '是',
   no: '否',
 };
