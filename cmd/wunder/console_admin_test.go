@@ -282,5 +282,11 @@ func TestConsoleAttachments(t *testing.T) {
 	b.ask("and this?")
 	b.until("the server's problem, the file still attached", `document.querySelector('.conversation [role="alert"]')?.textContent.includes('attachment_unsupported') && document.querySelector('.conversation [role="alert"]').textContent.includes('tool.exe') && !!document.querySelector('.composer li.chip[data-name="tool.exe"]')`)
 	b.shot("chat-attachment-refused")
+	b.do("a phone's width", chromedp.EmulateViewport(390, 800))
+	b.until("the composer's chip, button and box on screen", `(() => { const w = document.documentElement.clientWidth; return [...document.querySelectorAll('.composer li.chip, .composer label.attach, .composer textarea, .composer button[type="submit"]')].every(e => { const r = e.getBoundingClientRect(); return r.width > 0 && r.left >= 0 && r.right <= w + 1 }) })()`)
+	b.do("the dark theme", chromedp.Click(chromedp.CSS(`header button[aria-label^="Theme"]`)))
+	b.until("dark", `document.documentElement.dataset.theme === 'dark'`)
+	b.axe("chat, attachments, phone, dark")
+	b.shot("chat-attachments-phone-dark")
 	b.clean()
 }
