@@ -149,6 +149,21 @@ func TestConsoleAdminSkillsKnowledge(t *testing.T) {
 	}
 	b.shot("admin-skills")
 	b.axe("admin, skills")
+	was := b.eval(`String(document.querySelector('tr[data-skill="team-style"] input[type="checkbox"]').checked)`)
+	b.do("switch it", chromedp.Click(chromedp.CSS(`tr[data-skill="team-style"] input[type="checkbox"]`)))
+	b.until("the switch stored", `String(document.querySelector('tr[data-skill="team-style"] input[type="checkbox"]').checked) !== '`+was+`'`)
+	var listed struct {
+		Skills []struct {
+			Name    string `json:"name"`
+			Enabled bool   `json:"enabled"`
+		} `json:"skills"`
+	}
+	if err := json.NewDecoder(restDo(t, "GET", s.url+"/wunder/admin/skills", "", nil).Body).Decode(&listed); err != nil || len(listed.Skills) != 1 ||
+		strconv.FormatBool(listed.Skills[0].Enabled) == was {
+		t.Errorf("the skills after the switch (it was enabled=%s): %+v %v", was, listed, err)
+	}
+	b.do("delete it", chromedp.Click(chromedp.CSS(`tr[data-skill="team-style"] button[aria-label="Delete team-style"]`)), chromedp.Click(chromedp.CSS(`tr[data-skill="team-style"] button.confirm-yes`)))
+	b.until("the skill gone, and its view", `!document.querySelector('tr[data-skill="team-style"]') && !document.querySelector('.skill-view')`)
 
 	md := filepath.Join(dir, "wifi.md")
 	if err := os.WriteFile(md, []byte("# Office wifi\n\nThe wifi password for the guest network is pelican-42.\n\n# Printers\n\nThe printer is on the second floor.\n"), 0o644); err != nil {
