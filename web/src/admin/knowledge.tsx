@@ -155,7 +155,7 @@ export function Knowledge({ s }: { s: Strings }) {
         </button>
       </div>
       {current && (
-        <div class="kb-base" aria-labelledby="kb-base-h">
+        <section class="kb-base" aria-labelledby="kb-base-h">
           <h3 id="kb-base-h">{current.name}</h3>
           {current.source !== 'config' && (
             <label class="button">
@@ -191,7 +191,7 @@ export function Knowledge({ s }: { s: Strings }) {
             ))}
           </ul>
           <TryQuery s={s} base={current.name} key={current.name} />
-        </div>
+        </section>
       )}
       <form class="add-form" onSubmit={add} aria-labelledby="kb-add-h">
         <h3 id="kb-add-h">{s.addBase}</h3>
