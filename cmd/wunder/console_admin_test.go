@@ -137,6 +137,21 @@ func TestConsoleAdminSkillsKnowledge(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.adminTab("skills", `#skills-h`)
+	// A ZIP without SKILL.md: the server's own message.
+	var bad bytes.Buffer
+	bw := zip.NewWriter(&bad)
+	bf, _ := bw.Create("notes/readme.txt")
+	_, _ = bf.Write([]byte("no skill here"))
+	if err := bw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	badPath := filepath.Join(dir, "not-a-skill.zip")
+	if err := os.WriteFile(badPath, bad.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.allow("status of 400 (Bad Request) " + s.url + "/wunder/admin/skills/upload")
+	b.do("upload a ZIP without SKILL.md", chromedp.SetUploadFiles(chromedp.CSS(`input[name="skill-zip"]`), []string{badPath}))
+	b.until("the server's reason", `document.querySelector('.admin [role="alert"]')?.textContent.includes('SKILL.md')`)
 	b.do("upload the skill", chromedp.SetUploadFiles(chromedp.CSS(`input[name="skill-zip"]`), []string{zipPath}))
 	b.until("the skill in the list", `!!document.querySelector('tr[data-skill="team-style"]')`)
 	b.do("view it", chromedp.Click(chromedp.CSS(`tr[data-skill="team-style"] button[aria-label="View team-style"]`)))
