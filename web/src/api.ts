@@ -1,3 +1,5 @@
+import type { Attachment } from './attach';
+
 // The console's one client of wunder's public HTTP API (docs/http.md).
 // The credential lives in sessionStorage (never in a URL); in the anonymous
 // local mode there is none and every call names user_id instead.
@@ -163,6 +165,8 @@ async function readSSE(r: Response, onEvent: (ev: RunEvent) => void) {
 
 export interface AskRequest {
   question: string;
+  /** docs/attachments.md */
+  attachments?: Attachment[];
   session_id?: string;
   model_name?: string;
   tool_names?: string[];

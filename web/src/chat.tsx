@@ -4,9 +4,10 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, streamRun, withUser, ApiError, type RunEvent } from './api';
 import { lang, strings, type Strings } from './i18n';
 import { useSignal } from './state';
-import { apply, newRun, type RunView } from './run';
+import { apply, newRun, type Plan, type RunView } from './run';
 import { PlanPanel, Transcript, type Message } from './transcript';
 import { ApprovalDialog } from './approval';
+import { Chips, readAttachment, type Attachment } from './attach';
 
 interface Session {
   session_id: string;
@@ -31,12 +32,14 @@ export function Chat() {
   const [sessions, setSessions] = useState<Session[]>([]);
   const [sessionId, setSessionId] = useState('');
   const [history, setHistory] = useState<Message[]>([]);
+  const [savedPlan, setSavedPlan] = useState<Plan | null>(null); // the plan of a reopened session's last run
   const [runs, setRuns] = useState<RunView[]>([]);
   const [models, setModels] = useState<{ default: string; models: { name: string }[] }>({ default: '', models: [] });
   const [model, setModel] = useState('');
   const [catalog, setCatalog] = useState<Catalog>({});
   const [picked, setPicked] = useState<Set<string>>(new Set(JSON.parse(localStorage.getItem('wunder.tools') || '[]')));
   const [err, setErr] = useState('');
+  const [attached, setAttached] = useState<Attachment[]>([]); // the next question's, until the server takes it
   const [reconnecting, setReconnecting] = useState(false);
   const [sideOpen, setSideOpen] = useState(false);
   const [, setTick] = useState(0);
@@ -73,6 +76,7 @@ export function Chat() {
     setSideOpen(false);
     pickSession(id);
     setRuns([]);
+    setSavedPlan(null);
     setErr('');
     if (!id) {
       setHistory([]);
@@ -89,6 +93,7 @@ export function Chat() {
       const run = live.runs[0];
       if (!run) {
         setHistory(h.messages);
+        loadPlan(sid);
         return;
       }
       // a run still going: its messages so far come again as its events
@@ -101,6 +106,19 @@ export function Chat() {
       follow(view, { runId: run.run_id, afterSeq: 0 });
     } catch (e) {
       setErr((e as Error).message);
+    }
+  };
+
+  // loadPlan shows the plan the session's newest run left
+  // (GET /wunder/runs/{id}/plan): a finished session reopened keeps it.
+  const loadPlan = async (sid: string) => {
+    try {
+      const r = await api<{ runs: { run_id: string }[] }>('GET', withUser(`/wunder/runs?session_id=${sid}&limit=1`));
+      if (!r.runs?.length) return;
+      const p = await api<Plan>('GET', withUser(`/wunder/runs/${encodeURIComponent(r.runs[0].run_id)}/plan`));
+      if (p.steps?.length && sessionStorage.getItem(SESSION_KEY) === decodeURIComponent(sid)) setSavedPlan(p);
+    } catch {
+      /* a session without runs, or one removed meanwhile: no plan */
     }
   };
 
@@ -124,6 +142,7 @@ export function Chat() {
         (st) => {
           view.runId = st.runId;
           view.sessionId = st.sessionId;
+          if (view.attachments) setAttached([]); // taken with the question; kept when refused
           if (!sessionId) pickSession(st.sessionId);
         },
         (ev: RunEvent) => {
@@ -147,9 +166,21 @@ export function Chat() {
   };
 
   const ask = (question: string) => {
-    const view = newRun(question);
+    const attachments = attached.length ? attached : undefined;
+    const view = newRun(question, attachments);
     setRuns((rs) => [...rs, view]);
-    return follow(view, { question, session_id: sessionId || undefined, model_name: model || undefined, tool_names: [...picked], language: l });
+    // the API's fields only: size is shown here, not sent
+    const sent = attachments?.map(({ type, name, content, mime_type }) => ({ type, name, content, mime_type }));
+    return follow(view, { question, attachments: sent, session_id: sessionId || undefined, model_name: model || undefined, tool_names: [...picked], language: l });
+  };
+
+  const attach = async (files: FileList | null) => {
+    try {
+      const read = await Promise.all(Array.from(files || [], readAttachment));
+      setAttached((a) => [...a, ...read]);
+    } catch (e) {
+      setErr(String((e as Error)?.message ?? e));
+    }
   };
 
   const cancel = async () => {
@@ -207,7 +238,7 @@ export function Chat() {
         <ToolPicker s={s} catalog={catalog} picked={picked} toggle={toggle} />
       </aside>
       <section class="conversation" aria-label={s.chat}>
-        {live?.plan && <PlanPanel s={s} plan={live.plan} />}
+        {live?.plan ? <PlanPanel s={s} plan={live.plan} /> : !runs.length && savedPlan && <PlanPanel s={s} plan={savedPlan} />}
         <Transcript s={s} history={history} runs={runs} />
         {reconnecting && (
           <p class="status" role="status">
@@ -219,7 +250,15 @@ export function Chat() {
             {err}
           </p>
         )}
-        <Composer s={s} busy={busy} onSend={ask} onCancel={cancel} />
+        <Composer
+          s={s}
+          busy={busy}
+          onSend={ask}
+          onCancel={cancel}
+          attached={attached}
+          onAttach={attach}
+          onRemove={(i) => setAttached((a) => a.filter((_, j) => j !== i))}
+        />
       </section>
       {live && live.pending.length > 0 && <ApprovalDialog s={s} run={live} schemaOf={(tool) => schemaOf(catalog, tool)} onError={setErr} />}
     </div>
@@ -264,7 +303,17 @@ function ToolPicker({ s, catalog, picked, toggle }: { s: Strings; catalog: Catal
   );
 }
 
-function Composer({ s, busy, onSend, onCancel }: { s: Strings; busy: boolean; onSend: (q: string) => void; onCancel: () => void }) {
+interface ComposerProps {
+  s: Strings;
+  busy: boolean;
+  onSend: (q: string) => void;
+  onCancel: () => void;
+  attached: Attachment[];
+  onAttach: (f: FileList | null) => void;
+  onRemove: (i: number) => void;
+}
+
+function Composer({ s, busy, onSend, onCancel, attached, onAttach, onRemove }: ComposerProps) {
   const [text, setText] = useState('');
   const send = () => {
     const q = text.trim();
@@ -280,6 +329,24 @@ function Composer({ s, busy, onSend, onCancel }: { s: Strings; busy: boolean; on
         send();
       }}
     >
+      <Chips s={s} list={attached} onRemove={onRemove} />
+      <label class="button attach" title={s.attach}>
+        <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">
+          <path d="M16.5 6.5v10a4.5 4.5 0 0 1-9 0V5a3 3 0 0 1 6 0v10.5a1.5 1.5 0 0 1-3 0V6.5" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linecap="round" />
+        </svg>
+        <span class="sr-only">{s.attach}</span>
+        <input
+          type="file"
+          name="attachments"
+          multiple
+          class="sr-only"
+          onChange={(e) => {
+            const el = e.target as HTMLInputElement;
+            onAttach(el.files);
+            el.value = '';
+          }}
+        />
+      </label>
       <textarea
         aria-label={s.message}
         placeholder={s.message}

@@ -2,6 +2,7 @@
 // shows. apply mutates in place and is O(1) per event, so a long run
 // renders by batching: the page redraws at most once a frame.
 import type { RunEvent } from './api';
+import type { Attachment } from './attach';
 
 export interface ToolView {
   callId: string;
@@ -49,6 +50,7 @@ export interface RunView {
   runId: string;
   sessionId: string;
   question: string;
+  attachments?: Attachment[];
   items: Item[];
   lastSeq: number;
   events: number;
@@ -60,8 +62,8 @@ export interface RunView {
   plan?: Plan;
 }
 
-export function newRun(question: string): RunView {
-  return { runId: '', sessionId: '', question, items: [], lastSeq: 0, events: 0, state: 'running', pending: [] };
+export function newRun(question: string, attachments?: Attachment[]): RunView {
+  return { runId: '', sessionId: '', question, attachments, items: [], lastSeq: 0, events: 0, state: 'running', pending: [] };
 }
 
 function textItem(v: RunView, round: number) {

@@ -26,6 +26,12 @@ export function signal<T>(initial: T): Signal<T> {
 
 export function useSignal<T>(s: Signal<T>): T {
   const [v, setV] = useState(s.get());
-  useEffect(() => s.subscribe(setV), [s]);
+  useEffect(() => {
+    const off = s.subscribe(setV);
+    // effects run after paint: a change between the render and now
+    // (a language switched as the page mounts) would be missed otherwise
+    setV(s.get());
+    return off;
+  }, [s]);
   return v;
 }

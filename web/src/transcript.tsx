@@ -4,6 +4,7 @@
 import { useEffect, useMemo, useRef } from 'preact/hooks';
 import type { Strings } from './i18n';
 import { visibleText, type Plan, type RunView, type ToolView } from './run';
+import { Chips, type Attachment } from './attach';
 
 export interface Message {
   role: string;
@@ -12,6 +13,7 @@ export interface Message {
   tool_calls?: { id: string; name: string; arguments: unknown }[];
   name?: string;
   tool_call_id?: string;
+  attachments?: Attachment[];
 }
 
 export function Transcript({ s, history, runs }: { s: Strings; history: Message[]; runs: RunView[] }) {
@@ -31,7 +33,10 @@ export function Transcript({ s, history, runs }: { s: Strings; history: Message[
       {history.length === 0 && runs.length === 0 && <p class="muted empty">{s.emptyChat}</p>}
       {turns.map((m) =>
         m.role === 'user' ? (
-          <div class="msg user">{m.text}</div>
+          <div class="msg user">
+            {m.text}
+            {m.attachments && <Chips s={s} list={m.attachments} />}
+          </div>
         ) : (
           <div class="msg assistant">
             {m.reasoning && <Reasoning s={s} text={m.reasoning} />}
@@ -54,6 +59,7 @@ interface Turn {
   text: string;
   reasoning?: string;
   tools: ToolView[];
+  attachments?: Attachment[];
 }
 
 /**
@@ -96,7 +102,7 @@ function foldHistory(history: Message[]): Turn[] {
         t.isError = r.ok === false;
       }
     } else if (m.role === 'user') {
-      out.push({ role: 'user', text: m.content, tools: [] });
+      out.push({ role: 'user', text: m.content, tools: [], attachments: m.attachments });
     }
   }
   return out;
@@ -105,7 +111,10 @@ function foldHistory(history: Message[]): Turn[] {
 function RunBlock({ s, r }: { s: Strings; r: RunView }) {
   return (
     <>
-      <div class="msg user">{r.question}</div>
+      <div class="msg user">
+        {r.question}
+        {r.attachments && <Chips s={s} list={r.attachments} />}
+      </div>
       <div class="msg assistant" aria-busy={r.state === 'running'} data-run-id={r.runId} data-state={r.state} data-events={r.events}>
         {r.items.map((it) => {
           if (it.kind === 'text')

@@ -1,6 +1,7 @@
 // The admin page (admins; loaded on demand so the first load stays small):
-// models, MCP servers, A2A services, users and tokens, memory, each a tab
-// over its admin API (docs/admin.md, docs/http.md, docs/memory.md).
+// models, MCP servers, A2A services, language servers, skills, knowledge
+// bases, users and tokens, memory, each a tab over its admin API
+// (docs/admin.md, docs/http.md, docs/lsp.md, docs/tools.md, docs/memory.md).
 import { useState } from 'preact/hooks';
 import { lang, strings } from '../i18n';
 import { useSignal } from '../state';
@@ -9,14 +10,27 @@ import { MCP } from './mcp';
 import { A2A } from './a2a';
 import { Users } from './users';
 import { Memory } from './memory';
+import { LSP } from './lsp';
+import { Skills } from './skills';
+import { Knowledge } from './knowledge';
 
-const TABS = ['models', 'mcp', 'a2a', 'users', 'memory'] as const;
+const TABS = ['models', 'mcp', 'a2a', 'lsp', 'skills', 'knowledge', 'users', 'memory'] as const;
 type Tab = (typeof TABS)[number];
 
 export function Admin() {
   const s = strings(useSignal(lang));
-  const [tab, setTab] = useState<Tab>((sessionStorage.getItem('wunder.adminTab') as Tab) || 'models');
-  const label: Record<Tab, string> = { models: s.models, mcp: s.mcpServers, a2a: s.a2aServices, users: s.accounts, memory: s.memory };
+  const saved = sessionStorage.getItem('wunder.adminTab') as Tab;
+  const [tab, setTab] = useState<Tab>(TABS.includes(saved) ? saved : 'models');
+  const label: Record<Tab, string> = {
+    models: s.models,
+    mcp: s.mcpServers,
+    a2a: s.a2aServices,
+    lsp: s.lspTab,
+    skills: s.skills,
+    knowledge: s.knowledge,
+    users: s.accounts,
+    memory: s.memory,
+  };
   const pick = (t: Tab) => {
     sessionStorage.setItem('wunder.adminTab', t);
     setTab(t);
@@ -53,6 +67,9 @@ export function Admin() {
         {tab === 'models' && <Models s={s} />}
         {tab === 'mcp' && <MCP s={s} />}
         {tab === 'a2a' && <A2A s={s} />}
+        {tab === 'lsp' && <LSP s={s} />}
+        {tab === 'skills' && <Skills s={s} />}
+        {tab === 'knowledge' && <Knowledge s={s} />}
         {tab === 'users' && <Users s={s} />}
         {tab === 'memory' && <Memory s={s} />}
       </div>

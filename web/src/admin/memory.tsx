@@ -79,7 +79,12 @@ export function Memory({ s }: { s: Strings }) {
             {records.records.map((r) => (
               <li>
                 <span class="muted">{r.session_id}</span> {r.summary}{' '}
-                <button type="button" class="small danger" onClick={() => act(() => api('DELETE', `/wunder/admin/memory/${q(user)}/${q(r.session_id)}`))}>
+                <button
+                  type="button"
+                  class="small danger"
+                  aria-label={s.delete + ' ' + r.session_id}
+                  onClick={() => act(() => api('DELETE', `/wunder/admin/memory/${q(user)}/${q(r.session_id)}`))}
+                >
                   {s.delete}
                 </button>
               </li>
