@@ -189,10 +189,21 @@ func BenchmarkConcurrentRunsTelemetry(b *testing.B) {
 //	go test -run '^$' -bench ConcurrentRunsSeeded -benchtime 2000x -count 3 ./cmd/wunder
 func BenchmarkConcurrentRunsSeeded(b *testing.B) {
 	sessions, events := envInt("WUNDER_BENCH_SEED_SESSIONS", 100_000), envInt("WUNDER_BENCH_SEED_EVENTS", 1_000_000)
-	stores := benchStores()
+	open := func(name string) orchestrator.Store {
+		if name == "sqlite" {
+			return benchStores()[name](b)
+		}
+		// A schema of its own each: the shared database holds the other
+		// tests' rows, which an empty store must not.
+		s, err := storage.Open(context.Background(), storage.Options{Backend: "postgres", PostgresDSN: pgSchema(b), AutoMigrate: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}
 	for _, name := range []string{"sqlite", "postgres"} {
-		empty := stores[name](b)
-		seeded := stores[name](b)
+		empty := open(name)
+		seeded := open(name)
 		b.Cleanup(func() { empty.Close(); seeded.Close() })
 		start := time.Now()
 		if err := seeded.(*storage.Store).Seed(context.Background(), storage.SeedOptions{Sessions: sessions, Events: events}); err != nil {
