@@ -69,3 +69,36 @@ func (s *Store) PruneEvents(ctx context.Context, cutoff time.Time) (runs, toolLo
 	}
 	return runs, toolLogs, ctx.Err()
 }
+
+// PruneMemoryTasks deletes the memory summarisation tasks that ended (done
+// or failed) before cutoff: the task log of /wunder/admin/memory/status,
+// kept as long as events are (storage.event_retention_days). Queued and
+// running tasks stay whatever their age. It deletes in batches and
+// reports how many went.
+func (s *Store) PruneMemoryTasks(ctx context.Context, cutoff time.Time) (int, error) {
+	cutoff = cutoff.UTC()
+	ended := []string{string(orchestrator.MemoryDone), string(orchestrator.MemoryFailed)}
+	total := 0
+	for ctx.Err() == nil {
+		var n int64
+		err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+			// queued_at <= finished_at: the (state, queued_at) index narrows it.
+			sub := db.NewSelect().Table("memory_tasks").Column("id").Where("state IN (?)", bun.List(ended)).
+				Where("queued_at < ?", cutoff).Where("finished_at < ?", cutoff).Limit(pruneBatch)
+			res, err := db.NewDelete().Table("memory_tasks").Where("id IN (?)", sub).Exec(ctx)
+			if err != nil {
+				return dbErr(err, "prune memory tasks", "memory_tasks")
+			}
+			n, _ = res.RowsAffected()
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		total += int(n)
+		if n < pruneBatch {
+			break
+		}
+	}
+	return total, ctx.Err()
+}

@@ -18,7 +18,8 @@ import (
 // start, then every storage.janitor_interval_s. It deletes
 //
 //   - with storage.event_retention_days, the events and tool logs of runs
-//     that ended that long ago (storage.PruneEvents);
+//     that ended that long ago (storage.PruneEvents), and the memory
+//     summarisation tasks that ended that long ago (PruneMemoryTasks);
 //   - with workspace.retention_days, workspace files not modified for that
 //     long, then the directories that left empty (never a workspace root).
 //
@@ -37,7 +38,7 @@ type janitor struct {
 
 // janitorReport is what one pass deleted.
 type janitorReport struct {
-	Runs, ToolLogs, Files, Dirs int
+	Runs, ToolLogs, MemoryTasks, Files, Dirs int
 }
 
 func newJanitor(cfg *config.Config, store *storage.Store, log *slog.Logger) *janitor {
@@ -60,7 +61,7 @@ func (j *janitor) start() {
 			if rep, err := j.runOnce(ctx, time.Now()); err != nil && ctx.Err() == nil {
 				j.log.Warn("retention pass failed", "err", err)
 			} else if rep != (janitorReport{}) {
-				j.log.Info("retention pass", "runs_pruned", rep.Runs, "tool_logs", rep.ToolLogs, "files", rep.Files, "dirs", rep.Dirs)
+				j.log.Info("retention pass", "runs_pruned", rep.Runs, "tool_logs", rep.ToolLogs, "memory_tasks", rep.MemoryTasks, "files", rep.Files, "dirs", rep.Dirs)
 			}
 			select {
 			case <-ctx.Done():
@@ -85,6 +86,8 @@ func (j *janitor) runOnce(ctx context.Context, now time.Time) (janitorReport, er
 	if j.eventDays > 0 {
 		runs, logs, err := j.store.PruneEvents(ctx, now.Add(-days(j.eventDays)))
 		rep.Runs, rep.ToolLogs = runs, logs
+		errs = append(errs, err)
+		rep.MemoryTasks, err = j.store.PruneMemoryTasks(ctx, now.Add(-days(j.eventDays)))
 		errs = append(errs, err)
 	}
 	if j.wsDays > 0 {
