@@ -4,6 +4,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import type { Strings } from '../i18n';
 import { ProblemView, Saved, toProblem, useSection, type Problem } from './config';
+import { AdminTable } from './table';
 
 interface Service {
   name: string;
@@ -35,42 +36,22 @@ export function A2A({ s }: { s: Strings }) {
   return (
     <section aria-labelledby="a2a-h">
       <h2 id="a2a-h">{s.a2aServices}</h2>
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th>{s.name}</th>
-              <th>{s.endpoint}</th>
-              <th>
-                <span class="sr-only">{s.actions}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {services.length === 0 && (
-              <tr>
-                <td colSpan={3} class="muted">
-                  {s.none}
-                </td>
-              </tr>
-            )}
-            {services.map((x) => (
-              <tr data-service={x.name}>
-                <td>{x.name}</td>
-                <td class="q">{x.endpoint}</td>
-                <td class="nowrap">
-                  <button type="button" class="small" onClick={() => fetchCard({ name: x.name })}>
-                    {s.fetchCard}
-                  </button>{' '}
-                  <button type="button" class="small danger" aria-label={s.remove + ' ' + x.name} onClick={() => sec.save({ services: services.filter((y) => y !== x) })}>
-                    {s.remove}
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <AdminTable s={s} heads={[s.name, s.endpoint]} empty={services.length === 0}>
+      {services.map((x) => (
+        <tr data-service={x.name}>
+          <td>{x.name}</td>
+          <td class="q">{x.endpoint}</td>
+          <td class="nowrap">
+            <button type="button" class="small" onClick={() => fetchCard({ name: x.name })}>
+              {s.fetchCard}
+            </button>{' '}
+            <button type="button" class="small danger" aria-label={s.remove + ' ' + x.name} onClick={() => sec.save({ services: services.filter((y) => y !== x) })}>
+              {s.remove}
+            </button>
+          </td>
+        </tr>
+      ))}
+      </AdminTable>
       <ProblemView p={sec.problem || problem} />
       <Saved s={s} on={sec.saved} />
       {card && (

@@ -11,6 +11,7 @@ import { api, apiForm, streamRun, type RunEvent } from '../api';
 import { lang, type Strings } from '../i18n';
 import { ConfirmButton } from '../confirm';
 import { ProblemView, toProblem, type Problem } from './config';
+import { AdminTable } from './table';
 
 interface Base {
   name: string;
@@ -109,46 +110,24 @@ export function Knowledge({ s }: { s: Strings }) {
           {status}
         </p>
       )}
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th>{s.name}</th>
-              <th>{s.source}</th>
-              <th>{s.description}</th>
-              <th>{s.files}</th>
-              <th>
-                <span class="sr-only">{s.actions}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {bases?.length === 0 && (
-              <tr>
-                <td colSpan={5} class="muted">
-                  {s.none}
-                </td>
-              </tr>
-            )}
-            {bases?.map((b) => (
-              <tr data-base={b.name}>
-                <td>{b.name}</td>
-                <td>{b.source === 'config' ? s.sourceConfig : s.sourceUpload}</td>
-                <td class="q">{b.description}</td>
-                <td>
-                  {b.file_count} · {kb(b.bytes)}
-                </td>
-                <td class="nowrap">
-                  <button type="button" class="small" aria-current={b.name === base ? 'true' : undefined} aria-label={s.open + ' ' + b.name} onClick={() => setBase(b.name)}>
-                    {s.open}
-                  </button>{' '}
-                  {b.source !== 'config' && <ConfirmButton s={s} small label={s.delete} what={b.name} onConfirm={() => remove(b.name)} />}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <AdminTable s={s} heads={[s.name, s.source, s.description, s.files]} empty={bases?.length === 0}>
+      {bases?.map((b) => (
+        <tr data-base={b.name}>
+          <td>{b.name}</td>
+          <td>{b.source === 'config' ? s.sourceConfig : s.sourceUpload}</td>
+          <td class="q">{b.description}</td>
+          <td>
+            {b.file_count} · {kb(b.bytes)}
+          </td>
+          <td class="nowrap">
+            <button type="button" class="small" aria-current={b.name === base ? 'true' : undefined} aria-label={s.open + ' ' + b.name} onClick={() => setBase(b.name)}>
+              {s.open}
+            </button>{' '}
+            {b.source !== 'config' && <ConfirmButton s={s} small label={s.delete} what={b.name} onConfirm={() => remove(b.name)} />}
+          </td>
+        </tr>
+      ))}
+      </AdminTable>
       <div class="actions">
         <button type="button" onClick={refresh}>
           {base ? s.reindex + ': ' + base : s.reindexAll}

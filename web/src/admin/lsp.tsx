@@ -8,6 +8,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import type { Strings } from '../i18n';
 import { ProblemView, Saved, toProblem, useSection, type Problem } from './config';
+import { AdminTable } from './table';
 
 interface Server {
   id: string;
@@ -94,54 +95,32 @@ export function LSP({ s }: { s: Strings }) {
           <span>{s.lspEnabled}</span>
         </label>
       )}
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th>{s.name}</th>
-              <th>{s.command}</th>
-              <th>{s.extensions}</th>
-              <th>{s.state}</th>
-              <th>
-                <span class="sr-only">{s.actions}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.length === 0 && (
-              <tr>
-                <td colSpan={5} class="muted">
-                  {s.none}
-                </td>
-              </tr>
-            )}
-            {rows.map((x) => {
-              const live = running.get(x.id);
-              const on = x.enabled !== false;
-              return (
-                <tr data-lsp={x.id}>
-                  <td>
-                    <label class="check">
-                      <input type="checkbox" checked={on} onChange={() => toggle(x.id, !on)} aria-label={(on ? s.disable : s.enable) + ' ' + x.id} />
-                      <span>{x.id}</span>
-                    </label>
-                  </td>
-                  <td class="q">
-                    <code>{(x.command?.length ? x.command : live?.command || []).join(' ')}</code>
-                  </td>
-                  <td>{(x.extensions?.length ? x.extensions : live?.extensions || []).join(' ')}</td>
-                  <td>{live ? s.available : on ? s.unavailable : s.disabled}</td>
-                  <td class="nowrap">
-                    <button type="button" class="small" disabled={!live || testing === x.id} onClick={() => test(x.id)}>
-                      {testing === x.id ? s.running : s.test}
-                    </button>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </div>
+      <AdminTable s={s} heads={[s.name, s.command, s.extensions, s.state]} empty={rows.length === 0}>
+      {rows.map((x) => {
+        const live = running.get(x.id);
+        const on = x.enabled !== false;
+        return (
+          <tr data-lsp={x.id}>
+            <td>
+              <label class="check">
+                <input type="checkbox" checked={on} onChange={() => toggle(x.id, !on)} aria-label={(on ? s.disable : s.enable) + ' ' + x.id} />
+                <span>{x.id}</span>
+              </label>
+            </td>
+            <td class="q">
+              <code>{(x.command?.length ? x.command : live?.command || []).join(' ')}</code>
+            </td>
+            <td>{(x.extensions?.length ? x.extensions : live?.extensions || []).join(' ')}</td>
+            <td>{live ? s.available : on ? s.unavailable : s.disabled}</td>
+            <td class="nowrap">
+              <button type="button" class="small" disabled={!live || testing === x.id} onClick={() => test(x.id)}>
+                {testing === x.id ? s.running : s.test}
+              </button>
+            </td>
+          </tr>
+        );
+      })}
+      </AdminTable>
       <ProblemView p={testProblem} />
       {result && (
         <div class="tool-result lsp-result" role="status">

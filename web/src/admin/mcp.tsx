@@ -7,6 +7,7 @@ import { api } from '../api';
 import type { Strings } from '../i18n';
 import { formable, fromForm, SchemaForm, toForm } from '../schemaform';
 import { ProblemView, Saved, toProblem, useSection, type Problem } from './config';
+import { AdminTable } from './table';
 
 interface Server {
   name: string;
@@ -29,44 +30,23 @@ export function MCP({ s }: { s: Strings }) {
   return (
     <section aria-labelledby="mcp-h">
       <h2 id="mcp-h">{s.mcpServers}</h2>
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th>{s.name}</th>
-              <th>{s.transport}</th>
-              <th>{s.target}</th>
-              <th>
-                <span class="sr-only">{s.actions}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {servers.length === 0 && (
-              <tr>
-                <td colSpan={4} class="muted">
-                  {s.none}
-                </td>
-              </tr>
-            )}
-            {servers.map((x) => (
-              <tr data-server={x.name}>
-                <td>{x.name}</td>
-                <td>{x.transport}</td>
-                <td class="q">{x.url || [x.command, ...(x.args || [])].join(' ')}</td>
-                <td class="nowrap">
-                  <button type="button" class="small" onClick={() => setTesting(testing === x.name ? '' : x.name)}>
-                    {s.testTool}
-                  </button>{' '}
-                  <button type="button" class="small danger" aria-label={s.remove + ' ' + x.name} onClick={() => sec.save({ servers: servers.filter((y) => y !== x) })}>
-                    {s.remove}
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <AdminTable s={s} heads={[s.name, s.transport, s.target]} empty={servers.length === 0}>
+      {servers.map((x) => (
+        <tr data-server={x.name}>
+          <td>{x.name}</td>
+          <td>{x.transport}</td>
+          <td class="q">{x.url || [x.command, ...(x.args || [])].join(' ')}</td>
+          <td class="nowrap">
+            <button type="button" class="small" onClick={() => setTesting(testing === x.name ? '' : x.name)}>
+              {s.testTool}
+            </button>{' '}
+            <button type="button" class="small danger" aria-label={s.remove + ' ' + x.name} onClick={() => sec.save({ servers: servers.filter((y) => y !== x) })}>
+              {s.remove}
+            </button>
+          </td>
+        </tr>
+      ))}
+      </AdminTable>
       <ProblemView p={sec.problem} />
       <Saved s={s} on={sec.saved} />
       {testing && <ToolTester s={s} server={testing} key={testing} />}

@@ -10,6 +10,7 @@ import type { Strings } from '../i18n';
 import { ConfirmButton } from '../confirm';
 import { Markdown } from '../workspace/markdown';
 import { ProblemView, toProblem, type Problem } from './config';
+import { AdminTable } from './table';
 
 interface Skill {
   name: string;
@@ -97,62 +98,41 @@ export function Skills({ s }: { s: Strings }) {
         </p>
       )}
       <ProblemView p={problem} />
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th>{s.name}</th>
-              <th>{s.source}</th>
-              <th>{s.description}</th>
-              <th>
-                <span class="sr-only">{s.actions}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {skills?.length === 0 && (
-              <tr>
-                <td colSpan={4} class="muted">
-                  {s.none}
-                </td>
-              </tr>
+      <AdminTable s={s} heads={[s.name, s.source, s.description]} empty={skills?.length === 0}>
+      {skills?.map((x) => (
+        <tr data-skill={x.name}>
+          <td>
+            <label class="check">
+              <input type="checkbox" checked={x.enabled} onChange={() => toggle(x)} aria-label={(x.enabled ? s.disable : s.enable) + ' ' + x.name} />
+              <span>{x.name}</span>
+            </label>
+          </td>
+          <td>
+            {x.source === 'upload' ? s.sourceUpload : s.sourceFolder}
+            {x.has_script && <span class="badge"> {s.script}</span>}
+          </td>
+          <td class="q">{x.description}</td>
+          <td class="nowrap">
+            <button type="button" class="small" aria-label={s.view + ' ' + x.name} onClick={() => open(x.name)}>
+              {s.view}
+            </button>{' '}
+            {x.source === 'upload' && (
+              <ConfirmButton
+                s={s}
+                small
+                label={s.delete}
+                what={x.name}
+                onConfirm={() =>
+                  act(() => api('DELETE', '/wunder/admin/skills?name=' + q(x.name))).then(() => {
+                    if (view?.name === x.name) setView(null);
+                  })
+                }
+              />
             )}
-            {skills?.map((x) => (
-              <tr data-skill={x.name}>
-                <td>
-                  <label class="check">
-                    <input type="checkbox" checked={x.enabled} onChange={() => toggle(x)} aria-label={(x.enabled ? s.disable : s.enable) + ' ' + x.name} />
-                    <span>{x.name}</span>
-                  </label>
-                </td>
-                <td>
-                  {x.source === 'upload' ? s.sourceUpload : s.sourceFolder}
-                  {x.has_script && <span class="badge"> {s.script}</span>}
-                </td>
-                <td class="q">{x.description}</td>
-                <td class="nowrap">
-                  <button type="button" class="small" aria-label={s.view + ' ' + x.name} onClick={() => open(x.name)}>
-                    {s.view}
-                  </button>{' '}
-                  {x.source === 'upload' && (
-                    <ConfirmButton
-                      s={s}
-                      small
-                      label={s.delete}
-                      what={x.name}
-                      onConfirm={() =>
-                        act(() => api('DELETE', '/wunder/admin/skills?name=' + q(x.name))).then(() => {
-                          if (view?.name === x.name) setView(null);
-                        })
-                      }
-                    />
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+          </td>
+        </tr>
+      ))}
+      </AdminTable>
       {view && (
         <article class="skill-view" aria-labelledby="skill-view-h">
           <h3 id="skill-view-h">

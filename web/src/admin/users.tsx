@@ -7,6 +7,7 @@ import { api } from '../api';
 import type { Strings } from '../i18n';
 import { ConfirmButton } from '../confirm';
 import { ProblemView, toProblem, type Problem } from './config';
+import { AdminTable } from './table';
 
 interface Account {
   user_id: string;
@@ -48,38 +49,24 @@ export function Users({ s }: { s: Strings }) {
     <section aria-labelledby="users-h">
       <h2 id="users-h">{s.accounts}</h2>
       <ProblemView p={problem} />
-      <div class="table-wrap">
-        <table>
-          <thead>
-            <tr>
-              <th>{s.userId}</th>
-              <th>{s.roles}</th>
-              <th>{s.state}</th>
-              <th>
-                <span class="sr-only">{s.actions}</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {users.map((u) => (
-              <tr data-user={u.user_id}>
-                <td>{u.user_id}</td>
-                <td>{u.roles.join(', ')}</td>
-                <td>{u.disabled ? s.disabled : s.active}</td>
-                <td class="nowrap">
-                  <button type="button" class="small" onClick={() => setTokensOf(tokensOf === u.user_id ? '' : u.user_id)}>
-                    {s.tokens}
-                  </button>{' '}
-                  <button type="button" class="small" onClick={() => act(() => api('PATCH', '/wunder/admin/user_accounts/' + q(u.user_id), { disabled: !u.disabled }))}>
-                    {u.disabled ? s.enable : s.disable}
-                  </button>{' '}
-                  <ConfirmButton s={s} small label={s.delete} what={u.user_id} onConfirm={() => act(() => api('DELETE', '/wunder/admin/user_accounts/' + q(u.user_id)))} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <AdminTable s={s} heads={[s.userId, s.roles, s.state]} empty={false}>
+      {users.map((u) => (
+        <tr data-user={u.user_id}>
+          <td>{u.user_id}</td>
+          <td>{u.roles.join(', ')}</td>
+          <td>{u.disabled ? s.disabled : s.active}</td>
+          <td class="nowrap">
+            <button type="button" class="small" onClick={() => setTokensOf(tokensOf === u.user_id ? '' : u.user_id)}>
+              {s.tokens}
+            </button>{' '}
+            <button type="button" class="small" onClick={() => act(() => api('PATCH', '/wunder/admin/user_accounts/' + q(u.user_id), { disabled: !u.disabled }))}>
+              {u.disabled ? s.enable : s.disable}
+            </button>{' '}
+            <ConfirmButton s={s} small label={s.delete} what={u.user_id} onConfirm={() => act(() => api('DELETE', '/wunder/admin/user_accounts/' + q(u.user_id)))} />
+          </td>
+        </tr>
+      ))}
+      </AdminTable>
       {tokensOf && <Tokens s={s} user={tokensOf} key={tokensOf} />}
       <form
         class="add-form"
