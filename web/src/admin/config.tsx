@@ -73,3 +73,47 @@ export function Saved({ s, on }: { s: Strings; on: boolean }) {
     </p>
   ) : null;
 }
+
+/**
+ * SectionEditor edits a configuration section as JSON: the text with the
+ * revision it was read at, the server's problems (key paths) or "saved",
+ * and save / reload.
+ */
+export function SectionEditor({
+  s,
+  section,
+  sec,
+  text,
+  setText,
+  onSave,
+  rows,
+  name,
+}: {
+  s: Strings;
+  section: string;
+  sec: { data: { revision: number } | null; problem: Problem | null; saved: boolean; load: () => void };
+  text: string;
+  setText: (t: string) => void;
+  onSave: () => void;
+  rows: number;
+  name?: string;
+}) {
+  return (
+    <>
+      <label>
+        {s.editSection} <code>{section}</code> ({s.revision} {sec.data?.revision ?? '…'})
+        <textarea class="mono" name={name} rows={rows} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+      </label>
+      <ProblemView p={sec.problem} />
+      <Saved s={s} on={sec.saved} />
+      <div class="actions">
+        <button type="button" class="primary" onClick={onSave}>
+          {s.save}
+        </button>
+        <button type="button" onClick={sec.load}>
+          {s.reload}
+        </button>
+      </div>
+    </>
+  );
+}

@@ -7,7 +7,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import type { Strings } from '../i18n';
-import { ProblemView, Saved, toProblem, useSection, type Problem } from './config';
+import { ProblemView, SectionEditor, toProblem, useSection, type Problem } from './config';
 import { AdminTable } from './table';
 
 interface Server {
@@ -168,20 +168,7 @@ export function LSP({ s }: { s: Strings }) {
           </tbody>
         </table>
       </div>
-      <label>
-        {s.editSection} <code>lsp</code> ({s.revision} {sec.data?.revision ?? '…'})
-        <textarea class="mono" name="lsp-json" rows={12} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
-      </label>
-      <ProblemView p={sec.problem} />
-      <Saved s={s} on={sec.saved} />
-      <div class="actions">
-        <button type="button" class="primary" onClick={save}>
-          {s.save}
-        </button>
-        <button type="button" onClick={sec.load}>
-          {s.reload}
-        </button>
-      </div>
+      <SectionEditor s={s} section="lsp" sec={sec} text={text} setText={setText} onSave={save} rows={12} name="lsp-json" />
     </section>
   );
 }

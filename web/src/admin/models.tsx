@@ -3,7 +3,7 @@
 // with its revision; the server's validation shows with its key paths.
 import { useEffect, useState } from 'preact/hooks';
 import type { Strings } from '../i18n';
-import { ProblemView, Saved, useSection } from './config';
+import { SectionEditor, useSection } from './config';
 
 interface LLM {
   llm: { default: string; models: Record<string, { provider?: string; model?: string; base_url?: string; max_context?: number }> };
@@ -54,20 +54,7 @@ export function Models({ s }: { s: Strings }) {
           </tbody>
         </table>
       </div>
-      <label>
-        {s.editSection} <code>llm</code> ({s.revision} {sec.data?.revision ?? '…'})
-        <textarea class="mono" rows={14} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
-      </label>
-      <ProblemView p={sec.problem} />
-      <Saved s={s} on={sec.saved} />
-      <div class="actions">
-        <button type="button" class="primary" onClick={save}>
-          {s.save}
-        </button>
-        <button type="button" onClick={sec.load}>
-          {s.reload}
-        </button>
-      </div>
+      <SectionEditor s={s} section="llm" sec={sec} text={text} setText={setText} onSave={save} rows={14} />
     </section>
   );
 }
