@@ -2,10 +2,12 @@ package main
 
 import "testing"
 
-// consoleRows are the isolation matrix's rows of the web console's routes:
-// its static files and GET /wunder/auth/config are open (they reveal only
-// the build and whether a login is needed), and GET /wunder/models lists
-// model names to any authenticated caller; none holds a user's data.
+// consoleRows are the isolation matrix's rows of the web console's routes
+// and of the health probes: the console's static files, GET
+// /wunder/auth/config and the probes are open (they reveal only the build,
+// whether a login is needed and whether the server is up), and GET
+// /wunder/models lists model names to any authenticated caller; none holds
+// a user's data.
 func (f *fixture) consoleRows() []matrixRow {
 	open := [4]string{ok, ok, ok, ok}
 	row := func(resource, path string) matrixRow {
@@ -26,5 +28,7 @@ func (f *fixture) consoleRows() []matrixRow {
 		row("web console (open)", "/wunder/web/"),
 		row("auth config (open)", "/wunder/auth/config"),
 		row("model names", "/wunder/models"),
+		row("liveness probe (open)", "/healthz"),
+		row("readiness probe (open)", "/readyz"),
 	}
 }

@@ -2,8 +2,10 @@ package main
 
 import "testing"
 
-// monitorRows are the isolation matrix's rows of the monitor: admin only,
-// whatever user a caller names (the monitor sees every user's runs).
+// monitorRows are the isolation matrix's rows of the monitor, and of the
+// other admin-only reads without a user of their own (the server's skills):
+// admin only, whatever user a caller names (the monitor sees every user's
+// runs).
 func (f *fixture) monitorRows() []matrixRow {
 	adminOnly := [4]string{forbidden, forbidden, forbidden, ok}
 	row := func(resource, action, method, path string) matrixRow {
@@ -26,5 +28,6 @@ func (f *fixture) monitorRows() []matrixRow {
 		row("users seen: sessions", "list", "GET", "/wunder/admin/users/alice/sessions"),
 		row("Go profiler (observability.pprof)", "get", "GET", "/debug/pprof/cmdline"),
 		row("Prometheus metrics", "get", "GET", "/metrics"),
+		row("skills (server-wide, admin)", "list", "GET", "/wunder/admin/skills"),
 	}
 }
