@@ -151,9 +151,18 @@ func waitFile(t *testing.T, b *browser, path string) []byte {
 	t.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	// Chromium may create the file before it writes it: the download is
+	// done when the file has content, no partial download is left beside
+	// it, and its size held from one look to the next.
+	last := -1
 	for {
-		if data, err := os.ReadFile(path); err == nil {
+		data, err := os.ReadFile(path)
+		_, partial := os.Stat(path + ".crdownload")
+		if err == nil && len(data) > 0 && partial != nil && len(data) == last {
 			return data
+		}
+		if err == nil {
+			last = len(data)
 		}
 		select {
 		case <-b.ctx.Done():
