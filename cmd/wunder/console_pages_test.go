@@ -120,7 +120,12 @@ func TestConsoleWorkspace(t *testing.T) {
 	b.do("open the folder", chromedp.WaitVisible(chromedp.CSS(`nav.tree button[data-path="docs"]`)), chromedp.Click(chromedp.CSS(`nav.tree button[data-path="docs"]`)))
 	b.until("the moved file in it", `!!document.querySelector('nav.tree button[data-path="docs/readme.md"]') && !document.querySelector('nav.tree button[data-path="readme.md"]')`)
 	b.do("pick main.go", chromedp.Click(chromedp.CSS(`nav.tree button[data-path="main.go"]`)), chromedp.WaitVisible(chromedp.CSS(`pre.code`)))
-	b.do("delete it", chromedp.Click(chromedp.CSS(`button[aria-label="Delete main.go"]`)), chromedp.Click(chromedp.CSS(`button.confirm-yes`)))
+	// Clicked as DOM clicks: the status line above ("Moved") goes after a
+	// while and shifts the layout, which a mouse click at coordinates read
+	// a moment before can miss.
+	b.eval(`(() => { document.querySelector('button[aria-label="Delete main.go"]').click(); return '' })()`)
+	b.until("the in-place confirm", `!!document.querySelector('button.confirm-yes')`)
+	b.eval(`(() => { document.querySelector('button.confirm-yes').click(); return '' })()`)
 	b.until("main.go gone", `!document.querySelector('nav.tree button[data-path="main.go"]')`)
 	if r := restDo(t, "GET", s.url+"/wunder/workspace/content?user_id=erin&path=main.go", "", nil); r.StatusCode != 404 {
 		t.Errorf("main.go after the delete: HTTP %d; want 404", r.StatusCode)
