@@ -1,11 +1,15 @@
 // ConfirmButton asks again in place before a destructive action (no
 // window.confirm: it blocks the page and cannot be styled or translated).
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { Strings } from './i18n';
 
 export function ConfirmButton({ s, label, what, onConfirm, small }: { s: Strings; label: string; what: string; onConfirm: () => void; small?: boolean }) {
-  const [asking, setAsking] = useState(false);
-  useEffect(() => setAsking(false), [what]);
+  // Asking is about one thing: picking another ends it, without an effect
+  // (an effect that reset it ran after paint and could undo a click made
+  // in between).
+  const [askingFor, setAskingFor] = useState<string | null>(null);
+  const asking = askingFor === what;
+  const setAsking = (on: boolean) => setAskingFor(on ? what : null);
   const cls = 'danger' + (small ? ' small' : '');
   if (!asking)
     return (
