@@ -68,10 +68,7 @@ func invalidParams(lang, msg string) error {
 // localize is msg, an English message of the catalog's key, in lang: the
 // catalog's sentence followed by what msg adds to its sentinel's text.
 func localize(lang, key, msg string) string {
-	if lang == i18n.English {
-		return msg
-	}
-	return i18n.Detail(lang, key, msg, sentinelTexts...)
+	return i18n.Detail(lang, key, msg, sentinelTexts...) // English: msg as it is
 }
 
 // sentinelTexts are the texts the core's sentinels start a message with.

@@ -78,10 +78,7 @@ func (a *API) toConnect(ctx context.Context, procedure string, err error) error 
 
 // localize is msg, an English message of the catalog's key, in lang.
 func localize(lang, key, msg string) string {
-	if lang == i18n.English {
-		return msg
-	}
-	return i18n.Detail(lang, key, msg, sentinelTexts...)
+	return i18n.Detail(lang, key, msg, sentinelTexts...) // English: msg as it is
 }
 
 // sentinelTexts are the texts the core's sentinels (and the context
