@@ -55,6 +55,11 @@ type liveRun struct {
 	questionStored bool
 	// hbDone is closed when the heartbeat has stopped.
 	hbDone chan struct{}
+	// suspended, set under mu while suspendRun stores the run's wait, is
+	// closed once the suspension is settled (stored waiting, or ended
+	// because a cancel came meanwhile): a cancel that comes in between
+	// waits for it rather than answering "cancelling".
+	suspended chan struct{}
 	// tools are the calls executing now, in start order (the monitor's
 	// current tool); guarded by mu.
 	tools []string
@@ -516,11 +521,22 @@ func (o *Orchestrator) Cancel(ctx context.Context, userID, runID string) (*Run, 
 		o.mu.Lock()
 		queued := o.removeQueuedLocked(lr)
 		o.mu.Unlock()
-		switch {
-		case queued:
+		if queued {
 			o.finishQueued(lr)
 			return lr.snapshot(), nil
-		case o.cancelLive(lr):
+		}
+		ok, settling := o.cancelLive(lr)
+		if settling != nil {
+			// Caught while its wait is being stored: suspendRun ends it
+			// as a cancelled waiting run; answer with that end.
+			select {
+			case <-settling:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return o.store.GetRun(ctx, runID)
+		}
+		if ok {
 			return lr.snapshot(), nil
 		}
 		// It has just suspended (stored as waiting, not yet gone from the
@@ -565,8 +581,9 @@ func (o *Orchestrator) Cancel(ctx context.Context, userID, runID string) (*Run, 
 // executes nowhere, and only ending it in the store stops it). The state
 // is checked and set under the run's lock, so a cancel either comes before
 // the suspension marks the run waiting (which then sees cancelling) or
-// after (and is told so).
-func (o *Orchestrator) cancelLive(lr *liveRun) bool {
+// after (and is told so). A cancel that comes while the wait is being
+// stored also gets the channel closed when suspendRun has ended the run.
+func (o *Orchestrator) cancelLive(lr *liveRun) (ok bool, settling <-chan struct{}) {
 	suspended := false
 	lr.update(func(r *Run) {
 		switch {
@@ -574,13 +591,16 @@ func (o *Orchestrator) cancelLive(lr *liveRun) bool {
 			suspended = true
 		case !r.State.Terminal():
 			r.State = RunCancelling
+			if lr.suspended != nil {
+				settling = lr.suspended
+			}
 		}
 	})
 	if suspended {
-		return false
+		return false, nil
 	}
 	lr.cancel()
-	return true
+	return true, settling
 }
 
 // finishQueued ends a run that never left the queue.

@@ -437,7 +437,13 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 	}
 	// Stored first, shown after: GetRun says waiting_input only once a
 	// restarted server would say so too.
-	r := *lr.snapshot()
+	done := make(chan struct{})
+	defer close(done)
+	var r Run
+	lr.update(func(cur *Run) {
+		r = *cur
+		lr.suspended = done
+	})
 	r.State, r.LastSeq = RunWaitingInput, lr.log.visibleSeq()
 	err := o.retry(ctx, "store the run's wait", func(ctx context.Context) error { return o.store.UpdateRun(ctx, &r) })
 	// A cancel that came since the check above set cancelling on the live
