@@ -53,10 +53,20 @@
 //
 // # Concurrency
 //
-// A Store is safe for concurrent use. PostgreSQL needs nothing special: each
-// write is one statement or one transaction, and AcquireLock is a single
-// conditional upsert (INSERT ... ON CONFLICT ("key") DO UPDATE ... WHERE the
-// row is the owner's or expired) whose affected-row count says who won.
+// A Store is safe for concurrent use. On PostgreSQL each write is one
+// statement or one transaction, and AcquireLock is a single conditional
+// upsert (INSERT ... ON CONFLICT ("key") DO UPDATE ... WHERE the row is the
+// owner's or expired) whose affected-row count says who won. The writes
+// every run makes (its run row, events, messages and session locks) go
+// through a batch writer (pgwriter.go): two loops, each on a connection of
+// its own, send the statements of whatever writes are waiting in one
+// pipeline ending in one Sync, which PostgreSQL runs as one implicit
+// transaction: one round trip and one WAL flush for many runs' writes,
+// with their notifications delivered at its commit. A statement that
+// fails rolls the batch back and each write runs again alone; a lost
+// connection is reported to the batch's writers as an unknown outcome,
+// never run twice. Other writes use database/sql's pool (pgx in exec
+// mode: one round trip a statement).
 //
 // SQLite allows one writer at a time. Each connection opens with WAL (readers
 // never wait for the writer), synchronous=NORMAL (durable at checkpoints,
@@ -64,7 +74,8 @@
 // so a write transaction takes the write lock at BEGIN and cannot fail later
 // upgrading a read lock. Within a process, every write goes through one
 // writer goroutine that commits whatever writes are waiting in one
-// transaction, each in a savepoint of its own (group commit, writer.go):
+// transaction (group commit, writer.go; a batch with a failed write is
+// rolled back and its writes run again alone):
 // N runs writing at once cost one commit, each caller still hears only
 // what was committed, and nobody polls SQLite's busy handler (which backs
 // off up to 100ms per try). busy_timeout remains the arbiter between

@@ -34,6 +34,14 @@ func (s *Store) AppendEvents(ctx context.Context, events []orchestrator.Event) e
 		runs[e.RunID] = true
 	}
 	ids := slices.Sorted(maps.Keys(runs))
+	if s.pgw != nil {
+		w := &pgWrite{notify: s.payloads('e', ids), fail: func(err error) error { return eventErr(err, ids) }}
+		for from := 0; from < len(rows); from += eventChunk {
+			chunk := rows[from:min(from+eventChunk, len(rows))]
+			w.stmts = append(w.stmts, s.db.NewInsert().Model(&chunk).String())
+		}
+		return s.pgExec(ctx, w)
+	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		var err error
 		if len(rows) <= eventChunk {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -78,6 +79,12 @@ func (s *Store) lockExec(ctx context.Context, op, key, owner string, ttl time.Du
 		query, args = sqlite, sqliteArgs
 	}
 	var n int64
+	if s.pgw != nil {
+		err := s.pgExec(ctx, &pgWrite{stmts: []string{s.db.NewRaw(query, args...).String()},
+			check: func(tags []pgconn.CommandTag) error { n = tags[0].RowsAffected(); return nil },
+			fail:  func(err error) error { return dbErr(err, op, "lock "+key) }})
+		return n, err
+	}
 	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		res, ok, err := s.execPrepared(ctx, db, query, bind(args...))
 		if !ok {
@@ -97,6 +104,10 @@ func (s *Store) lockExec(ctx context.Context, op, key, owner string, ttl time.Du
 
 // ReleaseLock implements [orchestrator.Store].
 func (s *Store) ReleaseLock(ctx context.Context, key, owner string) error {
+	if s.pgw != nil {
+		return s.pgExec(ctx, &pgWrite{stmts: []string{s.db.NewRaw(releaseLock, key, owner).String()},
+			fail: func(err error) error { return dbErr(err, "release lock", key) }})
+	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		if _, ok, err := s.execPrepared(ctx, db, releaseLock, bind(key, owner)); ok {
 			return dbErr(err, "release lock", key)

@@ -45,16 +45,27 @@ func (s *Store) initNotify(ctx context.Context, cfg *pgx.ConnConfig) error {
 // (events) or 'c' (cancel requested). A failure is logged: followers and
 // heartbeats still poll.
 func (s *Store) notify(ctx context.Context, db bun.IDB, kind byte, runIDs []string) {
-	if s.channel == "" || len(runIDs) == 0 {
+	payloads := s.payloads(kind, runIDs)
+	if len(payloads) == 0 {
 		return
-	}
-	payloads := make([]string, len(runIDs))
-	for i, id := range runIDs {
-		payloads[i] = string(kind) + ":" + id
 	}
 	if _, err := db.NewRaw("SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p", s.channel, pgdialect.Array(payloads)).Exec(ctx); err != nil {
 		s.log.WarnContext(ctx, "run change not notified; other replicas see it at their next poll", "runs", runIDs, "err", err)
 	}
+}
+
+// payloads are the notifications of runs' changes, none without a
+// channel.
+func (s *Store) payloads(kind byte, runIDs []string) []string {
+	if s.channel == "" || len(runIDs) == 0 {
+		return nil
+	}
+	payloads := make([]string, len(runIDs))
+	for i, id := range runIDs {
+		// As stored (text.go): a NUL is no more valid in a payload.
+		payloads[i] = string(kind) + ":" + orchestrator.StoredText(id)
+	}
+	return payloads
 }
 
 // Watcher returns the store's run change notifications, nil when the

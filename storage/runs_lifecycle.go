@@ -51,22 +51,21 @@ func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r
 	if s.backend == BackendPostgres {
 		// One statement: the rows of data-modifying CTEs are checked
 		// against the foreign keys at its end, with all of them in.
-		return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-			q, args := "", []any{}
-			if srow != nil {
-				q, args = "WITH new_session AS (?), ", append(args, db.NewInsert().Model(srow))
-			} else {
-				q = "WITH "
-			}
-			q, args = q+"new_run AS (?) ", append(args, db.NewInsert().Model(rrow))
-			if len(mrows) > 0 {
-				q, args = q+"?", append(args, db.NewInsert().Model(&mrows))
-			} else {
-				q += "SELECT 1"
-			}
-			_, err := db.ExecContext(ctx, db.NewRaw(q, args...).String())
-			return createErr(err, r.SessionID, what)
-		})
+		db := s.db
+		q, args := "", []any{}
+		if srow != nil {
+			q, args = "WITH new_session AS (?), ", append(args, db.NewInsert().Model(srow))
+		} else {
+			q = "WITH "
+		}
+		q, args = q+"new_run AS (?) ", append(args, db.NewInsert().Model(rrow))
+		if len(mrows) > 0 {
+			q, args = q+"?", append(args, db.NewInsert().Model(&mrows))
+		} else {
+			q += "SELECT 1"
+		}
+		return s.pgExec(ctx, &pgWrite{stmts: []string{db.NewRaw(q, args...).String()},
+			fail: func(err error) error { return createErr(err, r.SessionID, what) }})
 	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		return inTx(ctx, db, func(ctx context.Context, db bun.IDB) error {
@@ -113,24 +112,23 @@ func (s *Store) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, k
 	row := toRunRow(r)
 	at = stamp(at)
 	if s.backend == BackendPostgres {
-		return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-			upd := db.NewUpdate().Model(row).Column(runMutable...).WherePK().Where("owner = ?", r.Owner).Returning("session_id")
-			touch := db.NewUpdate().Model((*sessionRow)(nil)).Set("updated_at = ?", at).Where("id IN (SELECT session_id FROM ended)")
-			parts, args := "WITH ended AS (?), touched AS (?)", []any{upd, touch}
-			if len(keys) > 0 {
-				free := db.NewDelete().Table("session_locks").Where(`"key" IN (?)`, bun.List(keys)).Where("owner = ?", r.ID).
-					Where("EXISTS (SELECT 1 FROM ended)")
-				parts, args = parts+", freed AS (?)", append(args, free)
-			}
-			var n int
-			if err := db.NewRaw(parts+" SELECT count(*) FROM ended", args...).Scan(ctx, &n); err != nil {
-				return dbErr(err, "end run", "run "+r.ID)
-			}
-			if n == 0 {
-				return ownerConflict(ctx, db, r.ID, r.Owner)
-			}
-			return nil
-		})
+		db := s.db
+		upd := db.NewUpdate().Model(row).Column(runMutable...).WherePK().Where("owner = ?", r.Owner).Returning("session_id")
+		touch := db.NewUpdate().Model((*sessionRow)(nil)).Set("updated_at = ?", at).Where("id IN (SELECT session_id FROM ended)")
+		parts, args := "WITH ended AS (?), touched AS (?)", []any{upd, touch}
+		if len(keys) > 0 {
+			free := db.NewDelete().Table("session_locks").Where(`"key" IN (?)`, bun.List(keys)).Where("owner = ?", r.ID).
+				Where("EXISTS (SELECT 1 FROM ended)")
+			parts, args = parts+", freed AS (?)", append(args, free)
+		}
+		// The SELECT's row count is the runs ended: 0 when the owner fence
+		// matched nothing, and then nothing was touched or freed either.
+		err := s.pgExec(ctx, &pgWrite{stmts: []string{db.NewRaw(parts+" SELECT 1 FROM ended", args...).String()},
+			check: matchedOne, fail: func(err error) error { return dbErr(err, "end run", "run "+r.ID) }})
+		if errors.Is(err, errNoRowMatched) {
+			return ownerConflict(ctx, db, r.ID, r.Owner)
+		}
+		return err
 	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		return inTx(ctx, db, func(ctx context.Context, db bun.IDB) error {

@@ -113,6 +113,10 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs []orc
 		}
 		rows[i] = row
 	}
+	if s.pgw != nil {
+		return s.pgExec(ctx, &pgWrite{stmts: []string{s.db.NewInsert().Model(&rows).String()},
+			fail: func(err error) error { return dbErr(err, "append messages", "session "+sessionID) }})
+	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		if len(rows) <= maxPreparedRows {
 			if _, ok, err := s.execPrepared(ctx, db, insertSQL("messages", messageCols, len(rows)), messageArgs(rows)); ok {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -92,8 +93,10 @@ type Store struct {
 	backend string
 	log     *slog.Logger
 	// writer is the group-commit writer on SQLite (nil on PostgreSQL);
-	// see writer.go.
+	// see writer.go. pgw is PostgreSQL's, for the writes every run makes
+	// (pgwriter.go; nil on SQLite).
 	writer *writer
+	pgw    *writer
 	// prepared are SQLite's prepared hot statements (prepared.go).
 	prepared preparedStmts
 	// pgCfg and channel serve run change notifications on PostgreSQL
@@ -144,13 +147,14 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("storage: connect %s: %w", s.where(opts), err)
 	}
 	if opts.Backend == BackendSQLite {
-		s.writer = newWriter(s.db)
+		s.writer = newWriter(1, func() committer { return sqliteCommitter{s.db} })
 	}
 	if s.pgCfg != nil {
 		if err := s.initNotify(pingCtx, s.pgCfg); err != nil {
 			_ = s.Close()
 			return nil, err
 		}
+		s.pgw = newWriter(pgWriterLoops, func() committer { return &pgCommitter{cfg: s.pgCfg, channel: s.channel} })
 	}
 	if opts.AutoMigrate {
 		if err := s.Migrate(ctx); err != nil {
@@ -214,6 +218,15 @@ func openPostgres(dsn string, timeout time.Duration) (*sql.DB, *pgx.ConnConfig, 
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = timeout
 	}
+	// bun writes every value into the SQL text, so nearly every statement
+	// is new to the connection. pgx's default mode prepares each new
+	// statement that returns rows (a round trip of its own, before the one
+	// that runs it), caches it, and deallocates what the cache evicts (a
+	// third); the exec mode sends parse, bind and execute in one round
+	// trip, its few arguments as text. Unless the DSN chose a mode.
+	if !strings.Contains(dsn, "default_query_exec_mode") {
+		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	}
 	return stdlib.OpenDB(*cfg), cfg, nil
 }
 
@@ -222,6 +235,9 @@ func openPostgres(dsn string, timeout time.Duration) (*sql.DB, *pgx.ConnConfig, 
 func (s *Store) Close() error {
 	if s.writer != nil {
 		s.writer.close()
+	}
+	if s.pgw != nil {
+		s.pgw.close()
 	}
 	s.closePrepared()
 	return s.db.Close()

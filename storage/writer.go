@@ -61,7 +61,9 @@ const maxBatch = 128
 // writeOp is one write waiting for, or done by, the writer.
 type writeOp struct {
 	ctx context.Context
-	fn  func(ctx context.Context, db bun.IDB) error
+	// fn is the write on SQLite, pg on PostgreSQL (pgwriter.go).
+	fn func(ctx context.Context, db bun.IDB) error
+	pg *pgWrite
 	// state: opQueued until the writer takes it (opTaken) or its caller
 	// gives up first (opAbandoned).
 	state atomic.Int32
@@ -77,9 +79,10 @@ const (
 
 var errClosed = errors.New("storage: the store is closed")
 
-// writer is the group-commit writer of a SQLite store.
+// writer is a group-commit writer: one or more loops, each with its own
+// committer (SQLite: one loop over the database; PostgreSQL: pgwriter.go,
+// a connection per loop).
 type writer struct {
-	db  *bun.DB
 	ops chan *writeOp
 	// mu guards closed against sends on a closed channel.
 	mu     sync.RWMutex
@@ -90,9 +93,25 @@ type writer struct {
 	commits, batched atomic.Int64
 }
 
-func newWriter(db *bun.DB) *writer {
-	w := &writer{db: db, ops: make(chan *writeOp, 4*maxBatch)}
-	w.wg.Go(w.loop)
+// committer runs batches of ops for one writer loop.
+type committer interface {
+	// together runs ops in one transaction and commits. done is false,
+	// everything rolled back and nothing answered, when an op failed and
+	// each op must run alone; committed tells a done batch that was
+	// committed from one whose every op was told an error.
+	together(ops []*writeOp) (done, committed bool)
+	// alone runs op in a transaction of its own and sets op.err; it
+	// reports whether it committed.
+	alone(op *writeOp) bool
+	close()
+}
+
+func newWriter(loops int, newCommitter func() committer) *writer {
+	w := &writer{ops: make(chan *writeOp, 4*maxBatch)}
+	for range loops {
+		c := newCommitter()
+		w.wg.Go(func() { w.loop(c) })
+	}
 	return w
 }
 
@@ -107,12 +126,12 @@ func (w *writer) close() {
 	w.wg.Wait()
 }
 
-// do queues fn and waits for its answer.
-func (w *writer) do(ctx context.Context, fn func(ctx context.Context, db bun.IDB) error) error {
+// do queues op and waits for its answer.
+func (w *writer) do(ctx context.Context, op *writeOp) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("storage: waiting to write: %w", err)
 	}
-	op := &writeOp{ctx: ctx, fn: fn, done: make(chan struct{})}
+	op.ctx, op.done = ctx, make(chan struct{})
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
@@ -137,7 +156,8 @@ func (w *writer) do(ctx context.Context, fn func(ctx context.Context, db bun.IDB
 	}
 }
 
-func (w *writer) loop() {
+func (w *writer) loop(c committer) {
+	defer c.close()
 	batch := make([]*writeOp, 0, maxBatch)
 	for op := range w.ops {
 		batch = append(batch[:0], op)
@@ -150,7 +170,7 @@ func (w *writer) loop() {
 			}
 			runtime.Gosched()
 		}
-		w.commit(batch)
+		w.commit(c, batch)
 	}
 }
 
@@ -170,7 +190,7 @@ func (w *writer) drain(batch *[]*writeOp) {
 }
 
 // commit runs one batch in one transaction and answers its ops.
-func (w *writer) commit(batch []*writeOp) {
+func (w *writer) commit(c committer, batch []*writeOp) {
 	taken := batch[:0]
 	for _, op := range batch {
 		if op.state.CompareAndSwap(opQueued, opTaken) {
@@ -187,57 +207,66 @@ func (w *writer) commit(batch []*writeOp) {
 			close(op.done)
 		}
 	}()
-	if len(taken) > 1 && w.together(taken) {
-		return
+	if len(taken) > 1 {
+		if done, committed := c.together(taken); done {
+			if committed {
+				w.commits.Add(1)
+				w.batched.Add(int64(len(taken)))
+			}
+			return
+		}
 	}
 	// Alone: one op, or a batch in which an op failed (rolled back whole,
 	// so the failure left nothing): each op in a transaction of its own.
 	for _, op := range taken {
-		w.alone(op)
+		if c.alone(op) {
+			w.commits.Add(1)
+			w.batched.Add(1)
+		}
 	}
 }
 
+// sqliteCommitter runs a SQLite writer's batches through bun.
+type sqliteCommitter struct{ db *bun.DB }
+
+func (sqliteCommitter) close() {}
+
 // together runs ops in one transaction without savepoints (a savepoint
-// costs two statements an op) and commits; it reports false, having
-// rolled everything back, when an op failed or the commit did, and the
-// caller runs each op alone.
-func (w *writer) together(ops []*writeOp) bool {
-	tx, err := w.db.BeginTx(context.Background(), nil)
+// costs two statements an op) and commits.
+func (c sqliteCommitter) together(ops []*writeOp) (done, committed bool) {
+	tx, err := c.db.BeginTx(context.Background(), nil)
 	if err != nil {
-		return false
+		return false, false
 	}
 	for _, op := range ops {
 		if op.err = run(context.WithoutCancel(op.ctx), op.fn, tx); op.err != nil {
 			_ = tx.Rollback()
-			return false
+			return false, false
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		_ = tx.Rollback()
-		return false
+		return false, false
 	}
-	w.commits.Add(1)
-	w.batched.Add(int64(len(ops)))
-	return true
+	return true, true
 }
 
 // alone runs op in a transaction of its own.
-func (w *writer) alone(op *writeOp) {
-	tx, err := w.db.BeginTx(context.Background(), nil)
+func (c sqliteCommitter) alone(op *writeOp) bool {
+	tx, err := c.db.BeginTx(context.Background(), nil)
 	if err != nil {
 		op.err = fmt.Errorf("storage: begin: %w", err)
-		return
+		return false
 	}
 	if op.err = run(context.WithoutCancel(op.ctx), op.fn, tx); op.err != nil {
 		_ = tx.Rollback()
-		return
+		return false
 	}
 	if err := tx.Commit(); err != nil {
 		op.err = fmt.Errorf("storage: commit: %w", err)
-		return
+		return false
 	}
-	w.commits.Add(1)
-	w.batched.Add(1)
+	return true
 }
 
 // run calls fn, turning a panic into an error (the writer serves every
@@ -258,19 +287,24 @@ func (s *Store) update(ctx context.Context, fn func(ctx context.Context, db bun.
 		return fn(ctx, s.db)
 	}
 	if s.observe == nil {
-		return s.writer.do(ctx, fn)
+		return s.writer.do(ctx, &writeOp{fn: fn})
 	}
 	start := time.Now()
-	err := s.writer.do(ctx, fn)
+	err := s.writer.do(ctx, &writeOp{fn: fn})
 	s.observe(ctx, "write", start, err)
 	return err
 }
 
 // WriteStats reports the group-commit writer's transactions and the writes
-// they held (SQLite; zero on PostgreSQL): writes/commits is the batching.
+// they held (on PostgreSQL the batch writer's, pgwriter.go): writes/commits
+// is the batching.
 func (s *Store) WriteStats() (commits, writes int64) {
-	if s.writer == nil {
+	w := s.writer
+	if w == nil {
+		w = s.pgw
+	}
+	if w == nil {
 		return 0, 0
 	}
-	return s.writer.commits.Load(), s.writer.batched.Load()
+	return w.commits.Load(), w.batched.Load()
 }

@@ -1,0 +1,237 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// Group commit (PostgreSQL).
+//
+// On PostgreSQL a write costs a network round trip and, with
+// synchronous_commit on, a WAL flush at its commit; a run makes eight
+// of them, one after the other. Batching them as the SQLite writer does,
+// but running each op's statements one by one in the shared transaction,
+// was slower than the pool (every statement still a round trip, now
+// serialised). What makes a batch cheap on PostgreSQL is the extended
+// protocol's pipelining: the writer sends every statement of every op of
+// a batch, then one Sync, in one write to the socket, and reads the
+// answers in one go. The server runs everything before the Sync as one
+// implicit transaction, so a batch is one round trip and one WAL flush,
+// however many runs wrote into it.
+//
+// An op is therefore statements, not code: SQL text with its values
+// written in, as bun writes them (the same builders render it, with
+// String), and a check that reads each statement's command tag (rows
+// affected) and returns the op's outcome. A check's error must describe
+// statements that changed nothing (a fence that matched no row: the
+// batch commits with the other ops' writes); an op whose statements are
+// not all-or-nothing in that sense is one statement of data-modifying
+// CTEs. A statement that fails aborts the implicit transaction, so the
+// batch left nothing, and every op runs again alone, as on SQLite. A
+// failure of the connection itself (not a statement's error) leaves the
+// batch's outcome unknown: its ops are told the error and are not run
+// again, since running an insert twice would report a conflict for a
+// write that was stored.
+//
+// Run change notifications (pg_notify) ride in the same batch, after the
+// statements: PostgreSQL delivers them at commit, so a listener never
+// hears of an event it cannot read. (Notifying inside the inserting
+// transaction was slower with a pool of concurrent writers, which then
+// serialised on the notification lock held across each flush; here the
+// writer loops are few and each commit carries many ops.)
+//
+// Only the writes every run makes go this way (runs, events, messages,
+// session locks); the rest use the pool (Store.update).
+
+// pgWriterLoops is how many batches are in flight at once: while one
+// waits for its flush, the next fills.
+const pgWriterLoops = 2
+
+// pgWriteTimeout bounds one batch's round trip.
+const pgWriteTimeout = time.Minute
+
+// pgWrite is a write as the PostgreSQL writer runs it.
+type pgWrite struct {
+	// stmts run in order in the batch's transaction.
+	stmts []string
+	// notify are pg_notify payloads ("e:<run id>") sent at its commit.
+	notify []string
+	// check, when set, is the op's outcome from its statements' command
+	// tags, one per statement (see above for what its errors may mean).
+	check func(tags []pgconn.CommandTag) error
+	// fail maps a statement's error to the op's.
+	fail func(err error) error
+}
+
+// pgCommitter runs a writer loop's batches on a connection of its own.
+type pgCommitter struct {
+	cfg     *pgx.ConnConfig
+	channel string
+	conn    *pgconn.PgConn
+	// used is when conn last answered: a connection idle for longer than
+	// pgIdleCheck is pinged before a batch is sent on it (a round trip
+	// that a busy writer never pays).
+	used time.Time
+}
+
+// pgIdleCheck is how long a writer connection may idle before it is
+// checked (a server restart or pg_terminate_backend closes it meanwhile).
+const pgIdleCheck = time.Second
+
+func (c *pgCommitter) close() {
+	if c.conn != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = c.conn.Close(ctx)
+	}
+}
+
+// together runs ops as one batch.
+func (c *pgCommitter) together(ops []*writeOp) (done, committed bool) {
+	results, err := c.exec(ops)
+	if statementFailed(err) {
+		return false, false // rolled back: each op alone
+	}
+	if err != nil {
+		err = fmt.Errorf("storage: postgres writer (the write may or may not be stored): %w", err)
+		for _, op := range ops {
+			op.err = err // outcome unknown: not run again
+		}
+		return true, false
+	}
+	c.answer(ops, results)
+	return true, true
+}
+
+// alone runs op as a batch of its own.
+func (c *pgCommitter) alone(op *writeOp) bool {
+	results, err := c.exec([]*writeOp{op})
+	if err == nil {
+		c.answer([]*writeOp{op}, results)
+		return true
+	}
+	switch {
+	case !statementFailed(err):
+		op.err = fmt.Errorf("storage: postgres writer (the write may or may not be stored): %w", err)
+	case op.pg.fail != nil:
+		op.err = op.pg.fail(err)
+	default:
+		op.err = err
+	}
+	return false
+}
+
+// statementFailed tells a statement's error (its transaction rolled back,
+// the connection still serves) from a failure of the connection, after
+// which the batch's outcome is unknown.
+func statementFailed(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Severity != "FATAL" && pe.Severity != "PANIC"
+}
+
+// answer hands each op its statements' command tags.
+func (c *pgCommitter) answer(ops []*writeOp, results []*pgconn.Result) {
+	i := 0
+	for _, op := range ops {
+		n := len(op.pg.stmts)
+		tags := make([]pgconn.CommandTag, n)
+		for j := range n {
+			tags[j] = results[i+j].CommandTag
+		}
+		i += n
+		if op.pg.check != nil {
+			op.err = op.pg.check(tags)
+		}
+	}
+}
+
+// exec sends ops' statements and their notifications in one pipeline and
+// reads every answer; an error is the first statement's that failed (all
+// of it rolled back) or the connection's.
+func (c *pgCommitter) exec(ops []*writeOp) ([]*pgconn.Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), pgWriteTimeout)
+	defer cancel()
+	if c.conn != nil && time.Since(c.used) > pgIdleCheck && c.conn.Ping(ctx) != nil {
+		_ = c.conn.Close(ctx) // closed by the server while idle: nothing was sent
+	}
+	if c.conn == nil || c.conn.IsClosed() {
+		conn, err := pgconn.ConnectConfig(ctx, &c.cfg.Copy().Config)
+		if err != nil {
+			return nil, fmt.Errorf("storage: postgres writer: connect: %w", err)
+		}
+		c.conn = conn
+	}
+	b := &pgconn.Batch{}
+	var notify []string
+	for _, op := range ops {
+		for _, q := range op.pg.stmts {
+			b.ExecParams(q, nil, nil, nil, nil)
+		}
+		notify = append(notify, op.pg.notify...)
+	}
+	if len(notify) > 0 && c.channel != "" {
+		b.ExecParams("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p",
+			[][]byte{[]byte(c.channel), []byte(textArray(notify))}, nil, nil, nil)
+	}
+	results, err := c.conn.ExecBatch(ctx, b).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	c.used = time.Now()
+	for _, r := range results {
+		if r.Err != nil {
+			return nil, r.Err
+		}
+	}
+	return results, nil
+}
+
+// textArray writes ss as a PostgreSQL text array literal.
+func textArray(ss []string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, s := range ss {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for _, r := range s {
+			if r == '"' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// pgExec runs w through the PostgreSQL writer.
+func (s *Store) pgExec(ctx context.Context, w *pgWrite) error {
+	if s.observe == nil {
+		return s.pgw.do(ctx, &writeOp{pg: w})
+	}
+	start := time.Now()
+	err := s.pgw.do(ctx, &writeOp{pg: w})
+	s.observe(ctx, "write", start, err)
+	return err
+}
+
+// errNoRowMatched is matchedOne's: a fenced statement changed nothing.
+var errNoRowMatched = errors.New("storage: no row matched")
+
+// matchedOne checks an op of one statement that must change (or return)
+// a row.
+func matchedOne(tags []pgconn.CommandTag) error {
+	if tags[0].RowsAffected() == 0 {
+		return errNoRowMatched
+	}
+	return nil
+}

@@ -1,0 +1,227 @@
+package storage
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// holdPG makes every loop of the PostgreSQL writer busy: each takes a
+// write whose check blocks until its release channel is closed. It
+// returns once all are held.
+func holdPG(t *testing.T, s *Store) (releases []chan struct{}, done chan error) {
+	t.Helper()
+	done = make(chan error, pgWriterLoops)
+	for range pgWriterLoops {
+		release, taken := make(chan struct{}), make(chan struct{})
+		go func() {
+			done <- s.pgExec(t.Context(), &pgWrite{stmts: []string{"SELECT 1"}, check: func([]pgconn.CommandTag) error {
+				close(taken)
+				<-release
+				return nil
+			}})
+		}()
+		<-taken
+		releases = append(releases, release)
+	}
+	return releases, done
+}
+
+// queuedOn waits until n ops wait for w.
+func queuedOn(t *testing.T, w *writer, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(w.ops) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d ops queued, want %d", len(w.ops), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A pipelined batch in which one write fails (a seq the log holds): the
+// batch's transaction is rolled back, every write runs again alone, and
+// each caller hears its own outcome: the others are stored, the failed
+// one left nothing, and no write is stored twice.
+func TestPGWriterBatchWithAFailure(t *testing.T) {
+	s := open(t, freshPostgres(t))
+	ctx := t.Context()
+	for _, id := range []string{"r1", "r2"} {
+		sess := &orchestrator.Session{ID: "s-" + id, UserID: "u"}
+		if err := s.CreateRunWith(ctx, sess, &orchestrator.Run{ID: id, SessionID: sess.ID, UserID: "u", State: orchestrator.RunRunning}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.AppendEvents(ctx, []orchestrator.Event{{RunID: "r2", Seq: 1, Type: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	releases, held := holdPG(t, s)
+	writes := []func() error{
+		func() error { return s.AppendEvents(ctx, []orchestrator.Event{{RunID: "r1", Seq: 1, Type: "a"}}) },
+		func() error { return s.AppendEvents(ctx, []orchestrator.Event{{RunID: "r2", Seq: 1, Type: "again"}}) },
+		func() error { return s.AcquireLock(ctx, "k", "o", time.Hour) },
+	}
+	errs := make([]error, len(writes))
+	var wg sync.WaitGroup
+	for i, w := range writes {
+		queuedOn(t, s.pgw, i)
+		wg.Go(func() { errs[i] = w() })
+	}
+	queuedOn(t, s.pgw, len(writes))
+	c0, w0 := s.WriteStats()
+	close(releases[0]) // one loop takes the three queued writes together
+	wg.Wait()
+	for _, r := range releases[1:] {
+		close(r)
+	}
+	for range pgWriterLoops {
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The holds (counted once answered), and the two that succeeded, each
+	// alone after the batch failed.
+	if c1, w1 := s.WriteStats(); c1-c0 != 2+pgWriterLoops || w1-w0 != 2+pgWriterLoops {
+		t.Fatalf("%d writes in %d commits since the hold; want %d in as many", w1-w0, c1-c0, 2+pgWriterLoops)
+	}
+	if errs[0] != nil || errs[2] != nil || !errors.Is(errs[1], orchestrator.ErrConflict) {
+		t.Fatalf("errors %v; want only the repeated seq's, a conflict", errs)
+	}
+	for run, want := range map[string]string{"r1": "a", "r2": "a"} {
+		evs, err := s.ListEvents(ctx, run, 0, 10)
+		if err != nil || len(evs) != 1 || evs[0].Type != want {
+			t.Fatalf("events of %s = %+v, %v; want one %q", run, evs, err, want)
+		}
+	}
+	if err := s.AcquireLock(ctx, "k", "other", time.Hour); !errors.Is(err, orchestrator.ErrBusy) {
+		t.Fatalf("lock k: %v, want it held by o", err)
+	}
+}
+
+// Writes of concurrent runs share commits, and a fenced write that
+// matches no row fails alone without undoing the batch it rode in.
+func TestPGWriterGroupsAndFences(t *testing.T) {
+	s := open(t, freshPostgres(t))
+	ctx := t.Context()
+	const n = 20
+	for i := range n {
+		id := fmt.Sprintf("r%d", i)
+		sess := &orchestrator.Session{ID: "s-" + id, UserID: "u"}
+		if err := s.CreateRunWith(ctx, sess, &orchestrator.Run{ID: id, SessionID: sess.ID, UserID: "u", State: orchestrator.RunRunning, Owner: "me"}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	releases, held := holdPG(t, s)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		owner := "me"
+		if i == 7 {
+			owner = "someone else" // fenced off: matches no row
+		}
+		wg.Go(func() {
+			errs[i] = s.EndRun(ctx, &orchestrator.Run{ID: fmt.Sprintf("r%d", i), SessionID: fmt.Sprintf("s-r%d", i), UserID: "u",
+				State: orchestrator.RunFinished, Owner: owner, Answer: "done"}, time.Now(), nil)
+		})
+	}
+	queuedOn(t, s.pgw, n)
+	c0, w0 := s.WriteStats()
+	close(releases[0])
+	wg.Wait()
+	for _, r := range releases[1:] {
+		close(r)
+	}
+	for range pgWriterLoops {
+		<-held
+	}
+	for i, err := range errs {
+		if (i == 7) != errors.Is(err, orchestrator.ErrConflict) || (i != 7 && err != nil) {
+			t.Fatalf("EndRun r%d: %v", i, err)
+		}
+		r, err := s.GetRun(ctx, fmt.Sprintf("r%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]orchestrator.RunState{true: orchestrator.RunRunning, false: orchestrator.RunFinished}[i == 7]; r.State != want {
+			t.Fatalf("r%d is %s, want %s", i, r.State, want)
+		}
+	}
+	// The holds (counted once answered), and the n ends in one commit.
+	if c1, w1 := s.WriteStats(); c1-c0 != 1+pgWriterLoops || w1-w0 != n+pgWriterLoops {
+		t.Fatalf("%d writes in %d commits since the hold; want %d in %d", w1-w0, c1-c0, n+pgWriterLoops, 1+pgWriterLoops)
+	}
+}
+
+// A writer whose connections the server closed reconnects: a write sent
+// on a dead connection is told its outcome is unknown (never run twice),
+// and each loop fails at most one write so.
+func TestPGWriterReconnects(t *testing.T) {
+	opts := freshPostgres(t)
+	app := "wunder_writer_test_" + strings.TrimPrefix(schemaOf(t, opts.PostgresDSN), "wunder_test_")
+	opts.PostgresDSN += "&application_name=" + app
+	s := open(t, opts)
+	ctx := t.Context()
+	lock := func(i int) error { return s.AcquireLock(ctx, fmt.Sprintf("k%d", i), "o", time.Hour) }
+	for i := range 2 * pgWriterLoops { // both loops connected
+		if err := lock(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin, err := sql.Open("pgx", postgresDSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var killed int
+	if err := admin.QueryRowContext(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&killed); err != nil || killed < pgWriterLoops {
+		t.Fatalf("terminated %d backends (%v), want at least the writer's %d", killed, err, pgWriterLoops)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var left int
+		if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&left); err != nil {
+			t.Fatal(err)
+		}
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d backends still there", left)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	failed := 0
+	for i := 100; i < 110; i++ {
+		if err := lock(i); err != nil {
+			if !strings.Contains(err.Error(), "may or may not be stored") {
+				t.Fatalf("write %d: %v", i, err)
+			}
+			failed++
+		}
+	}
+	if failed > pgWriterLoops {
+		t.Fatalf("%d writes failed after the kill; at most one a loop", failed)
+	}
+	var stored int
+	if err := admin.QueryRowContext(ctx, `SELECT count(*) FROM `+schemaOf(t, opts.PostgresDSN)+`.session_locks WHERE "key" LIKE 'k1__'`).Scan(&stored); err != nil || stored != 10-failed {
+		t.Fatalf("%d of the writes after the kill stored (%v), want %d", stored, err, 10-failed)
+	}
+}
+
+// schemaOf is the search_path a test DSN sets.
+func schemaOf(t *testing.T, dsn string) string {
+	t.Helper()
+	_, after, ok := strings.Cut(dsn, "search_path=")
+	if !ok {
+		t.Fatalf("no search_path in %s", dsn)
+	}
+	schema, _, _ := strings.Cut(after, "&")
+	return strings.TrimSuffix(schema, "&")
+}
