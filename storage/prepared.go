@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -165,7 +166,7 @@ func runUpdateArgs(r *runRow) []any {
 // queryRow runs a read every run makes (the user's memory switch and tool
 // access) as a prepared statement: on SQLite prepared once per process
 // (parsing is most of such a read's cost there), on PostgreSQL cached per
-// connection by pgx, which prepares statements that take arguments. q
+// connection by pgx. q
 // uses ? placeholders (numbered for PostgreSQL here) and holds no literal
 // question mark; arguments are bound as bun writes them.
 //
@@ -179,7 +180,9 @@ func (s *Store) queryRow(ctx context.Context, op, q string, args ...any) *sql.Ro
 	if s.backend == BackendPostgres {
 		n := 0
 		q = placeholder.ReplaceAllStringFunc(q, func(string) string { n++; return "$" + strconv.Itoa(n) })
-		return s.db.DB.QueryRowContext(ctx, q, args...)
+		// Prepared and cached per connection (the pool's default mode,
+		// exec, would parse and plan it every time).
+		return s.db.DB.QueryRowContext(ctx, q, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
 	}
 	args = bind(args...)
 	if st, err := s.stmt(ctx, q); err == nil {
