@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -156,19 +157,28 @@ func directCall(ctx context.Context, f benchFlags) loadtest.Sample {
 		return loadtest.Sample{Err: fmt.Errorf("status %d", resp.StatusCode), Total: time.Since(start)}
 	}
 	var s loadtest.Sample
-	buf := make([]byte, 4096)
-	for {
-		n, err := resp.Body.Read(buf)
-		if n > 0 && s.First == 0 {
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		if s.First == 0 {
 			s.First = time.Since(start)
 		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				s.Err = err
-			}
-			break
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok || s.FirstOutput != 0 {
+			continue
+		}
+		var chunk struct {
+			Choices []struct {
+				Delta struct {
+					Content string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if json.Unmarshal([]byte(data), &chunk) == nil && len(chunk.Choices) > 0 && chunk.Choices[0].Delta.Content != "" {
+			s.FirstOutput = time.Since(start)
 		}
 	}
+	s.Err = sc.Err()
 	s.Total = time.Since(start)
 	return s
 }
@@ -182,16 +192,20 @@ type benchRow struct {
 func printBench(w io.Writer, f benchFlags, rows []benchRow) {
 	fmt.Fprintf(w, "%d users × %d runs, question %q\n\n", f.users, f.runs, f.question)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\truns\terrors\truns/s\tp50\tp95\tp99\tfirst p50\tfirst p95\tfirst p99\t")
+	fmt.Fprintln(tw, "target\truns\terrors\truns/s\tp50\tp95\tp99\tfirst p50\tfirst p95\tfirst p99\toutput p50\toutput p95\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1fms\t%.1fms\t%.1fms\t%.1fms\t%.1fms\t%.1fms\t\n", r.name, r.Runs, r.Errors, r.RunsPerSec,
-			r.P50MS, r.P95MS, r.P99MS, r.FirstP50MS, r.FirstP95MS, r.FirstP99MS)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1fms\t%.1fms\t%.1fms\t%.1fms\t%.1fms\t%.1fms\t%.1fms\t%.1fms\t\n", r.name, r.Runs, r.Errors, r.RunsPerSec,
+			r.P50MS, r.P95MS, r.P99MS, r.FirstP50MS, r.FirstP95MS, r.FirstP99MS, r.FirstOutputP50MS, r.FirstOutputP95MS)
 	}
 	_ = tw.Flush()
 	if len(rows) == 2 && rows[1].P50MS > 0 && rows[1].P99MS > 0 && rows[1].FirstP50MS > 0 && rows[1].RunsPerSec > 0 {
 		a, b := rows[0], rows[1]
 		fmt.Fprintf(w, "\nwunder / direct: latency p50 %.2fx, p99 %.2fx; first event p50 %.2fx; throughput %.2fx\n",
 			a.P50MS/b.P50MS, a.P99MS/b.P99MS, a.FirstP50MS/b.FirstP50MS, a.RunsPerSec/b.RunsPerSec)
+		if a.FirstOutputP50MS > 0 && b.FirstOutputP50MS > 0 {
+			fmt.Fprintf(w, "first model output (wunder's first llm_output_delta / the model's first content chunk): p50 %.2fx, p95 %.2fx\n",
+				a.FirstOutputP50MS/b.FirstOutputP50MS, a.FirstOutputP95MS/b.FirstOutputP95MS)
+		}
 	}
 	for _, r := range rows {
 		if r.FirstError != "" {

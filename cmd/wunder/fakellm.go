@@ -19,7 +19,7 @@ import (
 func newFakeLLMCmd() *cobra.Command {
 	var addr string
 	var chunks int
-	var delay time.Duration
+	var delay, first time.Duration
 	cmd := &cobra.Command{
 		Use:    "fakellm",
 		Short:  "Serve a fake OpenAI-compatible model (for benchmarks and demos)",
@@ -31,7 +31,7 @@ func newFakeLLMCmd() *cobra.Command {
 				return withCode(exitFailure, err)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "fake model at http://%s/v1 (any model name)\n", ln.Addr())
-			srv := &http.Server{Handler: &fakellm.Server{Chunks: chunks, ChunkDelay: delay}, ReadHeaderTimeout: 10 * time.Second}
+			srv := &http.Server{Handler: &fakellm.Server{Chunks: chunks, ChunkDelay: delay, FirstDelay: first}, ReadHeaderTimeout: 10 * time.Second}
 			go func() {
 				<-cmd.Context().Done()
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -47,5 +47,6 @@ func newFakeLLMCmd() *cobra.Command {
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:9100", "listen address")
 	cmd.Flags().IntVar(&chunks, "chunks", 8, "deltas per answer")
 	cmd.Flags().DurationVar(&delay, "chunk-delay", 0, "delay between streamed chunks")
+	cmd.Flags().DurationVar(&first, "first-delay", 0, "delay before a streamed answer's first chunk (the model's time to first token)")
 	return cmd
 }

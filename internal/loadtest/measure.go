@@ -14,8 +14,12 @@ import (
 // Sample is one measured run.
 type Sample struct {
 	// Total is the run's whole time; First the time to its first event
-	// (to the answer, when not streamed).
-	Total, First time.Duration
+	// (to the answer, when not streamed); FirstOutput the time to the
+	// first text of the model's answer (an llm_output_delta or
+	// llm_output event; for a model called directly, the first chunk
+	// with content), the figure to hold against the model's own first
+	// token. Zero when the run streamed none.
+	Total, First, FirstOutput time.Duration
 	// Err is why the run failed; nil for a run that finished.
 	Err error
 }
@@ -90,6 +94,9 @@ func Ask(ctx context.Context, c *client.Client, req client.RunRequest, stream bo
 		if s.First == 0 {
 			s.First = time.Since(start)
 		}
+		if s.FirstOutput == 0 && (ev.Type == "llm_output_delta" || ev.Type == "llm_output") {
+			s.FirstOutput = time.Since(start)
+		}
 		if ev.Type == "final" {
 			final = true
 			var fin client.Final
@@ -121,6 +128,9 @@ type Step struct {
 	FirstP50MS  float64 `json:"first_event_p50_ms"`
 	FirstP95MS  float64 `json:"first_event_p95_ms"`
 	FirstP99MS  float64 `json:"first_event_p99_ms"`
+	// FirstOutput* are of the runs that streamed model output (0: none).
+	FirstOutputP50MS float64 `json:"first_output_p50_ms,omitempty"`
+	FirstOutputP95MS float64 `json:"first_output_p95_ms,omitempty"`
 	// FirstError is the first error's message ("" = none).
 	FirstError string `json:"first_error,omitempty"`
 }
@@ -129,7 +139,7 @@ type Step struct {
 // succeeded over the wall time; percentiles are of successful runs.
 func Summarize(concurrency int, ss []Sample, wall time.Duration) Step {
 	st := Step{Concurrency: concurrency, Runs: len(ss), ElapsedS: round(wall.Seconds())}
-	var totals, firsts []time.Duration
+	var totals, firsts, outputs []time.Duration
 	var sum time.Duration
 	for _, s := range ss {
 		if s.Err != nil {
@@ -141,6 +151,9 @@ func Summarize(concurrency int, ss []Sample, wall time.Duration) Step {
 		}
 		totals = append(totals, s.Total)
 		firsts = append(firsts, s.First)
+		if s.FirstOutput > 0 {
+			outputs = append(outputs, s.FirstOutput)
+		}
 		sum += s.Total
 	}
 	st.Successes = len(totals)
@@ -152,6 +165,7 @@ func Summarize(concurrency int, ss []Sample, wall time.Duration) Step {
 	}
 	st.P50MS, st.P95MS, st.P99MS = ms(Percentile(totals, 50)), ms(Percentile(totals, 95)), ms(Percentile(totals, 99))
 	st.FirstP50MS, st.FirstP95MS, st.FirstP99MS = ms(Percentile(firsts, 50)), ms(Percentile(firsts, 95)), ms(Percentile(firsts, 99))
+	st.FirstOutputP50MS, st.FirstOutputP95MS = ms(Percentile(outputs, 50)), ms(Percentile(outputs, 95))
 	return st
 }
 

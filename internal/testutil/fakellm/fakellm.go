@@ -56,6 +56,9 @@ type Server struct {
 	Chunks int
 	// ChunkDelay is waited between streamed chunks. Default 0.
 	ChunkDelay time.Duration
+	// FirstDelay is waited before an answer's first byte (a model's time
+	// to its first token). Default 0.
+	FirstDelay time.Duration
 	// Requests counts the requests served.
 	Requests atomic.Int64
 }
@@ -213,6 +216,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req chatRequest,
 	chunk := func(delta map[string]any, finish any) map[string]any {
 		return map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "model": req.Model,
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+	}
+	if s.FirstDelay > 0 {
+		select {
+		case <-time.After(s.FirstDelay):
+		case <-r.Context().Done():
+			return
+		}
 	}
 	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
 	if strings.Contains(question, "#hang") {
