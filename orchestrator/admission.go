@@ -170,7 +170,7 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 		return nil, err
 	}
 	runID := newID("run_")
-	locks, err := o.acquireLocks(ctx, req, sess.ID, runID)
+	locks, err := o.acquireLocks(ctx, req, sess.ID, runID, req.SessionID == "")
 	if err != nil {
 		return nil, err
 	}
@@ -297,10 +297,15 @@ func (o *Orchestrator) discard(lr *liveRun) {
 func (o *Orchestrator) persistNew(ctx context.Context, lr *liveRun, sess *Session, newSession bool) error {
 	r := lr.snapshot()
 	q := Message{Role: RoleUser, Content: lr.req.Question, Attachments: lr.req.Attachments, RunID: lr.id, CreatedAt: r.CreatedAt}
-	if !newSession {
+	var locks []NewLock
+	if newSession {
+		// Its session's lock comes with it (acquireLocks left it out):
+		// nobody can know the session before this write.
+		locks = []NewLock{{Key: sessionLockKey(sess.ID), TTL: o.opts.LockTTL}}
+	} else {
 		sess = nil
 	}
-	if err := o.store.CreateRunWith(ctx, sess, r, []Message{q}); err != nil {
+	if err := o.store.CreateRunWith(ctx, sess, r, []Message{q}, locks...); err != nil {
 		return err
 	}
 	lr.questionStored = true
@@ -396,11 +401,21 @@ func (o *Orchestrator) nextLocked() *liveRun {
 	return next
 }
 
-// acquireLocks takes the session lock and a per-user slot, in that order.
-func (o *Orchestrator) acquireLocks(ctx context.Context, req RunRequest, sessionID, runID string) ([]string, error) {
+// sessionLockKey is the key of a session's lock.
+func sessionLockKey(sessionID string) string { return "session:" + sessionID }
+
+// acquireLocks takes the session lock and a per-user slot, in that order,
+// and returns their keys, the session's first. A new session's lock
+// (freshSession) is not taken here but stored with its first run
+// (persistNew): one write less, and nobody else can know the session
+// before that write.
+func (o *Orchestrator) acquireLocks(ctx context.Context, req RunRequest, sessionID, runID string, freshSession bool) ([]string, error) {
 	ttl := o.opts.LockTTL
-	sessKey := "session:" + sessionID
-	if err := o.store.AcquireLock(ctx, sessKey, runID, ttl); err != nil {
+	sessKey := sessionLockKey(sessionID)
+	held := []string{sessKey} // released on failure
+	if freshSession {
+		held = nil
+	} else if err := o.store.AcquireLock(ctx, sessKey, runID, ttl); err != nil {
 		if errors.Is(err, ErrBusy) {
 			return nil, messagef(ErrBusy, "busy_session", "session %s already has a running run", sessionID)
 		}
@@ -421,11 +436,11 @@ func (o *Orchestrator) acquireLocks(ctx context.Context, req RunRequest, session
 			return []string{sessKey, key}, nil
 		}
 		if !errors.Is(err, ErrBusy) {
-			o.releaseKeys([]string{sessKey}, runID)
+			o.releaseKeys(held, runID)
 			return nil, err
 		}
 	}
-	o.releaseKeys([]string{sessKey}, runID)
+	o.releaseKeys(held, runID)
 	if limit == 1 {
 		return nil, messagef(ErrBusy, "busy_user", "user %s already has a running run", req.UserID)
 	}

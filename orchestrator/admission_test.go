@@ -235,9 +235,9 @@ func (b *blockingCreate) CreateRun(ctx context.Context, r *orchestrator.Run) err
 	return b.Store.CreateRun(ctx, r)
 }
 
-func (b *blockingCreate) CreateRunWith(ctx context.Context, s *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message) error {
+func (b *blockingCreate) CreateRunWith(ctx context.Context, s *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message, locks ...orchestrator.NewLock) error {
 	b.hold(r)
-	return b.Store.CreateRunWith(ctx, s, r, msgs)
+	return b.Store.CreateRunWith(ctx, s, r, msgs, locks...)
 }
 
 func (b *blockingCreate) hold(r *orchestrator.Run) {

@@ -5,6 +5,12 @@ import (
 	"time"
 )
 
+// NewLock is a lock [Store.CreateRunWith] takes with a run.
+type NewLock struct {
+	Key string
+	TTL time.Duration
+}
+
 // Store persists sessions, messages, runs, events, tool logs and locks. The
 // storage package implements it on bun (SQLite and PostgreSQL);
 // orchestratortest has an in-memory one. Every implementation passes
@@ -43,8 +49,11 @@ type Store interface {
 	// session's history: all or nothing (the errors are CreateSession's,
 	// CreateRun's and AppendMessages'). It spares a run's start two
 	// commits, and a run that is queued when its process dies keeps its
-	// question, attachments included.
-	CreateRunWith(ctx context.Context, s *Session, r *Run, msgs []Message) error
+	// question, attachments included. locks are new locks the run takes
+	// with it (owned by r.ID for their TTL), the session lock of a
+	// session nobody knew before: a key already there, even expired,
+	// fails the write with ErrConflict.
+	CreateRunWith(ctx context.Context, s *Session, r *Run, msgs []Message, locks ...NewLock) error
 	// UpdateRun writes the run's mutable fields (state, stop reason, answer,
 	// error, usage, last seq, timestamps). The write is fenced by r.Owner:
 	// when the stored run has another owner (a reaper claimed it, see

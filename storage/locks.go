@@ -33,6 +33,11 @@ WHERE session_locks.owner = excluded.owner OR session_locks.expires_at < ?`
 	sqliteRenew = `UPDATE session_locks SET expires_at = ? WHERE "key" = ? AND owner = ?`
 
 	releaseLock = `DELETE FROM session_locks WHERE "key" = ? AND owner = ?`
+
+	// newLockSQL and sqliteNewLock insert a lock that must not exist
+	// (CreateRunWith's).
+	newLockSQL    = `INSERT INTO session_locks ("key", owner, expires_at) VALUES (?, ?, now() + ? * interval '1 microsecond')`
+	sqliteNewLock = `INSERT INTO session_locks ("key", owner, expires_at) VALUES (?, ?, ?)`
 )
 
 func checkLockArgs(key, owner string, ttl time.Duration) error {

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -21,7 +22,7 @@ import (
 const touchSessionSQL = `UPDATE "sessions" SET "updated_at" = ? WHERE "id" = ?`
 
 // CreateRunWith implements [orchestrator.Store].
-func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message) error {
+func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message, locks ...orchestrator.NewLock) error {
 	if sess != nil && sess.ID == "" {
 		return invalid("session id is empty")
 	}
@@ -36,6 +37,11 @@ func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r
 		}
 		sess.UpdatedAt = stamp(sess.UpdatedAt)
 		srow = &sessionRow{ID: sess.ID, UserID: sess.UserID, Title: sess.Title, CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt}
+	}
+	for _, l := range locks {
+		if err := checkLockArgs(l.Key, r.ID, l.TTL); err != nil {
+			return err
+		}
 	}
 	r.CreatedAt = stamp(r.CreatedAt)
 	rrow := toRunRow(r)
@@ -59,6 +65,11 @@ func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r
 			q = "WITH "
 		}
 		q, args = q+"new_run AS (?) ", append(args, db.NewInsert().Model(rrow))
+		for i, l := range locks {
+			// A lock is new (no upsert): its key is of a session nobody
+			// knew; one already there fails the statement.
+			q, args = q+fmt.Sprintf(", new_lock%d AS (%s) ", i, newLockSQL), append(args, l.Key, r.ID, l.TTL.Microseconds())
+		}
 		if len(mrows) > 0 {
 			q, args = q+"?", append(args, db.NewInsert().Model(&mrows))
 		} else {
@@ -80,6 +91,16 @@ func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r
 			}
 			if err != nil {
 				return createErr(err, r.SessionID, what)
+			}
+			for _, l := range locks {
+				args := bind(l.Key, r.ID, stamp(time.Time{}).Add(l.TTL))
+				_, ok, err := s.execPrepared(ctx, db, sqliteNewLock, args)
+				if !ok {
+					_, err = db.ExecContext(ctx, sqliteNewLock, l.Key, r.ID, stamp(time.Time{}).Add(l.TTL))
+				}
+				if err != nil {
+					return createErr(err, r.SessionID, "lock "+l.Key)
+				}
 			}
 			if len(mrows) == 0 {
 				return nil

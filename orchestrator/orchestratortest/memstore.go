@@ -244,12 +244,17 @@ func (m *memStore) CreateRun(_ context.Context, r *orchestrator.Run) error {
 	return nil
 }
 
-func (m *memStore) CreateRunWith(_ context.Context, s *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message) error {
+func (m *memStore) CreateRunWith(_ context.Context, s *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message, locks ...orchestrator.NewLock) error {
 	if s != nil && s.ID == "" {
 		return fmt.Errorf("%w: session id is empty", orchestrator.ErrInvalidArgument)
 	}
 	if r == nil || r.ID == "" || r.SessionID == "" || (s != nil && r.SessionID != s.ID) {
 		return fmt.Errorf("%w: run id and session id are required (and the run must be of the new session)", orchestrator.ErrInvalidArgument)
+	}
+	for _, l := range locks {
+		if err := checkLockArgs(l.Key, r.ID, l.TTL); err != nil {
+			return err
+		}
 	}
 	if s != nil {
 		s.CreatedAt = stamp(s.CreatedAt)
@@ -271,6 +276,15 @@ func (m *memStore) CreateRunWith(_ context.Context, s *orchestrator.Session, r *
 	}
 	if _, ok := m.runs[rrow.ID]; ok {
 		return fmt.Errorf("%w: run %s exists", orchestrator.ErrConflict, r.ID)
+	}
+	for _, l := range locks {
+		if _, ok := m.locks[txt(l.Key)]; ok {
+			return fmt.Errorf("%w: lock %s exists", orchestrator.ErrConflict, l.Key)
+		}
+	}
+	now := time.Now()
+	for _, l := range locks {
+		m.locks[txt(l.Key)] = memLock{owner: rrow.ID, expires: now.Add(l.TTL)}
 	}
 	if s != nil {
 		srow := storedSession(*s)

@@ -59,6 +59,33 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			wantErr(t, "CreateRunWith(run of another session)",
 				s.CreateRunWith(ctx, &orchestrator.Session{ID: "s3", UserID: "u1"}, &orchestrator.Run{ID: "r5", SessionID: "s1", Owner: "a"}, nil), orchestrator.ErrInvalidArgument)
 		},
+		"CreateRunWithLock": func(t *testing.T) {
+			s, ctx := st.open(t), t.Context()
+			const ttl = time.Hour
+			sess := &orchestrator.Session{ID: "s1", UserID: "u1", CreatedAt: at(0)}
+			r := &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u1", State: orchestrator.RunRunning, Owner: "a", CreatedAt: at(0)}
+			mustDo(t, "CreateRunWith(lock)", s.CreateRunWith(ctx, sess, r, nil, orchestrator.NewLock{Key: "session:s1", TTL: ttl}))
+			// Held by the run: another owner is refused, the run renews it.
+			wantErr(t, "AcquireLock(another owner)", s.AcquireLock(ctx, "session:s1", "r9", ttl), orchestrator.ErrBusy)
+			mustDo(t, "RenewLock(the run)", s.RenewLock(ctx, "session:s1", "r1", ttl))
+			// Refused with the run: the lock is not taken either.
+			dup := &orchestrator.Run{ID: "r1", SessionID: "s2", UserID: "u1", State: orchestrator.RunQueued, Owner: "a", CreatedAt: at(1)}
+			wantErr(t, "CreateRunWith(run exists, lock)", s.CreateRunWith(ctx, &orchestrator.Session{ID: "s2", UserID: "u1", CreatedAt: at(1)}, dup, nil,
+				orchestrator.NewLock{Key: "session:s2", TTL: ttl}), orchestrator.ErrConflict)
+			mustDo(t, "AcquireLock(s2's, not taken)", s.AcquireLock(ctx, "session:s2", "r9", ttl))
+			// A lock that exists fails the write, which stores nothing.
+			r3 := &orchestrator.Run{ID: "r3", SessionID: "s3", UserID: "u1", State: orchestrator.RunQueued, Owner: "a", CreatedAt: at(2)}
+			wantErr(t, "CreateRunWith(lock exists)", s.CreateRunWith(ctx, &orchestrator.Session{ID: "s3", UserID: "u1", CreatedAt: at(2)}, r3, nil,
+				orchestrator.NewLock{Key: "session:s2", TTL: ttl}), orchestrator.ErrConflict)
+			wantErr(t, "GetRun(r3)", func() error { _, err := s.GetRun(ctx, "r3"); return err }(), orchestrator.ErrNotFound)
+			wantErr(t, "GetSession(s3)", func() error { _, err := s.GetSession(ctx, "s3"); return err }(), orchestrator.ErrNotFound)
+			wantErr(t, "CreateRunWith(bad lock)", s.CreateRunWith(ctx, nil, &orchestrator.Run{ID: "r4", SessionID: "s1", Owner: "a"}, nil,
+				orchestrator.NewLock{Key: "", TTL: ttl}), orchestrator.ErrInvalidArgument)
+			// EndRun frees it.
+			r.State = orchestrator.RunFinished
+			mustDo(t, "EndRun", s.EndRun(ctx, r, at(3), []string{"session:s1"}))
+			mustDo(t, "AcquireLock(after the end)", s.AcquireLock(ctx, "session:s1", "r9", ttl))
+		},
 		"EndRun": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()
 			createSession(t, s, "s1", "u1", at(0))
