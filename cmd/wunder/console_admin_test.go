@@ -86,7 +86,10 @@ func TestConsoleAdminLSP(t *testing.T) {
 	}
 	s := startServer(t, func(c *config.Config) {
 		c.LSP.Enabled = true
-		c.LSP.TimeoutSeconds = 1
+		// Long enough for the fake (this test binary, started anew) to
+		// answer its handshake on a loaded machine (1 s failed in CI),
+		// short enough to wait out the stand-in.
+		c.LSP.TimeoutSeconds = 5
 		// a stand-in that exists everywhere and never answers: no worker
 		// starts until a call needs one
 		c.LSP.Servers = []config.LSPServer{{ID: "stand-in", Command: []string{"cat"}, Extensions: []string{".txt"}, Enabled: true},
