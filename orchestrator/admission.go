@@ -55,10 +55,10 @@ type liveRun struct {
 	questionStored bool
 	// hbDone is closed when the heartbeat has stopped.
 	hbDone chan struct{}
-	// suspended, set under mu while suspendRun stores the run's wait, is
-	// closed once the suspension is settled (stored waiting, or ended
-	// because a cancel came meanwhile): a cancel that comes in between
-	// waits for it rather than answering "cancelling".
+	// suspended, set under mu when suspendRun begins, is closed once the
+	// suspension is settled (stored waiting, or ended because a cancel
+	// came meanwhile): a cancel that comes in between waits for it rather
+	// than answering "cancelling".
 	suspended chan struct{}
 	// tools are the calls executing now, in start order (the monitor's
 	// current tool); guarded by mu.
@@ -542,16 +542,19 @@ func (o *Orchestrator) Cancel(ctx context.Context, userID, runID string) (*Run, 
 		}
 		ok, settling := o.cancelLive(lr)
 		if settling != nil {
-			// Caught while its wait is being stored: suspendRun ends it
-			// as a cancelled waiting run; answer with that end.
+			// Caught while it suspends: suspendRun ends it as cancelled;
+			// answer with what it stored.
 			select {
 			case <-settling:
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			return o.store.GetRun(ctx, runID)
-		}
-		if ok {
+			if r, err := o.store.GetRun(ctx, runID); err != nil || r.State != RunWaitingInput {
+				return r, err
+			}
+			// Stored waiting: suspendRun could not store the cancel;
+			// it is ended below, as any waiting run.
+		} else if ok {
 			return lr.snapshot(), nil
 		}
 		// It has just suspended (stored as waiting, not yet gone from the
@@ -596,8 +599,8 @@ func (o *Orchestrator) Cancel(ctx context.Context, userID, runID string) (*Run, 
 // executes nowhere, and only ending it in the store stops it). The state
 // is checked and set under the run's lock, so a cancel either comes before
 // the suspension marks the run waiting (which then sees cancelling) or
-// after (and is told so). A cancel that comes while the wait is being
-// stored also gets the channel closed when suspendRun has ended the run.
+// after (and is told so). A cancel that comes while the run suspends also
+// gets the channel suspendRun closes once it has settled the run.
 func (o *Orchestrator) cancelLive(lr *liveRun) (ok bool, settling <-chan struct{}) {
 	suspended := false
 	lr.update(func(r *Run) {

@@ -404,6 +404,9 @@ func (o *Orchestrator) waitTTL() time.Duration {
 // resuming it continues after every event of this execution. The slot
 // goes to the queue.
 func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
+	done := make(chan struct{})
+	defer close(done)
+	lr.update(func(*Run) { lr.suspended = done })
 	lr.cancel()
 	<-lr.hbDone
 	ctx := context.Background()
@@ -437,13 +440,7 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 	}
 	// Stored first, shown after: GetRun says waiting_input only once a
 	// restarted server would say so too.
-	done := make(chan struct{})
-	defer close(done)
-	var r Run
-	lr.update(func(cur *Run) {
-		r = *cur
-		lr.suspended = done
-	})
+	r := *lr.snapshot()
 	r.State, r.LastSeq = RunWaitingInput, lr.log.visibleSeq()
 	err := o.retry(ctx, "store the run's wait", func(ctx context.Context) error { return o.store.UpdateRun(ctx, &r) })
 	// A cancel that came since the check above set cancelling on the live
