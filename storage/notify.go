@@ -49,7 +49,7 @@ func (s *Store) notify(ctx context.Context, db bun.IDB, kind byte, runIDs []stri
 	if len(payloads) == 0 {
 		return
 	}
-	if _, err := db.NewRaw("SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p", s.channel, pgdialect.Array(payloads)).Exec(ctx); err != nil {
+	if _, err := db.ExecContext(ctx, s.notifySQL(payloads)); err != nil {
 		s.log.WarnContext(ctx, "run change not notified; other replicas see it at their next poll", "runs", runIDs, "err", err)
 	}
 }
@@ -62,10 +62,16 @@ func (s *Store) payloads(kind byte, runIDs []string) []string {
 	}
 	payloads := make([]string, len(runIDs))
 	for i, id := range runIDs {
-		// As stored (text.go): a NUL is no more valid in a payload.
-		payloads[i] = string(kind) + ":" + orchestrator.StoredText(id)
+		payloads[i] = string(kind) + ":" + id
 	}
 	return payloads
+}
+
+// notifySQL is the statement that sends payloads on the store's channel,
+// with bun's quoting (text.go: a NUL is no more valid in a payload than in
+// a row).
+func (s *Store) notifySQL(payloads []string) string {
+	return s.db.NewRaw("SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p", s.channel, pgdialect.Array(payloads)).String()
 }
 
 // Watcher returns the store's run change notifications, nil when the

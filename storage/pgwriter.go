@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"log/slog"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/wunder/wunder/orchestrator"
 )
 
 // Group commit (PostgreSQL).
@@ -41,7 +43,9 @@ import (
 //
 // Run change notifications (pg_notify) ride in the same batch, after the
 // statements: PostgreSQL delivers them at commit, so a listener never
-// hears of an event it cannot read. (Notifying inside the inserting
+// hears of an event it cannot read. A refused notification (the queue
+// full) is logged and the batch sent again without it, as a refused
+// NOTIFY on the pool only logs. (Notifying inside the inserting
 // transaction was slower with a pool of concurrent writers, which then
 // serialised on the notification lock held across each flush; here the
 // writer loops are few and each commit carries many ops.)
@@ -71,9 +75,12 @@ type pgWrite struct {
 
 // pgCommitter runs a writer loop's batches on a connection of its own.
 type pgCommitter struct {
-	cfg     *pgx.ConnConfig
-	channel string
-	conn    *pgconn.PgConn
+	cfg *pgx.ConnConfig
+	log *slog.Logger
+	// notify renders the statement that sends payloads (bun's quoting,
+	// as Store.notify); nil without a channel.
+	notify func(payloads []string) string
+	conn   *pgconn.PgConn
 	// used is when conn last answered: a connection idle for longer than
 	// pgIdleCheck is pinged before a batch is sent on it (a round trip
 	// that a busy writer never pays).
@@ -92,9 +99,25 @@ func (c *pgCommitter) close() {
 	}
 }
 
+// errNotifyRefused marks a batch whose one failed statement was its
+// pg_notify (a payload too long, the notification queue full).
+var errNotifyRefused = errors.New("storage: run change notification refused")
+
+// run runs ops as one batch and, when only their notification was
+// refused, again without it: a notification is a hint (followers and
+// heartbeats still poll), never a reason to lose the writes.
+func (c *pgCommitter) run(ops []*writeOp) ([]*pgconn.Result, error) {
+	results, err := c.exec(ops, true)
+	if errors.Is(err, errNotifyRefused) {
+		c.log.Warn("run changes not notified; other replicas see them at their next poll", "err", err)
+		results, err = c.exec(ops, false)
+	}
+	return results, err
+}
+
 // together runs ops as one batch.
 func (c *pgCommitter) together(ops []*writeOp) (done, committed bool) {
-	results, err := c.exec(ops)
+	results, err := c.run(ops)
 	if statementFailed(err) {
 		return false, false // rolled back: each op alone
 	}
@@ -111,7 +134,7 @@ func (c *pgCommitter) together(ops []*writeOp) (done, committed bool) {
 
 // alone runs op as a batch of its own.
 func (c *pgCommitter) alone(op *writeOp) bool {
-	results, err := c.exec([]*writeOp{op})
+	results, err := c.run([]*writeOp{op})
 	if err == nil {
 		c.answer([]*writeOp{op}, results)
 		return true
@@ -151,10 +174,11 @@ func (c *pgCommitter) answer(ops []*writeOp, results []*pgconn.Result) {
 	}
 }
 
-// exec sends ops' statements and their notifications in one pipeline and
-// reads every answer; an error is the first statement's that failed (all
-// of it rolled back) or the connection's.
-func (c *pgCommitter) exec(ops []*writeOp) ([]*pgconn.Result, error) {
+// exec sends ops' statements (and, with notify, their notifications) in
+// one pipeline and reads every answer; an error is the first statement's
+// that failed (all of it rolled back; errNotifyRefused when it was the
+// notification) or the connection's.
+func (c *pgCommitter) exec(ops []*writeOp, notify bool) ([]*pgconn.Result, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), pgWriteTimeout)
 	defer cancel()
 	if c.conn != nil && time.Since(c.used) > pgIdleCheck && c.conn.Ping(ctx) != nil {
@@ -168,59 +192,51 @@ func (c *pgCommitter) exec(ops []*writeOp) ([]*pgconn.Result, error) {
 		c.conn = conn
 	}
 	b := &pgconn.Batch{}
-	var notify []string
+	var payloads []string
+	n := 0
 	for _, op := range ops {
 		for _, q := range op.pg.stmts {
 			b.ExecParams(q, nil, nil, nil, nil)
+			n++
 		}
-		notify = append(notify, op.pg.notify...)
+		payloads = append(payloads, op.pg.notify...)
 	}
-	if len(notify) > 0 && c.channel != "" {
-		b.ExecParams("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p",
-			[][]byte{[]byte(c.channel), []byte(textArray(notify))}, nil, nil, nil)
+	notified := notify && len(payloads) > 0 && c.notify != nil
+	if notified {
+		b.ExecParams(c.notify(payloads), nil, nil, nil, nil)
 	}
 	results, err := c.conn.ExecBatch(ctx, b).ReadAll()
+	if err == nil {
+		for _, r := range results {
+			if err = r.Err; err != nil {
+				break
+			}
+		}
+	}
 	if err != nil {
+		if notified && len(results) == n+1 && statementFailed(err) {
+			return nil, fmt.Errorf("%w: %w", errNotifyRefused, err)
+		}
 		return nil, err
 	}
 	c.used = time.Now()
-	for _, r := range results {
-		if r.Err != nil {
-			return nil, r.Err
-		}
-	}
 	return results, nil
-}
-
-// textArray writes ss as a PostgreSQL text array literal.
-func textArray(ss []string) string {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, s := range ss {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte('"')
-		for _, r := range s {
-			if r == '"' || r == '\\' {
-				b.WriteByte('\\')
-			}
-			b.WriteRune(r)
-		}
-		b.WriteByte('"')
-	}
-	b.WriteByte('}')
-	return b.String()
 }
 
 // pgExec runs w through the PostgreSQL writer.
 func (s *Store) pgExec(ctx context.Context, w *pgWrite) error {
-	if s.observe == nil {
-		return s.pgw.do(ctx, &writeOp{pg: w})
+	return s.submit(ctx, s.pgw, &writeOp{pg: w})
+}
+
+// pgFenced runs stmt, a write of run r fenced by r.Owner (op names it in
+// errors), through the PostgreSQL writer; when it matched no row,
+// ownerConflict says why.
+func (s *Store) pgFenced(ctx context.Context, op string, r *orchestrator.Run, stmt string) error {
+	err := s.pgExec(ctx, &pgWrite{stmts: []string{stmt}, check: matchedOne,
+		fail: func(err error) error { return dbErr(err, op, "run "+r.ID) }})
+	if errors.Is(err, errNoRowMatched) {
+		return ownerConflict(ctx, s.db, r.ID, r.Owner)
 	}
-	start := time.Now()
-	err := s.pgw.do(ctx, &writeOp{pg: w})
-	s.observe(ctx, "write", start, err)
 	return err
 }
 

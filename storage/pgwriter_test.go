@@ -225,3 +225,22 @@ func schemaOf(t *testing.T, dsn string) string {
 	schema, _, _ := strings.Cut(after, "&")
 	return strings.TrimSuffix(schema, "&")
 }
+
+// A notification PostgreSQL refuses (a payload over its 8,000 bytes)
+// does not cost the write it announces: the events are stored, as a
+// refused NOTIFY on the pool only logs.
+func TestPGWriterNotifyRefusedKeepsTheWrite(t *testing.T) {
+	s := open(t, freshPostgres(t))
+	ctx := t.Context()
+	id := "r" + strings.Repeat("x", 8100)
+	sess := &orchestrator.Session{ID: "s-long", UserID: "u"}
+	if err := s.CreateRunWith(ctx, sess, &orchestrator.Run{ID: id, SessionID: sess.ID, UserID: "u", State: orchestrator.RunRunning}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AppendEvents(ctx, []orchestrator.Event{{RunID: id, Seq: 1, Type: "a"}}); err != nil {
+		t.Fatalf("AppendEvents with an unsendable notification: %v", err)
+	}
+	if evs, err := s.ListEvents(ctx, id, 0, 10); err != nil || len(evs) != 1 {
+		t.Fatalf("events = %+v, %v; want the one appended", evs, err)
+	}
+}

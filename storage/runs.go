@@ -45,13 +45,7 @@ func (s *Store) UpdateRun(ctx context.Context, r *orchestrator.Run) error {
 	}
 	row := toRunRow(r)
 	if s.pgw != nil {
-		q := s.db.NewUpdate().Model(row).Column(runMutable...).WherePK().Where("owner = ?", r.Owner).String()
-		err := s.pgExec(ctx, &pgWrite{stmts: []string{q}, check: matchedOne,
-			fail: func(err error) error { return dbErr(err, "update run", "run "+r.ID) }})
-		if errors.Is(err, errNoRowMatched) {
-			return ownerConflict(ctx, s.db, r.ID, r.Owner)
-		}
-		return err
+		return s.pgFenced(ctx, "update run", r, s.db.NewUpdate().Model(row).Column(runMutable...).WherePK().Where("owner = ?", r.Owner).String())
 	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		res, ok, err := s.execPrepared(ctx, db, updateRunSQL, runUpdateArgs(row))

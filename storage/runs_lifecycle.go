@@ -93,10 +93,10 @@ func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r
 				return createErr(err, r.SessionID, what)
 			}
 			for _, l := range locks {
-				args := bind(l.Key, r.ID, stamp(time.Time{}).Add(l.TTL))
-				_, ok, err := s.execPrepared(ctx, db, sqliteNewLock, args)
+				expires := stamp(time.Time{}).Add(l.TTL)
+				_, ok, err := s.execPrepared(ctx, db, sqliteNewLock, bind(l.Key, r.ID, expires))
 				if !ok {
-					_, err = db.ExecContext(ctx, sqliteNewLock, l.Key, r.ID, stamp(time.Time{}).Add(l.TTL))
+					_, err = db.ExecContext(ctx, sqliteNewLock, l.Key, r.ID, expires)
 				}
 				if err != nil {
 					return createErr(err, r.SessionID, "lock "+l.Key)
@@ -144,12 +144,7 @@ func (s *Store) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, k
 		}
 		// The SELECT's row count is the runs ended: 0 when the owner fence
 		// matched nothing, and then nothing was touched or freed either.
-		err := s.pgExec(ctx, &pgWrite{stmts: []string{db.NewRaw(parts+" SELECT 1 FROM ended", args...).String()},
-			check: matchedOne, fail: func(err error) error { return dbErr(err, "end run", "run "+r.ID) }})
-		if errors.Is(err, errNoRowMatched) {
-			return ownerConflict(ctx, db, r.ID, r.Owner)
-		}
-		return err
+		return s.pgFenced(ctx, "end run", r, db.NewRaw(parts+" SELECT 1 FROM ended", args...).String())
 	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		return inTx(ctx, db, func(ctx context.Context, db bun.IDB) error {

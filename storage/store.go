@@ -154,7 +154,13 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			_ = s.Close()
 			return nil, err
 		}
-		s.pgw = newWriter(pgWriterLoops, func() committer { return &pgCommitter{cfg: s.pgCfg, channel: s.channel} })
+		s.pgw = newWriter(pgWriterLoops, func() committer {
+			c := &pgCommitter{cfg: s.pgCfg, log: s.log}
+			if s.channel != "" {
+				c.notify = s.notifySQL
+			}
+			return c
+		})
 	}
 	if opts.AutoMigrate {
 		if err := s.Migrate(ctx); err != nil {

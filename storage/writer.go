@@ -286,11 +286,17 @@ func (s *Store) update(ctx context.Context, fn func(ctx context.Context, db bun.
 	if s.writer == nil {
 		return fn(ctx, s.db)
 	}
+	return s.submit(ctx, s.writer, &writeOp{fn: fn})
+}
+
+// submit hands op to the writer w and waits for it, timing it for
+// Options.Observe as "write".
+func (s *Store) submit(ctx context.Context, w *writer, op *writeOp) error {
 	if s.observe == nil {
-		return s.writer.do(ctx, &writeOp{fn: fn})
+		return w.do(ctx, op)
 	}
 	start := time.Now()
-	err := s.writer.do(ctx, &writeOp{fn: fn})
+	err := w.do(ctx, op)
 	s.observe(ctx, "write", start, err)
 	return err
 }
