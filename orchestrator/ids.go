@@ -9,8 +9,8 @@ import (
 
 // Ids and user ids: what the core accepts at its entry points.
 //
-// Run and session ids are issued by wunder (a prefix and lower-case base32,
-// see newID); clients only ever echo them back (A2A taskId and contextId,
+// Run and session ids are issued by wunder (a prefix, the time and 80
+// random bits in lower-case base32, see newID); clients only ever echo them back (A2A taskId and contextId,
 // MCP and Connect session ids), they never choose one. An id is therefore
 // at most maxIDLen bytes of ASCII letters, digits and "_-.:"; anything else
 // cannot name a run or session and is ErrNotFound without asking the store,
