@@ -107,6 +107,9 @@ func (r *Registry) Catalog(ctx context.Context, userID string) ([]ToolSpec, erro
 // to one run: the named ones plus the always-on ones, minus exclude. An
 // unknown name is an error wrapping [ErrToolNotFound] that lists them all.
 func (r *Registry) Select(ctx context.Context, userID string, names, exclude []string) (*Selection, error) {
+	if len(names) == 0 {
+		return r.alwaysOn(ctx, userID, exclude), nil
+	}
 	all, err := r.all(ctx, userID)
 	if err != nil {
 		return nil, err
@@ -150,6 +153,29 @@ func (r *Registry) Select(ctx context.Context, userID string, names, exclude []s
 		}
 	}
 	return sel, nil
+}
+
+// alwaysOn is Select for a run that names no tool: the always-on tools
+// alone, in toolset order. They are offered whatever the user's tool
+// access says (permitted keeps them too), so neither the whole catalogue
+// nor the user's rule is needed: most runs of agents name no tool, and
+// building the catalogue and reading the rule was 5 % of a no-tool run's
+// CPU (docs/benchmarks.md).
+func (r *Registry) alwaysOn(ctx context.Context, userID string, exclude []string) *Selection {
+	sel := newSelection(r)
+	for _, ts := range r.toolsets {
+		tools, err := ts.Tools(ctx, userID)
+		if err != nil {
+			r.log.WarnContext(ctx, "toolset unavailable", "toolset", ts.Name(), "err", err)
+			continue
+		}
+		for _, t := range tools {
+			if spec := t.Spec(); spec.AlwaysOn && !slices.Contains(exclude, spec.Name) {
+				sel.add(t)
+			}
+		}
+	}
+	return sel
 }
 
 // wait asks every [ToolWaiter] about names no toolset offers yet. It
