@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,6 +23,9 @@ type liveRun struct {
 	language              string
 	log                   *runLog
 	locks                 []string
+	// memoryOff is set when the run's prompt found its user's memory
+	// switch off (queueMemory).
+	memoryOff atomic.Bool
 
 	// ctx is the run's context: cancelling it stops the loop, the running
 	// tool and the lock heartbeat.

@@ -98,8 +98,10 @@ func (l *loop) run(ctx context.Context) outcome {
 	history = fromLastSummary(history)
 	// The system prompt is rebuilt before every model call: toolsets that
 	// contribute to it (loaded skills) follow the history.
+	memory, memoryOff := o.memoryBlock(ctx, lr.userID, lr.language)
+	lr.memoryOff.Store(memoryOff)
 	l.pp = promptParams{userID: lr.userID, sessionID: lr.sessionID, lang: lr.language, mode: lr.mode,
-		workspace: o.workspaceSummary(ctx, lr.userID), memory: o.memoryBlock(ctx, lr.userID, lr.language),
+		workspace: o.workspaceSummary(ctx, lr.userID), memory: memory,
 		preload: lr.req.PreloadSkills, sel: lr.sel}
 	l.sel = lr.sel
 	system := Message{Role: RoleSystem}

@@ -321,25 +321,28 @@ var memoryHeads = map[string]struct{ head, intro string }{
 // when memory is off for the user or there is nothing to remember. Records
 // go newest first until the budget is spent; the first one is clipped to
 // the budget rather than left out.
-func (o *Orchestrator) memoryBlock(ctx context.Context, userID, lang string) string {
+//
+// off reports that the user's switch was read and is off: the run's end
+// then need not read it again (see queueMemory).
+func (o *Orchestrator) memoryBlock(ctx context.Context, userID, lang string) (block string, off bool) {
 	if o.memory == nil {
-		return ""
+		return "", false
 	}
 	st := o.memory.st
 	on, err := st.MemoryEnabled(ctx, userID)
 	if err != nil {
 		o.log.WarnContext(ctx, "memory switch unreadable; no memory in the prompt", "user_id", userID, "err", err)
-		return ""
+		return "", false
 	}
 	if !on {
-		return ""
+		return "", true
 	}
 	recs, err := st.ListMemoryRecords(ctx, userID)
 	if err != nil {
 		o.log.WarnContext(ctx, "memory records unreadable; no memory in the prompt", "user_id", userID, "err", err)
-		return ""
+		return "", false
 	}
-	return renderMemory(recs, lang, o.memory.opts.PromptMaxTokens)
+	return renderMemory(recs, lang, o.memory.opts.PromptMaxTokens), false
 }
 
 // renderMemory is memoryBlock's text for records given newest first.

@@ -179,3 +179,55 @@ func TestMemoryOffQueuesNothing(t *testing.T) {
 		t.Errorf("tasks of a user without memory = %v, %v; want none", tasks, err)
 	}
 }
+
+// The switch as a run found it when it built its prompt decides: a run
+// that started with memory off is not summarised even when its user turns
+// memory on while it runs, and one that started with it on is not
+// summarised when its user turns memory off before it ends.
+func TestMemorySwitchDuringRun(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name           string
+		before, during bool
+	}{
+		{"off then on", false, true},
+		{"on then off", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			started, release := make(chan struct{}), make(chan struct{})
+			h := memoryHarness(t, 30, orchestratortest.Turn{Content: "ok", Started: started, Wait: release})
+			ctx := t.Context()
+			if err := h.o.SetMemoryEnabled(ctx, "carol", tc.before); err != nil {
+				t.Fatal(err)
+			}
+			run, err := h.o.Start(ctx, orchestrator.RunRequest{UserID: "carol", Question: "hi"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			<-started // the prompt is built: the switch was read
+			if err := h.o.SetMemoryEnabled(ctx, "carol", tc.during); err != nil {
+				t.Fatal(err)
+			}
+			close(release)
+			if f := final(t, collect(t, h.o, run.ID, 0)); f.State != orchestrator.RunFinished {
+				t.Fatalf("run ended %s", f.State)
+			}
+			// The task is queued before the final event, so none now means none.
+			tasks, err := h.o.MemoryTasks(ctx, orchestrator.MemoryTaskFilter{UserID: "carol"})
+			if err != nil || len(tasks) != 0 {
+				t.Errorf("memory tasks = %v, %v; want none", tasks, err)
+			}
+		})
+	}
+	// And the control: on throughout is summarised.
+	h := memoryHarness(t, 30, orchestratortest.Turn{Content: "ok"})
+	if err := h.o.SetMemoryEnabled(t.Context(), "dave", true); err != nil {
+		t.Fatal(err)
+	}
+	runOnce(t, h, "dave", "hi", "")
+	tasks, err := h.o.MemoryTasks(t.Context(), orchestrator.MemoryTaskFilter{UserID: "dave"})
+	if err != nil || len(tasks) != 1 {
+		t.Errorf("memory tasks of a user with memory on = %v, %v; want one", tasks, err)
+	}
+}

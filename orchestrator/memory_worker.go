@@ -69,10 +69,15 @@ func (m *memory) stop() {
 }
 
 // queueMemory queues the session of a run that ended finished for
-// summarisation, when its user has memory on.
+// summarisation, when its user has memory on. A run that found the switch
+// off when it built its prompt is not summarised, even if its user turned
+// memory on while it ran (nothing of it was remembered going in, so
+// nothing of it is remembered going out), and the switch is not read
+// again; one that found it on reads it again here, so turning memory off
+// during a run is honoured at its end.
 func (o *Orchestrator) queueMemory(lr *liveRun) {
 	m := o.memory
-	if m == nil {
+	if m == nil || lr.memoryOff.Load() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

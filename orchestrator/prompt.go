@@ -209,8 +209,10 @@ func (o *Orchestrator) SystemPrompt(ctx context.Context, req PromptRequest) (str
 	if err != nil {
 		return "", err
 	}
-	p := promptParams{userID: req.UserID, lang: firstNonEmpty(req.Language, o.defaultLanguage()), mode: firstNonEmpty(mode, ModeToolCall),
-		workspace: o.workspaceSummary(ctx, req.UserID), memory: o.memoryBlock(ctx, req.UserID, firstNonEmpty(req.Language, o.defaultLanguage())),
+	lang := firstNonEmpty(req.Language, o.defaultLanguage())
+	memory, _ := o.memoryBlock(ctx, req.UserID, lang)
+	p := promptParams{userID: req.UserID, lang: lang, mode: firstNonEmpty(mode, ModeToolCall),
+		workspace: o.workspaceSummary(ctx, req.UserID), memory: memory,
 		preload: req.PreloadSkills, sel: sel}
 	prompt, _ := o.promptSelection(ctx, p, nil)
 	return prompt, nil
