@@ -637,11 +637,12 @@ func (o *Orchestrator) finish(lr *liveRun, out outcome) {
 }
 
 // complete writes a run's end. The order matters: the terminal state is
-// stored first (with the seq the final event will have; Store.EndRun
-// frees the locks and touches the session in the same write), then the
-// slot is freed, and only then is the final event emitted, so a client
-// that reacts to "final" by starting the next run never meets its own lock.
-// The run leaves the live table once its log is stored.
+// stored first, in one write with the answer, the log's last events and
+// the final event (Store.EndRun, which also frees the locks and touches
+// the session), then the slot is freed, and only then is the final event
+// made visible, so a client that reacts to "final" by starting the next
+// run never meets its own lock. The run leaves the live table once its
+// log is stored.
 //
 // What clients are told never differs from what the store says: when the
 // end cannot be stored (the store is away past the retry budget, or a
@@ -650,6 +651,7 @@ func (o *Orchestrator) finish(lr *liveRun, out outcome) {
 func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 	now := o.opts.Now()
 	lr.cancel() // the loop has returned; this also stops the heartbeat
+	history := out.history
 	logErr := lr.log.err()
 	switch aborted := lr.abortErr(); {
 	case logErr != nil:
@@ -675,13 +677,48 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 		stored.LastSeq = lr.log.visibleSeq()
 		endErr = o.endStored(ctx, &stored, out)
 	default:
-		// The end, the session's time and the freed locks in one write.
-		r.LastSeq = lr.log.lastSeq() + 1 // the final event
-		endErr = o.retry(ctx, "store the run's end", func(ctx context.Context) error { return o.store.EndRun(ctx, &r, now, lr.locks) })
-		if errors.Is(endErr, ErrConflict) {
+		// The end, the session's time, the freed locks, the answer and the
+		// log's last events with the final one, in one write.
+		final := FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg}
+		endErr = lr.log.end(EventFinal, final, func(batch []Event) error {
+			r.LastSeq = batch[len(batch)-1].Seq // the final event
+			return o.retry(ctx, "store the run's end", func(ctx context.Context) error {
+				return o.store.EndRun(ctx, &r, now, lr.locks, RunTail{Messages: history, Events: batch})
+			})
+		})
+		var why string
+		switch {
+		case endErr == nil:
+			ended = true
+		case errors.Is(endErr, ErrConflict):
 			lr.markLost()
+		case errors.Is(endErr, errLogBroken):
+			why = "store: events not stored: " + lr.log.err().Error()
+		default:
+			// The end with its answer and last events was not stored (the
+			// store refused part of it, or is away past the retry
+			// budget): the run fails, as any run whose history cannot be
+			// stored, if the store takes that.
+			why = "store: the run's end not stored: " + endErr.Error()
 		}
-		ended = endErr == nil
+		if why != "" {
+			// End the run failed after its last stored event, as above
+			// (the log stored what it could and is closed).
+			out = outcome{stop: StopError, state: RunFailed, usage: out.usage, errMsg: why}
+			r = lr.update(func(r *Run) { r.State, r.StopReason, r.Error = out.state, out.stop, out.errMsg })
+			stored := r
+			stored.LastSeq = lr.log.visibleSeq()
+			endErr = o.endStored(ctx, &stored, out)
+		}
+	}
+	if !ended && !lr.isLost() && len(history) > 0 {
+		// The answer was not stored with the end: store it alone, so the
+		// session's history keeps what the model said.
+		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := o.store.AppendMessages(tctx, lr.sessionID, history); err != nil {
+			o.log.Warn("run's answer not stored", "run_id", lr.id, "err", err)
+		}
+		cancel()
 	}
 	if endErr != nil {
 		o.log.Error("run's end not stored; the reaper records it when the store answers", "run_id", lr.id, "err", endErr)
@@ -704,14 +741,14 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 		o.launch(next)
 	}
 
-	if endErr == nil && logErr == nil && out.state == RunFinished {
+	if ended && out.state == RunFinished {
 		// Before the final event: a client that saw the run end finds its
 		// memory task queued.
 		o.queueMemory(lr)
 	}
 	lr.observedEnd(RunEnd{State: out.state, StopReason: out.stop, Usage: out.usage, Error: out.errMsg})
-	if endErr == nil && logErr == nil {
-		lr.log.emit(EventFinal, FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg})
+	if ended {
+		lr.log.publish() // the final event, stored with the end
 	}
 	lr.log.close()
 	o.mu.Lock()

@@ -2,7 +2,9 @@ package orchestrator_test
 
 import (
 	"context"
+	"maps"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,6 +81,33 @@ func TestUnstorableHistoryFailsTheRun(t *testing.T) {
 		turns: []orchestratortest.Turn{{Content: "an answer nobody may see as finished"}}})
 	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q"})
 	evs := collect(t, h.o, run.ID, 0)
+	assertDense(t, evs, 1)
+	f := final(t, evs)
+	if f.State != orchestrator.RunFailed || !strings.Contains(f.Error, "store") {
+		t.Fatalf("final = %+v", f)
+	}
+	if r, _ := store.GetRun(t.Context(), run.ID); r.State != orchestrator.RunFailed || r.LastSeq != evs[len(evs)-1].Seq {
+		t.Fatalf("stored run %s at seq %d, client told %s at seq %d", r.State, r.LastSeq, f.State, evs[len(evs)-1].Seq)
+	}
+	if stored, err := store.ListEvents(t.Context(), run.ID, 0, 0); err != nil || len(stored) != len(evs) {
+		t.Fatalf("store holds %d events, the client saw %d (%v)", len(stored), len(evs), err)
+	}
+}
+
+// A run with a tool round whose round cannot be stored fails there, with
+// an error event, before its answer.
+func TestUnstorableRoundFailsTheRun(t *testing.T) {
+	store := &flakyStore{Store: orchestratortest.NewMemStore(), down: func(op string) bool { return op == "messages" }}
+	released := make(chan struct{})
+	close(released)
+	h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{StoreRetry: 100 * time.Millisecond},
+		toolsets: []orchestrator.Toolset{blockingTool("step", make(chan struct{}), released)},
+		turns: []orchestratortest.Turn{
+			{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("step", `{}`)}},
+			{Content: "an answer nobody may see as finished"},
+		}})
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{"step"}})
+	evs := collect(t, h.o, run.ID, 0)
 	f := final(t, evs)
 	if f.State != orchestrator.RunFailed || !strings.Contains(f.Error, "save history") {
 		t.Fatalf("final = %+v", f)
@@ -88,5 +117,79 @@ func TestUnstorableHistoryFailsTheRun(t *testing.T) {
 	}
 	if errs := ofType(evs, orchestrator.EventError); len(errs) != 1 || !strings.Contains(string(errs[0].Data), `"store"`) {
 		t.Fatalf("error events = %v", errs)
+	}
+}
+
+// countingStore counts the writes a run makes, by method.
+type countingStore struct {
+	orchestrator.Store
+	mu     sync.Mutex
+	writes map[string]int
+}
+
+func (c *countingStore) count(m string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writes[m]++
+}
+
+func (c *countingStore) CreateRunWith(ctx context.Context, s *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message, locks ...orchestrator.NewLock) error {
+	c.count("CreateRunWith")
+	return c.Store.CreateRunWith(ctx, s, r, msgs, locks...)
+}
+
+func (c *countingStore) UpdateRun(ctx context.Context, r *orchestrator.Run) error {
+	c.count("UpdateRun")
+	return c.Store.UpdateRun(ctx, r)
+}
+
+func (c *countingStore) AppendMessages(ctx context.Context, id string, msgs []orchestrator.Message) error {
+	c.count("AppendMessages")
+	return c.Store.AppendMessages(ctx, id, msgs)
+}
+
+func (c *countingStore) AcquireLock(ctx context.Context, key, owner string, ttl time.Duration) error {
+	if !strings.HasPrefix(key, "instance:") { // the process's own, not a run's
+		c.count("AcquireLock " + key)
+	}
+	return c.Store.AcquireLock(ctx, key, owner, ttl)
+}
+
+func (c *countingStore) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, keys []string, tail orchestrator.RunTail) error {
+	c.count("EndRun")
+	return c.Store.EndRun(ctx, r, at, keys, tail)
+}
+
+// A no-tool run in a new session is stored in two writes besides its
+// event batches (and, for a person, the user's slot): its start (session,
+// run, question, session lock) and its end (state, answer, last events with
+// the final one, freed locks). The answer and the final event are found
+// where they belong.
+func TestRunStartAndEndAreOneWriteEach(t *testing.T) {
+	store := &countingStore{Store: orchestratortest.NewMemStore(), writes: map[string]int{}}
+	h := newHarness(t, harnessOpts{store: store, turns: []orchestratortest.Turn{{Content: "the answer"}}})
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q"})
+	evs := collect(t, h.o, run.ID, 0)
+	assertDense(t, evs, 1)
+	if f := final(t, evs); f.State != orchestrator.RunFinished || f.Answer != "the answer" {
+		t.Fatalf("final = %+v", f)
+	}
+	store.mu.Lock()
+	got := maps.Clone(store.writes)
+	store.mu.Unlock()
+	if want := map[string]int{"CreateRunWith": 1, "EndRun": 1, "AcquireLock user:u#0": 1}; !maps.Equal(got, want) {
+		t.Errorf("writes besides event batches = %v; want %v", got, want)
+	}
+	msgs, err := store.ListMessages(t.Context(), run.SessionID, 0)
+	if err != nil || len(msgs) != 2 || msgs[0].Content != "q" || msgs[1].Content != "the answer" || msgs[1].RunID != run.ID {
+		t.Fatalf("history = %+v, %v; want the question and the answer", msgs, err)
+	}
+	stored, err := store.ListEvents(t.Context(), run.ID, 0, 0)
+	if err != nil || len(stored) != len(evs) || stored[len(stored)-1].Type != orchestrator.EventFinal {
+		t.Fatalf("store holds %d events (%v), the client saw %d ending with final", len(stored), err, len(evs))
+	}
+	r, err := store.GetRun(t.Context(), run.ID)
+	if err != nil || r.State != orchestrator.RunFinished || r.LastSeq != stored[len(stored)-1].Seq {
+		t.Fatalf("stored run = %+v, %v", r, err)
 	}
 }

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -44,9 +45,10 @@ type runLog struct {
 	events    []Event
 	wake      chan struct{} // closed and replaced when events become visible, and on close
 	closed    bool
-	flushed   int   // events[:flushed] were handed to the store
-	persisted int   // events[:persisted] are stored: the visible ones
-	broken    error // set when a batch could not be stored
+	flushed   int     // events[:flushed] were handed to the store
+	persisted int     // events[:persisted] are stored: the visible ones
+	broken    error   // set when a batch could not be stored
+	ending    *endJob // set by end: the flusher's last write
 
 	flushSig chan struct{} // cap 1: "there is something to flush"
 	done     chan struct{} // closed when the flusher has exited
@@ -86,28 +88,111 @@ func (l *runLog) emit(typ string, data any) Event {
 			return Event{Type: typ}
 		}
 	}
-	raw := rawJSON(data)
-	if n := l.policy.MaxPayloadChars; n > 0 && utf8.RuneCount(raw) > n {
-		raw = rawJSON(map[string]any{"truncated": true, "preview": truncateRunes(string(raw), n)})
-	}
+	raw := l.payload(data)
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
 		l.log.Warn("event after close dropped", "run_id", l.runID, "type", typ)
 		return Event{Type: typ}
 	}
-	ev := Event{
-		RunID: l.runID, SessionID: l.sessionID,
-		Seq:  l.base + int64(len(l.events)) + 1,
-		Type: typ, Data: raw, Time: l.now(),
-	}
-	l.events = append(l.events, ev)
+	ev := l.appendLocked(typ, raw)
 	l.mu.Unlock()
 	select {
 	case l.flushSig <- struct{}{}:
 	default:
 	}
 	return ev
+}
+
+// payload is data as the log keeps it: JSON, truncated by the policy.
+func (l *runLog) payload(data any) []byte {
+	raw := rawJSON(data)
+	if n := l.policy.MaxPayloadChars; n > 0 && utf8.RuneCount(raw) > n {
+		raw = rawJSON(map[string]any{"truncated": true, "preview": truncateRunes(string(raw), n)})
+	}
+	return raw
+}
+
+// appendLocked appends an event with the next seq.
+func (l *runLog) appendLocked(typ string, raw []byte) Event {
+	ev := Event{
+		RunID: l.runID, SessionID: l.sessionID,
+		Seq:  l.base + int64(len(l.events)) + 1,
+		Type: typ, Data: raw, Time: l.now(),
+	}
+	l.events = append(l.events, ev)
+	return ev
+}
+
+// errLogBroken is end's error when the log broke before its end.
+var errLogBroken = errors.New("event log broken")
+
+// endJob is a log's last write (end).
+type endJob struct {
+	write func(batch []Event) error
+	done  chan error
+}
+
+// end closes the log with its last event (the final one) and has the
+// flusher store it, with every event not stored yet, through write: the
+// run's end in one write, instead of a batch of events, the end, then the
+// final event. The flusher runs it after any batch it is storing, so seqs
+// stay dense and in order. end returns write's error, or errLogBroken when
+// the log had broken (then write is not called).
+//
+// Nothing of that last batch is visible when end returns: the caller
+// finishes what must happen before the final event (the run's slot, its
+// locks) and then calls publish. When write fails, the last event is
+// dropped (never seen, so its seq is free for whoever records the run's
+// end) and the rest of the batch is stored on its own, as the flusher
+// would have stored it. Either way the log is closed.
+func (l *runLog) end(typ string, data any, write func(batch []Event) error) error {
+	raw := l.payload(data)
+	job := &endJob{write: write, done: make(chan error, 1)}
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return errors.New("event log closed")
+	}
+	l.closed = true
+	l.appendLocked(typ, raw)
+	l.ending = job
+	l.mu.Unlock()
+	select {
+	case l.flushSig <- struct{}{}:
+	default:
+	}
+	return <-job.done
+}
+
+// finishEnd is the flusher's part of end: batch holds every event not
+// yet handed to the store, the last one end's.
+func (l *runLog) finishEnd(job *endJob, batch []Event, broken bool) {
+	err := errLogBroken
+	if !broken {
+		err = job.write(batch)
+	}
+	if err != nil {
+		l.mu.Lock()
+		l.events = l.events[:len(l.events)-1]
+		l.flushed = len(l.events)
+		l.mu.Unlock()
+		if rest := batch[:len(batch)-1]; len(rest) > 0 && !broken {
+			l.persist(rest)
+		}
+		l.mu.Lock()
+		l.wakeLocked()
+		l.mu.Unlock()
+	}
+	job.done <- err
+}
+
+// publish makes the events end stored visible, its last one last.
+func (l *runLog) publish() {
+	l.mu.Lock()
+	l.persisted = len(l.events)
+	l.wakeLocked()
+	l.mu.Unlock()
 }
 
 // lastSeq reports the seq of the newest event, visible or not.
@@ -175,8 +260,14 @@ func (l *runLog) flusher() {
 		l.mu.Lock()
 		batch := l.events[l.flushed:len(l.events):len(l.events)]
 		l.flushed = len(l.events)
-		closed, broken := l.closed, l.broken != nil
+		closed, broken, job := l.closed, l.broken != nil, l.ending
 		l.mu.Unlock()
+		if job != nil {
+			// end appended its event and set the job under one lock, so
+			// the batch ends with that event.
+			l.finishEnd(job, batch, broken)
+			return
+		}
 		if len(batch) > 0 && !broken {
 			l.persist(batch)
 		}

@@ -12,10 +12,12 @@ import (
 // outcome is how a run ended.
 type outcome struct {
 	answer string
-	stop   StopReason
-	state  RunState
-	usage  Usage
-	errMsg string
+	// history are messages the run's end stores with it (the answer).
+	history []Message
+	stop    StopReason
+	state   RunState
+	usage   Usage
+	errMsg  string
 }
 
 // execute runs lr's agent loop to its end. It never panics: a panic in the
@@ -172,18 +174,14 @@ func (l *loop) run(ctx context.Context) outcome {
 			}
 		}
 		if len(calls) == 0 {
+			// The answer is stored with the run's end (complete).
 			answer := cleanAnswer(resp.Content)
 			assistant.Content = answer
-			if err := l.save(ctx, assistant); err != nil {
-				return l.fail(ctx, "store", err)
-			}
-			return outcome{answer: answer, stop: StopModelResponse, state: RunFinished, usage: l.usage}
+			return outcome{answer: answer, history: []Message{assistant}, stop: StopModelResponse, state: RunFinished, usage: l.usage}
 		}
 		if answer, ok := finalCall(calls); ok {
-			if err := l.save(ctx, Message{Role: RoleAssistant, Content: answer, RunID: lr.id, CreatedAt: o.opts.Now()}); err != nil {
-				return l.fail(ctx, "store", err)
-			}
-			return outcome{answer: answer, stop: StopFinalTool, state: RunFinished, usage: l.usage}
+			msg := Message{Role: RoleAssistant, Content: answer, RunID: lr.id, CreatedAt: o.opts.Now()}
+			return outcome{answer: answer, history: []Message{msg}, stop: StopFinalTool, state: RunFinished, usage: l.usage}
 		}
 		if asks := l.gate(ctx, calls); len(asks) > 0 {
 			return l.suspend(ctx, resp, calls, asks)

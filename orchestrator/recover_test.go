@@ -240,6 +240,22 @@ func (f *flakyStore) AppendEvents(ctx context.Context, evs []orchestrator.Event)
 	return f.Store.AppendEvents(ctx, evs)
 }
 
+// EndRun fails as a store that cannot write the messages or events of
+// its tail would: the whole write.
+func (f *flakyStore) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, keys []string, tail orchestrator.RunTail) error {
+	if len(tail.Events) > 0 && f.appendWait != nil {
+		select {
+		case <-f.appendWait:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if len(tail.Messages) > 0 && f.down("messages") || len(tail.Events) > 0 && f.down("events") {
+		return errStoreDown
+	}
+	return f.Store.EndRun(ctx, r, at, keys, tail)
+}
+
 func (f *flakyStore) AppendMessages(ctx context.Context, id string, msgs []orchestrator.Message) error {
 	if f.down("messages") {
 		return errStoreDown

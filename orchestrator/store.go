@@ -60,11 +60,15 @@ type Store interface {
 	// ClaimRun), nothing is written and the error wraps ErrConflict.
 	UpdateRun(ctx context.Context, r *Run) error
 	// EndRun writes a run's end as UpdateRun does, fenced by r.Owner, and
-	// in the same write sets its session's UpdatedAt to at and frees the
-	// locks of keys that the run (owner r.ID) holds. When the fence refuses
-	// the update, nothing is written and the error is UpdateRun's. It
-	// spares a run's end two commits.
-	EndRun(ctx context.Context, r *Run, at time.Time, keys []string) error
+	// in the same write sets its session's UpdatedAt to at, frees the
+	// locks of keys that the run (owner r.ID) holds, and appends tail:
+	// the last messages of the run's history (to r.SessionID, as
+	// AppendMessages) and the last events of its log (as AppendEvents,
+	// the final event among them). It is all or nothing: when the fence
+	// refuses the update, or any part fails, nothing is written and the
+	// error is that part's (UpdateRun's for the fence). It spares a run's
+	// end three or four commits.
+	EndRun(ctx context.Context, r *Run, at time.Time, keys []string, tail RunTail) error
 	// ClaimRun hands a run that is not terminal from owner from to owner
 	// to, atomically: of several processes claiming the same run, one
 	// wins. It returns an error wrapping ErrConflict when the run is
@@ -137,4 +141,12 @@ type RunFilter struct {
 	// Since, when set, keeps runs created at or after it.
 	Since time.Time
 	Page  Page
+}
+
+// RunTail is what a run's end stores with it ([Store.EndRun]): the messages
+// that end its history (its answer) and the events that end its log (the
+// final event last).
+type RunTail struct {
+	Messages []Message
+	Events   []Event
 }

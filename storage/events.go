@@ -24,54 +24,65 @@ func (s *Store) AppendEvents(ctx context.Context, events []orchestrator.Event) e
 	if len(events) == 0 {
 		return nil
 	}
+	rows, ids, err := eventRows(events)
+	if err != nil {
+		return err
+	}
+	if s.pgw != nil {
+		w := &pgWrite{stmts: s.eventStmts(rows), notify: s.payloads('e', ids), fail: func(err error) error { return eventErr(err, ids) }}
+		return s.pgExec(ctx, w)
+	}
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		return inTx(ctx, db, func(ctx context.Context, db bun.IDB) error {
+			return s.insertEvents(ctx, db, rows, ids)
+		})
+	})
+}
+
+// eventRows turns a batch into rows and the sorted ids of its runs.
+func eventRows(events []orchestrator.Event) ([]eventRow, []string, error) {
 	rows := make([]eventRow, len(events))
 	runs := map[string]bool{}
 	for i, e := range events {
 		if e.RunID == "" || e.Seq <= 0 {
-			return invalid("event needs a run id and a seq >= 1 (run %q, seq %d)", e.RunID, e.Seq)
+			return nil, nil, invalid("event needs a run id and a seq >= 1 (run %q, seq %d)", e.RunID, e.Seq)
 		}
 		rows[i] = toEventRow(e)
 		runs[e.RunID] = true
 	}
-	ids := slices.Sorted(maps.Keys(runs))
-	if s.pgw != nil {
-		w := &pgWrite{notify: s.payloads('e', ids), fail: func(err error) error { return eventErr(err, ids) }}
-		for from := 0; from < len(rows); from += eventChunk {
-			chunk := rows[from:min(from+eventChunk, len(rows))]
-			w.stmts = append(w.stmts, s.db.NewInsert().Model(&chunk).String())
-		}
-		return s.pgExec(ctx, w)
+	return rows, slices.Sorted(maps.Keys(runs)), nil
+}
+
+// eventStmts renders rows as INSERT statements of at most eventChunk rows
+// (PostgreSQL's writer).
+func (s *Store) eventStmts(rows []eventRow) []string {
+	var stmts []string
+	for from := 0; from < len(rows); from += eventChunk {
+		chunk := rows[from:min(from+eventChunk, len(rows))]
+		stmts = append(stmts, s.db.NewInsert().Model(&chunk).String())
 	}
-	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+	return stmts
+}
+
+// insertEvents inserts rows in the transaction db (SQLite: a prepared
+// statement for a small batch) and notifies their runs' change.
+func (s *Store) insertEvents(ctx context.Context, db bun.IDB, rows []eventRow, ids []string) error {
+	for from := 0; from < len(rows); from += eventChunk {
+		chunk := rows[from:min(from+eventChunk, len(rows))]
+		ok := false
 		var err error
-		if len(rows) <= eventChunk {
-			// One statement is atomic on its own.
-			ok := false
-			if len(rows) <= maxPreparedRows {
-				_, ok, err = s.execPrepared(ctx, db, insertSQL("events", eventCols, len(rows)), eventArgs(rows))
-			}
-			if !ok {
-				_, err = db.NewInsert().Model(&rows).Exec(ctx)
-			}
-			if err == nil {
-				s.notify(ctx, db, 'e', ids)
-			}
+		if len(chunk) <= maxPreparedRows {
+			_, ok, err = s.execPrepared(ctx, db, insertSQL("events", eventCols, len(chunk)), eventArgs(chunk))
+		}
+		if !ok {
+			_, err = db.NewInsert().Model(&chunk).Exec(ctx)
+		}
+		if err != nil {
 			return eventErr(err, ids)
 		}
-		err = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			for from := 0; from < len(rows); from += eventChunk {
-				chunk := rows[from:min(from+eventChunk, len(rows))]
-				if _, err := tx.NewInsert().Model(&chunk).Exec(ctx); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err == nil {
-			s.notify(ctx, db, 'e', ids)
-		}
-		return eventErr(err, ids)
-	})
+	}
+	s.notify(ctx, db, 'e', ids)
+	return nil
 }
 
 func eventErr(err error, runs []string) error {

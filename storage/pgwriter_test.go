@@ -129,7 +129,7 @@ func TestPGWriterGroupsAndFences(t *testing.T) {
 		}
 		wg.Go(func() {
 			errs[i] = s.EndRun(ctx, &orchestrator.Run{ID: fmt.Sprintf("r%d", i), SessionID: fmt.Sprintf("s-r%d", i), UserID: "u",
-				State: orchestrator.RunFinished, Owner: owner, Answer: "done"}, time.Now(), nil)
+				State: orchestrator.RunFinished, Owner: owner, Answer: "done"}, time.Now(), nil, orchestrator.RunTail{})
 		})
 	}
 	queuedOn(t, s.pgw, n)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/uptrace/bun"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -126,25 +128,25 @@ func createErr(err error, sessionID, what string) error {
 }
 
 // EndRun implements [orchestrator.Store].
-func (s *Store) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, keys []string) error {
+func (s *Store) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, keys []string, tail orchestrator.RunTail) error {
 	if r == nil {
 		return invalid("run is nil")
 	}
 	row := toRunRow(r)
 	at = stamp(at)
-	if s.backend == BackendPostgres {
-		db := s.db
-		upd := db.NewUpdate().Model(row).Column(runMutable...).WherePK().Where("owner = ?", r.Owner).Returning("session_id")
-		touch := db.NewUpdate().Model((*sessionRow)(nil)).Set("updated_at = ?", at).Where("id IN (SELECT session_id FROM ended)")
-		parts, args := "WITH ended AS (?), touched AS (?)", []any{upd, touch}
-		if len(keys) > 0 {
-			free := db.NewDelete().Table("session_locks").Where(`"key" IN (?)`, bun.List(keys)).Where("owner = ?", r.ID).
-				Where("EXISTS (SELECT 1 FROM ended)")
-			parts, args = parts+", freed AS (?)", append(args, free)
+	mrows, err := messageRows(r.SessionID, tail.Messages)
+	if err != nil {
+		return err
+	}
+	var erows []eventRow
+	var runs []string
+	if len(tail.Events) > 0 {
+		if erows, runs, err = eventRows(tail.Events); err != nil {
+			return err
 		}
-		// The SELECT's row count is the runs ended: 0 when the owner fence
-		// matched nothing, and then nothing was touched or freed either.
-		return s.pgFenced(ctx, "end run", r, db.NewRaw(parts+" SELECT 1 FROM ended", args...).String())
+	}
+	if s.backend == BackendPostgres {
+		return s.pgEndRun(ctx, r, row, at, keys, mrows, erows, runs)
 	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		return inTx(ctx, db, func(ctx context.Context, db bun.IDB) error {
@@ -175,9 +177,74 @@ func (s *Store) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, k
 					return dbErr(err, "end run", "lock "+k)
 				}
 			}
+			if len(mrows) > 0 {
+				if err := s.insertMessages(ctx, db, mrows); err != nil {
+					return dbErr(err, "end run", "session "+r.SessionID)
+				}
+			}
+			if len(erows) > 0 {
+				return s.insertEvents(ctx, db, erows, runs)
+			}
 			return nil
 		})
 	})
+}
+
+// pgEndRun is EndRun on PostgreSQL: one statement of data-modifying CTEs
+// (the fenced update, the session's time, the freed locks), then the
+// tail's inserts, in one op of the writer. The inserts must not outlive a
+// fence that refused: with a tail, the first statement fails when nothing
+// was ended (casting a sentence to an integer, evaluated only then), which
+// rolls the whole op back; without one, its command tag says so.
+func (s *Store) pgEndRun(ctx context.Context, r *orchestrator.Run, row *runRow, at time.Time, keys []string,
+	mrows []messageRow, erows []eventRow, runs []string) error {
+	db := s.db
+	upd := db.NewUpdate().Model(row).Column(runMutable...).WherePK().Where("owner = ?", r.Owner).Returning("session_id")
+	touch := db.NewUpdate().Model((*sessionRow)(nil)).Set("updated_at = ?", at).Where("id IN (SELECT session_id FROM ended)")
+	parts, args := "WITH ended AS (?), touched AS (?)", []any{upd, touch}
+	if len(keys) > 0 {
+		free := db.NewDelete().Table("session_locks").Where(`"key" IN (?)`, bun.List(keys)).Where("owner = ?", r.ID).
+			Where("EXISTS (SELECT 1 FROM ended)")
+		parts, args = parts+", freed AS (?)", append(args, free)
+	}
+	w := &pgWrite{fail: func(err error) error {
+		if isFenceRefused(err) {
+			return errNoRowMatched
+		}
+		if constraintOf(err) == uniqueViolation && len(erows) > 0 {
+			return eventErr(err, runs)
+		}
+		return dbErr(err, "end run", "run "+r.ID)
+	}}
+	if len(mrows) == 0 && len(erows) == 0 {
+		// The SELECT's row count is the runs ended: 0 when the owner fence
+		// matched nothing, and then nothing was touched or freed either.
+		w.stmts = []string{db.NewRaw(parts+" SELECT 1 FROM ended", args...).String()}
+		w.check = matchedOne
+	} else {
+		w.stmts = []string{db.NewRaw(parts+" SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM ended) THEN '1' ELSE ? END AS integer)",
+			append(args, fenceRefused)...).String()}
+		if len(mrows) > 0 {
+			w.stmts = append(w.stmts, db.NewInsert().Model(&mrows).String())
+		}
+		w.stmts = append(w.stmts, s.eventStmts(erows)...)
+		w.notify = s.payloads('e', runs)
+	}
+	err := s.pgExec(ctx, w)
+	if errors.Is(err, errNoRowMatched) {
+		return ownerConflict(ctx, s.db, r.ID, r.Owner)
+	}
+	return err
+}
+
+// fenceRefused is the text pgEndRun's first statement casts to an integer
+// when the owner fence matched nothing: the error names what happened.
+const fenceRefused = "wunder: run end refused by the owner fence"
+
+// isFenceRefused reports the error of that cast.
+func isFenceRefused(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "22P02" && strings.Contains(pe.Message, fenceRefused)
 }
 
 // inTx runs fn in a transaction: db's own when it is one (the SQLite

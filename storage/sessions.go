@@ -105,27 +105,41 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs []orc
 	if len(msgs) == 0 {
 		return nil
 	}
-	rows := make([]messageRow, len(msgs))
-	for i, m := range msgs {
-		row, err := toMessageRow(sessionID, m)
-		if err != nil {
-			return err
-		}
-		rows[i] = row
+	rows, err := messageRows(sessionID, msgs)
+	if err != nil {
+		return err
 	}
 	if s.pgw != nil {
 		return s.pgExec(ctx, &pgWrite{stmts: []string{s.db.NewInsert().Model(&rows).String()},
 			fail: func(err error) error { return dbErr(err, "append messages", "session "+sessionID) }})
 	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-		if len(rows) <= maxPreparedRows {
-			if _, ok, err := s.execPrepared(ctx, db, insertSQL("messages", messageCols, len(rows)), messageArgs(rows)); ok {
-				return dbErr(err, "append messages", "session "+sessionID)
-			}
-		}
-		_, err := db.NewInsert().Model(&rows).Exec(ctx)
-		return dbErr(err, "append messages", "session "+sessionID)
+		return dbErr(s.insertMessages(ctx, db, rows), "append messages", "session "+sessionID)
 	})
+}
+
+func messageRows(sessionID string, msgs []orchestrator.Message) ([]messageRow, error) {
+	rows := make([]messageRow, len(msgs))
+	for i, m := range msgs {
+		row, err := toMessageRow(sessionID, m)
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = row
+	}
+	return rows, nil
+}
+
+// insertMessages inserts rows with one statement (prepared on SQLite's
+// writer for a small batch); the error is the driver's.
+func (s *Store) insertMessages(ctx context.Context, db bun.IDB, rows []messageRow) error {
+	if len(rows) <= maxPreparedRows {
+		if _, ok, err := s.execPrepared(ctx, db, insertSQL("messages", messageCols, len(rows)), messageArgs(rows)); ok {
+			return err
+		}
+	}
+	_, err := db.NewInsert().Model(&rows).Exec(ctx)
+	return err
 }
 
 // ListMessages implements [orchestrator.Store].

@@ -204,12 +204,16 @@ func (m *memStore) AppendMessages(_ context.Context, sessionID string, msgs []or
 	if _, ok := m.sessions[sessionID]; !ok {
 		return fmt.Errorf("%w: session %s", orchestrator.ErrNotFound, sessionID)
 	}
+	m.appendMessagesLocked(sessionID, msgs)
+	return nil
+}
+
+func (m *memStore) appendMessagesLocked(sessionID string, msgs []orchestrator.Message) {
 	for _, msg := range msgs {
 		msg = storedMessage(msg)
 		msg.CreatedAt = stamp(msg.CreatedAt)
 		m.messages[sessionID] = append(m.messages[sessionID], msg)
 	}
-	return nil
 }
 
 func (m *memStore) ListMessages(_ context.Context, sessionID string, limit int) ([]orchestrator.Message, error) {
@@ -305,9 +309,25 @@ func (m *memStore) UpdateRun(_ context.Context, r *orchestrator.Run) error {
 	return m.updateRunLocked(r)
 }
 
-func (m *memStore) EndRun(_ context.Context, r *orchestrator.Run, at time.Time, keys []string) error {
+func (m *memStore) EndRun(_ context.Context, r *orchestrator.Run, at time.Time, keys []string, tail orchestrator.RunTail) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// Everything is checked before anything is written: all or nothing.
+	if r == nil {
+		return fmt.Errorf("%w: run is nil", orchestrator.ErrInvalidArgument)
+	}
+	if cur, ok := m.runs[txt(r.ID)]; ok && cur.Owner != txt(r.Owner) {
+		return m.updateRunLocked(r) // the fence's error
+	}
+	if len(tail.Messages) > 0 {
+		if _, ok := m.sessions[txt(r.SessionID)]; !ok {
+			return fmt.Errorf("%w: session %s", orchestrator.ErrNotFound, r.SessionID)
+		}
+	}
+	evs, err := m.checkEventsLocked(tail.Events)
+	if err != nil {
+		return err
+	}
 	if err := m.updateRunLocked(r); err != nil {
 		return err
 	}
@@ -321,6 +341,8 @@ func (m *memStore) EndRun(_ context.Context, r *orchestrator.Run, at time.Time, 
 			delete(m.locks, txt(k))
 		}
 	}
+	m.appendMessagesLocked(txt(r.SessionID), tail.Messages)
+	m.appendEventsLocked(evs)
 	return nil
 }
 
@@ -403,37 +425,50 @@ func (m *memStore) ListRuns(_ context.Context, f orchestrator.RunFilter) ([]*orc
 }
 
 func (m *memStore) AppendEvents(_ context.Context, in []orchestrator.Event) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	evs, err := m.checkEventsLocked(in)
+	if err != nil {
+		return err
+	}
+	m.appendEventsLocked(evs)
+	return nil
+}
+
+// checkEventsLocked validates a whole batch (it is written entirely or not
+// at all) and returns it as it is stored.
+func (m *memStore) checkEventsLocked(in []orchestrator.Event) ([]orchestrator.Event, error) {
 	evs := make([]orchestrator.Event, len(in))
 	for i, e := range in {
 		evs[i] = storedEvent(e)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	// Validate the whole batch first: it is written entirely or not at all.
 	seen := map[string]map[int64]bool{}
 	for _, e := range evs {
 		if e.RunID == "" || e.Seq <= 0 {
-			return fmt.Errorf("%w: event needs a run id and a seq >= 1 (run %q, seq %d)", orchestrator.ErrInvalidArgument, e.RunID, e.Seq)
+			return nil, fmt.Errorf("%w: event needs a run id and a seq >= 1 (run %q, seq %d)", orchestrator.ErrInvalidArgument, e.RunID, e.Seq)
 		}
 		if _, ok := m.runs[e.RunID]; !ok {
-			return fmt.Errorf("%w: run %s", orchestrator.ErrNotFound, e.RunID)
+			return nil, fmt.Errorf("%w: run %s", orchestrator.ErrNotFound, e.RunID)
 		}
 		if seen[e.RunID] == nil {
 			seen[e.RunID] = map[int64]bool{}
 		}
 		_, exists := slices.BinarySearchFunc(m.events[e.RunID], e.Seq, eventBySeq)
 		if exists || seen[e.RunID][e.Seq] {
-			return fmt.Errorf("%w: event %s/%d exists", orchestrator.ErrConflict, e.RunID, e.Seq)
+			return nil, fmt.Errorf("%w: event %s/%d exists", orchestrator.ErrConflict, e.RunID, e.Seq)
 		}
 		seen[e.RunID][e.Seq] = true
 	}
+	return evs, nil
+}
+
+func (m *memStore) appendEventsLocked(evs []orchestrator.Event) {
 	for _, e := range evs {
 		e.Time = stamp(e.Time) // storedEvent copied Data
 		list := m.events[e.RunID]
 		i, _ := slices.BinarySearchFunc(list, e.Seq, eventBySeq)
 		m.events[e.RunID] = slices.Insert(list, i, e)
 	}
-	return nil
 }
 
 func eventBySeq(e orchestrator.Event, seq int64) int { return cmp.Compare(e.Seq, seq) }

@@ -83,7 +83,7 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 				orchestrator.NewLock{Key: "", TTL: ttl}), orchestrator.ErrInvalidArgument)
 			// EndRun frees it.
 			r.State = orchestrator.RunFinished
-			mustDo(t, "EndRun", s.EndRun(ctx, r, at(3), []string{"session:s1"}))
+			mustDo(t, "EndRun", s.EndRun(ctx, r, at(3), []string{"session:s1"}, orchestrator.RunTail{}))
 			mustDo(t, "AcquireLock(after the end)", s.AcquireLock(ctx, "session:s1", "r9", ttl))
 		},
 		"EndRun": func(t *testing.T) {
@@ -99,7 +99,7 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			// Fenced: another owner's end writes nothing at all.
 			late := *r
 			late.Owner, late.State, late.Answer = "b", orchestrator.RunFinished, "late"
-			wantErr(t, "EndRun(not the owner)", s.EndRun(ctx, &late, at(5), []string{"session:s1", "user:u1"}), orchestrator.ErrConflict)
+			wantErr(t, "EndRun(not the owner)", s.EndRun(ctx, &late, at(5), []string{"session:s1", "user:u1"}, orchestrator.RunTail{}), orchestrator.ErrConflict)
 			got, err := s.GetRun(ctx, "r1")
 			mustDo(t, "GetRun", err)
 			sess, err := s.GetSession(ctx, "s1")
@@ -112,7 +112,7 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			done := *r
 			fin := at(7)
 			done.State, done.StopReason, done.Answer, done.LastSeq, done.FinishedAt = orchestrator.RunFinished, orchestrator.StopModelResponse, "ok", 9, &fin
-			mustDo(t, "EndRun", s.EndRun(ctx, &done, at(7), []string{"session:s1", "user:u1", "user:u2"}))
+			mustDo(t, "EndRun", s.EndRun(ctx, &done, at(7), []string{"session:s1", "user:u1", "user:u2"}, orchestrator.RunTail{}))
 			got, err = s.GetRun(ctx, "r1")
 			mustDo(t, "GetRun", err)
 			sess, err = s.GetSession(ctx, "s1")
@@ -124,7 +124,62 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			mustDo(t, "AcquireLock(user, freed)", s.AcquireLock(ctx, "user:u1", "r2", ttl))
 			// A lock of another owner among the keys is left alone.
 			wantErr(t, "AcquireLock(other's, kept)", s.AcquireLock(ctx, "user:u2", "r3", ttl), orchestrator.ErrBusy)
-			wantErr(t, "EndRun(missing)", s.EndRun(ctx, &orchestrator.Run{ID: "nope", Owner: "a"}, at(8), nil), orchestrator.ErrNotFound)
+			wantErr(t, "EndRun(missing)", s.EndRun(ctx, &orchestrator.Run{ID: "nope", Owner: "a"}, at(8), nil, orchestrator.RunTail{}), orchestrator.ErrNotFound)
+		},
+		"EndRunTail": func(t *testing.T) {
+			s, ctx := st.open(t), t.Context()
+			createSession(t, s, "s1", "u1", at(0))
+			r := &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u1", State: orchestrator.RunRunning, Owner: "a", CreatedAt: at(0)}
+			mustDo(t, "CreateRun", s.CreateRun(ctx, r))
+			const ttl = time.Hour
+			mustDo(t, "AcquireLock(session)", s.AcquireLock(ctx, "session:s1", "r1", ttl))
+			ev := func(seq int64, typ string) orchestrator.Event {
+				return orchestrator.Event{RunID: "r1", SessionID: "s1", Seq: seq, Type: typ, Data: []byte(`{"n":1}`), Time: at(time.Duration(seq))}
+			}
+			mustDo(t, "AppendEvents(1, 2)", s.AppendEvents(ctx, []orchestrator.Event{ev(1, "progress"), ev(2, "llm_output")}))
+			answer := orchestrator.Message{Role: orchestrator.RoleAssistant, Content: "the answer", RunID: "r1", CreatedAt: at(3)}
+			done := *r
+			done.State, done.Answer, done.LastSeq = orchestrator.RunFinished, "the answer", 4
+			tail := orchestrator.RunTail{Messages: []orchestrator.Message{answer}, Events: []orchestrator.Event{ev(3, "llm_output"), ev(4, "final")}}
+
+			// unchanged checks that a refused end wrote nothing of its tail either.
+			unchanged := func(what string) {
+				t.Helper()
+				got, err := s.GetRun(ctx, "r1")
+				mustDo(t, "GetRun", err)
+				msgs, err := s.ListMessages(ctx, "s1", 0)
+				mustDo(t, "ListMessages", err)
+				evs, err := s.ListEvents(ctx, "r1", 0, 100)
+				mustDo(t, "ListEvents", err)
+				if got.State != orchestrator.RunRunning || len(msgs) != 0 || len(evs) != 2 {
+					t.Fatalf("after %s: run %s, %d messages, %d events; want running, none, 2", what, got.State, len(msgs), len(evs))
+				}
+				wantErr(t, "AcquireLock(session, still held)", s.AcquireLock(ctx, "session:s1", "r2", ttl), orchestrator.ErrBusy)
+			}
+			late := done
+			late.Owner = "b"
+			wantErr(t, "EndRun(tail, not the owner)", s.EndRun(ctx, &late, at(5), []string{"session:s1"}, tail), orchestrator.ErrConflict)
+			unchanged("a fenced end")
+			clash := orchestrator.RunTail{Messages: tail.Messages, Events: []orchestrator.Event{ev(2, "llm_output"), ev(4, "final")}}
+			wantErr(t, "EndRun(tail repeats a seq)", s.EndRun(ctx, &done, at(5), []string{"session:s1"}, clash), orchestrator.ErrConflict)
+			unchanged("an end whose events clash")
+			wantErr(t, "EndRun(tail, bad event)", s.EndRun(ctx, &done, at(5), nil, orchestrator.RunTail{Events: []orchestrator.Event{{RunID: "r1"}}}), orchestrator.ErrInvalidArgument)
+			unchanged("an end with an invalid event")
+
+			mustDo(t, "EndRun(tail)", s.EndRun(ctx, &done, at(5), []string{"session:s1"}, tail))
+			got, err := s.GetRun(ctx, "r1")
+			mustDo(t, "GetRun", err)
+			msgs, err := s.ListMessages(ctx, "s1", 0)
+			mustDo(t, "ListMessages", err)
+			evs, err := s.ListEvents(ctx, "r1", 0, 100)
+			mustDo(t, "ListEvents", err)
+			if got.State != orchestrator.RunFinished || got.LastSeq != 4 || len(msgs) != 1 || msgs[0].Content != "the answer" || msgs[0].RunID != "r1" {
+				t.Fatalf("after EndRun(tail): run %+v, messages %+v", got, msgs)
+			}
+			if len(evs) != 4 || evs[2].Seq != 3 || evs[3].Seq != 4 || evs[3].Type != "final" {
+				t.Fatalf("after EndRun(tail): events %+v; want seqs 1-4, the final last", evs)
+			}
+			mustDo(t, "AcquireLock(session, freed)", s.AcquireLock(ctx, "session:s1", "r2", ttl))
 		},
 	}
 }
