@@ -17,7 +17,11 @@ import (
 // names an input-required task, into the decisions that task waits for
 // (input.go). afterSeq is where a stream of the run starts: 0 for a new
 // run, the seq the task waited at for an answered one.
-func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (r *orchestrator.Run, afterSeq int64, err error) {
+//
+// blocking says the caller waits for the task's end without reading its
+// parts (a blocking SendMessage): the model is then asked for whole
+// answers (orchestrator.RunRequest.Blocking).
+func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, blocking bool) (r *orchestrator.Run, afterSeq int64, err error) {
 	m := p.Message
 	if m.Role != "" && m.Role != w.RoleUser {
 		return nil, 0, errParams("message.role must be user")
@@ -71,7 +75,7 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams) (r *orche
 	r, err = h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: h.actor(c), SessionID: sessionID, Question: text, ToolNames: h.opts.ToolNames,
 		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendA2A, Metadata: meta, PreloadSkills: preloadOf(m.Metadata, p.Metadata),
-		ApprovalMode: mode, Attachments: atts,
+		ApprovalMode: mode, Attachments: atts, Blocking: blocking,
 	})
 	if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {
 		return nil, 0, errParams("contextId %q is not a context of this agent; omit it to start a new one", sessionID)
@@ -154,7 +158,7 @@ func (h *Handler) send(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, errParams("%v", err)
 	}
-	r, after, err := h.start(ctx, c, p)
+	r, after, err := h.start(ctx, c, p, p.Blocking)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func (h *Handler) stream(rw http.ResponseWriter, r *http.Request, c *call) {
 		c.fail(rw, h.toError(ctx, c.v, errParams("%v", err)))
 		return
 	}
-	run, after, err := h.start(ctx, c, p)
+	run, after, err := h.start(ctx, c, p, false)
 	if err != nil {
 		c.fail(rw, h.toError(ctx, c.v, err))
 		return

@@ -82,7 +82,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Ru
 		UserID: userID, SessionID: req.SessionID, Question: req.Question, ToolNames: req.ToolNames, PreloadSkills: req.PreloadSkills,
 		ModelName: req.ModelName, ToolCallMode: req.ToolCallMode, Language: s.language(r, req.Language),
 		MaxRounds: req.MaxRounds, Caller: orchestrator.CallerUser, Frontend: orchestrator.FrontendREST, ApprovalMode: req.ApprovalMode,
-		SkipToolCalls: req.SkipToolCalls,
+		SkipToolCalls: req.SkipToolCalls, Blocking: req.Stream != nil && !*req.Stream,
 	}
 	if err := applyOverrides(&rr, req.ConfigOverrides, s.opts.RequestOverrides); err != nil {
 		writeError(w, r, err)

@@ -72,7 +72,7 @@ func (h *Handler) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput
 	run, err := h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: user, SessionID: in.SessionID, Question: in.Task, ToolNames: in.ToolNames, PreloadSkills: in.PreloadSkills,
 		ExcludeTools: []string{RunTool, ApproveTool}, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendMCP, ApprovalMode: in.ApprovalMode,
-		Attachments: atts,
+		Attachments: atts, Blocking: req.Params.GetProgressToken() == nil,
 	})
 	if err != nil {
 		return failed(h.langOf(req.Extra), err)

@@ -223,7 +223,7 @@ func (l *loop) request(msgs []Message) *ModelRequest {
 	lr := l.lr
 	req := &ModelRequest{
 		Messages:    renderMessages(msgs, lr.mode, l.o.tools, lr.settings.SupportVision),
-		Stream:      lr.settings.Stream,
+		Stream:      l.streamed(),
 		MaxOutput:   lr.settings.MaxOutput,
 		Temperature: lr.settings.Temperature,
 		Stop:        lr.settings.Stop,
@@ -232,6 +232,14 @@ func (l *loop) request(msgs []Message) *ModelRequest {
 		req.Tools = l.sel.WireSpecs()
 	}
 	return req
+}
+
+// streamed reports whether the run's model calls are streamed: when the
+// model streams, and the caller does or the model streams always
+// (RunRequest.Blocking, ModelSettings.StreamAlways).
+func (l *loop) streamed() bool {
+	s := l.lr.settings
+	return s.Stream && (!l.lr.req.Blocking || s.StreamAlways)
 }
 
 // countTokens counts the request msgs make.

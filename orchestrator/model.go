@@ -82,6 +82,10 @@ type ModelSettings struct {
 	Temperature  *float64
 	Stop         []string
 	Stream       bool
+	// StreamAlways streams the model for callers that wait for the whole
+	// answer too (RunRequest.Blocking), so followers of their runs see the
+	// answer grow; off, such runs ask for the whole answer.
+	StreamAlways bool
 	// MaxContext is the context window in tokens; 0 = unknown, which turns
 	// compaction off.
 	MaxContext int

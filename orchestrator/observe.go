@@ -158,7 +158,7 @@ func (l *loop) observeModelCall(ctx context.Context) (context.Context, func(*Mod
 		return ctx, func(*ModelResponse, error) {}
 	}
 	lr := l.lr
-	ctx, end := obs.ModelCall(ctx, ModelCallInfo{RunID: lr.id, Model: lr.settings.Name, Round: l.round, Mode: lr.mode, Stream: lr.settings.Stream})
+	ctx, end := obs.ModelCall(ctx, ModelCallInfo{RunID: lr.id, Model: lr.settings.Name, Round: l.round, Mode: lr.mode, Stream: l.streamed()})
 	return ctx, func(resp *ModelResponse, err error) { end(ModelCallEnd{Err: err, Response: resp}) }
 }
 

@@ -262,6 +262,14 @@ type RunRequest struct {
 	// SkipToolCalls: the run offers no tools and takes the model's first
 	// answer as final, ignoring any tool call in it.
 	SkipToolCalls bool
+	// Blocking says the caller waits for the whole answer and reads no
+	// part of it before (a blocking A2A send, POST /wunder without
+	// stream, wunder@run without a progress token). Its model calls are
+	// then not streamed, unless the model's StreamAlways says so: the
+	// model answers in one response and the run emits no
+	// llm_output_delta events (a follower sees each llm_output whole).
+	// The zero value streams as the model's settings say.
+	Blocking bool
 	// Metadata travels with the run to its tools (ToolInvocation.Metadata);
 	// the A2A front-end puts the delegation depth here for the recursion
 	// guard of a2a@service tools.

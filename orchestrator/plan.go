@@ -341,7 +341,7 @@ func (l *loop) askGoal(ctx context.Context, msgs []Message, system string) (bool
 	for _, m := range renderMessages(msgs[1:], ModeToolCall, l.o.tools, false) {
 		fmt.Fprintf(&sb, "%s: %s\n\n", m.Role, clip(m.Content, 2000))
 	}
-	req := &ModelRequest{Messages: []Message{{Role: RoleSystem, Content: system}, {Role: RoleUser, Content: sb.String()}}, Stream: l.lr.settings.Stream}
+	req := &ModelRequest{Messages: []Message{{Role: RoleSystem, Content: system}, {Role: RoleUser, Content: sb.String()}}, Stream: l.streamed()}
 	for ev, err := range l.lr.model.Generate(ctx, req) {
 		if err != nil {
 			return false, fmt.Errorf("goal check: %w", err)

@@ -68,7 +68,7 @@ func newModels(cfg *config.Config) (*llm.Registry, error) {
 		lc := llm.Config{
 			Name: name, Provider: m.Provider, BaseURL: m.BaseURL, APIKey: m.APIKey, Model: m.Model,
 			Script: m.Script, Temperature: m.Temperature, MaxOutput: m.MaxOutput,
-			Timeout: m.Timeout(), Stream: m.Stream, StreamIncludeUsage: &includeUsage,
+			Timeout: m.Timeout(), Stream: m.Stream && m.StreamAlways, StreamIncludeUsage: &includeUsage,
 			Retry: llm.RetryConfig{MaxAttempts: m.Retry.MaxAttempts, InitialBackoff: m.Retry.InitialBackoff(), MaxBackoff: m.Retry.MaxBackoff()},
 		}
 		model, err := llm.NewModel(lc)
@@ -77,7 +77,7 @@ func newModels(cfg *config.Config) (*llm.Registry, error) {
 		}
 		entries[name] = llm.Entry{Model: model, Settings: orchestrator.ModelSettings{
 			Name: name, ToolCallMode: m.ToolCallMode, MaxRounds: m.MaxRounds, MaxOutput: m.MaxOutput,
-			Temperature: m.Temperature, Stop: m.Stop, Stream: m.Stream,
+			Temperature: m.Temperature, Stop: m.Stop, Stream: m.Stream, StreamAlways: m.StreamAlways,
 			MaxContext: m.MaxContext, CompactionRatio: m.HistoryCompactionRatio,
 			CompactionReset: m.HistoryCompactionReset, ModelID: m.Model, SupportVision: m.SupportVision,
 		}}

@@ -83,8 +83,18 @@ type Model struct {
 	HistoryCompactionReset string `yaml:"history_compaction_reset"`
 	// MaxOutput caps output tokens per call; 0 = the server's default.
 	MaxOutput int `yaml:"max_output"`
-	// Stream asks for streamed responses. Default true.
+	// Stream asks for streamed responses when the run's caller reads the
+	// answer as it grows (SSE, message/stream, Connect, a progress token).
+	// Default true.
 	Stream bool `yaml:"stream"`
+	// StreamAlways (stream_always) streams every call of the model when
+	// Stream is on: also for callers that wait for the whole answer
+	// (blocking A2A sends, POST /wunder without stream, wunder@run
+	// without a progress token), so followers of their runs see the
+	// answer grow, and for memory summaries and reranking. Default false:
+	// those calls ask for the whole answer, which costs the model server
+	// and wunder less.
+	StreamAlways bool `yaml:"stream_always"`
 	// StreamIncludeUsage asks for usage in the last streamed chunk.
 	// Default true.
 	StreamIncludeUsage bool `yaml:"stream_include_usage"`

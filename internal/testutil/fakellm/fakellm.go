@@ -59,8 +59,9 @@ type Server struct {
 	// FirstDelay is waited before an answer's first byte (a model's time
 	// to its first token). Default 0.
 	FirstDelay time.Duration
-	// Requests counts the requests served.
-	Requests atomic.Int64
+	// Requests counts the requests served, Streamed those that asked
+	// for a stream.
+	Requests, Streamed atomic.Int64
 }
 
 type chatRequest struct {
@@ -145,6 +146,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		fmt.Fprintf(w, `{"error":{"message":%q,"type":"invalid_request_error"}}`, err.Error())
 		return
+	}
+	if req.Stream {
+		s.Streamed.Add(1)
 	}
 	question := lastQuestion(req.Messages)
 	if strings.Contains(question, "#500") {
