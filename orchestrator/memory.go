@@ -153,6 +153,12 @@ type MemoryOptions struct {
 	// PollInterval is how often an idle worker looks for tasks other
 	// processes queued or left behind. Default 2s.
 	PollInterval time.Duration
+	// SwitchTTL is how long runs use a user's memory switch as this
+	// process last read or wrote it, before reading it again (switches.go).
+	// A change made through this process applies at once; one made
+	// through another replica within SwitchTTL. Default 2s; negative
+	// reads the store for every run.
+	SwitchTTL time.Duration
 }
 
 func (m MemoryOptions) withDefaults() MemoryOptions {
@@ -173,6 +179,9 @@ func (m MemoryOptions) withDefaults() MemoryOptions {
 	}
 	if m.PollInterval <= 0 {
 		m.PollInterval = 2 * time.Second
+	}
+	if m.SwitchTTL == 0 {
+		m.SwitchTTL = 2 * time.Second
 	}
 	return m
 }
@@ -215,7 +224,12 @@ func (o *Orchestrator) SetMemoryEnabled(ctx context.Context, userID string, enab
 	if err := validUserID(userID); err != nil {
 		return err
 	}
-	return st.SetMemoryEnabled(ctx, userID, enabled, o.opts.Now())
+	o.memory.switches.forget(userID) // whatever the write's outcome
+	if err := st.SetMemoryEnabled(ctx, userID, enabled, o.opts.Now()); err != nil {
+		return err
+	}
+	o.memory.switches.put(userID, enabled, time.Now())
+	return nil
 }
 
 // MemoryUsers lists the users with a memory switch or records.
@@ -329,7 +343,7 @@ func (o *Orchestrator) memoryBlock(ctx context.Context, userID, lang string) (bl
 		return "", false
 	}
 	st := o.memory.st
-	on, err := st.MemoryEnabled(ctx, userID)
+	on, err := o.memory.enabled(ctx, userID)
 	if err != nil {
 		o.log.WarnContext(ctx, "memory switch unreadable; no memory in the prompt", "user_id", userID, "err", err)
 		return "", false

@@ -35,6 +35,8 @@ type memory struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// switches are the users' switches as runs use them (switches.go).
+	switches switchCache
 }
 
 // startMemory starts memory when it is on and the store keeps it.
@@ -50,7 +52,8 @@ func (o *Orchestrator) startMemory() {
 	}
 	mo = mo.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	m := &memory{o: o, st: st, opts: mo, wake: make(chan struct{}, mo.Workers), ctx: ctx, cancel: cancel}
+	m := &memory{o: o, st: st, opts: mo, wake: make(chan struct{}, mo.Workers), ctx: ctx, cancel: cancel,
+		switches: switchCache{ttl: mo.SwitchTTL}}
 	o.memory = m
 	for i := range mo.Workers {
 		m.wg.Add(1)
@@ -82,7 +85,7 @@ func (o *Orchestrator) queueMemory(lr *liveRun) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	on, err := m.st.MemoryEnabled(ctx, lr.userID)
+	on, err := m.enabled(ctx, lr.userID)
 	if err != nil {
 		o.log.Warn("memory switch unreadable; session not queued for memory", "run_id", lr.id, "err", err)
 		return

@@ -247,5 +247,8 @@ func (o *Orchestrator) DeleteUserData(ctx context.Context, userID string) error 
 	if busy {
 		return fmt.Errorf("%w: user %s has a run in progress; cancel it first", ErrConflict, userID)
 	}
+	if o.memory != nil {
+		defer o.memory.switches.forget(userID) // the user's switch goes with the data
+	}
 	return o.store.DeleteUserData(ctx, userID)
 }

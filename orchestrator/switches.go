@@ -1,0 +1,105 @@
+package orchestrator
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// switchCache keeps users' memory switches for runs. Every run needs its
+// user's switch (to build the prompt, and to queue its session at its
+// end), and reading it was the one read of a run that named no tool: 5 %
+// of a no-tool run's CPU on SQLite, a round trip on PostgreSQL
+// (docs/benchmarks.md). The switch changes rarely, so a run uses it as
+// this process last read it, for up to ttl; a change made through this
+// process (SetMemoryEnabled, DeleteUserData) replaces or forgets the entry
+// at once, so only a change made through another replica waits up to ttl.
+// The routes that show the switch read the store.
+type switchCache struct {
+	ttl time.Duration
+
+	mu sync.Mutex
+	m  map[string]cachedSwitch
+}
+
+type cachedSwitch struct {
+	on bool
+	at time.Time
+	// gen is the cache's generation when the read began: a read that
+	// raced a change (forget bumps it) is not kept.
+	gen uint64
+}
+
+// maxCachedSwitches bounds the cache; past it, expired entries go, and
+// when none has, the whole map (it refills from the store).
+const maxCachedSwitches = 1 << 16
+
+// enabled returns the user's switch for a run.
+func (m *memory) enabled(ctx context.Context, userID string) (bool, error) {
+	c := &m.switches
+	if c.ttl < 0 {
+		return m.st.MemoryEnabled(ctx, userID)
+	}
+	now := time.Now()
+	c.mu.Lock()
+	e, ok := c.m[userID]
+	gen := c.genLocked(userID)
+	c.mu.Unlock()
+	if ok && now.Sub(e.at) < c.ttl {
+		return e.on, nil
+	}
+	on, err := m.st.MemoryEnabled(ctx, userID)
+	if err != nil {
+		return false, err
+	}
+	c.mu.Lock()
+	if c.genLocked(userID) == gen { // no change while the store was read
+		c.putLocked(userID, on, now)
+	}
+	c.mu.Unlock()
+	return on, nil
+}
+
+// genLocked is the entry's generation (0 when there is none).
+func (c *switchCache) genLocked(userID string) uint64 { return c.m[userID].gen }
+
+// put records a switch this process wrote; a read in flight, which may
+// have found the value before the write, is not kept.
+func (c *switchCache) put(userID string, on bool, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putLocked(userID, on, at)
+	e := c.m[userID]
+	e.gen++
+	c.m[userID] = e
+}
+
+func (c *switchCache) putLocked(userID string, on bool, at time.Time) {
+	if c.m == nil {
+		c.m = map[string]cachedSwitch{}
+	}
+	if len(c.m) >= maxCachedSwitches {
+		for k, e := range c.m {
+			if at.Sub(e.at) >= c.ttl {
+				delete(c.m, k)
+			}
+		}
+		if len(c.m) >= maxCachedSwitches {
+			clear(c.m)
+		}
+	}
+	e := c.m[userID]
+	c.m[userID] = cachedSwitch{on: on, at: at, gen: e.gen}
+}
+
+// forget drops the user's entry; a read in flight is not kept.
+func (c *switchCache) forget(userID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]cachedSwitch{}
+	}
+	e := c.m[userID]
+	// Keep the bumped generation with an entry that is already stale.
+	c.m[userID] = cachedSwitch{gen: e.gen + 1}
+}
