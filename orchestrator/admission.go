@@ -44,6 +44,9 @@ type liveRun struct {
 	// aborted, when set, is why the run was stopped by the orchestrator
 	// (not by a cancel): it ends failed with this error.
 	aborted error
+	// slotFolded marks a run whose user slot (locks[1]) is stored with
+	// the run (persistNew), not taken before it (acquireLocks).
+	slotFolded bool
 	// freshSession marks a run that created its session: the session has
 	// no history to load (it holds the session's lock, and nobody knew the
 	// session before it was stored).
@@ -174,13 +177,14 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 		return nil, err
 	}
 	runID := newID("run_")
-	locks, err := o.acquireLocks(ctx, req, sess.ID, runID, req.SessionID == "")
+	locks, folded, err := o.acquireLocks(ctx, req, sess.ID, runID, req.SessionID == "")
 	if err != nil {
 		return nil, err
 	}
 	lr := o.newLiveRun(req, x, locks, Run{ID: runID, SessionID: sess.ID, UserID: req.UserID, State: RunQueued,
 		Question: req.Question, ModelName: x.settings.Name, Owner: o.instance, Spec: specOf(req), CreatedAt: now}, 0)
 	lr.freshSession = req.SessionID == ""
+	lr.slotFolded = folded
 
 	// The run is stored before it is admitted, so nothing (Cancel, Close,
 	// the queue handing it a slot) can finish or start a run the store does
@@ -188,6 +192,13 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 	// refused anyway.
 	if err := o.admissible(); err != nil {
 		o.discard(lr)
+		if folded {
+			// A user who is at their limit hears that first, as when the
+			// slot is taken before this check (acquireSlot).
+			if busy := o.userAtLimit(req); busy != nil {
+				return nil, busy
+			}
+		}
 		return nil, err
 	}
 	o.setStoring(runID, true)
@@ -304,12 +315,28 @@ func (o *Orchestrator) persistNew(ctx context.Context, lr *liveRun, sess *Sessio
 	var locks []NewLock
 	if newSession {
 		// Its session's lock comes with it (acquireLocks left it out):
-		// nobody can know the session before this write.
-		locks = []NewLock{{Key: sessionLockKey(sess.ID), TTL: o.opts.LockTTL}}
+		// nobody can know the session before this write. So does the
+		// user's first slot when acquireLocks folded it.
+		for _, k := range lr.locks {
+			locks = append(locks, NewLock{Key: k, TTL: o.opts.LockTTL})
+		}
 	} else {
 		sess = nil
 	}
-	if err := o.store.CreateRunWith(ctx, sess, r, []Message{q}, locks...); err != nil {
+	err := o.store.CreateRunWith(ctx, sess, r, []Message{q}, locks...)
+	if errors.Is(err, ErrConflict) && lr.slotFolded {
+		// The first slot is taken (or left behind by a dead process):
+		// take a slot as acquireLocks does for a known session, which
+		// also takes over an expired one, then store the run without it.
+		key, serr := o.acquireSlot(ctx, lr.req, lr.id)
+		if serr != nil {
+			lr.locks = lr.locks[:1] // the session's alone; nothing stored
+			return serr
+		}
+		lr.locks = []string{lr.locks[0], key}
+		err = o.store.CreateRunWith(ctx, sess, r, []Message{q}, locks[0])
+	}
+	if err != nil {
 		return err
 	}
 	lr.questionStored = true
@@ -412,43 +439,93 @@ func sessionLockKey(sessionID string) string { return "session:" + sessionID }
 // and returns their keys, the session's first. A new session's lock
 // (freshSession) is not taken here but stored with its first run
 // (persistNew): one write less, and nobody else can know the session
-// before that write.
-func (o *Orchestrator) acquireLocks(ctx context.Context, req RunRequest, sessionID, runID string, freshSession bool) ([]string, error) {
-	ttl := o.opts.LockTTL
+// before that write. So is, for a new session, the user's first slot:
+// keys then ends with it and folded is set; persistNew falls back to
+// acquireSlot when that slot is taken.
+func (o *Orchestrator) acquireLocks(ctx context.Context, req RunRequest, sessionID, runID string, freshSession bool) (keys []string, folded bool, err error) {
 	sessKey := sessionLockKey(sessionID)
-	held := []string{sessKey} // released on failure
 	if freshSession {
-		held = nil
-	} else if err := o.store.AcquireLock(ctx, sessKey, runID, ttl); err != nil {
+		if o.slotLimit(req) == 0 {
+			return []string{sessKey}, false, nil
+		}
+		return []string{sessKey, userSlotKey(req.UserID, 0)}, true, nil
+	}
+	if err := o.store.AcquireLock(ctx, sessKey, runID, o.opts.LockTTL); err != nil {
 		if errors.Is(err, ErrBusy) {
-			return nil, messagef(ErrBusy, "busy_session", "session %s already has a running run", sessionID)
+			return nil, false, messagef(ErrBusy, "busy_session", "session %s already has a running run", sessionID)
 		}
-		return nil, err
+		return nil, false, err
 	}
-	limit := o.opts.PerUser
+	if o.slotLimit(req) == 0 {
+		return []string{sessKey}, false, nil
+	}
+	key, err := o.acquireSlot(ctx, req, runID)
+	if err != nil {
+		o.releaseKeys([]string{sessKey}, runID)
+		return nil, false, err
+	}
+	return []string{sessKey, key}, false, nil
+}
+
+// userSlotKey is the key of a user's i-th run slot.
+func userSlotKey(userID string, i int) string { return "user:" + userID + "#" + strconv.Itoa(i) }
+
+// slotLimit is how many runs the request's user may have at once, 0 when
+// the global limit already bounds the user (no slot to take).
+func (o *Orchestrator) slotLimit(req RunRequest) int {
 	if req.Caller == CallerAgent {
-		limit = o.opts.PerUserAgents
-		if limit >= o.opts.MaxActiveRuns {
-			// The global limit already bounds the user; no slot to take.
-			return []string{sessKey}, nil
+		if o.opts.PerUserAgents >= o.opts.MaxActiveRuns {
+			return 0
+		}
+		return o.opts.PerUserAgents
+	}
+	return o.opts.PerUser
+}
+
+// userAtLimit is acquireSlot's refusal when this process runs as many
+// runs holding one of the user's slots as the request's limit, else nil:
+// what a run whose slot was folded (not taken yet) is told before any
+// other refusal.
+func (o *Orchestrator) userAtLimit(req RunRequest) error {
+	limit := o.slotLimit(req)
+	prefix := userSlotKey(req.UserID, 0)
+	prefix = prefix[:len(prefix)-1] // "user:<id>#"
+	o.mu.Lock()
+	n := 0
+	for _, lr := range o.live {
+		if lr.userID == req.UserID && slices.ContainsFunc(lr.locks, func(k string) bool { return strings.HasPrefix(k, prefix) }) &&
+			!lr.snapshot().State.Terminal() {
+			n++
 		}
 	}
+	o.mu.Unlock()
+	switch {
+	case n < limit:
+		return nil
+	case limit == 1:
+		return messagef(ErrBusy, "busy_user", "user %s already has a running run", req.UserID)
+	default:
+		return messagef(ErrBusy, "busy_user_n", "user %s already has %d running runs", req.UserID, limit)
+	}
+}
+
+// acquireSlot takes the first free slot of the request's user.
+func (o *Orchestrator) acquireSlot(ctx context.Context, req RunRequest, runID string) (string, error) {
+	limit := o.slotLimit(req)
 	for i := range limit {
-		key := "user:" + req.UserID + "#" + strconv.Itoa(i)
-		err := o.store.AcquireLock(ctx, key, runID, ttl)
+		key := userSlotKey(req.UserID, i)
+		err := o.store.AcquireLock(ctx, key, runID, o.opts.LockTTL)
 		if err == nil {
-			return []string{sessKey, key}, nil
+			return key, nil
 		}
 		if !errors.Is(err, ErrBusy) {
-			o.releaseKeys(held, runID)
-			return nil, err
+			return "", err
 		}
 	}
-	o.releaseKeys(held, runID)
 	if limit == 1 {
-		return nil, messagef(ErrBusy, "busy_user", "user %s already has a running run", req.UserID)
+		return "", messagef(ErrBusy, "busy_user", "user %s already has a running run", req.UserID)
 	}
-	return nil, messagef(ErrBusy, "busy_user_n", "user %s already has %d running runs", req.UserID, limit)
+	return "", messagef(ErrBusy, "busy_user_n", "user %s already has %d running runs", req.UserID, limit)
 }
 
 func (o *Orchestrator) releaseLocks(lr *liveRun) { o.releaseKeys(lr.locks, lr.id) }

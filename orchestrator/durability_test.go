@@ -2,6 +2,7 @@ package orchestrator_test
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"strings"
 	"sync"
@@ -161,10 +162,10 @@ func (c *countingStore) EndRun(ctx context.Context, r *orchestrator.Run, at time
 }
 
 // A no-tool run in a new session is stored in two writes besides its
-// event batches (and, for a person, the user's slot): its start (session,
-// run, question, session lock) and its end (state, answer, last events with
-// the final one, freed locks). The answer and the final event are found
-// where they belong.
+// event batches: its start (session, run, question, the session's lock and
+// the person's run slot) and its end (state, answer, last events with the
+// final one, freed locks). The answer and the final event are found where
+// they belong.
 func TestRunStartAndEndAreOneWriteEach(t *testing.T) {
 	store := &countingStore{Store: orchestratortest.NewMemStore(), writes: map[string]int{}}
 	h := newHarness(t, harnessOpts{store: store, turns: []orchestratortest.Turn{{Content: "the answer"}}})
@@ -177,7 +178,7 @@ func TestRunStartAndEndAreOneWriteEach(t *testing.T) {
 	store.mu.Lock()
 	got := maps.Clone(store.writes)
 	store.mu.Unlock()
-	if want := map[string]int{"CreateRunWith": 1, "EndRun": 1, "AcquireLock user:u#0": 1}; !maps.Equal(got, want) {
+	if want := map[string]int{"CreateRunWith": 1, "EndRun": 1}; !maps.Equal(got, want) {
 		t.Errorf("writes besides event batches = %v; want %v", got, want)
 	}
 	msgs, err := store.ListMessages(t.Context(), run.SessionID, 0)
@@ -192,4 +193,47 @@ func TestRunStartAndEndAreOneWriteEach(t *testing.T) {
 	if err != nil || r.State != orchestrator.RunFinished || r.LastSeq != stored[len(stored)-1].Seq {
 		t.Fatalf("stored run = %+v, %v", r, err)
 	}
+}
+
+// The person's first slot is stored with a new session's first run; when
+// that slot is held, the run takes the slot as for a known session: an
+// expired one (its process died) is taken over, a live one refuses the
+// run, which then stores nothing.
+func TestFoldedSlotFallsBack(t *testing.T) {
+	ctx := t.Context()
+	store := &countingStore{Store: orchestratortest.NewMemStore(), writes: map[string]int{}}
+	h := newHarness(t, harnessOpts{store: store, turns: []orchestratortest.Turn{{Content: "ok"}}})
+	// A slot left behind by a dead run, already expired.
+	if err := store.Store.AcquireLock(ctx, "user:u#0", "run_dead", time.Nanosecond); err != nil {
+		t.Fatal(err)
+	}
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q"})
+	if f := final(t, collect(t, h.o, run.ID, 0)); f.State != orchestrator.RunFinished {
+		t.Fatalf("final = %+v", f)
+	}
+	store.mu.Lock()
+	got := maps.Clone(store.writes)
+	clear(store.writes)
+	store.mu.Unlock()
+	if want := map[string]int{"CreateRunWith": 2, "AcquireLock user:u#0": 1, "EndRun": 1}; !maps.Equal(got, want) {
+		t.Errorf("writes = %v; want %v (the folded slot refused, then taken over)", got, want)
+	}
+	// Freed with the run: the next one folds it again.
+	run = mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q"})
+	final(t, collect(t, h.o, run.ID, 0))
+
+	// Held by a live run: the person's second run is refused, nothing stored.
+	gate := make(chan struct{})
+	b := newHarness(t, harnessOpts{store: store, turns: []orchestratortest.Turn{{Content: "ok", Wait: gate}}})
+	first := mustStart(t, b.o, orchestrator.RunRequest{UserID: "v", Question: "q"})
+	_, err := b.o.Start(ctx, orchestrator.RunRequest{UserID: "v", Question: "again"})
+	if !errors.Is(err, orchestrator.ErrBusy) {
+		t.Fatalf("second run of a person with one slot: %v; want ErrBusy", err)
+	}
+	runs, err := store.ListRuns(ctx, orchestrator.RunFilter{UserID: "v"})
+	if err != nil || len(runs) != 1 || runs[0].ID != first.ID {
+		t.Fatalf("runs of v = %v, %v; want only the first", runs, err)
+	}
+	close(gate)
+	final(t, collect(t, b.o, first.ID, 0))
 }

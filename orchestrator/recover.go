@@ -131,7 +131,7 @@ func (o *Orchestrator) resume(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	locks, err := o.acquireLocks(ctx, req, r.SessionID, r.ID, false)
+	locks, _, err := o.acquireLocks(ctx, req, r.SessionID, r.ID, false)
 	if err != nil {
 		return err
 	}
