@@ -34,10 +34,12 @@
 // every subscriber, so a slow subscriber never stalls the run and never misses
 // an event; a flusher goroutine persists them in batches, and an event becomes
 // visible to subscribers only once it is stored (durable before visible: a
-// crash never loses an event a client saw). When the run ends,
-// its terminal state is stored first, then its locks and slot are freed, then
-// the final event is emitted, and the run leaves the live table only once its
-// log is persisted. [Orchestrator.Events] therefore replays from any seq
+// crash never loses an event a client saw). When the run ends, its
+// terminal state, its answer, the events the flusher had not stored yet and
+// the final event are stored in one write (after any batch in flight, so
+// seqs stay in order), which also frees its locks in the store; then its
+// slot is freed, then the final event becomes visible, and the run leaves
+// the live table only once its log is persisted. [Orchestrator.Events] therefore replays from any seq
 // without gap or duplicate, from memory or from the store.
 //
 // # Crashes and store failures

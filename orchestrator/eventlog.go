@@ -195,13 +195,6 @@ func (l *runLog) publish() {
 	l.mu.Unlock()
 }
 
-// lastSeq reports the seq of the newest event, visible or not.
-func (l *runLog) lastSeq() int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.base + int64(len(l.events))
-}
-
 // visibleSeq reports the seq of the newest stored event.
 func (l *runLog) visibleSeq() int64 {
 	l.mu.Lock()
