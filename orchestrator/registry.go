@@ -162,6 +162,12 @@ func (r *Registry) Select(ctx context.Context, userID string, names, exclude []s
 // building the catalogue and reading the rule was 5 % of a no-tool run's
 // CPU (docs/benchmarks.md).
 func (r *Registry) alwaysOn(ctx context.Context, userID string, exclude []string) *Selection {
+	return r.gather(ctx, userID, func(spec ToolSpec) bool { return spec.AlwaysOn && !slices.Contains(exclude, spec.Name) })
+}
+
+// gather selects the tools of every toolset that keep accepts (nil: all),
+// in toolset order. One failing source never hides the others.
+func (r *Registry) gather(ctx context.Context, userID string, keep func(ToolSpec) bool) *Selection {
 	sel := newSelection(r)
 	for _, ts := range r.toolsets {
 		tools, err := ts.Tools(ctx, userID)
@@ -170,7 +176,7 @@ func (r *Registry) alwaysOn(ctx context.Context, userID string, exclude []string
 			continue
 		}
 		for _, t := range tools {
-			if spec := t.Spec(); spec.AlwaysOn && !slices.Contains(exclude, spec.Name) {
+			if keep == nil || keep(t.Spec()) {
 				sel.add(t)
 			}
 		}
@@ -202,18 +208,7 @@ func (r *Registry) wait(ctx context.Context, names []string) (waited bool, reaso
 }
 
 func (r *Registry) all(ctx context.Context, userID string) (*Selection, error) {
-	sel := newSelection(r)
-	for _, ts := range r.toolsets {
-		tools, err := ts.Tools(ctx, userID)
-		if err != nil {
-			// One failing source never hides the others.
-			r.log.WarnContext(ctx, "toolset unavailable", "toolset", ts.Name(), "err", err)
-			continue
-		}
-		for _, t := range tools {
-			sel.add(t)
-		}
-	}
+	sel := r.gather(ctx, userID, nil)
 	return r.permitted(ctx, userID, sel)
 }
 

@@ -88,11 +88,8 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 		},
 		"EndRun": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()
-			createSession(t, s, "s1", "u1", at(0))
-			r := &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u1", State: orchestrator.RunRunning, Owner: "a", CreatedAt: at(0)}
-			mustDo(t, "CreateRun", s.CreateRun(ctx, r))
+			r := runningWithLock(t, s)
 			const ttl = time.Hour
-			mustDo(t, "AcquireLock(session)", s.AcquireLock(ctx, "session:s1", "r1", ttl))
 			mustDo(t, "AcquireLock(user)", s.AcquireLock(ctx, "user:u1", "r1", ttl))
 			mustDo(t, "AcquireLock(other's)", s.AcquireLock(ctx, "user:u2", "r9", ttl))
 
@@ -128,11 +125,8 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 		},
 		"EndRunTail": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()
-			createSession(t, s, "s1", "u1", at(0))
-			r := &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u1", State: orchestrator.RunRunning, Owner: "a", CreatedAt: at(0)}
-			mustDo(t, "CreateRun", s.CreateRun(ctx, r))
+			r := runningWithLock(t, s)
 			const ttl = time.Hour
-			mustDo(t, "AcquireLock(session)", s.AcquireLock(ctx, "session:s1", "r1", ttl))
 			ev := func(seq int64, typ string) orchestrator.Event {
 				return orchestrator.Event{RunID: "r1", SessionID: "s1", Seq: seq, Type: typ, Data: []byte(`{"n":1}`), Time: at(time.Duration(seq))}
 			}
@@ -182,4 +176,15 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			mustDo(t, "AcquireLock(session, freed)", s.AcquireLock(ctx, "session:s1", "r2", ttl))
 		},
 	}
+}
+
+// runningWithLock stores session s1 of u1 with run r1 running (owner "a")
+// holding the session's lock for an hour.
+func runningWithLock(t *testing.T, s orchestrator.Store) *orchestrator.Run {
+	t.Helper()
+	createSession(t, s, "s1", "u1", at(0))
+	r := &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u1", State: orchestrator.RunRunning, Owner: "a", CreatedAt: at(0)}
+	mustDo(t, "CreateRun", s.CreateRun(t.Context(), r))
+	mustDo(t, "AcquireLock(session)", s.AcquireLock(t.Context(), "session:s1", "r1", time.Hour))
+	return r
 }
