@@ -47,13 +47,9 @@ func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r
 	}
 	r.CreatedAt = stamp(r.CreatedAt)
 	rrow := toRunRow(r)
-	mrows := make([]messageRow, len(msgs))
-	for i, m := range msgs {
-		row, err := toMessageRow(r.SessionID, m)
-		if err != nil {
-			return err
-		}
-		mrows[i] = row
+	mrows, err := messageRows(r.SessionID, msgs)
+	if err != nil {
+		return err
 	}
 	what := "run " + r.ID + " of session " + r.SessionID
 	if s.backend == BackendPostgres {
@@ -95,7 +91,7 @@ func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r
 				return createErr(err, r.SessionID, what)
 			}
 			for _, l := range locks {
-				expires := stamp(time.Time{}).Add(l.TTL)
+				expires := stamp(time.Now()).Add(l.TTL)
 				_, ok, err := s.execPrepared(ctx, db, sqliteNewLock, bind(l.Key, r.ID, expires))
 				if !ok {
 					_, err = db.ExecContext(ctx, sqliteNewLock, l.Key, r.ID, expires)
@@ -107,13 +103,7 @@ func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r
 			if len(mrows) == 0 {
 				return nil
 			}
-			if len(mrows) <= maxPreparedRows {
-				if _, ok, err := s.execPrepared(ctx, db, insertSQL("messages", messageCols, len(mrows)), messageArgs(mrows)); ok {
-					return createErr(err, r.SessionID, what)
-				}
-			}
-			_, err = db.NewInsert().Model(&mrows).Exec(ctx)
-			return createErr(err, r.SessionID, what)
+			return createErr(s.insertMessages(ctx, db, mrows), r.SessionID, what)
 		})
 	})
 }
@@ -138,12 +128,9 @@ func (s *Store) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, k
 	if err != nil {
 		return err
 	}
-	var erows []eventRow
-	var runs []string
-	if len(tail.Events) > 0 {
-		if erows, runs, err = eventRows(tail.Events); err != nil {
-			return err
-		}
+	erows, runs, err := eventRows(tail.Events)
+	if err != nil {
+		return err
 	}
 	if s.backend == BackendPostgres {
 		return s.pgEndRun(ctx, r, row, at, keys, mrows, erows, runs)
