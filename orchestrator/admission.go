@@ -467,8 +467,11 @@ func (o *Orchestrator) acquireLocks(ctx context.Context, req RunRequest, session
 	return []string{sessKey, key}, false, nil
 }
 
-// userSlotKey is the key of a user's i-th run slot.
-func userSlotKey(userID string, i int) string { return "user:" + userID + "#" + strconv.Itoa(i) }
+// userSlotKey is the key of a user's i-th run slot; every one starts
+// with userSlotPrefix.
+func userSlotKey(userID string, i int) string { return userSlotPrefix(userID) + strconv.Itoa(i) }
+
+func userSlotPrefix(userID string) string { return "user:" + userID + "#" }
 
 // slotLimit is how many runs the request's user may have at once, 0 when
 // the global limit already bounds the user (no slot to take).
@@ -488,8 +491,7 @@ func (o *Orchestrator) slotLimit(req RunRequest) int {
 // other refusal.
 func (o *Orchestrator) userAtLimit(req RunRequest) error {
 	limit := o.slotLimit(req)
-	prefix := userSlotKey(req.UserID, 0)
-	prefix = prefix[:len(prefix)-1] // "user:<id>#"
+	prefix := userSlotPrefix(req.UserID)
 	o.mu.Lock()
 	n := 0
 	for _, lr := range o.live {
@@ -754,31 +756,9 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 		stored.LastSeq = lr.log.visibleSeq()
 		endErr = o.endStored(ctx, &stored, out)
 	default:
-		// The end, the session's time, the freed locks, the answer and the
-		// log's last events with the final one, in one write.
-		final := FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg}
-		endErr = lr.log.end(EventFinal, final, func(batch []Event) error {
-			r.LastSeq = batch[len(batch)-1].Seq // the final event
-			return o.retry(ctx, "store the run's end", func(ctx context.Context) error {
-				return o.store.EndRun(ctx, &r, now, lr.locks, RunTail{Messages: history, Events: batch})
-			})
-		})
-		var why string
-		switch {
-		case endErr == nil:
+		if endErr = o.storeEnd(lr, &r, out, history, now); endErr == nil {
 			ended = true
-		case errors.Is(endErr, ErrConflict):
-			lr.markLost()
-		case errors.Is(endErr, errLogBroken):
-			why = "store: events not stored: " + lr.log.err().Error()
-		default:
-			// The end with its answer and last events was not stored (the
-			// store refused part of it, or is away past the retry
-			// budget): the run fails, as any run whose history cannot be
-			// stored, if the store takes that.
-			why = "store: the run's end not stored: " + endErr.Error()
-		}
-		if why != "" {
+		} else if why := failedEnd(lr, endErr); why != "" {
 			// End the run failed after its last stored event, as above
 			// (the log stored what it could and is closed).
 			out = outcome{stop: StopError, state: RunFailed, usage: out.usage, errMsg: why}
@@ -832,6 +812,37 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 	delete(o.live, lr.id)
 	o.mu.Unlock()
 	o.follow.wake(lr.id) // Settled
+}
+
+// storeEnd stores the end of r, the session's time, the freed locks, the
+// answer (history) and the log's last events with the final one in one
+// write (runLog.end, Store.EndRun); nothing of it is visible yet.
+func (o *Orchestrator) storeEnd(lr *liveRun, r *Run, out outcome, history []Message, now time.Time) error {
+	final := FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg}
+	return lr.log.end(EventFinal, final, func(batch []Event) error {
+		r.LastSeq = batch[len(batch)-1].Seq // the final event
+		return o.retry(context.Background(), "store the run's end", func(ctx context.Context) error {
+			return o.store.EndRun(ctx, r, now, lr.locks, RunTail{Messages: history, Events: batch})
+		})
+	})
+}
+
+// failedEnd is why a run whose end storeEnd could not store ends failed,
+// or "" when it is not to be ended here: a run taken over by another
+// instance (marked lost) is the reaper's.
+func failedEnd(lr *liveRun, err error) string {
+	switch {
+	case errors.Is(err, ErrConflict):
+		lr.markLost()
+		return ""
+	case errors.Is(err, errLogBroken):
+		return "store: events not stored: " + lr.log.err().Error()
+	default:
+		// The store refused part of it, or is away past the retry budget:
+		// the run fails, as any run whose history cannot be stored, if the
+		// store takes that.
+		return "store: the run's end not stored: " + err.Error()
+	}
 }
 
 func firstNonEmpty(vals ...string) string {

@@ -136,8 +136,8 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			done.State, done.Answer, done.LastSeq = orchestrator.RunFinished, "the answer", 4
 			tail := orchestrator.RunTail{Messages: []orchestrator.Message{answer}, Events: []orchestrator.Event{ev(3, "llm_output"), ev(4, "final")}}
 
-			// unchanged checks that a refused end wrote nothing of its tail either.
-			unchanged := func(what string) {
+			// stored reads back what EndRun writes.
+			stored := func() (*orchestrator.Run, []orchestrator.Message, []orchestrator.Event) {
 				t.Helper()
 				got, err := s.GetRun(ctx, "r1")
 				mustDo(t, "GetRun", err)
@@ -145,6 +145,12 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 				mustDo(t, "ListMessages", err)
 				evs, err := s.ListEvents(ctx, "r1", 0, 100)
 				mustDo(t, "ListEvents", err)
+				return got, msgs, evs
+			}
+			// unchanged checks that a refused end wrote nothing of its tail either.
+			unchanged := func(what string) {
+				t.Helper()
+				got, msgs, evs := stored()
 				if got.State != orchestrator.RunRunning || len(msgs) != 0 || len(evs) != 2 {
 					t.Fatalf("after %s: run %s, %d messages, %d events; want running, none, 2", what, got.State, len(msgs), len(evs))
 				}
@@ -161,12 +167,7 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			unchanged("an end with an invalid event")
 
 			mustDo(t, "EndRun(tail)", s.EndRun(ctx, &done, at(5), []string{"session:s1"}, tail))
-			got, err := s.GetRun(ctx, "r1")
-			mustDo(t, "GetRun", err)
-			msgs, err := s.ListMessages(ctx, "s1", 0)
-			mustDo(t, "ListMessages", err)
-			evs, err := s.ListEvents(ctx, "r1", 0, 100)
-			mustDo(t, "ListEvents", err)
+			got, msgs, evs := stored()
 			if got.State != orchestrator.RunFinished || got.LastSeq != 4 || len(msgs) != 1 || msgs[0].Content != "the answer" || msgs[0].RunID != "r1" {
 				t.Fatalf("after EndRun(tail): run %+v, messages %+v", got, msgs)
 			}
