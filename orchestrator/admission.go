@@ -738,10 +738,13 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 	case aborted != nil:
 		out = outcome{stop: StopError, state: RunFailed, usage: out.usage, errMsg: aborted.Error()}
 	}
-	r := lr.update(func(r *Run) {
-		r.State, r.StopReason, r.Answer, r.Usage, r.Error = out.state, out.stop, out.answer, out.usage, out.errMsg
-		r.FinishedAt = &now
-	})
+	// The end as it is stored. The live run shows it only once stored
+	// (below): a reader of the run (GetRun, an A2A subscription's first
+	// task) must not see it ended before the store does, nor before its
+	// final event can follow.
+	r := *lr.snapshot()
+	r.State, r.StopReason, r.Answer, r.Usage, r.Error = out.state, out.stop, out.answer, out.usage, out.errMsg
+	r.FinishedAt = &now
 	ctx := context.Background()
 	var endErr error
 	ended := false // EndRun stored the end, touched the session and freed the locks
@@ -762,7 +765,7 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 			// End the run failed after its last stored event, as above
 			// (the log stored what it could and is closed).
 			out = outcome{stop: StopError, state: RunFailed, usage: out.usage, errMsg: why}
-			r = lr.update(func(r *Run) { r.State, r.StopReason, r.Error = out.state, out.stop, out.errMsg })
+			r.State, r.StopReason, r.Error = out.state, out.stop, out.errMsg
 			stored := r
 			stored.LastSeq = lr.log.visibleSeq()
 			endErr = o.endStored(ctx, &stored, out)
@@ -779,6 +782,11 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 	}
 	if endErr != nil {
 		o.log.Error("run's end not stored; the reaper records it when the store answers", "run_id", lr.id, "err", endErr)
+	} else {
+		// Stored: the live run shows its end from now on.
+		lr.update(func(cur *Run) {
+			cur.State, cur.StopReason, cur.Answer, cur.Usage, cur.Error, cur.FinishedAt = r.State, r.StopReason, r.Answer, r.Usage, r.Error, r.FinishedAt
+		})
 	}
 	if !ended {
 		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
