@@ -131,7 +131,9 @@ var (
 	messageCols = []string{"session_id", "run_id", "role", "content", "reasoning_content", "tool_calls", "tool_call_id", "name", "created_at", "attachments"}
 	runCols     = []string{"id", "session_id", "user_id", "state", "stop_reason", "question", "answer", "error", "model_name", "owner",
 		"spec", "pending", "input_tokens", "output_tokens", "total_tokens", "last_seq", "created_at", "started_at", "finished_at"}
-	insertRunSQL = insertSQL("runs", runCols, 1)
+	insertRunSQL     = insertSQL("runs", runCols, 1)
+	sessionCols      = []string{"id", "user_id", "title", "created_at", "updated_at"}
+	insertSessionSQL = insertSQL("sessions", sessionCols, 1)
 	// updateRunSQL writes runMutable, fenced by the owner (UpdateRun).
 	updateRunSQL = `UPDATE "runs" SET "state" = ?, "stop_reason" = ?, "answer" = ?, "error" = ?, "input_tokens" = ?, "output_tokens" = ?, ` +
 		`"total_tokens" = ?, "last_seq" = ?, "started_at" = ?, "finished_at" = ?, "pending" = ? WHERE "id" = ? AND owner = ?`
@@ -156,6 +158,10 @@ func messageArgs(rows []messageRow) []any {
 func runArgs(r *runRow) []any {
 	return bind(r.ID, r.SessionID, r.UserID, r.State, r.StopReason, r.Question, r.Answer, r.Error, r.ModelName, r.Owner,
 		r.Spec, r.Pending, r.InputTokens, r.OutputTokens, r.TotalTokens, r.LastSeq, r.CreatedAt, r.StartedAt, r.FinishedAt)
+}
+
+func sessionArgs(r *sessionRow) []any {
+	return bind(r.ID, r.UserID, r.Title, r.CreatedAt, r.UpdatedAt)
 }
 
 func runUpdateArgs(r *runRow) []any {

@@ -79,7 +79,11 @@ func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		return inTx(ctx, db, func(ctx context.Context, db bun.IDB) error {
 			if srow != nil {
-				if _, err := db.NewInsert().Model(srow).Exec(ctx); err != nil {
+				_, ok, err := s.execPrepared(ctx, db, insertSessionSQL, sessionArgs(srow))
+				if !ok {
+					_, err = db.NewInsert().Model(srow).Exec(ctx)
+				}
+				if err != nil {
 					return createErr(err, r.SessionID, what)
 				}
 			}
