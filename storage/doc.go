@@ -62,7 +62,12 @@
 // its own, send the statements of whatever writes are waiting in one
 // pipeline ending in one Sync, which PostgreSQL runs as one implicit
 // transaction: one round trip and one WAL flush for many runs' writes,
-// with their notifications delivered at its commit. A statement that
+// with their notifications delivered at its commit. Its statements bind
+// their values and are prepared once per connection and shape (pgstmt.go),
+// so the server does not parse and plan each anew; a DSN that sets pgx's
+// default_query_exec_mode to anything but cache_statement (as for a
+// transaction-mode pooler that does not keep prepared statements) turns
+// that off. A statement that
 // fails rolls the batch back and each write runs again alone; a lost
 // connection is reported to the batch's writers as an unknown outcome,
 // never run twice. Other writes use database/sql's pool (pgx in exec

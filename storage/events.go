@@ -29,7 +29,11 @@ func (s *Store) AppendEvents(ctx context.Context, events []orchestrator.Event) e
 		return err
 	}
 	if s.pgw != nil {
-		w := &pgWrite{stmts: s.eventStmts(rows), notify: s.payloads('e', ids), fail: func(err error) error { return eventErr(err, ids) }}
+		stmts, err := eventStmts(rows)
+		if err != nil {
+			return err
+		}
+		w := &pgWrite{stmts: stmts, notify: s.payloads('e', ids), fail: func(err error) error { return eventErr(err, ids) }}
 		return s.pgExec(ctx, w)
 	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
@@ -53,15 +57,19 @@ func eventRows(events []orchestrator.Event) ([]eventRow, []string, error) {
 	return rows, slices.Sorted(maps.Keys(runs)), nil
 }
 
-// eventStmts renders rows as INSERT statements of at most eventChunk rows
+// eventStmts are rows as INSERT statements of at most eventChunk rows
 // (PostgreSQL's writer).
-func (s *Store) eventStmts(rows []eventRow) []string {
-	var stmts []string
+func eventStmts(rows []eventRow) ([]pgStmt, error) {
+	var stmts []pgStmt
 	for from := 0; from < len(rows); from += eventChunk {
 		chunk := rows[from:min(from+eventChunk, len(rows))]
-		stmts = append(stmts, s.db.NewInsert().Model(&chunk).String())
+		st, err := boundPGStmt(insertSQL("events", eventCols, len(chunk)), eventArgs(chunk))
+		if err != nil {
+			return nil, err
+		}
+		stmts = append(stmts, st)
 	}
-	return stmts
+	return stmts, nil
 }
 
 // insertEvents inserts rows in the transaction db (SQLite: a prepared

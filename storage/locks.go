@@ -21,7 +21,7 @@ const (
 	// acquire inserts the lock, or takes over a row the owner already holds
 	// or that has expired; zero rows affected means someone else holds it.
 	pgAcquire = `INSERT INTO session_locks ("key", owner, expires_at)
-VALUES (?, ?, now() + ? * interval '1 microsecond')
+VALUES (?, ?, now() + ?::bigint * interval '1 microsecond')
 ON CONFLICT ("key") DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
 WHERE session_locks.owner = excluded.owner OR session_locks.expires_at < now()`
 	sqliteAcquire = `INSERT INTO session_locks ("key", owner, expires_at)
@@ -29,14 +29,14 @@ VALUES (?, ?, ?)
 ON CONFLICT ("key") DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
 WHERE session_locks.owner = excluded.owner OR session_locks.expires_at < ?`
 
-	pgRenew     = `UPDATE session_locks SET expires_at = now() + ? * interval '1 microsecond' WHERE "key" = ? AND owner = ?`
+	pgRenew     = `UPDATE session_locks SET expires_at = now() + ?::bigint * interval '1 microsecond' WHERE "key" = ? AND owner = ?`
 	sqliteRenew = `UPDATE session_locks SET expires_at = ? WHERE "key" = ? AND owner = ?`
 
 	releaseLock = `DELETE FROM session_locks WHERE "key" = ? AND owner = ?`
 
 	// newLockSQL and sqliteNewLock insert a lock that must not exist
 	// (CreateRunWith's).
-	newLockSQL    = `INSERT INTO session_locks ("key", owner, expires_at) VALUES (?, ?, now() + ? * interval '1 microsecond')`
+	newLockSQL    = `INSERT INTO session_locks ("key", owner, expires_at) VALUES (?, ?, now() + ?::bigint * interval '1 microsecond')`
 	sqliteNewLock = `INSERT INTO session_locks ("key", owner, expires_at) VALUES (?, ?, ?)`
 )
 
@@ -85,7 +85,11 @@ func (s *Store) lockExec(ctx context.Context, op, key, owner string, ttl time.Du
 	}
 	var n int64
 	if s.pgw != nil {
-		err := s.pgExec(ctx, &pgWrite{stmts: []string{s.db.NewRaw(query, args...).String()},
+		st, err := newPGStmt(query, args...)
+		if err != nil {
+			return 0, err
+		}
+		err = s.pgExec(ctx, &pgWrite{stmts: []pgStmt{st},
 			check: func(tags []pgconn.CommandTag) error { n = tags[0].RowsAffected(); return nil },
 			fail:  func(err error) error { return dbErr(err, op, "lock "+key) }})
 		return n, err
@@ -110,7 +114,11 @@ func (s *Store) lockExec(ctx context.Context, op, key, owner string, ttl time.Du
 // ReleaseLock implements [orchestrator.Store].
 func (s *Store) ReleaseLock(ctx context.Context, key, owner string) error {
 	if s.pgw != nil {
-		return s.pgExec(ctx, &pgWrite{stmts: []string{s.db.NewRaw(releaseLock, key, owner).String()},
+		st, err := newPGStmt(releaseLock, key, owner)
+		if err != nil {
+			return err
+		}
+		return s.pgExec(ctx, &pgWrite{stmts: []pgStmt{st},
 			fail: func(err error) error { return dbErr(err, "release lock", key) }})
 	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {

@@ -71,8 +71,15 @@ func (s *Store) payloads(kind byte, runIDs []string) []string {
 // with bun's quoting (text.go: a NUL is no more valid in a payload than in
 // a row).
 func (s *Store) notifySQL(payloads []string) string {
-	return s.db.NewRaw("SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p", s.channel, pgdialect.Array(payloads)).String()
+	return s.db.NewRaw(notifyQuery, s.channel, pgdialect.Array(payloads)).String()
 }
+
+// notifyStmt is notifySQL for the writer (pgstmt.go).
+func (s *Store) notifyStmt(payloads []string) (pgStmt, error) {
+	return newPGStmt(notifyQuery, s.channel, payloads)
+}
+
+const notifyQuery = "SELECT pg_notify(?, p) FROM unnest(?::text[]) AS p"
 
 // Watcher returns the store's run change notifications, nil when the
 // backend has none (SQLite: one process).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,9 +28,9 @@ import (
 // implicit transaction, so a batch is one round trip and one WAL flush,
 // however many runs wrote into it.
 //
-// An op is therefore statements, not code: SQL text with its values
-// written in, as bun writes them (the same builders render it, with
-// String), and a check that reads each statement's command tag (rows
+// An op is therefore statements, not code: SQL whose text is the write's
+// shape, with its values as arguments (pgstmt.go: prepared once per
+// connection), and a check that reads each statement's command tag (rows
 // affected) and returns the op's outcome. A check's error must describe
 // statements that changed nothing (a fence that matched no row: the
 // batch commits with the other ops' writes); an op whose statements are
@@ -63,7 +64,7 @@ const pgWriteTimeout = time.Minute
 // pgWrite is a write as the PostgreSQL writer runs it.
 type pgWrite struct {
 	// stmts run in order in the batch's transaction.
-	stmts []string
+	stmts []pgStmt
 	// notify are pg_notify payloads ("e:<run id>") sent at its commit.
 	notify []string
 	// check, when set, is the op's outcome from its statements' command
@@ -77,10 +78,15 @@ type pgWrite struct {
 type pgCommitter struct {
 	cfg *pgx.ConnConfig
 	log *slog.Logger
-	// notify renders the statement that sends payloads (bun's quoting,
-	// as Store.notify); nil without a channel.
-	notify func(payloads []string) string
-	conn   *pgconn.PgConn
+	// notify is the statement that sends payloads (Store.notifyStmt);
+	// nil without a channel.
+	notify func(payloads []string) (pgStmt, error)
+	// prepare is whether statements are prepared on the server (not when
+	// the DSN asks for no server-side statements, as for a pooler).
+	prepare bool
+	conn    *pgconn.PgConn
+	// names are the statements prepared on conn, by SQL text.
+	names map[string]string
 	// used is when conn last answered: a connection idle for longer than
 	// pgIdleCheck is pinged before a batch is sent on it (a round trip
 	// that a busy writer never pays).
@@ -189,21 +195,29 @@ func (c *pgCommitter) exec(ops []*writeOp, notify bool) ([]*pgconn.Result, error
 		if err != nil {
 			return nil, fmt.Errorf("storage: postgres writer: connect: %w", err)
 		}
-		c.conn = conn
+		c.conn, c.names = conn, map[string]string{}
 	}
 	b := &pgconn.Batch{}
 	var payloads []string
 	n := 0
 	for _, op := range ops {
-		for _, q := range op.pg.stmts {
-			b.ExecParams(q, nil, nil, nil, nil)
+		for _, st := range op.pg.stmts {
+			if err := c.queue(ctx, b, st); err != nil {
+				return nil, err
+			}
 			n++
 		}
 		payloads = append(payloads, op.pg.notify...)
 	}
 	notified := notify && len(payloads) > 0 && c.notify != nil
 	if notified {
-		b.ExecParams(c.notify(payloads), nil, nil, nil, nil)
+		st, err := c.notify(payloads)
+		if err == nil {
+			err = c.queue(ctx, b, st)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	results, err := c.conn.ExecBatch(ctx, b).ReadAll()
 	if err == nil {
@@ -223,6 +237,38 @@ func (c *pgCommitter) exec(ops []*writeOp, notify bool) ([]*pgconn.Result, error
 	return results, nil
 }
 
+// pgMaxPrepared bounds the statements a writer connection keeps prepared;
+// a shape past it is sent unprepared (parsed and planned each time).
+const pgMaxPrepared = 256
+
+// queue adds st to b: as its prepared statement, which it prepares (a
+// round trip, once per shape and connection) when it is new. A statement
+// the server refuses to prepare is sent as it is, so its error is the
+// batch's and reaches its op as any statement's does.
+func (c *pgCommitter) queue(ctx context.Context, b *pgconn.Batch, st pgStmt) error {
+	if !c.prepare {
+		b.ExecParams(st.sql, st.args, nil, nil, nil)
+		return nil
+	}
+	name, ok := c.names[st.sql]
+	if !ok && len(c.names) < pgMaxPrepared {
+		name = "wunder_w" + strconv.Itoa(len(c.names))
+		_, err := c.conn.Prepare(ctx, name, st.sql, nil)
+		switch {
+		case err == nil:
+			c.names[st.sql], ok = name, true
+		case !statementFailed(err):
+			return fmt.Errorf("storage: postgres writer: prepare: %w", err)
+		}
+	}
+	if !ok {
+		b.ExecParams(st.sql, st.args, nil, nil, nil)
+		return nil
+	}
+	b.ExecPrepared(name, st.args, nil, nil)
+	return nil
+}
+
 // pgExec runs w through the PostgreSQL writer.
 func (s *Store) pgExec(ctx context.Context, w *pgWrite) error {
 	return s.submit(ctx, s.pgw, &writeOp{pg: w})
@@ -231,8 +277,8 @@ func (s *Store) pgExec(ctx context.Context, w *pgWrite) error {
 // pgFenced runs stmt, a write of run r fenced by r.Owner (op names it in
 // errors), through the PostgreSQL writer; when it matched no row,
 // ownerConflict says why.
-func (s *Store) pgFenced(ctx context.Context, op string, r *orchestrator.Run, stmt string) error {
-	err := s.pgExec(ctx, &pgWrite{stmts: []string{stmt}, check: matchedOne,
+func (s *Store) pgFenced(ctx context.Context, op string, r *orchestrator.Run, stmt pgStmt) error {
+	err := s.pgExec(ctx, &pgWrite{stmts: []pgStmt{stmt}, check: matchedOne,
 		fail: func(err error) error { return dbErr(err, op, "run "+r.ID) }})
 	if errors.Is(err, errNoRowMatched) {
 		return ownerConflict(ctx, s.db, r.ID, r.Owner)

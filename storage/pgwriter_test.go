@@ -23,7 +23,7 @@ func holdPG(t *testing.T, s *Store) (releases []chan struct{}, done chan error) 
 	for range pgWriterLoops {
 		release, taken := make(chan struct{}), make(chan struct{})
 		go func() {
-			done <- s.pgExec(t.Context(), &pgWrite{stmts: []string{"SELECT 1"}, check: func([]pgconn.CommandTag) error {
+			done <- s.pgExec(t.Context(), &pgWrite{stmts: []pgStmt{{sql: "SELECT 1"}}, check: func([]pgconn.CommandTag) error {
 				close(taken)
 				<-release
 				return nil
@@ -242,5 +242,77 @@ func TestPGWriterNotifyRefusedKeepsTheWrite(t *testing.T) {
 	}
 	if evs, err := s.ListEvents(ctx, id, 0, 10); err != nil || len(evs) != 1 {
 		t.Fatalf("events = %+v, %v; want the one appended", evs, err)
+	}
+}
+
+// The writer prepares each statement shape once per connection
+// (pgstmt.go): five writes of one shape leave one prepared statement on
+// the connection, a committer told not to prepare (a DSN that asks for no
+// server-side statements) leaves none, and a statement the server refuses
+// to prepare fails its write with the server's error while the connection
+// goes on serving.
+func TestPGWriterPreparesEachShapeOnce(t *testing.T) {
+	s := open(t, freshPostgres(t))
+	ctx := t.Context()
+	sess := &orchestrator.Session{ID: "s1", UserID: "u"}
+	must(t, s.CreateRunWith(ctx, sess, &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u", State: orchestrator.RunRunning}, nil))
+	seq := int64(0)
+	appendOne := func(c *pgCommitter) {
+		t.Helper()
+		seq++
+		data := `{"n":"it's \\ "}`
+		stmts, err := eventStmts([]eventRow{{RunID: "r1", Seq: seq, SessionID: "s1", Type: "t", Data: &data, CreatedAt: stamp(time.Time{})}})
+		must(t, err)
+		if op := (&writeOp{pg: &pgWrite{stmts: stmts}}); !c.alone(op) {
+			t.Fatalf("write %d: %v", seq, op.err)
+		}
+	}
+	prepared := func(c *pgCommitter) string {
+		t.Helper()
+		res := c.conn.ExecParams(ctx, "SELECT count(*) FROM pg_prepared_statements WHERE NOT from_sql", nil, nil, nil, nil).Read()
+		must(t, res.Err)
+		return string(res.Rows[0][0])
+	}
+	for _, tc := range []struct {
+		prepare bool
+		want    string
+	}{{true, "1"}, {false, "0"}} {
+		c := &pgCommitter{cfg: s.pgCfg, log: quiet, prepare: tc.prepare}
+		t.Cleanup(c.close)
+		for range 5 {
+			appendOne(c)
+		}
+		if got := prepared(c); got != tc.want {
+			t.Errorf("prepare=%v: %s statements prepared on the connection after 5 writes of one shape; want %s", tc.prepare, got, tc.want)
+		}
+	}
+
+	c := &pgCommitter{cfg: s.pgCfg, log: quiet, prepare: true}
+	t.Cleanup(c.close)
+	bad := &writeOp{pg: &pgWrite{stmts: []pgStmt{{sql: "SELEC 1"}}}}
+	var pe *pgconn.PgError
+	if c.alone(bad) || !errors.As(bad.err, &pe) || pe.Code != "42601" {
+		t.Fatalf("a statement with a syntax error: err %v; want the server's syntax error (42601)", bad.err)
+	}
+	appendOne(c)
+	evs, err := s.ListEvents(ctx, "r1", 0, 100)
+	must(t, err)
+	if len(evs) != int(seq) || string(evs[0].Data) != `{"n":"it's \\ "}` {
+		t.Fatalf("stored %d events (first data %s); want %d with the data written", len(evs), evs[0].Data, seq)
+	}
+}
+
+func TestServerStatements(t *testing.T) {
+	for dsn, want := range map[string]bool{
+		"postgres://u@h/db": true,
+		"postgres://u@h/db?default_query_exec_mode=cache_statement":   true,
+		"postgres://u@h/db?default_query_exec_mode=exec":              false,
+		"postgres://u@h/db?default_query_exec_mode=simple_protocol":   false,
+		"postgres://u@h/db?default_query_exec_mode=cache_describe":    false,
+		"postgres://u@h/db?sslmode=disable&default_query_exec_mode=x": false,
+	} {
+		if got := serverStatements(dsn); got != want {
+			t.Errorf("serverStatements(%q) = %v; want %v", dsn, got, want)
+		}
 	}
 }

@@ -3,8 +3,6 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -184,8 +182,7 @@ func (s *Store) queryRow(ctx context.Context, op, q string, args ...any) *sql.Ro
 		defer s.observe(ctx, op, time.Now(), nil)
 	}
 	if s.backend == BackendPostgres {
-		n := 0
-		q = placeholder.ReplaceAllStringFunc(q, func(string) string { n++; return "$" + strconv.Itoa(n) })
+		q = pgSQL(q)
 		// Prepared and cached per connection (the pool's default mode,
 		// exec, would parse and plan it every time).
 		return s.db.DB.QueryRowContext(ctx, q, append([]any{pgx.QueryExecModeCacheStatement}, args...)...)
@@ -196,5 +193,3 @@ func (s *Store) queryRow(ctx context.Context, op, q string, args ...any) *sql.Ro
 	}
 	return s.db.DB.QueryRowContext(ctx, q, args...)
 }
-
-var placeholder = regexp.MustCompile(`\?`)

@@ -45,7 +45,11 @@ func (s *Store) UpdateRun(ctx context.Context, r *orchestrator.Run) error {
 	}
 	row := toRunRow(r)
 	if s.pgw != nil {
-		return s.pgFenced(ctx, "update run", r, s.db.NewUpdate().Model(row).Column(runMutable...).WherePK().Where("owner = ?", r.Owner).String())
+		st, err := boundPGStmt(updateRunSQL, runUpdateArgs(row))
+		if err != nil {
+			return err
+		}
+		return s.pgFenced(ctx, "update run", r, st)
 	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		res, ok, err := s.execPrepared(ctx, db, updateRunSQL, runUpdateArgs(row))

@@ -55,25 +55,32 @@ func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r
 	if s.backend == BackendPostgres {
 		// One statement: the rows of data-modifying CTEs are checked
 		// against the foreign keys at its end, with all of them in.
-		db := s.db
-		q, args := "", []any{}
+		var q strings.Builder
+		var args []any
+		q.WriteString("WITH ")
 		if srow != nil {
-			q, args = "WITH new_session AS (?), ", append(args, db.NewInsert().Model(srow))
-		} else {
-			q = "WITH "
+			q.WriteString("new_session AS (" + insertSessionSQL + "), ")
+			args = append(args, sessionArgs(srow)...)
 		}
-		q, args = q+"new_run AS (?) ", append(args, db.NewInsert().Model(rrow))
+		q.WriteString("new_run AS (" + insertRunSQL + ") ")
+		args = append(args, runArgs(rrow)...)
 		for i, l := range locks {
 			// A lock is new (no upsert): its key is of a session nobody
 			// knew; one already there fails the statement.
-			q, args = q+fmt.Sprintf(", new_lock%d AS (%s) ", i, newLockSQL), append(args, l.Key, r.ID, l.TTL.Microseconds())
+			fmt.Fprintf(&q, ", new_lock%d AS (%s) ", i, newLockSQL)
+			args = append(args, bind(l.Key, r.ID, l.TTL.Microseconds())...)
 		}
 		if len(mrows) > 0 {
-			q, args = q+"?", append(args, db.NewInsert().Model(&mrows))
+			q.WriteString(insertSQL("messages", messageCols, len(mrows)))
+			args = append(args, messageArgs(mrows)...)
 		} else {
-			q += "SELECT 1"
+			q.WriteString("SELECT 1")
 		}
-		return s.pgExec(ctx, &pgWrite{stmts: []string{db.NewRaw(q, args...).String()},
+		st, err := boundPGStmt(q.String(), args)
+		if err != nil {
+			return err
+		}
+		return s.pgExec(ctx, &pgWrite{stmts: []pgStmt{st},
 			fail: func(err error) error { return createErr(err, r.SessionID, what) }})
 	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
@@ -189,14 +196,16 @@ func (s *Store) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, k
 // rolls the whole op back; without one, its command tag says so.
 func (s *Store) pgEndRun(ctx context.Context, r *orchestrator.Run, row *runRow, at time.Time, keys []string,
 	mrows []messageRow, erows []eventRow, runs []string) error {
-	db := s.db
-	upd := db.NewUpdate().Model(row).Column(runMutable...).WherePK().Where("owner = ?", r.Owner).Returning("session_id")
-	touch := db.NewUpdate().Model((*sessionRow)(nil)).Set("updated_at = ?", at).Where("id IN (SELECT session_id FROM ended)")
-	parts, args := "WITH ended AS (?), touched AS (?)", []any{upd, touch}
+	parts := "WITH ended AS (" + updateRunSQL + " RETURNING session_id), " +
+		`touched AS (UPDATE "sessions" SET "updated_at" = ? WHERE "id" IN (SELECT session_id FROM ended))`
+	args := append(runUpdateArgs(row), bind(at)...)
 	if len(keys) > 0 {
-		free := db.NewDelete().Table("session_locks").Where(`"key" IN (?)`, bun.List(keys)).Where("owner = ?", r.ID).
-			Where("EXISTS (SELECT 1 FROM ended)")
-		parts, args = parts+", freed AS (?)", append(args, free)
+		parts += `, freed AS (DELETE FROM session_locks WHERE "key" IN (` + placeholders(len(keys)) +
+			`) AND owner = ? AND EXISTS (SELECT 1 FROM ended))`
+		for _, k := range keys {
+			args = append(args, bind(k)...)
+		}
+		args = append(args, bind(r.ID)...)
 	}
 	w := &pgWrite{fail: func(err error) error {
 		if isFenceRefused(err) {
@@ -210,15 +219,31 @@ func (s *Store) pgEndRun(ctx context.Context, r *orchestrator.Run, row *runRow, 
 	if len(mrows) == 0 && len(erows) == 0 {
 		// The SELECT's row count is the runs ended: 0 when the owner fence
 		// matched nothing, and then nothing was touched or freed either.
-		w.stmts = []string{db.NewRaw(parts+" SELECT 1 FROM ended", args...).String()}
+		st, err := boundPGStmt(parts+" SELECT 1 FROM ended", args)
+		if err != nil {
+			return err
+		}
+		w.stmts = []pgStmt{st}
 		w.check = matchedOne
 	} else {
-		w.stmts = []string{db.NewRaw(parts+" SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM ended) THEN '1' ELSE ? END AS integer)",
-			append(args, fenceRefused)...).String()}
-		if len(mrows) > 0 {
-			w.stmts = append(w.stmts, db.NewInsert().Model(&mrows).String())
+		st, err := boundPGStmt(parts+" SELECT CAST(CASE WHEN EXISTS (SELECT 1 FROM ended) THEN '1' ELSE ?::text END AS integer)",
+			append(args, fenceRefused))
+		if err != nil {
+			return err
 		}
-		w.stmts = append(w.stmts, s.eventStmts(erows)...)
+		w.stmts = []pgStmt{st}
+		if len(mrows) > 0 {
+			st, err := boundPGStmt(insertSQL("messages", messageCols, len(mrows)), messageArgs(mrows))
+			if err != nil {
+				return err
+			}
+			w.stmts = append(w.stmts, st)
+		}
+		events, err := eventStmts(erows)
+		if err != nil {
+			return err
+		}
+		w.stmts = append(w.stmts, events...)
 		w.notify = s.payloads('e', runs)
 	}
 	err := s.pgExec(ctx, w)

@@ -110,7 +110,11 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs []orc
 		return err
 	}
 	if s.pgw != nil {
-		return s.pgExec(ctx, &pgWrite{stmts: []string{s.db.NewInsert().Model(&rows).String()},
+		st, err := boundPGStmt(insertSQL("messages", messageCols, len(rows)), messageArgs(rows))
+		if err != nil {
+			return err
+		}
+		return s.pgExec(ctx, &pgWrite{stmts: []pgStmt{st},
 			fail: func(err error) error { return dbErr(err, "append messages", "session "+sessionID) }})
 	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {

@@ -155,9 +155,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			return nil, err
 		}
 		s.pgw = newWriter(pgWriterLoops, func() committer {
-			c := &pgCommitter{cfg: s.pgCfg, log: s.log}
+			c := &pgCommitter{cfg: s.pgCfg, log: s.log, prepare: serverStatements(opts.PostgresDSN)}
 			if s.channel != "" {
-				c.notify = s.notifySQL
+				c.notify = s.notifyStmt
 			}
 			return c
 		})
@@ -234,6 +234,16 @@ func openPostgres(dsn string, timeout time.Duration) (*sql.DB, *pgx.ConnConfig, 
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	}
 	return stdlib.OpenDB(*cfg), cfg, nil
+}
+
+// serverStatements reports whether dsn lets the PostgreSQL writer keep
+// prepared statements on the server: yes unless it sets pgx's
+// default_query_exec_mode to a mode without them (as for a connection
+// pooler in transaction mode that does not track them).
+func serverStatements(dsn string) bool {
+	cfg, err := pgx.ParseConfig(dsn)
+	return err == nil && (!strings.Contains(dsn, "default_query_exec_mode") ||
+		cfg.DefaultQueryExecMode == pgx.QueryExecModeCacheStatement)
 }
 
 // Close stops the writer after the writes already queued, then closes
