@@ -286,7 +286,11 @@ func (o *Orchestrator) newLiveRun(req RunRequest, x execution, locks []string, r
 	}
 	// A log that cannot store its events stops the run; complete records
 	// it as failed.
-	lr.log = newRunLog(r.ID, r.SessionID, base, o.store, o.log, o.opts.Now, o.opts.Events, o.opts.StoreRetry, func(error) { lr.cancel() })
+	policy := o.opts.Events
+	if !req.Blocking {
+		policy.BlockingDelay = 0
+	}
+	lr.log = newRunLog(r.ID, r.SessionID, base, o.store, o.log, o.opts.Now, policy, o.opts.StoreRetry, func(error) { lr.cancel() })
 	return lr
 }
 

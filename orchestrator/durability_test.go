@@ -237,3 +237,76 @@ func TestFoldedSlotFallsBack(t *testing.T) {
 	close(gate)
 	final(t, collect(t, b.o, first.ID, 0))
 }
+
+// countingEvents counts AppendEvents beside countingStore's writes.
+type countingEvents struct{ *countingStore }
+
+func (c countingEvents) AppendEvents(ctx context.Context, evs []orchestrator.Event) error {
+	c.count("AppendEvents")
+	return c.Store.AppendEvents(ctx, evs)
+}
+
+// A blocking run's events wait up to Events.BlockingDelay to be stored,
+// so a run that ends within it stores them with its end: two writes in
+// all. A run that does not end within it still has its events stored
+// while it runs, and a streaming run's are stored at once, whatever the
+// delay. No test here waits for the delay to pass: the long delays are
+// ended by the run's end, and the short one is only waited on as a
+// condition (an event becoming visible).
+func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
+	newStore := func() countingEvents {
+		return countingEvents{&countingStore{Store: orchestratortest.NewMemStore(), writes: map[string]int{}}}
+	}
+	writes := func(s countingEvents) map[string]int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return maps.Clone(s.writes)
+	}
+
+	t.Run("ends within the delay", func(t *testing.T) {
+		store := newStore()
+		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: time.Hour}},
+			turns: []orchestratortest.Turn{{Content: "the answer"}}})
+		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true})
+		evs := collect(t, h.o, run.ID, 0)
+		assertDense(t, evs, 1)
+		if len(evs) < 3 || final(t, evs).Answer != "the answer" {
+			t.Fatalf("events = %+v; want several, ending with the answer", evs)
+		}
+		if got, want := writes(store), map[string]int{"CreateRunWith": 1, "EndRun": 1}; !maps.Equal(got, want) {
+			t.Errorf("writes = %v; want %v (the events with the end)", got, want)
+		}
+		if stored, err := store.ListEvents(t.Context(), run.ID, 0, 0); err != nil || len(stored) != len(evs) {
+			t.Fatalf("store holds %d events (%v); the client saw %d", len(stored), err, len(evs))
+		}
+	})
+
+	// A run held in its model call: what it emitted before becomes
+	// visible, so stored, before the run goes on.
+	held := func(t *testing.T, blocking bool, delay time.Duration) {
+		store := newStore()
+		gate := make(chan struct{})
+		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: delay}},
+			turns: []orchestratortest.Turn{{Content: "late", Wait: gate}}})
+		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: blocking})
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		defer cancel()
+		for ev, err := range h.o.Events(ctx, "u", run.ID, 0) {
+			if err != nil {
+				t.Fatalf("waiting for the first event: %v", err)
+			}
+			if ev.Seq == 1 {
+				break
+			}
+		}
+		if n := writes(store)["AppendEvents"]; n == 0 {
+			t.Errorf("an event was visible before any batch of events was stored")
+		}
+		close(gate)
+		if f := final(t, collect(t, h.o, run.ID, 0)); f.Answer != "late" {
+			t.Fatalf("final = %+v", f)
+		}
+	}
+	t.Run("blocking, longer than the delay", func(t *testing.T) { held(t, true, time.Millisecond) })
+	t.Run("streaming, whatever the delay", func(t *testing.T) { held(t, false, time.Hour) })
+}

@@ -52,6 +52,9 @@ type runLog struct {
 
 	flushSig chan struct{} // cap 1: "there is something to flush"
 	done     chan struct{} // closed when the flusher has exited
+	// stop is closed (under mu) when the log closes (end or close): a
+	// flusher that delays a batch (policy.BlockingDelay) stops waiting.
+	stop chan struct{}
 }
 
 // EventPolicy shapes what the event log keeps.
@@ -64,6 +67,13 @@ type EventPolicy struct {
 	// (0 = no limit). The truncated payload is what is streamed and stored,
 	// so a replay equals the live stream.
 	MaxPayloadChars int
+	// BlockingDelay is how long the events of a blocking run
+	// (RunRequest.Blocking: its caller reads only the end) may wait
+	// before they are stored, so that they ride in fewer writes: a run
+	// that ends within it stores them with its end, in one write instead
+	// of two or more. Anyone who follows such a run sees each event at
+	// most this much later. Options' default is 20ms; negative: none.
+	BlockingDelay time.Duration
 }
 
 func newRunLog(runID, sessionID string, base int64, store Store, log *slog.Logger, now func() time.Time, p EventPolicy,
@@ -74,6 +84,7 @@ func newRunLog(runID, sessionID string, base int64, store Store, log *slog.Logge
 		wake:     make(chan struct{}),
 		flushSig: make(chan struct{}, 1),
 		done:     make(chan struct{}),
+		stop:     make(chan struct{}),
 	}
 	l.events = make([]Event, 0, 64)
 	go l.flusher()
@@ -154,7 +165,7 @@ func (l *runLog) end(typ string, data any, write func(batch []Event) error) erro
 		l.mu.Unlock()
 		return errors.New("event log closed")
 	}
-	l.closed = true
+	l.closeLocked()
 	l.appendLocked(typ, raw)
 	l.ending = job
 	l.mu.Unlock()
@@ -236,7 +247,7 @@ func (l *runLog) wakeLocked() {
 func (l *runLog) close() {
 	l.mu.Lock()
 	if !l.closed {
-		l.closed = true
+		l.closeLocked()
 		l.wakeLocked()
 	}
 	l.mu.Unlock()
@@ -247,9 +258,16 @@ func (l *runLog) close() {
 	<-l.done
 }
 
+// closeLocked marks the log closed and stops a delayed batch's wait.
+func (l *runLog) closeLocked() {
+	l.closed = true
+	close(l.stop)
+}
+
 func (l *runLog) flusher() {
 	defer close(l.done)
 	for range l.flushSig {
+		l.delay()
 		l.mu.Lock()
 		batch := l.events[l.flushed:len(l.events):len(l.events)]
 		l.flushed = len(l.events)
@@ -272,6 +290,27 @@ func (l *runLog) flusher() {
 				return
 			}
 		}
+	}
+}
+
+// delay waits policy.BlockingDelay before a batch is taken while there is
+// one and the log is open: events that come meanwhile join it, and when
+// the log ends meanwhile, they all go with its end.
+func (l *runLog) delay() {
+	if l.policy.BlockingDelay <= 0 {
+		return
+	}
+	l.mu.Lock()
+	wait := !l.closed && l.flushed < len(l.events)
+	l.mu.Unlock()
+	if !wait {
+		return
+	}
+	t := time.NewTimer(l.policy.BlockingDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-l.stop:
 	}
 }
 

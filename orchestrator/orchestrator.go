@@ -123,6 +123,9 @@ func (o Options) withDefaults() Options {
 	if o.StoreRetry <= 0 {
 		o.StoreRetry = 10 * time.Second
 	}
+	if o.Events.BlockingDelay == 0 {
+		o.Events.BlockingDelay = 20 * time.Millisecond
+	}
 	if o.InstanceID == "" {
 		o.InstanceID = newInstanceID()
 	}

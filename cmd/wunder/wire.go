@@ -217,7 +217,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		LockTTL: cfg.Concurrency.LockTTL(), ResumeInterrupted: cfg.Concurrency.ResumeInterrupted,
 		MaxHistoryItems: cfg.Workspace.MaxHistoryItems,
 		DefaultLanguage: cfg.I18n.DefaultLanguage, Workspace: tools,
-		Events:  orchestrator.EventPolicy{Drop: cfg.Observability.DropEventTypes, MaxPayloadChars: cfg.Observability.EventPayloadMaxChars},
+		Events: orchestrator.EventPolicy{Drop: cfg.Observability.DropEventTypes, MaxPayloadChars: cfg.Observability.EventPayloadMaxChars,
+			BlockingDelay: cfg.Observability.BlockingEventDelay()},
 		Watcher: store.Watcher(), // PostgreSQL: replicas hear of each other's runs at once
 		Replan: orchestrator.ReplanPolicy{Enabled: cfg.Replan.Enabled, MaxRetries: cfg.Replan.MaxRetries,
 			MaxReplans: cfg.Replan.MaxReplans, GoalCheck: cfg.GoalCheck.Enabled},

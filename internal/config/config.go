@@ -372,6 +372,11 @@ type Observability struct {
 	// StoreSpanThresholdMS (store_span_threshold_ms): store operations at
 	// least this slow get a span of their own. Default 10; 0 = none.
 	StoreSpanThresholdMS int `yaml:"store_span_threshold_ms"`
+	// BlockingEventDelayMS (blocking_event_delay_ms): how long the events
+	// of a run whose caller waits for the whole answer may wait to be
+	// stored, so a run that ends within it stores them with its end.
+	// Default 20, 0-1000; 0 = none.
+	BlockingEventDelayMS int `yaml:"blocking_event_delay_ms"`
 }
 
 // OTLP protocols.
@@ -391,6 +396,15 @@ type OTLP struct {
 	Protocol string `yaml:"protocol"`
 	// Headers are sent with every export. Masked by [Config.Redacted].
 	Headers map[string]string `yaml:"headers" secret:"true"`
+}
+
+// BlockingEventDelay is blocking_event_delay_ms as the orchestrator's
+// EventPolicy.BlockingDelay (negative: none).
+func (o Observability) BlockingEventDelay() time.Duration {
+	if o.BlockingEventDelayMS <= 0 {
+		return -1
+	}
+	return time.Duration(o.BlockingEventDelayMS) * time.Millisecond
 }
 
 // StoreSpanThreshold is store_span_threshold_ms as a duration.

@@ -87,6 +87,7 @@ func Default() *Config {
 			MonitorEventLimit:    200,
 			DropEventTypes:       []string{},
 			StoreSpanThresholdMS: 10,
+			BlockingEventDelayMS: 20,
 		},
 		MCP:       mcpDefaults(),
 		A2A:       a2aDefaults(),

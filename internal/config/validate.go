@@ -166,6 +166,7 @@ func (c *Config) validate(p *problems) {
 	atLeast(v, "observability.event_payload_max_chars", o.EventPayloadMaxChars, 0)
 	v.between("observability.monitor_event_limit", o.MonitorEventLimit, 1, 2000)
 	atLeast(v, "observability.store_span_threshold_ms", o.StoreSpanThresholdMS, 0)
+	v.between("observability.blocking_event_delay_ms", o.BlockingEventDelayMS, 0, 1000)
 	if o.OTLP.Protocol != "" {
 		v.oneOf("observability.otlp.protocol", o.OTLP.Protocol, []string{OTLPHTTP, OTLPGRPC})
 	}
