@@ -831,10 +831,11 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 // write (runLog.end, Store.EndRun); nothing of it is visible yet.
 func (o *Orchestrator) storeEnd(lr *liveRun, r *Run, out outcome, history []Message, now time.Time) error {
 	final := FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg}
-	return lr.log.end(EventFinal, final, func(batch []Event) error {
+	return lr.log.end(EventFinal, final, func(batch []Event, kept []Message) error {
 		r.LastSeq = batch[len(batch)-1].Seq // the final event
+		tail := RunTail{Messages: append(kept, history...), Events: batch}
 		return o.retry(context.Background(), "store the run's end", func(ctx context.Context) error {
-			return o.store.EndRun(ctx, r, now, lr.locks, RunTail{Messages: history, Events: batch})
+			return o.store.EndRun(ctx, r, now, lr.locks, tail)
 		})
 	})
 }

@@ -353,7 +353,7 @@ func (l *loop) maybeCompact(ctx context.Context, msgs []Message, runStart int) (
 	d.Kept = len(tail)
 	if d.Strategy == StrategySummary {
 		sum.ToolCallID = tailMarker + strconv.Itoa(len(tail))
-		if err := l.save(ctx, sum); err != nil {
+		if err := l.keep(sum); err != nil {
 			return msgs, runStart, err
 		}
 	}

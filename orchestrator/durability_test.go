@@ -95,8 +95,11 @@ func TestUnstorableHistoryFailsTheRun(t *testing.T) {
 	}
 }
 
-// A run with a tool round whose round cannot be stored fails there, with
-// an error event, before its answer.
+// A run with a tool round whose round cannot be stored fails: the round
+// is stored with the events that follow it or with the run's end
+// (runLog.keep), and whichever of them it rode in, the run ends failed
+// with the store's error, never finished, with what the client saw
+// stored and the round and answer missing from the session alike.
 func TestUnstorableRoundFailsTheRun(t *testing.T) {
 	store := &flakyStore{Store: orchestratortest.NewMemStore(), down: func(op string) bool { return op == "messages" }}
 	released := make(chan struct{})
@@ -109,15 +112,19 @@ func TestUnstorableRoundFailsTheRun(t *testing.T) {
 		}})
 	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{"step"}})
 	evs := collect(t, h.o, run.ID, 0)
+	assertDense(t, evs, 1)
 	f := final(t, evs)
-	if f.State != orchestrator.RunFailed || !strings.Contains(f.Error, "save history") {
-		t.Fatalf("final = %+v", f)
+	if f.State != orchestrator.RunFailed || !strings.Contains(f.Error, "store") || !strings.Contains(f.Error, errStoreDown.Error()) {
+		t.Fatalf("final = %+v; want failed with the store's error", f)
 	}
-	if r, _ := store.GetRun(t.Context(), run.ID); r.State != orchestrator.RunFailed {
-		t.Fatalf("stored state %s, client told %s", r.State, f.State)
+	if r, _ := store.GetRun(t.Context(), run.ID); r.State != orchestrator.RunFailed || r.LastSeq != evs[len(evs)-1].Seq {
+		t.Fatalf("stored run %s at seq %d, client told %s at seq %d", r.State, r.LastSeq, f.State, evs[len(evs)-1].Seq)
 	}
-	if errs := ofType(evs, orchestrator.EventError); len(errs) != 1 || !strings.Contains(string(errs[0].Data), `"store"`) {
-		t.Fatalf("error events = %v", errs)
+	if stored, err := store.ListEvents(t.Context(), run.ID, 0, 0); err != nil || len(stored) != len(evs) {
+		t.Fatalf("store holds %d events, the client saw %d (%v)", len(stored), len(evs), err)
+	}
+	if msgs, err := store.Store.ListMessages(t.Context(), run.SessionID, 0); err != nil || len(msgs) != 1 || msgs[0].Content != "q" {
+		t.Fatalf("history = %+v, %v; want the question alone", msgs, err)
 	}
 }
 
@@ -278,6 +285,31 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 		}
 		if stored, err := store.ListEvents(t.Context(), run.ID, 0, 0); err != nil || len(stored) != len(evs) {
 			t.Fatalf("store holds %d events (%v); the client saw %d", len(stored), err, len(evs))
+		}
+	})
+
+	t.Run("a tool round too", func(t *testing.T) {
+		store := newStore()
+		released := make(chan struct{})
+		close(released)
+		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: time.Hour}},
+			toolsets: []orchestrator.Toolset{blockingTool("step", make(chan struct{}), released)},
+			turns: []orchestratortest.Turn{
+				{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("step", `{}`)}},
+				{Content: "after the step"},
+			}})
+		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{"step"}, Blocking: true})
+		evs := collect(t, h.o, run.ID, 0)
+		if f := final(t, evs); f.State != orchestrator.RunFinished || f.Answer != "after the step" {
+			t.Fatalf("final = %+v", f)
+		}
+		if got, want := writes(store), map[string]int{"CreateRunWith": 1, "EndRun": 1}; !maps.Equal(got, want) {
+			t.Errorf("writes = %v; want %v (the round and the events with the end)", got, want)
+		}
+		msgs, err := store.ListMessages(t.Context(), run.SessionID, 0)
+		if err != nil || len(msgs) != 4 || msgs[0].Content != "q" || msgs[1].Role != orchestrator.RoleAssistant ||
+			!strings.Contains(msgs[2].Content, "released") || msgs[3].Content != "after the step" {
+			t.Fatalf("history = %+v, %v; want the question, the round (call and result) and the answer, in order", msgs, err)
 		}
 	})
 

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -45,10 +46,11 @@ type runLog struct {
 	events    []Event
 	wake      chan struct{} // closed and replaced when events become visible, and on close
 	closed    bool
-	flushed   int     // events[:flushed] were handed to the store
-	persisted int     // events[:persisted] are stored: the visible ones
-	broken    error   // set when a batch could not be stored
-	ending    *endJob // set by end: the flusher's last write
+	flushed   int       // events[:flushed] were handed to the store
+	persisted int       // events[:persisted] are stored: the visible ones
+	msgs      []Message // history kept (keep) and not handed to the store yet
+	broken    error     // set when a batch could not be stored
+	ending    *endJob   // set by end: the flusher's last write
 
 	flushSig chan struct{} // cap 1: "there is something to flush"
 	done     chan struct{} // closed when the flusher has exited
@@ -135,17 +137,43 @@ func (l *runLog) appendLocked(typ string, raw []byte) Event {
 	return ev
 }
 
+// keep hands msgs, history of the run's session, to the flusher, which
+// stores them before the events of the batch it takes next (or with the
+// end), in order: the run goes on without waiting for the write, and a
+// run's rounds cost no write of their own. It fails when the log broke
+// (the run is failing) or closed.
+func (l *runLog) keep(msgs []Message) error {
+	l.mu.Lock()
+	switch {
+	case l.broken != nil:
+		err := l.broken
+		l.mu.Unlock()
+		return fmt.Errorf("%w: %w", errLogBroken, err)
+	case l.closed:
+		l.mu.Unlock()
+		return errors.New("event log closed")
+	}
+	l.msgs = append(l.msgs, msgs...)
+	l.mu.Unlock()
+	select {
+	case l.flushSig <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
 // errLogBroken is end's error when the log broke before its end.
 var errLogBroken = errors.New("event log broken")
 
 // endJob is a log's last write (end).
 type endJob struct {
-	write func(batch []Event) error
+	write func(batch []Event, msgs []Message) error
 	done  chan error
 }
 
 // end closes the log with its last event (the final one) and has the
-// flusher store it, with every event not stored yet, through write: the
+// flusher store it, with every event and kept message not stored yet,
+// through write: the
 // run's end in one write, instead of a batch of events, the end, then the
 // final event. The flusher runs it after any batch it is storing, so seqs
 // stay dense and in order. end returns write's error, or errLogBroken when
@@ -157,7 +185,7 @@ type endJob struct {
 // dropped (never seen, so its seq is free for whoever records the run's
 // end) and the rest of the batch is stored on its own, as the flusher
 // would have stored it. Either way the log is closed.
-func (l *runLog) end(typ string, data any, write func(batch []Event) error) error {
+func (l *runLog) end(typ string, data any, write func(batch []Event, msgs []Message) error) error {
 	raw := l.payload(data)
 	job := &endJob{write: write, done: make(chan error, 1)}
 	l.mu.Lock()
@@ -177,19 +205,20 @@ func (l *runLog) end(typ string, data any, write func(batch []Event) error) erro
 }
 
 // finishEnd is the flusher's part of end: batch holds every event not
-// yet handed to the store, the last one end's.
-func (l *runLog) finishEnd(job *endJob, batch []Event, broken bool) {
+// yet handed to the store, the last one end's, and msgs the messages kept
+// since the last batch.
+func (l *runLog) finishEnd(job *endJob, batch []Event, msgs []Message, broken bool) {
 	err := errLogBroken
 	if !broken {
-		err = job.write(batch)
+		err = job.write(batch, msgs)
 	}
 	if err != nil {
 		l.mu.Lock()
 		l.events = l.events[:len(l.events)-1]
 		l.flushed = len(l.events)
 		l.mu.Unlock()
-		if rest := batch[:len(batch)-1]; len(rest) > 0 && !broken {
-			l.persist(rest)
+		if rest := batch[:len(batch)-1]; (len(rest) > 0 || len(msgs) > 0) && !broken {
+			l.persist(rest, msgs)
 		}
 		l.mu.Lock()
 		l.wakeLocked()
@@ -271,16 +300,18 @@ func (l *runLog) flusher() {
 		l.mu.Lock()
 		batch := l.events[l.flushed:len(l.events):len(l.events)]
 		l.flushed = len(l.events)
+		msgs := l.msgs
+		l.msgs = nil
 		closed, broken, job := l.closed, l.broken != nil, l.ending
 		l.mu.Unlock()
 		if job != nil {
 			// end appended its event and set the job under one lock, so
 			// the batch ends with that event.
-			l.finishEnd(job, batch, broken)
+			l.finishEnd(job, batch, msgs, broken)
 			return
 		}
-		if len(batch) > 0 && !broken {
-			l.persist(batch)
+		if (len(batch) > 0 || len(msgs) > 0) && !broken {
+			l.persist(batch, msgs)
 		}
 		if closed {
 			l.mu.Lock()
@@ -301,7 +332,7 @@ func (l *runLog) delay() {
 		return
 	}
 	l.mu.Lock()
-	wait := !l.closed && l.flushed < len(l.events)
+	wait := !l.closed && (l.flushed < len(l.events) || len(l.msgs) > 0)
 	l.mu.Unlock()
 	if !wait {
 		return
@@ -314,24 +345,36 @@ func (l *runLog) delay() {
 	}
 }
 
-// persist stores a batch, retrying within the budget, and makes it
-// visible; a batch that cannot be stored breaks the log.
-func (l *runLog) persist(batch []Event) {
+// persist stores kept messages, then a batch of events, retrying within
+// the budget, and makes the events visible; what cannot be stored breaks
+// the log.
+func (l *runLog) persist(batch []Event, msgs []Message) {
 	err := retryFor(context.Background(), l.retryBudget, func(ctx context.Context) error {
+		if len(msgs) > 0 {
+			if err := l.store.AppendMessages(ctx, l.sessionID, msgs); err != nil {
+				return fmt.Errorf("save history: %w", err)
+			}
+			msgs = nil // stored: a retry is for the events
+		}
+		if len(batch) == 0 {
+			return nil
+		}
 		return l.store.AppendEvents(ctx, batch)
 	}, func(attempt int, err error) {
-		l.log.Warn("events not stored yet; retrying", "run_id", l.runID, "from_seq", batch[0].Seq, "attempt", attempt, "err", err)
+		l.log.Warn("events not stored yet; retrying", "run_id", l.runID, "attempt", attempt, "err", err)
 	})
 	l.mu.Lock()
 	if err == nil {
-		l.persisted = int(batch[len(batch)-1].Seq - l.base)
+		if len(batch) > 0 {
+			l.persisted = int(batch[len(batch)-1].Seq - l.base)
+		}
 	} else {
 		l.broken = err
 	}
 	l.wakeLocked()
 	l.mu.Unlock()
 	if err != nil {
-		l.log.Error("events not stored; the run ends failed", "run_id", l.runID, "from_seq", batch[0].Seq, "count", len(batch), "err", err)
+		l.log.Error("events not stored; the run ends failed", "run_id", l.runID, "events", len(batch), "err", err)
 		if l.onBroken != nil {
 			l.onBroken(err)
 		}

@@ -217,7 +217,7 @@ func (l *loop) endRound(ctx context.Context, msgs []Message, resp *ModelResponse
 	add, stop := l.planning(ctx, msgs, resp, calls, results)
 	round = append(round, add...)
 	msgs = append(msgs, round...)
-	if err := l.save(ctx, round...); err != nil {
+	if err := l.keep(round...); err != nil {
 		out := l.fail(ctx, "store", err)
 		return msgs, &out
 	}
@@ -389,6 +389,18 @@ func (l *loop) save(ctx context.Context, msgs ...Message) error {
 		return l.o.store.AppendMessages(ctx, l.lr.sessionID, msgs)
 	})
 	if err != nil {
+		return fmt.Errorf("save history: %w", err)
+	}
+	return nil
+}
+
+// keep appends messages to the session's history through the run's log
+// (runLog.keep): stored in order before the events that follow them, or
+// with the run's end, without the run waiting for the write. A write that
+// fails breaks the log, which fails the run: a run whose history was not
+// stored is not reported finished.
+func (l *loop) keep(msgs ...Message) error {
+	if err := l.log.keep(msgs); err != nil {
 		return fmt.Errorf("save history: %w", err)
 	}
 	return nil
