@@ -132,6 +132,8 @@ var (
 	insertRunSQL     = insertSQL("runs", runCols, 1)
 	sessionCols      = []string{"id", "user_id", "title", "created_at", "updated_at"}
 	insertSessionSQL = insertSQL("sessions", sessionCols, 1)
+	toolLogCols      = []string{"run_id", "session_id", "user_id", "call_id", "tool", "arguments", "result", "is_error", "duration_ms", "created_at"}
+	insertToolLogSQL = insertSQL("tool_logs", toolLogCols, 1)
 	// updateRunSQL writes runMutable, fenced by the owner (UpdateRun).
 	updateRunSQL = `UPDATE "runs" SET "state" = ?, "stop_reason" = ?, "answer" = ?, "error" = ?, "input_tokens" = ?, "output_tokens" = ?, ` +
 		`"total_tokens" = ?, "last_seq" = ?, "started_at" = ?, "finished_at" = ?, "pending" = ? WHERE "id" = ? AND owner = ?`
@@ -160,6 +162,10 @@ func runArgs(r *runRow) []any {
 
 func sessionArgs(r *sessionRow) []any {
 	return bind(r.ID, r.UserID, r.Title, r.CreatedAt, r.UpdatedAt)
+}
+
+func toolLogArgs(r *toolLogRow) []any {
+	return bind(r.RunID, r.SessionID, r.UserID, r.CallID, r.Tool, r.Arguments, r.Result, r.IsError, r.DurationMS, r.CreatedAt)
 }
 
 func runUpdateArgs(r *runRow) []any {

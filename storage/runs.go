@@ -167,7 +167,10 @@ func (s *Store) AppendToolLog(ctx context.Context, l *orchestrator.ToolLog) erro
 	l.CreatedAt = stamp(l.CreatedAt)
 	row := toToolLogRow(l)
 	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-		_, err := db.NewInsert().Model(row).Exec(ctx)
+		_, ok, err := s.execPrepared(ctx, db, insertToolLogSQL, toolLogArgs(row))
+		if !ok {
+			_, err = db.NewInsert().Model(row).Exec(ctx)
+		}
 		return err
 	})
 	return dbErr(err, "append tool log", "of run "+l.RunID)
