@@ -34,7 +34,13 @@
 // every subscriber, so a slow subscriber never stalls the run and never misses
 // an event; a flusher goroutine persists them in batches, and an event becomes
 // visible to subscribers only once it is stored (durable before visible: a
-// crash never loses an event a client saw). When the run ends, its
+// crash never loses an event a client saw). The history a run adds as it
+// goes (each tool round, a compaction summary) is handed to the flusher
+// too, which stores it before the events of its next batch, so the run
+// does not wait for those writes. A run whose caller waits for the end
+// (RunRequest.Blocking) lets its events wait up to
+// EventPolicy.BlockingDelay for the next ones, so a short run stores them
+// with its end. When the run ends, its
 // terminal state, its answer, the events the flusher had not stored yet and
 // the final event are stored in one write (after any batch in flight, so
 // seqs stay in order), which also frees its locks in the store; then its
