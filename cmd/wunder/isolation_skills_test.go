@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/http"
 	"testing"
 )
 
@@ -18,6 +19,44 @@ func (f *fixture) setupSkills(t *testing.T) {
 		mustStatus(t, f.uploadSkill(t, "/wunder/user_tools/skills/upload", z, bearerOf(f.alice)), 201)
 	}
 	mustStatus(t, f.rest(t, "POST", "/wunder/user_tools/skills", `{"shared":["iso-skill"]}`, bearerOf(f.alice)), 200)
+	// The server's own skills, for adminSkillRows: one to read and enable,
+	// one to delete.
+	for _, name := range []string{"iso-server", "iso-server-del"} {
+		z := buildZip(t, zipFile{name: "SKILL.md", data: skillDoc(name, "The server's instructions.")})
+		mustStatus(t, f.uploadSkill(t, "/wunder/admin/skills/upload", z, map[string]string{"X-API-Key": "admin-key"}), 201)
+	}
+}
+
+// adminSkillRows are the rows of the server's skills (/wunder/admin/skills
+// and its upload, content and delete): an administrator's only, whatever
+// user a caller names; monitorRows has the listing.
+func (f *fixture) adminSkillRows(t *testing.T) []matrixRow {
+	adminOnly := [4]string{forbidden, forbidden, forbidden, ok}
+	named := func(path string, c caller) string {
+		if c.names != "" {
+			return path + sep(path) + "user_id=" + c.names
+		}
+		return path
+	}
+	row := func(action string, try func(t *testing.T, c caller) *http.Response) matrixRow {
+		return matrixRow{frontend: "REST", resource: "skills (server-wide, admin)", action: action, want: adminOnly,
+			try: func(t *testing.T, c caller) string { return restOutcome(try(t, c)) }}
+	}
+	upload := buildZip(t, zipFile{name: "SKILL.md", data: skillDoc("iso-server-up", "Uploaded by the matrix.")})
+	return []matrixRow{
+		row("upload", func(t *testing.T, c caller) *http.Response {
+			return f.uploadSkill(t, named("/wunder/admin/skills/upload", c), upload, c.hdr)
+		}),
+		row("read SKILL.md and files", func(t *testing.T, c caller) *http.Response {
+			return f.rest(t, "GET", named("/wunder/admin/skills/content?name=iso-server", c), "", c.hdr)
+		}),
+		row("enable", func(t *testing.T, c caller) *http.Response {
+			return f.rest(t, "POST", named("/wunder/admin/skills", c), `{"enabled":["iso-server"]}`, c.hdr)
+		}),
+		row("delete", func(t *testing.T, c caller) *http.Response {
+			return f.rest(t, "DELETE", named("/wunder/admin/skills?name=iso-server-del", c), "", c.hdr)
+		}),
+	}
 }
 
 func (f *fixture) skillRows() []matrixRow {

@@ -135,6 +135,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 	rows = append(rows, f.memoryRows(t)...)     // isolation_memory_test.go
 	rows = append(rows, f.evalRows(t)...)       // isolation_eval_test.go
 	rows = append(rows, f.attachmentRows(t)...) // isolation_attachments_test.go
+	rows = append(rows, f.adminSkillRows(t)...) // isolation_skills_test.go
 	rows = append(rows, f.workspaceRows()...)   // isolation_workspace_test.go; last: it empties alice's workspace
 	var table strings.Builder
 	table.WriteString("| front-end | resource | action | alice (owner) | bob | bob naming alice | admin key naming alice |\n")
@@ -257,6 +258,7 @@ func (f *fixture) rows() []matrixRow {
 	rows = append(rows, f.knowledgeRows()...) // isolation_knowledge_test.go
 	rows = append(rows, f.approvalRows()...)  // isolation_approvals_test.go
 	rows = append(rows, f.monitorRows()...)   // isolation_monitor_test.go
+	rows = append(rows, f.authRows()...)      // isolation_auth_test.go
 	rows = append(rows, f.configRows()...)    // isolation_config_test.go
 	rows = append(rows, f.consoleRows()...)   // isolation_console_test.go
 
