@@ -173,9 +173,8 @@ type endJob struct {
 
 // end closes the log with its last event (the final one) and has the
 // flusher store it, with every event and kept message not stored yet,
-// through write: the
-// run's end in one write, instead of a batch of events, the end, then the
-// final event. The flusher runs it after any batch it is storing, so seqs
+// through write: the run's end in one write, instead of a batch of
+// events, the end, then the final event. The flusher runs it after any batch it is storing, so seqs
 // stay dense and in order. end returns write's error, or errLogBroken when
 // the log had broken (then write is not called).
 //
