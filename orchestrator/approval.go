@@ -290,8 +290,15 @@ func (l *loop) gate(ctx context.Context, calls []pendingCall) []ask {
 	return asks
 }
 
-// userApprovals is the user's ToolAccess.Approval, read once per run.
+// userApprovals is the user's ToolAccess.Approval, read once per run: the
+// rule the run's tools were selected with, when that was read.
 func (l *loop) userApprovals(ctx context.Context) []string {
+	if !l.approvalRuleRead && l.lr.sel != nil && l.lr.sel.ruleRead {
+		l.approvalRuleRead = true
+		if rule := l.lr.sel.rule; rule != nil {
+			l.approvalRule = rule.Approval
+		}
+	}
 	if !l.approvalRuleRead {
 		l.approvalRuleRead = true
 		rule, err := l.o.tools.accessRule(ctx, l.lr.userID)

@@ -152,6 +152,7 @@ func (r *Registry) Select(ctx context.Context, userID string, names, exclude []s
 			sel.add(t)
 		}
 	}
+	sel.rule, sel.ruleRead = all.rule, all.ruleRead
 	return sel, nil
 }
 
@@ -219,6 +220,11 @@ type Selection struct {
 	tools map[string]Tool   // canonical -> tool
 	names map[string]string // canonical, alias and wire name -> canonical
 	order []string
+	// rule is the user's tool rule this selection was filtered with
+	// (ruleRead: it was read, nil meaning none), so the run that uses it
+	// does not read it again for its approvals.
+	rule     *ToolAccess
+	ruleRead bool
 }
 
 func newSelection(r *Registry) *Selection {

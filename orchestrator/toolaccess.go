@@ -56,10 +56,15 @@ func (r *Registry) permitted(ctx context.Context, userID string, sel *Selection)
 		return sel, nil
 	}
 	rule, err := r.access.ToolAccess(ctx, userID)
-	if err != nil || rule == nil {
+	if err != nil {
 		return sel, err
 	}
+	sel.rule, sel.ruleRead = rule, true
+	if rule == nil {
+		return sel, nil
+	}
 	out := newSelection(r)
+	out.rule, out.ruleRead = rule, true
 	for _, name := range sel.order {
 		if t := sel.tools[name]; t.Spec().AlwaysOn || rule.Permits(name) {
 			out.add(t)

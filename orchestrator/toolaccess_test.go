@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
 func TestToolAccessPermits(t *testing.T) {
@@ -82,5 +85,40 @@ func TestRegistryHonoursToolAccess(t *testing.T) {
 	}
 	if _, err := reg.Select(t.Context(), "bob", []string{"write_file"}, nil); err != nil {
 		t.Errorf("Select(write_file) for bob = %v", err)
+	}
+}
+
+// A run reads the user's tool rule once: the rule its tools were selected
+// with also decides which of its calls ask for approval.
+func TestToolAccessReadOncePerRun(t *testing.T) {
+	var reads atomic.Int32
+	files := orchestratortest.NewFiles()
+	reg := withEdits(files, &deployTool{})
+	reg.SetAccess(accessFunc(func(context.Context, string) (*orchestrator.ToolAccess, error) {
+		reads.Add(1)
+		return &orchestrator.ToolAccess{Approval: []string{"deploy"}}, nil
+	}))
+	model := orchestratortest.NewScriptedModel(call("read_file", `{"path":"a"}`), call("deploy", `{"env":"x"}`), orchestratortest.Turn{Content: "ok"})
+	o := orchestrator.New(orchestratortest.NewMemStore(), orchestratortest.Models{Model: model,
+		Settings: orchestrator.ModelSettings{Name: "m", ToolCallMode: orchestrator.ModeFunctionCall, MaxRounds: 4}}, reg, &orchestrator.Options{})
+	t.Cleanup(func() { _ = o.Close(context.Background()) })
+	run := mustStart(t, o, orchestrator.RunRequest{UserID: "u", Question: "go", ToolNames: []string{"read_file", "deploy"}})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	asked := false
+	for ev, err := range o.Events(ctx, "", run.ID, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == orchestrator.EventApprovalRequired {
+			asked = true
+			break
+		}
+	}
+	if !asked {
+		t.Fatal("deploy, named by the user's rule, did not ask for approval")
+	}
+	if n := reads.Load(); n != 1 {
+		t.Fatalf("the tool rule was read %d times in one run; want 1", n)
 	}
 }
