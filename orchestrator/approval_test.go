@@ -318,19 +318,7 @@ func TestApprovalModes(t *testing.T) {
 				reg, &orchestrator.Options{Approvals: tc.policy})
 			t.Cleanup(func() { _ = o.Close(context.Background()) })
 			run := mustStart(t, o, orchestrator.RunRequest{UserID: "u", Question: "go", ToolNames: []string{tc.tool}, ApprovalMode: tc.mode})
-			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-			defer cancel()
-			asked := false
-			for ev, err := range o.Events(ctx, "", run.ID, 0) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if ev.Type == orchestrator.EventApprovalRequired {
-					asked = true
-					break
-				}
-			}
-			if asked != tc.ask {
+			if asked := asksApproval(t, o, run.ID); asked != tc.ask {
 				t.Fatalf("asked = %v, want %v", asked, tc.ask)
 			}
 		})
@@ -338,6 +326,23 @@ func TestApprovalModes(t *testing.T) {
 	if _, err := newHarness(t, harnessOpts{}).o.Start(t.Context(), orchestrator.RunRequest{UserID: "u", Question: "q", ApprovalMode: "yolo"}); !errors.Is(err, orchestrator.ErrInvalidArgument) {
 		t.Fatalf("approval_mode yolo: %v, want ErrInvalidArgument", err)
 	}
+}
+
+// asksApproval follows a run until it asks for an approval (true) or
+// ends (false).
+func asksApproval(t *testing.T, o *orchestrator.Orchestrator, runID string) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	for ev, err := range o.Events(ctx, "", runID, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == orchestrator.EventApprovalRequired {
+			return true
+		}
+	}
+	return false
 }
 
 type accessOf struct{ a *orchestrator.ToolAccess }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
@@ -103,19 +102,7 @@ func TestToolAccessReadOncePerRun(t *testing.T) {
 		Settings: orchestrator.ModelSettings{Name: "m", ToolCallMode: orchestrator.ModeFunctionCall, MaxRounds: 4}}, reg, &orchestrator.Options{})
 	t.Cleanup(func() { _ = o.Close(context.Background()) })
 	run := mustStart(t, o, orchestrator.RunRequest{UserID: "u", Question: "go", ToolNames: []string{"read_file", "deploy"}})
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	asked := false
-	for ev, err := range o.Events(ctx, "", run.ID, 0) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.Type == orchestrator.EventApprovalRequired {
-			asked = true
-			break
-		}
-	}
-	if !asked {
+	if !asksApproval(t, o, run.ID) {
 		t.Fatal("deploy, named by the user's rule, did not ask for approval")
 	}
 	if n := reads.Load(); n != 1 {
