@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wunder/wunder/internal/config"
 )
@@ -102,6 +103,7 @@ func TestBadValues(t *testing.T) {
 		{"otlp protocol", "observability:\n  otlp:\n    protocol: thrift\n", `observability.otlp.protocol: must be one of http/protobuf, grpc, got "thrift"`},
 		{"otlp endpoint", "observability:\n  otlp:\n    endpoint: collector:4318\n", `observability.otlp.endpoint: must be an http:// or https:// URL such as http://collector:4318, got "collector:4318"`},
 		{"store span threshold", "observability:\n  store_span_threshold_ms: -1\n", `observability.store_span_threshold_ms: must be`},
+		{"blocking event delay", "observability:\n  blocking_event_delay_ms: 5000\n", `observability.blocking_event_delay_ms: must be`},
 		{"language", "i18n:\n  default_language: fr\n", `i18n.default_language: must be one of en, zh, got "fr"`},
 		{"language not supported", "i18n:\n  supported_languages: [zh]\n", `i18n.default_language: must be one of supported_languages (zh), got "en"`},
 		// required and cross-field
@@ -313,5 +315,18 @@ func TestAliasBomb(t *testing.T) {
 	got := loadErr(t, b.String())
 	if !strings.Contains(got, "more than 100000 YAML nodes after expanding aliases") {
 		t.Errorf("error = %s", got)
+	}
+}
+
+// blocking_event_delay_ms: 0 means none (the orchestrator's negative),
+// anything else that many milliseconds; the default is 20.
+func TestBlockingEventDelay(t *testing.T) {
+	if got := config.Default().Observability.BlockingEventDelay(); got != 20*time.Millisecond {
+		t.Errorf("default = %v; want 20ms", got)
+	}
+	for ms, want := range map[int]time.Duration{0: -1, 1: time.Millisecond, 1000: time.Second} {
+		if got := (config.Observability{BlockingEventDelayMS: ms}).BlockingEventDelay(); got != want {
+			t.Errorf("blocking_event_delay_ms %d = %v; want %v", ms, got, want)
+		}
 	}
 }
