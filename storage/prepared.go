@@ -38,8 +38,50 @@ type preparedStmts struct {
 	stmts map[string]*sql.Stmt
 }
 
-// bunTime is a time as bun's SQLite dialect writes it.
-func bunTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.999999-07:00") }
+// bunLayout is how bun's dialects write a time (in UTC).
+const bunLayout = "2006-01-02 15:04:05.999999-07:00"
+
+// bunTime is a time as bun's dialects write it: t.UTC().Format(bunLayout),
+// formatted by hand for the years a store holds (every run's write binds a
+// few times, and Format's general engine was most of bind's cost).
+func bunTime(t time.Time) string {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 1000 || year > 9999 {
+		return t.Format(bunLayout)
+	}
+	hour, minute, sec := t.Clock()
+	var b [32]byte
+	n := 0
+	put := func(v, digits int) {
+		for i := digits - 1; i >= 0; i-- {
+			b[n+i] = byte('0' + v%10)
+			v /= 10
+		}
+		n += digits
+	}
+	sep := func(c byte) { b[n] = c; n++ }
+	put(year, 4)
+	sep('-')
+	put(int(month), 2)
+	sep('-')
+	put(day, 2)
+	sep(' ')
+	put(hour, 2)
+	sep(':')
+	put(minute, 2)
+	sep(':')
+	put(sec, 2)
+	if us := t.Nanosecond() / 1000; us != 0 { // .999999: truncated, trailing zeros dropped
+		sep('.')
+		put(us, 6)
+		for b[n-1] == '0' {
+			n--
+		}
+	}
+	n += copy(b[n:], "+00:00")
+	return string(b[:n])
+}
 
 // bind turns values into arguments as bun would write them (a new slice).
 func bind(in ...any) []any {

@@ -2,7 +2,9 @@ package storage
 
 import (
 	"errors"
+	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
@@ -42,5 +44,30 @@ func TestNULIsStoredAsReplacementCharacter(t *testing.T) {
 				t.Errorf("GetRun(%q) = %v; want ErrNotFound", "r\x00", err)
 			}
 		})
+	}
+}
+
+// bunTime formats by hand what bun's dialects write: the same text as
+// time.Format with bun's layout, for times with and without a fraction,
+// in other zones, and outside the years it formats itself.
+func TestBunTimeIsBunsFormat(t *testing.T) {
+	zone := time.FixedZone("x", -(7*3600 + 30*60))
+	times := []time.Time{
+		time.Date(2026, 11, 27, 6, 40, 0, 0, time.UTC),
+		time.Date(2026, 1, 2, 3, 4, 5, 100_000, time.UTC),
+		time.Date(2026, 12, 31, 23, 59, 59, 999_999_999, zone),
+		time.Date(1999, 7, 8, 9, 10, 11, 1_000, time.UTC),
+		time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(12345, 1, 1, 0, 0, 0, 123_456_000, time.UTC),
+		{},
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10_000 {
+		times = append(times, time.Unix(r.Int64N(1<<35), r.Int64N(1e9)))
+	}
+	for _, tm := range times {
+		if got, want := bunTime(tm), tm.UTC().Format(bunLayout); got != want {
+			t.Fatalf("bunTime(%v) = %q; want %q", tm, got, want)
+		}
 	}
 }
