@@ -342,3 +342,49 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 	t.Run("blocking, longer than the delay", func(t *testing.T) { held(t, true, time.Millisecond) })
 	t.Run("streaming, whatever the delay", func(t *testing.T) { held(t, false, time.Hour) })
 }
+
+// endHold holds EndRun: it closes entered when the run's end is being
+// written and waits for release before storing it.
+type endHold struct {
+	orchestrator.Store
+	entered, release chan struct{}
+}
+
+func (s *endHold) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, keys []string, tail orchestrator.RunTail) error {
+	select {
+	case <-s.entered:
+	default:
+		close(s.entered)
+	}
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.Store.EndRun(ctx, r, at, keys, tail)
+}
+
+// A live run shows its end only once the end is stored: while the end's
+// write is held, GetRun still says running; once stored, it and the final
+// event say finished. (A run whose end is refused ends failed, so an end
+// shown early could be one the store never has.)
+func TestLiveRunShowsItsEndOnlyOnceStored(t *testing.T) {
+	store := &endHold{Store: orchestratortest.NewMemStore(), entered: make(chan struct{}), release: make(chan struct{})}
+	h := newHarness(t, harnessOpts{store: store, turns: []orchestratortest.Turn{{Content: "the answer"}}})
+	var once sync.Once
+	free := func() { once.Do(func() { close(store.release) }) }
+	t.Cleanup(free) // before the harness's: a failed check must not leave the end held
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q"})
+	<-store.entered
+	r, err := h.o.GetRun(t.Context(), "u", run.ID)
+	if err != nil || r.State != orchestrator.RunRunning {
+		t.Fatalf("while its end is being written, the run = %+v, %v; want running", r, err)
+	}
+	free()
+	if f := final(t, collect(t, h.o, run.ID, 0)); f.State != orchestrator.RunFinished {
+		t.Fatalf("final = %+v", f)
+	}
+	if r, err := h.o.GetRun(t.Context(), "u", run.ID); err != nil || r.State != orchestrator.RunFinished {
+		t.Fatalf("after the end was stored, the run = %+v, %v; want finished", r, err)
+	}
+}
