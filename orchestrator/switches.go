@@ -20,14 +20,15 @@ type switchCache struct {
 
 	mu sync.Mutex
 	m  map[string]cachedSwitch
+	// gen counts the changes made through this process (put, forget): a
+	// read of the store that began before one is not kept, whichever
+	// user's switch changed (a rare write costs a later run a read).
+	gen uint64
 }
 
 type cachedSwitch struct {
 	on bool
 	at time.Time
-	// gen is the cache's generation when the read began: a read that
-	// raced a change (forget bumps it) is not kept.
-	gen uint64
 }
 
 // maxCachedSwitches bounds the cache; past it, expired entries go, and
@@ -43,7 +44,7 @@ func (m *memory) enabled(ctx context.Context, userID string) (bool, error) {
 	now := time.Now()
 	c.mu.Lock()
 	e, ok := c.m[userID]
-	gen := c.genLocked(userID)
+	gen := c.gen
 	c.mu.Unlock()
 	if ok && now.Sub(e.at) < c.ttl {
 		return e.on, nil
@@ -53,15 +54,12 @@ func (m *memory) enabled(ctx context.Context, userID string) (bool, error) {
 		return false, err
 	}
 	c.mu.Lock()
-	if c.genLocked(userID) == gen { // no change while the store was read
+	if c.gen == gen { // no change while the store was read
 		c.putLocked(userID, on, now)
 	}
 	c.mu.Unlock()
 	return on, nil
 }
-
-// genLocked is the entry's generation (0 when there is none).
-func (c *switchCache) genLocked(userID string) uint64 { return c.m[userID].gen }
 
 // put records a switch this process wrote; a read in flight, which may
 // have found the value before the write, is not kept.
@@ -69,9 +67,7 @@ func (c *switchCache) put(userID string, on bool, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.putLocked(userID, on, at)
-	e := c.m[userID]
-	e.gen++
-	c.m[userID] = e
+	c.gen++
 }
 
 func (c *switchCache) putLocked(userID string, on bool, at time.Time) {
@@ -88,18 +84,13 @@ func (c *switchCache) putLocked(userID string, on bool, at time.Time) {
 			clear(c.m)
 		}
 	}
-	e := c.m[userID]
-	c.m[userID] = cachedSwitch{on: on, at: at, gen: e.gen}
+	c.m[userID] = cachedSwitch{on: on, at: at}
 }
 
 // forget drops the user's entry; a read in flight is not kept.
 func (c *switchCache) forget(userID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]cachedSwitch{}
-	}
-	e := c.m[userID]
-	// Keep the bumped generation with an entry that is already stale.
-	c.m[userID] = cachedSwitch{gen: e.gen + 1}
+	delete(c.m, userID)
+	c.gen++
 }
