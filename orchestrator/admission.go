@@ -505,14 +505,18 @@ func (o *Orchestrator) userAtLimit(req RunRequest) error {
 		}
 	}
 	o.mu.Unlock()
-	switch {
-	case n < limit:
+	if n < limit {
 		return nil
-	case limit == 1:
-		return messagef(ErrBusy, "busy_user", "user %s already has a running run", req.UserID)
-	default:
-		return messagef(ErrBusy, "busy_user_n", "user %s already has %d running runs", req.UserID, limit)
 	}
+	return userBusy(req.UserID, limit)
+}
+
+// userBusy is the refusal of a run whose user has limit runs already.
+func userBusy(userID string, limit int) error {
+	if limit == 1 {
+		return messagef(ErrBusy, "busy_user", "user %s already has a running run", userID)
+	}
+	return messagef(ErrBusy, "busy_user_n", "user %s already has %d running runs", userID, limit)
 }
 
 // acquireSlot takes the first free slot of the request's user.
@@ -528,10 +532,7 @@ func (o *Orchestrator) acquireSlot(ctx context.Context, req RunRequest, runID st
 			return "", err
 		}
 	}
-	if limit == 1 {
-		return "", messagef(ErrBusy, "busy_user", "user %s already has a running run", req.UserID)
-	}
-	return "", messagef(ErrBusy, "busy_user_n", "user %s already has %d running runs", req.UserID, limit)
+	return "", userBusy(req.UserID, limit)
 }
 
 func (o *Orchestrator) releaseLocks(lr *liveRun) { o.releaseKeys(lr.locks, lr.id) }
