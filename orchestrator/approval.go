@@ -293,22 +293,24 @@ func (l *loop) gate(ctx context.Context, calls []pendingCall) []ask {
 // userApprovals is the user's ToolAccess.Approval, read once per run: the
 // rule the run's tools were selected with, when that was read.
 func (l *loop) userApprovals(ctx context.Context) []string {
-	if !l.approvalRuleRead && l.lr.sel != nil && l.lr.sel.ruleRead {
-		l.approvalRuleRead = true
-		if rule := l.lr.sel.rule; rule != nil {
-			l.approvalRule = rule.Approval
-		}
+	if l.approvalRuleRead {
+		return l.approvalRule
 	}
-	if !l.approvalRuleRead {
-		l.approvalRuleRead = true
-		rule, err := l.o.tools.accessRule(ctx, l.lr.userID)
-		if err != nil {
-			// Fail closed: a rule that cannot be read asks for everything.
-			l.o.log.Warn("tool access not read; every tool asks approval", "user_id", l.lr.userID, "err", err)
-			l.approvalRule = []string{"*"}
-		} else if rule != nil {
-			l.approvalRule = rule.Approval
-		}
+	l.approvalRuleRead = true
+	var rule *ToolAccess
+	var err error
+	if sel := l.lr.sel; sel != nil && sel.ruleRead {
+		rule = sel.rule
+	} else {
+		rule, err = l.o.tools.accessRule(ctx, l.lr.userID)
+	}
+	switch {
+	case err != nil:
+		// Fail closed: a rule that cannot be read asks for everything.
+		l.o.log.Warn("tool access not read; every tool asks approval", "user_id", l.lr.userID, "err", err)
+		l.approvalRule = []string{"*"}
+	case rule != nil:
+		l.approvalRule = rule.Approval
 	}
 	return l.approvalRule
 }
