@@ -55,6 +55,9 @@ type Options struct {
 	// Observe, when set, is told of every operation (telemetry: store
 	// latency); nil observes nothing.
 	Observe OpFunc
+	// CheckpointDelay (SQLite) is how long after a commit the WAL is
+	// checkpointed, beside the writer (checkpoint.go). Default 200ms.
+	CheckpointDelay time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -97,6 +100,8 @@ type Store struct {
 	// (pgwriter.go; nil on SQLite).
 	writer *writer
 	pgw    *writer
+	// ckpt checkpoints SQLite's WAL (checkpoint.go; nil on PostgreSQL).
+	ckpt *checkpointer
 	// prepared are SQLite's prepared hot statements (prepared.go).
 	prepared preparedStmts
 	// pgCfg and channel serve run change notifications on PostgreSQL
@@ -147,7 +152,8 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("storage: connect %s: %w", s.where(opts), err)
 	}
 	if opts.Backend == BackendSQLite {
-		s.writer = newWriter(1, func() committer { return sqliteCommitter{s.db} })
+		s.ckpt = newCheckpointer(sqldb, opts.CheckpointDelay, s.log)
+		s.writer = newWriter(1, func() committer { return sqliteCommitter{db: s.db, ckpt: s.ckpt} })
 	}
 	if s.pgCfg != nil {
 		if err := s.initNotify(pingCtx, s.pgCfg); err != nil {
@@ -201,6 +207,9 @@ func openSQLite(path string) (*sql.DB, error) {
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(sqliteBusyTimeout.Milliseconds(), 10)+")")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	// No checkpoint in the committing connection: the writer's checkpointer
+	// does them, mostly beside it (checkpoint.go).
+	q.Add("_pragma", "wal_autocheckpoint(0)")
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Set("_txlock", "immediate")
 	dsn := (&url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: q.Encode()}).String()

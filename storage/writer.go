@@ -226,14 +226,19 @@ func (w *writer) commit(c committer, batch []*writeOp) {
 	}
 }
 
-// sqliteCommitter runs a SQLite writer's batches through bun.
-type sqliteCommitter struct{ db *bun.DB }
+// sqliteCommitter runs a SQLite writer's batches through bun, and takes
+// the writer's part in checkpoints (checkpoint.go).
+type sqliteCommitter struct {
+	db   *bun.DB
+	ckpt *checkpointer
+}
 
-func (sqliteCommitter) close() {}
+func (c sqliteCommitter) close() { c.ckpt.close() }
 
 // together runs ops in one transaction without savepoints (a savepoint
 // costs two statements an op) and commits.
 func (c sqliteCommitter) together(ops []*writeOp) (done, committed bool) {
+	c.ckpt.beforeBatch()
 	tx, err := c.db.BeginTx(context.Background(), nil)
 	if err != nil {
 		return false, false
@@ -248,11 +253,13 @@ func (c sqliteCommitter) together(ops []*writeOp) (done, committed bool) {
 		_ = tx.Rollback()
 		return false, false
 	}
+	c.ckpt.committed()
 	return true, true
 }
 
 // alone runs op in a transaction of its own.
 func (c sqliteCommitter) alone(op *writeOp) bool {
+	c.ckpt.beforeBatch()
 	tx, err := c.db.BeginTx(context.Background(), nil)
 	if err != nil {
 		op.err = fmt.Errorf("storage: begin: %w", err)
@@ -266,6 +273,7 @@ func (c sqliteCommitter) alone(op *writeOp) bool {
 		op.err = fmt.Errorf("storage: commit: %w", err)
 		return false
 	}
+	c.ckpt.committed()
 	return true
 }
 
