@@ -85,5 +85,10 @@
 // what was committed, and nobody polls SQLite's busy handler (which backs
 // off up to 100ms per try). busy_timeout remains the arbiter between
 // processes sharing the file. Reads use a small pool (Options.MaxOpenConns,
-// default 4) beside the writer.
+// default 4) beside the writer. No connection checkpoints in its commit
+// (wal_autocheckpoint 0): a checkpointer copies the WAL into the database
+// file beside the writer, and the writer finishes each checkpoint in its
+// turn so the WAL can start over (checkpoint.go); SQLite's own, in the
+// commit that crossed 1,000 pages, made every write queued behind it wait
+// for two fsyncs.
 package storage
