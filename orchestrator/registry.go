@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // FinalResponseTool is the canonical name of the always-on tool that ends a
@@ -36,7 +38,15 @@ type Registry struct {
 	log      *slog.Logger
 	// access, when set, filters each user's tools (toolaccess.go).
 	access ToolAccessSource
+	// wire remembers WireName's answers (canonical -> wire), up to
+	// maxWireMemo names: every run that names a tool builds the catalogue,
+	// which was a wire name (and, for long names, a hash) for each tool.
+	wire  sync.Map
+	wireN atomic.Int32
 }
+
+// maxWireMemo bounds Registry.wire; past it, names are encoded each time.
+const maxWireMemo = 8192
 
 // NewRegistry returns a registry over toolsets. sep "" means
 // [DefaultNameSeparator]. The core's tools are always present:
@@ -57,6 +67,19 @@ func (r *Registry) Separator() string { return r.sep }
 
 // WireName encodes a canonical name for wires that forbid '@'.
 func (r *Registry) WireName(canonical string) string {
+	if w, ok := r.wire.Load(canonical); ok {
+		return w.(string)
+	}
+	w := r.wireName(canonical)
+	if r.wireN.Load() < maxWireMemo {
+		if _, loaded := r.wire.LoadOrStore(canonical, w); !loaded {
+			r.wireN.Add(1)
+		}
+	}
+	return w
+}
+
+func (r *Registry) wireName(canonical string) string {
 	s := strings.ReplaceAll(canonical, "@", r.sep)
 	var b strings.Builder
 	for _, c := range s {

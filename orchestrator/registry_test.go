@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -142,4 +143,21 @@ func FuzzParseTextToolCalls(f *testing.F) {
 			}
 		}
 	})
+}
+
+// WireName remembers its answers up to maxWireMemo names and encodes the
+// rest each time, alike.
+func TestWireNameMemo(t *testing.T) {
+	r := NewRegistry("", nil)
+	for round := range 2 {
+		for i := range maxWireMemo + 100 {
+			name := fmt.Sprintf("user%d@工具%d", i, i)
+			if got, want := r.WireName(name), r.wireName(name); got != want {
+				t.Fatalf("round %d: WireName(%q) = %q, want %q", round, name, got, want)
+			}
+		}
+	}
+	if n := r.wireN.Load(); n != maxWireMemo {
+		t.Fatalf("%d names remembered, want %d", n, maxWireMemo)
+	}
 }

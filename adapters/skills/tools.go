@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/wunder/wunder/orchestrator"
 )
@@ -13,9 +14,17 @@ import (
 type loadTool struct {
 	set   *Set
 	avail []*Skill
+	// spec is built once: a run asks for it several times.
+	once sync.Once
+	spec orchestrator.ToolSpec
 }
 
 func (t *loadTool) Spec() orchestrator.ToolSpec {
+	t.once.Do(t.build)
+	return t.spec
+}
+
+func (t *loadTool) build() {
 	names := make([]string, len(t.avail))
 	for i, sk := range t.avail {
 		names[i] = sk.Canonical()
@@ -27,7 +36,7 @@ func (t *loadTool) Spec() orchestrator.ToolSpec {
 		}},
 		"required": []string{"name"},
 	})
-	return orchestrator.ToolSpec{
+	t.spec = orchestrator.ToolSpec{
 		Name: LoadSkillTool, Aliases: []string{"加载技能"},
 		Description: "Load a skill's full instructions when the task matches its description. " +
 			"From your next step on they are in the system prompt, for the next few turns of the conversation.",
