@@ -75,7 +75,10 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, blocking 
 	r, err = h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: h.actor(c), SessionID: sessionID, Question: text, ToolNames: h.opts.ToolNames,
 		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendA2A, Metadata: meta, PreloadSkills: preloadOf(m.Metadata, p.Metadata),
-		ApprovalMode: mode, Attachments: atts, Blocking: blocking,
+		// A push config refers to the task in the store: a blocking send
+		// with one is not "blocking" to the core, which would defer
+		// storing the task until its end (orchestrator.Start).
+		ApprovalMode: mode, Attachments: atts, Blocking: blocking && p.Push == nil,
 	})
 	if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {
 		return nil, 0, errParams("contextId %q is not a context of this agent; omit it to start a new one", sessionID)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -167,9 +168,22 @@ func TestCancelCancelsRun(t *testing.T) {
 	if err := <-errc; err == nil {
 		t.Fatal("cancelled call returned no error")
 	}
-	runs, err := e.o.ListRuns(context.Background(), orchestrator.RunFilter{UserID: "wunder"})
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs: %v %d", err, len(runs))
+	// A blocking call's run is stored with its first write (at most the
+	// log's delay after it starts) or its end: wait for it to be listed.
+	var runs []*orchestrator.Run
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var err error
+		runs, err = e.o.ListRuns(context.Background(), orchestrator.RunFilter{UserID: "wunder"})
+		if err != nil || len(runs) > 1 {
+			t.Fatalf("runs: %v %d", err, len(runs))
+		}
+		if len(runs) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cancelled run was never stored")
+		}
+		time.Sleep(time.Millisecond)
 	}
 	// The run ends cancelled; follow its event log to the final event.
 	final := false

@@ -210,7 +210,16 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 		lr.update(func(r *Run) { r.State, r.StartedAt = RunRunning, &now })
 		lr.startStored = true
 	}
-	if err := o.persistNew(ctx, lr, sess, req.SessionID == ""); err != nil {
+	if reserved && lr.freshSession && !folded && req.Blocking && lr.log.policy.BlockingDelay > 0 {
+		// A blocking run on a new session that runs at once: nobody can
+		// know its run or session before its caller is answered, so its
+		// start waits for its log's first write, and a run that ends
+		// within the log's delay is stored in one write with its end
+		// (storeEnd). Its locks come with its start, as persistNew's do.
+		st := o.firstWrite(lr, sess, true)
+		lr.log.deferStart(&st)
+		lr.questionStored = true
+	} else if err := o.persistNew(ctx, lr, sess, req.SessionID == ""); err != nil {
 		if reserved {
 			o.releaseSlot()
 		}
@@ -314,19 +323,9 @@ func (o *Orchestrator) discard(lr *liveRun) {
 // the run starts one) in one write: a run queued when its process dies
 // still has its question, attachments included, when it is resumed.
 func (o *Orchestrator) persistNew(ctx context.Context, lr *liveRun, sess *Session, newSession bool) error {
-	r := lr.snapshot()
-	q := Message{Role: RoleUser, Content: lr.req.Question, Attachments: lr.req.Attachments, RunID: lr.id, CreatedAt: r.CreatedAt}
-	var locks []NewLock
-	if newSession {
-		// Its session's lock comes with it (acquireLocks left it out):
-		// nobody can know the session before this write. So does the
-		// user's first slot when acquireLocks folded it.
-		for _, k := range lr.locks {
-			locks = append(locks, NewLock{Key: k, TTL: o.opts.LockTTL})
-		}
-	} else {
-		sess = nil
-	}
+	st := o.firstWrite(lr, sess, newSession)
+	r, q, locks := &st.run, st.msgs[0], st.locks
+	sess = st.session
 	err := o.store.CreateRunWith(ctx, sess, r, []Message{q}, locks...)
 	if errors.Is(err, ErrConflict) && lr.slotFolded {
 		// The first slot is taken (or left behind by a dead process):
@@ -345,6 +344,25 @@ func (o *Orchestrator) persistNew(ctx context.Context, lr *liveRun, sess *Sessio
 	}
 	lr.questionStored = true
 	return nil
+}
+
+// firstWrite is a new run's first write: the run as Start made it, its
+// question and, for a new session, the session and the locks that come
+// with it.
+func (o *Orchestrator) firstWrite(lr *liveRun, sess *Session, newSession bool) runStart {
+	r := lr.snapshot()
+	q := Message{Role: RoleUser, Content: lr.req.Question, Attachments: lr.req.Attachments, RunID: lr.id, CreatedAt: r.CreatedAt}
+	st := runStart{run: *r, msgs: []Message{q}}
+	if newSession {
+		// Its session's lock comes with it (acquireLocks left it out):
+		// nobody can know the session before this write. So does the
+		// user's first slot when acquireLocks folded it.
+		st.session = sess
+		for _, k := range lr.locks {
+			st.locks = append(st.locks, NewLock{Key: k, TTL: o.opts.LockTTL})
+		}
+	}
+	return st
 }
 
 // admissible reports whether a run could be admitted now.
@@ -835,6 +853,29 @@ func (o *Orchestrator) storeEnd(lr *liveRun, r *Run, out outcome, history []Mess
 	return lr.log.end(EventFinal, final, func(batch []Event, kept []Message) error {
 		r.LastSeq = batch[len(batch)-1].Seq // the final event
 		tail := RunTail{Messages: append(kept, history...), Events: batch}
+		if st := lr.log.pendingStart(); st != nil {
+			// Nothing of the run is stored yet (Start deferred it): the
+			// run, its session and its whole history in one write. Its
+			// locks were never stored, so there are none to free.
+			sess := *st.session
+			sess.UpdatedAt = now
+			tail.Messages = append(slices.Clip(st.msgs), tail.Messages...)
+			err := o.retry(context.Background(), "store the run", func(ctx context.Context) error {
+				err := o.store.CreateEndedRun(ctx, &sess, r, tail)
+				if errors.Is(err, ErrConflict) {
+					// An attempt whose outcome was unknown stored it (the
+					// ids are new): checked, not assumed.
+					if _, gerr := o.store.GetRun(ctx, r.ID); gerr == nil {
+						return nil
+					}
+				}
+				return err
+			})
+			if err == nil {
+				lr.log.started()
+			}
+			return err
+		}
 		return o.retry(context.Background(), "store the run's end", func(ctx context.Context) error {
 			return o.store.EndRun(ctx, r, now, lr.locks, tail)
 		})

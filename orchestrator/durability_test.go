@@ -163,6 +163,11 @@ func (c *countingStore) AcquireLock(ctx context.Context, key, owner string, ttl 
 	return c.Store.AcquireLock(ctx, key, owner, ttl)
 }
 
+func (c *countingStore) CreateEndedRun(ctx context.Context, s *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail) error {
+	c.count("CreateEndedRun")
+	return c.Store.CreateEndedRun(ctx, s, r, tail)
+}
+
 func (c *countingStore) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, keys []string, tail orchestrator.RunTail) error {
 	c.count("EndRun")
 	return c.Store.EndRun(ctx, r, at, keys, tail)
@@ -313,14 +318,81 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 		}
 	})
 
+	// An agent's blocking run on a new session (no person's slot to
+	// take): nothing is stored before its end, and then all of it in one
+	// write: the session, the run as it ended, the history, the events.
+	t.Run("an agent's, in one write", func(t *testing.T) {
+		store := newStore()
+		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: time.Hour}},
+			turns: []orchestratortest.Turn{{Content: "the answer"}}})
+		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true, Caller: orchestrator.CallerAgent})
+		evs := collect(t, h.o, run.ID, 0)
+		assertDense(t, evs, 1)
+		if got, want := writes(store), map[string]int{"CreateEndedRun": 1}; !maps.Equal(got, want) {
+			t.Errorf("writes = %v; want %v", got, want)
+		}
+		r, err := store.GetRun(t.Context(), run.ID)
+		if err != nil || r.State != orchestrator.RunFinished || r.LastSeq != evs[len(evs)-1].Seq || r.Answer != "the answer" {
+			t.Fatalf("stored run = %+v, %v", r, err)
+		}
+		if stored, err := store.ListEvents(t.Context(), run.ID, 0, 0); err != nil || len(stored) != len(evs) {
+			t.Fatalf("store holds %d events (%v); the client saw %d", len(stored), err, len(evs))
+		}
+		msgs, err := store.ListMessages(t.Context(), run.SessionID, 0)
+		if err != nil || len(msgs) != 2 || msgs[0].Content != "q" || msgs[1].Content != "the answer" {
+			t.Fatalf("history = %+v, %v; want the question and the answer", msgs, err)
+		}
+		sess, err := store.GetSession(t.Context(), run.SessionID)
+		if err != nil || sess.UserID != "u" || !sess.UpdatedAt.Equal(*r.FinishedAt) {
+			t.Fatalf("session = %+v, %v; want u's, touched at the run's end %v", sess, err, r.FinishedAt)
+		}
+		if err := store.AcquireLock(t.Context(), "session:"+run.SessionID, "other", time.Minute); err != nil {
+			t.Fatalf("the session's lock is held after the run: %v", err)
+		}
+	})
+
+	// The same with a tool round: the start is stored before the tool
+	// runs (what a tool stores may refer to the run), the rest with the
+	// end.
+	t.Run("an agent's, with a tool round", func(t *testing.T) {
+		store := newStore()
+		seen := make(chan error, 1)
+		probe := orchestrator.StaticToolset{SetName: "probe", List: []orchestrator.Tool{orchestratortest.NewTool("probe", true,
+			func(ctx context.Context, inv *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
+				_, err := store.GetRun(ctx, inv.RunID)
+				seen <- err
+				return &orchestrator.ToolResult{Content: "probed"}, nil
+			})}}
+		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: time.Hour}},
+			toolsets: []orchestrator.Toolset{probe},
+			turns: []orchestratortest.Turn{
+				{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("probe", `{}`)}},
+				{Content: "after the probe"},
+			}})
+		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{"probe"}, Blocking: true, Caller: orchestrator.CallerAgent})
+		if f := final(t, collect(t, h.o, run.ID, 0)); f.Answer != "after the probe" {
+			t.Fatalf("final = %+v", f)
+		}
+		if err := <-seen; err != nil {
+			t.Fatalf("the tool ran before its run was stored: %v", err)
+		}
+		if got, want := writes(store), map[string]int{"CreateRunWith": 1, "EndRun": 1}; !maps.Equal(got, want) {
+			t.Errorf("writes = %v; want %v", got, want)
+		}
+	})
+
 	// A run held in its model call: what it emitted before becomes
 	// visible, so stored, before the run goes on.
-	held := func(t *testing.T, blocking bool, delay time.Duration) {
+	held := func(t *testing.T, blocking bool, delay time.Duration, caller ...orchestrator.Caller) {
 		store := newStore()
 		gate := make(chan struct{})
 		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: delay}},
 			turns: []orchestratortest.Turn{{Content: "late", Wait: gate}}})
-		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: blocking})
+		req := orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: blocking}
+		if len(caller) > 0 {
+			req.Caller = caller[0]
+		}
+		run := mustStart(t, h.o, req)
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
 		for ev, err := range h.o.Events(ctx, "u", run.ID, 0) {
@@ -340,6 +412,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 		}
 	}
 	t.Run("blocking, longer than the delay", func(t *testing.T) { held(t, true, time.Millisecond) })
+	t.Run("an agent's blocking, longer than the delay", func(t *testing.T) { held(t, true, time.Millisecond, orchestrator.CallerAgent) })
 	t.Run("streaming, whatever the delay", func(t *testing.T) { held(t, false, time.Hour) })
 }
 

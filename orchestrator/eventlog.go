@@ -57,6 +57,22 @@ type runLog struct {
 	// stop is closed (under mu) when the log closes (end or close): a
 	// flusher that delays a batch (policy.BlockingDelay) stops waiting.
 	stop chan struct{}
+
+	// startMu guards start: the run's start while it is not stored
+	// (Start deferred it, deferStart). The log's first write stores it
+	// first (storeStart); a run that ends before stores it with its end
+	// (pendingStart, started).
+	startMu sync.Mutex
+	start   *runStart
+}
+
+// runStart is the first write of a run whose start Start deferred: its
+// new session, the run as it started, its question and its locks.
+type runStart struct {
+	session *Session
+	run     Run
+	msgs    []Message
+	locks   []NewLock
 }
 
 // EventPolicy shapes what the event log keeps.
@@ -234,6 +250,52 @@ func (l *runLog) publish() {
 	l.mu.Unlock()
 }
 
+// storeStart stores the run's start if it is not stored yet: before the
+// log's first write, and before anything else of the run refers to it
+// (its tool rounds). A conflict means an earlier attempt whose outcome was
+// unknown did store it (the run's and session's ids are new): it is
+// checked, not assumed.
+func (l *runLog) storeStart(ctx context.Context) error {
+	l.startMu.Lock()
+	defer l.startMu.Unlock()
+	st := l.start
+	if st == nil {
+		return nil
+	}
+	r := st.run
+	err := l.store.CreateRunWith(ctx, st.session, &r, st.msgs, st.locks...)
+	if errors.Is(err, ErrConflict) {
+		if _, gerr := l.store.GetRun(ctx, r.ID); gerr == nil {
+			err = nil
+		}
+	}
+	if err == nil {
+		l.start = nil
+	}
+	return err
+}
+
+// deferStart makes st the run's start, stored with the log's first write.
+func (l *runLog) deferStart(st *runStart) {
+	l.startMu.Lock()
+	l.start = st
+	l.startMu.Unlock()
+}
+
+// pendingStart is the run's start when it is still to be stored, for the
+// end to store with itself; started records that it was.
+func (l *runLog) pendingStart() *runStart {
+	l.startMu.Lock()
+	defer l.startMu.Unlock()
+	return l.start
+}
+
+func (l *runLog) started() {
+	l.startMu.Lock()
+	l.start = nil
+	l.startMu.Unlock()
+}
+
 // visibleSeq reports the seq of the newest stored event.
 func (l *runLog) visibleSeq() int64 {
 	l.mu.Lock()
@@ -349,6 +411,9 @@ func (l *runLog) delay() {
 // the log.
 func (l *runLog) persist(batch []Event, msgs []Message) {
 	err := retryFor(context.Background(), l.retryBudget, func(ctx context.Context) error {
+		if err := l.storeStart(ctx); err != nil {
+			return fmt.Errorf("store the run's start: %w", err)
+		}
 		if len(msgs) > 0 {
 			if err := l.store.AppendMessages(ctx, l.sessionID, msgs); err != nil {
 				return fmt.Errorf("save history: %w", err)

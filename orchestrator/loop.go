@@ -183,6 +183,11 @@ func (l *loop) run(ctx context.Context) outcome {
 			msg := Message{Role: RoleAssistant, Content: answer, RunID: lr.id, CreatedAt: o.opts.Now()}
 			return outcome{answer: answer, history: []Message{msg}, stop: StopFinalTool, state: RunFinished, usage: l.usage}
 		}
+		// What a round's calls store refers to the run (tool logs,
+		// approvals): a start Start deferred is stored first.
+		if err := l.o.retry(context.WithoutCancel(ctx), "store the run's start", lr.log.storeStart); err != nil {
+			return l.fail(ctx, "store", err)
+		}
 		if asks := l.gate(ctx, calls); len(asks) > 0 {
 			return l.suspend(ctx, resp, calls, asks)
 		}

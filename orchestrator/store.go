@@ -69,6 +69,13 @@ type Store interface {
 	// error is that part's (UpdateRun's for the fence). It spares a run's
 	// end three or four commits.
 	EndRun(ctx context.Context, r *Run, at time.Time, keys []string, tail RunTail) error
+	// CreateEndedRun stores, in one write, a run that started and ended
+	// before anything of it was stored (a short blocking run on a new
+	// session, see [Orchestrator.Start]): its new session s, the run r as
+	// it ended, and tail, its whole history (the question first) and its
+	// events. It is all or nothing; a session or run id already taken is
+	// ErrConflict. It spares such a run the write of its start.
+	CreateEndedRun(ctx context.Context, s *Session, r *Run, tail RunTail) error
 	// ClaimRun hands a run that is not terminal from owner from to owner
 	// to, atomically: of several processes claiming the same run, one
 	// wins. It returns an error wrapping ErrConflict when the run is

@@ -188,6 +188,80 @@ func (s *Store) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, k
 	})
 }
 
+// CreateEndedRun implements [orchestrator.Store]: the inserts of
+// CreateRunWith (no lock: nobody could know the session before this
+// write) with the run as it ended and the session's time of its end, and
+// the inserts of EndRun's tail, in one op of the writer.
+func (s *Store) CreateEndedRun(ctx context.Context, sess *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail) error {
+	if sess == nil || sess.ID == "" || r == nil || r.ID == "" || r.SessionID != sess.ID {
+		return invalid("a new session and a run of it are required")
+	}
+	sess.CreatedAt, sess.UpdatedAt = stamp(sess.CreatedAt), stamp(sess.UpdatedAt)
+	srow := &sessionRow{ID: sess.ID, UserID: sess.UserID, Title: sess.Title, CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt}
+	r.CreatedAt = stamp(r.CreatedAt)
+	rrow := toRunRow(r)
+	mrows, err := messageRows(r.SessionID, tail.Messages)
+	if err != nil {
+		return err
+	}
+	erows, runs, err := eventRows(tail.Events)
+	if err != nil {
+		return err
+	}
+	what := "run " + r.ID + " of session " + r.SessionID
+	if s.backend == BackendPostgres {
+		q := "WITH new_session AS (" + insertSessionSQL + "), new_run AS (" + insertRunSQL + ") "
+		args := append(sessionArgs(srow), runArgs(rrow)...)
+		if len(mrows) > 0 {
+			q += insertSQL("messages", messageCols, len(mrows))
+			args = append(args, messageArgs(mrows)...)
+		} else {
+			q += "SELECT 1"
+		}
+		st, err := boundPGStmt(q, args)
+		if err != nil {
+			return err
+		}
+		w := &pgWrite{stmts: []pgStmt{st}, fail: func(err error) error { return createErr(err, r.SessionID, what) }}
+		events, err := eventStmts(erows)
+		if err != nil {
+			return err
+		}
+		w.stmts = append(w.stmts, events...)
+		if len(erows) > 0 {
+			w.notify = s.payloads('e', runs)
+		}
+		return s.pgExec(ctx, w)
+	}
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		return inTx(ctx, db, func(ctx context.Context, db bun.IDB) error {
+			_, ok, err := s.execPrepared(ctx, db, insertSessionSQL, sessionArgs(srow))
+			if !ok {
+				_, err = db.NewInsert().Model(srow).Exec(ctx)
+			}
+			if err != nil {
+				return createErr(err, r.SessionID, what)
+			}
+			_, ok, err = s.execPrepared(ctx, db, insertRunSQL, runArgs(rrow))
+			if !ok {
+				_, err = db.NewInsert().Model(rrow).Exec(ctx)
+			}
+			if err != nil {
+				return createErr(err, r.SessionID, what)
+			}
+			if len(mrows) > 0 {
+				if err := s.insertMessages(ctx, db, mrows); err != nil {
+					return createErr(err, r.SessionID, what)
+				}
+			}
+			if len(erows) > 0 {
+				return s.insertEvents(ctx, db, erows, runs)
+			}
+			return nil
+		})
+	})
+}
+
 // pgEndRun is EndRun on PostgreSQL: one statement of data-modifying CTEs
 // (the fenced update, the session's time, the freed locks), then the
 // tail's inserts, in one op of the writer. The inserts must not outlive a

@@ -346,6 +346,35 @@ func (m *memStore) EndRun(_ context.Context, r *orchestrator.Run, at time.Time, 
 	return nil
 }
 
+func (m *memStore) CreateEndedRun(_ context.Context, s *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail) error {
+	if s == nil || s.ID == "" || r == nil || r.ID == "" || r.SessionID != s.ID {
+		return fmt.Errorf("%w: a new session and a run of it are required", orchestrator.ErrInvalidArgument)
+	}
+	s.CreatedAt, s.UpdatedAt = stamp(s.CreatedAt), stamp(s.UpdatedAt)
+	r.CreatedAt = stamp(r.CreatedAt)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	srow, rrow := storedSession(*s), storedRun(*r)
+	if _, ok := m.sessions[srow.ID]; ok {
+		return fmt.Errorf("%w: session %s exists", orchestrator.ErrConflict, s.ID)
+	}
+	if _, ok := m.runs[rrow.ID]; ok {
+		return fmt.Errorf("%w: run %s exists", orchestrator.ErrConflict, r.ID)
+	}
+	// Checked with the run in place (the events are of it), removed
+	// again when they fail: all or nothing.
+	m.runs[rrow.ID] = *cloneRun(rrow)
+	evs, err := m.checkEventsLocked(tail.Events)
+	if err != nil {
+		delete(m.runs, rrow.ID)
+		return err
+	}
+	m.sessions[srow.ID] = srow
+	m.appendMessagesLocked(srow.ID, tail.Messages)
+	m.appendEventsLocked(evs)
+	return nil
+}
+
 func (m *memStore) updateRunLocked(r *orchestrator.Run) error {
 	if r == nil {
 		return fmt.Errorf("%w: run is nil", orchestrator.ErrInvalidArgument)

@@ -123,6 +123,66 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			wantErr(t, "AcquireLock(other's, kept)", s.AcquireLock(ctx, "user:u2", "r3", ttl), orchestrator.ErrBusy)
 			wantErr(t, "EndRun(missing)", s.EndRun(ctx, &orchestrator.Run{ID: "nope", Owner: "a"}, at(8), nil, orchestrator.RunTail{}), orchestrator.ErrNotFound)
 		},
+		"CreateEndedRun": func(t *testing.T) {
+			s, ctx := st.open(t), t.Context()
+			fin := at(4)
+			sess := &orchestrator.Session{ID: "s1", UserID: "u1", Title: "first", CreatedAt: at(0), UpdatedAt: at(4)}
+			r := &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u1", State: orchestrator.RunFinished, StopReason: orchestrator.StopModelResponse,
+				Question: "q", Answer: "a", Owner: "o", LastSeq: 2, CreatedAt: at(0), FinishedAt: &fin}
+			ev := func(run string, seq int64, typ string) orchestrator.Event {
+				return orchestrator.Event{RunID: run, SessionID: "s1", Seq: seq, Type: typ, Data: []byte(`{"n":1}`), Time: at(time.Duration(seq))}
+			}
+			tail := orchestrator.RunTail{
+				Messages: []orchestrator.Message{{Role: orchestrator.RoleUser, Content: "q", RunID: "r1", CreatedAt: at(0)},
+					{Role: orchestrator.RoleAssistant, Content: "a", RunID: "r1", CreatedAt: at(3)}},
+				Events: []orchestrator.Event{ev("r1", 1, "progress"), ev("r1", 2, "final")},
+			}
+			// Refused whole: an event of the tail that is invalid, and one of
+			// another run, leave nothing.
+			bad := tail
+			bad.Events = []orchestrator.Event{ev("r1", 1, "progress"), {RunID: "r1"}}
+			wantErr(t, "CreateEndedRun(bad event)", s.CreateEndedRun(ctx, sess, r, bad), orchestrator.ErrInvalidArgument)
+			wantErr(t, "GetSession(after a refusal)", func() error { _, err := s.GetSession(ctx, "s1"); return err }(), orchestrator.ErrNotFound)
+			wantErr(t, "GetRun(after a refusal)", func() error { _, err := s.GetRun(ctx, "r1"); return err }(), orchestrator.ErrNotFound)
+			wantErr(t, "CreateEndedRun(run of another session)", s.CreateEndedRun(ctx, &orchestrator.Session{ID: "s9", UserID: "u1"}, r, tail), orchestrator.ErrInvalidArgument)
+
+			mustDo(t, "CreateEndedRun", s.CreateEndedRun(ctx, sess, r, tail))
+			gotS, err := s.GetSession(ctx, "s1")
+			mustDo(t, "GetSession", err)
+			gotR, err := s.GetRun(ctx, "r1")
+			mustDo(t, "GetRun", err)
+			if gotS.UserID != "u1" || gotS.Title != "first" || !gotS.UpdatedAt.Equal(stamp(at(4))) {
+				t.Fatalf("session = %+v; want u1's, touched at the run's end", gotS)
+			}
+			if gotR.State != orchestrator.RunFinished || gotR.Answer != "a" || gotR.LastSeq != 2 || gotR.FinishedAt == nil || !gotR.FinishedAt.Equal(stamp(fin)) {
+				t.Fatalf("run = %+v; want it as it ended", gotR)
+			}
+			msgs, err := s.ListMessages(ctx, "s1", 0)
+			mustDo(t, "ListMessages", err)
+			if len(msgs) != 2 || msgs[0].Content != "q" || msgs[1].Content != "a" || msgs[1].RunID != "r1" {
+				t.Fatalf("history = %+v; want the question, then the answer", msgs)
+			}
+			evs, err := s.ListEvents(ctx, "r1", 0, 100)
+			mustDo(t, "ListEvents", err)
+			if len(evs) != 2 || evs[0].Seq != 1 || evs[1].Type != "final" {
+				t.Fatalf("events = %+v", evs)
+			}
+			// No lock comes with it.
+			mustDo(t, "AcquireLock(session)", s.AcquireLock(ctx, "session:s1", "r2", time.Hour))
+			// Ids taken: nothing more is stored.
+			again := *r
+			again.SessionID = "s2"
+			wantErr(t, "CreateEndedRun(run exists)", s.CreateEndedRun(ctx, &orchestrator.Session{ID: "s2", UserID: "u1", CreatedAt: at(5)}, &again,
+				orchestrator.RunTail{Events: []orchestrator.Event{ev("r1", 3, "progress")}}), orchestrator.ErrConflict)
+			wantErr(t, "GetSession(s2)", func() error { _, err := s.GetSession(ctx, "s2"); return err }(), orchestrator.ErrNotFound)
+			other := &orchestrator.Run{ID: "r2", SessionID: "s1", UserID: "u1", State: orchestrator.RunFinished, Owner: "o", CreatedAt: at(5)}
+			wantErr(t, "CreateEndedRun(session exists)", s.CreateEndedRun(ctx, &orchestrator.Session{ID: "s1", UserID: "u1", CreatedAt: at(5)}, other,
+				orchestrator.RunTail{Events: []orchestrator.Event{ev("r2", 1, "final")}}), orchestrator.ErrConflict)
+			wantErr(t, "GetRun(r2)", func() error { _, err := s.GetRun(ctx, "r2"); return err }(), orchestrator.ErrNotFound)
+			if evs, _ := s.ListEvents(ctx, "r1", 0, 100); len(evs) != 2 {
+				t.Fatalf("refused writes changed the events: %+v", evs)
+			}
+		},
 		"EndRunTail": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()
 			r := runningWithLock(t, s)
