@@ -780,7 +780,7 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 		lr.log.close()
 		stored := r
 		stored.LastSeq = lr.log.visibleSeq()
-		endErr = o.endStored(ctx, &stored, out)
+		endErr = o.endStored(ctx, &stored, out, lr.locks)
 	default:
 		if endErr = o.storeEnd(lr, &r, out, history, now); endErr == nil {
 			ended = true
@@ -791,7 +791,7 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 			r.State, r.StopReason, r.Error = out.state, out.stop, out.errMsg
 			stored := r
 			stored.LastSeq = lr.log.visibleSeq()
-			endErr = o.endStored(ctx, &stored, out)
+			endErr = o.endStored(ctx, &stored, out, lr.locks)
 		}
 	}
 	if !ended && !lr.isLost() && len(history) > 0 {

@@ -719,7 +719,7 @@ func (o *Orchestrator) resumeIfReady(ctx context.Context, runID string) error {
 	if err := o.resumeDecided(ctx, claimed); err != nil {
 		o.log.Warn("decided run cannot go on; ending it", "run_id", runID, "err", err)
 		o.releaseKeys(claimed.Pending.Locks, runID)
-		return o.endStored(ctx, claimed, outcome{stop: StopError, state: RunFailed, usage: claimed.Usage, errMsg: "not resumed: " + err.Error()})
+		return o.endStored(ctx, claimed, outcome{stop: StopError, state: RunFailed, usage: claimed.Usage, errMsg: "not resumed: " + err.Error()}, nil)
 	}
 	return nil
 }
@@ -766,7 +766,7 @@ func (o *Orchestrator) endWaiting(ctx context.Context, r *Run, out outcome) erro
 	if err := o.store.ReleaseLocksOf(ctx, r.ID); err != nil {
 		o.log.Warn("locks of an ended waiting run not released; they expire", "run_id", r.ID, "err", err)
 	}
-	if err := o.endStored(ctx, claimed, out); err != nil {
+	if err := o.endStored(ctx, claimed, out, nil); err != nil {
 		return err
 	}
 	o.follow.wake(r.ID)

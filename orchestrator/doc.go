@@ -40,7 +40,15 @@
 // does not wait for those writes. A run whose caller waits for the end
 // (RunRequest.Blocking) lets its events wait up to
 // EventPolicy.BlockingDelay for the next ones, so a short run stores them
-// with its end. When the run ends, its
+// with its end. An agent's blocking run on a new session goes further:
+// nobody can know its run or session before its caller is answered, so
+// Start does not store it; its start rides with its log's first write
+// (and is stored before any tool round, whose writes may refer to it),
+// and a run that ends within the delay is stored whole, session, run,
+// history and events, in one write (Store.CreateEndedRun). A list of runs
+// shows it at most the delay after it starts. A person's run stores its
+// start at once: the person's run slot is taken with it, and a slot that
+// is held must refuse the run before it runs. When the run ends, its
 // terminal state, its answer, the events the flusher had not stored yet and
 // the final event are stored in one write (after any batch in flight, so
 // seqs stay in order), which also frees its locks in the store; then its

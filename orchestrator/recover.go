@@ -113,7 +113,7 @@ func (o *Orchestrator) recoverRun(ctx context.Context, r *Run) error {
 		}
 		o.log.Warn("interrupted run cannot be resumed; ending it", "run_id", r.ID, "err", err)
 	}
-	if err := o.endStored(ctx, r, orphanOutcome(r)); err != nil {
+	if err := o.endStored(ctx, r, orphanOutcome(r), nil); err != nil {
 		return err
 	}
 	o.closeApprovals(ctx, r.ID, "the run was interrupted")
@@ -230,11 +230,13 @@ func orphanOutcome(r *Run) outcome {
 	return outcome{stop: StopInterrupted, state: RunFailed, usage: r.Usage, errMsg: orphanMessage}
 }
 
-// endStored ends a run that is not executing here, in the store alone: a
-// final event after the last stored one, then the run's terminal state
-// (fenced by r.Owner). When a final event is already stored, only the run
-// row is brought in line with it.
-func (o *Orchestrator) endStored(ctx context.Context, r *Run, out outcome) error {
+// endStored ends a run in the store alone (it is not executing here, or
+// its log broke): a final event after the last stored one and the run's
+// terminal state in one write (Store.EndRun, fenced by r.Owner), which also
+// frees keys, the run's locks, so a client that sees the final event never
+// meets them. When a final event is already stored, only the run row is
+// brought in line with it.
+func (o *Orchestrator) endStored(ctx context.Context, r *Run, out outcome, keys []string) error {
 	seq, err := o.lastStoredSeq(ctx, r)
 	if err != nil {
 		return err
@@ -246,6 +248,7 @@ func (o *Orchestrator) endStored(ctx context.Context, r *Run, out outcome) error
 		}
 	}
 	now := o.opts.Now()
+	var tail RunTail
 	if n := len(last); n > 0 && last[n-1].Type == EventFinal {
 		// The final event made it; only the run row did not.
 		if !r.State.Terminal() {
@@ -254,19 +257,17 @@ func (o *Orchestrator) endStored(ctx context.Context, r *Run, out outcome) error
 		}
 	} else {
 		seq++
-		final := Event{RunID: r.ID, SessionID: r.SessionID, Seq: seq, Type: EventFinal, Time: now,
-			Data: rawJSON(FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg})}
-		err := o.retry(ctx, "store the final event", func(ctx context.Context) error {
-			return o.store.AppendEvents(ctx, []Event{final})
-		})
-		if err != nil {
-			return fmt.Errorf("final event of run %s: %w", r.ID, err)
-		}
+		tail.Events = []Event{{RunID: r.ID, SessionID: r.SessionID, Seq: seq, Type: EventFinal, Time: now,
+			Data: rawJSON(FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg})}}
 		r.State, r.StopReason, r.Answer, r.Error, r.Usage = out.state, out.stop, out.answer, out.errMsg, out.usage
 		r.FinishedAt = &now
 	}
 	r.LastSeq = seq
-	return o.retry(ctx, "store the run's end", func(ctx context.Context) error { return o.store.UpdateRun(ctx, r) })
+	err = o.retry(ctx, "store the run's end", func(ctx context.Context) error { return o.store.EndRun(ctx, r, now, keys, tail) })
+	if err != nil && len(tail.Events) > 0 {
+		return fmt.Errorf("final event of run %s: %w", r.ID, err)
+	}
+	return err
 }
 
 // startReaper renews this instance's lease and runs RecoverOrphans every
