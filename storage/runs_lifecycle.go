@@ -135,11 +135,7 @@ func (s *Store) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, k
 	}
 	row := toRunRow(r)
 	at = stamp(at)
-	mrows, err := messageRows(r.SessionID, tail.Messages)
-	if err != nil {
-		return err
-	}
-	erows, runs, err := eventRows(tail.Events)
+	mrows, erows, runs, err := tailRows(r.SessionID, tail)
 	if err != nil {
 		return err
 	}
@@ -188,6 +184,20 @@ func (s *Store) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, k
 	})
 }
 
+// tailRows are the rows of a run's tail: its messages (of session
+// sessionID) and its events, with the runs the events belong to.
+func tailRows(sessionID string, tail orchestrator.RunTail) ([]messageRow, []eventRow, []string, error) {
+	mrows, err := messageRows(sessionID, tail.Messages)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	erows, runs, err := eventRows(tail.Events)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return mrows, erows, runs, nil
+}
+
 // CreateEndedRun implements [orchestrator.Store]: the inserts of
 // CreateRunWith (no lock: nobody could know the session before this
 // write) with the run as it ended and the session's time of its end, and
@@ -200,11 +210,7 @@ func (s *Store) CreateEndedRun(ctx context.Context, sess *orchestrator.Session, 
 	srow := &sessionRow{ID: sess.ID, UserID: sess.UserID, Title: sess.Title, CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt}
 	r.CreatedAt = stamp(r.CreatedAt)
 	rrow := toRunRow(r)
-	mrows, err := messageRows(r.SessionID, tail.Messages)
-	if err != nil {
-		return err
-	}
-	erows, runs, err := eventRows(tail.Events)
+	mrows, erows, runs, err := tailRows(r.SessionID, tail)
 	if err != nil {
 		return err
 	}
