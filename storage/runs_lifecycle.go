@@ -25,98 +25,128 @@ const touchSessionSQL = `UPDATE "sessions" SET "updated_at" = ? WHERE "id" = ?`
 
 // CreateRunWith implements [orchestrator.Store].
 func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message, locks ...orchestrator.NewLock) error {
+	c, err := newRunCreation(sess, r, msgs, locks)
+	if err != nil {
+		return err
+	}
+	if s.backend == BackendPostgres {
+		st, err := c.pgStmt()
+		if err != nil {
+			return err
+		}
+		return s.pgExec(ctx, &pgWrite{stmts: []pgStmt{st}, fail: c.fail})
+	}
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		return inTx(ctx, db, func(ctx context.Context, db bun.IDB) error { return s.insertCreation(ctx, db, c) })
+	})
+}
+
+// runCreation is what CreateRunWith and CreateEndedRun insert: a run, its
+// new session (nil when it exists), the new locks it takes and the first
+// messages of its history.
+type runCreation struct {
+	srow  *sessionRow
+	rrow  *runRow
+	locks []orchestrator.NewLock
+	mrows []messageRow
+	run   *orchestrator.Run
+}
+
+func newRunCreation(sess *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message, locks []orchestrator.NewLock) (*runCreation, error) {
 	if sess != nil && sess.ID == "" {
-		return invalid("session id is empty")
+		return nil, invalid("session id is empty")
 	}
 	if r == nil || r.ID == "" || r.SessionID == "" || (sess != nil && r.SessionID != sess.ID) {
-		return invalid("run id and session id are required (and the run must be of the new session)")
+		return nil, invalid("run id and session id are required (and the run must be of the new session)")
 	}
-	var srow *sessionRow
+	c := &runCreation{locks: locks, run: r}
 	if sess != nil {
 		sess.CreatedAt = stamp(sess.CreatedAt)
 		if sess.UpdatedAt.IsZero() {
 			sess.UpdatedAt = sess.CreatedAt
 		}
 		sess.UpdatedAt = stamp(sess.UpdatedAt)
-		srow = &sessionRow{ID: sess.ID, UserID: sess.UserID, Title: sess.Title, CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt}
+		c.srow = &sessionRow{ID: sess.ID, UserID: sess.UserID, Title: sess.Title, CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt}
 	}
 	for _, l := range locks {
 		if err := checkLockArgs(l.Key, r.ID, l.TTL); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	r.CreatedAt = stamp(r.CreatedAt)
-	rrow := toRunRow(r)
-	mrows, err := messageRows(r.SessionID, msgs)
-	if err != nil {
-		return err
+	c.rrow = toRunRow(r)
+	var err error
+	if c.mrows, err = messageRows(r.SessionID, msgs); err != nil {
+		return nil, err
 	}
-	what := "run " + r.ID + " of session " + r.SessionID
-	if s.backend == BackendPostgres {
-		// One statement: the rows of data-modifying CTEs are checked
-		// against the foreign keys at its end, with all of them in.
-		var q strings.Builder
-		var args []any
-		q.WriteString("WITH ")
-		if srow != nil {
-			q.WriteString("new_session AS (" + insertSessionSQL + "), ")
-			args = append(args, sessionArgs(srow)...)
+	return c, nil
+}
+
+// fail maps a creation's failure (createErr).
+func (c *runCreation) fail(err error) error {
+	return createErr(err, c.run.SessionID, "run "+c.run.ID+" of session "+c.run.SessionID)
+}
+
+// pgStmt is the creation on PostgreSQL: one statement, whose
+// data-modifying CTEs' rows are checked against the foreign keys at its
+// end, with all of them in.
+func (c *runCreation) pgStmt() (pgStmt, error) {
+	var q strings.Builder
+	var args []any
+	q.WriteString("WITH ")
+	if c.srow != nil {
+		q.WriteString("new_session AS (" + insertSessionSQL + "), ")
+		args = append(args, sessionArgs(c.srow)...)
+	}
+	q.WriteString("new_run AS (" + insertRunSQL + ") ")
+	args = append(args, runArgs(c.rrow)...)
+	for i, l := range c.locks {
+		// A lock is new (no upsert): its key is of a session nobody
+		// knew; one already there fails the statement.
+		fmt.Fprintf(&q, ", new_lock%d AS (%s) ", i, newLockSQL)
+		args = append(args, bind(l.Key, c.run.ID, l.TTL.Microseconds())...)
+	}
+	if len(c.mrows) > 0 {
+		q.WriteString(insertSQL("messages", messageCols, len(c.mrows)))
+		args = append(args, messageArgs(c.mrows)...)
+	} else {
+		q.WriteString("SELECT 1")
+	}
+	return boundPGStmt(q.String(), args)
+}
+
+// insertCreation is the creation on SQLite, in the transaction db.
+func (s *Store) insertCreation(ctx context.Context, db bun.IDB, c *runCreation) error {
+	if c.srow != nil {
+		_, ok, err := s.execPrepared(ctx, db, insertSessionSQL, sessionArgs(c.srow))
+		if !ok {
+			_, err = db.NewInsert().Model(c.srow).Exec(ctx)
 		}
-		q.WriteString("new_run AS (" + insertRunSQL + ") ")
-		args = append(args, runArgs(rrow)...)
-		for i, l := range locks {
-			// A lock is new (no upsert): its key is of a session nobody
-			// knew; one already there fails the statement.
-			fmt.Fprintf(&q, ", new_lock%d AS (%s) ", i, newLockSQL)
-			args = append(args, bind(l.Key, r.ID, l.TTL.Microseconds())...)
-		}
-		if len(mrows) > 0 {
-			q.WriteString(insertSQL("messages", messageCols, len(mrows)))
-			args = append(args, messageArgs(mrows)...)
-		} else {
-			q.WriteString("SELECT 1")
-		}
-		st, err := boundPGStmt(q.String(), args)
 		if err != nil {
-			return err
+			return c.fail(err)
 		}
-		return s.pgExec(ctx, &pgWrite{stmts: []pgStmt{st},
-			fail: func(err error) error { return createErr(err, r.SessionID, what) }})
 	}
-	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-		return inTx(ctx, db, func(ctx context.Context, db bun.IDB) error {
-			if srow != nil {
-				_, ok, err := s.execPrepared(ctx, db, insertSessionSQL, sessionArgs(srow))
-				if !ok {
-					_, err = db.NewInsert().Model(srow).Exec(ctx)
-				}
-				if err != nil {
-					return createErr(err, r.SessionID, what)
-				}
-			}
-			_, ok, err := s.execPrepared(ctx, db, insertRunSQL, runArgs(rrow))
-			if !ok {
-				_, err = db.NewInsert().Model(rrow).Exec(ctx)
-			}
-			if err != nil {
-				return createErr(err, r.SessionID, what)
-			}
-			for _, l := range locks {
-				expires := stamp(time.Now()).Add(l.TTL)
-				_, ok, err := s.execPrepared(ctx, db, sqliteNewLock, bind(l.Key, r.ID, expires))
-				if !ok {
-					_, err = db.ExecContext(ctx, sqliteNewLock, l.Key, r.ID, expires)
-				}
-				if err != nil {
-					return createErr(err, r.SessionID, "lock "+l.Key)
-				}
-			}
-			if len(mrows) == 0 {
-				return nil
-			}
-			return createErr(s.insertMessages(ctx, db, mrows), r.SessionID, what)
-		})
-	})
+	_, ok, err := s.execPrepared(ctx, db, insertRunSQL, runArgs(c.rrow))
+	if !ok {
+		_, err = db.NewInsert().Model(c.rrow).Exec(ctx)
+	}
+	if err != nil {
+		return c.fail(err)
+	}
+	for _, l := range c.locks {
+		expires := stamp(time.Now()).Add(l.TTL)
+		_, ok, err := s.execPrepared(ctx, db, sqliteNewLock, bind(l.Key, c.run.ID, expires))
+		if !ok {
+			_, err = db.ExecContext(ctx, sqliteNewLock, l.Key, c.run.ID, expires)
+		}
+		if err != nil {
+			return createErr(err, c.run.SessionID, "lock "+l.Key)
+		}
+	}
+	if len(c.mrows) == 0 {
+		return nil
+	}
+	return c.fail(s.insertMessages(ctx, db, c.mrows))
 }
 
 // createErr maps CreateRunWith's failures: a missing session is
@@ -135,7 +165,11 @@ func (s *Store) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, k
 	}
 	row := toRunRow(r)
 	at = stamp(at)
-	mrows, erows, runs, err := tailRows(r.SessionID, tail)
+	mrows, err := messageRows(r.SessionID, tail.Messages)
+	if err != nil {
+		return err
+	}
+	erows, runs, err := eventRows(tail.Events)
 	if err != nil {
 		return err
 	}
@@ -184,56 +218,32 @@ func (s *Store) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, k
 	})
 }
 
-// tailRows are the rows of a run's tail: its messages (of session
-// sessionID) and its events, with the runs the events belong to.
-func tailRows(sessionID string, tail orchestrator.RunTail) ([]messageRow, []eventRow, []string, error) {
-	mrows, err := messageRows(sessionID, tail.Messages)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	erows, runs, err := eventRows(tail.Events)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return mrows, erows, runs, nil
-}
-
-// CreateEndedRun implements [orchestrator.Store]: the inserts of
-// CreateRunWith (no lock: nobody could know the session before this
-// write) with the run as it ended and the session's time of its end, and
-// the inserts of EndRun's tail, in one op of the writer.
+// CreateEndedRun implements [orchestrator.Store]: CreateRunWith's
+// creation (no lock: nobody could know the session before this write) with
+// the run as it ended and the session's time of its end, and the inserts of
+// EndRun's tail, in one op of the writer.
 func (s *Store) CreateEndedRun(ctx context.Context, sess *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail) error {
-	if sess == nil || sess.ID == "" || r == nil || r.ID == "" || r.SessionID != sess.ID {
-		return invalid("a new session and a run of it are required")
+	if sess == nil {
+		return invalid("a new session is required")
 	}
-	sess.CreatedAt, sess.UpdatedAt = stamp(sess.CreatedAt), stamp(sess.UpdatedAt)
-	srow := &sessionRow{ID: sess.ID, UserID: sess.UserID, Title: sess.Title, CreatedAt: sess.CreatedAt, UpdatedAt: sess.UpdatedAt}
-	r.CreatedAt = stamp(r.CreatedAt)
-	rrow := toRunRow(r)
-	mrows, erows, runs, err := tailRows(r.SessionID, tail)
+	c, err := newRunCreation(sess, r, tail.Messages, nil)
 	if err != nil {
 		return err
 	}
-	what := "run " + r.ID + " of session " + r.SessionID
+	erows, runs, err := eventRows(tail.Events)
+	if err != nil {
+		return err
+	}
 	if s.backend == BackendPostgres {
-		q := "WITH new_session AS (" + insertSessionSQL + "), new_run AS (" + insertRunSQL + ") "
-		args := append(sessionArgs(srow), runArgs(rrow)...)
-		if len(mrows) > 0 {
-			q += insertSQL("messages", messageCols, len(mrows))
-			args = append(args, messageArgs(mrows)...)
-		} else {
-			q += "SELECT 1"
-		}
-		st, err := boundPGStmt(q, args)
+		st, err := c.pgStmt()
 		if err != nil {
 			return err
 		}
-		w := &pgWrite{stmts: []pgStmt{st}, fail: func(err error) error { return createErr(err, r.SessionID, what) }}
 		events, err := eventStmts(erows)
 		if err != nil {
 			return err
 		}
-		w.stmts = append(w.stmts, events...)
+		w := &pgWrite{stmts: append([]pgStmt{st}, events...), fail: c.fail}
 		if len(erows) > 0 {
 			w.notify = s.payloads('e', runs)
 		}
@@ -241,29 +251,10 @@ func (s *Store) CreateEndedRun(ctx context.Context, sess *orchestrator.Session, 
 	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		return inTx(ctx, db, func(ctx context.Context, db bun.IDB) error {
-			_, ok, err := s.execPrepared(ctx, db, insertSessionSQL, sessionArgs(srow))
-			if !ok {
-				_, err = db.NewInsert().Model(srow).Exec(ctx)
+			if err := s.insertCreation(ctx, db, c); err != nil || len(erows) == 0 {
+				return err
 			}
-			if err != nil {
-				return createErr(err, r.SessionID, what)
-			}
-			_, ok, err = s.execPrepared(ctx, db, insertRunSQL, runArgs(rrow))
-			if !ok {
-				_, err = db.NewInsert().Model(rrow).Exec(ctx)
-			}
-			if err != nil {
-				return createErr(err, r.SessionID, what)
-			}
-			if len(mrows) > 0 {
-				if err := s.insertMessages(ctx, db, mrows); err != nil {
-					return createErr(err, r.SessionID, what)
-				}
-			}
-			if len(erows) > 0 {
-				return s.insertEvents(ctx, db, erows, runs)
-			}
-			return nil
+			return s.insertEvents(ctx, db, erows, runs)
 		})
 	})
 }
