@@ -75,9 +75,9 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, blocking 
 	r, err = h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: h.actor(c), SessionID: sessionID, Question: text, ToolNames: h.opts.ToolNames,
 		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendA2A, Metadata: meta, PreloadSkills: preloadOf(m.Metadata, p.Metadata),
-		// A push config refers to the task in the store: a blocking send
-		// with one is not "blocking" to the core, which would defer
-		// storing the task until its end (orchestrator.Start).
+		// A send with a push config is not read only by its caller (the
+		// config's watcher follows the task from its start, and the config
+		// refers to the stored task), so it is not Blocking to the core.
 		ApprovalMode: mode, Attachments: atts, Blocking: blocking && p.Push == nil,
 	})
 	if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {

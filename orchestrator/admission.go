@@ -770,7 +770,10 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 	r.FinishedAt = &now
 	ctx := context.Background()
 	var endErr error
-	ended := false // EndRun stored the end, touched the session and freed the locks
+	// ended: EndRun stored the end with the log's last events (published
+	// below); freed: the end's write touched the session and freed the
+	// locks (ended, or endStored).
+	ended, freed := false, false
 	switch {
 	case lr.isLost():
 		endErr = errors.New("taken over by another instance")
@@ -778,30 +781,19 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 		// Nothing more of the log becomes visible: end the run after its
 		// last stored event.
 		lr.log.close()
-		stored := r
-		stored.LastSeq = lr.log.visibleSeq()
-		endErr = o.endStored(ctx, &stored, out, lr.locks)
+		endErr = o.endBroken(ctx, lr, r, out, history)
+		freed = endErr == nil
 	default:
 		if endErr = o.storeEnd(lr, &r, out, history, now); endErr == nil {
-			ended = true
+			ended, freed = true, true
 		} else if why := failedEnd(lr, endErr); why != "" {
 			// End the run failed after its last stored event, as above
 			// (the log stored what it could and is closed).
 			out = outcome{stop: StopError, state: RunFailed, usage: out.usage, errMsg: why}
 			r.State, r.StopReason, r.Error = out.state, out.stop, out.errMsg
-			stored := r
-			stored.LastSeq = lr.log.visibleSeq()
-			endErr = o.endStored(ctx, &stored, out, lr.locks)
+			endErr = o.endBroken(ctx, lr, r, out, history)
+			freed = endErr == nil
 		}
-	}
-	if !ended && !lr.isLost() && len(history) > 0 {
-		// The answer was not stored with the end: store it alone, so the
-		// session's history keeps what the model said.
-		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		if err := o.store.AppendMessages(tctx, lr.sessionID, history); err != nil {
-			o.log.Warn("run's answer not stored", "run_id", lr.id, "err", err)
-		}
-		cancel()
 	}
 	if endErr != nil {
 		o.log.Error("run's end not stored; the reaper records it when the store answers", "run_id", lr.id, "err", endErr)
@@ -811,7 +803,7 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 			cur.State, cur.StopReason, cur.Answer, cur.Usage, cur.Error, cur.FinishedAt = r.State, r.StopReason, r.Answer, r.Usage, r.Error, r.FinishedAt
 		})
 	}
-	if !ended {
+	if !freed {
 		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		if err := o.store.TouchSession(tctx, lr.sessionID, "", now); err != nil && !errors.Is(err, ErrNotFound) {
 			o.log.Warn("session not touched", "session_id", lr.sessionID, "err", err)
@@ -845,6 +837,23 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 	o.follow.wake(lr.id) // Settled
 }
 
+// endBroken ends, in the store alone, a run whose log broke or whose end
+// could not be stored: its answer first, alone, so that the session's
+// history keeps what the model said (a failure is only logged: the end
+// must be recorded even when the history cannot be), then the final event
+// after its last stored one, its state and its freed locks (endStored).
+func (o *Orchestrator) endBroken(ctx context.Context, lr *liveRun, r Run, out outcome, history []Message) error {
+	if len(history) > 0 {
+		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := o.store.AppendMessages(tctx, lr.sessionID, history); err != nil {
+			o.log.Warn("run's answer not stored", "run_id", lr.id, "err", err)
+		}
+		cancel()
+	}
+	r.LastSeq = lr.log.visibleSeq()
+	return o.endStored(ctx, &r, out, lr.locks)
+}
+
 // storeEnd stores the end of r, the session's time, the freed locks, the
 // answer (history) and the log's last events with the final one in one
 // write (runLog.end, Store.EndRun); nothing of it is visible yet.
@@ -860,21 +869,9 @@ func (o *Orchestrator) storeEnd(lr *liveRun, r *Run, out outcome, history []Mess
 			sess := *st.session
 			sess.UpdatedAt = now
 			tail.Messages = append(slices.Clip(st.msgs), tail.Messages...)
-			err := o.retry(context.Background(), "store the run", func(ctx context.Context) error {
-				err := o.store.CreateEndedRun(ctx, &sess, r, tail)
-				if errors.Is(err, ErrConflict) {
-					// An attempt whose outcome was unknown stored it (the
-					// ids are new): checked, not assumed.
-					if _, gerr := o.store.GetRun(ctx, r.ID); gerr == nil {
-						return nil
-					}
-				}
-				return err
+			return o.retry(context.Background(), "store the run", func(ctx context.Context) error {
+				return ownCreation(ctx, o.store, r.ID, o.store.CreateEndedRun(ctx, &sess, r, tail))
 			})
-			if err == nil {
-				lr.log.started()
-			}
-			return err
 		}
 		return o.retry(context.Background(), "store the run's end", func(ctx context.Context) error {
 			return o.store.EndRun(ctx, r, now, lr.locks, tail)

@@ -61,7 +61,7 @@ type runLog struct {
 	// startMu guards start: the run's start while it is not stored
 	// (Start deferred it, deferStart). The log's first write stores it
 	// first (storeStart); a run that ends before stores it with its end
-	// (pendingStart, started).
+	// (pendingStart).
 	startMu sync.Mutex
 	start   *runStart
 }
@@ -252,9 +252,7 @@ func (l *runLog) publish() {
 
 // storeStart stores the run's start if it is not stored yet: before the
 // log's first write, and before anything else of the run refers to it
-// (its tool rounds). A conflict means an earlier attempt whose outcome was
-// unknown did store it (the run's and session's ids are new): it is
-// checked, not assumed.
+// (its tool rounds).
 func (l *runLog) storeStart(ctx context.Context) error {
 	l.startMu.Lock()
 	defer l.startMu.Unlock()
@@ -263,14 +261,22 @@ func (l *runLog) storeStart(ctx context.Context) error {
 		return nil
 	}
 	r := st.run
-	err := l.store.CreateRunWith(ctx, st.session, &r, st.msgs, st.locks...)
-	if errors.Is(err, ErrConflict) {
-		if _, gerr := l.store.GetRun(ctx, r.ID); gerr == nil {
-			err = nil
-		}
-	}
+	err := ownCreation(ctx, l.store, r.ID, l.store.CreateRunWith(ctx, st.session, &r, st.msgs, st.locks...))
 	if err == nil {
 		l.start = nil
+	}
+	return err
+}
+
+// ownCreation is err, the outcome of creating run runID, except that a
+// conflict is no error when the run is there: an earlier attempt whose
+// outcome was unknown stored it (the run's and its session's ids are new).
+// It is checked, not assumed.
+func ownCreation(ctx context.Context, store Store, runID string, err error) error {
+	if errors.Is(err, ErrConflict) {
+		if _, gerr := store.GetRun(ctx, runID); gerr == nil {
+			return nil
+		}
 	}
 	return err
 }
@@ -283,17 +289,11 @@ func (l *runLog) deferStart(st *runStart) {
 }
 
 // pendingStart is the run's start when it is still to be stored, for the
-// end to store with itself; started records that it was.
+// end to store with itself.
 func (l *runLog) pendingStart() *runStart {
 	l.startMu.Lock()
 	defer l.startMu.Unlock()
 	return l.start
-}
-
-func (l *runLog) started() {
-	l.startMu.Lock()
-	l.start = nil
-	l.startMu.Unlock()
 }
 
 // visibleSeq reports the seq of the newest stored event.
