@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -56,7 +55,6 @@ type checkpointer struct {
 	finish atomic.Bool
 	stop   chan struct{}
 	done   chan struct{}
-	once   sync.Once
 
 	// runs and finished count the two steps (tests and stats).
 	runs, finished atomic.Int64
@@ -105,13 +103,12 @@ func (c *checkpointer) loop() {
 		}
 		if _, _, err := c.checkpoint("PASSIVE"); err != nil {
 			c.log.Warn("sqlite checkpoint failed; the next commit retries it", "err", err)
-			c.runs.Add(1)
-			continue
+		} else {
+			// What it copied is what was committed when it began: the
+			// writer copies the rest in its turn (nothing, and no fsync,
+			// when nothing was committed meanwhile).
+			c.finish.Store(true)
 		}
-		// What it copied is what was committed when it began: the writer
-		// copies the rest in its turn (nothing, and no fsync, when nothing
-		// was committed meanwhile).
-		c.finish.Store(true)
 		c.runs.Add(1)
 	}
 }
@@ -138,12 +135,11 @@ func (c *checkpointer) checkpoint(mode string) (log, copied int64, err error) {
 	return log, copied, err
 }
 
-// close stops the checkpointer; the writer has stopped. The last
-// connection to close checkpoints what is left and removes the WAL
-// (SQLite's own close, which wal_autocheckpoint does not turn off).
+// close stops the checkpointer; the writer has stopped (its one loop calls
+// it as it exits). The last connection to close checkpoints what is left
+// and removes the WAL (SQLite's own close, which wal_autocheckpoint does
+// not turn off).
 func (c *checkpointer) close() {
-	c.once.Do(func() {
-		close(c.stop)
-		<-c.done
-	})
+	close(c.stop)
+	<-c.done
 }
