@@ -153,7 +153,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	if opts.Backend == BackendSQLite {
 		s.ckpt = newCheckpointer(sqldb, opts.CheckpointDelay, s.log)
-		s.writer = newWriter(1, func() committer { return sqliteCommitter{db: s.db, ckpt: s.ckpt} })
+		s.writer = newWriter(1, func() committer { return &sqliteCommitter{db: s.db, ckpt: s.ckpt} })
 	}
 	if s.pgCfg != nil {
 		if err := s.initNotify(pingCtx, s.pgCfg); err != nil {
