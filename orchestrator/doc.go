@@ -43,8 +43,10 @@
 // with its end. An agent's blocking run on a new session goes further:
 // nobody can know its run or session before its caller is answered, so
 // Start does not store it; its start rides with its log's first write
-// (and is stored before any tool round, whose writes may refer to it),
-// and a run that ends within the delay is stored whole, session, run,
+// (and is stored before a tool round that changes something or asks a
+// person, so the run is on record before it acts and before anything
+// refers to it; a round of read-only calls waits for nothing), and a run
+// that ends within the delay is stored whole, session, run,
 // history and events, in one write (Store.CreateEndedRun). A list of runs
 // shows it at most the delay after it starts. A person's run stores its
 // start at once: the person's run slot is taken with it, and a slot that

@@ -359,13 +359,14 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 		}
 	})
 
-	// The same with a tool round: the start is stored before the tool
-	// runs (what a tool stores may refer to the run), the rest with the
-	// end.
-	t.Run("an agent's, with a tool round", func(t *testing.T) {
-		store := newStore()
+	// The same with a tool round. A tool that changes things runs only
+	// once its run is on record: the start is stored before it, the rest
+	// with the end. A round of read-only calls waits for nothing: the
+	// whole run is still one write.
+	probeRun := func(t *testing.T, readOnly bool) (run *orchestrator.Run, probed error, store countingEvents) {
+		store = newStore()
 		seen := make(chan error, 1)
-		probe := orchestrator.StaticToolset{SetName: "probe", List: []orchestrator.Tool{orchestratortest.NewTool("probe", true,
+		probe := orchestrator.StaticToolset{SetName: "probe", List: []orchestrator.Tool{orchestratortest.NewTool("probe", readOnly,
 			func(ctx context.Context, inv *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
 				_, err := store.GetRun(ctx, inv.RunID)
 				seen <- err
@@ -377,14 +378,31 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 				{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("probe", `{}`)}},
 				{Content: "after the probe"},
 			}})
-		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{"probe"}, Blocking: true, Caller: orchestrator.CallerAgent})
+		run = mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{"probe"}, Blocking: true, Caller: orchestrator.CallerAgent})
 		if f := final(t, collect(t, h.o, run.ID, 0)); f.Answer != "after the probe" {
 			t.Fatalf("final = %+v", f)
 		}
-		if err := <-seen; err != nil {
-			t.Fatalf("the tool ran before its run was stored: %v", err)
+		msgs, err := store.ListMessages(t.Context(), run.SessionID, 0)
+		if err != nil || len(msgs) != 4 || msgs[0].Content != "q" || !strings.Contains(msgs[2].Content, "probed") || msgs[3].Content != "after the probe" {
+			t.Fatalf("history = %+v, %v; want the question, the round and the answer", msgs, err)
+		}
+		return run, <-seen, store
+	}
+	t.Run("an agent's, with a tool round", func(t *testing.T) {
+		_, probed, store := probeRun(t, false)
+		if probed != nil {
+			t.Fatalf("the tool ran before its run was stored: %v", probed)
 		}
 		if got, want := writes(store), map[string]int{"CreateRunWith": 1, "EndRun": 1}; !maps.Equal(got, want) {
+			t.Errorf("writes = %v; want %v", got, want)
+		}
+	})
+	t.Run("an agent's, with a read-only round, in one write", func(t *testing.T) {
+		_, probed, store := probeRun(t, true)
+		if !errors.Is(probed, orchestrator.ErrNotFound) {
+			t.Fatalf("the read-only tool found its run stored (%v): its start was written before the round", probed)
+		}
+		if got, want := writes(store), map[string]int{"CreateEndedRun": 1}; !maps.Equal(got, want) {
 			t.Errorf("writes = %v; want %v", got, want)
 		}
 	})

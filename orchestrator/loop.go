@@ -183,12 +183,18 @@ func (l *loop) run(ctx context.Context) outcome {
 			msg := Message{Role: RoleAssistant, Content: answer, RunID: lr.id, CreatedAt: o.opts.Now()}
 			return outcome{answer: answer, history: []Message{msg}, stop: StopFinalTool, state: RunFinished, usage: l.usage}
 		}
-		// What a round's calls store refers to the run (tool logs,
-		// approvals): a start Start deferred is stored first.
-		if err := l.o.retry(context.WithoutCancel(ctx), "store the run's start", lr.log.storeStart); err != nil {
-			return l.fail(ctx, "store", err)
+		// A start Start deferred is stored before a round that changes
+		// something (a tool that is not read-only) or waits for a person
+		// (its approvals refer to the run): the run is on record before it
+		// acts. A round that only reads waits for nothing; its start goes
+		// with the log's first write, as a run without tools does.
+		asks := l.gate(ctx, calls)
+		if len(asks) > 0 || !readOnly(calls) {
+			if err := l.o.retry(context.WithoutCancel(ctx), "store the run's start", lr.log.storeStart); err != nil {
+				return l.fail(ctx, "store", err)
+			}
 		}
-		if asks := l.gate(ctx, calls); len(asks) > 0 {
+		if len(asks) > 0 {
 			return l.suspend(ctx, resp, calls, asks)
 		}
 		var stop *outcome
@@ -480,3 +486,14 @@ func mergeUserTurns(msgs []Message) []Message {
 
 // since returns milliseconds elapsed since t.
 func since(t time.Time) int64 { return time.Since(t).Milliseconds() }
+
+// readOnly reports whether a round's calls change nothing: each is a
+// read-only tool, or none (an unknown tool, whose result is an error).
+func readOnly(calls []pendingCall) bool {
+	for _, c := range calls {
+		if c.tool != nil && !c.tool.Spec().ReadOnly {
+			return false
+		}
+	}
+	return true
+}
