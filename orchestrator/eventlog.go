@@ -104,7 +104,7 @@ func newRunLog(runID, sessionID string, base int64, store Store, log *slog.Logge
 		done:     make(chan struct{}),
 		stop:     make(chan struct{}),
 	}
-	l.events = make([]Event, 0, 64)
+	l.events = make([]Event, 0, 16) // a short run emits fewer; a longer one grows it
 	go l.flusher()
 	return l
 }

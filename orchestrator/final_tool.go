@@ -11,16 +11,17 @@ type finalResponse struct{}
 
 var _ Tool = finalResponse{}
 
-func (finalResponse) Spec() ToolSpec {
-	return ToolSpec{
-		Name:        FinalResponseTool,
-		Aliases:     []string{"最终回复"},
-		Description: "Give the final answer to the user and end the task. Call it once, when the task is done.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{"content":{"type":"string","description":"The final answer, in Markdown."}},"required":["content"]}`),
-		Source:      "builtin",
-		ReadOnly:    true,
-		AlwaysOn:    true,
-	}
+func (finalResponse) Spec() ToolSpec { return finalResponseSpec }
+
+// finalResponseSpec is built once: every run is offered it.
+var finalResponseSpec = ToolSpec{
+	Name:        FinalResponseTool,
+	Aliases:     []string{"最终回复"},
+	Description: "Give the final answer to the user and end the task. Call it once, when the task is done.",
+	InputSchema: json.RawMessage(`{"type":"object","properties":{"content":{"type":"string","description":"The final answer, in Markdown."}},"required":["content"]}`),
+	Source:      "builtin",
+	ReadOnly:    true,
+	AlwaysOn:    true,
 }
 
 func (finalResponse) Call(_ context.Context, inv *ToolInvocation) (*ToolResult, error) {

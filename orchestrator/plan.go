@@ -117,23 +117,24 @@ var stepStates = []string{StepPending, StepRunning, StepCompleted, StepFailed, S
 
 var strategies = []string{StrategyReplaceFailed, StrategyAlternativeApproach, StrategySkipFailed, StrategyAbort}
 
-func (planTool) Spec() ToolSpec {
-	return ToolSpec{
-		Name:    PlanTool,
-		Aliases: []string{"计划面板"},
-		Description: "Write or update the task's plan: the whole todo list, each step with its status. Call it at the start of a " +
-			"multi-step task and whenever a step starts, finishes or fails. When asked to replan, also give the strategy you choose.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{` +
-			`"steps":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","properties":{` +
-			`"title":{"type":"string","minLength":1,"maxLength":500},` +
-			`"status":{"type":"string","enum":["pending","running","completed","failed","skipped"]}},"required":["title","status"]}},` +
-			`"strategy":{"type":"string","enum":["replace_failed","alternative_approach","skip_failed","abort"],` +
-			`"description":"Only when answering a replan request."},` +
-			`"note":{"type":"string","maxLength":2000}},"required":["steps"]}`),
-		Source:   SourceBuiltin,
-		ReadOnly: true,
-		RunOnly:  true,
-	}
+func (planTool) Spec() ToolSpec { return planSpec }
+
+// planSpec is built once: every run is offered it.
+var planSpec = ToolSpec{
+	Name:    PlanTool,
+	Aliases: []string{"计划面板"},
+	Description: "Write or update the task's plan: the whole todo list, each step with its status. Call it at the start of a " +
+		"multi-step task and whenever a step starts, finishes or fails. When asked to replan, also give the strategy you choose.",
+	InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+		`"steps":{"type":"array","minItems":1,"maxItems":50,"items":{"type":"object","properties":{` +
+		`"title":{"type":"string","minLength":1,"maxLength":500},` +
+		`"status":{"type":"string","enum":["pending","running","completed","failed","skipped"]}},"required":["title","status"]}},` +
+		`"strategy":{"type":"string","enum":["replace_failed","alternative_approach","skip_failed","abort"],` +
+		`"description":"Only when answering a replan request."},` +
+		`"note":{"type":"string","maxLength":2000}},"required":["steps"]}`),
+	Source:   SourceBuiltin,
+	ReadOnly: true,
+	RunOnly:  true,
 }
 
 // planArgs are the plan tool's arguments, checked.

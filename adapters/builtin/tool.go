@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/wunder/wunder/orchestrator"
 )
@@ -18,6 +19,11 @@ type toolDef struct {
 	readOnly    bool
 	editsFiles  bool // changes workspace files and nothing else (approval mode auto_edit lets it run)
 	run         func(ctx context.Context, c *call) (*orchestrator.ToolResult, error)
+
+	// spec is built once (specOnce): every run that may use the tool
+	// asks for it, several times.
+	specOnce sync.Once
+	spec     orchestrator.ToolSpec
 }
 
 // call is what a handler gets: the set's options, the caller's workspace and
@@ -72,15 +78,19 @@ var _ orchestrator.Tool = (*boundTool)(nil)
 
 // Spec implements [orchestrator.Tool].
 func (t *boundTool) Spec() orchestrator.ToolSpec {
-	return orchestrator.ToolSpec{
-		Name:        t.def.name,
-		Aliases:     slices.Clone(t.def.aliases),
-		Description: t.def.description,
-		InputSchema: json.RawMessage(t.def.schema),
-		Source:      "builtin",
-		ReadOnly:    t.def.readOnly,
-		EditsFiles:  t.def.editsFiles,
-	}
+	d := t.def
+	d.specOnce.Do(func() {
+		d.spec = orchestrator.ToolSpec{
+			Name:        d.name,
+			Aliases:     slices.Clone(d.aliases),
+			Description: d.description,
+			InputSchema: json.RawMessage(d.schema),
+			Source:      "builtin",
+			ReadOnly:    d.readOnly,
+			EditsFiles:  d.editsFiles,
+		}
+	})
+	return d.spec
 }
 
 // Call implements [orchestrator.Tool]. Failures are error results; only a

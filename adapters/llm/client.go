@@ -12,6 +12,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -218,8 +219,18 @@ func (c *Client) attempt(ctx context.Context, body []byte, stream bool, yield fu
 // readResponse reads a 2xx body: an event stream, or a JSON completion
 // (which servers also send for stream requests they cannot stream). Deltas
 // are yielded only when stream is set.
+// readers are the buffers responses are read through, reused: one of
+// 16 KiB per model call was a sixth of what a run allocated. Nothing read
+// through one outlives readResponse (the body is copied or decoded).
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
+
 func readResponse(actx context.Context, r io.Reader, stream bool, yield func(orchestrator.ModelEvent, error) bool) (*orchestrator.ModelResponse, *failure, bool) {
-	br := bufio.NewReaderSize(r, 16<<10)
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() {
+		br.Reset(nil) // the body is not kept alive by the pool
+		readers.Put(br)
+	}()
 	first, err := firstByte(br)
 	switch {
 	case errors.Is(err, io.EOF):
