@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -82,6 +83,7 @@ func (s *Store) CreateUser(ctx context.Context, u *orchestrator.User) error {
 		u.UpdatedAt = u.CreatedAt
 	}
 	u.UpdatedAt = stamp(u.UpdatedAt)
+	defer s.access.changed()
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		_, err := db.NewInsert().Model(toUserRow(u)).Exec(ctx)
 		return dbErr(err, "create user", "user "+u.ID)
@@ -128,6 +130,7 @@ func (s *Store) UpdateUser(ctx context.Context, u *orchestrator.User) error {
 // DeleteUser implements [orchestrator.AccountStore]; the user's tokens go
 // with them (explicitly, whatever the foreign_keys pragma).
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
+	defer s.access.changed()
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 			if _, err := tx.NewDelete().Model((*tokenRow)(nil)).Where("user_id = ?", id).Exec(ctx); err != nil {
@@ -195,6 +198,25 @@ func (s *Store) DeleteToken(ctx context.Context, userID, id string) error {
 
 // GetToolAccess implements [orchestrator.AccountStore].
 func (s *Store) GetToolAccess(ctx context.Context, userID string) (*orchestrator.ToolAccess, error) {
+	if e, ok := s.access.get(userID); ok {
+		if !e.found {
+			return nil, fmt.Errorf("%w: user %s", orchestrator.ErrNotFound, userID)
+		}
+		return cloneAccess(e.rule), nil
+	}
+	gen, at := s.access.read()
+	rule, err := s.readToolAccess(ctx, userID)
+	switch {
+	case err == nil:
+		s.access.put(userID, accessEntry{rule: cloneAccess(rule), found: true, gen: gen, at: at})
+	case errors.Is(err, orchestrator.ErrNotFound):
+		s.access.put(userID, accessEntry{gen: gen, at: at})
+	}
+	return rule, err
+}
+
+// readToolAccess reads a user's tool rule from the database.
+func (s *Store) readToolAccess(ctx context.Context, userID string) (*orchestrator.ToolAccess, error) {
 	var raw *string
 	err := s.queryRow(ctx, "select_users", `SELECT "tool_access" FROM "users" WHERE "id" = ?`, userID).Scan(&raw)
 	if err != nil {
@@ -221,6 +243,7 @@ func (s *Store) SetToolAccess(ctx context.Context, userID string, a *orchestrato
 		v := string(b)
 		raw = &v
 	}
+	defer s.access.changed()
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		res, err := db.NewUpdate().Model((*userRow)(nil)).Set("tool_access = ?", raw).Where("id = ?", userID).Exec(ctx)
 		return affected(res, err, "set tool access", "user "+userID)

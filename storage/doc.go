@@ -84,8 +84,11 @@
 // N runs writing at once cost one commit, each caller still hears only
 // what was committed, and nobody polls SQLite's busy handler (which backs
 // off up to 100ms per try). busy_timeout remains the arbiter between
-// processes sharing the file. Reads use a small pool (Options.MaxOpenConns,
-// default 4) beside the writer. No connection checkpoints in its commit
+// processes sharing the file. The writer keeps a connection of its own, so
+// its page cache stays warm (SQLite empties a connection's cache when
+// another one wrote); reads use a small pool (Options.MaxOpenConns,
+// default 4) beside it. Users' tool rules, read by every run that offers
+// tools, are remembered for a second (access_cache.go). No connection checkpoints in its commit
 // (wal_autocheckpoint 0): a checkpointer copies the WAL into the database
 // file beside the writer, and the writer finishes each checkpoint in its
 // turn so the WAL can start over (checkpoint.go); SQLite's own, in the

@@ -42,7 +42,8 @@ type Options struct {
 	// such as search_path are passed to the server. Required for postgres.
 	PostgresDSN string
 	// MaxOpenConns bounds the connection pool. Default 10 for PostgreSQL and
-	// 4 for SQLite (readers; SQLite writes are serialized anyway).
+	// 4 for SQLite: readers, beside the writer's own connection (SQLite
+	// writes are serialized anyway).
 	MaxOpenConns int
 	// ConnectTimeout bounds connecting and the first ping. Default 10s; a
 	// connect_timeout in PostgresDSN takes precedence for each connection.
@@ -102,6 +103,8 @@ type Store struct {
 	pgw    *writer
 	// ckpt checkpoints SQLite's WAL (checkpoint.go; nil on PostgreSQL).
 	ckpt *checkpointer
+	// access keeps users' tool rules (access_cache.go).
+	access *accessCache
 	// prepared are SQLite's prepared hot statements (prepared.go).
 	prepared preparedStmts
 	// pgCfg and channel serve run change notifications on PostgreSQL
@@ -118,7 +121,7 @@ var _ orchestrator.Store = (*Store)(nil)
 // and, with AutoMigrate, applies pending migrations.
 func Open(ctx context.Context, opts Options) (*Store, error) {
 	opts = opts.withDefaults()
-	s := &Store{backend: opts.Backend, log: opts.Logger, observe: opts.Observe}
+	s := &Store{backend: opts.Backend, log: opts.Logger, observe: opts.Observe, access: newAccessCache()}
 	var sqldb *sql.DB
 	var err error
 	switch opts.Backend {
@@ -142,8 +145,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if s.observe != nil {
 		s.db = s.db.WithQueryHook(queryHook{s.observe})
 	}
-	sqldb.SetMaxOpenConns(opts.MaxOpenConns)
-	sqldb.SetMaxIdleConns(opts.MaxOpenConns)
+	conns := opts.MaxOpenConns
+	if opts.Backend == BackendSQLite {
+		conns++ // the writer's own connection (writer.go), beside the readers'
+	}
+	sqldb.SetMaxOpenConns(conns)
+	sqldb.SetMaxIdleConns(conns)
 
 	pingCtx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
 	defer cancel()

@@ -226,4 +226,30 @@ func testToolAccess(t *testing.T, s orchestrator.AccountStore) {
 	if got != nil {
 		t.Errorf("GetToolAccess after clearing = %+v; want nil", got)
 	}
+	// Read while there was no account, then created, given a rule and
+	// deleted: each read sees the change before it.
+	_, err = s.GetToolAccess(t.Context(), "bob")
+	wantErr(t, "GetToolAccess(bob) before bob exists", err, orchestrator.ErrNotFound)
+	addUser(t, s, "bob", "user")
+	got, err = s.GetToolAccess(t.Context(), "bob")
+	mustDo(t, "GetToolAccess(bob) once created", err)
+	if got != nil {
+		t.Errorf("GetToolAccess of the new bob = %+v; want nil", got)
+	}
+	rule := &orchestrator.ToolAccess{Denied: []string{"execute_command"}}
+	mustDo(t, "SetToolAccess(bob)", s.SetToolAccess(t.Context(), "bob", rule))
+	got, err = s.GetToolAccess(t.Context(), "bob")
+	mustDo(t, "GetToolAccess(bob)", err)
+	diff(t, "GetToolAccess(bob) after SetToolAccess", rule, got)
+	for range 2 { // a store that remembers rules must not hand out the one it keeps
+		got, err = s.GetToolAccess(t.Context(), "bob")
+		mustDo(t, "GetToolAccess(bob)", err)
+		got.Denied[0] = "changed by the caller"
+	}
+	got, err = s.GetToolAccess(t.Context(), "bob")
+	mustDo(t, "GetToolAccess(bob)", err)
+	diff(t, "GetToolAccess(bob) after its caller changed the last answer", rule, got)
+	mustDo(t, "DeleteUser(bob)", s.DeleteUser(t.Context(), "bob"))
+	_, err = s.GetToolAccess(t.Context(), "bob")
+	wantErr(t, "GetToolAccess(bob) once deleted", err, orchestrator.ErrNotFound)
 }
