@@ -4,8 +4,10 @@ import (
 	"container/list"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 )
@@ -64,6 +66,56 @@ type promptInput struct {
 	Memory string
 }
 
+// key is the SHA-256 of every field of in (and of each tool spec), each
+// with its length, so no two inputs share one. It was the JSON of in,
+// which cost a run more than the hash. TestPromptKeyCoversEveryField
+// fails when a field is added here without being hashed.
+func (in *promptInput) key() string {
+	h := sha256.New()
+	var n [8]byte
+	num := func(v int) {
+		binary.LittleEndian.PutUint64(n[:], uint64(v))
+		h.Write(n[:])
+	}
+	bytes := func(b []byte) { num(len(b)); h.Write(b) }
+	str := func(s string) { num(len(s)); io.WriteString(h, s) }
+	flag := func(b bool) {
+		if b {
+			num(1)
+		} else {
+			num(0)
+		}
+	}
+	str(in.Language)
+	str(in.Mode)
+	str(in.Workspace)
+	str(in.WireSep)
+	str(in.Memory)
+	num(len(in.Extra))
+	for _, e := range in.Extra {
+		str(e)
+	}
+	num(len(in.Tools))
+	for i := range in.Tools {
+		t := &in.Tools[i]
+		str(t.Name)
+		num(len(t.Aliases))
+		for _, a := range t.Aliases {
+			str(a)
+		}
+		str(t.Description)
+		bytes(t.InputSchema)
+		str(t.Source)
+		str(t.Owner)
+		flag(t.ReadOnly)
+		flag(t.EditsFiles)
+		flag(t.AlwaysOn)
+		flag(t.RunOnly)
+	}
+	var sum [sha256.Size]byte
+	return string(h.Sum(sum[:0]))
+}
+
 // promptBuilder renders system prompts, caching them by their inputs.
 type promptBuilder struct {
 	// mu guards the LRU below.
@@ -79,9 +131,7 @@ func newPromptBuilder(capacity int) *promptBuilder {
 }
 
 func (b *promptBuilder) build(in promptInput) string {
-	keyJSON, _ := json.Marshal(in)
-	sum := sha256.Sum256(keyJSON)
-	key := string(sum[:])
+	key := in.key()
 	b.mu.Lock()
 	if e, ok := b.items[key]; ok {
 		b.order.MoveToFront(e)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -108,6 +109,64 @@ func TestPromptCacheAndLanguages(t *testing.T) {
 	}
 	if again := b.build(promptInput{Language: "en", Mode: ModeFunctionCall, Tools: tools, Workspace: "2 files"}); again != fc {
 		t.Fatal("cached prompt differs")
+	}
+}
+
+// Every field of a prompt's input, and of each of its tool specs, goes
+// into its cache key: changing any one changes the key. A field added to
+// promptInput or ToolSpec without being hashed fails here.
+func TestPromptKeyCoversEveryField(t *testing.T) {
+	base := func() promptInput {
+		return promptInput{Language: "en", Mode: ModeToolCall, Workspace: "w", WireSep: "__", Memory: "m", Extra: []string{"e"},
+			Tools: []ToolSpec{{Name: "t", Aliases: []string{"a"}, Description: "d", InputSchema: json.RawMessage(`{}`), Source: "s", Owner: "o"}}}
+	}
+	// change alters the field v: a string gets a letter, a slice another
+	// element, a bool flips.
+	change := func(t *testing.T, v reflect.Value) {
+		switch v.Kind() {
+		case reflect.String:
+			v.SetString(v.String() + "x")
+		case reflect.Bool:
+			v.SetBool(!v.Bool())
+		case reflect.Slice:
+			if v.Type().Elem().Kind() == reflect.Uint8 {
+				v.SetBytes(append(append([]byte{}, v.Bytes()...), ' '))
+				return
+			}
+			v.Set(reflect.Append(v, reflect.New(v.Type().Elem()).Elem()))
+		default:
+			t.Fatalf("no way to change a %s", v.Type())
+		}
+	}
+	want := base()
+	key := want.key()
+	in := reflect.TypeFor[promptInput]()
+	for i := range in.NumField() {
+		f := in.Field(i)
+		if f.Type == reflect.TypeFor[[]ToolSpec]() {
+			spec := reflect.TypeFor[ToolSpec]()
+			for j := range spec.NumField() {
+				p := base()
+				change(t, reflect.ValueOf(&p.Tools[0]).Elem().Field(j))
+				if p.key() == key {
+					t.Errorf("ToolSpec.%s is not in the prompt's key", spec.Field(j).Name)
+				}
+			}
+		}
+		p := base()
+		change(t, reflect.ValueOf(&p).Elem().Field(i))
+		if p.key() == key {
+			t.Errorf("promptInput.%s is not in the prompt's key", f.Name)
+		}
+	}
+	// Lengths go in too: the fields' bytes in another split differ.
+	p := base()
+	p.Language, p.Mode = "e", "n"+p.Mode
+	if p.key() == key {
+		t.Error("two inputs whose fields only split the same bytes differently share a key")
+	}
+	if again := base(); again.key() != key {
+		t.Error("one input, two keys")
 	}
 }
 

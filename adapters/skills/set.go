@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wunder/wunder/internal/sandbox"
@@ -98,6 +99,11 @@ type Set struct {
 	// listMu guards listings.
 	listMu   sync.Mutex
 	listings map[string]listing // by owner
+
+	// loadSpecs are load_skill's specs by the skills they offer (its
+	// schema lists their names), built once each: up to maxLoadSpecs.
+	loadSpecs  sync.Map // string (the names, NUL-separated) -> orchestrator.ToolSpec
+	loadSpecsN atomic.Int64
 
 	// lifeMu guards started and closed, so the janitor never starts
 	// after Close began waiting.

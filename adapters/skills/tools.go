@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/wunder/wunder/orchestrator"
 )
@@ -14,21 +13,33 @@ import (
 type loadTool struct {
 	set   *Set
 	avail []*Skill
-	// spec is built once: a run asks for it several times.
-	once sync.Once
-	spec orchestrator.ToolSpec
 }
 
+// maxLoadSpecs bounds the specs a Set remembers (one per distinct list of
+// skills offered); past it, specs are built each time.
+const maxLoadSpecs = 1024
+
+// Spec is built once per list of skills: every run that offers skills
+// asks for it, several times.
 func (t *loadTool) Spec() orchestrator.ToolSpec {
-	t.once.Do(t.build)
-	return t.spec
-}
-
-func (t *loadTool) build() {
 	names := make([]string, len(t.avail))
 	for i, sk := range t.avail {
 		names[i] = sk.Canonical()
 	}
+	key := strings.Join(names, "\x00")
+	if spec, ok := t.set.loadSpecs.Load(key); ok {
+		return spec.(orchestrator.ToolSpec)
+	}
+	spec := loadSpec(names)
+	if t.set.loadSpecsN.Load() < maxLoadSpecs {
+		if _, loaded := t.set.loadSpecs.LoadOrStore(key, spec); !loaded {
+			t.set.loadSpecsN.Add(1)
+		}
+	}
+	return spec
+}
+
+func loadSpec(names []string) orchestrator.ToolSpec {
 	schema, _ := json.Marshal(map[string]any{
 		"type": "object",
 		"properties": map[string]any{"name": map[string]any{
@@ -36,7 +47,7 @@ func (t *loadTool) build() {
 		}},
 		"required": []string{"name"},
 	})
-	t.spec = orchestrator.ToolSpec{
+	return orchestrator.ToolSpec{
 		Name: LoadSkillTool, Aliases: []string{"加载技能"},
 		Description: "Load a skill's full instructions when the task matches its description. " +
 			"From your next step on they are in the system prompt, for the next few turns of the conversation.",
