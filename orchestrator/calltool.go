@@ -93,18 +93,12 @@ func (o *Orchestrator) invoke(ctx context.Context, t Tool, inv *ToolInvocation) 
 	return res, nil
 }
 
-// logDirectCall writes the tool log of a direct call in the background; the
-// orchestrator waits for it on Close.
+// logDirectCall writes the tool log of a direct call in the background,
+// with the runs' (toollog.go).
 func (o *Orchestrator) logDirectCall(inv *ToolInvocation, name string, res *ToolResult, ms int64) {
 	entry := &ToolLog{
 		UserID: inv.UserID, CallID: inv.CallID, Tool: name, Arguments: inv.Arguments,
 		Result: clip(res.Content, 4000), IsError: res.IsError, DurationMS: ms, CreatedAt: o.opts.Now(),
 	}
-	o.wg.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := o.store.AppendToolLog(ctx, entry); err != nil {
-			o.log.Warn("tool log not saved", "tool", entry.Tool, "err", err)
-		}
-	})
+	o.toolLogs.add(entry)
 }

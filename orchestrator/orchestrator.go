@@ -167,6 +167,7 @@ type Orchestrator struct {
 	instance string // Options.InstanceID
 	// memory is long-term memory (memory.go); nil when off.
 	memory     *memory
+	toolLogs   *toolLogs // writes tool logs in batches (toollog.go)
 	reaperStop chan struct{}
 	reaperWG   sync.WaitGroup
 
@@ -204,6 +205,7 @@ func New(store Store, models Models, tools *Registry, opts *Options) *Orchestrat
 		baseCtx: ctx, stopAll: cancel,
 		instance: o.InstanceID, reaperStop: make(chan struct{}),
 		live: map[string]*liveRun{}, storing: map[string]bool{},
+		toolLogs: newToolLogs(store, o.Logger),
 	}
 	orch.lang.Store(&o.DefaultLanguage)
 	orch.startReaper()
@@ -471,8 +473,10 @@ func (o *Orchestrator) Close(ctx context.Context) error {
 	o.stopAll()
 	<-done
 	o.reaperWG.Wait()
-	// After the runs: a run's end may queue a memory task.
+	// After the runs: a run's end may queue a memory task, a tool round
+	// tool logs.
 	o.memory.stop()
+	o.toolLogs.stop()
 	o.leaseMu.Lock()
 	if o.leased {
 		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -104,18 +104,13 @@ func (l *loop) reportResult(c pendingCall, res *ToolResult, ms int64) {
 		ev.Data = rawJSON(res.Data)
 	}
 	l.log.emit(EventToolResult, ev)
-	// The tool log is monitoring data: it is written in the background so a
-	// slow store never slows the loop. The orchestrator waits for it on Close.
+	// The tool log is monitoring data: it is written in the background, in
+	// batches (toollog.go), so a slow store never slows the loop. Close
+	// writes what is left.
 	entry := &ToolLog{
 		RunID: l.lr.id, SessionID: l.lr.sessionID, UserID: l.lr.userID, CallID: c.call.ID,
 		Tool: c.call.Name, Arguments: c.call.Arguments, Result: clip(res.Content, 4000),
 		IsError: res.IsError, DurationMS: ms, CreatedAt: l.o.opts.Now(),
 	}
-	l.o.wg.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := l.o.store.AppendToolLog(ctx, entry); err != nil {
-			l.o.log.Warn("tool log not saved", "run_id", entry.RunID, "err", err)
-		}
-	})
+	l.o.toolLogs.add(entry)
 }

@@ -176,6 +176,42 @@ func (s *Store) AppendToolLog(ctx context.Context, l *orchestrator.ToolLog) erro
 	return dbErr(err, "append tool log", "of run "+l.RunID)
 }
 
+// AppendToolLogs stores logs in one write: the orchestrator writes its
+// tool logs in batches (orchestrator's toollog.go), a statement of up to
+// maxPreparedRows rows each. A zero CreatedAt is set to now; a nil log is
+// an error wrapping ErrInvalidArgument and nothing is stored.
+func (s *Store) AppendToolLogs(ctx context.Context, logs []*orchestrator.ToolLog) error {
+	rows := make([]toolLogRow, len(logs))
+	for i, l := range logs {
+		if l == nil {
+			return invalid("tool log is nil")
+		}
+		l.CreatedAt = stamp(l.CreatedAt)
+		rows[i] = *toToolLogRow(l)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		for from := 0; from < len(rows); from += maxPreparedRows {
+			chunk := rows[from:min(from+maxPreparedRows, len(rows))]
+			args := make([]any, 0, len(toolLogCols)*len(chunk))
+			for i := range chunk {
+				args = append(args, toolLogArgs(&chunk[i])...)
+			}
+			_, ok, err := s.execPrepared(ctx, db, insertSQL("tool_logs", toolLogCols, len(chunk)), args)
+			if !ok {
+				_, err = db.NewInsert().Model(&chunk).Exec(ctx)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return dbErr(err, "append tool logs", fmt.Sprintf("(%d)", len(logs)))
+}
+
 // ToolCallStats implements [orchestrator.Store]: the columns the usage
 // aggregation needs, newest first (tool_logs_created_idx, or
 // tool_logs_tool_created_idx with a tool).

@@ -4,6 +4,9 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -195,6 +198,35 @@ func TestMemoryStoreSuite(t *testing.T) {
 			orchestratortest.RunMemoryStoreTests(t, func(t *testing.T) orchestrator.MemoryStore {
 				return open(t, be.fresh(t))
 			})
+		})
+	}
+}
+
+// AppendToolLogs stores a batch in statements of maxPreparedRows rows at
+// most; a nil log refuses the batch whole.
+func TestAppendToolLogs(t *testing.T) {
+	for _, be := range backends() {
+		t.Run(be.name, func(t *testing.T) {
+			s, ctx := open(t, be.fresh(t)), t.Context()
+			logs := make([]*orchestrator.ToolLog, 2*maxPreparedRows+3)
+			for i := range logs {
+				logs[i] = &orchestrator.ToolLog{RunID: "r", UserID: "batch", Tool: fmt.Sprintf("t%d", i%3), Arguments: json.RawMessage(`{"i":1}`), DurationMS: int64(i)}
+			}
+			must(t, s.AppendToolLogs(ctx, logs))
+			if logs[0].CreatedAt.IsZero() {
+				t.Error("AppendToolLogs left CreatedAt zero; want now")
+			}
+			stats, err := s.ToolCallStats(ctx, orchestrator.ToolLogFilter{UserID: "batch"})
+			if err != nil || len(stats) != len(logs) {
+				t.Fatalf("ToolCallStats = %d calls, %v; want %d", len(stats), err, len(logs))
+			}
+			if err := s.AppendToolLogs(ctx, []*orchestrator.ToolLog{{UserID: "refused", Tool: "t"}, nil}); !errors.Is(err, orchestrator.ErrInvalidArgument) {
+				t.Fatalf("a batch with a nil log: %v; want ErrInvalidArgument", err)
+			}
+			if stats, err := s.ToolCallStats(ctx, orchestrator.ToolLogFilter{UserID: "refused"}); err != nil || len(stats) != 0 {
+				t.Fatalf("the refused batch stored %d calls (%v)", len(stats), err)
+			}
+			must(t, s.AppendToolLogs(ctx, nil))
 		})
 	}
 }

@@ -115,7 +115,10 @@ type Store struct {
 	observe OpFunc
 }
 
-var _ orchestrator.Store = (*Store)(nil)
+var (
+	_ orchestrator.Store            = (*Store)(nil)
+	_ orchestrator.ToolLogsAppender = (*Store)(nil)
+)
 
 // Open connects to the database Options describe, checks the connection
 // and, with AutoMigrate, applies pending migrations.

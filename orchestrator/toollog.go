@@ -1,0 +1,111 @@
+package orchestrator
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// ToolLogsAppender is a Store that stores several tool logs in one write.
+// The orchestrator writes its tool logs through it when the store has it,
+// and one by one (Store.AppendToolLog) when not.
+type ToolLogsAppender interface {
+	AppendToolLogs(ctx context.Context, logs []*ToolLog) error
+}
+
+// maxToolLogBatch bounds one write of tool logs.
+const maxToolLogBatch = 256
+
+// toolLogs writes tool logs in the background, in batches. A tool log is
+// monitoring data: a run never waits for it. Each call of a tool used to
+// write its log alone, one more write for the store's writer per tool
+// round; now one goroutine takes whatever logs are waiting when it is
+// free, so while one batch is written the next gathers (as the store's
+// group commit does), and no log waits for a timer. Close (stop) writes
+// what is left.
+type toolLogs struct {
+	store Store
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	pending []*ToolLog
+	closed  bool
+
+	wake chan struct{} // cap 1: "there are logs"
+	done chan struct{} // closed when the writer has written the last batch
+}
+
+func newToolLogs(store Store, log *slog.Logger) *toolLogs {
+	t := &toolLogs{store: store, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	go t.loop()
+	return t
+}
+
+// add queues l; after stop it is written at once, by the caller.
+func (t *toolLogs) add(l *ToolLog) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		t.write([]*ToolLog{l})
+		return
+	}
+	t.pending = append(t.pending, l)
+	select { // under mu: stop closes wake under it
+	case t.wake <- struct{}{}:
+	default:
+	}
+	t.mu.Unlock()
+}
+
+func (t *toolLogs) loop() {
+	defer close(t.done)
+	for range t.wake {
+		for {
+			t.mu.Lock()
+			batch := t.pending[:min(len(t.pending), maxToolLogBatch)]
+			t.pending = t.pending[len(batch):]
+			if len(t.pending) == 0 {
+				t.pending = nil // the next batch starts a new array, this one is written
+			}
+			t.mu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
+			t.write(batch)
+		}
+	}
+}
+
+// write stores a batch; a failure is logged (the logs are monitoring
+// data, and the run they describe has its events).
+func (t *toolLogs) write(batch []*ToolLog) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if a, ok := t.store.(ToolLogsAppender); ok {
+		if err := a.AppendToolLogs(ctx, batch); err != nil {
+			t.log.Warn("tool logs not saved", "logs", len(batch), "first_run_id", batch[0].RunID, "err", err)
+		}
+		return
+	}
+	for _, l := range batch {
+		if err := t.store.AppendToolLog(ctx, l); err != nil {
+			t.log.Warn("tool log not saved", "run_id", l.RunID, "tool", l.Tool, "err", err)
+		}
+	}
+}
+
+// stop writes the logs queued and waits for them; later ones are written
+// by add itself.
+func (t *toolLogs) stop() {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		<-t.done
+		return
+	}
+	t.closed = true
+	close(t.wake)
+	t.mu.Unlock()
+	<-t.done
+}
