@@ -86,6 +86,9 @@ var policy = map[string]rule{
 
 	// Examples are clients: they see wunder only through the generated code.
 	"examples": {may: []string{"gen/"}, thirdParty: true},
+	// Benchmark helpers beside wunder (scripts/bench-mcp.sh's bare proxy):
+	// the standard library only.
+	"scripts": {},
 }
 
 func ruleFor(rel string) (rule, bool) {
