@@ -13,9 +13,10 @@ import (
 // are ProtoJSON). Keys without '_' and the contents of free-form values —
 // metadata and data parts — are left as they are; where both spellings
 // are present the lowerCamelCase one wins. Params that are not a JSON
-// object, or hold no '_' at all, come back unchanged.
+// object, or have no key with a '_', come back unchanged (and are not
+// decoded: values hold '_' in every A2A 1.0 request, "ROLE_USER").
 func ProtoNames(params json.RawMessage) json.RawMessage {
-	if bytes.IndexByte(params, '_') < 0 {
+	if !snakeKey(params) {
 		return params
 	}
 	var v any
@@ -32,6 +33,39 @@ func ProtoNames(params json.RawMessage) json.RawMessage {
 		return params
 	}
 	return out
+}
+
+// snakeKey reports whether some object key of the JSON b holds a '_'. It
+// skips strings whole (escapes included) and calls a string a key when a
+// ':' follows it. On bytes that are not JSON its answer does not matter:
+// ProtoNames would return them unchanged either way.
+func snakeKey(b []byte) bool {
+	if bytes.IndexByte(b, '_') < 0 {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '"' {
+			continue
+		}
+		j, underscore := i+1, false
+		for ; j < len(b) && b[j] != '"'; j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '_':
+				underscore = true
+			}
+		}
+		k := j + 1
+		for k < len(b) && (b[k] == ' ' || b[k] == '\t' || b[k] == '\n' || b[k] == '\r') {
+			k++
+		}
+		if underscore && k < len(b) && b[k] == ':' {
+			return true
+		}
+		i = j
+	}
+	return false
 }
 
 // freeForm are the fields whose values are the caller's own JSON.
