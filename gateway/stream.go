@@ -25,7 +25,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, userID, runID st
 		ev  orchestrator.Event
 		err error
 	}
-	items := make(chan item)
+	// Buffered: the events a batch makes visible at once pass without a
+	// goroutine switch each, and go out in one write (below).
+	items := make(chan item, 16)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -47,27 +49,41 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, userID, runID st
 	beat := s.live.Load().heartbeat
 	hb := time.NewTimer(beat)
 	defer hb.Stop()
+	// send writes one item without flushing it, and reports whether the
+	// stream goes on.
+	send := func(it item) bool {
+		if it.err != nil {
+			if ctx.Err() == nil {
+				logger(ctx).WarnContext(ctx, "event stream failed", "run_id", runID, "err", it.err)
+				data, _ := json.Marshal(orchestrator.ErrorData{Code: "stream_failed", Message: "the event log could not be read; resume with Last-Event-ID"})
+				_ = sw.Buffer(sse.Event{Type: orchestrator.EventError, Data: data})
+			}
+			return false
+		}
+		data, err := json.Marshal(it.ev)
+		if err != nil {
+			logger(ctx).ErrorContext(ctx, "event not encodable", "run_id", runID, "seq", it.ev.Seq, "err", err)
+			return true
+		}
+		return sw.Buffer(sse.Event{ID: strconv.FormatInt(it.ev.Seq, 10), Type: it.ev.Type, Data: data}) == nil
+	}
 	for {
 		select {
 		case it, ok := <-items:
-			if !ok {
-				return
-			}
-			if it.err != nil {
-				if ctx.Err() == nil {
-					logger(ctx).WarnContext(ctx, "event stream failed", "run_id", runID, "err", it.err)
-					data, _ := json.Marshal(orchestrator.ErrorData{Code: "stream_failed", Message: "the event log could not be read; resume with Last-Event-ID"})
-					_ = sw.Send(sse.Event{Type: orchestrator.EventError, Data: data})
+			// This event and those already waiting go out in one write:
+			// a batch of the log becomes visible at once.
+			more := ok && send(it)
+		waiting:
+			for more {
+				select {
+				case it, ok := <-items:
+					more = ok && send(it)
+				default:
+					break waiting
 				}
-				return
 			}
-			data, err := json.Marshal(it.ev)
-			if err != nil {
-				logger(ctx).ErrorContext(ctx, "event not encodable", "run_id", runID, "seq", it.ev.Seq, "err", err)
-				continue
-			}
-			if err := sw.Send(sse.Event{ID: strconv.FormatInt(it.ev.Seq, 10), Type: it.ev.Type, Data: data}); err != nil {
-				return // the client left
+			if err := sw.Flush(); err != nil || !more {
+				return // the client left, or the stream ended
 			}
 			hb.Reset(beat)
 		case <-hb.C:

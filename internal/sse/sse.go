@@ -8,7 +8,8 @@
 // Why our own: r3labs/sse/v2 renumbers event ids, has no mode for a POST
 // that answers with a stream, and lets one slow subscriber stall the others
 // (DESIGN.md section 8). The writer here is deliberately tiny: the event log
-// in the orchestrator does the buffering and replay.
+// in the orchestrator does the buffering and replay. Buffer and Flush let a
+// caller holding several events send them in one write.
 package sse
 
 import (
@@ -62,7 +63,25 @@ type Event struct {
 }
 
 // Send writes and flushes one event.
-func (w *Writer) Send(ev Event) error {
+func (w *Writer) Send(ev Event) error { return w.write(format(ev), true) }
+
+// Buffer writes one event without flushing it: a caller with several
+// events at hand sends them in one write to the connection, then calls
+// Flush.
+func (w *Writer) Buffer(ev Event) error { return w.write(format(ev), false) }
+
+// Flush sends what Buffer wrote.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.flushLocked()
+	}
+	return w.err
+}
+
+// format is ev in the wire format.
+func format(ev Event) string {
 	var b strings.Builder
 	if ev.ID != "" {
 		b.WriteString("id: ")
@@ -86,16 +105,16 @@ func (w *Writer) Send(ev Event) error {
 		b.WriteByte('\n')
 	}
 	b.WriteByte('\n')
-	return w.write(b.String())
+	return b.String()
 }
 
 // Comment writes a comment line (": text"), which clients ignore; it keeps
 // idle connections and proxies alive.
 func (w *Writer) Comment(text string) error {
-	return w.write(": " + clean(text) + "\n\n")
+	return w.write(": "+clean(text)+"\n\n", true)
 }
 
-func (w *Writer) write(s string) error {
+func (w *Writer) write(s string, flush bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
@@ -110,7 +129,9 @@ func (w *Writer) write(s string) error {
 		w.err = err
 		return err
 	}
-	w.flushLocked()
+	if flush {
+		w.flushLocked()
+	}
 	return w.err
 }
 

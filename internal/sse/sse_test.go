@@ -60,3 +60,33 @@ func TestWriterFlushesPerEvent(t *testing.T) {
 		next <- struct{}{}
 	}
 }
+
+// flushCounter counts the flushes of a response.
+type flushCounter struct {
+	*httptest.ResponseRecorder
+	flushes int
+}
+
+func (f *flushCounter) Flush() { f.flushes++; f.ResponseRecorder.Flush() }
+
+// Buffer writes events without flushing them; Flush sends them at once.
+func TestWriterBuffersUntilFlush(t *testing.T) {
+	rec := &flushCounter{ResponseRecorder: httptest.NewRecorder()}
+	w := sse.NewWriter(rec)
+	headers := rec.flushes
+	for i := range 3 {
+		if err := w.Buffer(sse.Event{ID: string(rune('1' + i)), Type: "e", Data: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rec.flushes != headers {
+		t.Fatalf("Buffer flushed %d times", rec.flushes-headers)
+	}
+	if err := w.Flush(); err != nil || rec.flushes != headers+1 {
+		t.Fatalf("Flush = %v after %d flushes; want one", err, rec.flushes-headers)
+	}
+	want := "id: 1\nevent: e\ndata: x\n\nid: 2\nevent: e\ndata: x\n\nid: 3\nevent: e\ndata: x\n\n"
+	if got := rec.Body.String(); got != want {
+		t.Fatalf("body = %q; want %q", got, want)
+	}
+}
