@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# POST /wunder (JSON and SSE) beside A2A, on one wunder, with the shared
+# harness's mock model and load driver (../shared/bench): each round runs
+# A2A 1.0 message/send, POST /wunder with "stream": false (the driver's
+# `wunder` mode) and with "stream": true (scripts/sseload), in turn, and
+# prints req/s, p50, p99 and wunder's CPU per run (from /proc/PID/stat).
+#   scripts/bench-http.sh [WUNDER_BIN]     C (8) N (8000 runs per target) ROUNDS (3)
+# Needs the harness binaries in BENCH_BIN (default /tmp/wunder-eval-bin;
+# ../shared/bench/bench.sh builds them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+wunder=${1:-./bin/wunder}
+c=${C:-8}; n=${N:-8000}; rounds=${ROUNDS:-3}
+bin=${BENCH_BIN:-/tmp/wunder-eval-bin}
+tmp=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+go build -o "$tmp/sseload" ./scripts/sseload
+
+"$bin/mockllm" -addr 127.0.0.1:18180 >"$tmp/mock.log" 2>&1 & pids+=($!)
+WUNDER_HOST=127.0.0.1 WUNDER_PORT=18207 WUNDER_DATA_DIR="$tmp/data" WUNDER_LLM_BASE_URL=http://127.0.0.1:18180/v1 \
+  WUNDER_LLM_API_KEY=x WUNDER_LLM_MODEL=mock "$wunder" serve 2>"$tmp/serve.log" & w=$!; pids+=($w)
+for _ in $(seq 100); do curl -fsS http://127.0.0.1:18207/readyz >/dev/null 2>&1 && break; sleep 0.1; done
+
+one() {  # one LABEL COMMAND...
+  local label=$1 t0 t1 out; shift
+  t0=$(awk '{print $14+$15}' "/proc/$w/stat")
+  out=$("$@")
+  t1=$(awk '{print $14+$15}' "/proc/$w/stat")
+  python3 - "$label" "$out" $((t1 - t0)) <<'PY'
+import json, sys
+label, out, ticks = sys.argv[1:]
+d = json.loads(out)
+n = d["ok"] + d["errors"] or 1
+print(f'{label:12} {d["rps"]:8.1f} req/s  p50 {d["p50_ms"]:6.2f}  p99 {d["p99_ms"]:6.2f}  errors {d["errors"]}'
+      f'  wunder {int(ticks) * 10 / n:.3f} ms CPU/run')
+PY
+}
+for r in $(seq "$rounds"); do
+  echo "round $r (c=$c, $n runs each)"
+  one a2a "$bin/load" a2a10 -url http://127.0.0.1:18207/a2a -c "$c" -n "$n" -warmup 0s -text '#say hello' -expect hello -q
+  one wunder-json "$bin/load" wunder -url http://127.0.0.1:18207 -c "$c" -n "$n" -warmup 0s -text '#say hello' -expect hello -q
+  one wunder-sse "$tmp/sseload" -url http://127.0.0.1:18207 -c "$c" -n "$n" -text '#say hello' -expect hello
+done
