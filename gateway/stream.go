@@ -26,8 +26,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, userID, runID st
 		err error
 	}
 	// Buffered: the events a batch makes visible at once pass without a
-	// goroutine switch each, and go out in one write (below).
-	items := make(chan item, 16)
+	// goroutine switch each, and go out in one write (below). 4, not more:
+	// 16 cost an open stream 1.8 KiB more and wrote no fewer times.
+	items := make(chan item, 4)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
