@@ -9,6 +9,7 @@ import (
 
 	"github.com/wunder/wunder/internal/client"
 	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/orchestrator"
 )
 
 // Event retention on both backends: the events and tool logs of runs that
@@ -28,17 +29,40 @@ func TestJanitorPrunesOldEvents(t *testing.T) {
 			})
 			c := client.New(s.url, "", nil)
 			var runIDs []string
+			calls := map[string]int{}
 			for _, user := range []string{"alice", "bob"} {
 				run, err := c.Submit(t.Context(), client.RunRequest{UserID: user, Question: "write a note", ToolNames: []string{"write_file", "read_file"}, ToolCallMode: "function_call"})
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, err := range c.Follow(t.Context(), user, run.ID, 0, nil) {
+				for ev, err := range c.Follow(t.Context(), user, run.ID, 0, nil) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					if ev.Type == "tool_result" {
+						calls[user]++
+					}
 				}
 				runIDs = append(runIDs, run.ID)
+			}
+			// Tool logs are written in the background (monitoring data): a
+			// run's may be stored after its end. The passes below count
+			// them, so wait until each call's log is there.
+			deadline := time.Now().Add(30 * time.Second)
+			for user, n := range calls {
+				for {
+					stats, err := s.app.store.ToolCallStats(t.Context(), orchestrator.ToolLogFilter{UserID: user})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(stats) >= n {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s's %d tool calls have %d logs after 30 s", user, n, len(stats))
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
 			}
 			j := s.app.janitor
 			// As of now nothing ended a day ago.
