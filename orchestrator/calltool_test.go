@@ -152,3 +152,53 @@ func TestCallToolAfterClose(t *testing.T) {
 		t.Fatalf("after Close: %v", err)
 	}
 }
+
+// heldLogs holds every tool log until release is closed.
+type heldLogs struct {
+	orchestrator.Store
+	entered chan struct{}
+	release chan struct{}
+	once    sync.Once
+}
+
+func (s *heldLogs) AppendToolLog(ctx context.Context, l *orchestrator.ToolLog) error {
+	s.once.Do(func() { close(s.entered) })
+	<-s.release
+	return s.Store.AppendToolLog(ctx, l)
+}
+
+// A user's data deleted right after their run ended takes the run's tool
+// log too, though it was still on its way to the store.
+func TestDeleteUserDataWaitsForToolLogs(t *testing.T) {
+	st := &heldLogs{Store: orchestratortest.NewMemStore(), entered: make(chan struct{}), release: make(chan struct{})}
+	probe := orchestrator.StaticToolset{SetName: "probe", List: []orchestrator.Tool{orchestratortest.NewTool("probe", true,
+		func(context.Context, *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
+			return &orchestrator.ToolResult{Content: "probed"}, nil
+		})}}
+	h := newHarness(t, harnessOpts{store: st, toolsets: []orchestrator.Toolset{probe}, turns: []orchestratortest.Turn{
+		{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("probe", `{}`)}},
+		{Content: "done"},
+	}})
+	var released sync.Once
+	release := func() { released.Do(func() { close(st.release) }) }
+	t.Cleanup(release) // before the harness's Close, which writes the held log
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "gone", Question: "q", ToolNames: []string{"probe"}})
+	if f := final(t, collect(t, h.o, run.ID, 0)); f.Answer != "done" {
+		t.Fatalf("final = %+v", f)
+	}
+	<-st.entered // the run ended; its tool log is being written
+	// DeleteUserData waits for that write: with a context that is done,
+	// it gives up before deleting anything.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := h.o.DeleteUserData(ctx, "gone"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("DeleteUserData while the run's tool log was held: %v; want it to wait (and give up with its context)", err)
+	}
+	release()
+	if err := h.o.DeleteUserData(t.Context(), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if stats, err := st.ToolCallStats(t.Context(), orchestrator.ToolLogFilter{UserID: "gone"}); err != nil || len(stats) != 0 {
+		t.Fatalf("tool logs of the deleted user: %d (%v); want none", len(stats), err)
+	}
+}

@@ -226,8 +226,9 @@ func (o *Orchestrator) Users(ctx context.Context, page Page) ([]UserStats, error
 }
 
 // DeleteUserData deletes every session of a user with its history, runs,
-// events, approvals and tool logs. It refuses (ErrConflict) while one of
-// the user's runs is in progress: cancel it first.
+// events, approvals and tool logs, those of runs that just ended
+// included. It refuses (ErrConflict) while one of the user's runs is in
+// progress: cancel it first.
 func (o *Orchestrator) DeleteUserData(ctx context.Context, userID string) error {
 	if err := validUserID(userID); err != nil {
 		return err
@@ -249,6 +250,11 @@ func (o *Orchestrator) DeleteUserData(ctx context.Context, userID string) error 
 	}
 	if o.memory != nil {
 		defer o.memory.switches.forget(userID) // the user's switch goes with the data
+	}
+	// A run that just ended may have tool logs still on their way to the
+	// store (toollog.go): they go first, then with the rest.
+	if err := o.toolLogs.flush(ctx); err != nil {
+		return err
 	}
 	return o.store.DeleteUserData(ctx, userID)
 }

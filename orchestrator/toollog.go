@@ -31,13 +31,18 @@ type toolLogs struct {
 	mu      sync.Mutex
 	pending []*ToolLog
 	closed  bool
+	// queued counts the logs added, written those written or given up;
+	// progress is closed and replaced when written moves (flush waits
+	// on it).
+	queued, written uint64
+	progress        chan struct{}
 
 	wake chan struct{} // cap 1: "there are logs"
 	done chan struct{} // closed when the writer has written the last batch
 }
 
 func newToolLogs(store Store, log *slog.Logger) *toolLogs {
-	t := &toolLogs{store: store, log: log, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	t := &toolLogs{store: store, log: log, wake: make(chan struct{}, 1), done: make(chan struct{}), progress: make(chan struct{})}
 	go t.loop()
 	return t
 }
@@ -45,9 +50,11 @@ func newToolLogs(store Store, log *slog.Logger) *toolLogs {
 // add queues l; after stop it is written at once, by the caller.
 func (t *toolLogs) add(l *ToolLog) {
 	t.mu.Lock()
+	t.queued++
 	if t.closed {
 		t.mu.Unlock()
 		t.write([]*ToolLog{l})
+		t.wrote(1)
 		return
 	}
 	t.pending = append(t.pending, l)
@@ -73,8 +80,37 @@ func (t *toolLogs) loop() {
 				break
 			}
 			t.write(batch)
+			t.wrote(len(batch))
 		}
 	}
+}
+
+// wrote counts n logs written (or given up) and wakes flush.
+func (t *toolLogs) wrote(n int) {
+	t.mu.Lock()
+	t.written += uint64(n)
+	close(t.progress)
+	t.progress = make(chan struct{})
+	t.mu.Unlock()
+}
+
+// flush waits until every log added before it is written (or given up):
+// what reads or deletes tool logs by a run that has ended sees them all.
+func (t *toolLogs) flush(ctx context.Context) error {
+	t.mu.Lock()
+	target := t.queued
+	for t.written < target {
+		ch := t.progress
+		t.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		t.mu.Lock()
+	}
+	t.mu.Unlock()
+	return nil
 }
 
 // write stores a batch; a failure is logged (the logs are monitoring

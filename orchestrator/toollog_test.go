@@ -79,3 +79,32 @@ func TestToolLogsOneByOneWithoutBatches(t *testing.T) {
 		t.Fatalf("stored %v; want all three, in order", s.ids)
 	}
 }
+
+// flush waits for the logs added before it, not for later ones, and
+// gives up with its context.
+func TestToolLogsFlush(t *testing.T) {
+	s := &batchStore{entered: make(chan struct{}), release: make(chan struct{})}
+	w := newToolLogs(s, slog.New(slog.DiscardHandler))
+	defer w.stop()
+	if err := w.flush(t.Context()); err != nil {
+		t.Fatalf("flush with nothing queued: %v", err)
+	}
+	w.add(&ToolLog{CallID: "1"})
+	<-s.entered // its write is held
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := w.flush(ctx); err == nil {
+		t.Fatal("flush returned before the held write, with its context cancelled")
+	}
+	flushed := make(chan error, 1)
+	go func() { flushed <- w.flush(t.Context()) }()
+	select {
+	case err := <-flushed:
+		t.Fatalf("flush returned (%v) while the log was still being written", err)
+	default:
+	}
+	close(s.release)
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+}
