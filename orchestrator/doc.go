@@ -86,10 +86,12 @@
 // (renews the store-backed locks every LockTTL/3 and watches the store for a
 // cancellation requested by another process), and the event-log flusher.
 // Per round, one goroutine per read-only tool call plus one that runs the
-// mutating calls in order. Tool logs are written on goroutines of their own.
-// All of them are tracked by the orchestrator's WaitGroup (the flusher by its
-// run), recover where they call out, and end before [Orchestrator.Close]
-// returns. Per instance, one reaper goroutine renews the lease and ends
+// mutating calls in order. All of them are tracked by the orchestrator's
+// WaitGroup (the flusher by its run), recover where they call out, and end
+// before [Orchestrator.Close] returns. Per instance, one goroutine writes
+// the tool logs of every call in batches (toollog.go; Close writes what is
+// left, and DeleteUserData waits for those queued before it), and one
+// reaper goroutine renews the lease and ends
 // orphans, and, with Options.Watcher, one listener of run changes (with a
 // short goroutine per remote cancel it acts on); Close stops them and gives
 // up the lease.
