@@ -85,7 +85,10 @@ func TestToolLogsOneByOneWithoutBatches(t *testing.T) {
 func TestToolLogsFlush(t *testing.T) {
 	s := &batchStore{entered: make(chan struct{}), release: make(chan struct{})}
 	w := newToolLogs(s, slog.New(slog.DiscardHandler))
-	defer w.stop()
+	var released sync.Once
+	release := func() { released.Do(func() { close(s.release) }) }
+	t.Cleanup(w.stop)
+	t.Cleanup(release) // first: stop waits for the held write
 	if err := w.flush(t.Context()); err != nil {
 		t.Fatalf("flush with nothing queued: %v", err)
 	}
@@ -103,7 +106,7 @@ func TestToolLogsFlush(t *testing.T) {
 		t.Fatalf("flush returned (%v) while the log was still being written", err)
 	default:
 	}
-	close(s.release)
+	release()
 	if err := <-flushed; err != nil {
 		t.Fatal(err)
 	}
