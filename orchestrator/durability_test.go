@@ -363,7 +363,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 	// once its run is on record: the start is stored before it, the rest
 	// with the end. A round of read-only calls waits for nothing: the
 	// whole run is still one write.
-	probeRun := func(t *testing.T, readOnly bool) (run *orchestrator.Run, store countingEvents, probed error) {
+	probeRun := func(t *testing.T, readOnly bool) (store countingEvents, probed error) {
 		store = newStore()
 		seen := make(chan error, 1)
 		probe := orchestrator.StaticToolset{SetName: "probe", List: []orchestrator.Tool{orchestratortest.NewTool("probe", readOnly,
@@ -378,7 +378,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 				{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("probe", `{}`)}},
 				{Content: "after the probe"},
 			}})
-		run = mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{"probe"}, Blocking: true, Caller: orchestrator.CallerAgent})
+		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{"probe"}, Blocking: true, Caller: orchestrator.CallerAgent})
 		if f := final(t, collect(t, h.o, run.ID, 0)); f.Answer != "after the probe" {
 			t.Fatalf("final = %+v", f)
 		}
@@ -386,10 +386,10 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 		if err != nil || len(msgs) != 4 || msgs[0].Content != "q" || !strings.Contains(msgs[2].Content, "probed") || msgs[3].Content != "after the probe" {
 			t.Fatalf("history = %+v, %v; want the question, the round and the answer", msgs, err)
 		}
-		return run, store, <-seen
+		return store, <-seen
 	}
 	t.Run("an agent's, with a tool round", func(t *testing.T) {
-		_, store, probed := probeRun(t, false)
+		store, probed := probeRun(t, false)
 		if probed != nil {
 			t.Fatalf("the tool ran before its run was stored: %v", probed)
 		}
@@ -398,7 +398,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 		}
 	})
 	t.Run("an agent's, with a read-only round, in one write", func(t *testing.T) {
-		_, store, probed := probeRun(t, true)
+		store, probed := probeRun(t, true)
 		if !errors.Is(probed, orchestrator.ErrNotFound) {
 			t.Fatalf("the read-only tool found its run stored (%v): its start was written before the round", probed)
 		}
