@@ -77,7 +77,7 @@ func (in *promptInput) key() string {
 		binary.LittleEndian.PutUint64(n[:], uint64(v))
 		h.Write(n[:])
 	}
-	bytes := func(b []byte) { num(len(b)); h.Write(b) }
+	blob := func(b []byte) { num(len(b)); h.Write(b) }
 	str := func(s string) { num(len(s)); io.WriteString(h, s) }
 	flag := func(b bool) {
 		if b {
@@ -104,7 +104,7 @@ func (in *promptInput) key() string {
 			str(a)
 		}
 		str(t.Description)
-		bytes(t.InputSchema)
+		blob(t.InputSchema)
 		str(t.Source)
 		str(t.Owner)
 		flag(t.ReadOnly)
