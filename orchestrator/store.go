@@ -135,6 +135,10 @@ type Store interface {
 	// ReleaseLocksOf frees every lock owner holds (the locks of a run whose
 	// process died, so its session and user slots are free at once).
 	ReleaseLocksOf(ctx context.Context, owner string) error
+	// LockHeld reports whether the named lock has a holder, even one whose
+	// lease has expired: AcquireLock would take such a lock over, but a
+	// lock stored with a new run (CreateRunWith) would conflict with it.
+	LockHeld(ctx context.Context, key string) (bool, error)
 
 	Close() error
 }

@@ -94,4 +94,9 @@
 // turn so the WAL can start over (checkpoint.go); SQLite's own, in the
 // commit that crossed 1,000 pages, made every write queued behind it wait
 // for two fsyncs.
+//
+// Several processes may share a SQLite file; Options.Sole asks to be the
+// one that holds it (sole.go: an advisory lock on <db>.sole that the
+// kernel drops with the process), which lets the orchestrator keep locks
+// in memory (orchestrator.Options.OneProcess).
 package storage

@@ -140,3 +140,13 @@ func (s *Store) ReleaseLocksOf(ctx context.Context, owner string) error {
 		return dbErr(err, "release locks", "of "+owner)
 	})
 }
+
+// LockHeld implements [orchestrator.Store] with one read of the lock's row.
+func (s *Store) LockHeld(ctx context.Context, key string) (bool, error) {
+	var n int
+	err := s.queryRow(ctx, "select_session_locks", `SELECT count(*) FROM session_locks WHERE "key" = ?`, key).Scan(&n)
+	if err != nil {
+		return false, dbErr(err, "read lock", "lock "+key)
+	}
+	return n > 0, nil
+}

@@ -55,3 +55,30 @@ func TestOpenSQLiteOddPath(t *testing.T) {
 		t.Fatalf("database file not at %q: %v", path, err)
 	}
 }
+
+// Options.Sole: the first Store to ask holds a SQLite database alone until
+// it closes; another that asks meanwhile shares it, and one that does not
+// ask never holds it.
+func TestSole(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "w.db")
+	first, err := Open(t.Context(), Options{SQLitePath: path, AutoMigrate: true, Sole: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := open(t, Options{SQLitePath: path, Sole: true})
+	plain := open(t, Options{SQLitePath: path})
+	if !first.Sole() || second.Sole() || plain.Sole() {
+		t.Fatalf("Sole() = %v, %v, %v; want the first alone", first.Sole(), second.Sole(), plain.Sole())
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if third := open(t, Options{SQLitePath: path, Sole: true}); !third.Sole() {
+		t.Fatal("a Store opened after the holder closed does not hold the database")
+	}
+	if dsn := os.Getenv("WUNDER_TEST_POSTGRES_DSN"); dsn != "" {
+		if pg := open(t, Options{Backend: BackendPostgres, PostgresDSN: dsn, Sole: true}); pg.Sole() {
+			t.Fatal("a PostgreSQL store reports it holds its database alone")
+		}
+	}
+}

@@ -59,6 +59,9 @@ type Options struct {
 	// CheckpointDelay (SQLite) is how long after a commit the WAL is
 	// checkpointed, beside the writer (checkpoint.go). Default 200ms.
 	CheckpointDelay time.Duration
+	// Sole (SQLite) asks to hold the database alone for as long as the
+	// Store is open (sole.go); [Store.Sole] reports whether it does.
+	Sole bool
 }
 
 func (o Options) withDefaults() Options {
@@ -113,6 +116,8 @@ type Store struct {
 	channel string
 	// observe is Options.Observe (nil: none).
 	observe OpFunc
+	// sole holds the lock of Options.Sole (sole.go); nil when not held.
+	sole *os.File
 }
 
 var (
@@ -160,6 +165,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if err := s.db.PingContext(pingCtx); err != nil {
 		_ = s.db.Close()
 		return nil, fmt.Errorf("storage: connect %s: %w", s.where(opts), err)
+	}
+	if opts.Backend == BackendSQLite && opts.Sole {
+		s.takeSole(opts.SQLitePath)
 	}
 	if opts.Backend == BackendSQLite {
 		s.ckpt = newCheckpointer(sqldb, opts.CheckpointDelay, s.log)
@@ -275,5 +283,7 @@ func (s *Store) Close() error {
 		s.pgw.close()
 	}
 	s.closePrepared()
-	return s.db.Close()
+	err := s.db.Close()
+	s.dropSole()
+	return err
 }

@@ -592,6 +592,13 @@ func (m *memStore) ReleaseLocksOf(_ context.Context, owner string) error {
 	return nil
 }
 
+func (m *memStore) LockHeld(_ context.Context, key string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.locks[txt(key)]
+	return ok, nil
+}
+
 func (m *memStore) Close() error { return nil }
 
 func (m *memStore) ToolCallStats(_ context.Context, f orchestrator.ToolLogFilter) ([]orchestrator.ToolCallStat, error) {

@@ -27,6 +27,25 @@ func (st *storeSuite) lockTests() map[string]func(*testing.T) {
 			// Keys are independent.
 			mustDo(t, "AcquireLock(other key)", s.AcquireLock(ctx, "k2", "a", ttl))
 		},
+		"Held": func(t *testing.T) {
+			s, ctx := st.open(t), t.Context()
+			held := func(what, key string, want bool) {
+				t.Helper()
+				if got, err := s.LockHeld(ctx, key); err != nil || got != want {
+					t.Fatalf("LockHeld(%s) = %v, %v; want %v", what, got, err, want)
+				}
+			}
+			held("never taken", "k", false)
+			mustDo(t, "AcquireLock", s.AcquireLock(ctx, "k", "a", ttl))
+			held("taken", "k", true)
+			held("another key", "k2", false)
+			mustDo(t, "ReleaseLock", s.ReleaseLock(ctx, "k", "a"))
+			held("released", "k", false)
+			// An expired lock still has its holder, until taken over or
+			// released.
+			mustDo(t, "AcquireLock(expiring at once)", s.AcquireLock(ctx, "k", "a", time.Nanosecond))
+			held("expired", "k", true)
+		},
 		"Renew": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()
 			mustDo(t, "AcquireLock", s.AcquireLock(ctx, "k", "a", expire))
