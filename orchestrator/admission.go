@@ -210,13 +210,17 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 		lr.update(func(r *Run) { r.State, r.StartedAt = RunRunning, &now })
 		lr.startStored = true
 	}
-	if reserved && lr.freshSession && !folded && req.Blocking && lr.log.policy.BlockingDelay > 0 {
+	if reserved && lr.freshSession && req.Blocking && lr.log.policy.BlockingDelay > 0 && (!folded || o.claimSlot(ctx, lr)) {
 		// A blocking run on a new session that runs at once: nobody can
 		// know its run or session before its caller is answered, so its
 		// start waits for its log's first write, and a run that ends
 		// within the log's delay is stored in one write with its end
-		// (storeEnd). Its locks come with its start, as persistNew's do.
+		// (storeEnd). Its locks come with its start, as persistNew's do;
+		// a person's slot is claimed in this process until then.
 		st := o.firstWrite(lr, sess, true)
+		if folded {
+			st.stored = func() { o.unclaim(lr.locks[1], lr.id) }
+		}
 		lr.log.deferStart(&st)
 		lr.questionStored = true
 	} else if err := o.persistNew(ctx, lr, sess, req.SessionID == ""); err != nil {
@@ -317,6 +321,9 @@ func (o *Orchestrator) discard(lr *liveRun) {
 	lr.cancel()
 	lr.log.close()
 	o.releaseLocks(lr)
+	o.mu.Lock()
+	o.dropClaimsLocked(lr)
+	o.mu.Unlock()
 }
 
 // persistNew stores a new run with its question (and its session when
@@ -326,8 +333,14 @@ func (o *Orchestrator) persistNew(ctx context.Context, lr *liveRun, sess *Sessio
 	st := o.firstWrite(lr, sess, newSession)
 	r, q, locks := &st.run, st.msgs[0], st.locks
 	sess = st.session
-	err := o.store.CreateRunWith(ctx, sess, r, []Message{q}, locks...)
-	if errors.Is(err, ErrConflict) && lr.slotFolded {
+	err := errClaimed
+	if !lr.slotFolded || o.claim(lr.locks[1], lr.id) {
+		err = o.store.CreateRunWith(ctx, sess, r, []Message{q}, locks...)
+		if lr.slotFolded {
+			o.unclaim(lr.locks[1], lr.id)
+		}
+	}
+	if (errors.Is(err, ErrConflict) || err == errClaimed) && lr.slotFolded {
 		// The first slot is taken (or left behind by a dead process):
 		// take a slot as acquireLocks does for a known session, which
 		// also takes over an expired one, then store the run without it.
@@ -345,6 +358,10 @@ func (o *Orchestrator) persistNew(ctx context.Context, lr *liveRun, sess *Sessio
 	lr.questionStored = true
 	return nil
 }
+
+// errClaimed is persistNew's when the slot it would store with its run is
+// claimed by another run of this process (claims.go).
+var errClaimed = errors.New("slot claimed")
 
 // firstWrite is a new run's first write: the run as Start made it, its
 // question and, for a new session, the session and the locks that come
@@ -472,7 +489,7 @@ func (o *Orchestrator) acquireLocks(ctx context.Context, req RunRequest, session
 		}
 		return []string{sessKey, userSlotKey(req.UserID, 0)}, true, nil
 	}
-	if err := o.store.AcquireLock(ctx, sessKey, runID, o.opts.LockTTL); err != nil {
+	if err := o.acquireLock(ctx, sessKey, runID, o.opts.LockTTL); err != nil {
 		if errors.Is(err, ErrBusy) {
 			return nil, false, messagef(ErrBusy, "busy_session", "session %s already has a running run", sessionID)
 		}
@@ -542,7 +559,7 @@ func (o *Orchestrator) acquireSlot(ctx context.Context, req RunRequest, runID st
 	limit := o.slotLimit(req)
 	for i := range limit {
 		key := userSlotKey(req.UserID, i)
-		err := o.store.AcquireLock(ctx, key, runID, o.opts.LockTTL)
+		err := o.acquireLock(ctx, key, runID, o.opts.LockTTL)
 		if err == nil {
 			return key, nil
 		}
@@ -584,6 +601,9 @@ func (o *Orchestrator) startHeartbeat(lr *liveRun) {
 			case <-t.C:
 			}
 			for _, k := range lr.locks {
+				if lr.log.pendingStart() != nil {
+					break // not stored yet: its start stores them
+				}
 				err := o.store.RenewLock(ctx, k, lr.id, o.opts.LockTTL)
 				if err == nil || ctx.Err() != nil {
 					continue
@@ -595,7 +615,7 @@ func (o *Orchestrator) startHeartbeat(lr *liveRun) {
 				// The lease expired. Take it again unless another run has:
 				// then this run no longer has its session (or slot) to
 				// itself, and must stop rather than run beside that one.
-				if err := o.store.AcquireLock(ctx, k, lr.id, o.opts.LockTTL); errors.Is(err, ErrBusy) {
+				if err := o.acquireLock(ctx, k, lr.id, o.opts.LockTTL); errors.Is(err, ErrBusy) {
 					o.log.Error("run lost its lock to another run; stopping it", "key", k, "run_id", lr.id)
 					lr.abort(fmt.Errorf("lock %s was lost to another run while this run was stalled", k))
 				}
@@ -815,6 +835,7 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 	if hadSlot {
 		o.active--
 	}
+	o.dropClaimsLocked(lr) // before the final event, as the locks
 	next := o.nextLocked()
 	o.mu.Unlock()
 	if next != nil {

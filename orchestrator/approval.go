@@ -429,7 +429,7 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 		return
 	}
 	for _, k := range lr.locks {
-		if err := o.store.AcquireLock(ctx, k, lr.id, o.waitTTL()); err != nil {
+		if err := o.acquireLock(ctx, k, lr.id, o.waitTTL()); err != nil {
 			o.log.Warn("lock of a waiting run not extended", "key", k, "run_id", lr.id, "err", err)
 		}
 	}
@@ -735,7 +735,7 @@ func (o *Orchestrator) resumeDecided(ctx context.Context, r *Run) error {
 	}
 	locks := r.Pending.Locks
 	for i, k := range locks {
-		if err := o.store.AcquireLock(ctx, k, r.ID, o.opts.LockTTL); err != nil {
+		if err := o.acquireLock(ctx, k, r.ID, o.opts.LockTTL); err != nil {
 			o.releaseKeys(locks[:i], r.ID)
 			return fmt.Errorf("lock %s: %w", k, err)
 		}
@@ -808,7 +808,7 @@ func (o *Orchestrator) resuspend(ctx context.Context, r *Run) (bool, error) {
 		return false, nil // decided already: an interrupted run like any other
 	}
 	for _, k := range r.Pending.Locks {
-		if err := o.store.AcquireLock(ctx, k, r.ID, o.waitTTL()); err != nil {
+		if err := o.acquireLock(ctx, k, r.ID, o.waitTTL()); err != nil {
 			return false, fmt.Errorf("lock %s: %w", k, err)
 		}
 	}

@@ -50,7 +50,10 @@
 // history and events, in one write (Store.CreateEndedRun). A list of runs
 // shows it at most the delay after it starts. A person's run stores its
 // start at once: the person's run slot is taken with it, and a slot that
-// is held must refuse the run before it runs. When the run ends, its
+// is held must refuse the run before it runs. With Options.OneProcess (a
+// SQLite database this process holds) the slot is claimed in the process
+// instead, which every taker of a lock here consults, and a person's
+// blocking run is deferred like an agent's (claims.go). When the run ends, its
 // terminal state, its answer, the events the flusher had not stored yet and
 // the final event are stored in one write (after any batch in flight, so
 // seqs stay in order), which also frees its locks in the store; then its

@@ -73,6 +73,8 @@ type runStart struct {
 	run     Run
 	msgs    []Message
 	locks   []NewLock
+	// stored, when set, is called once the start is stored.
+	stored func()
 }
 
 // EventPolicy shapes what the event log keeps.
@@ -264,6 +266,9 @@ func (l *runLog) storeStart(ctx context.Context) error {
 	err := ownCreation(ctx, l.store, r.ID, l.store.CreateRunWith(ctx, st.session, &r, st.msgs, st.locks...))
 	if err == nil {
 		l.start = nil
+		if st.stored != nil {
+			st.stored()
+		}
 	}
 	return err
 }

@@ -31,6 +31,13 @@ type Options struct {
 	// LockTTL is the lease of the store-backed locks; they are renewed every
 	// LockTTL/3 while the run lives. Default 30s.
 	LockTTL time.Duration
+	// OneProcess says that no other process takes runs or locks from the
+	// store (a SQLite database whose data directory the server holds). A
+	// person's blocking run on a new session may then hold its user slot
+	// in this process alone until its start is stored, so a short one is
+	// stored in one write, as an agent's is (claims.go). Never set it for
+	// a store that replicas share: their runs would not meet such a slot.
+	OneProcess bool
 	// MaxHistoryItems bounds the session history given to the model.
 	// Default 200.
 	MaxHistoryItems int
@@ -189,6 +196,9 @@ type Orchestrator struct {
 	// storing holds the runs Start is storing, not yet admitted: executed
 	// here as far as the reaper is concerned.
 	storing map[string]bool
+	// claims holds, with Options.OneProcess, the lock keys held in this
+	// process alone, by owner (claims.go).
+	claims map[string]string
 }
 
 // New returns an orchestrator. store, models and tools are required.
@@ -204,7 +214,7 @@ func New(store Store, models Models, tools *Registry, opts *Options) *Orchestrat
 		prompts: newPromptBuilder(256),
 		baseCtx: ctx, stopAll: cancel,
 		instance: o.InstanceID, reaperStop: make(chan struct{}),
-		live: map[string]*liveRun{}, storing: map[string]bool{},
+		live: map[string]*liveRun{}, storing: map[string]bool{}, claims: map[string]string{},
 		toolLogs: newToolLogs(store, o.Logger),
 	}
 	orch.lang.Store(&o.DefaultLanguage)

@@ -42,12 +42,15 @@ func newLogger(cfg *config.Config) *slog.Logger {
 }
 
 func openStore(ctx context.Context, cfg *config.Config, log *slog.Logger, migrate bool) (*storage.Store, error) {
-	return openObservedStore(ctx, cfg, log, migrate, nil)
+	return openServerStore(ctx, cfg, log, migrate, nil, false)
 }
 
-// openObservedStore is openStore telling observe of every operation.
-func openObservedStore(ctx context.Context, cfg *config.Config, log *slog.Logger, migrate bool, observe storage.OpFunc) (*storage.Store, error) {
+// openServerStore is openStore telling observe of every operation and,
+// with sole, asking to hold a SQLite database alone (storage.Options.Sole:
+// the process that runs the orchestrator).
+func openServerStore(ctx context.Context, cfg *config.Config, log *slog.Logger, migrate bool, observe storage.OpFunc, sole bool) (*storage.Store, error) {
 	return storage.Open(ctx, storage.Options{
+		Sole:           sole,
 		Observe:        observe,
 		Backend:        cfg.Storage.EffectiveBackend(),
 		SQLitePath:     cfg.Storage.DBPath,
@@ -142,7 +145,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		return nil, err
 	}
 	undo = append(undo, func() { _ = tel.Shutdown(context.Background()) })
-	store, err := openObservedStore(ctx, cfg, log, true, tel.StoreOp)
+	store, err := openServerStore(ctx, cfg, log, true, tel.StoreOp, true)
 	if err != nil {
 		return fail(fmt.Errorf("storage: %w", err))
 	}
@@ -215,6 +218,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		QueueRetryAfter: cfg.Concurrency.QueueRetryAfter(),
 		PerUser:         cfg.Concurrency.UserLimit(), PerUserAgents: cfg.Concurrency.AgentUserLimit(),
 		LockTTL: cfg.Concurrency.LockTTL(), ResumeInterrupted: cfg.Concurrency.ResumeInterrupted,
+		OneProcess:      store.Sole(), // SQLite, held alone: a person's slot may be held in memory
 		MaxHistoryItems: cfg.Workspace.MaxHistoryItems,
 		DefaultLanguage: cfg.I18n.DefaultLanguage, Workspace: tools,
 		Events: orchestrator.EventPolicy{Drop: cfg.Observability.DropEventTypes, MaxPayloadChars: cfg.Observability.EventPayloadMaxChars,
