@@ -141,7 +141,14 @@ func (w *Writer) flushLocked() {
 	}
 }
 
+// lineBreaks removes line breaks; a Replacer is built on its first use,
+// so one is shared rather than built for every field.
+var lineBreaks = strings.NewReplacer("\r", "", "\n", "")
+
 // clean removes line breaks from a field that must stay on one line.
 func clean(s string) string {
-	return strings.NewReplacer("\r", "", "\n", "").Replace(s)
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return lineBreaks.Replace(s)
 }
