@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # POST /wunder (JSON and SSE) beside A2A, on one wunder, with the shared
 # harness's mock model and load driver (../shared/bench): each round runs
-# A2A 1.0 message/send, POST /wunder with "stream": false (the driver's
-# `wunder` mode) and with "stream": true (scripts/sseload), in turn, and
-# prints req/s, p50, p99 and wunder's CPU per run (from /proc/PID/stat).
+# A2A 1.0 SendMessage, POST /wunder with "stream": false (the driver's
+# `wunder` mode) and with "stream": true (scripts/sseload), and A2A 1.0
+# SendStreamingMessage (scripts/sseload -a2a), in turn, and prints req/s,
+# p50, p99 and wunder's CPU per run (from /proc/PID/stat).
 #   scripts/bench-http.sh [WUNDER_BIN]     C (8) N (8000 runs per target) ROUNDS (3)
 # Needs the harness binaries in BENCH_BIN (default /tmp/wunder-eval-bin;
 # ../shared/bench/bench.sh builds them).
@@ -42,4 +43,5 @@ for r in $(seq "$rounds"); do
   one a2a "$bin/load" a2a10 -url http://127.0.0.1:18207/a2a -c "$c" -n "$n" -warmup 0s -text '#say hello' -expect hello -q
   one wunder-json "$bin/load" wunder -url http://127.0.0.1:18207 -c "$c" -n "$n" -warmup 0s -text '#say hello' -expect hello -q
   one wunder-sse "$tmp/sseload" -url http://127.0.0.1:18207 -c "$c" -n "$n" -text '#say hello' -expect hello
+  one a2a-stream "$tmp/sseload" -a2a -url http://127.0.0.1:18207 -c "$c" -n "$n" -text '#say hello' -expect hello
 done
