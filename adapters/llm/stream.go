@@ -35,9 +35,11 @@ type sseDecoder struct {
 	hasData bool
 }
 
-func newSSEDecoder(r io.Reader) *sseDecoder {
+// newSSEDecoder reads events from r, a line at a time in buf (grown up to
+// maxLine when a line needs it).
+func newSSEDecoder(r io.Reader, buf []byte) *sseDecoder {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 16<<10), maxLine)
+	sc.Buffer(buf[:0], maxLine)
 	sc.Split(scanSSELines)
 	return &sseDecoder{sc: sc}
 }
