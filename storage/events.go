@@ -63,7 +63,7 @@ func eventStmts(rows []eventRow) ([]pgStmt, error) {
 	var stmts []pgStmt
 	for from := 0; from < len(rows); from += eventChunk {
 		chunk := rows[from:min(from+eventChunk, len(rows))]
-		st, err := boundPGStmt(insertSQL("events", eventCols, len(chunk)), eventArgs(chunk))
+		st, err := boundPGStmt(insertEvents.of(len(chunk)), eventArgs(chunk))
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +80,7 @@ func (s *Store) insertEvents(ctx context.Context, db bun.IDB, rows []eventRow, i
 		ok := false
 		var err error
 		if len(chunk) <= maxPreparedRows {
-			_, ok, err = s.execPrepared(ctx, db, insertSQL("events", eventCols, len(chunk)), eventArgs(chunk))
+			_, ok, err = s.execPrepared(ctx, db, insertEvents.of(len(chunk)), eventArgs(chunk))
 		}
 		if !ok {
 			_, err = db.NewInsert().Model(&chunk).Exec(ctx)

@@ -166,6 +166,36 @@ func insertSQL(table string, cols []string, n int) string {
 	return b.String()
 }
 
+// insertSQLs memoizes insertSQL for one table and up to maxPreparedRows
+// rows: the inserts every run makes are built once, not on each write.
+type insertSQLs struct {
+	table string
+	cols  []string
+	sqls  [maxPreparedRows + 1]string
+}
+
+func newInsertSQLs(table string, cols []string) *insertSQLs {
+	c := &insertSQLs{table: table, cols: cols}
+	for n := 1; n <= maxPreparedRows; n++ {
+		c.sqls[n] = insertSQL(table, cols, n)
+	}
+	return c
+}
+
+// of is the INSERT of n rows.
+func (c *insertSQLs) of(n int) string {
+	if n >= 1 && n <= maxPreparedRows {
+		return c.sqls[n]
+	}
+	return insertSQL(c.table, c.cols, n)
+}
+
+var (
+	insertEvents   = newInsertSQLs("events", eventCols)
+	insertMessages = newInsertSQLs("messages", messageCols)
+	insertToolLogs = newInsertSQLs("tool_logs", toolLogCols)
+)
+
 var (
 	eventCols   = []string{"run_id", "seq", "session_id", "type", "data", "created_at"}
 	messageCols = []string{"session_id", "run_id", "role", "content", "reasoning_content", "tool_calls", "tool_call_id", "name", "created_at", "attachments"}

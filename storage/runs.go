@@ -199,7 +199,7 @@ func (s *Store) AppendToolLogs(ctx context.Context, logs []*orchestrator.ToolLog
 			for i := range chunk {
 				args = append(args, toolLogArgs(&chunk[i])...)
 			}
-			_, ok, err := s.execPrepared(ctx, db, insertSQL("tool_logs", toolLogCols, len(chunk)), args)
+			_, ok, err := s.execPrepared(ctx, db, insertToolLogs.of(len(chunk)), args)
 			if !ok {
 				_, err = db.NewInsert().Model(&chunk).Exec(ctx)
 			}

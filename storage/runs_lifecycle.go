@@ -107,7 +107,7 @@ func (c *runCreation) pgStmt() (pgStmt, error) {
 		args = append(args, bind(l.Key, c.run.ID, l.TTL.Microseconds())...)
 	}
 	if len(c.mrows) > 0 {
-		q.WriteString(insertSQL("messages", messageCols, len(c.mrows)))
+		q.WriteString(insertMessages.of(len(c.mrows)))
 		args = append(args, messageArgs(c.mrows)...)
 	} else {
 		q.WriteString("SELECT 1")
@@ -304,7 +304,7 @@ func (s *Store) pgEndRun(ctx context.Context, r *orchestrator.Run, row *runRow, 
 		}
 		w.stmts = []pgStmt{st}
 		if len(mrows) > 0 {
-			st, err := boundPGStmt(insertSQL("messages", messageCols, len(mrows)), messageArgs(mrows))
+			st, err := boundPGStmt(insertMessages.of(len(mrows)), messageArgs(mrows))
 			if err != nil {
 				return err
 			}

@@ -110,7 +110,7 @@ func (s *Store) AppendMessages(ctx context.Context, sessionID string, msgs []orc
 		return err
 	}
 	if s.pgw != nil {
-		st, err := boundPGStmt(insertSQL("messages", messageCols, len(rows)), messageArgs(rows))
+		st, err := boundPGStmt(insertMessages.of(len(rows)), messageArgs(rows))
 		if err != nil {
 			return err
 		}
@@ -138,7 +138,7 @@ func messageRows(sessionID string, msgs []orchestrator.Message) ([]messageRow, e
 // writer for a small batch); the error is the driver's.
 func (s *Store) insertMessages(ctx context.Context, db bun.IDB, rows []messageRow) error {
 	if len(rows) <= maxPreparedRows {
-		if _, ok, err := s.execPrepared(ctx, db, insertSQL("messages", messageCols, len(rows)), messageArgs(rows)); ok {
+		if _, ok, err := s.execPrepared(ctx, db, insertMessages.of(len(rows)), messageArgs(rows)); ok {
 			return err
 		}
 	}
