@@ -13,6 +13,7 @@
 package sse
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -32,6 +33,9 @@ type Writer struct {
 	w   io.Writer
 	rc  *http.ResponseController
 	err error
+	// scratch is the buffer events are formatted in, kept for the next
+	// one unless it grew past maxScratch.
+	scratch []byte
 	// WriteTimeout bounds each write, so a client that stopped reading is
 	// noticed; zero means no deadline.
 	WriteTimeout time.Duration
@@ -63,12 +67,12 @@ type Event struct {
 }
 
 // Send writes and flushes one event.
-func (w *Writer) Send(ev Event) error { return w.write(format(ev), true) }
+func (w *Writer) Send(ev Event) error { return w.writeEvent(ev, true) }
 
 // Buffer writes one event without flushing it: a caller with several
 // events at hand sends them in one write to the connection, then calls
 // Flush.
-func (w *Writer) Buffer(ev Event) error { return w.write(format(ev), false) }
+func (w *Writer) Buffer(ev Event) error { return w.writeEvent(ev, false) }
 
 // Flush sends what Buffer wrote.
 func (w *Writer) Flush() error {
@@ -80,75 +84,105 @@ func (w *Writer) Flush() error {
 	return w.err
 }
 
-// format is ev in the wire format.
-func format(ev Event) string {
-	var b strings.Builder
-	if ev.ID != "" {
-		b.WriteString("id: ")
-		b.WriteString(clean(ev.ID))
-		b.WriteByte('\n')
-	}
-	if ev.Type != "" {
-		b.WriteString("event: ")
-		b.WriteString(clean(ev.Type))
-		b.WriteByte('\n')
-	}
-	if ev.Retry > 0 {
-		b.WriteString("retry: ")
-		b.WriteString(strconv.FormatInt(ev.Retry.Milliseconds(), 10))
-		b.WriteByte('\n')
-	}
-	data := strings.ReplaceAll(strings.ReplaceAll(string(ev.Data), "\r\n", "\n"), "\r", "\n")
-	for line := range strings.SplitSeq(data, "\n") {
-		b.WriteString("data: ")
-		b.WriteString(line)
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-	return b.String()
-}
+// maxScratch is the largest formatted event whose buffer a Writer keeps
+// for the next one: an open stream does not hold a large event's memory.
+const maxScratch = 4 << 10
 
-// Comment writes a comment line (": text"), which clients ignore; it keeps
-// idle connections and proxies alive.
-func (w *Writer) Comment(text string) error {
-	return w.write(": "+clean(text)+"\n\n", true)
-}
-
-func (w *Writer) write(s string, flush bool) error {
+func (w *Writer) writeEvent(ev Event, flush bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return w.err
 	}
+	w.scratch = appendEvent(w.scratch[:0], ev)
+	w.writeLocked(w.scratch, flush)
+	if cap(w.scratch) > maxScratch {
+		w.scratch = nil
+	}
+	return w.err
+}
+
+// appendEvent appends ev in the wire format to dst: one data: line per
+// line of Data, whichever of CRLF, LF or CR ends it.
+func appendEvent(dst []byte, ev Event) []byte {
+	if ev.ID != "" {
+		dst = append(dst, "id: "...)
+		dst = appendClean(dst, ev.ID)
+		dst = append(dst, '\n')
+	}
+	if ev.Type != "" {
+		dst = append(dst, "event: "...)
+		dst = appendClean(dst, ev.Type)
+		dst = append(dst, '\n')
+	}
+	if ev.Retry > 0 {
+		dst = append(dst, "retry: "...)
+		dst = strconv.AppendInt(dst, ev.Retry.Milliseconds(), 10)
+		dst = append(dst, '\n')
+	}
+	data := ev.Data
+	for {
+		dst = append(dst, "data: "...)
+		i := bytes.IndexAny(data, "\r\n")
+		if i < 0 {
+			dst = append(dst, data...)
+			dst = append(dst, '\n')
+			break
+		}
+		dst = append(dst, data[:i]...)
+		dst = append(dst, '\n')
+		if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+			i++
+		}
+		data = data[i+1:]
+	}
+	return append(dst, '\n')
+}
+
+// appendClean appends s without its line breaks: a field that must stay
+// on one line.
+func appendClean(dst []byte, s string) []byte {
+	for {
+		i := strings.IndexAny(s, "\r\n")
+		if i < 0 {
+			return append(dst, s...)
+		}
+		dst = append(dst, s[:i]...)
+		s = s[i+1:]
+	}
+}
+
+// Comment writes a comment line (": text"), which clients ignore; it keeps
+// idle connections and proxies alive.
+func (w *Writer) Comment(text string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		b := appendClean([]byte(": "), text)
+		w.writeLocked(append(b, "\n\n"...), true)
+	}
+	return w.err
+}
+
+// writeLocked writes b and, with flush, flushes; a failure is kept in
+// w.err.
+func (w *Writer) writeLocked(b []byte, flush bool) {
 	if w.WriteTimeout > 0 {
 		// Not every ResponseWriter supports deadlines (httptest's
 		// recorder does not); that is not an error.
 		_ = w.rc.SetWriteDeadline(time.Now().Add(w.WriteTimeout))
 	}
-	if _, err := io.WriteString(w.w, s); err != nil {
+	if _, err := w.w.Write(b); err != nil {
 		w.err = err
-		return err
+		return
 	}
 	if flush {
 		w.flushLocked()
 	}
-	return w.err
 }
 
 func (w *Writer) flushLocked() {
 	if err := w.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		w.err = err
 	}
-}
-
-// lineBreaks removes line breaks; a Replacer is built on its first use,
-// so one is shared rather than built for every field.
-var lineBreaks = strings.NewReplacer("\r", "", "\n", "")
-
-// clean removes line breaks from a field that must stay on one line.
-func clean(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	return lineBreaks.Replace(s)
 }
