@@ -33,9 +33,6 @@ type Writer struct {
 	w   io.Writer
 	rc  *http.ResponseController
 	err error
-	// scratch is the buffer events are formatted in, kept for the next
-	// one unless it grew past maxScratch.
-	scratch []byte
 	// WriteTimeout bounds each write, so a client that stopped reading is
 	// noticed; zero means no deadline.
 	WriteTimeout time.Duration
@@ -84,9 +81,12 @@ func (w *Writer) Flush() error {
 	return w.err
 }
 
-// maxScratch is the largest formatted event whose buffer a Writer keeps
-// for the next one: an open stream does not hold a large event's memory.
-const maxScratch = 4 << 10
+// scratch holds the buffers events are formatted in, shared by every
+// stream: an open stream keeps none between its events, and a buffer that
+// grew past maxScratch for a large event is not kept at all.
+var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 1<<10); return &b }}
+
+const maxScratch = 16 << 10
 
 func (w *Writer) writeEvent(ev Event, flush bool) error {
 	w.mu.Lock()
@@ -94,10 +94,12 @@ func (w *Writer) writeEvent(ev Event, flush bool) error {
 	if w.err != nil {
 		return w.err
 	}
-	w.scratch = appendEvent(w.scratch[:0], ev)
-	w.writeLocked(w.scratch, flush)
-	if cap(w.scratch) > maxScratch {
-		w.scratch = nil
+	bp := scratch.Get().(*[]byte)
+	b := appendEvent((*bp)[:0], ev)
+	w.writeLocked(b, flush) // an io.Writer does not retain b
+	if cap(b) <= maxScratch {
+		*bp = b[:0]
+		scratch.Put(bp)
 	}
 	return w.err
 }
