@@ -331,3 +331,48 @@ func (o *Orchestrator) renewLease(ctx context.Context) error {
 
 // InstanceID returns the id of this instance, the owner of its runs.
 func (o *Orchestrator) InstanceID() string { return o.instance }
+
+// Instances is what work other than runs (an evaluation, a load test)
+// needs to be recovered as runs are: the instance that records it, its
+// lease, and whether the instance that recorded some is gone.
+// *Orchestrator implements it.
+type Instances interface {
+	InstanceID() string
+	HoldLease(ctx context.Context) error
+	InstanceGone(ctx context.Context, id string) (bool, error)
+}
+
+var _ Instances = (*Orchestrator)(nil)
+
+// Orphaned reports whether work recorded as instance recorded's (an
+// evaluation, a load test), and not run by this server, has no server any
+// more: it names no instance (it was stored before instances were
+// recorded), names this one (its end was not stored), or names one that
+// is gone. With inst nil only the first holds.
+func Orphaned(ctx context.Context, inst Instances, recorded string) (bool, error) {
+	switch {
+	case recorded == "":
+		return true, nil
+	case inst == nil:
+		return false, nil
+	case recorded == inst.InstanceID():
+		return true, nil
+	}
+	return inst.InstanceGone(ctx, recorded)
+}
+
+// HoldLease takes this instance's lease in the store, if it has not yet:
+// call it before recording work of the instance's other than runs (an
+// evaluation, a load test) that others judge with [Orchestrator.InstanceGone].
+func (o *Orchestrator) HoldLease(ctx context.Context) error { return o.ensureLease(ctx) }
+
+// InstanceGone reports whether instance id is gone: a process of this
+// host that has exited, or an instance whose lease in the store has
+// expired or was never taken. Work recorded as a gone instance's is
+// orphaned. This instance is never gone.
+func (o *Orchestrator) InstanceGone(ctx context.Context, id string) (bool, error) {
+	if id == o.instance {
+		return false, nil
+	}
+	return o.ownerDead(ctx, id)
+}

@@ -124,6 +124,7 @@ type app struct {
 	config    *configAdmin         // admin_config.go
 	builtin   *builtin.Set         // the built-in tools (admin_config.go enables them)
 	janitor   *janitor             // janitor.go
+	orphans   *orphans             // orphans.go
 	tel       *telemetry.Telemetry // wire_telemetry.go
 
 	throughput *throughputParts    // wire_throughput.go
@@ -240,7 +241,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		log.Info("ended runs a stopped process left unfinished", "count", n)
 	}
 	ready := readiness(store, mcpParts)
-	throughput := newThroughput(cfg, store, log)                   // wire_throughput.go; served below
+	throughput := newThroughput(cfg, store, orch, log)             // wire_throughput.go; served below
 	evalMgr := newEvaluation(cfg, log, models, store, orch, tools) // wire_evaluation.go
 	cfgAdmin := newConfigAdmin(cfg, cfgStore, cfgRev)              // admin_config.go; its app is set below
 	var limit gateway.Limiter                                      // an untyped nil when off
@@ -285,6 +286,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	cfgAdmin.start()
 	a.janitor = newJanitor(cfg, store, log) // janitor.go: retention
 	a.janitor.start()
+	a.orphans = startOrphans(ctx, cfg.Concurrency.LockTTL()/3, log, // orphans.go
+		orphanSweep{"evaluations", evalMgr.Recover}, orphanSweep{"load tests", throughput.m.Recover})
 	// Front-ends mounted on the gateway, each wired in a file of its own.
 	mountConnect(a)       // wire_connect.go
 	mountA2A(a, a2aTools) // wire_a2a.go
@@ -328,6 +331,7 @@ func (a *app) handler() http.Handler { return a.gw.Handler() }
 func (a *app) close(ctx context.Context) error {
 	a.config.close()
 	a.janitor.close()
+	a.orphans.close()
 	a.closeA2A()
 	a.throughput.close() // before the core: its runs end first
 	a.evaluation.Close()

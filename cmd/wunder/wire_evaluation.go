@@ -34,6 +34,7 @@ func newEvaluation(c *config.Config, log *slog.Logger, models *liveModels, store
 		JudgeModel:   cfg.JudgeModel,
 		CaseTimeout:  time.Duration(cfg.CaseTimeoutSeconds) * time.Second,
 		Logger:       log.With("component", "evaluation"),
+		Instances:    orch, // a crashed server's evaluation is ended by another (orphans.go)
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/wunder/wunder/internal/client"
 	"github.com/wunder/wunder/internal/config"
 	"github.com/wunder/wunder/internal/loadtest"
+	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
 )
 
@@ -37,7 +38,7 @@ type throughputParts struct {
 
 // newThroughput makes the manager; serve starts the in-memory server once
 // the gateway's handler exists.
-func newThroughput(cfg *config.Config, store *storage.Store, log *slog.Logger) *throughputParts {
+func newThroughput(cfg *config.Config, store *storage.Store, orch *orchestrator.Orchestrator, log *slog.Logger) *throughputParts {
 	ln := newMemListener()
 	hc := &http.Client{Transport: &http.Transport{
 		DialContext:         func(ctx context.Context, _, _ string) (net.Conn, error) { return ln.dial(ctx) },
@@ -52,7 +53,7 @@ func newThroughput(cfg *config.Config, store *storage.Store, log *slog.Logger) *
 		MaxConcurrency: t.MaxConcurrency, MaxRunsPerStep: t.MaxRunsPerStep,
 		MaxDuration:    time.Duration(t.MaxDurationSeconds) * time.Second,
 		RequestTimeout: time.Duration(t.RequestTimeoutSeconds) * time.Second,
-	}, log.With("component", "throughput"))
+	}, orch, log.With("component", "throughput"))
 	return &throughputParts{m: m, srv: &http.Server{ReadHeaderTimeout: 10 * time.Second}, ln: ln}
 }
 

@@ -89,6 +89,9 @@ type Run struct {
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 	ElapsedS   float64    `json:"elapsed_s"`
 	Error      string     `json:"error,omitempty"`
+	// Instance is the server instance that runs it (Options.Instances):
+	// when that instance is gone, another one ends the run (Recover).
+	Instance string `json:"instance,omitempty"`
 }
 
 // Item is one case's outcome in a run.
@@ -147,6 +150,9 @@ type Options struct {
 	// CaseTimeout bounds one case's run. Default 5 minutes.
 	CaseTimeout time.Duration
 	Logger      *slog.Logger
+	// Instances records which server instance runs an evaluation, so that
+	// Recover can end one whose instance is gone; nil records none.
+	Instances orchestrator.Instances
 }
 
 // Manager runs evaluations and serves their results.
@@ -209,14 +215,28 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Run, error) {
 	for _, c := range cases {
 		run.CaseIDs = append(run.CaseIDs, c.ID)
 	}
-	if err := m.store.SaveRun(ctx, run); err != nil {
-		return nil, err
+	if inst := m.opts.Instances; inst != nil {
+		// Recorded as this instance's only once its lease is held, so no
+		// other instance takes it for orphaned.
+		if err := inst.HoldLease(ctx); err != nil {
+			return nil, fmt.Errorf("%w: %v", orchestrator.ErrUnavailable, err)
+		}
+		run.Instance = inst.InstanceID()
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	l := &live{cancel: cancel, changed: make(chan struct{})}
+	// Active before it is stored: Recover never meets it running in the
+	// store and not here.
 	m.mu.Lock()
 	m.active[run.ID] = l
 	m.mu.Unlock()
+	if err := m.store.SaveRun(ctx, run); err != nil {
+		m.mu.Lock()
+		delete(m.active, run.ID)
+		m.mu.Unlock()
+		cancel()
+		return nil, err
+	}
 	snap := *run
 	m.emit(l, Event{"eval_started", snap})
 	m.wg.Go(func() { m.run(runCtx, l, run, cases) })
@@ -295,13 +315,18 @@ func (m *Manager) run(ctx context.Context, l *live, run *Run, cases []Case) {
 	}
 }
 
-func (m *Manager) finish(l *live, run *Run) {
-	now := time.Now().UTC()
-	run.FinishedAt = &now
-	run.ElapsedS = seconds(now.Sub(run.StartedAt))
-	if graded := run.Passed + run.Failed + run.Errors; graded > 0 {
-		run.Score = math.Round(10000*float64(run.Passed)/float64(graded)) / 100
+// settle sets an ending run's end time, duration and score: the share of
+// its graded cases that passed.
+func (r *Run) settle(now time.Time) {
+	r.FinishedAt = &now
+	r.ElapsedS = seconds(now.Sub(r.StartedAt))
+	if graded := r.Passed + r.Failed + r.Errors; graded > 0 {
+		r.Score = math.Round(10000*float64(r.Passed)/float64(graded)) / 100
 	}
+}
+
+func (m *Manager) finish(l *live, run *Run) {
+	run.settle(time.Now().UTC())
 	if err := m.store.SaveRun(context.Background(), run); err != nil {
 		m.opts.Logger.Warn("evaluation run not stored", "run_id", run.ID, "err", err)
 		// The store still says running: the watchers are told the result
@@ -472,6 +497,65 @@ func (m *Manager) ask(ctx context.Context, model string, c Case, it *Item) (stri
 		return "", ctx.Err()
 	}
 	return answer, err
+}
+
+// interruptedError is the error of an evaluation, and of its unfinished
+// cases, that Recover ended.
+const interruptedError = "interrupted: the server that ran it stopped"
+
+// Recover ends the evaluations the store says are running that no server
+// runs any more: this one does not, and their instance is gone, is this
+// one (its result was not stored), or is not recorded (stored before
+// instances were). Each ends failed, its unfinished cases as errors. It
+// returns how many it ended. Every server calls it at start and then
+// periodically; two that end one run at once store the same end.
+func (m *Manager) Recover(ctx context.Context) (int, error) {
+	runs, err := m.store.ListRuns(ctx, Filter{Status: StatusRunning})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range runs {
+		m.mu.Lock()
+		_, active := m.active[r.ID]
+		m.mu.Unlock()
+		if active {
+			continue
+		}
+		if gone, err := orchestrator.Orphaned(ctx, m.opts.Instances, r.Instance); err != nil || !gone {
+			if err != nil {
+				return n, err
+			}
+			continue
+		}
+		if err := m.interrupt(ctx, r); err != nil {
+			return n, err
+		}
+		m.opts.Logger.Warn("evaluation ended: the server that ran it stopped", "run_id", r.ID, "instance", r.Instance)
+		n++
+	}
+	return n, nil
+}
+
+// interrupt stores r ended by Recover.
+func (m *Manager) interrupt(ctx context.Context, r *Run) error {
+	items, err := m.store.Items(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	for _, it := range items {
+		if it.Status != StatusActive {
+			continue
+		}
+		it.Status, it.Score, it.Error = StatusError, 0, interruptedError
+		if err := m.store.SaveItem(ctx, it); err != nil {
+			return err
+		}
+		r.Errors++
+	}
+	r.Status, r.Error = StatusFailed, interruptedError
+	r.settle(time.Now().UTC())
+	return m.store.SaveRun(ctx, r)
 }
 
 // Cancel cancels a running evaluation; ErrNotFound if it is not running

@@ -105,7 +105,7 @@ func TestManagerOneAtATimeAndStop(t *testing.T) {
 		return loadtest.Sample{Total: time.Millisecond, First: time.Millisecond}
 	}
 	store := &memStore{}
-	m := loadtest.NewManager(store, target, limits, nil)
+	m := loadtest.NewManager(store, target, limits, nil, nil)
 	defer m.Close()
 	rep, err := m.Start(t.Context(), loadtest.Request{Concurrency: []int{2, 4}, RunsPerStep: 1})
 	if err != nil {
@@ -142,7 +142,7 @@ func TestManagerLadderReportAndWatch(t *testing.T) {
 	target := func(context.Context, string, loadtest.Request) loadtest.Sample {
 		return loadtest.Sample{Total: 2 * time.Millisecond, First: time.Millisecond}
 	}
-	m := loadtest.NewManager(&memStore{}, target, limits, nil)
+	m := loadtest.NewManager(&memStore{}, target, limits, nil, nil)
 	defer m.Close()
 	rep, err := m.Start(t.Context(), loadtest.Request{Concurrency: []int{1, 2}, RunsPerStep: 3, Question: "q"})
 	if err != nil {
@@ -210,7 +210,7 @@ func TestManagerFinalNotStored(t *testing.T) {
 		}
 		return loadtest.Sample{Total: time.Millisecond, First: time.Millisecond}
 	}
-	m := loadtest.NewManager(&finalFailStore{}, target, limits, nil)
+	m := loadtest.NewManager(&finalFailStore{}, target, limits, nil, nil)
 	defer m.Close()
 	if _, err := m.Start(t.Context(), loadtest.Request{Concurrency: []int{1}, DurationS: 60}); err != nil {
 		t.Fatal(err)
@@ -222,5 +222,70 @@ func TestManagerFinalNotStored(t *testing.T) {
 	}
 	if final.Status != loadtest.StatusStopped || final.FinishedAt == nil || !strings.Contains(final.Error, "not stored") {
 		t.Errorf("after stop: %+v; want stopped, saying its final report was not stored", final)
+	}
+}
+
+// instances plays the core's instances: "me" is this one, the others are
+// alive unless listed gone.
+type instances struct{ gone map[string]bool }
+
+func (instances) InstanceID() string              { return "me" }
+func (instances) HoldLease(context.Context) error { return nil }
+func (i instances) InstanceGone(_ context.Context, id string) (bool, error) {
+	return id != "me" && i.gone[id], nil
+}
+
+// A load test the store says is running or stopping while no server runs
+// it (its server crashed) is ended by Recover: stopped, saying why. One of
+// a live instance, the one this server runs, and an ended one are left
+// alone.
+func TestRecoverEndsOrphanedTests(t *testing.T) {
+	ctx := t.Context()
+	store := &memStore{}
+	started := time.Now().Add(-time.Minute).UTC()
+	for _, r := range []loadtest.Report{
+		{ID: "lt_gone", Status: loadtest.StatusRunning, Instance: "crashed", Current: 4, StartedAt: started},
+		{ID: "lt_stopping", Status: loadtest.StatusStopping, Instance: "crashed", StartedAt: started},
+		{ID: "lt_legacy", Status: loadtest.StatusRunning, StartedAt: started},
+		{ID: "lt_alive", Status: loadtest.StatusRunning, Instance: "replica", StartedAt: started},
+		{ID: "lt_done", Status: loadtest.StatusFinished, Instance: "crashed", StartedAt: started},
+	} {
+		_ = store.SaveThroughput(ctx, &r)
+	}
+	release := make(chan struct{})
+	target := func(ctx context.Context, _ string, _ loadtest.Request) loadtest.Sample {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return loadtest.Sample{Total: time.Millisecond, First: time.Millisecond}
+	}
+	m := loadtest.NewManager(store, target, limits, instances{gone: map[string]bool{"crashed": true}}, nil)
+	defer m.Close()
+	defer close(release)
+	live, err := m.Start(ctx, loadtest.Request{Concurrency: []int{1}, RunsPerStep: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if live.Instance != "me" {
+		t.Fatalf("a started test records instance %q; want this one's", live.Instance)
+	}
+	n, err := m.Recover(ctx)
+	if err != nil || n != 3 {
+		t.Fatalf("Recover = %d, %v; want 3", n, err)
+	}
+	for _, id := range []string{"lt_gone", "lt_stopping", "lt_legacy"} {
+		r, _ := store.GetThroughput(ctx, id)
+		if r.Status != loadtest.StatusStopped || !strings.Contains(r.Error, "interrupted") || r.FinishedAt == nil || r.Current != 0 {
+			t.Errorf("%s after Recover = %+v; want stopped, interrupted, with an end", id, r)
+		}
+	}
+	for id, want := range map[string]string{"lt_alive": loadtest.StatusRunning, live.ID: loadtest.StatusRunning, "lt_done": loadtest.StatusFinished} {
+		if r, _ := store.GetThroughput(ctx, id); r.Status != want {
+			t.Errorf("%s = %s after Recover; want %s", id, r.Status, want)
+		}
+	}
+	if n, err := m.Recover(ctx); n != 0 || err != nil {
+		t.Errorf("Recover again = %d, %v; want nothing to end", n, err)
 	}
 }

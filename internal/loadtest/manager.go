@@ -62,8 +62,11 @@ type Report struct {
 	Current int    `json:"current_concurrency,omitempty"`
 	Steps   []Step `json:"steps"`
 	// Error says what went wrong with the test itself (a panic, its final
-	// report not stored).
+	// report not stored, its server stopped).
 	Error string `json:"error,omitempty"`
+	// Instance is the server instance that runs it: when that instance is
+	// gone, another one ends the test (Recover).
+	Instance string `json:"instance,omitempty"`
 }
 
 func (r *Report) clone() *Report {
@@ -92,6 +95,7 @@ type Manager struct {
 	store  Store
 	target Target
 	limits Limits
+	inst   orchestrator.Instances // nil: no instance recorded
 	log    *slog.Logger
 
 	// mu guards the fields below.
@@ -106,12 +110,14 @@ type Manager struct {
 	last *Report
 }
 
-// NewManager returns a manager making runs with target.
-func NewManager(store Store, target Target, limits Limits, log *slog.Logger) *Manager {
+// NewManager returns a manager making runs with target. inst, when not
+// nil, records which server instance runs a test, so that Recover can end
+// one whose instance is gone.
+func NewManager(store Store, target Target, limits Limits, inst orchestrator.Instances, log *slog.Logger) *Manager {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Manager{store: store, target: target, limits: limits, log: log, changed: make(chan struct{})}
+	return &Manager{store: store, target: target, limits: limits, inst: inst, log: log, changed: make(chan struct{})}
 }
 
 // Validate checks a request against the limits (ErrInvalidArgument).
@@ -160,6 +166,14 @@ func (m *Manager) Start(ctx context.Context, req Request) (*Report, error) {
 		return nil, fmt.Errorf("%w: load test %s is %s; stop it first", orchestrator.ErrConflict, m.active.ID, m.active.Status)
 	}
 	rep := &Report{ID: newID(), Status: StatusRunning, Request: req, UserPrefix: UserPrefix, StartedAt: time.Now().UTC(), Steps: []Step{}}
+	if m.inst != nil {
+		// Recorded as this instance's only once its lease is held, so no
+		// other instance takes it for orphaned.
+		if err := m.inst.HoldLease(ctx); err != nil {
+			return nil, fmt.Errorf("%w: %v", orchestrator.ErrUnavailable, err)
+		}
+		rep.Instance = m.inst.InstanceID()
+	}
 	if err := m.store.SaveThroughput(ctx, rep); err != nil {
 		return nil, err
 	}
@@ -227,6 +241,52 @@ func (m *Manager) finish(rep *Report) {
 	m.active, m.last = nil, final
 	m.notifyLocked()
 	m.mu.Unlock()
+}
+
+// interruptedError is the error of a load test Recover ended.
+const interruptedError = "interrupted: the server that ran it stopped"
+
+// recoverScan is how many of the newest reports Recover looks through.
+const recoverScan = 1000
+
+// Recover ends the load tests the store says are running (or stopping)
+// that no server runs any more: this one does not, and their instance is
+// gone, is this one (the final report was not stored), or is not recorded
+// (stored before instances were). Each is stored stopped, its error
+// saying why. It returns how many it ended. Every server calls it at
+// start and then periodically.
+func (m *Manager) Recover(ctx context.Context) (int, error) {
+	reps, err := m.store.ListThroughput(ctx, recoverScan)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range reps {
+		if r.Status != StatusRunning && r.Status != StatusStopping {
+			continue
+		}
+		m.mu.Lock()
+		active := m.active != nil && m.active.ID == r.ID
+		m.mu.Unlock()
+		if active {
+			continue
+		}
+		if gone, err := orchestrator.Orphaned(ctx, m.inst, r.Instance); err != nil || !gone {
+			if err != nil {
+				return n, err
+			}
+			continue
+		}
+		now := time.Now().UTC()
+		r.Status, r.Current, r.Error, r.FinishedAt = StatusStopped, 0, interruptedError, &now
+		r.ElapsedS = round(now.Sub(r.StartedAt).Seconds())
+		if err := m.store.SaveThroughput(ctx, r); err != nil {
+			return n, err
+		}
+		m.log.Warn("load test ended: the server that ran it stopped", "run_id", r.ID, "instance", r.Instance)
+		n++
+	}
+	return n, nil
 }
 
 func (m *Manager) update(f func()) {
