@@ -333,12 +333,17 @@ func (o *Orchestrator) persistNew(ctx context.Context, lr *liveRun, sess *Sessio
 	st := o.firstWrite(lr, sess, newSession)
 	r, q, locks := &st.run, st.msgs[0], st.locks
 	sess = st.session
+	// The folded slot is claimed while it is stored, as acquireLock does.
+	ok, fresh := true, false
+	if lr.slotFolded {
+		ok, fresh = o.claim(lr.locks[1], lr.id)
+	}
 	err := errClaimed
-	if !lr.slotFolded || o.claim(lr.locks[1], lr.id) {
+	if ok {
 		err = o.store.CreateRunWith(ctx, sess, r, []Message{q}, locks...)
-		if lr.slotFolded {
-			o.unclaim(lr.locks[1], lr.id)
-		}
+	}
+	if fresh {
+		o.unclaim(lr.locks[1], lr.id)
 	}
 	if (errors.Is(err, ErrConflict) || err == errClaimed) && lr.slotFolded {
 		// The first slot is taken (or left behind by a dead process):

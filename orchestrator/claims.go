@@ -33,8 +33,8 @@ import (
 //   - a claim lasts until the start is stored (the row holds the slot from
 //     then on) or the run ends, before its final event is visible;
 //   - no other process takes locks: OneProcess is only set for a store
-//     this process holds alone (a SQLite database, whose data directory
-//     the server locks at start).
+//     this process holds alone (a SQLite database whose lock file,
+//     <db>.sole, the server holds; storage.Options.Sole).
 
 // claimSlot claims lr's folded user slot (locks[1]) in this process, for a
 // run whose start is deferred; false when the slot is claimed or stored,
@@ -44,7 +44,7 @@ func (o *Orchestrator) claimSlot(ctx context.Context, lr *liveRun) bool {
 		return false
 	}
 	key := lr.locks[1]
-	if !o.claim(key, lr.id) {
+	if ok, fresh := o.claim(key, lr.id); !ok || !fresh {
 		return false
 	}
 	if held, err := o.store.LockHeld(ctx, key); err != nil || held {
@@ -58,26 +58,31 @@ func (o *Orchestrator) claimSlot(ctx context.Context, lr *liveRun) bool {
 // OneProcess, a key another owner claims here is busy, and the key is
 // claimed while the store is asked.
 func (o *Orchestrator) acquireLock(ctx context.Context, key, owner string, ttl time.Duration) error {
-	if !o.claim(key, owner) {
+	ok, fresh := o.claim(key, owner)
+	if !ok {
 		return fmt.Errorf("%w: lock %s is held by another run", ErrBusy, key)
 	}
-	defer o.unclaim(key, owner)
+	if fresh {
+		defer o.unclaim(key, owner)
+	}
 	return o.store.AcquireLock(ctx, key, owner, ttl)
 }
 
-// claim claims key for owner in this process; false when another owner
-// claims it. Without OneProcess it claims nothing and reports true.
-func (o *Orchestrator) claim(key, owner string) bool {
+// claim claims key for owner in this process: ok is false when another
+// owner claims it, fresh is true when the claim is new (its taker drops
+// it; a claim owner had already stays). Without OneProcess it claims
+// nothing and reports ok.
+func (o *Orchestrator) claim(key, owner string) (ok, fresh bool) {
 	if !o.opts.OneProcess {
-		return true
+		return true, false
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if holder, claimed := o.claims[key]; claimed {
-		return holder == owner
+		return holder == owner, false
 	}
 	o.claims[key] = owner
-	return true
+	return true, true
 }
 
 // unclaim drops owner's claim of key, if it has one.
