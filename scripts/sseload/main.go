@@ -86,19 +86,35 @@ func main() {
 	}
 }
 
-// run posts one question and reads its stream to the final event.
-func run(client *http.Client, url string, body []byte, expect string) error {
-	resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+// open sends req and returns its event stream's body with a line scanner
+// over it, or why not.
+func open(client *http.Client, req *http.Request) (io.ReadCloser, *bufio.Scanner, error) {
+	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("status %d: %s", resp.StatusCode, b)
+		resp.Body.Close()
+		return nil, nil, fmt.Errorf("status %d: %s", resp.StatusCode, b)
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	return resp.Body, sc, nil
+}
+
+// run posts one question and reads its stream to the final event.
+func run(client *http.Client, url string, body []byte, expect string) error {
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	rc, sc, err := open(client, req)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
 	event := ""
 	for sc.Scan() {
 		line := sc.Text()
@@ -110,7 +126,7 @@ func run(client *http.Client, url string, body []byte, expect string) error {
 			if event == "error" || !strings.Contains(data, expect) {
 				return fmt.Errorf("%s event: %.200s", event, data)
 			}
-			_, _ = io.Copy(io.Discard, resp.Body)
+			_, _ = io.Copy(io.Discard, rc)
 			return nil
 		case line == "":
 			event = ""
@@ -136,17 +152,11 @@ func runA2A(client *http.Client, url, text, id, expect string) error {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("A2A-Version", "1.0")
-	resp, err := client.Do(req)
+	rc, sc, err := open(client, req)
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return fmt.Errorf("status %d: %s", resp.StatusCode, b)
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	defer rc.Close()
 	answered, completed := false, false
 	for sc.Scan() {
 		data, ok := strings.CutPrefix(sc.Text(), "data:")
