@@ -340,7 +340,7 @@ func (o *Orchestrator) persistNew(ctx context.Context, lr *liveRun, sess *Sessio
 	}
 	err := errClaimed
 	if ok {
-		err = o.store.CreateRunWith(ctx, sess, r, []Message{q}, locks...)
+		err = o.store.CreateRunWith(ctx, sess, r, RunTail{Messages: []Message{q}}, locks...)
 	}
 	if fresh {
 		o.unclaim(lr.locks[1], lr.id)
@@ -355,7 +355,7 @@ func (o *Orchestrator) persistNew(ctx context.Context, lr *liveRun, sess *Sessio
 			return serr
 		}
 		lr.locks = []string{lr.locks[0], key}
-		err = o.store.CreateRunWith(ctx, sess, r, []Message{q}, locks[0])
+		err = o.store.CreateRunWith(ctx, sess, r, RunTail{Messages: []Message{q}}, locks[0])
 	}
 	if err != nil {
 		return err

@@ -235,9 +235,9 @@ func (b *blockingCreate) CreateRun(ctx context.Context, r *orchestrator.Run) err
 	return b.Store.CreateRun(ctx, r)
 }
 
-func (b *blockingCreate) CreateRunWith(ctx context.Context, s *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message, locks ...orchestrator.NewLock) error {
+func (b *blockingCreate) CreateRunWith(ctx context.Context, s *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail, locks ...orchestrator.NewLock) error {
 	b.hold(r)
-	return b.Store.CreateRunWith(ctx, s, r, msgs, locks...)
+	return b.Store.CreateRunWith(ctx, s, r, tail, locks...)
 }
 
 func (b *blockingCreate) hold(r *orchestrator.Run) {

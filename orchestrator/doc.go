@@ -42,7 +42,8 @@
 // EventPolicy.BlockingDelay for the next ones, so a short run stores them
 // with its end. An agent's blocking run on a new session goes further:
 // nobody can know its run or session before its caller is answered, so
-// Start does not store it; its start rides with its log's first write
+// Start does not store it; its start is stored in its log's first write,
+// in one write with that write's history and events
 // (and is stored before a tool round that changes something or asks a
 // person, so the run is on record before it acts and before anything
 // refers to it; a round of read-only calls waits for nothing), and a run

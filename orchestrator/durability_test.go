@@ -149,9 +149,12 @@ func (c *countingStore) count(m string) {
 	c.writes[m]++
 }
 
-func (c *countingStore) CreateRunWith(ctx context.Context, s *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message, locks ...orchestrator.NewLock) error {
+func (c *countingStore) CreateRunWith(ctx context.Context, s *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail, locks ...orchestrator.NewLock) error {
 	c.count("CreateRunWith")
-	return c.Store.CreateRunWith(ctx, s, r, msgs, locks...)
+	if len(tail.Events) > 0 {
+		c.count("events with the start")
+	}
+	return c.Store.CreateRunWith(ctx, s, r, tail, locks...)
 }
 
 func (c *countingStore) UpdateRun(ctx context.Context, r *orchestrator.Run) error {
@@ -408,7 +411,8 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 	})
 
 	// A run held in its model call: what it emitted before becomes
-	// visible, so stored, before the run goes on.
+	// visible, so stored, before the run goes on; an agent's deferred
+	// start is stored with it.
 	held := func(t *testing.T, blocking bool, delay time.Duration, caller ...orchestrator.Caller) {
 		store := newStore()
 		gate := make(chan struct{})
@@ -429,8 +433,14 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 				break
 			}
 		}
-		if n := writes(store)["AppendEvents"]; n == 0 {
+		w := writes(store)
+		if w["AppendEvents"]+w["events with the start"] == 0 {
 			t.Errorf("an event was visible before any batch of events was stored")
+		}
+		if deferred := blocking && len(caller) > 0; deferred && (w["events with the start"] != 1 || w["AppendEvents"] != 0) {
+			// An agent's blocking run on a new session: its start
+			// waited for the log's first write, and went with it.
+			t.Errorf("writes before the first event = %v; want the first batch with the run's start, in one write", w)
 		}
 		close(gate)
 		if f := final(t, collect(t, h.o, run.ID, 0)); f.Answer != "late" {

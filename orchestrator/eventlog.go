@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -252,25 +253,34 @@ func (l *runLog) publish() {
 	l.mu.Unlock()
 }
 
-// storeStart stores the run's start if it is not stored yet: before the
-// log's first write, and before anything else of the run refers to it
-// (its tool rounds).
+// storeStart stores the run's start if it is not stored yet: before
+// anything else of the run refers to it (its tool rounds).
 func (l *runLog) storeStart(ctx context.Context) error {
+	_, err := l.storeStartWith(ctx, RunTail{})
+	return err
+}
+
+// storeStartWith stores the run's start, if it is not stored yet, with
+// tail, the history kept and the events of the log's first write, in one
+// write; stored reports that it did (tail is stored then).
+func (l *runLog) storeStartWith(ctx context.Context, tail RunTail) (stored bool, err error) {
 	l.startMu.Lock()
 	defer l.startMu.Unlock()
 	st := l.start
 	if st == nil {
-		return nil
+		return false, nil
 	}
 	r := st.run
-	err := ownCreation(ctx, l.store, r.ID, l.store.CreateRunWith(ctx, st.session, &r, st.msgs, st.locks...))
-	if err == nil {
-		l.start = nil
-		if st.stored != nil {
-			st.stored()
-		}
+	tail.Messages = append(slices.Clip(st.msgs), tail.Messages...)
+	err = ownCreation(ctx, l.store, r.ID, l.store.CreateRunWith(ctx, st.session, &r, tail, st.locks...))
+	if err != nil {
+		return false, err
 	}
-	return err
+	l.start = nil
+	if st.stored != nil {
+		st.stored()
+	}
+	return true, nil
 }
 
 // ownCreation is err, the outcome of creating run runID, except that a
@@ -415,9 +425,16 @@ func (l *runLog) delay() {
 // the budget, and makes the events visible; what cannot be stored breaks
 // the log.
 func (l *runLog) persist(batch []Event, msgs []Message) {
+	events := batch // still to store
 	err := retryFor(context.Background(), l.retryBudget, func(ctx context.Context) error {
-		if err := l.storeStart(ctx); err != nil {
+		// A start not stored yet takes them with it: one write.
+		stored, err := l.storeStartWith(ctx, RunTail{Messages: msgs, Events: events})
+		if err != nil {
 			return fmt.Errorf("store the run's start: %w", err)
+		}
+		if stored {
+			msgs, events = nil, nil
+			return nil
 		}
 		if len(msgs) > 0 {
 			if err := l.store.AppendMessages(ctx, l.sessionID, msgs); err != nil {
@@ -425,10 +442,10 @@ func (l *runLog) persist(batch []Event, msgs []Message) {
 			}
 			msgs = nil // stored: a retry is for the events
 		}
-		if len(batch) == 0 {
+		if len(events) == 0 {
 			return nil
 		}
-		return l.store.AppendEvents(ctx, batch)
+		return l.store.AppendEvents(ctx, events)
 	}, func(attempt int, err error) {
 		l.log.Warn("events not stored yet; retrying", "run_id", l.runID, "attempt", attempt, "err", err)
 	})

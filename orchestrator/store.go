@@ -44,16 +44,17 @@ type Store interface {
 
 	CreateRun(ctx context.Context, r *Run) error
 	// CreateRunWith creates a run with, in the same write, its new
-	// session (when s is not nil; else r's session must exist) and the
-	// first messages of its history (its question), appended to the
-	// session's history: all or nothing (the errors are CreateSession's,
-	// CreateRun's and AppendMessages'). It spares a run's start two
-	// commits, and a run that is queued when its process dies keeps its
-	// question, attachments included. locks are new locks the run takes
-	// with it (owned by r.ID for their TTL), the session lock of a
-	// session nobody knew before: a key already there, even expired,
-	// fails the write with ErrConflict.
-	CreateRunWith(ctx context.Context, s *Session, r *Run, msgs []Message, locks ...NewLock) error
+	// session (when s is not nil; else r's session must exist), the
+	// first messages of its history (its question: tail.Messages),
+	// appended to the session's history, and the first events of its log
+	// (tail.Events, as AppendEvents): all or nothing (the errors are
+	// CreateSession's, CreateRun's, AppendMessages' and AppendEvents').
+	// It spares a run's start two commits, and a run that is queued when
+	// its process dies keeps its question, attachments included. locks
+	// are new locks the run takes with it (owned by r.ID for their TTL),
+	// the session lock of a session nobody knew before: a key already
+	// there, even expired, fails the write with ErrConflict.
+	CreateRunWith(ctx context.Context, s *Session, r *Run, tail RunTail, locks ...NewLock) error
 	// UpdateRun writes the run's mutable fields (state, stop reason, answer,
 	// error, usage, last seq, timestamps). The write is fenced by r.Owner:
 	// when the stored run has another owner (a reaper claimed it, see
@@ -156,7 +157,8 @@ type RunFilter struct {
 
 // RunTail is what a run's end stores with it ([Store.EndRun]): the messages
 // that end its history (its answer) and the events that end its log (the
-// final event last).
+// final event last); or what its start stores ([Store.CreateRunWith]):
+// the first of each.
 type RunTail struct {
 	Messages []Message
 	Events   []Event

@@ -56,7 +56,7 @@ func TestPGWriterBatchWithAFailure(t *testing.T) {
 	ctx := t.Context()
 	for _, id := range []string{"r1", "r2"} {
 		sess := &orchestrator.Session{ID: "s-" + id, UserID: "u"}
-		if err := s.CreateRunWith(ctx, sess, &orchestrator.Run{ID: id, SessionID: sess.ID, UserID: "u", State: orchestrator.RunRunning}, nil); err != nil {
+		if err := s.CreateRunWith(ctx, sess, &orchestrator.Run{ID: id, SessionID: sess.ID, UserID: "u", State: orchestrator.RunRunning}, orchestrator.RunTail{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -115,7 +115,7 @@ func TestPGWriterGroupsAndFences(t *testing.T) {
 	for i := range n {
 		id := fmt.Sprintf("r%d", i)
 		sess := &orchestrator.Session{ID: "s-" + id, UserID: "u"}
-		if err := s.CreateRunWith(ctx, sess, &orchestrator.Run{ID: id, SessionID: sess.ID, UserID: "u", State: orchestrator.RunRunning, Owner: "me"}, nil); err != nil {
+		if err := s.CreateRunWith(ctx, sess, &orchestrator.Run{ID: id, SessionID: sess.ID, UserID: "u", State: orchestrator.RunRunning, Owner: "me"}, orchestrator.RunTail{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -234,7 +234,7 @@ func TestPGWriterNotifyRefusedKeepsTheWrite(t *testing.T) {
 	ctx := t.Context()
 	id := "r" + strings.Repeat("x", 8100)
 	sess := &orchestrator.Session{ID: "s-long", UserID: "u"}
-	if err := s.CreateRunWith(ctx, sess, &orchestrator.Run{ID: id, SessionID: sess.ID, UserID: "u", State: orchestrator.RunRunning}, nil); err != nil {
+	if err := s.CreateRunWith(ctx, sess, &orchestrator.Run{ID: id, SessionID: sess.ID, UserID: "u", State: orchestrator.RunRunning}, orchestrator.RunTail{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AppendEvents(ctx, []orchestrator.Event{{RunID: id, Seq: 1, Type: "a"}}); err != nil {
@@ -255,7 +255,7 @@ func TestPGWriterPreparesEachShapeOnce(t *testing.T) {
 	s := open(t, freshPostgres(t))
 	ctx := t.Context()
 	sess := &orchestrator.Session{ID: "s1", UserID: "u"}
-	must(t, s.CreateRunWith(ctx, sess, &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u", State: orchestrator.RunRunning}, nil))
+	must(t, s.CreateRunWith(ctx, sess, &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u", State: orchestrator.RunRunning}, orchestrator.RunTail{}))
 	seq := int64(0)
 	appendOne := func(c *pgCommitter) {
 		t.Helper()

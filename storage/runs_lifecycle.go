@@ -24,8 +24,12 @@ import (
 const touchSessionSQL = `UPDATE "sessions" SET "updated_at" = ? WHERE "id" = ?`
 
 // CreateRunWith implements [orchestrator.Store].
-func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message, locks ...orchestrator.NewLock) error {
-	c, err := newRunCreation(sess, r, msgs, locks)
+func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail, locks ...orchestrator.NewLock) error {
+	c, err := newRunCreation(sess, r, tail.Messages, locks)
+	if err != nil {
+		return err
+	}
+	erows, runs, err := eventRows(tail.Events)
 	if err != nil {
 		return err
 	}
@@ -34,10 +38,23 @@ func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r
 		if err != nil {
 			return err
 		}
-		return s.pgExec(ctx, &pgWrite{stmts: []pgStmt{st}, fail: c.fail})
+		events, err := eventStmts(erows)
+		if err != nil {
+			return err
+		}
+		w := &pgWrite{stmts: append([]pgStmt{st}, events...), fail: c.fail}
+		if len(erows) > 0 {
+			w.notify = s.payloads('e', runs)
+		}
+		return s.pgExec(ctx, w)
 	}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-		return inTx(ctx, db, func(ctx context.Context, db bun.IDB) error { return s.insertCreation(ctx, db, c) })
+		return inTx(ctx, db, func(ctx context.Context, db bun.IDB) error {
+			if err := s.insertCreation(ctx, db, c); err != nil || len(erows) == 0 {
+				return err
+			}
+			return s.insertEvents(ctx, db, erows, runs)
+		})
 	})
 }
 
@@ -218,45 +235,14 @@ func (s *Store) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, k
 	})
 }
 
-// CreateEndedRun implements [orchestrator.Store]: CreateRunWith's
-// creation (no lock: nobody could know the session before this write) with
-// the run as it ended and the session's time of its end, and the inserts of
-// EndRun's tail, in one op of the writer.
+// CreateEndedRun implements [orchestrator.Store]: CreateRunWith with the
+// run as it ended, the session's time of its end and the whole tail, and
+// no lock (nobody could know the session before this write).
 func (s *Store) CreateEndedRun(ctx context.Context, sess *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail) error {
 	if sess == nil {
 		return invalid("a new session is required")
 	}
-	c, err := newRunCreation(sess, r, tail.Messages, nil)
-	if err != nil {
-		return err
-	}
-	erows, runs, err := eventRows(tail.Events)
-	if err != nil {
-		return err
-	}
-	if s.backend == BackendPostgres {
-		st, err := c.pgStmt()
-		if err != nil {
-			return err
-		}
-		events, err := eventStmts(erows)
-		if err != nil {
-			return err
-		}
-		w := &pgWrite{stmts: append([]pgStmt{st}, events...), fail: c.fail}
-		if len(erows) > 0 {
-			w.notify = s.payloads('e', runs)
-		}
-		return s.pgExec(ctx, w)
-	}
-	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-		return inTx(ctx, db, func(ctx context.Context, db bun.IDB) error {
-			if err := s.insertCreation(ctx, db, c); err != nil || len(erows) == 0 {
-				return err
-			}
-			return s.insertEvents(ctx, db, erows, runs)
-		})
-	})
+	return s.CreateRunWith(ctx, sess, r, tail)
 }
 
 // pgEndRun is EndRun on PostgreSQL: one statement of data-modifying CTEs

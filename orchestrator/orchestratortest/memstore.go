@@ -248,7 +248,7 @@ func (m *memStore) CreateRun(_ context.Context, r *orchestrator.Run) error {
 	return nil
 }
 
-func (m *memStore) CreateRunWith(_ context.Context, s *orchestrator.Session, r *orchestrator.Run, msgs []orchestrator.Message, locks ...orchestrator.NewLock) error {
+func (m *memStore) CreateRunWith(_ context.Context, s *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail, locks ...orchestrator.NewLock) error {
 	if s != nil && s.ID == "" {
 		return fmt.Errorf("%w: session id is empty", orchestrator.ErrInvalidArgument)
 	}
@@ -286,6 +286,14 @@ func (m *memStore) CreateRunWith(_ context.Context, s *orchestrator.Session, r *
 			return fmt.Errorf("%w: lock %s exists", orchestrator.ErrConflict, l.Key)
 		}
 	}
+	// The events are checked with the run in place (they are of it), and
+	// it is removed again when they fail: all or nothing.
+	m.runs[rrow.ID] = *cloneRun(rrow)
+	evs, err := m.checkEventsLocked(tail.Events)
+	if err != nil {
+		delete(m.runs, rrow.ID)
+		return err
+	}
 	now := time.Now()
 	for _, l := range locks {
 		m.locks[txt(l.Key)] = memLock{owner: rrow.ID, expires: now.Add(l.TTL)}
@@ -294,12 +302,8 @@ func (m *memStore) CreateRunWith(_ context.Context, s *orchestrator.Session, r *
 		srow := storedSession(*s)
 		m.sessions[srow.ID] = srow
 	}
-	m.runs[rrow.ID] = *cloneRun(rrow)
-	for _, msg := range msgs {
-		msg = storedMessage(msg)
-		msg.CreatedAt = stamp(msg.CreatedAt)
-		m.messages[rrow.SessionID] = append(m.messages[rrow.SessionID], msg)
-	}
+	m.appendMessagesLocked(rrow.SessionID, tail.Messages)
+	m.appendEventsLocked(evs)
 	return nil
 }
 

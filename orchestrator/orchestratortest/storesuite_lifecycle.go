@@ -19,7 +19,7 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			r := &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u1", State: orchestrator.RunQueued, Question: "q", Owner: "a", CreatedAt: at(0)}
 			q := orchestrator.Message{Role: orchestrator.RoleUser, Content: "q", RunID: "r1", CreatedAt: at(0),
 				Attachments: []orchestrator.Attachment{{Type: "text", Name: "notes.txt", Content: "hello"}}}
-			mustDo(t, "CreateRunWith(new session)", s.CreateRunWith(ctx, sess, r, []orchestrator.Message{q}))
+			mustDo(t, "CreateRunWith(new session)", s.CreateRunWith(ctx, sess, r, orchestrator.RunTail{Messages: []orchestrator.Message{q}}))
 			gotS, err := s.GetSession(ctx, "s1")
 			mustDo(t, "GetSession", err)
 			gotR, err := s.GetRun(ctx, "r1")
@@ -30,7 +30,7 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			// A run of the existing session, with its question.
 			r2 := &orchestrator.Run{ID: "r2", SessionID: "s1", UserID: "u1", State: orchestrator.RunRunning, Question: "q2", Owner: "a", CreatedAt: at(1)}
 			mustDo(t, "CreateRunWith(existing session)", s.CreateRunWith(ctx, nil, r2,
-				[]orchestrator.Message{{Role: orchestrator.RoleUser, Content: "q2", RunID: "r2", CreatedAt: at(1)}}))
+				orchestrator.RunTail{Messages: []orchestrator.Message{{Role: orchestrator.RoleUser, Content: "q2", RunID: "r2", CreatedAt: at(1)}}}))
 			msgs, err := s.ListMessages(ctx, "s1", 0)
 			mustDo(t, "ListMessages", err)
 			if len(msgs) != 2 || msgs[0].RunID != "r1" || msgs[0].Content != "q" || len(msgs[0].Attachments) != 1 || msgs[0].Attachments[0].Name != "notes.txt" ||
@@ -40,7 +40,7 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			// The run exists: nothing is stored, the session id stays free.
 			again := &orchestrator.Run{ID: "r1", SessionID: "s2", UserID: "u1", State: orchestrator.RunQueued, Owner: "a", CreatedAt: at(2)}
 			wantErr(t, "CreateRunWith(run exists)", s.CreateRunWith(ctx, &orchestrator.Session{ID: "s2", UserID: "u1", CreatedAt: at(2)}, again,
-				[]orchestrator.Message{{Role: orchestrator.RoleUser, Content: "lost", RunID: "r1"}}), orchestrator.ErrConflict)
+				orchestrator.RunTail{Messages: []orchestrator.Message{{Role: orchestrator.RoleUser, Content: "lost", RunID: "r1"}}}), orchestrator.ErrConflict)
 			wantErr(t, "GetSession(s2)", func() error { _, err := s.GetSession(ctx, "s2"); return err }(), orchestrator.ErrNotFound)
 			if msgs, _ := s.ListMessages(ctx, "s2", 0); len(msgs) != 0 {
 				t.Fatalf("a refused CreateRunWith left messages %+v", msgs)
@@ -48,38 +48,68 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			// The session exists: neither the run nor its question is stored.
 			other := &orchestrator.Run{ID: "r3", SessionID: "s1", UserID: "u1", State: orchestrator.RunQueued, Owner: "a", CreatedAt: at(2)}
 			wantErr(t, "CreateRunWith(session exists)", s.CreateRunWith(ctx, &orchestrator.Session{ID: "s1", UserID: "u1", CreatedAt: at(2)}, other,
-				[]orchestrator.Message{{Role: orchestrator.RoleUser, Content: "lost", RunID: "r3"}}), orchestrator.ErrConflict)
+				orchestrator.RunTail{Messages: []orchestrator.Message{{Role: orchestrator.RoleUser, Content: "lost", RunID: "r3"}}}), orchestrator.ErrConflict)
 			wantErr(t, "GetRun(r3)", func() error { _, err := s.GetRun(ctx, "r3"); return err }(), orchestrator.ErrNotFound)
 			// No such session.
 			wantErr(t, "CreateRunWith(missing session)", s.CreateRunWith(ctx, nil,
-				&orchestrator.Run{ID: "r4", SessionID: "nope", UserID: "u1", State: orchestrator.RunQueued, Owner: "a"}, nil), orchestrator.ErrNotFound)
+				&orchestrator.Run{ID: "r4", SessionID: "nope", UserID: "u1", State: orchestrator.RunQueued, Owner: "a"}, orchestrator.RunTail{}), orchestrator.ErrNotFound)
 			if msgs, _ := s.ListMessages(ctx, "s1", 0); len(msgs) != 2 {
 				t.Fatalf("refused creations changed the history: %+v", msgs)
 			}
 			wantErr(t, "CreateRunWith(run of another session)",
-				s.CreateRunWith(ctx, &orchestrator.Session{ID: "s3", UserID: "u1"}, &orchestrator.Run{ID: "r5", SessionID: "s1", Owner: "a"}, nil), orchestrator.ErrInvalidArgument)
+				s.CreateRunWith(ctx, &orchestrator.Session{ID: "s3", UserID: "u1"}, &orchestrator.Run{ID: "r5", SessionID: "s1", Owner: "a"}, orchestrator.RunTail{}), orchestrator.ErrInvalidArgument)
+		},
+		"CreateRunWithEvents": func(t *testing.T) {
+			s, ctx := st.open(t), t.Context()
+			const ttl = time.Hour
+			sess := &orchestrator.Session{ID: "s1", UserID: "u1", CreatedAt: at(0)}
+			r := &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u1", State: orchestrator.RunRunning, Owner: "a", CreatedAt: at(0)}
+			ev := func(runID string, seq int64) orchestrator.Event {
+				return orchestrator.Event{RunID: runID, SessionID: "s1", Seq: seq, Type: orchestrator.EventProgress, Data: []byte(`{"n":1}`), Time: at(0)}
+			}
+			tail := orchestrator.RunTail{
+				Messages: []orchestrator.Message{{Role: orchestrator.RoleUser, Content: "q", RunID: "r1", CreatedAt: at(0)}},
+				Events:   []orchestrator.Event{ev("r1", 1), ev("r1", 2)},
+			}
+			mustDo(t, "CreateRunWith(events)", s.CreateRunWith(ctx, sess, r, tail, orchestrator.NewLock{Key: "session:s1", TTL: ttl}))
+			evs, err := s.ListEvents(ctx, "r1", 0, 0)
+			mustDo(t, "ListEvents", err)
+			if len(evs) != 2 || evs[0].Seq != 1 || evs[1].Seq != 2 {
+				t.Fatalf("events = %+v; want seq 1 and 2", evs)
+			}
+			// The log goes on after them.
+			mustDo(t, "AppendEvents(3)", s.AppendEvents(ctx, []orchestrator.Event{ev("r1", 3)}))
+			// An event refused (its seq is taken) stores nothing at all.
+			r2 := &orchestrator.Run{ID: "r2", SessionID: "s2", UserID: "u1", State: orchestrator.RunRunning, Owner: "a", CreatedAt: at(1)}
+			bad := orchestrator.RunTail{Events: []orchestrator.Event{ev("r2", 1), ev("r2", 1)}}
+			if err := s.CreateRunWith(ctx, &orchestrator.Session{ID: "s2", UserID: "u1", CreatedAt: at(1)}, r2, bad, orchestrator.NewLock{Key: "session:s2", TTL: ttl}); err == nil {
+				t.Fatal("CreateRunWith with a seq twice: no error")
+			}
+			wantErr(t, "GetRun(r2)", func() error { _, err := s.GetRun(ctx, "r2"); return err }(), orchestrator.ErrNotFound)
+			wantErr(t, "GetSession(s2)", func() error { _, err := s.GetSession(ctx, "s2"); return err }(), orchestrator.ErrNotFound)
+			mustDo(t, "AcquireLock(s2's, not taken)", s.AcquireLock(ctx, "session:s2", "r9", ttl))
 		},
 		"CreateRunWithLock": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()
 			const ttl = time.Hour
 			sess := &orchestrator.Session{ID: "s1", UserID: "u1", CreatedAt: at(0)}
 			r := &orchestrator.Run{ID: "r1", SessionID: "s1", UserID: "u1", State: orchestrator.RunRunning, Owner: "a", CreatedAt: at(0)}
-			mustDo(t, "CreateRunWith(lock)", s.CreateRunWith(ctx, sess, r, nil, orchestrator.NewLock{Key: "session:s1", TTL: ttl}))
+			mustDo(t, "CreateRunWith(lock)", s.CreateRunWith(ctx, sess, r, orchestrator.RunTail{}, orchestrator.NewLock{Key: "session:s1", TTL: ttl}))
 			// Held by the run: another owner is refused, the run renews it.
 			wantErr(t, "AcquireLock(another owner)", s.AcquireLock(ctx, "session:s1", "r9", ttl), orchestrator.ErrBusy)
 			mustDo(t, "RenewLock(the run)", s.RenewLock(ctx, "session:s1", "r1", ttl))
 			// Refused with the run: the lock is not taken either.
 			dup := &orchestrator.Run{ID: "r1", SessionID: "s2", UserID: "u1", State: orchestrator.RunQueued, Owner: "a", CreatedAt: at(1)}
-			wantErr(t, "CreateRunWith(run exists, lock)", s.CreateRunWith(ctx, &orchestrator.Session{ID: "s2", UserID: "u1", CreatedAt: at(1)}, dup, nil,
+			wantErr(t, "CreateRunWith(run exists, lock)", s.CreateRunWith(ctx, &orchestrator.Session{ID: "s2", UserID: "u1", CreatedAt: at(1)}, dup, orchestrator.RunTail{},
 				orchestrator.NewLock{Key: "session:s2", TTL: ttl}), orchestrator.ErrConflict)
 			mustDo(t, "AcquireLock(s2's, not taken)", s.AcquireLock(ctx, "session:s2", "r9", ttl))
 			// A lock that exists fails the write, which stores nothing.
 			r3 := &orchestrator.Run{ID: "r3", SessionID: "s3", UserID: "u1", State: orchestrator.RunQueued, Owner: "a", CreatedAt: at(2)}
-			wantErr(t, "CreateRunWith(lock exists)", s.CreateRunWith(ctx, &orchestrator.Session{ID: "s3", UserID: "u1", CreatedAt: at(2)}, r3, nil,
+			wantErr(t, "CreateRunWith(lock exists)", s.CreateRunWith(ctx, &orchestrator.Session{ID: "s3", UserID: "u1", CreatedAt: at(2)}, r3, orchestrator.RunTail{},
 				orchestrator.NewLock{Key: "session:s2", TTL: ttl}), orchestrator.ErrConflict)
 			wantErr(t, "GetRun(r3)", func() error { _, err := s.GetRun(ctx, "r3"); return err }(), orchestrator.ErrNotFound)
 			wantErr(t, "GetSession(s3)", func() error { _, err := s.GetSession(ctx, "s3"); return err }(), orchestrator.ErrNotFound)
-			wantErr(t, "CreateRunWith(bad lock)", s.CreateRunWith(ctx, nil, &orchestrator.Run{ID: "r4", SessionID: "s1", Owner: "a"}, nil,
+			wantErr(t, "CreateRunWith(bad lock)", s.CreateRunWith(ctx, nil, &orchestrator.Run{ID: "r4", SessionID: "s1", Owner: "a"}, orchestrator.RunTail{},
 				orchestrator.NewLock{Key: "", TTL: ttl}), orchestrator.ErrInvalidArgument)
 			// EndRun frees it.
 			r.State = orchestrator.RunFinished
