@@ -45,10 +45,15 @@ func (s *Store) GetThroughput(ctx context.Context, id string) (json.RawMessage, 
 	return json.RawMessage(row.Report), nil
 }
 
-// ListThroughput returns the newest load-test reports first.
-func (s *Store) ListThroughput(ctx context.Context, limit int) ([]json.RawMessage, error) {
+// ListThroughput returns the newest load-test reports first, at most
+// limit of them; with statuses, only those in one of them.
+func (s *Store) ListThroughput(ctx context.Context, limit int, statuses ...string) ([]json.RawMessage, error) {
 	var rows []throughputRow
-	if err := s.db.NewSelect().Model(&rows).Order("started_at DESC", "id DESC").Limit(int64(limit)).Scan(ctx); err != nil {
+	q := s.db.NewSelect().Model(&rows).Order("started_at DESC", "id DESC").Limit(int64(limit))
+	if len(statuses) > 0 {
+		q = q.Where("status IN (?)", bun.List(statuses))
+	}
+	if err := q.Scan(ctx); err != nil {
 		return nil, dbErr(err, "list load tests", "")
 	}
 	out := make([]json.RawMessage, len(rows))

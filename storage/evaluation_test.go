@@ -36,6 +36,10 @@ func TestThroughputAndEvaluationTables(t *testing.T) {
 			if err != nil || len(list) != 2 || string(list[0]) != `{"run_id":"tp_b"}` {
 				t.Fatalf("list: %s %v", list, err)
 			}
+			list, err = st.ListThroughput(ctx, 10, "running", "stopping")
+			if err != nil || len(list) != 1 || string(list[0]) != `{"run_id":"tp_b"}` {
+				t.Fatalf("list of the unfinished: %s %v; want tp_b alone", list, err)
+			}
 
 			for i, model := range []string{"m1", "m2"} {
 				r := &EvaluationRun{ID: "ev_" + model, ModelName: model, Status: "running", StartedAt: t0.Add(time.Duration(i) * time.Minute), Run: json.RawMessage(`{"m":"` + model + `"}`)}

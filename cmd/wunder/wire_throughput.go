@@ -96,6 +96,14 @@ func (s throughputStore) ListThroughput(ctx context.Context, limit int) ([]*load
 	return decodeAll[loadtest.Report](raw)
 }
 
+func (s throughputStore) ListUnfinished(ctx context.Context, limit int) ([]*loadtest.Report, error) {
+	raw, err := s.st.ListThroughput(ctx, limit, loadtest.StatusRunning, loadtest.StatusStopping)
+	if err != nil {
+		return nil, err
+	}
+	return decodeAll[loadtest.Report](raw)
+}
+
 // throughputAPI adapts the manager to the gateway's routes.
 type throughputAPI struct{ m *loadtest.Manager }
 

@@ -86,6 +86,18 @@ func (s *memStore) GetThroughput(_ context.Context, id string) (*loadtest.Report
 	return nil, orchestrator.ErrNotFound
 }
 
+func (s *memStore) ListUnfinished(_ context.Context, limit int) ([]*loadtest.Report, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*loadtest.Report
+	for _, r := range slices.Backward(s.reps) {
+		if r.Status == loadtest.StatusRunning || r.Status == loadtest.StatusStopping {
+			out = append(out, r)
+		}
+	}
+	return out[:min(limit, len(out))], nil
+}
+
 func (s *memStore) ListThroughput(_ context.Context, limit int) ([]*loadtest.Report, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

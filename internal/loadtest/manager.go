@@ -83,6 +83,9 @@ type Store interface {
 	GetThroughput(ctx context.Context, id string) (*Report, error)
 	// ListThroughput returns the newest reports first.
 	ListThroughput(ctx context.Context, limit int) ([]*Report, error)
+	// ListUnfinished returns the newest reports still running or
+	// stopping first.
+	ListUnfinished(ctx context.Context, limit int) ([]*Report, error)
 }
 
 // Target makes one run of a load test as userID and measures it.
@@ -246,7 +249,7 @@ func (m *Manager) finish(rep *Report) {
 // interruptedError is the error of a load test Recover ended.
 const interruptedError = "interrupted: the server that ran it stopped"
 
-// recoverScan is how many of the newest reports Recover looks through.
+// recoverScan is how many unfinished reports one Recover looks at.
 const recoverScan = 1000
 
 // Recover ends the load tests the store says are running (or stopping)
@@ -256,15 +259,12 @@ const recoverScan = 1000
 // saying why. It returns how many it ended. Every server calls it at
 // start and then periodically.
 func (m *Manager) Recover(ctx context.Context) (int, error) {
-	reps, err := m.store.ListThroughput(ctx, recoverScan)
+	reps, err := m.store.ListUnfinished(ctx, recoverScan)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, r := range reps {
-		if r.Status != StatusRunning && r.Status != StatusStopping {
-			continue
-		}
 		m.mu.Lock()
 		active := m.active != nil && m.active.ID == r.ID
 		m.mu.Unlock()
