@@ -869,6 +869,9 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 // must be recorded even when the history cannot be), then the final event
 // after its last stored one, its state and its freed locks (endStored).
 func (o *Orchestrator) endBroken(ctx context.Context, lr *liveRun, r Run, out outcome, history []Message) error {
+	if st := lr.log.pendingStart(); st != nil {
+		return o.endUnstarted(ctx, st, r, out, history)
+	}
 	if len(history) > 0 {
 		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		if err := o.store.AppendMessages(tctx, lr.sessionID, history); err != nil {
@@ -878,6 +881,25 @@ func (o *Orchestrator) endBroken(ctx context.Context, lr *liveRun, r Run, out ou
 	}
 	r.LastSeq = lr.log.visibleSeq()
 	return o.endStored(ctx, &r, out, lr.locks)
+}
+
+// endUnstarted ends, in the store alone, a run whose deferred start could
+// not be stored (the store refused the log's first write: a lock another
+// process stored, say): nothing of it is in the store and none of its
+// events was visible, so it is stored whole as it ended, its session, its
+// question and answer, and its final event as the first of its log, with
+// none of its locks. Its client is told how it ended, as the store says.
+func (o *Orchestrator) endUnstarted(ctx context.Context, st *runStart, r Run, out outcome, history []Message) error {
+	now := o.opts.Now()
+	sess := *st.session
+	sess.UpdatedAt = now
+	r.LastSeq = 1
+	final := Event{RunID: r.ID, SessionID: r.SessionID, Seq: 1, Type: EventFinal, Time: now,
+		Data: rawJSON(FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg})}
+	tail := RunTail{Messages: append(slices.Clip(st.msgs), history...), Events: []Event{final}}
+	return o.retry(ctx, "store the run", func(ctx context.Context) error {
+		return ownCreation(ctx, o.store, r.ID, o.store.CreateEndedRun(ctx, &sess, &r, tail))
+	})
 }
 
 // storeEnd stores the end of r, the session's time, the freed locks, the

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"errors"
 	"iter"
 	"time"
 )
@@ -151,7 +152,13 @@ func (o *Orchestrator) followStored(ctx context.Context, runID string, after int
 			continue
 		}
 		r, err := o.store.GetRun(ctx, runID)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNotFound) && o.liveRun(runID) != nil:
+			// Its deferred start was never stored and its log broke:
+			// it is being stored whole as it ended (endUnstarted), and
+			// this process wakes its followers once it is.
+			r = &Run{}
+		case err != nil:
 			yield(Event{}, err)
 			return
 		}

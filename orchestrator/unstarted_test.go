@@ -1,0 +1,53 @@
+package orchestrator_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/orchestrator/orchestratortest"
+)
+
+// blindLocks answers that no lock is held, as a store shared with another
+// process that took one since would.
+type blindLocks struct{ orchestrator.Store }
+
+func (blindLocks) LockHeld(context.Context, string) (bool, error) { return false, nil }
+
+// A run whose deferred start the store refuses at the log's first write
+// (here: its person's slot, stored meanwhile by another process on the
+// same database) ends failed, and is stored so: its question, its final
+// event as the first of its log, none of its locks. Its follower is told
+// how it ended, not that it does not exist.
+func TestUnstorableStartFailsTheRun(t *testing.T) {
+	ctx := t.Context()
+	store := blindLocks{orchestratortest.NewMemStore()}
+	if err := store.AcquireLock(ctx, "user:u#0", "other-process-run", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{OneProcess: true, Events: orchestrator.EventPolicy{BlockingDelay: time.Millisecond}},
+		turns: []orchestratortest.Turn{{Content: "late", Wait: gate}}})
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true})
+	defer close(gate)
+	evs := collect(t, h.o, run.ID, 0)
+	f := final(t, evs)
+	if len(evs) != 1 || evs[0].Seq != 1 || f.State != orchestrator.RunFailed || !strings.Contains(f.Error, "store") {
+		t.Fatalf("events = %+v, final %+v; want the final event alone, failed with the store's error", evs, f)
+	}
+	r, err := store.GetRun(ctx, run.ID)
+	if err != nil || r.State != orchestrator.RunFailed || r.LastSeq != 1 || r.Error != f.Error {
+		t.Fatalf("stored run = %+v, %v; want it failed as its follower was told", r, err)
+	}
+	if msgs, err := store.ListMessages(ctx, run.SessionID, 0); err != nil || len(msgs) == 0 || msgs[0].Content != "q" {
+		t.Fatalf("history = %+v, %v; want the question first", msgs, err)
+	}
+	if err := store.AcquireLock(ctx, "session:"+run.SessionID, "another", time.Minute); err != nil {
+		t.Fatalf("the run's session lock is held after it ended: %v", err)
+	}
+	if err := store.AcquireLock(ctx, "user:u#0", "third", time.Minute); err == nil {
+		t.Fatal("the other process's slot was freed by this run's end")
+	}
+}
