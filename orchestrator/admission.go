@@ -870,7 +870,10 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 // after its last stored one, its state and its freed locks (endStored).
 func (o *Orchestrator) endBroken(ctx context.Context, lr *liveRun, r Run, out outcome, history []Message) error {
 	if st := lr.log.pendingStart(); st != nil {
-		return o.endUnstarted(ctx, st, r, out, history)
+		if err := o.endUnstarted(ctx, st, r, out, history); !errors.Is(err, errStartStored) {
+			return err
+		}
+		// Its start is in the store after all: end it as a stored run.
 	}
 	if len(history) > 0 {
 		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -882,6 +885,10 @@ func (o *Orchestrator) endBroken(ctx context.Context, lr *liveRun, r Run, out ou
 	r.LastSeq = lr.log.visibleSeq()
 	return o.endStored(ctx, &r, out, lr.locks)
 }
+
+// errStartStored is endUnstarted's when the run's start is in the store
+// after all (a write whose outcome was unknown stored it).
+var errStartStored = errors.New("the run's start is stored")
 
 // endUnstarted ends, in the store alone, a run whose deferred start could
 // not be stored (the store refused the log's first write: a lock another
@@ -897,9 +904,13 @@ func (o *Orchestrator) endUnstarted(ctx context.Context, st *runStart, r Run, ou
 	final := Event{RunID: r.ID, SessionID: r.SessionID, Seq: 1, Type: EventFinal, Time: now,
 		Data: rawJSON(FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg})}
 	tail := RunTail{Messages: append(slices.Clip(st.msgs), history...), Events: []Event{final}}
-	return o.retry(ctx, "store the run", func(ctx context.Context) error {
-		return ownCreation(ctx, o.store, r.ID, o.store.CreateEndedRun(ctx, &sess, &r, tail))
-	})
+	err := o.retry(ctx, "store the run", func(ctx context.Context) error { return o.store.CreateEndedRun(ctx, &sess, &r, tail) })
+	if errors.Is(err, ErrConflict) {
+		if _, gerr := o.store.GetRun(ctx, r.ID); gerr == nil {
+			return errStartStored
+		}
+	}
+	return err
 }
 
 // storeEnd stores the end of r, the session's time, the freed locks, the

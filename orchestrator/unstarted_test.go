@@ -2,6 +2,7 @@ package orchestrator_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +50,45 @@ func TestUnstorableStartFailsTheRun(t *testing.T) {
 	}
 	if err := store.AcquireLock(ctx, "user:u#0", "third", time.Minute); err == nil {
 		t.Fatal("the other process's slot was freed by this run's end")
+	}
+}
+
+// lostAnswers stores a run's first write with events, then answers as if
+// the connection had dropped: the write's outcome is unknown to the run.
+type lostAnswers struct{ orchestrator.Store }
+
+func (s lostAnswers) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail, locks ...orchestrator.NewLock) error {
+	if len(tail.Events) == 0 {
+		return s.Store.CreateRunWith(ctx, sess, r, tail, locks...)
+	}
+	_ = s.Store.CreateRunWith(ctx, sess, r, tail, locks...)
+	return errors.New("connection lost")
+}
+
+// A deferred start whose write was stored although the run never heard
+// so (every attempt's answer was lost) is ended as a stored run: failed,
+// its final event after the events stored with its start, its locks
+// freed; the follower and the store agree.
+func TestStartStoredUnknowinglyIsEnded(t *testing.T) {
+	ctx := t.Context()
+	store := lostAnswers{orchestratortest.NewMemStore()}
+	gate := make(chan struct{})
+	h := newHarness(t, harnessOpts{store: store,
+		opts:  orchestrator.Options{StoreRetry: 20 * time.Millisecond, Events: orchestrator.EventPolicy{BlockingDelay: time.Millisecond}},
+		turns: []orchestratortest.Turn{{Content: "late", Wait: gate}}})
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true, Caller: orchestrator.CallerAgent})
+	defer close(gate)
+	evs := collect(t, h.o, run.ID, 0)
+	assertDense(t, evs, 1)
+	f := final(t, evs)
+	if f.State != orchestrator.RunFailed || !strings.Contains(f.Error, "connection lost") {
+		t.Fatalf("final = %+v; want failed with the store's error", f)
+	}
+	r, err := store.GetRun(ctx, run.ID)
+	if err != nil || r.State != orchestrator.RunFailed || r.LastSeq != evs[len(evs)-1].Seq {
+		t.Fatalf("stored run = %+v, %v; want it failed at the follower's last seq %d", r, err, evs[len(evs)-1].Seq)
+	}
+	if err := store.AcquireLock(ctx, "session:"+run.SessionID, "another", time.Minute); err != nil {
+		t.Fatalf("the run's session lock is held after it ended: %v", err)
 	}
 }
