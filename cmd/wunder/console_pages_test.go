@@ -117,7 +117,12 @@ func TestConsoleWorkspace(t *testing.T) {
 	b.do("open readme.md", chromedp.Click(chromedp.CSS(`nav.tree button[data-path="readme.md"]`)), chromedp.WaitVisible(chromedp.CSS(`.ws-text .markdown`)))
 	b.eval(`(() => { const i = document.querySelector('input[aria-label="Move or rename to"]'); i.value = 'docs/readme.md'; i.dispatchEvent(new Event('input', {bubbles: true})); return '' })()`)
 	b.do("move it", chromedp.Click(chromedp.Search(`//div[contains(@class,"actions-bar")]//button[text()="Move"]`)))
-	b.do("open the folder", chromedp.WaitVisible(chromedp.CSS(`nav.tree button[data-path="docs"]`)), chromedp.Click(chromedp.CSS(`nav.tree button[data-path="docs"]`)))
+	// The move ends with the status line ("Moved") above the tree and the
+	// tree reloaded: wait for both, then open the folder with a DOM click
+	// (a mouse click at coordinates read before the status line appeared
+	// landed on "/", which the line had moved there).
+	b.until("the move done", `!document.querySelector('nav.tree button[data-path="readme.md"]') && !!document.querySelector('p.status[role="status"]')`)
+	b.eval(`(() => { document.querySelector('nav.tree button[data-path="docs"]').click(); return '' })()`)
 	b.until("the moved file in it", `!!document.querySelector('nav.tree button[data-path="docs/readme.md"]') && !document.querySelector('nav.tree button[data-path="readme.md"]')`)
 	b.do("pick main.go", chromedp.Click(chromedp.CSS(`nav.tree button[data-path="main.go"]`)), chromedp.WaitVisible(chromedp.CSS(`pre.code`)))
 	// Clicked as DOM clicks: the status line above ("Moved") goes after a
