@@ -156,13 +156,11 @@ func (o *Orchestrator) followStored(ctx context.Context, runID string, after int
 		case errors.Is(err, ErrNotFound) && o.liveRun(runID) != nil:
 			// Its deferred start was never stored and its log broke:
 			// it is being stored whole as it ended (endUnstarted), and
-			// this process wakes its followers once it is.
-			r = &Run{}
+			// this process wakes its followers once it is (below).
 		case err != nil:
 			yield(Event{}, err)
 			return
-		}
-		if r.State.Terminal() {
+		case r.State.Terminal():
 			if r.LastSeq <= after {
 				return
 			}
