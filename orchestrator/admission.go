@@ -898,13 +898,11 @@ var errStartStored = errors.New("the run's start is stored")
 // none of its locks. Its client is told how it ended, as the store says.
 func (o *Orchestrator) endUnstarted(ctx context.Context, st *runStart, r Run, out outcome, history []Message) error {
 	now := o.opts.Now()
-	sess := *st.session
-	sess.UpdatedAt = now
 	r.LastSeq = 1
-	final := Event{RunID: r.ID, SessionID: r.SessionID, Seq: 1, Type: EventFinal, Time: now,
-		Data: rawJSON(FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg})}
-	tail := RunTail{Messages: append(slices.Clip(st.msgs), history...), Events: []Event{final}}
-	err := o.retry(ctx, "store the run", func(ctx context.Context) error { return o.store.CreateEndedRun(ctx, &sess, &r, tail) })
+	final := Event{RunID: r.ID, SessionID: r.SessionID, Seq: 1, Type: EventFinal, Time: now, Data: rawJSON(out.final())}
+	sess, msgs := st.whole(now, history)
+	tail := RunTail{Messages: msgs, Events: []Event{final}}
+	err := o.retry(ctx, "store the run", func(ctx context.Context) error { return o.store.CreateEndedRun(ctx, sess, &r, tail) })
 	if errors.Is(err, ErrConflict) {
 		if _, gerr := o.store.GetRun(ctx, r.ID); gerr == nil {
 			return errStartStored
@@ -917,19 +915,17 @@ func (o *Orchestrator) endUnstarted(ctx context.Context, st *runStart, r Run, ou
 // answer (history) and the log's last events with the final one in one
 // write (runLog.end, Store.EndRun); nothing of it is visible yet.
 func (o *Orchestrator) storeEnd(lr *liveRun, r *Run, out outcome, history []Message, now time.Time) error {
-	final := FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg}
-	return lr.log.end(EventFinal, final, func(batch []Event, kept []Message) error {
+	return lr.log.end(EventFinal, out.final(), func(batch []Event, kept []Message) error {
 		r.LastSeq = batch[len(batch)-1].Seq // the final event
 		tail := RunTail{Messages: append(kept, history...), Events: batch}
 		if st := lr.log.pendingStart(); st != nil {
 			// Nothing of the run is stored yet (Start deferred it): the
 			// run, its session and its whole history in one write. Its
 			// locks were never stored, so there are none to free.
-			sess := *st.session
-			sess.UpdatedAt = now
-			tail.Messages = append(slices.Clip(st.msgs), tail.Messages...)
+			sess, msgs := st.whole(now, tail.Messages)
+			tail.Messages = msgs
 			return o.retry(context.Background(), "store the run", func(ctx context.Context) error {
-				return ownCreation(ctx, o.store, r.ID, o.store.CreateEndedRun(ctx, &sess, r, tail))
+				return ownCreation(ctx, o.store, r.ID, o.store.CreateEndedRun(ctx, sess, r, tail))
 			})
 		}
 		return o.retry(context.Background(), "store the run's end", func(ctx context.Context) error {

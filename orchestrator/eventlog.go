@@ -296,6 +296,15 @@ func ownCreation(ctx context.Context, store Store, runID string, err error) erro
 	return err
 }
 
+// whole is what a run stored whole from its deferred start stores beside
+// the run: its session, touched at now, and its history, the start's
+// question then history.
+func (st *runStart) whole(now time.Time, history []Message) (*Session, []Message) {
+	sess := *st.session
+	sess.UpdatedAt = now
+	return &sess, append(slices.Clip(st.msgs), history...)
+}
+
 // deferStart makes st the run's start, stored with the log's first write.
 func (l *runLog) deferStart(st *runStart) {
 	l.startMu.Lock()
@@ -425,15 +434,13 @@ func (l *runLog) delay() {
 // the budget, and makes the events visible; what cannot be stored breaks
 // the log.
 func (l *runLog) persist(batch []Event, msgs []Message) {
-	events := batch // still to store
 	err := retryFor(context.Background(), l.retryBudget, func(ctx context.Context) error {
 		// A start not stored yet takes them with it: one write.
-		stored, err := l.storeStartWith(ctx, RunTail{Messages: msgs, Events: events})
+		stored, err := l.storeStartWith(ctx, RunTail{Messages: msgs, Events: batch})
 		if err != nil {
 			return fmt.Errorf("store the run's start: %w", err)
 		}
 		if stored {
-			msgs, events = nil, nil
 			return nil
 		}
 		if len(msgs) > 0 {
@@ -442,10 +449,10 @@ func (l *runLog) persist(batch []Event, msgs []Message) {
 			}
 			msgs = nil // stored: a retry is for the events
 		}
-		if len(events) == 0 {
+		if len(batch) == 0 {
 			return nil
 		}
-		return l.store.AppendEvents(ctx, events)
+		return l.store.AppendEvents(ctx, batch)
 	}, func(attempt int, err error) {
 		l.log.Warn("events not stored yet; retrying", "run_id", l.runID, "attempt", attempt, "err", err)
 	})

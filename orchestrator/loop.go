@@ -20,6 +20,11 @@ type outcome struct {
 	errMsg  string
 }
 
+// final is the data of the final event that says how the run ended.
+func (out outcome) final() FinalData {
+	return FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg}
+}
+
 // execute runs lr's agent loop to its end. It never panics: a panic in the
 // loop (or a tool it calls on this goroutine) fails the run.
 func (o *Orchestrator) execute(lr *liveRun) (out outcome) {

@@ -258,7 +258,7 @@ func (o *Orchestrator) endStored(ctx context.Context, r *Run, out outcome, keys 
 	} else {
 		seq++
 		tail.Events = []Event{{RunID: r.ID, SessionID: r.SessionID, Seq: seq, Type: EventFinal, Time: now,
-			Data: rawJSON(FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg})}}
+			Data: rawJSON(out.final())}}
 		r.State, r.StopReason, r.Answer, r.Error, r.Usage = out.state, out.stop, out.answer, out.errMsg, out.usage
 		r.FinishedAt = &now
 	}

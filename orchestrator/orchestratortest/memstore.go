@@ -350,33 +350,13 @@ func (m *memStore) EndRun(_ context.Context, r *orchestrator.Run, at time.Time, 
 	return nil
 }
 
-func (m *memStore) CreateEndedRun(_ context.Context, s *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail) error {
-	if s == nil || s.ID == "" || r == nil || r.ID == "" || r.SessionID != s.ID {
-		return fmt.Errorf("%w: a new session and a run of it are required", orchestrator.ErrInvalidArgument)
+// CreateEndedRun is CreateRunWith without locks, for a new session, as
+// the store's is.
+func (m *memStore) CreateEndedRun(ctx context.Context, s *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail) error {
+	if s == nil {
+		return fmt.Errorf("%w: a new session is required", orchestrator.ErrInvalidArgument)
 	}
-	s.CreatedAt, s.UpdatedAt = stamp(s.CreatedAt), stamp(s.UpdatedAt)
-	r.CreatedAt = stamp(r.CreatedAt)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	srow, rrow := storedSession(*s), storedRun(*r)
-	if _, ok := m.sessions[srow.ID]; ok {
-		return fmt.Errorf("%w: session %s exists", orchestrator.ErrConflict, s.ID)
-	}
-	if _, ok := m.runs[rrow.ID]; ok {
-		return fmt.Errorf("%w: run %s exists", orchestrator.ErrConflict, r.ID)
-	}
-	// Checked with the run in place (the events are of it), removed
-	// again when they fail: all or nothing.
-	m.runs[rrow.ID] = *cloneRun(rrow)
-	evs, err := m.checkEventsLocked(tail.Events)
-	if err != nil {
-		delete(m.runs, rrow.ID)
-		return err
-	}
-	m.sessions[srow.ID] = srow
-	m.appendMessagesLocked(srow.ID, tail.Messages)
-	m.appendEventsLocked(evs)
-	return nil
+	return m.CreateRunWith(ctx, s, r, tail)
 }
 
 func (m *memStore) updateRunLocked(r *orchestrator.Run) error {
