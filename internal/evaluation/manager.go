@@ -522,10 +522,11 @@ func (m *Manager) Recover(ctx context.Context) (int, error) {
 		if active {
 			continue
 		}
-		if gone, err := orchestrator.Orphaned(ctx, m.opts.Instances, r.Instance); err != nil || !gone {
-			if err != nil {
-				return n, err
-			}
+		gone, err := orchestrator.Orphaned(ctx, m.opts.Instances, r.Instance)
+		if err != nil {
+			return n, err
+		}
+		if !gone {
 			continue
 		}
 		if err := m.interrupt(ctx, r); err != nil {

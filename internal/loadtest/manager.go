@@ -271,10 +271,11 @@ func (m *Manager) Recover(ctx context.Context) (int, error) {
 		if active {
 			continue
 		}
-		if gone, err := orchestrator.Orphaned(ctx, m.inst, r.Instance); err != nil || !gone {
-			if err != nil {
-				return n, err
-			}
+		gone, err := orchestrator.Orphaned(ctx, m.inst, r.Instance)
+		if err != nil {
+			return n, err
+		}
+		if !gone {
 			continue
 		}
 		now := time.Now().UTC()
