@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
 // skipBackend offers no tools, so every case that requires one is skipped
@@ -147,22 +148,6 @@ func (s *memStore) ListRuns(_ context.Context, f Filter) ([]*Run, error) {
 
 func (s *memStore) DeleteRun(context.Context, string) (int, error) { return 0, errors.New("not here") }
 
-// instances plays the core's instances: "me" is this one, the others are
-// alive unless listed gone.
-type instances struct {
-	gone map[string]bool
-	err  error
-}
-
-func (instances) InstanceID() string              { return "me" }
-func (instances) HoldLease(context.Context) error { return nil }
-func (i instances) InstanceGone(_ context.Context, id string) (bool, error) {
-	if id == "me" {
-		return false, nil
-	}
-	return i.gone[id], i.err
-}
-
 // An evaluation the store says is running while no server runs it (its
 // server crashed) is ended by Recover: failed, its unfinished case an
 // error, its score over the cases it graded. A run of a live instance, a
@@ -185,7 +170,7 @@ func TestRecoverEndsOrphanedRuns(t *testing.T) {
 
 	sets := []CaseSet{{Name: "s", Cases: []Case{{ID: "c1", Question: "q", Requires: Requires{Tools: []string{"nope"}}}}}}
 	release := make(chan struct{})
-	inst := instances{gone: map[string]bool{"crashed": true}}
+	inst := orchestratortest.Instances{ID: "me", Gone: map[string]bool{"crashed": true}}
 	m := NewManager(skipBackend{release: release}, nil, store, Options{Cases: func() ([]CaseSet, error) { return sets, nil }, Instances: inst})
 	defer m.Close()
 	defer close(release)
@@ -228,7 +213,7 @@ func TestRecoverEndsOrphanedRuns(t *testing.T) {
 	// The store cannot say whether an instance is gone: Recover says so
 	// and ends nothing it is not sure of.
 	_ = store.SaveRun(ctx, &Run{ID: "ev_unsure", Status: StatusRunning, Instance: "replica", StartedAt: started})
-	m.opts.Instances = instances{err: errors.New("store away")}
+	m.opts.Instances = orchestratortest.Instances{ID: "me", Err: errors.New("store away")}
 	if _, err := m.Recover(ctx); err == nil {
 		t.Error("Recover with the store away: no error")
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wunder/wunder/internal/loadtest"
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
 func TestDriveRunsEveryWorker(t *testing.T) {
@@ -237,16 +238,6 @@ func TestManagerFinalNotStored(t *testing.T) {
 	}
 }
 
-// instances plays the core's instances: "me" is this one, the others are
-// alive unless listed gone.
-type instances struct{ gone map[string]bool }
-
-func (instances) InstanceID() string              { return "me" }
-func (instances) HoldLease(context.Context) error { return nil }
-func (i instances) InstanceGone(_ context.Context, id string) (bool, error) {
-	return id != "me" && i.gone[id], nil
-}
-
 // A load test the store says is running or stopping while no server runs
 // it (its server crashed) is ended by Recover: stopped, saying why. One of
 // a live instance, the one this server runs, and an ended one are left
@@ -272,7 +263,7 @@ func TestRecoverEndsOrphanedTests(t *testing.T) {
 		}
 		return loadtest.Sample{Total: time.Millisecond, First: time.Millisecond}
 	}
-	m := loadtest.NewManager(store, target, limits, instances{gone: map[string]bool{"crashed": true}}, nil)
+	m := loadtest.NewManager(store, target, limits, orchestratortest.Instances{ID: "me", Gone: map[string]bool{"crashed": true}}, nil)
 	defer m.Close()
 	defer close(release)
 	live, err := m.Start(ctx, loadtest.Request{Concurrency: []int{1}, RunsPerStep: 1})
