@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,21 +49,14 @@ func TestJanitorPrunesOldEvents(t *testing.T) {
 			// Tool logs are written in the background (monitoring data): a
 			// run's may be stored after its end. The passes below count
 			// them, so wait until each call's log is there.
-			deadline := time.Now().Add(30 * time.Second)
 			for user, n := range calls {
-				for {
+				waitFor(t, 30*time.Second, fmt.Sprintf("the logs of %s's %d tool calls", user, n), func() bool {
 					stats, err := s.app.store.ToolCallStats(t.Context(), orchestrator.ToolLogFilter{UserID: user})
 					if err != nil {
 						t.Fatal(err)
 					}
-					if len(stats) >= n {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("%s's %d tool calls have %d logs after 30 s", user, n, len(stats))
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
+					return len(stats) >= n
+				})
 			}
 			j := s.app.janitor
 			// As of now nothing ended a day ago.

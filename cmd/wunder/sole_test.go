@@ -94,7 +94,7 @@ func TestSQLitePersonsSlotUnderContention(t *testing.T) {
 	// The admitted run is listed once its start is stored (its log's
 	// first write), then cancelled: its request ends.
 	var runID string
-	for deadline := time.Now().Add(10 * time.Second); runID == "" && time.Now().Before(deadline); {
+	waitFor(t, 10*time.Second, "the admitted run in zed's runs", func() bool {
 		var list struct {
 			Runs []struct {
 				RunID string `json:"run_id"`
@@ -106,10 +106,8 @@ func TestSQLitePersonsSlotUnderContention(t *testing.T) {
 		if len(list.Runs) > 0 {
 			runID = list.Runs[0].RunID
 		}
-	}
-	if runID == "" {
-		t.Fatal("the admitted run never appeared in zed's runs")
-	}
+		return runID != ""
+	})
 	res := s.rest(t, "POST", "/wunder/runs/"+runID+"/cancel?user_id=zed", "", nil)
 	res.Body.Close()
 	if code := <-codes; code != 200 {
