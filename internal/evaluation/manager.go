@@ -545,12 +545,17 @@ func (m *Manager) interrupt(ctx context.Context, r *Run) error {
 		return err
 	}
 	for _, it := range items {
-		if it.Status != StatusActive {
+		switch {
+		case it.Status == StatusActive:
+			it.Status, it.Score, it.Error = StatusError, 0, interruptedError
+			if err := m.store.SaveItem(ctx, it); err != nil {
+				return err
+			}
+		case it.Status == StatusError && it.Error == interruptedError:
+			// Ended by an earlier Recover whose run then was not
+			// stored: the stored run has not counted it yet.
+		default:
 			continue
-		}
-		it.Status, it.Score, it.Error = StatusError, 0, interruptedError
-		if err := m.store.SaveItem(ctx, it); err != nil {
-			return err
 		}
 		r.Errors++
 	}

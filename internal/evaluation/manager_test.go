@@ -221,3 +221,39 @@ func TestRecoverEndsOrphanedRuns(t *testing.T) {
 		t.Errorf("a run of an instance nobody could check became %s", r.Status)
 	}
 }
+
+// refusingEnds refuses to store a run that ended failed while refuse is set.
+type refusingEnds struct {
+	*memStore
+	refuse bool
+}
+
+func (s *refusingEnds) SaveRun(ctx context.Context, r *Run) error {
+	if s.refuse && r.Status == StatusFailed {
+		return errors.New("store away")
+	}
+	return s.memStore.SaveRun(ctx, r)
+}
+
+// A Recover whose run's end could not be stored ends it at the next one,
+// with the same counts: the case it ended before still counts as an error.
+func TestRecoverAgainAfterItsEndWasNotStored(t *testing.T) {
+	ctx := t.Context()
+	store := &refusingEnds{memStore: newMemStore(), refuse: true}
+	started := time.Now().Add(-time.Minute).UTC()
+	_ = store.SaveRun(ctx, &Run{ID: "ev_gone", Status: StatusRunning, Instance: "crashed", CaseCount: 2, Passed: 1, StartedAt: started})
+	_ = store.SaveItem(ctx, &Item{RunID: "ev_gone", CaseID: "c1", Status: StatusPassed, Score: 1})
+	_ = store.SaveItem(ctx, &Item{RunID: "ev_gone", CaseID: "c2", Status: StatusActive})
+	m := NewManager(skipBackend{}, nil, store, Options{Instances: orchestratortest.Instances{ID: "me", Gone: map[string]bool{"crashed": true}}})
+	defer m.Close()
+	if _, err := m.Recover(ctx); err == nil {
+		t.Fatal("Recover with the run's end refused: no error")
+	}
+	store.refuse = false
+	if n, err := m.Recover(ctx); n != 1 || err != nil {
+		t.Fatalf("Recover again = %d, %v; want the run ended", n, err)
+	}
+	if r, _ := store.GetRun(ctx, "ev_gone"); r.Status != StatusFailed || r.Passed != 1 || r.Errors != 1 || r.Score != 50 {
+		t.Errorf("ev_gone = %s, %d passed, %d errors, score %v; want failed, 1, 1 and 50", r.Status, r.Passed, r.Errors, r.Score)
+	}
+}
