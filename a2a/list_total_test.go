@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,6 +48,7 @@ func TestListTasksTotalSizeExact(t *testing.T) {
 	resp.Body.Close()
 
 	token := ""
+	var seen []string
 	for page := 1; page <= 3; page++ {
 		list, err := c.ListTasks(t.Context(), &sdk.ListTasksRequest{ContextID: ctxID, PageSize: 1, PageToken: token})
 		if err != nil {
@@ -55,10 +57,19 @@ func TestListTasksTotalSizeExact(t *testing.T) {
 		if list.TotalSize != 3 || len(list.Tasks) != 1 {
 			t.Fatalf("page %d: totalSize %d with %d tasks, want 3 and 1", page, list.TotalSize, len(list.Tasks))
 		}
+		if slices.Contains(seen, string(list.Tasks[0].ID)) {
+			t.Fatalf("page %d shows task %s again", page, list.Tasks[0].ID)
+		}
+		seen = append(seen, string(list.Tasks[0].ID))
 		token = list.NextPageToken
 	}
 	if token != "" {
 		t.Fatalf("a fourth page is announced: %q", token)
+	}
+	// A token from before keyset pages (an offset) is still honoured.
+	second, err := c.ListTasks(t.Context(), &sdk.ListTasksRequest{ContextID: ctxID, PageSize: 1, PageToken: "1"})
+	if err != nil || len(second.Tasks) != 1 || string(second.Tasks[0].ID) != seen[1] {
+		t.Fatalf("ListTasks(pageToken 1) = %+v, %v; want task %s", second, err, seen[1])
 	}
 	all, err := c.ListTasks(t.Context(), &sdk.ListTasksRequest{PageSize: 2})
 	if err != nil || all.TotalSize != 4 {

@@ -284,13 +284,18 @@ func (h *Handler) listTasks(ctx context.Context, c *call) (any, error) {
 		size = defaultPageSize
 	}
 	size = min(size, maxPageSize)
-	offset := 0
+	// A page token is the last task's place in the list (the next page is
+	// read alone, however deep); a number is a token from before keyset
+	// pages, an offset.
+	pg := orchestrator.Page{Limit: size + 1}
 	if p.PageToken != "" {
-		if offset, err = strconv.Atoi(p.PageToken); err != nil || offset < 0 {
+		if n, err := strconv.Atoi(p.PageToken); err == nil && n >= 0 {
+			pg.Offset = n
+		} else if pg.After, err = orchestrator.ParsePageToken(p.PageToken); err != nil {
 			return nil, errParams("pageToken is not one this agent issued")
 		}
 	}
-	f := orchestrator.RunFilter{UserID: c.userID, SessionID: p.ContextID, Page: orchestrator.Page{Limit: size + 1, Offset: offset}}
+	f := orchestrator.RunFilter{UserID: c.userID, SessionID: p.ContextID, Page: pg}
 	if p.Status != "" {
 		if f.States = runStates(p.Status); len(f.States) == 0 {
 			// A state of the spec no wunder task is ever in (rejected,
@@ -304,7 +309,8 @@ func (h *Handler) listTasks(ctx context.Context, c *call) (any, error) {
 	}
 	next := ""
 	if len(runs) > size {
-		runs, next = runs[:size], strconv.Itoa(offset+size)
+		runs = runs[:size]
+		next = orchestrator.RunKey(runs[size-1]).Token()
 	}
 	hl := p.HistoryLength
 	if hl == nil {
@@ -319,7 +325,7 @@ func (h *Handler) listTasks(ctx context.Context, c *call) (any, error) {
 		}
 		tasks = append(tasks, w.EncodeTask(c.v, t))
 	}
-	total := offset + len(runs) // a lower bound when the backend cannot count
+	total := pg.Offset + len(runs) // a lower bound when the backend cannot count
 	if next != "" {
 		total++
 	}

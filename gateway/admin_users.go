@@ -26,19 +26,20 @@ func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := pageOf(r)
 	if err != nil {
-		writeProblem(w, r, http.StatusBadRequest, "invalid_argument", err.Error())
+		writeError(w, r, err)
 		return
 	}
-	us, err := s.opts.Auth.Accounts.ListUsers(r.Context(), page)
+	us, err := s.opts.Auth.Accounts.ListUsers(r.Context(), page.page)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	us, next := cutPage(page, us, orchestrator.UserKey)
 	out := make([]*userView, len(us))
 	for i, u := range us {
 		out[i] = viewUser(u)
 	}
-	writeJSON(w, r, http.StatusOK, map[string]any{"users": out})
+	writeJSON(w, r, http.StatusOK, map[string]any{"users": out, "next_cursor": next})
 }
 
 type createUserRequest struct {

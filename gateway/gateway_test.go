@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -248,6 +251,8 @@ func TestBadRequests(t *testing.T) {
 		{"sessions without user", "GET", "/wunder/sessions", "", nil, 400, "missing_user_id"},
 		{"tools without user", "GET", "/wunder/tools", "", nil, 400, "missing_user_id"},
 		{"bad paging", "GET", "/wunder/sessions?user_id=u&limit=-1", "", nil, 400, "invalid_argument"},
+		{"bad cursor", "GET", "/wunder/sessions?user_id=u&cursor=%25%25", "", nil, 400, "invalid_argument"},
+		{"cursor not issued here", "GET", "/wunder/runs?user_id=u&cursor=bm8tZG90", "", nil, 400, "invalid_argument"},
 		{"wrong method", "GET", "/wunder", "", nil, 405, "method_not_allowed"},
 		{"no such route", "GET", "/nope", "", nil, 404, "route_not_found"},
 	}
@@ -323,6 +328,77 @@ func TestAPIKey(t *testing.T) {
 	}
 	if r := e.do(t, "GET", "/healthz", ""); r.StatusCode != 200 {
 		t.Fatalf("healthz needs no key: %d", r.StatusCode)
+	}
+}
+
+// Lists page by cursor: pages of two walk every session and run once, in
+// the order of the whole list, and the last page has no next cursor.
+func TestListsPageByCursor(t *testing.T) {
+	var turns []orchestratortest.Turn
+	for range 5 {
+		turns = append(turns, orchestratortest.Turn{Content: "ok"})
+	}
+	e := newEnv(t, envOpts{turns: turns})
+	for i := range 5 {
+		resp := e.do(t, "POST", "/wunder", fmt.Sprintf(`{"user_id":"u","question":"q%d","stream":false}`, i))
+		if resp.StatusCode != 200 {
+			t.Fatalf("run %d: %d", i, resp.StatusCode)
+		}
+	}
+	type item struct {
+		SessionID string `json:"session_id"`
+		RunID     string `json:"run_id"`
+	}
+	list := func(path string) ([]item, string) {
+		t.Helper()
+		resp := e.do(t, "GET", path, "")
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d", path, resp.StatusCode)
+		}
+		var body struct {
+			Sessions, Runs []item
+			Next           *string `json:"next_cursor"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Next == nil {
+			t.Fatalf("GET %s: %+v, %v (next_cursor always present)", path, body, err)
+		}
+		return append(body.Sessions, body.Runs...), *body.Next
+	}
+	for _, c := range []struct {
+		path string
+		id   func(item) string
+	}{
+		{"/wunder/sessions?user_id=u", func(i item) string { return i.SessionID }},
+		{"/wunder/runs?user_id=u", func(i item) string { return i.RunID }},
+	} {
+		all, next := list(c.path)
+		if len(all) != 5 || next != "" {
+			t.Fatalf("%s: %d items, next %q; want 5 and none", c.path, len(all), next)
+		}
+		var want, got []string
+		for _, x := range all {
+			want = append(want, c.id(x))
+		}
+		cursor := ""
+		for page := 0; page < 3; page++ {
+			items, next := list(c.path + "&limit=2&cursor=" + url.QueryEscape(cursor))
+			for _, x := range items {
+				got = append(got, c.id(x))
+			}
+			if (page < 2) != (next != "") {
+				t.Fatalf("%s page %d: next cursor %q", c.path, page, next)
+			}
+			cursor = next
+		}
+		if !slices.Equal(want, got) {
+			t.Fatalf("%s by cursor: %v; want %v", c.path, got, want)
+		}
+		// An offset counts from the cursor.
+		first, next := list(c.path + "&limit=1")
+		rest, _ := list(c.path + "&limit=2&offset=1&cursor=" + url.QueryEscape(next))
+		if len(first) != 1 || len(rest) != 2 || c.id(rest[0]) != want[2] || c.id(rest[1]) != want[3] {
+			t.Fatalf("%s offset 1 after the first: %v; want %v", c.path, rest, want[2:4])
+		}
 	}
 }
 

@@ -22,7 +22,7 @@ import (
 // session's runs and events, cancel and delete, and a snapshot of the
 // process. Admin only.
 //
-//	GET    /wunder/admin/monitor                      ?state=&user_id=&since=&limit=(50, at most 500)&offset=
+//	GET    /wunder/admin/monitor                      ?state=&user_id=&since=&limit=(50, at most 500)&cursor=&offset=
 //	GET    /wunder/admin/monitor/tool_usage           ?since=&tool=&user_id=&group=hour|user
 //	GET    /wunder/admin/monitor/system
 //	GET    /wunder/admin/monitor/{session_id}         ?events=N
@@ -104,16 +104,19 @@ func (m *monitorRoutes) runs(w http.ResponseWriter, r *http.Request) {
 			f.States = append(f.States, state)
 		}
 	}
-	if f.Page, err = pageOf(r); err != nil {
+	page, err := pageOf(r)
+	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	f.Page = page.page
 	runs, err := m.mon.Monitor(r.Context(), f)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, map[string]any{"runs": nonNil(runs)})
+	runs, next := cutPage(page, runs, func(v orchestrator.RunView) *orchestrator.PageKey { return orchestrator.RunKey(&v.Run) })
+	writeJSON(w, r, http.StatusOK, map[string]any{"runs": runs, "next_cursor": next})
 }
 
 func containsState(s orchestrator.RunState) bool {
@@ -333,7 +336,7 @@ func diskUse(dir string) map[string]any {
 // sessions, and deleting a user's data. Admin only.
 //
 //	GET    /wunder/admin/users                        ?limit=&offset=
-//	GET    /wunder/admin/users/{user_id}/sessions     ?limit=&offset=
+//	GET    /wunder/admin/users/{user_id}/sessions     ?limit=&cursor=&offset=
 //	DELETE /wunder/admin/users/{user_id}?confirm={user_id}
 
 // UserData is what the users routes need of the core.
@@ -358,12 +361,18 @@ func (s *Server) userDataRoutes() {
 			writeError(w, r, err)
 			return
 		}
-		users, err := ud.Users(r.Context(), p)
+		if p.page.After != nil {
+			// Ranked by last activity over every session: offsets only.
+			writeError(w, r, fmt.Errorf("%w: this list pages by offset; cursor is not supported", orchestrator.ErrInvalidArgument))
+			return
+		}
+		users, err := ud.Users(r.Context(), p.page)
 		if err != nil {
 			writeError(w, r, err)
 			return
 		}
-		writeJSON(w, r, http.StatusOK, map[string]any{"users": nonNil(users)})
+		more := len(users) > p.size
+		writeJSON(w, r, http.StatusOK, map[string]any{"users": nonNil(users[:min(len(users), p.size)]), "has_more": more})
 	})
 	s.mux.HandleFunc("GET /wunder/admin/users/{user_id}/sessions", func(w http.ResponseWriter, r *http.Request) {
 		if !adminOnly(w, r) {
@@ -379,12 +388,13 @@ func (s *Server) userDataRoutes() {
 			writeError(w, r, err)
 			return
 		}
-		sessions, err := s.b.ListSessions(r.Context(), user, p)
+		sessions, err := s.b.ListSessions(r.Context(), user, p.page)
 		if err != nil {
 			writeError(w, r, err)
 			return
 		}
-		writeJSON(w, r, http.StatusOK, map[string]any{"user_id": user, "sessions": nonNil(sessions)})
+		sessions, next := cutPage(p, sessions, orchestrator.SessionKey)
+		writeJSON(w, r, http.StatusOK, map[string]any{"user_id": user, "sessions": sessions, "next_cursor": next})
 	})
 	s.mux.HandleFunc("DELETE /wunder/admin/users/{user_id}", func(w http.ResponseWriter, r *http.Request) {
 		if !adminOnly(w, r) {

@@ -27,15 +27,16 @@ func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) {
 	}
 	page, err := pageOf(r)
 	if err != nil {
-		writeProblem(w, r, http.StatusBadRequest, "invalid_argument", err.Error())
+		writeError(w, r, err)
 		return
 	}
-	sessions, err := s.b.ListSessions(r.Context(), userID, page)
+	sessions, err := s.b.ListSessions(r.Context(), userID, page.page)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, r, http.StatusOK, map[string]any{"sessions": nonNil(sessions)})
+	sessions, next := cutPage(page, sessions, orchestrator.SessionKey)
+	writeJSON(w, r, http.StatusOK, map[string]any{"sessions": sessions, "next_cursor": next})
 }
 
 // handleGetSession is GET /wunder/sessions/{id}: the session and its

@@ -168,7 +168,8 @@ type AccountStore interface {
 	// are set to now and written back.
 	CreateUser(ctx context.Context, u *User) error
 	GetUser(ctx context.Context, id string) (*User, error)
-	// ListUsers returns users ordered by id.
+	// ListUsers returns users ordered by id; a page After a [UserKey]
+	// reads only that page.
 	ListUsers(ctx context.Context, page Page) ([]*User, error)
 	// UpdateUser writes display name, roles, disabled, password hash and
 	// UpdatedAt (set to now when zero).

@@ -21,7 +21,8 @@ type NewLock struct {
 type Store interface {
 	CreateSession(ctx context.Context, s *Session) error
 	GetSession(ctx context.Context, id string) (*Session, error)
-	// ListSessions returns the user's sessions, most recently updated first.
+	// ListSessions returns the user's sessions, most recently updated
+	// first; a page After a [SessionKey] reads only that page.
 	ListSessions(ctx context.Context, userID string, page Page) ([]*Session, error)
 	// TouchSession sets the session's title (when not empty) and UpdatedAt.
 	TouchSession(ctx context.Context, id, title string, at time.Time) error
@@ -29,7 +30,9 @@ type Store interface {
 	// tool logs.
 	DeleteSession(ctx context.Context, id string) error
 	// ListUserStats lists the users that have sessions, with their counts
-	// of sessions and runs, most recently active first.
+	// of sessions and runs, most recently active first. It aggregates every
+	// session to order them, so it pages by offset alone: a page After a
+	// key is an ErrInvalidArgument.
 	ListUserStats(ctx context.Context, page Page) ([]UserStats, error)
 	// DeleteUserData removes every session of the user as DeleteSession
 	// does, the user's tool logs and, in a store that keeps memory
@@ -90,7 +93,7 @@ type Store interface {
 	RequestCancel(ctx context.Context, runID string) (*Run, error)
 	GetRun(ctx context.Context, id string) (*Run, error)
 	// ListRuns returns runs, newest first, filtered by user and/or session
-	// (empty means any).
+	// (empty means any); a page After a [RunKey] reads only that page.
 	ListRuns(ctx context.Context, f RunFilter) ([]*Run, error)
 
 	// AppendEvents stores events; (run_id, seq) is unique and a duplicate is

@@ -1,7 +1,11 @@
 package orchestrator
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -162,7 +166,73 @@ type ToolLog struct {
 }
 
 // Page bounds a listing. Zero Limit means the store's default.
+//
+// A listing pages in one of two ways. After, the keyset way, starts the
+// page after an item of the page before (its [PageKey]): the store reads
+// the page alone, however deep it is, and an item inserted or moved
+// meanwhile is neither shown twice nor makes another skipped. Offset skips
+// that many items: the store reads every one of them to skip it, so a deep
+// page costs its depth. When both are set, Offset counts from After.
 type Page struct {
 	Limit  int
 	Offset int
+	After  *PageKey
+}
+
+// PageKey is an item's place in its listing's order, where the next page
+// starts: for sessions (newest updated first) the session's UpdatedAt and
+// ID, for runs (newest first) the run's CreatedAt and ID, for users (by
+// ID) the user's ID with a zero At.
+type PageKey struct {
+	At time.Time
+	ID string
+}
+
+// SessionKey is where a listing of sessions goes on after s.
+func SessionKey(s *Session) *PageKey { return &PageKey{At: s.UpdatedAt, ID: s.ID} }
+
+// RunKey is where a listing of runs goes on after r.
+func RunKey(r *Run) *PageKey { return &PageKey{At: r.CreatedAt, ID: r.ID} }
+
+// UserKey is where a listing of users goes on after u.
+func UserKey(u *User) *PageKey { return &PageKey{ID: u.ID} }
+
+// Before reports whether the item at (at, id) comes after k in a listing
+// ordered newest first (descending At, then descending ID): the items a
+// page after k holds.
+func (k *PageKey) Before(at time.Time, id string) bool {
+	if c := at.Compare(k.At); c != 0 {
+		return c < 0
+	}
+	return id < k.ID
+}
+
+// Token encodes k for a client to send back: opaque, URL-safe, and
+// read by [ParsePageToken].
+func (k *PageKey) Token() string {
+	var b []byte
+	if !k.At.IsZero() {
+		b = strconv.AppendInt(b, k.At.UnixMicro(), 10)
+	}
+	b = append(append(b, '.'), k.ID...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// ParsePageToken decodes what [PageKey.Token] encoded; anything else is
+// an ErrInvalidArgument.
+func ParsePageToken(tok string) (*PageKey, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	at, id, ok := strings.Cut(string(raw), ".")
+	if err != nil || !ok || id == "" {
+		return nil, fmt.Errorf("%w: the page token is not one this server issued", ErrInvalidArgument)
+	}
+	k := &PageKey{ID: id}
+	if at != "" {
+		us, err := strconv.ParseInt(at, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the page token is not one this server issued", ErrInvalidArgument)
+		}
+		k.At = time.UnixMicro(us).UTC()
+	}
+	return k, nil
 }

@@ -102,7 +102,11 @@ func (s *Store) GetUser(ctx context.Context, id string) (*orchestrator.User, err
 // ListUsers implements [orchestrator.AccountStore].
 func (s *Store) ListUsers(ctx context.Context, p orchestrator.Page) ([]*orchestrator.User, error) {
 	var rows []userRow
-	if err := paged(s.db.NewSelect().Model(&rows).OrderExpr("id ASC"), p).Scan(ctx); err != nil {
+	q := s.db.NewSelect().Model(&rows).OrderExpr("id ASC")
+	if p.After != nil {
+		q = q.Where("id > ?", p.After.ID)
+	}
+	if err := paged(q, p).Scan(ctx); err != nil {
 		return nil, dbErr(err, "list users", "")
 	}
 	out := make([]*orchestrator.User, len(rows))

@@ -64,7 +64,7 @@ func TestQueryPlansStayIndexed(t *testing.T) {
 				t.Fatalf("the workload sent %d statements; the hook is not seeing them", len(stmts))
 			}
 			seen := map[string]bool{}
-			explained := 0
+			explained, keyset := 0, 0
 			for _, q := range stmts {
 				verb := strings.ToUpper(strings.Fields(q)[0])
 				if verb != "SELECT" && verb != "UPDATE" && verb != "DELETE" && verb != "WITH" {
@@ -83,8 +83,17 @@ func TestQueryPlansStayIndexed(t *testing.T) {
 				if table, bad := fullScan(be.name, q, plan); bad {
 					t.Errorf("reads %s without an index:\n  %s\nplan:\n%s", table, q, plan)
 				}
+				if strings.Contains(q, keysetCondition) {
+					keyset++
+					if !keysetBound[be.name].MatchString(plan) {
+						t.Errorf("pages after a key by reading up to it, not by the index's range:\n  %s\nplan:\n%s", q, plan)
+					}
+				}
 			}
-			t.Logf("%s: %d statements, %d shapes explained", be.name, len(stmts), explained)
+			if keyset < 4 {
+				t.Errorf("%d statements paged after a key; the workload pages sessions, runs (a user's, a session's, every user's) and users so", keyset)
+			}
+			t.Logf("%s: %d statements, %d shapes explained, %d after a key", be.name, len(stmts), explained, keyset)
 		})
 	}
 }
@@ -142,6 +151,18 @@ var (
 	sqliteScan = regexp.MustCompile(`(?m)^SCAN (\w+)( USING (?:COVERING )?INDEX \w+)?$`)
 	pgSeqScan  = regexp.MustCompile(`Seq Scan on (\w+)`)
 )
+
+// keysetCondition is how a page after a key starts (storage's newestFirst),
+// and keysetBound what the plan shows when the index's range does that
+// work: the row comparison is a bound of the index search, so the page is
+// read alone however deep it is, rather than a filter over every row up
+// to it.
+const keysetCondition = ", id) < ("
+
+var keysetBound = map[string]*regexp.Regexp{
+	BackendSQLite:   regexp.MustCompile(`USING (?:COVERING )?INDEX \w+ \(.*\(\w+,id\)<\(\?,\?\)\)`),
+	BackendPostgres: regexp.MustCompile(`Index (?:Only )?Scan.*\n\s+Index Cond: .*ROW\(`),
+}
 
 // onlyOrderedByScan are statements that read a whole table, or a whole
 // index of one, by design, with why that is acceptable.
@@ -237,6 +258,9 @@ func planWorkload(t *testing.T, s *Store) {
 		if _, err := o.ListSessions(ctx, user, orchestrator.Page{Limit: 20, Offset: 20}); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := o.ListSessions(ctx, user, orchestrator.Page{Limit: 20, After: orchestrator.SessionKey(sessions[len(sessions)-1])}); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := o.GetSession(ctx, user, sessions[0].ID); err != nil {
 			t.Fatal(err)
 		}
@@ -248,6 +272,13 @@ func planWorkload(t *testing.T, s *Store) {
 			t.Fatalf("ListRuns(%s) = %d, %v", user, len(runs), err)
 		}
 		if _, err := o.ListRuns(ctx, orchestrator.RunFilter{SessionID: sessions[0].ID, Page: page}); err != nil {
+			t.Fatal(err)
+		}
+		after := orchestrator.Page{Limit: 20, After: orchestrator.RunKey(runs[len(runs)-1])}
+		if _, err := o.ListRuns(ctx, orchestrator.RunFilter{UserID: user, Page: after}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.ListRuns(ctx, orchestrator.RunFilter{SessionID: sessions[0].ID, Page: after}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := o.GetRun(ctx, user, runs[0].ID); err != nil {
@@ -275,6 +306,7 @@ func planWorkload(t *testing.T, s *Store) {
 		{States: []orchestrator.RunState{orchestrator.RunQueued, orchestrator.RunRunning, orchestrator.RunWaitingInput, orchestrator.RunCancelling}, Page: page},
 		{UserID: seedUser, Page: page},
 		{Since: time.Now().Add(-time.Hour), Page: page},
+		{Page: orchestrator.Page{Limit: 20, After: &orchestrator.PageKey{At: time.Now().Add(-time.Minute), ID: "run_"}}},
 	} {
 		if _, err := o.Monitor(ctx, f); err != nil {
 			t.Fatal(err)
@@ -286,6 +318,9 @@ func planWorkload(t *testing.T, s *Store) {
 		}
 	}
 	if _, err := o.Users(ctx, page); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ListUsers(ctx, orchestrator.Page{Limit: 20, After: &orchestrator.PageKey{ID: "plan_user"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := o.RecoverOrphans(ctx); err != nil {

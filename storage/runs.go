@@ -127,7 +127,7 @@ func (s *Store) GetRun(ctx context.Context, id string) (*orchestrator.Run, error
 func (s *Store) ListRuns(ctx context.Context, f orchestrator.RunFilter) ([]*orchestrator.Run, error) {
 	var rows []runRow
 	q := whereRuns(s.db.NewSelect().Model(&rows).OrderExpr("created_at DESC, id DESC"), f)
-	if err := paged(q, f.Page).Scan(ctx); err != nil {
+	if err := paged(newestFirst(q, "created_at", f.Page), f.Page).Scan(ctx); err != nil {
 		return nil, dbErr(err, "list runs", "")
 	}
 	out := make([]*orchestrator.Run, len(rows))

@@ -41,7 +41,7 @@ func (s *Store) GetSession(ctx context.Context, id string) (*orchestrator.Sessio
 func (s *Store) ListSessions(ctx context.Context, userID string, p orchestrator.Page) ([]*orchestrator.Session, error) {
 	var rows []sessionRow
 	q := s.db.NewSelect().Model(&rows).Where("user_id = ?", userID).OrderExpr("updated_at DESC, id DESC")
-	if err := paged(q, p).Scan(ctx); err != nil {
+	if err := paged(newestFirst(q, "updated_at", p), p).Scan(ctx); err != nil {
 		return nil, dbErr(err, "list sessions", "of user "+userID)
 	}
 	out := make([]*orchestrator.Session, len(rows))
@@ -51,7 +51,19 @@ func (s *Store) ListSessions(ctx context.Context, userID string, p orchestrator.
 	return out, nil
 }
 
-// paged applies p (default limit when zero) to q.
+// newestFirst starts q, a listing ordered by (at DESC, id DESC), after
+// p.After when it is set. The row comparison is a range of the listing's
+// index on both backends (the plans test checks it): the page is read
+// alone, however deep.
+func newestFirst(q *bun.SelectQuery, at string, p orchestrator.Page) *bun.SelectQuery {
+	if p.After == nil {
+		return q
+	}
+	return q.Where("(?, id) < (?, ?)", bun.Ident(at), p.After.At.Truncate(time.Microsecond).UTC(), p.After.ID)
+}
+
+// paged applies p's limit (the default when zero) and offset to q; the
+// listing applies p.After.
 func paged(q *bun.SelectQuery, p orchestrator.Page) *bun.SelectQuery {
 	limit := p.Limit
 	if limit <= 0 {
@@ -175,6 +187,9 @@ func (s *Store) ListMessages(ctx context.Context, sessionID string, limit int) (
 // ListUserStats implements [orchestrator.Store]: two grouped scans (the
 // sessions and the runs of the users on the page).
 func (s *Store) ListUserStats(ctx context.Context, p orchestrator.Page) ([]orchestrator.UserStats, error) {
+	if p.After != nil {
+		return nil, invalid("the users' statistics page by offset, not after a key")
+	}
 	var rows []struct {
 		UserID     string    `bun:"user_id"`
 		Sessions   int       `bun:"sessions"`

@@ -115,10 +115,11 @@ func restCorpus() []hostileCase {
 	cs = append(cs, paths("GET run user", "GET", "/wunder/runs/run_x?user_id={}")...)
 	cs = append(cs, paths("GET events", "GET", "/wunder/runs/{}/events?user_id=h")...)
 	cs = append(cs, paths("POST cancel", "POST", "/wunder/runs/{}/cancel?user_id=h")...)
-	for _, q := range []string{"user_id", "session_id", "state", "limit", "offset"} {
+	for _, q := range []string{"user_id", "session_id", "state", "limit", "offset", "cursor"} {
 		cs = append(cs, paths("GET runs "+q, "GET", "/wunder/runs?user_id=h&"+q+"={}")...)
 	}
 	cs = append(cs, paths("GET sessions", "GET", "/wunder/sessions?user_id={}")...)
+	cs = append(cs, paths("GET sessions cursor", "GET", "/wunder/sessions?user_id=h&cursor={}")...)
 	cs = append(cs, paths("GET session", "GET", "/wunder/sessions/{}?user_id=h")...)
 	cs = append(cs, paths("GET session user", "GET", "/wunder/sessions/sess_x?user_id={}")...)
 	cs = append(cs, paths("DELETE session", "DELETE", "/wunder/sessions/{}?user_id=h")...)

@@ -10,10 +10,13 @@ import (
 	"github.com/wunder/wunder/orchestrator"
 )
 
-// Page tokens are opaque to clients: "v1.<offset>.<filter hash>" in
-// unpadded base64url. The hash binds a token to the listing and filter it
-// came from, so a token replayed with another filter is INVALID_ARGUMENT
-// instead of a silently wrong page.
+// Page tokens are opaque to clients: "v2.<key>.<filter hash>" in unpadded
+// base64url, where key is the last item's place in the listing
+// ([orchestrator.PageKey]), so the next page is read alone however deep it
+// is and an item added meanwhile shifts nothing. The hash binds a token to
+// the listing and filter it came from, so a token replayed with another
+// filter is INVALID_ARGUMENT instead of a silently wrong page. Tokens of
+// the earlier form, "v1.<offset>.<filter hash>", are still read.
 
 const (
 	defaultPageSize = 50
@@ -22,8 +25,10 @@ const (
 
 // page is a decoded page request.
 type page struct {
-	size, offset int
-	filter       string
+	size   int
+	offset int                   // a v1 token's
+	after  *orchestrator.PageKey // a v2 token's
+	filter string
 }
 
 // decodePage validates page_size and page_token for a listing whose filter
@@ -41,35 +46,45 @@ func decodePage(size int32, token string, parts ...any) (page, error) {
 	if token == "" {
 		return p, nil
 	}
+	notOurs := invalid("page_token is not a token this server issued")
 	raw, err := base64.RawURLEncoding.DecodeString(token)
 	f := strings.Split(string(raw), ".")
-	if err != nil || len(f) != 3 || f[0] != "v1" {
-		return p, invalid("page_token is not a token this server issued")
+	if err != nil || len(f) != 3 {
+		return p, notOurs
 	}
-	off, err := strconv.Atoi(f[1])
-	if err != nil || off < 0 {
-		return p, invalid("page_token is not a token this server issued")
+	switch f[0] {
+	case "v1":
+		if p.offset, err = strconv.Atoi(f[1]); err != nil || p.offset < 0 {
+			return p, notOurs
+		}
+	case "v2":
+		if p.after, err = orchestrator.ParsePageToken(f[1]); err != nil {
+			return p, notOurs
+		}
+	default:
+		return p, notOurs
 	}
 	if f[2] != p.filter {
 		return p, invalid("page_token belongs to a listing with another filter")
 	}
-	p.offset = off
 	return p, nil
 }
 
 // query asks the core for one item more than the page, to learn whether
 // another page follows.
 func (p page) query() orchestrator.Page {
-	return orchestrator.Page{Limit: p.size + 1, Offset: p.offset}
+	return orchestrator.Page{Limit: p.size + 1, Offset: p.offset, After: p.after}
 }
 
-// cut trims the extra item and returns the next page's token ("" at the end).
-func cut[T any](p page, items []T) ([]T, string) {
+// cut trims the extra item and returns the next page's token ("" at the
+// end): the key of the page's last item.
+func cut[T any](p page, items []T, key func(T) *orchestrator.PageKey) ([]T, string) {
 	if len(items) <= p.size {
 		return items, ""
 	}
-	next := "v1." + strconv.Itoa(p.offset+p.size) + "." + p.filter
-	return items[:p.size], base64.RawURLEncoding.EncodeToString([]byte(next))
+	items = items[:p.size]
+	next := "v2." + key(items[len(items)-1]).Token() + "." + p.filter
+	return items, base64.RawURLEncoding.EncodeToString([]byte(next))
 }
 
 func filterHash(parts ...any) string {

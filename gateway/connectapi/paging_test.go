@@ -2,16 +2,28 @@ package connectapi_test
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
+	"time"
 
 	"github.com/wunder/wunder/gateway/connectapi"
+	"github.com/wunder/wunder/orchestrator"
 )
 
 func TestPageTokenRoundTrip(t *testing.T) {
-	tok := connectapi.NextToken(20, 40)
-	size, off, err := connectapi.DecodePage(20, tok)
-	if err != nil || size != 20 || off != 60 {
-		t.Fatalf("DecodePage(NextToken(20, 40)) = %d, %d, %v; want 20, 60", size, off, err)
+	last := &orchestrator.Session{ID: "sess_b", UpdatedAt: time.Date(2026, 11, 27, 10, 0, 0, 123456000, time.UTC)}
+	tok := connectapi.NextToken(20, last)
+	size, p, err := connectapi.DecodePage(20, tok)
+	want := orchestrator.Page{Limit: 21, After: &orchestrator.PageKey{At: last.UpdatedAt, ID: "sess_b"}}
+	if err != nil || size != 20 || !reflect.DeepEqual(p, want) {
+		t.Fatalf("DecodePage(NextToken(20, %v)) = %d, %+v, %v; want 20, %+v", last, size, p, err, want)
+	}
+	if _, _, err := connectapi.DecodePage(20, tok, "another filter"); err == nil {
+		t.Error("a token decoded for a listing with another filter")
+	}
+	// A token issued before keyset pages (v1: an offset) still reads.
+	if size, p, err := connectapi.DecodePage(20, connectapi.OffsetToken(60)); err != nil || size != 20 || p.Offset != 60 || p.After != nil {
+		t.Fatalf("DecodePage(v1 token at 60) = %d, %+v, %v", size, p, err)
 	}
 	if size, _, _ := connectapi.DecodePage(0, ""); size != 50 {
 		t.Errorf("default page size %d", size)
@@ -24,17 +36,18 @@ func TestPageTokenRoundTrip(t *testing.T) {
 // Page tokens are untrusted bytes: any input decodes to a valid page or an
 // error, never a panic or a negative offset.
 func FuzzPageToken(f *testing.F) {
-	f.Add(int32(2), connectapi.NextToken(2, 0))
+	f.Add(int32(2), connectapi.NextToken(2, &orchestrator.Session{ID: "s", UpdatedAt: time.Unix(1, 0)}))
+	f.Add(int32(2), connectapi.OffsetToken(4))
 	f.Add(int32(0), "")
 	f.Add(int32(-1), "djEuLTEuMA")
 	f.Add(int32(5), "%%%")
 	f.Fuzz(func(t *testing.T, size int32, token string) {
-		s, off, err := connectapi.DecodePage(size, token)
+		s, p, err := connectapi.DecodePage(size, token)
 		if err != nil {
 			return
 		}
-		if s <= 0 || s > 500 || off < 0 {
-			t.Fatalf("DecodePage(%d, %q) = %d, %d", size, token, s, off)
+		if s <= 0 || s > 500 || p.Offset < 0 || p.Limit != s+1 || (p.After != nil && p.After.ID == "") {
+			t.Fatalf("DecodePage(%d, %q) = %d, %+v", size, token, s, p)
 		}
 	})
 }

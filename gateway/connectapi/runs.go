@@ -199,7 +199,7 @@ func (s *runService) ListRuns(ctx context.Context, req *connect.Request[wunderv1
 	if err != nil {
 		return nil, s.toConnect(ctx, proc, err)
 	}
-	runs, next := cut(pg, runs)
+	runs, next := cut(pg, runs, orchestrator.RunKey)
 	out := &wunderv1.ListRunsResponse{NextPageToken: next}
 	for _, r := range runs {
 		out.Runs = append(out.Runs, runProto(r))

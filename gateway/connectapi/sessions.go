@@ -7,6 +7,7 @@ import (
 
 	wunderv1 "github.com/wunder/wunder/gen/wunder/v1"
 	"github.com/wunder/wunder/gen/wunder/v1/wunderv1connect"
+	"github.com/wunder/wunder/orchestrator"
 )
 
 // sessionService implements wunder.v1.SessionService.
@@ -29,7 +30,7 @@ func (s *sessionService) ListSessions(ctx context.Context, req *connect.Request[
 	if err != nil {
 		return nil, s.toConnect(ctx, proc, err)
 	}
-	sessions, next := cut(pg, sessions)
+	sessions, next := cut(pg, sessions, orchestrator.SessionKey)
 	out := &wunderv1.ListSessionsResponse{NextPageToken: next}
 	for _, sess := range sessions {
 		out.Sessions = append(out.Sessions, sessionProto(sess))

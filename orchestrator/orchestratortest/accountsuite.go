@@ -101,6 +101,9 @@ func testUserListAndDelete(t *testing.T, s orchestrator.AccountStore) {
 	}
 	diff(t, "ListUsers", []string{"alice", "bob", "carol"}, ids(orchestrator.Page{}))
 	diff(t, "ListUsers(offset 1, limit 1)", []string{"bob"}, ids(orchestrator.Page{Limit: 1, Offset: 1}))
+	diff(t, "ListUsers(after alice)", []string{"bob", "carol"}, ids(orchestrator.Page{After: orchestrator.UserKey(&orchestrator.User{ID: "alice"})}))
+	diff(t, "ListUsers(after b, limit 1)", []string{"bob"}, ids(orchestrator.Page{Limit: 1, After: &orchestrator.PageKey{ID: "b"}}))
+	diff(t, "ListUsers(after carol)", []string{}, ids(orchestrator.Page{After: &orchestrator.PageKey{ID: "carol"}}))
 	tok := &orchestrator.Token{ID: "t1", Hash: "h1", UserID: "bob", Kind: orchestrator.TokenSession}
 	mustDo(t, "CreateToken", s.CreateToken(t.Context(), tok))
 	mustDo(t, "DeleteUser", s.DeleteUser(t.Context(), "bob"))

@@ -79,7 +79,9 @@ func (m *memAccounts) ListUsers(_ context.Context, p orchestrator.Page) ([]*orch
 	defer m.mu.Unlock()
 	ids := make([]string, 0, len(m.users))
 	for id := range m.users {
-		ids = append(ids, id)
+		if p.After == nil || id > p.After.ID {
+			ids = append(ids, id)
+		}
 	}
 	slices.Sort(ids)
 	from, to := page(p, len(ids))

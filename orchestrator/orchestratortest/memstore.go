@@ -61,6 +61,11 @@ func stamp(t time.Time) time.Time {
 	return t.Round(0).Truncate(time.Microsecond).UTC()
 }
 
+// stored is k at the precision the store keeps times.
+func stored(k *orchestrator.PageKey) *orchestrator.PageKey {
+	return &orchestrator.PageKey{At: k.At.Truncate(time.Microsecond).UTC(), ID: k.ID}
+}
+
 func stampPtr(t *time.Time) *time.Time {
 	if t == nil {
 		return nil
@@ -147,7 +152,7 @@ func (m *memStore) ListSessions(_ context.Context, userID string, p orchestrator
 	defer m.mu.Unlock()
 	var out []*orchestrator.Session
 	for _, s := range m.sessions {
-		if s.UserID == userID {
+		if s.UserID == userID && (p.After == nil || stored(p.After).Before(s.UpdatedAt, s.ID)) {
 			out = append(out, &s)
 		}
 	}
@@ -426,7 +431,8 @@ func (m *memStore) ListRuns(_ context.Context, f orchestrator.RunFilter) ([]*orc
 	var out []*orchestrator.Run
 	for _, r := range m.runs {
 		if (f.UserID == "" || r.UserID == f.UserID) && (f.SessionID == "" || r.SessionID == f.SessionID) &&
-			(len(f.States) == 0 || slices.Contains(f.States, r.State)) && (f.Since.IsZero() || !r.CreatedAt.Before(stamp(f.Since))) {
+			(len(f.States) == 0 || slices.Contains(f.States, r.State)) && (f.Since.IsZero() || !r.CreatedAt.Before(stamp(f.Since))) &&
+			(f.Page.After == nil || stored(f.Page.After).Before(r.CreatedAt, r.ID)) {
 			out = append(out, cloneRun(r))
 		}
 	}
@@ -607,6 +613,9 @@ func (m *memStore) ToolCallStats(_ context.Context, f orchestrator.ToolLogFilter
 }
 
 func (m *memStore) ListUserStats(_ context.Context, p orchestrator.Page) ([]orchestrator.UserStats, error) {
+	if p.After != nil {
+		return nil, fmt.Errorf("%w: the users' statistics page by offset, not after a key", orchestrator.ErrInvalidArgument)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	by := map[string]*orchestrator.UserStats{}

@@ -32,6 +32,8 @@ func (st *storeSuite) monitorTests() map[string]func(*testing.T) {
 			if len(page) != 1 || page[0].UserID != "alice" {
 				t.Fatalf("ListUserStats(limit 1, offset 1) = %+v", page)
 			}
+			_, err = s.ListUserStats(ctx, orchestrator.Page{After: &orchestrator.PageKey{ID: "bob"}})
+			wantErr(t, "ListUserStats(after a key)", err, orchestrator.ErrInvalidArgument)
 		},
 		"DeleteUserData": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()

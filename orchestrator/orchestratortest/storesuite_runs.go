@@ -122,6 +122,14 @@ func (st *storeSuite) runTests() map[string]func(*testing.T) {
 				{orchestrator.RunFilter{Page: orchestrator.Page{Limit: 2, Offset: 2}}, []string{"r3", "r2"}},
 				{orchestrator.RunFilter{Page: orchestrator.Page{Offset: 4}}, []string{"r1"}},
 				{orchestrator.RunFilter{UserID: "u1", Page: orchestrator.Page{Limit: 1, Offset: 1}}, []string{"r2"}},
+				{orchestrator.RunFilter{Page: orchestrator.Page{After: &orchestrator.PageKey{At: at(3 * time.Second), ID: "r4"}}}, []string{"r3", "r2", "r1"}},
+				{orchestrator.RunFilter{Page: orchestrator.Page{Limit: 1, After: &orchestrator.PageKey{At: at(3 * time.Second), ID: "r4"}}}, []string{"r3"}},
+				{orchestrator.RunFilter{UserID: "u1", Page: orchestrator.Page{After: &orchestrator.PageKey{At: at(2 * time.Second), ID: "r3"}}}, []string{"r2", "r1"}},
+				{orchestrator.RunFilter{SessionID: "s1", Page: orchestrator.Page{After: &orchestrator.PageKey{At: at(time.Second), ID: "r2"}}}, []string{"r1"}},
+				{orchestrator.RunFilter{States: []orchestrator.RunState{running}, Page: orchestrator.Page{After: &orchestrator.PageKey{At: at(4 * time.Second), ID: "r5"}}}, []string{"r2"}},
+				// A key between two items: the page starts at the older one.
+				{orchestrator.RunFilter{Page: orchestrator.Page{After: &orchestrator.PageKey{At: at(2 * time.Second), ID: "r9"}}}, []string{"r3", "r2", "r1"}},
+				{orchestrator.RunFilter{Page: orchestrator.Page{After: &orchestrator.PageKey{At: at(2 * time.Second), ID: "r0"}}}, []string{"r2", "r1"}},
 			} {
 				list, err := s.ListRuns(ctx, c.f)
 				mustDo(t, "ListRuns", err)

@@ -87,6 +87,46 @@ func (st *storeSuite) sessionTests() map[string]func(*testing.T) {
 			wantSessionIDs(t, s, "u1", orchestrator.Page{Offset: 3}, "s1", "s0")
 			wantSessionIDs(t, s, "u1", orchestrator.Page{Offset: 5})
 		},
+		"ListAfterKey": func(t *testing.T) {
+			// Pages after a key walk the whole list once, through ties in
+			// time (told apart by id) and sub-second steps (a backend
+			// storing times as text must compare them as it sorts them).
+			s, ctx := st.open(t), t.Context()
+			base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+			steps := map[string]time.Duration{"a": 0, "b": 0, "c": time.Microsecond, "d": 100 * time.Millisecond,
+				"e": 120 * time.Millisecond, "f": 120 * time.Millisecond, "g": time.Second}
+			for id, d := range steps {
+				createSession(t, s, id, "u1", base.Add(d))
+			}
+			createSession(t, s, "other", "u2", base.Add(time.Millisecond))
+			want := []string{"g", "f", "e", "d", "c", "b", "a"}
+			wantSessionIDs(t, s, "u1", orchestrator.Page{}, want...)
+			for _, size := range []int{1, 2, 3, 7} {
+				var got []string
+				var after *orchestrator.PageKey
+				for range len(want) + 1 {
+					list, err := s.ListSessions(ctx, "u1", orchestrator.Page{Limit: size, After: after})
+					mustDo(t, "ListSessions(after)", err)
+					if len(list) == 0 {
+						break
+					}
+					for _, x := range list {
+						got = append(got, x.ID)
+					}
+					after = orchestrator.SessionKey(list[len(list)-1])
+				}
+				diff(t, fmt.Sprintf("sessions paged %d at a time after keys", size), want, got)
+			}
+			// A key survives its token, and an offset counts from it.
+			key, err := orchestrator.ParsePageToken(orchestrator.SessionKey(&orchestrator.Session{ID: "e", UpdatedAt: base.Add(120 * time.Millisecond)}).Token())
+			mustDo(t, "ParsePageToken", err)
+			wantSessionIDs(t, s, "u1", orchestrator.Page{After: key}, "d", "c", "b", "a")
+			wantSessionIDs(t, s, "u1", orchestrator.Page{After: key, Offset: 1, Limit: 2}, "c", "b")
+			// A session touched between pages moves ahead of the key: it is
+			// not shown again, and nothing after the key is skipped.
+			mustDo(t, "TouchSession", s.TouchSession(ctx, "b", "", base.Add(time.Hour)))
+			wantSessionIDs(t, s, "u1", orchestrator.Page{After: key}, "d", "c", "a")
+		},
 		"ListDefaultLimit": func(t *testing.T) {
 			s := st.open(t)
 			for i := range 100 {

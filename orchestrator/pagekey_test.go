@@ -1,0 +1,57 @@
+package orchestrator_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// A page token is untrusted bytes: any input decodes to a key with an id,
+// or to ErrInvalidArgument, and a key survives its token.
+func FuzzPageToken(f *testing.F) {
+	at := time.Date(2026, 11, 27, 10, 0, 0, 123456000, time.UTC)
+	for _, k := range []*orchestrator.PageKey{{At: at, ID: "run_x"}, {ID: "alice"}, {At: time.Unix(0, 0), ID: "a.b"}} {
+		f.Add(k.Token())
+	}
+	f.Add("")
+	f.Add("%%%")
+	f.Add("LjE")
+	f.Fuzz(func(t *testing.T, tok string) {
+		k, err := orchestrator.ParsePageToken(tok)
+		if err != nil {
+			if !errors.Is(err, orchestrator.ErrInvalidArgument) {
+				t.Fatalf("ParsePageToken(%q): %v is not an invalid argument", tok, err)
+			}
+			return
+		}
+		if k.ID == "" {
+			t.Fatalf("ParsePageToken(%q) = a key without an id", tok)
+		}
+		again, err := orchestrator.ParsePageToken(k.Token())
+		if err != nil || !again.At.Equal(k.At) || again.ID != k.ID {
+			t.Fatalf("%+v -> %q -> %+v, %v", k, k.Token(), again, err)
+		}
+	})
+}
+
+func TestPageKeyOrder(t *testing.T) {
+	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	k := &orchestrator.PageKey{At: at, ID: "m"}
+	for _, c := range []struct {
+		at   time.Time
+		id   string
+		want bool
+	}{
+		{at.Add(-time.Microsecond), "z", true}, // older: after the key
+		{at, "a", true},                        // same time, lower id: after
+		{at, "m", false},                       // the key's own item
+		{at, "z", false},                       // same time, higher id: before
+		{at.Add(time.Microsecond), "a", false}, // newer
+	} {
+		if got := k.Before(c.at, c.id); got != c.want {
+			t.Errorf("key %v,%s: Before(%v, %s) = %v", k.At, k.ID, c.at, c.id, got)
+		}
+	}
+}
