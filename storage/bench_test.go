@@ -3,6 +3,8 @@ package storage
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -79,4 +81,62 @@ var benchIDs atomic.Int64
 
 func newBenchID(prefix string) string {
 	return fmt.Sprintf("%s%013d%06d", prefix, time.Now().UnixMilli(), benchIDs.Add(1))
+}
+
+// BenchmarkDeepPage lists one page of 50 of a user's sessions and of every
+// run, at the top of the list and deep in it, by offset and after the key
+// of the item before the page: the cost of a page by offset grows with its
+// depth, after a key it stays the page's (issue 13: lists stay O(page)).
+// WUNDER_BENCH_DEEP_SESSIONS sets the seeded sessions (20,000), all of one
+// user.
+func BenchmarkDeepPage(b *testing.B) {
+	n := 20000
+	if v, err := strconv.Atoi(os.Getenv("WUNDER_BENCH_DEEP_SESSIONS")); err == nil && v > 0 {
+		n = v
+	}
+	depth := n * 9 / 10
+	for _, be := range backends() {
+		b.Run(be.name, func(b *testing.B) {
+			s, ctx := open(b, be.fresh(b)), b.Context()
+			must(b, s.Seed(ctx, SeedOptions{Sessions: n, Events: 3 * n, Users: 1, Prefix: "deep"}))
+			sessions, err := s.ListSessions(ctx, "deep_user_000000", orchestrator.Page{Limit: depth})
+			must(b, err)
+			runs, err := s.ListRuns(ctx, orchestrator.RunFilter{Page: orchestrator.Page{Limit: depth}})
+			must(b, err)
+			if len(sessions) != depth || len(runs) != depth {
+				b.Fatalf("seeded %d sessions and %d runs of the %d asked for", len(sessions), len(runs), depth)
+			}
+			for _, c := range []struct {
+				name string
+				list func(orchestrator.Page) (int, error)
+				key  *orchestrator.PageKey
+			}{
+				{"sessions", func(p orchestrator.Page) (int, error) {
+					l, err := s.ListSessions(ctx, "deep_user_000000", p)
+					return len(l), err
+				}, orchestrator.SessionKey(sessions[depth-1])},
+				{"runs", func(p orchestrator.Page) (int, error) {
+					l, err := s.ListRuns(ctx, orchestrator.RunFilter{Page: p})
+					return len(l), err
+				}, orchestrator.RunKey(runs[depth-1])},
+			} {
+				for _, p := range []struct {
+					name string
+					page orchestrator.Page
+				}{
+					{"top", orchestrator.Page{Limit: 50}},
+					{fmt.Sprintf("offset=%d", depth), orchestrator.Page{Limit: 50, Offset: depth}},
+					{fmt.Sprintf("after-key@%d", depth), orchestrator.Page{Limit: 50, After: c.key}},
+				} {
+					b.Run(c.name+"/"+p.name, func(b *testing.B) {
+						for b.Loop() {
+							if got, err := c.list(p.page); err != nil || got != 50 {
+								b.Fatalf("%d items, %v", got, err)
+							}
+						}
+					})
+				}
+			}
+		})
+	}
 }

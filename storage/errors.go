@@ -46,6 +46,13 @@ func constraintOf(err error) constraint {
 	return noConstraint
 }
 
+// isInsufficientPrivilege reports PostgreSQL's SQLSTATE 42501: the role may
+// not do what it asked.
+func isInsufficientPrivilege(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42501"
+}
+
 // dbErr maps a database error to the core's vocabulary: a unique violation
 // is ErrConflict ("what already exists"), a foreign-key violation or no row
 // ErrNotFound (what names the missing object then), anything else is wrapped

@@ -102,7 +102,32 @@ func (s *Store) Seed(ctx context.Context, o SeedOptions) error {
 			o.Progress(from + n)
 		}
 	}
-	// Fresh statistics, so the planner sees the tables as they now are.
-	_, err := s.db.ExecContext(ctx, "ANALYZE")
-	return dbErr(err, "seed", "analyze")
+	return s.settle(ctx)
+}
+
+// settle leaves the store as a server in use for a while would find it,
+// rather than busy with the aftermath of a bulk write that a measurement
+// taken next would pay for: fresh statistics for the planner, and on
+// PostgreSQL the seeded tables vacuumed (else autovacuum does it minutes
+// later, insert-triggered) and a checkpoint (else the checkpointer writes
+// the seeded pages out over the next minutes). A role that may not
+// CHECKPOINT (PostgreSQL 15+: superuser or pg_checkpoint) only skips it.
+// On SQLite the WAL is checkpointed into the database and truncated.
+func (s *Store) settle(ctx context.Context) error {
+	if s.backend != BackendPostgres {
+		var busy, log, done int
+		err := s.db.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done)
+		if err != nil {
+			return dbErr(err, "seed", "checkpoint")
+		}
+		_, err = s.db.ExecContext(ctx, "ANALYZE")
+		return dbErr(err, "seed", "analyze")
+	}
+	if _, err := s.db.ExecContext(ctx, "VACUUM (ANALYZE) sessions, runs, messages, events"); err != nil {
+		return dbErr(err, "seed", "vacuum")
+	}
+	if _, err := s.db.ExecContext(ctx, "CHECKPOINT"); err != nil && !isInsufficientPrivilege(err) {
+		return dbErr(err, "seed", "checkpoint")
+	}
+	return nil
 }
