@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 
@@ -95,21 +96,33 @@ func (s *Store) ClaimRun(ctx context.Context, runID, from, to string) error {
 }
 
 // RequestCancel implements [orchestrator.Store]: the state changes only
-// from a state a cancel can interrupt, in the same statement that checks it.
+// from a state a cancel can interrupt, in the same statement that checks it,
+// and that statement returns the run as it left it. Read again afterwards,
+// the run could already be ended by the owner the notification woke (on
+// another replica, within milliseconds), and the cancel that ended it would
+// look refused: "already cancelled".
 func (s *Store) RequestCancel(ctx context.Context, runID string) (*orchestrator.Run, error) {
+	var flagged *runRow
 	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-		res, err := db.NewUpdate().Model((*runRow)(nil)).Set("state = ?", string(orchestrator.RunCancelling)).
-			Where("id = ?", runID).Where("state IN (?)", bun.List(activeStates[:3])).Exec(ctx)
+		flagged = nil // a group commit may run this again
+		row := new(runRow)
+		err := db.NewUpdate().Model(row).Set("state = ?", string(orchestrator.RunCancelling)).
+			Where("id = ?", runID).Where("state IN (?)", bun.List(activeStates[:3])).Returning("*").Scan(ctx)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // not there, or in a state a cancel does not change
+		}
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n > 0 {
-			s.notify(ctx, db, 'c', []string{runID})
-		}
+		flagged = row
+		s.notify(ctx, db, 'c', []string{runID})
 		return nil
 	})
 	if err != nil {
 		return nil, dbErr(err, "cancel run", "run "+runID)
+	}
+	if flagged != nil {
+		return fromRunRow(flagged), nil
 	}
 	return s.GetRun(ctx, runID)
 }
