@@ -4,10 +4,12 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	pngenc "image/png"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -351,5 +353,37 @@ func TestConsoleAdminA2AUsers(t *testing.T) {
 	b.do("the workspace", chromedp.Click(chromedp.CSS(`nav a[href="#/workspace"]`)), chromedp.WaitVisible(chromedp.CSS(`nav.tree`)))
 	b.until("its buttons in Chinese", `document.querySelector('label.button').textContent.includes('上传文件')`)
 	b.shot("workspace-zh")
+	b.clean()
+}
+
+// The session list pages by cursor: the newest 50 first, then "Older
+// sessions" lists the rest, each once, and goes away at the end.
+func TestConsoleOlderSessions(t *testing.T) {
+	s := startServer(t, nil)
+	for i := range 53 {
+		resp := s.rest(t, "POST", "/wunder", fmt.Sprintf(`{"user_id":"hana","question":"session %02d","stream":false}`, i), nil)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("run %d: %d", i, resp.StatusCode)
+		}
+	}
+	b := openAnon(t, s, "hana")
+	b.until("the newest 50 sessions and a way to older ones",
+		`document.querySelectorAll('.sessions button.session').length === 50 && !!document.querySelector('button.older')`)
+	if first := b.eval(`document.querySelector('.sessions button.session').textContent`); first != "session 52" {
+		t.Errorf("the first session listed is %q; want the newest, %q", first, "session 52")
+	}
+	b.eval(`(() => { document.querySelector('button.older').click(); return '' })()`)
+	b.until("the three older sessions, and no more button",
+		`document.querySelectorAll('.sessions button.session').length === 53 && !document.querySelector('button.older')`)
+	titles := b.eval(`[...document.querySelectorAll('.sessions button.session')].map((x) => x.textContent).join('|')`)
+	var want []string
+	for i := 52; i >= 0; i-- {
+		want = append(want, fmt.Sprintf("session %02d", i))
+	}
+	if titles != strings.Join(want, "|") {
+		t.Fatalf("sessions listed:\n%s\nwant\n%s", titles, strings.Join(want, "|"))
+	}
+	b.axe("chat with older sessions")
 	b.clean()
 }

@@ -30,6 +30,7 @@ export function Chat() {
   const l = useSignal(lang);
   const s = strings(l);
   const [sessions, setSessions] = useState<Session[]>([]);
+  const [older, setOlder] = useState(''); // the cursor of the next page of sessions, '' when there is none
   const [sessionId, setSessionId] = useState('');
   const [history, setHistory] = useState<Message[]>([]);
   const [savedPlan, setSavedPlan] = useState<Plan | null>(null); // the plan of a reopened session's last run
@@ -49,10 +50,23 @@ export function Chat() {
   const live = runs.length ? runs[runs.length - 1] : null;
   const busy = !!live && (live.state === 'running' || live.state === 'waiting_input');
 
+  type SessionPage = { sessions: Session[]; next_cursor: string };
   const loadSessions = () =>
-    api<{ sessions: Session[] }>('GET', withUser('/wunder/sessions?limit=50'))
-      .then((r) => setSessions(r.sessions))
+    api<SessionPage>('GET', withUser('/wunder/sessions?limit=50'))
+      .then((r) => {
+        setSessions(r.sessions);
+        setOlder(r.next_cursor);
+      })
       .catch(() => {});
+  // The page after the last one shown, by cursor: a session a run moved
+  // to the top meanwhile is not listed twice.
+  const loadOlder = () =>
+    api<SessionPage>('GET', withUser('/wunder/sessions?limit=50&cursor=' + encodeURIComponent(older)))
+      .then((r) => {
+        setSessions((have) => [...have, ...r.sessions.filter((x) => !have.some((h) => h.session_id === x.session_id))]);
+        setOlder(r.next_cursor);
+      })
+      .catch((e) => setErr(e.message));
   useEffect(() => {
     const last = sessionStorage.getItem(SESSION_KEY);
     if (last) openSession(last, true);
@@ -223,6 +237,11 @@ export function Chat() {
             </li>
           ))}
         </ul>
+        {older && (
+          <button type="button" class="ghost wide older" onClick={loadOlder}>
+            {s.olderSessions}
+          </button>
+        )}
         <label>
           {s.model}
           <select value={model} onChange={(e) => setModel((e.target as HTMLSelectElement).value)}>
