@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -105,15 +106,23 @@ func textPending(t *string) *orchestrator.PendingRound {
 }
 
 // ClaimWaiting implements [orchestrator.Store] with one conditional
-// UPDATE: the state changes in the statement that checks it.
+// UPDATE: the state changes in the statement that checks it, and the run is
+// answered as that statement left it (read again, a cancel from another
+// replica could already show).
 func (s *Store) ClaimWaiting(ctx context.Context, runID, to string) (*orchestrator.Run, error) {
 	if runID == "" || to == "" {
 		return nil, invalid("claim needs a run id and a new owner")
 	}
+	var claimed *runRow
 	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-		res, err := db.NewUpdate().Model((*runRow)(nil)).Set("owner = ?", to).Set("state = ?", string(orchestrator.RunRunning)).
-			Where("id = ?", runID).Where("state = ?", string(orchestrator.RunWaitingInput)).Exec(ctx)
-		return affected(res, err, "claim waiting run", "run "+runID)
+		row := new(runRow)
+		err := db.NewUpdate().Model(row).Set("owner = ?", to).Set("state = ?", string(orchestrator.RunRunning)).
+			Where("id = ?", runID).Where("state = ?", string(orchestrator.RunWaitingInput)).Returning("*").Scan(ctx)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: claim waiting run %s", orchestrator.ErrNotFound, runID)
+		}
+		claimed = row
+		return err
 	})
 	if errors.Is(err, orchestrator.ErrNotFound) {
 		r, gerr := s.GetRun(ctx, runID)
@@ -123,9 +132,9 @@ func (s *Store) ClaimWaiting(ctx context.Context, runID, to string) (*orchestrat
 		return nil, fmt.Errorf("%w: run %s is %s, not waiting", orchestrator.ErrConflict, runID, r.State)
 	}
 	if err != nil {
-		return nil, err
+		return nil, dbErr(err, "claim waiting run", "run "+runID)
 	}
-	return s.GetRun(ctx, runID)
+	return fromRunRow(claimed), nil
 }
 
 // CreateApprovals implements [orchestrator.Store]: all or none, in one

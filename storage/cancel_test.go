@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -54,5 +55,44 @@ func TestRequestCancelAnswersItsOwnWrite(t *testing.T) {
 	}
 	if _, err := s.RequestCancel(ctx, "nope"); err == nil {
 		t.Fatal("RequestCancel of no run: no error")
+	}
+}
+
+// cancelOnClaim plays a cancel from another replica that lands the moment
+// a waiting run is claimed.
+type cancelOnClaim struct {
+	db    *bun.DB
+	runID string
+}
+
+func (h cancelOnClaim) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
+	return ctx
+}
+
+func (h cancelOnClaim) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
+	if e.Err == nil && strings.HasPrefix(e.Query, "UPDATE") && strings.Contains(e.Query, "'waiting_input'") {
+		if _, err := h.db.DB.ExecContext(ctx, "UPDATE runs SET state = 'cancelling' WHERE id = $1", h.runID); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// ClaimWaiting, too, answers with the run as its claim left it: running,
+// owned by the claimer. The cancel that follows is the owner's to see.
+func TestClaimWaitingAnswersItsOwnWrite(t *testing.T) {
+	s := open(t, freshPostgres(t))
+	ctx := t.Context()
+	must(t, s.CreateSession(ctx, &orchestrator.Session{ID: "s", UserID: "u"}))
+	must(t, s.CreateRun(ctx, &orchestrator.Run{ID: "r", SessionID: "s", UserID: "u", State: orchestrator.RunWaitingInput}))
+	s.db = s.db.WithQueryHook(cancelOnClaim{db: s.db, runID: "r"})
+	r, err := s.ClaimWaiting(ctx, "r", "me")
+	if err != nil || r.State != orchestrator.RunRunning || r.Owner != "me" {
+		t.Fatalf("ClaimWaiting = %+v, %v; want the run as the claim left it, running and owned by me", r, err)
+	}
+	if got, err := s.GetRun(ctx, "r"); err != nil || got.State != orchestrator.RunCancelling {
+		t.Fatalf("after the other replica's cancel: %+v, %v; want cancelling (the hook did not run)", got, err)
+	}
+	if _, err := s.ClaimWaiting(ctx, "r", "you"); !errors.Is(err, orchestrator.ErrConflict) {
+		t.Fatalf("ClaimWaiting of a run no longer waiting: %v; want a conflict", err)
 	}
 }
