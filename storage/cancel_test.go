@@ -11,22 +11,34 @@ import (
 	"github.com/wunder/wunder/orchestrator"
 )
 
-// endOnFlag plays the owner on another replica, woken by the cancel's
-// notification: the moment the cancelling flag is stored, it ends the run.
-type endOnFlag struct {
-	db    *bun.DB
-	runID string
+// otherReplica plays another replica: right after an UPDATE of this store
+// whose text has match, it runs then ($1 is runID) on another connection.
+type otherReplica struct {
+	db                 *bun.DB
+	match, then, runID string
 }
 
-func (h endOnFlag) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
+func (h otherReplica) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context { return ctx }
 
-func (h endOnFlag) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
-	if e.Err == nil && strings.HasPrefix(e.Query, "UPDATE") && strings.Contains(e.Query, "'cancelling'") {
+func (h otherReplica) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
+	if e.Err == nil && strings.HasPrefix(e.Query, "UPDATE") && strings.Contains(e.Query, h.match) {
 		// The raw connection pool: no hook, another connection.
-		if _, err := h.db.DB.ExecContext(ctx, "UPDATE runs SET state = 'cancelled' WHERE id = $1", h.runID); err != nil {
+		if _, err := h.db.DB.ExecContext(ctx, h.then, h.runID); err != nil {
 			panic(err)
 		}
 	}
+}
+
+// runBesideReplica stores run "r" in state on a fresh PostgreSQL store
+// whose UPDATEs matching match another replica follows with then.
+func runBesideReplica(t *testing.T, state orchestrator.RunState, match, then string) (*Store, context.Context) {
+	t.Helper()
+	s := open(t, freshPostgres(t))
+	ctx := t.Context()
+	must(t, s.CreateSession(ctx, &orchestrator.Session{ID: "s", UserID: "u"}))
+	must(t, s.CreateRun(ctx, &orchestrator.Run{ID: "r", SessionID: "s", UserID: "u", State: state}))
+	s.db = s.db.WithQueryHook(otherReplica{db: s.db, match: match, then: then, runID: "r"})
+	return s, ctx
 }
 
 // RequestCancel answers with what its own statement did. Across replicas
@@ -36,11 +48,9 @@ func (h endOnFlag) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
 // cancel commits at once, so the owner can end the run before the next
 // statement; SQLite's single server executes its runs itself.
 func TestRequestCancelAnswersItsOwnWrite(t *testing.T) {
-	s := open(t, freshPostgres(t))
-	ctx := t.Context()
-	must(t, s.CreateSession(ctx, &orchestrator.Session{ID: "s", UserID: "u"}))
-	must(t, s.CreateRun(ctx, &orchestrator.Run{ID: "r", SessionID: "s", UserID: "u", State: orchestrator.RunRunning}))
-	s.db = s.db.WithQueryHook(endOnFlag{db: s.db, runID: "r"})
+	// The owner, woken by the notification, ends the run the moment the
+	// flag is stored.
+	s, ctx := runBesideReplica(t, orchestrator.RunRunning, "'cancelling'", "UPDATE runs SET state = 'cancelled' WHERE id = $1")
 	r, err := s.RequestCancel(ctx, "r")
 	if err != nil || r.State != orchestrator.RunCancelling {
 		t.Fatalf("RequestCancel = %+v, %v; want the run as the cancel left it, cancelling", r, err)
@@ -58,33 +68,11 @@ func TestRequestCancelAnswersItsOwnWrite(t *testing.T) {
 	}
 }
 
-// cancelOnClaim plays a cancel from another replica that lands the moment
-// a waiting run is claimed.
-type cancelOnClaim struct {
-	db    *bun.DB
-	runID string
-}
-
-func (h cancelOnClaim) BeforeQuery(ctx context.Context, _ *bun.QueryEvent) context.Context {
-	return ctx
-}
-
-func (h cancelOnClaim) AfterQuery(ctx context.Context, e *bun.QueryEvent) {
-	if e.Err == nil && strings.HasPrefix(e.Query, "UPDATE") && strings.Contains(e.Query, "'waiting_input'") {
-		if _, err := h.db.DB.ExecContext(ctx, "UPDATE runs SET state = 'cancelling' WHERE id = $1", h.runID); err != nil {
-			panic(err)
-		}
-	}
-}
-
 // ClaimWaiting, too, answers with the run as its claim left it: running,
 // owned by the claimer. The cancel that follows is the owner's to see.
 func TestClaimWaitingAnswersItsOwnWrite(t *testing.T) {
-	s := open(t, freshPostgres(t))
-	ctx := t.Context()
-	must(t, s.CreateSession(ctx, &orchestrator.Session{ID: "s", UserID: "u"}))
-	must(t, s.CreateRun(ctx, &orchestrator.Run{ID: "r", SessionID: "s", UserID: "u", State: orchestrator.RunWaitingInput}))
-	s.db = s.db.WithQueryHook(cancelOnClaim{db: s.db, runID: "r"})
+	// A cancel from another replica lands the moment the run is claimed.
+	s, ctx := runBesideReplica(t, orchestrator.RunWaitingInput, "'waiting_input'", "UPDATE runs SET state = 'cancelling' WHERE id = $1")
 	r, err := s.ClaimWaiting(ctx, "r", "me")
 	if err != nil || r.State != orchestrator.RunRunning || r.Owner != "me" {
 		t.Fatalf("ClaimWaiting = %+v, %v; want the run as the claim left it, running and owned by me", r, err)
