@@ -26,8 +26,9 @@ const summaryMaxEntries = 20
 // ptc, each bound to the calling user's workspace. It also summarises a
 // user's workspace for the prompt builder. A Set is safe for concurrent use.
 type Set struct {
-	opts Options
-	defs atomic.Pointer[[]*toolDef] // enabled tools, in catalog order; replaced whole by SetEnabled
+	opts      Options
+	defs      atomic.Pointer[[]*toolDef] // enabled tools, in catalog order; replaced whole by SetEnabled
+	summaries summaries                  // each workspace's last Summary (summary.go)
 }
 
 // New returns the built-in toolset configured by opts (nil means defaults).
@@ -119,6 +120,12 @@ func (s *Set) Summary(_ context.Context, userID string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if text, ok := s.summaries.get(ws.dir); ok {
+		return text, nil
+	}
+	// The directory's time before its entries: a change while they are
+	// read leaves a time the summary does not match.
+	dirInfo, statErr := os.Stat(ws.dir)
 	entries, err := os.ReadDir(ws.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "The workspace is empty.", nil
@@ -127,6 +134,7 @@ func (s *Set) Summary(_ context.Context, userID string) (string, error) {
 		return "", fmt.Errorf("builtin: workspace summary: %w", err)
 	}
 	var parts []string
+	sizes := map[string]int64{}
 	n := 0
 	for _, e := range entries {
 		if ws.denied(e.Name()) {
@@ -134,11 +142,24 @@ func (s *Set) Summary(_ context.Context, userID string) (string, error) {
 		}
 		n++
 		if len(parts) < summaryMaxEntries {
-			parts = append(parts, describeEntry(e))
+			size, sized := sizeOf(e)
+			parts = append(parts, describe(e, size, sized))
+			if sized {
+				sizes[e.Name()] = size
+			}
 		}
 	}
+	text := summarize(n, parts)
+	if statErr == nil {
+		s.summaries.put(ws.dir, &summary{dirTime: dirInfo.ModTime(), sizes: sizes, text: text})
+	}
+	return text, nil
+}
+
+// summarize renders n entries, of which parts are described.
+func summarize(n int, parts []string) string {
 	if n == 0 {
-		return "The workspace is empty.", nil
+		return "The workspace is empty."
 	}
 	noun := "entries"
 	if n == 1 {
@@ -148,23 +169,27 @@ func (s *Set) Summary(_ context.Context, userID string) (string, error) {
 	if n > len(parts) {
 		out += fmt.Sprintf(", ... and %d more", n-len(parts))
 	}
-	return out, nil
+	return out
 }
 
 // describeEntry renders one directory entry for listings: "src/",
 // "a.txt (12 B)", "link@".
 func describeEntry(e fs.DirEntry) string {
+	size, sized := sizeOf(e)
+	return describe(e, size, sized)
+}
+
+// describe is describeEntry given sizeOf(e).
+func describe(e fs.DirEntry, size int64, sized bool) string {
 	switch {
 	case e.IsDir():
 		return e.Name() + "/"
 	case e.Type()&fs.ModeSymlink != 0:
 		return e.Name() + "@"
-	}
-	info, err := e.Info()
-	if err != nil || !info.Mode().IsRegular() {
+	case !sized:
 		return e.Name()
 	}
-	return fmt.Sprintf("%s (%s)", e.Name(), formatSize(info.Size()))
+	return fmt.Sprintf("%s (%s)", e.Name(), formatSize(size))
 }
 
 // formatSize renders a byte count for people and models: 12 B, 1.1 KiB.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -196,5 +197,84 @@ func TestDecodeArgs(t *testing.T) {
 		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 			t.Errorf("decodeArgs(%s) = %v, want %q", tt.raw, err, tt.want)
 		}
+	}
+}
+
+// A workspace's summary is kept while its listing and its files' sizes are
+// unchanged, and read again when either changes or changed too recently.
+func TestSummaryKept(t *testing.T) {
+	ctx := context.Background()
+	s := newTestSet(t, Options{})
+	dir := workspaceDir(t, s)
+	writeTree(t, dir, map[string]string{"a.txt": "hello world!", "src/main.go": "package main"})
+	settle := func() time.Time { // the listing last changed an hour ago
+		t.Helper()
+		old := time.Now().Add(-time.Hour).Truncate(time.Second)
+		if err := os.Chtimes(dir, old, old); err != nil {
+			t.Fatal(err)
+		}
+		return old
+	}
+	want := func(what, text string, kept bool) {
+		t.Helper()
+		got, err := s.Summary(ctx, testUser)
+		if err != nil || got != text {
+			t.Fatalf("%s: Summary = %q, %v; want %q", what, got, err, text)
+		}
+		s.summaries.mu.Lock()
+		_, ok := s.summaries.m[dir]
+		s.summaries.mu.Unlock()
+		if ok != kept {
+			t.Fatalf("%s: summary kept = %v, want %v", what, ok, kept)
+		}
+	}
+	want("a listing changed just now", "2 entries: a.txt (12 B), src/", false)
+	old := settle()
+	want("a settled listing", "2 entries: a.txt (12 B), src/", true)
+
+	// The kept summary is what is answered: a listing whose time is set
+	// back by hand is taken at its word (the one way to fool it).
+	writeTree(t, dir, map[string]string{"hidden.txt": "x"})
+	if err := os.Chtimes(dir, old, old); err != nil {
+		t.Fatal(err)
+	}
+	want("a listing with its time set back", "2 entries: a.txt (12 B), src/", true)
+	if err := os.Remove(filepath.Join(dir, "hidden.txt")); err != nil {
+		t.Fatal(err)
+	}
+	settle()
+
+	// A named file's new size is seen: writing a file's content does not
+	// change its directory's time.
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), make([]byte, 2048), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want("a file grown", "2 entries: a.txt (2.0 KiB), src/", true)
+	// A new entry changes the listing's time: read again, and not kept
+	// while the change is recent (two changes can share a time).
+	writeTree(t, dir, map[string]string{"b.txt": "b"})
+	want("an entry added", "3 entries: a.txt (2.0 KiB), b.txt (1 B), src/", false)
+	writeTree(t, dir, map[string]string{"c.txt": "c"})
+	want("another, within the same second", "4 entries: a.txt (2.0 KiB), b.txt (1 B), c.txt (1 B), src/", false)
+	// A file that becomes a directory of the same name.
+	settle()
+	want("settled again", "4 entries: a.txt (2.0 KiB), b.txt (1 B), c.txt (1 B), src/", true)
+	if err := os.Remove(filepath.Join(dir, "c.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "c.txt"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	want("a file replaced by a directory", "4 entries: a.txt (2.0 KiB), b.txt (1 B), c.txt/, src/", false)
+}
+
+func TestSummariesBounded(t *testing.T) {
+	var c summaries
+	old := time.Now().Add(-time.Hour)
+	for i := range maxSummaries + 10 {
+		c.put(fmt.Sprintf("/ws/u%d", i), &summary{dirTime: old, text: "x"})
+	}
+	if len(c.m) != maxSummaries {
+		t.Fatalf("%d summaries kept; want at most %d", len(c.m), maxSummaries)
 	}
 }
