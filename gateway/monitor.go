@@ -361,12 +361,7 @@ func (s *Server) userDataRoutes() {
 			writeError(w, r, err)
 			return
 		}
-		if p.page.After != nil {
-			// Ranked by last activity over every session: offsets only.
-			writeError(w, r, fmt.Errorf("%w: this list pages by offset; cursor is not supported", orchestrator.ErrInvalidArgument))
-			return
-		}
-		users, err := ud.Users(r.Context(), p.page)
+		users, err := ud.Users(r.Context(), p.page) // by offset alone: a cursor is the store's 400
 		if err != nil {
 			writeError(w, r, err)
 			return

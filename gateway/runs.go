@@ -132,8 +132,8 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, http.StatusAccepted, run)
 }
 
-// listPage is a listing's page as asked for: ?limit= (50, at most 500),
-// and where it starts, ?cursor= (the next_cursor of the page before: the
+// listPage is a listing's page as asked for: ?limit= (50 when absent or 0,
+// at most 500), and where it starts, ?cursor= (the next_cursor of the page before: the
 // page is read alone, however deep) or ?offset= (the store reads what it
 // skips; both: the offset counts from the cursor).
 type listPage struct {
@@ -145,6 +145,9 @@ func pageOf(r *http.Request) (listPage, error) {
 	limit, err := queryInt(r, "limit", 50, 500)
 	if err != nil {
 		return listPage{}, fmt.Errorf("%w: %v", orchestrator.ErrInvalidArgument, err)
+	}
+	if limit == 0 {
+		limit = 50 // as before pages were cut here: 0 is the default
 	}
 	offset, err := queryInt(r, "offset", 0, 1<<30)
 	if err != nil {
@@ -167,9 +170,6 @@ func cutPage[T any](p listPage, items []T, key func(T) *orchestrator.PageKey) ([
 		return nonNil(items), ""
 	}
 	items = items[:p.size]
-	if p.size == 0 {
-		return nonNil(items), ""
-	}
 	return items, key(items[p.size-1]).Token()
 }
 
