@@ -54,6 +54,10 @@ type liveRun struct {
 	// decided marks a run resumed after its approvals were decided: its
 	// loop first finishes the suspended round (Run.Pending).
 	decided bool
+	// asked is set before a round's approvals are stored (loop.suspend).
+	// A run started here that has not asked has none: Approvals answers
+	// without reading the store (noApprovals).
+	asked atomic.Bool
 	// startStored marks a run Start stored as running, in a slot it
 	// reserved: its start needs no write of its own.
 	startStored bool

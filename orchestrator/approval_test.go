@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -604,5 +605,44 @@ func TestSettledWaitsForTheStoredWait(t *testing.T) {
 	}
 	if r, err := h.o.Settled(t.Context(), "u", run.ID); err != nil || r.State != orchestrator.RunFinished {
 		t.Fatalf("Settled after the decision = %+v, %v; want finished", r, err)
+	}
+}
+
+// approvalLists counts the store's ListApprovals.
+type approvalLists struct {
+	orchestrator.Store
+	n atomic.Int32
+}
+
+func (s *approvalLists) ListApprovals(ctx context.Context, runID string) ([]*orchestrator.Approval, error) {
+	s.n.Add(1)
+	return s.Store.ListApprovals(ctx, runID)
+}
+
+// A run started here that has not asked for an approval has none: its
+// approvals are answered without reading the store (an A2A task's every
+// snapshot of a running task asks). Once it asks, the store answers.
+func TestApprovalsOfARunThatHasNotAsked(t *testing.T) {
+	d := &deployTool{}
+	store := &approvalLists{Store: orchestratortest.NewMemStore()}
+	release := make(chan struct{})
+	first := call("deploy", `{"env":"prod"}`)
+	first.Wait = release
+	h := newHarness(t, harnessOpts{mode: orchestrator.ModeFunctionCall, store: store, toolsets: []orchestrator.Toolset{d.toolset()},
+		opts: orchestrator.Options{Approvals: orchestrator.ApprovalPolicy{Tools: []string{"deploy"}}}, turns: []orchestratortest.Turn{first, {Content: "Done."}}})
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "ship it", ToolNames: []string{"deploy"}})
+	list, err := h.o.Approvals(t.Context(), "u", run.ID)
+	if err != nil || list == nil || len(list) != 0 || store.n.Load() != 0 {
+		t.Fatalf("Approvals of a run that has not asked = %#v, %v after %d reads of the store; want an empty list and none", list, err, store.n.Load())
+	}
+	if _, err := h.o.Approvals(t.Context(), "mallory", run.ID); !errors.Is(err, orchestrator.ErrNotFound) {
+		t.Fatalf("another user's Approvals: %v, want ErrNotFound", err)
+	}
+	close(release)
+	evs := untilEvent(t, h.o, run.ID, 0, orchestrator.EventApprovalRequired)
+	a := approvalData(t, evs[len(evs)-1])
+	list, err = h.o.Approvals(t.Context(), "u", run.ID)
+	if err != nil || len(list) != 1 || list[0].ID != a.ApprovalID || list[0].State != orchestrator.ApprovalPending || store.n.Load() == 0 {
+		t.Fatalf("Approvals once asked = %+v, %v after %d reads; want the pending one, from the store", list, err, store.n.Load())
 	}
 }
