@@ -9,7 +9,9 @@
 // that answers with a stream, and lets one slow subscriber stall the others
 // (DESIGN.md section 8). The writer here is deliberately tiny: the event log
 // in the orchestrator does the buffering and replay. Buffer and Flush let a
-// caller holding several events send them in one write.
+// caller holding several events send them in one write; Pump does that for
+// a stream of items, each batch that arrives at once in one write, with a
+// comment while the stream is idle.
 package sse
 
 import (
