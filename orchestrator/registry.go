@@ -212,15 +212,27 @@ func (r *Registry) named(ctx context.Context, userID string, names []string) (*S
 // building the catalogue and reading the rule was 5 % of a no-tool run's
 // CPU (docs/benchmarks.md).
 func (r *Registry) alwaysOn(ctx context.Context, userID string, exclude []string) *Selection {
-	return r.gather(ctx, userID, func(spec ToolSpec) bool { return spec.AlwaysOn && !slices.Contains(exclude, spec.Name) })
+	always := func(ctx context.Context, ts Toolset) ([]Tool, error) {
+		if l, ok := ts.(AlwaysOnLister); ok {
+			return l.AlwaysOnTools(ctx, userID)
+		}
+		return ts.Tools(ctx, userID)
+	}
+	return r.gatherFrom(ctx, always, func(spec ToolSpec) bool { return spec.AlwaysOn && !slices.Contains(exclude, spec.Name) })
 }
 
 // gather selects the tools of every toolset that keep accepts (nil: all),
 // in toolset order. One failing source never hides the others.
 func (r *Registry) gather(ctx context.Context, userID string, keep func(ToolSpec) bool) *Selection {
+	return r.gatherFrom(ctx, func(ctx context.Context, ts Toolset) ([]Tool, error) { return ts.Tools(ctx, userID) }, keep)
+}
+
+// gatherFrom is gather with the tools of each toolset as toolsOf gives
+// them.
+func (r *Registry) gatherFrom(ctx context.Context, toolsOf func(context.Context, Toolset) ([]Tool, error), keep func(ToolSpec) bool) *Selection {
 	sel := newSelection(r)
 	for _, ts := range r.toolsets {
-		tools, err := ts.Tools(ctx, userID)
+		tools, err := toolsOf(ctx, ts)
 		if err != nil {
 			r.log.WarnContext(ctx, "toolset unavailable", "toolset", ts.Name(), "err", err)
 			continue

@@ -220,3 +220,42 @@ func TestWireNameMemo(t *testing.T) {
 		t.Fatalf("%d names remembered, want %d", n, maxWireMemo)
 	}
 }
+
+// lister lists its always-on tools alone; asked for all its tools (for a
+// run that names none) it fails the test.
+type lister struct {
+	t      *testing.T
+	always []Tool
+	all    []Tool
+}
+
+func (l lister) Name() string { return "lister" }
+func (l lister) Tools(context.Context, string) ([]Tool, error) {
+	l.t.Error("asked for all its tools where its always-on ones were enough")
+	return l.all, nil
+}
+func (l lister) AlwaysOnTools(context.Context, string) ([]Tool, error) { return l.always, nil }
+
+// A run that names no tool is offered the always-on tools: of a toolset
+// that lists them (AlwaysOnLister), without building its others; of one
+// that does not, from all its tools.
+func TestSelectNoToolAsksForAlwaysOnTools(t *testing.T) {
+	spec := func(name string, always bool) Tool {
+		return stubTool{ToolSpec{Name: name, Description: name, InputSchema: json.RawMessage(`{"type":"object"}`), AlwaysOn: always}}
+	}
+	pinned := spec("pinned", true)
+	l := lister{t: t, always: []Tool{pinned}, all: []Tool{pinned, spec("other", false)}}
+	plain := StaticToolset{SetName: "plain", List: []Tool{spec("plain_always", true), spec("plain_other", false)}}
+	reg := NewRegistry("", nil, l, plain)
+	sel, err := reg.Select(context.Background(), "u", nil, []string{"plain_nope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(sel.Names(), ","); got != "final_response,pinned,plain_always" {
+		t.Fatalf("a run naming no tool is offered %s; want final_response,pinned,plain_always", got)
+	}
+	sel, _ = reg.Select(context.Background(), "u", nil, []string{"pinned"})
+	if got := strings.Join(sel.Names(), ","); got != "final_response,plain_always" {
+		t.Fatalf("with pinned excluded: %s", got)
+	}
+}

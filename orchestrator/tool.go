@@ -100,6 +100,16 @@ type Toolset interface {
 	Tools(ctx context.Context, userID string) ([]Tool, error)
 }
 
+// AlwaysOnLister is implemented by a [Toolset] that says which of its tools
+// are always on without building its tools for the user. A run that names
+// no tool (most runs of agents) is offered those alone ([Registry.Select]),
+// and asking every toolset for all its tools to find them was a tenth of
+// such a run's tool selection. A toolset without it is asked for all its
+// tools, which are filtered.
+type AlwaysOnLister interface {
+	AlwaysOnTools(ctx context.Context, userID string) ([]Tool, error)
+}
+
 // ToolWaiter is implemented by a [Toolset] whose tools arrive after start
 // (the first discovery of an MCP server runs in the background). For a name
 // that no toolset offers, [Registry.Select] asks each ToolWaiter before it

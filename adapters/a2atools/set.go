@@ -131,6 +131,10 @@ func (s *Set) build(services []Service, old map[string]*peerTool) ([]orchestrato
 // Name implements orchestrator.Toolset.
 func (s *Set) Name() string { return "a2a" }
 
+// AlwaysOnTools implements [orchestrator.AlwaysOnLister]: none of its
+// tools is always on.
+func (s *Set) AlwaysOnTools(context.Context, string) ([]orchestrator.Tool, error) { return nil, nil }
+
 // Tools implements orchestrator.Toolset: the same tools for every user.
 func (s *Set) Tools(context.Context, string) ([]orchestrator.Tool, error) {
 	s.mu.RLock()

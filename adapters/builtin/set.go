@@ -83,6 +83,10 @@ func (s *Set) SetEnabled(enabled []string) error {
 // Name implements [orchestrator.Toolset].
 func (s *Set) Name() string { return "builtin" }
 
+// AlwaysOnTools implements [orchestrator.AlwaysOnLister]: none of its
+// tools is always on.
+func (s *Set) AlwaysOnTools(context.Context, string) ([]orchestrator.Tool, error) { return nil, nil }
+
 // Tools implements [orchestrator.Toolset]: the enabled tools bound to userID's
 // workspace. A bad user id is an error wrapping
 // [orchestrator.ErrInvalidArgument]. The workspace directory is created by

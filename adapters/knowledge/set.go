@@ -141,6 +141,10 @@ type base struct {
 	src                     source
 }
 
+// AlwaysOnTools implements [orchestrator.AlwaysOnLister]: none of its
+// tools is always on.
+func (s *Set) AlwaysOnTools(context.Context, string) ([]orchestrator.Tool, error) { return nil, nil }
+
 // Tools implements [orchestrator.Toolset]: the bases of the configuration
 // and the admin's uploads for everyone; with a user, the user's own bases
 // (user@base) and the bases other users share (owner@base). A store that

@@ -78,6 +78,10 @@ func New(pool *lsp.Pool, ws WorkspaceFunc, opts *Options) *Set {
 // Name implements [orchestrator.Toolset].
 func (s *Set) Name() string { return "lsp" }
 
+// AlwaysOnTools implements [orchestrator.AlwaysOnLister]: none of its
+// tools is always on.
+func (s *Set) AlwaysOnTools(context.Context, string) ([]orchestrator.Tool, error) { return nil, nil }
+
 // Tools implements [orchestrator.Toolset]: the lsp tool bound to userID,
 // or nothing when no server is configured.
 func (s *Set) Tools(_ context.Context, userID string) ([]orchestrator.Tool, error) {

@@ -315,6 +315,10 @@ func sameConfig(a, b ServerConfig) bool {
 // Name implements [orchestrator.Toolset].
 func (s *Set) Name() string { return "mcp" }
 
+// AlwaysOnTools implements [orchestrator.AlwaysOnLister]: none of its
+// tools is always on.
+func (s *Set) AlwaysOnTools(context.Context, string) ([]orchestrator.Tool, error) { return nil, nil }
+
 // Tools implements [orchestrator.Toolset]: the cached tools of every
 // server. It never dials; a server whose tools were never listed offers
 // none yet.

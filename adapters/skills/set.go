@@ -246,6 +246,10 @@ func (s *Set) janitor() {
 // Name implements [orchestrator.Toolset].
 func (s *Set) Name() string { return "skills" }
 
+// AlwaysOnTools implements [orchestrator.AlwaysOnLister]: none of its
+// tools is always on.
+func (s *Set) AlwaysOnTools(context.Context, string) ([]orchestrator.Tool, error) { return nil, nil }
+
 // Tools implements [orchestrator.Toolset]: load_skill over the skills every
 // user has and the user's own, and one tool per skill the user may use
 // (those two kinds and the skills others share, which are offered only

@@ -135,6 +135,12 @@ func newLSPLive(cfg *config.Config, log *slog.Logger) *lspLive {
 	return h
 }
 
+// AlwaysOnTools implements [orchestrator.AlwaysOnLister]: no code
+// intelligence tool is always on.
+func (h *lspLive) AlwaysOnTools(context.Context, string) ([]orchestrator.Tool, error) {
+	return nil, nil
+}
+
 // bind gives the parts the built-in tools' workspaces.
 func (h *lspLive) bind(tools *builtin.Set) {
 	h.ws = tools
