@@ -47,8 +47,7 @@ type configAdmin struct {
 	cur     atomic.Pointer[config.Config]
 	applied int64 // db: the revision cur reflects; guarded by mu
 
-	stop context.CancelFunc // ends the db poll
-	done chan struct{}
+	poll *periodic // of the stored override (db only)
 }
 
 // configStore keeps the override in the database (storage.Store).
@@ -118,31 +117,14 @@ func (ca *configAdmin) start() {
 	if ca.db == nil {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ca.stop, ca.done = cancel, make(chan struct{})
-	go func() {
-		defer close(ca.done)
-		t := time.NewTicker(configPollInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if err := ca.sync(ctx); err != nil && ctx.Err() == nil {
-					ca.a.log.Warn("configuration change of another replica not applied", "err", err)
-				}
-			}
+	ca.poll = startPeriodic(configPollInterval, false, func(ctx context.Context) {
+		if err := ca.sync(ctx); err != nil && ctx.Err() == nil {
+			ca.a.log.Warn("configuration change of another replica not applied", "err", err)
 		}
-	}()
+	})
 }
 
-func (ca *configAdmin) close() {
-	if ca.stop != nil {
-		ca.stop()
-		<-ca.done
-	}
-}
+func (ca *configAdmin) close() { ca.poll.close() }
 
 // sync applies the stored override when another replica moved its
 // revision: each section whose stored value differs from the running one.

@@ -32,8 +32,7 @@ type janitor struct {
 	every     time.Duration
 	log       *slog.Logger
 
-	stop context.CancelFunc
-	done chan struct{}
+	loop *periodic
 }
 
 // janitorReport is what one pass deleted.
@@ -51,31 +50,18 @@ func (j *janitor) start() {
 	if j.wsDays == 0 && j.eventDays == 0 {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	j.stop, j.done = cancel, make(chan struct{})
-	go func() {
-		defer close(j.done)
-		t := time.NewTicker(j.every)
-		defer t.Stop()
-		for {
-			if rep, err := j.runOnce(ctx, time.Now()); err != nil && ctx.Err() == nil {
-				j.log.Warn("retention pass failed", "err", err)
-			} else if rep != (janitorReport{}) {
-				j.log.Info("retention pass", "runs_pruned", rep.Runs, "tool_logs", rep.ToolLogs, "memory_tasks", rep.MemoryTasks, "files", rep.Files, "dirs", rep.Dirs)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+	j.loop = startPeriodic(j.every, true, func(ctx context.Context) {
+		if rep, err := j.runOnce(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			j.log.Warn("retention pass failed", "err", err)
+		} else if rep != (janitorReport{}) {
+			j.log.Info("retention pass", "runs_pruned", rep.Runs, "tool_logs", rep.ToolLogs, "memory_tasks", rep.MemoryTasks, "files", rep.Files, "dirs", rep.Dirs)
 		}
-	}()
+	})
 }
 
 func (j *janitor) close() {
-	if j != nil && j.stop != nil {
-		j.stop()
-		<-j.done
+	if j != nil {
+		j.loop.close()
 	}
 }
 

@@ -14,8 +14,7 @@ import (
 type orphans struct {
 	sweeps []orphanSweep
 	log    *slog.Logger
-	stop   context.CancelFunc
-	done   chan struct{}
+	loop   *periodic
 }
 
 // orphanSweep is one kind of work to recover: what it is called in logs,
@@ -27,22 +26,9 @@ type orphanSweep struct {
 
 // startOrphans sweeps once, then every every until close.
 func startOrphans(ctx context.Context, every time.Duration, log *slog.Logger, sweeps ...orphanSweep) *orphans {
-	o := &orphans{sweeps: sweeps, log: log, done: make(chan struct{})}
+	o := &orphans{sweeps: sweeps, log: log}
 	o.sweep(ctx)
-	ctx, o.stop = context.WithCancel(context.WithoutCancel(ctx))
-	go func() {
-		defer close(o.done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				o.sweep(ctx)
-			}
-		}
-	}()
+	o.loop = startPeriodic(every, false, o.sweep)
 	return o
 }
 
@@ -59,8 +45,7 @@ func (o *orphans) sweep(ctx context.Context) {
 }
 
 func (o *orphans) close() {
-	if o != nil && o.stop != nil {
-		o.stop()
-		<-o.done
+	if o != nil {
+		o.loop.close()
 	}
 }
