@@ -35,23 +35,3 @@ func FuzzPageToken(f *testing.F) {
 		}
 	})
 }
-
-func TestPageKeyOrder(t *testing.T) {
-	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
-	k := &orchestrator.PageKey{At: at, ID: "m"}
-	for _, c := range []struct {
-		at   time.Time
-		id   string
-		want bool
-	}{
-		{at.Add(-time.Microsecond), "z", true}, // older: after the key
-		{at, "a", true},                        // same time, lower id: after
-		{at, "m", false},                       // the key's own item
-		{at, "z", false},                       // same time, higher id: before
-		{at.Add(time.Microsecond), "a", false}, // newer
-	} {
-		if got := k.Before(c.at, c.id); got != c.want {
-			t.Errorf("key %v,%s: Before(%v, %s) = %v", k.At, k.ID, c.at, c.id, got)
-		}
-	}
-}

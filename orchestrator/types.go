@@ -197,16 +197,6 @@ func RunKey(r *Run) *PageKey { return &PageKey{At: r.CreatedAt, ID: r.ID} }
 // UserKey is where a listing of users goes on after u.
 func UserKey(u *User) *PageKey { return &PageKey{ID: u.ID} }
 
-// Before reports whether the item at (at, id) comes after k in a listing
-// ordered newest first (descending At, then descending ID): the items a
-// page after k holds.
-func (k *PageKey) Before(at time.Time, id string) bool {
-	if c := at.Compare(k.At); c != 0 {
-		return c < 0
-	}
-	return id < k.ID
-}
-
 // Token encodes k for a client to send back: opaque, URL-safe, and
 // read by [ParsePageToken].
 func (k *PageKey) Token() string {
@@ -221,16 +211,17 @@ func (k *PageKey) Token() string {
 // ParsePageToken decodes what [PageKey.Token] encoded; anything else is
 // an ErrInvalidArgument.
 func ParsePageToken(tok string) (*PageKey, error) {
+	notOurs := fmt.Errorf("%w: the page token is not one this server issued", ErrInvalidArgument)
 	raw, err := base64.RawURLEncoding.DecodeString(tok)
 	at, id, ok := strings.Cut(string(raw), ".")
 	if err != nil || !ok || id == "" {
-		return nil, fmt.Errorf("%w: the page token is not one this server issued", ErrInvalidArgument)
+		return nil, notOurs
 	}
 	k := &PageKey{ID: id}
 	if at != "" {
 		us, err := strconv.ParseInt(at, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("%w: the page token is not one this server issued", ErrInvalidArgument)
+			return nil, notOurs
 		}
 		k.At = time.UnixMicro(us).UTC()
 	}

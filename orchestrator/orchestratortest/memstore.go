@@ -61,9 +61,14 @@ func stamp(t time.Time) time.Time {
 	return t.Round(0).Truncate(time.Microsecond).UTC()
 }
 
-// stored is k at the precision the store keeps times.
-func stored(k *orchestrator.PageKey) *orchestrator.PageKey {
-	return &orchestrator.PageKey{At: k.At.Truncate(time.Microsecond).UTC(), ID: k.ID}
+// pastKey reports whether the item at (at, id) comes after k in a listing
+// ordered newest first (descending time, then descending id), k's time at
+// the precision the store keeps: the items a page after k holds.
+func pastKey(k *orchestrator.PageKey, at time.Time, id string) bool {
+	if c := at.Compare(k.At.Truncate(time.Microsecond)); c != 0 {
+		return c < 0
+	}
+	return id < k.ID
 }
 
 func stampPtr(t *time.Time) *time.Time {
@@ -152,7 +157,7 @@ func (m *memStore) ListSessions(_ context.Context, userID string, p orchestrator
 	defer m.mu.Unlock()
 	var out []*orchestrator.Session
 	for _, s := range m.sessions {
-		if s.UserID == userID && (p.After == nil || stored(p.After).Before(s.UpdatedAt, s.ID)) {
+		if s.UserID == userID && (p.After == nil || pastKey(p.After, s.UpdatedAt, s.ID)) {
 			out = append(out, &s)
 		}
 	}
@@ -432,7 +437,7 @@ func (m *memStore) ListRuns(_ context.Context, f orchestrator.RunFilter) ([]*orc
 	for _, r := range m.runs {
 		if (f.UserID == "" || r.UserID == f.UserID) && (f.SessionID == "" || r.SessionID == f.SessionID) &&
 			(len(f.States) == 0 || slices.Contains(f.States, r.State)) && (f.Since.IsZero() || !r.CreatedAt.Before(stamp(f.Since))) &&
-			(f.Page.After == nil || stored(f.Page.After).Before(r.CreatedAt, r.ID)) {
+			(f.Page.After == nil || pastKey(f.Page.After, r.CreatedAt, r.ID)) {
 			out = append(out, cloneRun(r))
 		}
 	}

@@ -2,6 +2,7 @@ package orchestratortest
 
 import (
 	"testing"
+	"time"
 
 	"github.com/wunder/wunder/orchestrator"
 )
@@ -45,4 +46,28 @@ func TestMemToolConfig(t *testing.T) {
 
 func TestMemMemoryStore(t *testing.T) {
 	RunMemoryStoreTests(t, func(*testing.T) orchestrator.MemoryStore { return NewMemStore().(orchestrator.MemoryStore) })
+}
+
+func TestPageKeyOrder(t *testing.T) {
+	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	k := &orchestrator.PageKey{At: at, ID: "m"}
+	for _, c := range []struct {
+		at   time.Time
+		id   string
+		want bool
+	}{
+		{at.Add(-time.Microsecond), "z", true}, // older: after the key
+		{at, "a", true},                        // same time, lower id: after
+		{at, "m", false},                       // the key's own item
+		{at, "z", false},                       // same time, higher id: before
+		{at.Add(time.Microsecond), "a", false}, // newer
+	} {
+		if got := pastKey(k, c.at, c.id); got != c.want {
+			t.Errorf("key %v,%s: pastKey(%v, %s) = %v", k.At, k.ID, c.at, c.id, got)
+		}
+	}
+	// The key's time counts at the store's precision, a microsecond.
+	if !pastKey(&orchestrator.PageKey{At: at.Add(999 * time.Nanosecond), ID: "m"}, at, "a") {
+		t.Error("a key with nanoseconds: the item at its microsecond with a lower id is not after it")
+	}
 }
