@@ -1,6 +1,7 @@
 package orchestrator_test
 
 import (
+	"encoding/base64"
 	"errors"
 	"testing"
 	"time"
@@ -18,6 +19,9 @@ func FuzzPageToken(f *testing.F) {
 	f.Add("")
 	f.Add("%%%")
 	f.Add("LjE")
+	for _, at := range []string{"-9223372036854775807", "-62135596800000001", "253402300800000000"} {
+		f.Add(base64.RawURLEncoding.EncodeToString([]byte(at + ".run_x"))) // a time no store holds
+	}
 	f.Fuzz(func(t *testing.T, tok string) {
 		k, err := orchestrator.ParsePageToken(tok)
 		if err != nil {
@@ -28,6 +32,9 @@ func FuzzPageToken(f *testing.F) {
 		}
 		if k.ID == "" {
 			t.Fatalf("ParsePageToken(%q) = a key without an id", tok)
+		}
+		if !k.At.IsZero() && (k.At.Year() < 1 || k.At.Year() > 9999) {
+			t.Fatalf("ParsePageToken(%q) = a key at %v, a time no store holds", tok, k.At)
 		}
 		again, err := orchestrator.ParsePageToken(k.Token())
 		if err != nil || !again.At.Equal(k.At) || again.ID != k.ID {

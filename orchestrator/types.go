@@ -220,10 +220,18 @@ func ParsePageToken(tok string) (*PageKey, error) {
 	k := &PageKey{ID: id}
 	if at != "" {
 		us, err := strconv.ParseInt(at, 10, 64)
-		if err != nil {
+		// No item has a time outside years 1 to 9999, and PostgreSQL
+		// refuses one before 4713 BC: a 500 for a token that decodes.
+		if err != nil || us < minTokenMicro || us > maxTokenMicro {
 			return nil, notOurs
 		}
 		k.At = time.UnixMicro(us).UTC()
 	}
 	return k, nil
 }
+
+// The times a page token may hold: years 1 to 9999.
+var (
+	minTokenMicro = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	maxTokenMicro = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC).UnixMicro()
+)

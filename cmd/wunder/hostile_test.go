@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -120,6 +121,13 @@ func restCorpus() []hostileCase {
 	}
 	cs = append(cs, paths("GET sessions", "GET", "/wunder/sessions?user_id={}")...)
 	cs = append(cs, paths("GET sessions cursor", "GET", "/wunder/sessions?user_id=h&cursor={}")...)
+	// Cursors that decode, with times no item has and no store holds.
+	for _, at := range []string{"-9223372036854775807", "9223372036854775807", "-62135596800000001", "253402300800000000"} {
+		tok := base64.RawURLEncoding.EncodeToString([]byte(at + ".run_x"))
+		for _, list := range []string{"runs", "sessions"} {
+			cs = append(cs, hostileCase{name: "GET " + list + " cursor at " + at, method: "GET", path: "/wunder/" + list + "?user_id=h&cursor=" + tok})
+		}
+	}
 	cs = append(cs, paths("GET session", "GET", "/wunder/sessions/{}?user_id=h")...)
 	cs = append(cs, paths("GET session user", "GET", "/wunder/sessions/sess_x?user_id={}")...)
 	cs = append(cs, paths("DELETE session", "DELETE", "/wunder/sessions/{}?user_id=h")...)
