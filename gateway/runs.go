@@ -33,7 +33,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	s.stream(w, r, userID, runID, after)
+	s.stream(w, r, userID, runID, after, false)
 }
 
 // resumeFrom reads the seq to resume after: Last-Event-ID wins over ?after=.

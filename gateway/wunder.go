@@ -59,7 +59,7 @@ type wunderResponse struct {
 // start decodes a run request, starts the run and writes any failure. It
 // returns r with the messages' language of the body (i18n.go), for what
 // the caller writes next.
-func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Run, *wunderRequest, *http.Request, bool) {
+func (s *Server) start(w http.ResponseWriter, r *http.Request, submit bool) (*orchestrator.Run, *wunderRequest, *http.Request, bool) {
 	var req wunderRequest
 	if !decodeJSON(w, r, &req) {
 		return nil, nil, r, false
@@ -83,6 +83,16 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Ru
 		ModelName: req.ModelName, ToolCallMode: req.ToolCallMode, Language: s.language(r, req.Language),
 		MaxRounds: req.MaxRounds, Caller: orchestrator.CallerUser, Frontend: orchestrator.FrontendREST, ApprovalMode: req.ApprovalMode,
 		SkipToolCalls: req.SkipToolCalls, Blocking: req.Stream != nil && !*req.Stream,
+	}
+	if submit {
+		// POST /wunder/runs answers the run's ids at once, and its
+		// caller follows the run: it is neither blocking nor a run whose
+		// ids wait for its events, whatever "stream" says.
+		rr.Blocking = false
+	} else {
+		// POST /wunder's stream sends the run's ids with its first
+		// event (handleWunder).
+		rr.IDsWithEvents = !rr.Blocking
 	}
 	if err := applyOverrides(&rr, req.ConfigOverrides, s.opts.RequestOverrides); err != nil {
 		writeError(w, r, err)
@@ -117,12 +127,12 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request) (*orchestrator.Ru
 // run goes on if the client disconnects; follow it again with
 // GET /wunder/runs/{run_id}/events.
 func (s *Server) handleWunder(w http.ResponseWriter, r *http.Request) {
-	run, req, r, ok := s.start(w, r)
+	run, req, r, ok := s.start(w, r, false)
 	if !ok {
 		return
 	}
 	if req.Stream == nil || *req.Stream {
-		s.stream(w, r, run.UserID, run.ID, 0)
+		s.stream(w, r, run.UserID, run.ID, 0, true)
 		return
 	}
 	var final orchestrator.FinalData
@@ -169,7 +179,7 @@ func (s *Server) handleWunder(w http.ResponseWriter, r *http.Request) {
 // handleSubmit is POST /wunder/runs: start a run and answer 202 at once
 // with its ids; follow it with GET /wunder/runs/{run_id}/events.
 func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
-	run, _, r, ok := s.start(w, r)
+	run, _, r, ok := s.start(w, r, true)
 	if !ok {
 		return
 	}

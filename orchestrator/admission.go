@@ -214,13 +214,15 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 		lr.update(func(r *Run) { r.State, r.StartedAt = RunRunning, &now })
 		lr.startStored = true
 	}
-	if reserved && lr.freshSession && req.Blocking && lr.log.policy.BlockingDelay > 0 && (!folded || o.claimSlot(ctx, lr)) {
-		// A blocking run on a new session that runs at once: nobody can
-		// know its run or session before its caller is answered, so its
-		// start waits for its log's first write, and a run that ends
-		// within the log's delay is stored in one write with its end
-		// (storeEnd). Its locks come with its start, as persistNew's do;
-		// a person's slot is claimed in this process until then.
+	if reserved && lr.freshSession && lr.log.policy.defersStart() && (!folded || o.claimSlot(ctx, lr)) {
+		// A blocking run on a new session that runs at once, or a
+		// streamed one whose ids go out with its events: nobody can know
+		// its run or session before its caller is answered or sent an
+		// event, so its start waits for its log's first write, and a run
+		// that ends within the log's delay is stored in one write with
+		// its end (storeEnd). Its locks come with its start, as
+		// persistNew's do; a person's slot is claimed in this process
+		// until then.
 		st := o.firstWrite(lr, sess, true)
 		if folded {
 			st.stored = func() { o.unclaim(lr.locks[1], lr.id) }
@@ -304,8 +306,13 @@ func (o *Orchestrator) newLiveRun(req RunRequest, x execution, locks []string, r
 	// A log that cannot store its events stops the run; complete records
 	// it as failed.
 	policy := o.opts.Events
-	if !req.Blocking {
+	switch {
+	case req.Blocking:
+		policy.StreamDelay = 0
+	case req.IDsWithEvents:
 		policy.BlockingDelay = 0
+	default:
+		policy.BlockingDelay, policy.StreamDelay = 0, 0
 	}
 	lr.log = newRunLog(r.ID, r.SessionID, base, o.store, o.log, o.opts.Now, policy, o.opts.StoreRetry, func(error) { lr.cancel() })
 	return lr

@@ -54,7 +54,12 @@
 // is held must refuse the run before it runs. With Options.OneProcess (a
 // SQLite database this process holds) the slot is claimed in the process
 // instead, which every taker of a lock here consults, and a person's
-// blocking run is deferred like an agent's (claims.go). When the run ends, its
+// blocking run is deferred like an agent's (claims.go). A streamed run
+// whose caller hands out its ids only with its events
+// (RunRequest.IDsWithEvents: POST /wunder's stream) is deferred the same
+// way: its first batch waits up to EventPolicy.StreamDelay (5ms), or
+// until the run stores its start itself, so a run that ends by then is
+// one write; its later batches wait for nothing. When the run ends, its
 // terminal state, its answer, the events the flusher had not stored yet and
 // the final event are stored in one write (after any batch in flight, so
 // seqs stay in order), which also frees its locks in the store; then its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -416,7 +417,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 	held := func(t *testing.T, blocking bool, delay time.Duration, caller ...orchestrator.Caller) {
 		store := newStore()
 		gate := make(chan struct{})
-		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: delay}},
+		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: delay, StreamDelay: delay}},
 			turns: []orchestratortest.Turn{{Content: "late", Wait: gate}}})
 		req := orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: blocking}
 		if len(caller) > 0 {
@@ -450,6 +451,85 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 	t.Run("blocking, longer than the delay", func(t *testing.T) { held(t, true, time.Millisecond) })
 	t.Run("an agent's blocking, longer than the delay", func(t *testing.T) { held(t, true, time.Millisecond, orchestrator.CallerAgent) })
 	t.Run("streaming, whatever the delay", func(t *testing.T) { held(t, false, time.Hour) })
+	t.Run("an agent's streaming, whatever the delay", func(t *testing.T) { held(t, false, time.Hour, orchestrator.CallerAgent) })
+}
+
+// A streamed run whose ids go out with its events (IDsWithEvents) on a
+// new session stores its start with its first events, which wait up to
+// Events.StreamDelay: a run that ends by then is one write. Only the
+// first write waits: once the start is stored (before a tool that
+// changes something), the run's events are stored as they come.
+func TestStreamedRunStoresItsStartWithItsFirstEvents(t *testing.T) {
+	newStore := func() countingEvents {
+		return countingEvents{&countingStore{Store: orchestratortest.NewMemStore(), writes: map[string]int{}}}
+	}
+	writes := func(s countingEvents) map[string]int {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return maps.Clone(s.writes)
+	}
+	oneWrite := func(t *testing.T, opts orchestrator.Options, caller orchestrator.Caller) {
+		store := newStore()
+		opts.Events = orchestrator.EventPolicy{StreamDelay: time.Hour}
+		h := newHarness(t, harnessOpts{store: store, opts: opts, turns: []orchestratortest.Turn{{Content: "the answer"}}})
+		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", IDsWithEvents: true, Caller: caller})
+		evs := collect(t, h.o, run.ID, 0)
+		assertDense(t, evs, 1)
+		if f := final(t, evs); f.Answer != "the answer" {
+			t.Fatalf("final = %+v", f)
+		}
+		if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool { return ev.Type == orchestrator.EventLLMOutputDelta }) {
+			t.Errorf("events = %+v; want the model streamed (llm_output_delta)", evs)
+		}
+		if got, want := writes(store), map[string]int{"CreateEndedRun": 1}; !maps.Equal(got, want) {
+			t.Errorf("writes = %v; want %v", got, want)
+		}
+		if stored, err := store.ListEvents(t.Context(), run.ID, 0, 0); err != nil || len(stored) != len(evs) {
+			t.Fatalf("store holds %d events (%v); the client saw %d", len(stored), err, len(evs))
+		}
+	}
+	t.Run("an agent's, in one write", func(t *testing.T) { oneWrite(t, orchestrator.Options{}, orchestrator.CallerAgent) })
+	t.Run("a person's, in one process, in one write", func(t *testing.T) {
+		oneWrite(t, orchestrator.Options{OneProcess: true}, orchestrator.CallerUser)
+	})
+
+	t.Run("later events as they come", func(t *testing.T) {
+		store := newStore()
+		started, release := make(chan struct{}), make(chan struct{})
+		// The model is held until called, so that the run's first
+		// events wait for the delay before its start is stored.
+		called, answer := make(chan struct{}), make(chan struct{})
+		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{StreamDelay: time.Hour}},
+			toolsets: []orchestrator.Toolset{blockingTool("step", started, release)},
+			turns: []orchestratortest.Turn{
+				{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("step", `{}`)}, Started: called, Wait: answer},
+				{Content: "after the step"},
+			}})
+		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{"step"},
+			IDsWithEvents: true, Caller: orchestrator.CallerAgent})
+		<-called
+		close(answer)
+		<-started
+		if _, err := store.GetRun(t.Context(), run.ID); err != nil {
+			t.Fatalf("the tool runs before its run is stored: %v", err)
+		}
+		// The tool is held: its call becomes visible only if the batch
+		// that has it does not wait for the stream's delay.
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		for ev, err := range h.o.Events(ctx, "u", run.ID, 0) {
+			if err != nil {
+				t.Fatalf("waiting for the tool call to be visible: %v", err)
+			}
+			if ev.Type == orchestrator.EventToolCall {
+				break
+			}
+		}
+		close(release)
+		if f := final(t, collect(t, h.o, run.ID, 0)); f.Answer != "after the step" {
+			t.Fatalf("final = %+v", f)
+		}
+	})
 }
 
 // endHold holds EndRun: it closes entered when the run's end is being

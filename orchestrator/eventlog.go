@@ -65,6 +65,9 @@ type runLog struct {
 	// (pendingStart).
 	startMu sync.Mutex
 	start   *runStart
+	// startDone is closed once a deferred start is stored: a first
+	// batch that waits for it (policy.StreamDelay) waits no longer.
+	startDone chan struct{}
 }
 
 // runStart is the first write of a run whose start Start deferred: its
@@ -95,7 +98,21 @@ type EventPolicy struct {
 	// of two or more. Anyone who follows such a run sees each event at
 	// most this much later. Options' default is 20ms; negative: none.
 	BlockingDelay time.Duration
+	// StreamDelay is how long the first events of a streamed run whose
+	// start is deferred (RunRequest.IDsWithEvents) may wait before they
+	// are stored with that start, so that a run that ends within it (an
+	// answer the model gives at once, a refusal, an error) is stored in
+	// one write instead of two or more. The wait ends early when the run
+	// stores its start itself (before a tool round that changes
+	// something). Later events are stored as they come: it delays the
+	// first events a client sees by at most this much, and nothing after
+	// them. Options' default is 5ms; negative: none.
+	StreamDelay time.Duration
 }
+
+// defersStart reports whether a run under p may store its start with its
+// log's first write: its events wait for a write that can take it.
+func (p EventPolicy) defersStart() bool { return p.BlockingDelay > 0 || p.StreamDelay > 0 }
 
 func newRunLog(runID, sessionID string, base int64, store Store, log *slog.Logger, now func() time.Time, p EventPolicy,
 	retryBudget time.Duration, onBroken func(error)) *runLog {
@@ -277,6 +294,7 @@ func (l *runLog) storeStartWith(ctx context.Context, tail RunTail) (stored bool,
 		return false, err
 	}
 	l.start = nil
+	close(l.startDone)
 	if st.stored != nil {
 		st.stored()
 	}
@@ -308,7 +326,7 @@ func (st *runStart) whole(now time.Time, history []Message) (*Session, []Message
 // deferStart makes st the run's start, stored with the log's first write.
 func (l *runLog) deferStart(st *runStart) {
 	l.startMu.Lock()
-	l.start = st
+	l.start, l.startDone = st, make(chan struct{})
 	l.startMu.Unlock()
 }
 
@@ -409,12 +427,22 @@ func (l *runLog) flusher() {
 	}
 }
 
-// delay waits policy.BlockingDelay before a batch is taken while there is
-// one and the log is open: events that come meanwhile join it, and when
-// the log ends meanwhile, they all go with its end.
+// delay waits before a batch is taken while there is one and the log is
+// open, so that events that come meanwhile join it, and when the log ends
+// meanwhile, they all go with its end: policy.BlockingDelay before each
+// batch of a blocking run, policy.StreamDelay before the first batch of a
+// streamed one whose start is deferred, until that start is stored.
 func (l *runLog) delay() {
-	if l.policy.BlockingDelay <= 0 {
-		return
+	d, started := l.policy.BlockingDelay, (<-chan struct{})(nil)
+	if d <= 0 {
+		l.startMu.Lock()
+		if l.start != nil {
+			d, started = l.policy.StreamDelay, l.startDone
+		}
+		l.startMu.Unlock()
+		if d <= 0 {
+			return
+		}
 	}
 	l.mu.Lock()
 	wait := !l.closed && (l.flushed < len(l.events) || len(l.msgs) > 0)
@@ -422,11 +450,12 @@ func (l *runLog) delay() {
 	if !wait {
 		return
 	}
-	t := time.NewTimer(l.policy.BlockingDelay)
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-l.stop:
+	case <-started:
 	}
 }
 

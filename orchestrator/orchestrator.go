@@ -133,6 +133,9 @@ func (o Options) withDefaults() Options {
 	if o.Events.BlockingDelay == 0 {
 		o.Events.BlockingDelay = 20 * time.Millisecond
 	}
+	if o.Events.StreamDelay == 0 {
+		o.Events.StreamDelay = 5 * time.Millisecond
+	}
 	if o.InstanceID == "" {
 		o.InstanceID = newInstanceID()
 	}
@@ -285,6 +288,16 @@ type RunRequest struct {
 	// llm_output_delta events (a follower sees each llm_output whole).
 	// The zero value streams as the model's settings say.
 	Blocking bool
+	// IDsWithEvents says the caller hands out the run's and its session's
+	// ids only with the run's events (POST /wunder's stream sends its
+	// headers with its first event), so nobody can refer to the run
+	// before one of its events is visible, that is stored. Such a
+	// streamed run on a new session defers its start as a blocking one
+	// does: the start is stored with its log's first write, which waits
+	// up to EventPolicy.StreamDelay, so a run that ends by then is stored
+	// in one write. A blocking run's caller learns the ids only at the
+	// end anyway.
+	IDsWithEvents bool
 	// Metadata travels with the run to its tools (ToolInvocation.Metadata);
 	// the A2A front-end puts the delegation depth here for the recursion
 	// guard of a2a@service tools.

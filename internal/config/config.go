@@ -377,6 +377,11 @@ type Observability struct {
 	// stored, so a run that ends within it stores them with its end.
 	// Default 20, 0-1000; 0 = none.
 	BlockingEventDelayMS int `yaml:"blocking_event_delay_ms"`
+	// StreamEventDelayMS (stream_event_delay_ms): how long the first
+	// events of a streamed POST /wunder run on a new session may wait to
+	// be stored with the run's start, so a run that ends within it is
+	// stored in one write. Default 5, 0-1000; 0 = none.
+	StreamEventDelayMS int `yaml:"stream_event_delay_ms"`
 }
 
 // OTLP protocols.
@@ -405,6 +410,15 @@ func (o Observability) BlockingEventDelay() time.Duration {
 		return -1
 	}
 	return time.Duration(o.BlockingEventDelayMS) * time.Millisecond
+}
+
+// StreamEventDelay is stream_event_delay_ms as the orchestrator's
+// EventPolicy.StreamDelay (negative: none).
+func (o Observability) StreamEventDelay() time.Duration {
+	if o.StreamEventDelayMS <= 0 {
+		return -1
+	}
+	return time.Duration(o.StreamEventDelayMS) * time.Millisecond
 }
 
 // StoreSpanThreshold is store_span_threshold_ms as a duration.

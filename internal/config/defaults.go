@@ -88,6 +88,7 @@ func Default() *Config {
 			DropEventTypes:       []string{},
 			StoreSpanThresholdMS: 10,
 			BlockingEventDelayMS: 20,
+			StreamEventDelayMS:   5,
 		},
 		MCP:       mcpDefaults(),
 		A2A:       a2aDefaults(),

@@ -167,6 +167,7 @@ func (c *Config) validate(p *problems) {
 	v.between("observability.monitor_event_limit", o.MonitorEventLimit, 1, 2000)
 	atLeast(v, "observability.store_span_threshold_ms", o.StoreSpanThresholdMS, 0)
 	v.between("observability.blocking_event_delay_ms", o.BlockingEventDelayMS, 0, 1000)
+	v.between("observability.stream_event_delay_ms", o.StreamEventDelayMS, 0, 1000)
 	if o.OTLP.Protocol != "" {
 		v.oneOf("observability.otlp.protocol", o.OTLP.Protocol, []string{OTLPHTTP, OTLPGRPC})
 	}

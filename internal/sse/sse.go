@@ -43,17 +43,25 @@ type Writer struct {
 // NewWriter sends the stream's headers (200, text/event-stream, no caching,
 // no proxy buffering) and returns a writer. Set other headers before.
 func NewWriter(w http.ResponseWriter) *Writer {
+	sw := NewDeferredWriter(w)
+	w.WriteHeader(http.StatusOK)
+	sw.mu.Lock()
+	sw.flushLocked()
+	sw.mu.Unlock()
+	return sw
+}
+
+// NewDeferredWriter is [NewWriter] except that the headers go out with
+// the first event (or comment), in one write with it: a stream whose
+// headers say what its events are about (POST /wunder's run and session
+// ids) says nothing before it has an event to send.
+func NewDeferredWriter(w http.ResponseWriter) *Writer {
 	h := w.Header()
 	h.Set("Content-Type", ContentType+"; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	sw := &Writer{w: w, rc: http.NewResponseController(w), WriteTimeout: 30 * time.Second}
-	sw.mu.Lock()
-	sw.flushLocked()
-	sw.mu.Unlock()
-	return sw
+	return &Writer{w: w, rc: http.NewResponseController(w), WriteTimeout: 30 * time.Second}
 }
 
 // Event is one event of a stream.

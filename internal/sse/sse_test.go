@@ -90,3 +90,58 @@ func TestWriterBuffersUntilFlush(t *testing.T) {
 		t.Fatalf("body = %q; want %q", got, want)
 	}
 }
+
+// headerWatch records when a response's headers are written: explicitly,
+// or by its first Write.
+type headerWatch struct {
+	*flushCounter
+	status int
+	body   int // bytes written when the headers went out
+}
+
+func (h *headerWatch) WriteHeader(code int) {
+	if h.status == 0 {
+		h.status, h.body = code, h.Body.Len()
+	}
+	h.ResponseRecorder.WriteHeader(code)
+}
+
+func (h *headerWatch) Write(b []byte) (int, error) {
+	if h.status == 0 {
+		h.status, h.body = http.StatusOK, 0
+	}
+	return h.ResponseRecorder.Write(b)
+}
+
+// A deferred writer sends nothing, headers included, until its first
+// event; then the headers go out with it, in one flush. NewWriter sends
+// them at once.
+func TestDeferredWriterSendsHeadersWithTheFirstEvent(t *testing.T) {
+	rec := &headerWatch{flushCounter: &flushCounter{ResponseRecorder: httptest.NewRecorder()}}
+	rec.Header().Set("X-Run-Id", "run_1")
+	w := sse.NewDeferredWriter(rec)
+	if rec.status != 0 || rec.flushes != 0 || rec.Body.Len() != 0 {
+		t.Fatalf("before any event: status %d, %d flushes, body %q; want nothing sent", rec.status, rec.flushes, rec.Body.String())
+	}
+	if err := w.Buffer(sse.Event{ID: "1", Type: "progress", Data: []byte("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if rec.status != http.StatusOK || rec.body != 0 || rec.flushes != 1 {
+		t.Fatalf("status %d with %d bytes before it, %d flushes; want 200 with the first event, in one flush", rec.status, rec.body, rec.flushes)
+	}
+	if ct := rec.Result().Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") || rec.Result().Header.Get("X-Run-Id") != "run_1" {
+		t.Fatalf("headers = %v", rec.Result().Header)
+	}
+	if got, want := rec.Body.String(), "id: 1\nevent: progress\ndata: {}\n\n"; got != want {
+		t.Fatalf("body = %q; want %q", got, want)
+	}
+
+	eager := &headerWatch{flushCounter: &flushCounter{ResponseRecorder: httptest.NewRecorder()}}
+	sse.NewWriter(eager)
+	if eager.status != http.StatusOK || eager.flushes != 1 {
+		t.Fatalf("NewWriter: status %d, %d flushes; want the headers sent at once", eager.status, eager.flushes)
+	}
+}
