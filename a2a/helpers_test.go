@@ -114,6 +114,13 @@ func (c *calls) list() []string {
 // "#deploy" call it).
 func newEnv(t testing.TB, opts *a2a.Options) *env {
 	t.Helper()
+	return newEnvWith(t, opts, orchestrator.Options{})
+}
+
+// newEnvWith is newEnv with the core's options (their Approvals are
+// the env's).
+func newEnvWith(t testing.TB, opts *a2a.Options, orch orchestrator.Options) *env {
+	t.Helper()
 	e := &env{model: newEchoModel(), deploys: &calls{}}
 	models := orchestratortest.Models{Model: e.model, Settings: orchestrator.ModelSettings{Name: "echo", ToolCallMode: orchestrator.ModeToolCall, MaxRounds: 3}}
 	deploy := orchestratortest.NewTool("deploy", false, func(_ context.Context, inv *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
@@ -123,8 +130,8 @@ func newEnv(t testing.TB, opts *a2a.Options) *env {
 	deploy.S.InputSchema = json.RawMessage(`{"type":"object","properties":{"env":{"type":"string"}},"required":["env"]}`)
 	reg := orchestrator.NewRegistry("", nil, orchestratortest.NewFiles().Toolset(),
 		orchestrator.StaticToolset{SetName: "deploy", List: []orchestrator.Tool{deploy}})
-	e.o = orchestrator.New(orchestratortest.NewMemStore(), models, reg,
-		&orchestrator.Options{Approvals: orchestrator.ApprovalPolicy{Tools: []string{"deploy"}}})
+	orch.Approvals = orchestrator.ApprovalPolicy{Tools: []string{"deploy"}}
+	e.o = orchestrator.New(orchestratortest.NewMemStore(), models, reg, &orch)
 	if opts == nil {
 		opts = &a2a.Options{}
 	}

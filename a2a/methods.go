@@ -18,10 +18,8 @@ import (
 // (input.go). afterSeq is where a stream of the run starts: 0 for a new
 // run, the seq the task waited at for an answered one.
 //
-// blocking says the caller waits for the task's end without reading its
-// parts (a blocking SendMessage): the model is then asked for whole
-// answers (orchestrator.RunRequest.Blocking).
-func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, blocking bool) (r *orchestrator.Run, afterSeq int64, err error) {
+// mode says when the caller learns of the task (sendMode).
+func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode sendMode) (r *orchestrator.Run, afterSeq int64, err error) {
 	m := p.Message
 	if m.Role != "" && m.Role != w.RoleUser {
 		return nil, 0, errParams("message.role must be user")
@@ -68,8 +66,8 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, blocking 
 	if d, ok := depthOf(m.Metadata, p.Metadata); ok {
 		meta[w.DepthKey] = strconv.Itoa(d)
 	}
-	mode := stringOf(ApprovalModeKey, m.Metadata, p.Metadata)
-	if err := orchestrator.CheckApprovalMode(mode); err != nil {
+	approval := stringOf(ApprovalModeKey, m.Metadata, p.Metadata)
+	if err := orchestrator.CheckApprovalMode(approval); err != nil {
 		return nil, 0, errParams("metadata %s: %v", ApprovalModeKey, err)
 	}
 	r, err = h.b.Start(ctx, orchestrator.RunRequest{
@@ -77,8 +75,10 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, blocking 
 		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendA2A, Metadata: meta, PreloadSkills: preloadOf(m.Metadata, p.Metadata),
 		// A send with a push config is not read only by its caller (the
 		// config's watcher follows the task from its start, and the config
-		// refers to the stored task), so it is not Blocking to the core.
-		ApprovalMode: mode, Attachments: atts, Blocking: blocking && p.Push == nil,
+		// refers to the stored task), so it is neither Blocking nor a run
+		// whose ids wait for its events to the core.
+		ApprovalMode: approval, Attachments: atts, Blocking: mode == sendBlocking && p.Push == nil,
+		IDsWithEvents: mode == sendStreamed && p.Push == nil,
 	})
 	if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {
 		return nil, 0, errParams("contextId %q is not a context of this agent; omit it to start a new one", sessionID)
@@ -156,12 +156,33 @@ func depthOf(metas ...map[string]any) (int, bool) {
 	return 0, false
 }
 
+// sendMode is when the caller of a send learns of its task.
+type sendMode int
+
+const (
+	// sendReturned: a non-blocking SendMessage, answered with the task
+	// at once.
+	sendReturned sendMode = iota
+	// sendBlocking: a blocking SendMessage, answered at the task's end;
+	// the caller reads none of its parts before, so the model is asked
+	// for whole answers (orchestrator.RunRequest.Blocking).
+	sendBlocking
+	// sendStreamed: a stream, which sends the task with the first of
+	// its events (follow), so nobody knows the task before it is stored
+	// (orchestrator.RunRequest.IDsWithEvents).
+	sendStreamed
+)
+
 func (h *Handler) send(ctx context.Context, c *call) (any, error) {
 	p, err := w.DecodeSendParams(c.m.Params)
 	if err != nil {
 		return nil, errParams("%v", err)
 	}
-	r, after, err := h.start(ctx, c, p, p.Blocking)
+	mode := sendReturned
+	if p.Blocking {
+		mode = sendBlocking
+	}
+	r, after, err := h.start(ctx, c, p, mode)
 	if err != nil {
 		return nil, err
 	}

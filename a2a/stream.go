@@ -21,7 +21,7 @@ func (h *Handler) stream(rw http.ResponseWriter, r *http.Request, c *call) {
 		c.fail(rw, h.toError(ctx, c.v, errParams("%v", err)))
 		return
 	}
-	run, after, err := h.start(ctx, c, p, false)
+	run, after, err := h.start(ctx, c, p, sendStreamed)
 	if err != nil {
 		c.fail(rw, h.toError(ctx, c.v, err))
 		return
@@ -33,7 +33,9 @@ func (h *Handler) stream(rw http.ResponseWriter, r *http.Request, c *call) {
 			run = cur
 		}
 	}
-	h.follow(rw, r, c, run, p.HistoryLength, after)
+	// A new task goes out with its first event, once it is stored (its
+	// start may wait for that event's write: sendStreamed).
+	h.follow(rw, r, c, run, p.HistoryLength, after, after == 0)
 }
 
 // subscribe serves SubscribeToTask / tasks/resubscribe: the Task as it is
@@ -56,13 +58,15 @@ func (h *Handler) subscribe(rw http.ResponseWriter, r *http.Request, c *call) {
 		c.fail(rw, newError(ctx, c.v, w.CodeUnsupportedOperation, "task "+run.ID+" is in a terminal state; use GetTask"))
 		return
 	}
-	h.follow(rw, r, c, run, p.HistoryLength, 0)
+	h.follow(rw, r, c, run, p.HistoryLength, 0, false)
 }
 
 // follow streams the task: the Task, then the A2A events of its log after
 // afterSeq, to the final status or to an input-required one (the task
 // waits for a person; the stream ends and SubscribeToTask resumes it).
-func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *orchestrator.Run, historyLength *int, afterSeq int64) {
+// With withFirstEvent the Task (and the response's headers) wait for the
+// log's first event, so the task is stored before its id goes out.
+func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *orchestrator.Run, historyLength *int, afterSeq int64, withFirstEvent bool) {
 	ctx := r.Context()
 	t, err := h.taskOf(ctx, c.userID, run, historyLength, true)
 	if err != nil {
@@ -71,7 +75,11 @@ func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *
 	}
 	emit := c.sink
 	if emit == nil {
-		sw := sse.NewWriter(rw)
+		open := sse.NewWriter
+		if withFirstEvent {
+			open = sse.NewDeferredWriter
+		}
+		sw := open(rw)
 		stop := h.heartbeat(sw)
 		defer stop()
 		emit = func(raw json.RawMessage, e *w.Error) error { return sw.Send(sse.Event{Data: c.item(raw, e)}) }
@@ -83,7 +91,8 @@ func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *
 		}
 		return emit(raw, nil) == nil
 	}
-	if !send(w.Event{Task: t}) {
+	taskSent := !withFirstEvent
+	if taskSent && !send(w.Event{Task: t}) {
 		return
 	}
 	started := run.State != orchestrator.RunQueued
@@ -94,6 +103,11 @@ func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *
 				_ = emit(nil, h.toError(ctx, c.v, err))
 			}
 			return
+		}
+		if !taskSent {
+			if taskSent = true; !send(w.Event{Task: t}) {
+				return
+			}
 		}
 		if ev.Type == orchestrator.EventApprovalRequired {
 			pending, err := in.check(ctx, ev)
