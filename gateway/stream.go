@@ -33,7 +33,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, userID, runID st
 		return s.b.Events(ctx, userID, runID, after)
 	}
 	// send buffers one event (sse.Pump writes each batch in one write),
-	// and reports whether the stream goes on.
+	// and reports whether the stream goes on. Buffer copies the event,
+	// so one buffer holds each event's JSON in turn.
+	var buf []byte
 	send := func(ev orchestrator.Event, err error) bool {
 		if err != nil {
 			if ctx.Err() == nil {
@@ -43,12 +45,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, userID, runID st
 			}
 			return false
 		}
-		data, err := json.Marshal(ev)
-		if err != nil {
+		if buf, err = ev.AppendJSON(buf[:0]); err != nil {
 			logger(ctx).ErrorContext(ctx, "event not encodable", "run_id", runID, "seq", ev.Seq, "err", err)
 			return true
 		}
-		return sw.Buffer(sse.Event{ID: strconv.FormatInt(ev.Seq, 10), Type: ev.Type, Data: data}) == nil
+		return sw.Buffer(sse.Event{ID: strconv.FormatInt(ev.Seq, 10), Type: ev.Type, Data: buf}) == nil
 	}
 	sse.Pump(ctx, sw, s.live.Load().heartbeat, events, send)
 }
