@@ -16,7 +16,7 @@ import (
 func FuzzEventAppendJSON(f *testing.F) {
 	for _, seed := range []struct {
 		id, typ, data string
-		ns          int64
+		ns            int64
 	}{
 		{"run_1", "final", `{"answer":"a b","state":"finished"}`, 1795000000123456789},
 		{"run_<2>", "tool\"result", `{"a": [1, 2, {"b": "x\"y"}], "c": null}`, 0},
