@@ -27,9 +27,14 @@ func decodeArgs(raw json.RawMessage, dst any, required ...string) error {
 	if len(raw) == 0 || raw[0] != '{' {
 		return errors.New("invalid arguments: want a JSON object")
 	}
+	// The fields are read apart only to check the required ones; the
+	// arguments of a tool that has none are read once (a tenth of
+	// list_files' CPU went to reading them twice).
 	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil {
-		return fmt.Errorf("invalid arguments: malformed JSON: %v", err)
+	if len(required) > 0 {
+		if err := json.Unmarshal(raw, &fields); err != nil {
+			return fmt.Errorf("invalid arguments: malformed JSON: %v", err)
+		}
 	}
 	for _, name := range required {
 		v, ok := fields[name]
@@ -39,6 +44,10 @@ func decodeArgs(raw json.RawMessage, dst any, required ...string) error {
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
 		var te *json.UnmarshalTypeError
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return fmt.Errorf("invalid arguments: malformed JSON: %v", err)
+		}
 		if errors.As(err, &te) {
 			field := te.Field
 			if field == "" {
