@@ -5,7 +5,11 @@
 # `wunder` mode) and with "stream": true (scripts/sseload), and A2A 1.0
 # SendStreamingMessage (scripts/sseload -a2a), in turn, and prints req/s,
 # p50, p99 and wunder's CPU per run (from /proc/PID/stat).
-#   scripts/bench-http.sh [WUNDER_BIN]     C (8) N (8000 runs per target) ROUNDS (3)
+# With PEERS=1 each round also runs the same two calls against the
+# harness's a2a-go peer (a2aecho) answering with one terminal Task
+# (-events one, the least the SDK does) and with the SDK's documented
+# sequence of submitted task, artifact and completed status (-events full).
+#   scripts/bench-http.sh [WUNDER_BIN]     C (8) N (8000 runs per target) ROUNDS (3) PEERS (0)
 # Needs the harness binaries in BENCH_BIN (default /tmp/wunder-eval-bin;
 # ../shared/bench/bench.sh builds them).
 set -euo pipefail
@@ -23,8 +27,15 @@ go build -o "$tmp/sseload" ./scripts/sseload
 WUNDER_HOST=127.0.0.1 WUNDER_PORT=18207 WUNDER_DATA_DIR="$tmp/data" WUNDER_LLM_BASE_URL=http://127.0.0.1:18180/v1 \
   WUNDER_LLM_API_KEY=x WUNDER_LLM_MODEL=mock "$wunder" serve 2>"$tmp/serve.log" & w=$!; pids+=($w)
 for _ in $(seq 100); do curl -fsS http://127.0.0.1:18207/readyz >/dev/null 2>&1 && break; sleep 0.1; done
+if [ "${PEERS:-0}" = 1 ]; then
+  "$bin/a2aecho" -addr 127.0.0.1:18291 -llm http://127.0.0.1:18180/v1 -events one >"$tmp/echo1.log" 2>&1 & pids+=($!)
+  "$bin/a2aecho" -addr 127.0.0.1:18292 -llm http://127.0.0.1:18180/v1 -events full >"$tmp/echo2.log" 2>&1 & pids+=($!)
+  for port in 18291 18292; do
+    for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$port/.well-known/agent-card.json" >/dev/null 2>&1 && break; sleep 0.1; done
+  done
+fi
 
-one() {  # one LABEL COMMAND...
+one() {  # one LABEL COMMAND...  (wunder's CPU per run is shown for wunder's targets only)
   local label=$1 t0 t1 out; shift
   t0=$(awk '{print $14+$15}' "/proc/$w/stat")
   out=$("$@")
@@ -34,8 +45,8 @@ import json, sys
 label, out, ticks = sys.argv[1:]
 d = json.loads(out)
 n = d["ok"] + d["errors"] or 1
-print(f'{label:12} {d["rps"]:8.1f} req/s  p50 {d["p50_ms"]:6.2f}  p99 {d["p99_ms"]:6.2f}  errors {d["errors"]}'
-      f'  wunder {int(ticks) * 10 / n:.3f} ms CPU/run')
+cpu = "" if label.startswith("a2a-go") else f'  wunder {int(ticks) * 10 / n:.3f} ms CPU/run'
+print(f'{label:19} {d["rps"]:8.1f} req/s  p50 {d["p50_ms"]:6.2f}  p99 {d["p99_ms"]:6.2f}  errors {d["errors"]}{cpu}')
 PY
 }
 for r in $(seq "$rounds"); do
@@ -44,4 +55,10 @@ for r in $(seq "$rounds"); do
   one wunder-json "$bin/load" wunder -url http://127.0.0.1:18207 -c "$c" -n "$n" -warmup 0s -text '#say hello' -expect hello -q
   one wunder-sse "$tmp/sseload" -url http://127.0.0.1:18207 -c "$c" -n "$n" -text '#say hello' -expect hello
   one a2a-stream "$tmp/sseload" -a2a -url http://127.0.0.1:18207 -c "$c" -n "$n" -text '#say hello' -expect hello
+  if [ "${PEERS:-0}" = 1 ]; then
+    for ev in one:18291 full:18292; do
+      one "a2a-go-${ev%%:*}" "$bin/load" a2a10 -url "http://127.0.0.1:${ev##*:}/a2a" -c "$c" -n "$n" -warmup 0s -text '#say hello' -expect hello -q
+      one "a2a-go-${ev%%:*}-stream" "$tmp/sseload" -a2a -url "http://127.0.0.1:${ev##*:}" -c "$c" -n "$n" -text '#say hello' -expect hello
+    done
+  fi
 done
