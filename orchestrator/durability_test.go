@@ -265,6 +265,18 @@ func TestFoldedSlotFallsBack(t *testing.T) {
 // countingEvents counts AppendEvents beside countingStore's writes.
 type countingEvents struct{ *countingStore }
 
+// newCountingEvents is a memstore that counts its writes, events included.
+func newCountingEvents() countingEvents {
+	return countingEvents{&countingStore{Store: orchestratortest.NewMemStore(), writes: map[string]int{}}}
+}
+
+// counts is how many writes of each kind s took so far.
+func (s countingEvents) counts() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.writes)
+}
+
 func (c countingEvents) AppendEvents(ctx context.Context, evs []orchestrator.Event) error {
 	c.count("AppendEvents")
 	return c.Store.AppendEvents(ctx, evs)
@@ -278,17 +290,8 @@ func (c countingEvents) AppendEvents(ctx context.Context, evs []orchestrator.Eve
 // ended by the run's end, and the short one is only waited on as a
 // condition (an event becoming visible).
 func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
-	newStore := func() countingEvents {
-		return countingEvents{&countingStore{Store: orchestratortest.NewMemStore(), writes: map[string]int{}}}
-	}
-	writes := func(s countingEvents) map[string]int {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return maps.Clone(s.writes)
-	}
-
 	t.Run("ends within the delay", func(t *testing.T) {
-		store := newStore()
+		store := newCountingEvents()
 		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: time.Hour}},
 			turns: []orchestratortest.Turn{{Content: "the answer"}}})
 		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true})
@@ -297,7 +300,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 		if len(evs) < 3 || final(t, evs).Answer != "the answer" {
 			t.Fatalf("events = %+v; want several, ending with the answer", evs)
 		}
-		if got, want := writes(store), map[string]int{"CreateRunWith": 1, "EndRun": 1}; !maps.Equal(got, want) {
+		if got, want := store.counts(), map[string]int{"CreateRunWith": 1, "EndRun": 1}; !maps.Equal(got, want) {
 			t.Errorf("writes = %v; want %v (the events with the end)", got, want)
 		}
 		if stored, err := store.ListEvents(t.Context(), run.ID, 0, 0); err != nil || len(stored) != len(evs) {
@@ -306,7 +309,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 	})
 
 	t.Run("a tool round too", func(t *testing.T) {
-		store := newStore()
+		store := newCountingEvents()
 		released := make(chan struct{})
 		close(released)
 		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: time.Hour}},
@@ -320,7 +323,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 		if f := final(t, evs); f.State != orchestrator.RunFinished || f.Answer != "after the step" {
 			t.Fatalf("final = %+v", f)
 		}
-		if got, want := writes(store), map[string]int{"CreateRunWith": 1, "EndRun": 1}; !maps.Equal(got, want) {
+		if got, want := store.counts(), map[string]int{"CreateRunWith": 1, "EndRun": 1}; !maps.Equal(got, want) {
 			t.Errorf("writes = %v; want %v (the round and the events with the end)", got, want)
 		}
 		msgs, err := store.ListMessages(t.Context(), run.SessionID, 0)
@@ -334,13 +337,13 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 	// take): nothing is stored before its end, and then all of it in one
 	// write: the session, the run as it ended, the history, the events.
 	t.Run("an agent's, in one write", func(t *testing.T) {
-		store := newStore()
+		store := newCountingEvents()
 		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: time.Hour}},
 			turns: []orchestratortest.Turn{{Content: "the answer"}}})
 		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true, Caller: orchestrator.CallerAgent})
 		evs := collect(t, h.o, run.ID, 0)
 		assertDense(t, evs, 1)
-		if got, want := writes(store), map[string]int{"CreateEndedRun": 1}; !maps.Equal(got, want) {
+		if got, want := store.counts(), map[string]int{"CreateEndedRun": 1}; !maps.Equal(got, want) {
 			t.Errorf("writes = %v; want %v", got, want)
 		}
 		r, err := store.GetRun(t.Context(), run.ID)
@@ -368,7 +371,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 	// with the end. A round of read-only calls waits for nothing: the
 	// whole run is still one write.
 	probeRun := func(t *testing.T, readOnly bool) (store countingEvents, probed error) {
-		store = newStore()
+		store = newCountingEvents()
 		seen := make(chan error, 1)
 		probe := orchestrator.StaticToolset{SetName: "probe", List: []orchestrator.Tool{orchestratortest.NewTool("probe", readOnly,
 			func(ctx context.Context, inv *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
@@ -397,7 +400,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 		if probed != nil {
 			t.Fatalf("the tool ran before its run was stored: %v", probed)
 		}
-		if got, want := writes(store), map[string]int{"CreateRunWith": 1, "EndRun": 1}; !maps.Equal(got, want) {
+		if got, want := store.counts(), map[string]int{"CreateRunWith": 1, "EndRun": 1}; !maps.Equal(got, want) {
 			t.Errorf("writes = %v; want %v", got, want)
 		}
 	})
@@ -406,7 +409,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 		if !errors.Is(probed, orchestrator.ErrNotFound) {
 			t.Fatalf("the read-only tool found its run stored (%v): its start was written before the round", probed)
 		}
-		if got, want := writes(store), map[string]int{"CreateEndedRun": 1}; !maps.Equal(got, want) {
+		if got, want := store.counts(), map[string]int{"CreateEndedRun": 1}; !maps.Equal(got, want) {
 			t.Errorf("writes = %v; want %v", got, want)
 		}
 	})
@@ -415,7 +418,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 	// visible, so stored, before the run goes on; an agent's deferred
 	// start is stored with it.
 	held := func(t *testing.T, blocking bool, delay time.Duration, caller ...orchestrator.Caller) {
-		store := newStore()
+		store := newCountingEvents()
 		gate := make(chan struct{})
 		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: delay, StreamDelay: delay}},
 			turns: []orchestratortest.Turn{{Content: "late", Wait: gate}}})
@@ -434,7 +437,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 				break
 			}
 		}
-		w := writes(store)
+		w := store.counts()
 		if w["AppendEvents"]+w["events with the start"] == 0 {
 			t.Errorf("an event was visible before any batch of events was stored")
 		}
@@ -460,16 +463,8 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 // first write waits: once the start is stored (before a tool that
 // changes something), the run's events are stored as they come.
 func TestStreamedRunStoresItsStartWithItsFirstEvents(t *testing.T) {
-	newStore := func() countingEvents {
-		return countingEvents{&countingStore{Store: orchestratortest.NewMemStore(), writes: map[string]int{}}}
-	}
-	writes := func(s countingEvents) map[string]int {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return maps.Clone(s.writes)
-	}
 	oneWrite := func(t *testing.T, opts orchestrator.Options, caller orchestrator.Caller) {
-		store := newStore()
+		store := newCountingEvents()
 		opts.Events = orchestrator.EventPolicy{StreamDelay: time.Hour}
 		h := newHarness(t, harnessOpts{store: store, opts: opts, turns: []orchestratortest.Turn{{Content: "the answer"}}})
 		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", IDsWithEvents: true, Caller: caller})
@@ -481,7 +476,7 @@ func TestStreamedRunStoresItsStartWithItsFirstEvents(t *testing.T) {
 		if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool { return ev.Type == orchestrator.EventLLMOutputDelta }) {
 			t.Errorf("events = %+v; want the model streamed (llm_output_delta)", evs)
 		}
-		if got, want := writes(store), map[string]int{"CreateEndedRun": 1}; !maps.Equal(got, want) {
+		if got, want := store.counts(), map[string]int{"CreateEndedRun": 1}; !maps.Equal(got, want) {
 			t.Errorf("writes = %v; want %v", got, want)
 		}
 		if stored, err := store.ListEvents(t.Context(), run.ID, 0, 0); err != nil || len(stored) != len(evs) {
@@ -494,7 +489,7 @@ func TestStreamedRunStoresItsStartWithItsFirstEvents(t *testing.T) {
 	})
 
 	t.Run("later events as they come", func(t *testing.T) {
-		store := newStore()
+		store := newCountingEvents()
 		started, release := make(chan struct{}), make(chan struct{})
 		// The model is held until called, so that the run's first
 		// events wait for the delay before its start is stored.
