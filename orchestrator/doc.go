@@ -56,7 +56,7 @@
 // instead, which every taker of a lock here consults, and a person's
 // blocking run is deferred like an agent's (claims.go). A streamed run
 // whose caller hands out its ids only with its events
-// (RunRequest.IDsWithEvents: POST /wunder's and A2A's streams) is deferred the same
+// (RunRequest.IDsWithEvents: POST /wunder's, A2A's and Connect's streams) is deferred the same
 // way: its first batch waits up to EventPolicy.StreamDelay (5ms), or
 // until the run stores its start itself, so a run that ends by then is
 // one write; its later batches wait for nothing. When the run ends, its

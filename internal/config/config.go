@@ -379,7 +379,7 @@ type Observability struct {
 	BlockingEventDelayMS int `yaml:"blocking_event_delay_ms"`
 	// StreamEventDelayMS (stream_event_delay_ms): how long the first
 	// events of a streamed run on a new session (POST /wunder's SSE, an
-	// A2A stream) may wait to be stored with the run's start, so a run that ends within it is
+	// A2A stream, Connect's Run) may wait to be stored with the run's start, so a run that ends within it is
 	// stored in one write. Default 5, 0-1000; 0 = none.
 	StreamEventDelayMS int `yaml:"stream_event_delay_ms"`
 }
