@@ -35,6 +35,9 @@ type Writer struct {
 	w   io.Writer
 	rc  *http.ResponseController
 	err error
+	// held: a deferred writer that has sent no event yet, whose comments
+	// are dropped (its headers go out with its first event, nothing else).
+	held bool
 	// WriteTimeout bounds each write, so a client that stopped reading is
 	// noticed; zero means no deadline.
 	WriteTimeout time.Duration
@@ -44,6 +47,7 @@ type Writer struct {
 // no proxy buffering) and returns a writer. Set other headers before.
 func NewWriter(w http.ResponseWriter) *Writer {
 	sw := NewDeferredWriter(w)
+	sw.held = false
 	w.WriteHeader(http.StatusOK)
 	sw.mu.Lock()
 	sw.flushLocked()
@@ -52,16 +56,17 @@ func NewWriter(w http.ResponseWriter) *Writer {
 }
 
 // NewDeferredWriter is [NewWriter] except that the headers go out with
-// the first event (or comment), in one write with it: a stream whose
-// headers say what its events are about (POST /wunder's run and session
-// ids) says nothing before it has an event to send.
+// the first event, in one write with it: a stream whose headers say what
+// its events are about (POST /wunder's run and session ids) says nothing
+// before it has an event to send. A comment before the first event (a
+// heartbeat) is dropped, since it would send the headers.
 func NewDeferredWriter(w http.ResponseWriter) *Writer {
 	h := w.Header()
 	h.Set("Content-Type", ContentType+"; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
-	return &Writer{w: w, rc: http.NewResponseController(w), WriteTimeout: 30 * time.Second}
+	return &Writer{w: w, rc: http.NewResponseController(w), held: true, WriteTimeout: 30 * time.Second}
 }
 
 // Event is one event of a stream.
@@ -81,11 +86,12 @@ func (w *Writer) Send(ev Event) error { return w.writeEvent(ev, true) }
 // Flush.
 func (w *Writer) Buffer(ev Event) error { return w.writeEvent(ev, false) }
 
-// Flush sends what Buffer wrote.
+// Flush sends what Buffer wrote; a deferred writer with no event yet has
+// nothing to send (its headers wait for its first event).
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err == nil {
+	if w.err == nil && !w.held {
 		w.flushLocked()
 	}
 	return w.err
@@ -104,6 +110,7 @@ func (w *Writer) writeEvent(ev Event, flush bool) error {
 	if w.err != nil {
 		return w.err
 	}
+	w.held = false
 	bp := scratch.Get().(*[]byte)
 	b := appendEvent((*bp)[:0], ev)
 	w.writeLocked(b, flush) // an io.Writer does not retain b
@@ -165,11 +172,12 @@ func appendClean(dst []byte, s string) []byte {
 }
 
 // Comment writes a comment line (": text"), which clients ignore; it keeps
-// idle connections and proxies alive.
+// idle connections and proxies alive. A deferred writer drops it before
+// its first event.
 func (w *Writer) Comment(text string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err == nil {
+	if w.err == nil && !w.held {
 		b := appendClean([]byte(": "), text)
 		w.writeLocked(append(b, "\n\n"...), true)
 	}

@@ -114,12 +114,18 @@ func (h *headerWatch) Write(b []byte) (int, error) {
 }
 
 // A deferred writer sends nothing, headers included, until its first
-// event; then the headers go out with it, in one flush. NewWriter sends
-// them at once.
+// event, not even a heartbeat; then the headers go out with it, in one
+// flush, and comments go out again. NewWriter sends them at once.
 func TestDeferredWriterSendsHeadersWithTheFirstEvent(t *testing.T) {
 	rec := &headerWatch{flushCounter: &flushCounter{ResponseRecorder: httptest.NewRecorder()}}
 	rec.Header().Set("X-Run-Id", "run_1")
 	w := sse.NewDeferredWriter(rec)
+	if err := w.Comment("ping"); err != nil { // a heartbeat before the first event
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	if rec.status != 0 || rec.flushes != 0 || rec.Body.Len() != 0 {
 		t.Fatalf("before any event: status %d, %d flushes, body %q; want nothing sent", rec.status, rec.flushes, rec.Body.String())
 	}
@@ -135,8 +141,11 @@ func TestDeferredWriterSendsHeadersWithTheFirstEvent(t *testing.T) {
 	if ct := rec.Result().Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") || rec.Result().Header.Get("X-Run-Id") != "run_1" {
 		t.Fatalf("headers = %v", rec.Result().Header)
 	}
-	if got, want := rec.Body.String(), "id: 1\nevent: progress\ndata: {}\n\n"; got != want {
-		t.Fatalf("body = %q; want %q", got, want)
+	if err := w.Comment("ping"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rec.Body.String(), "id: 1\nevent: progress\ndata: {}\n\n: ping\n\n"; got != want {
+		t.Fatalf("body = %q; want %q (the heartbeat before the first event dropped, the one after it sent)", got, want)
 	}
 
 	eager := &headerWatch{flushCounter: &flushCounter{ResponseRecorder: httptest.NewRecorder()}}
