@@ -6,16 +6,18 @@ import (
 	"time"
 )
 
-// AppendJSON appends the event's JSON to dst: the bytes json.Marshal
-// gives, without its reflection and without its second pass over Data
-// when Data is already in the form Marshal writes (compact, with <, >,
-// &, U+2028 and U+2029 escaped), as every payload the event log makes
-// is. Streams write every event they send with it. Data must be valid
-// JSON: it is checked only when it has to be rewritten (a payload a
-// store gives back reformatted); an error then is Marshal's.
+// AppendJSON appends the event's JSON to dst, without json.Marshal's
+// reflection and without its second pass over Data when Data is already
+// in the form Marshal writes (compact, with <, >, &, U+2028 and U+2029
+// escaped), as every payload the event log makes is. For valid Data it
+// gives the bytes, and the errors, json.Marshal gives. Data is checked
+// only when it has to be rewritten (a payload a store gives back
+// reformatted): invalid Data already in that form is copied as it is.
+// Streams write every event they send with it.
 func (e *Event) AppendJSON(dst []byte) ([]byte, error) {
-	if y := e.Time.Year(); y < 0 || y > 9999 {
-		b, err := json.Marshal(e) // Marshal's error for a time JSON cannot carry
+	_, offset := e.Time.Zone()
+	if y := e.Time.Year(); y < 0 || y > 9999 || offset <= -24*3600 || offset >= 24*3600 {
+		b, err := json.Marshal(e) // Marshal's error for a time RFC 3339 cannot carry
 		return append(dst, b...), err
 	}
 	dst = append(dst, `{"run_id":`...)

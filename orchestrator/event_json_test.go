@@ -24,13 +24,22 @@ func FuzzEventAppendJSON(f *testing.F) {
 		{"r\u00e9", "x\ty", ` "s" `, 1},
 		{"", "", `[]`, 253402300799999999},
 	} {
-		f.Add(seed.id, seed.typ, []byte(seed.data), int64(7), seed.ns)
+		f.Add(seed.id, seed.typ, []byte(seed.data), int64(7), seed.ns, int32(0))
 	}
-	f.Fuzz(func(t *testing.T, id, typ string, data []byte, seq, ns int64) {
+	// Zones: an ordinary one, one with seconds, and one RFC 3339 cannot
+	// write (24 hours or more: Marshal's error).
+	for _, zone := range []int32{8 * 3600, -(5*3600 + 30*60 + 17), 25 * 3600, -24 * 3600} {
+		f.Add("run_z", "final", []byte(`{}`), int64(1), int64(1795000000123456789), zone)
+	}
+	f.Fuzz(func(t *testing.T, id, typ string, data []byte, seq, ns int64, zone int32) {
 		if len(data) > 0 && !json.Valid(data) {
 			return // Data is valid JSON by contract
 		}
-		ev := orchestrator.Event{RunID: id, SessionID: "s" + id, Seq: seq, Type: typ, Data: data, Time: time.Unix(0, ns).UTC()}
+		at := time.Unix(0, ns).UTC()
+		if zone != 0 {
+			at = at.In(time.FixedZone("z", int(zone%(48*3600))))
+		}
+		ev := orchestrator.Event{RunID: id, SessionID: "s" + id, Seq: seq, Type: typ, Data: data, Time: at}
 		if len(data) == 0 && seq%2 == 0 {
 			ev.Data = nil // no data at all: null
 		}
