@@ -56,7 +56,8 @@ type runLog struct {
 	flushSig chan struct{} // cap 1: "there is something to flush"
 	done     chan struct{} // closed when the flusher has exited
 	// stop is closed (under mu) when the log closes (end or close): a
-	// flusher that delays a batch (policy.BlockingDelay) stops waiting.
+	// flusher that delays a batch (policy.BlockingDelay, StreamDelay)
+	// stops waiting.
 	stop chan struct{}
 
 	// startMu guards start: the run's start while it is not stored

@@ -28,10 +28,12 @@ WUNDER_HOST=127.0.0.1 WUNDER_PORT=18207 WUNDER_DATA_DIR="$tmp/data" WUNDER_LLM_B
   WUNDER_LLM_API_KEY=x WUNDER_LLM_MODEL=mock "$wunder" serve 2>"$tmp/serve.log" & w=$!; pids+=($w)
 for _ in $(seq 100); do curl -fsS http://127.0.0.1:18207/readyz >/dev/null 2>&1 && break; sleep 0.1; done
 if [ "${PEERS:-0}" = 1 ]; then
+  [ -x "$bin/a2aecho" ] || { echo "PEERS=1 needs $bin/a2aecho (../shared/bench/bench.sh builds it)" >&2; exit 1; }
   "$bin/a2aecho" -addr 127.0.0.1:18291 -llm http://127.0.0.1:18180/v1 -events one >"$tmp/echo1.log" 2>&1 & pids+=($!)
   "$bin/a2aecho" -addr 127.0.0.1:18292 -llm http://127.0.0.1:18180/v1 -events full >"$tmp/echo2.log" 2>&1 & pids+=($!)
   for port in 18291 18292; do
     for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$port/.well-known/agent-card.json" >/dev/null 2>&1 && break; sleep 0.1; done
+    curl -fsS "http://127.0.0.1:$port/.well-known/agent-card.json" >/dev/null || { echo "a2aecho on $port did not start" >&2; exit 1; }
   done
 fi
 

@@ -104,6 +104,7 @@ func TestBadValues(t *testing.T) {
 		{"otlp endpoint", "observability:\n  otlp:\n    endpoint: collector:4318\n", `observability.otlp.endpoint: must be an http:// or https:// URL such as http://collector:4318, got "collector:4318"`},
 		{"store span threshold", "observability:\n  store_span_threshold_ms: -1\n", `observability.store_span_threshold_ms: must be`},
 		{"blocking event delay", "observability:\n  blocking_event_delay_ms: 5000\n", `observability.blocking_event_delay_ms: must be`},
+		{"stream event delay", "observability:\n  stream_event_delay_ms: -1\n", `observability.stream_event_delay_ms: must be`},
 		{"language", "i18n:\n  default_language: fr\n", `i18n.default_language: must be one of en, zh, got "fr"`},
 		{"language not supported", "i18n:\n  supported_languages: [zh]\n", `i18n.default_language: must be one of supported_languages (zh), got "en"`},
 		// required and cross-field
@@ -327,6 +328,19 @@ func TestBlockingEventDelay(t *testing.T) {
 	for ms, want := range map[int]time.Duration{0: -1, 1: time.Millisecond, 1000: time.Second} {
 		if got := (config.Observability{BlockingEventDelayMS: ms}).BlockingEventDelay(); got != want {
 			t.Errorf("blocking_event_delay_ms %d = %v; want %v", ms, got, want)
+		}
+	}
+}
+
+// stream_event_delay_ms: 0 means none (the orchestrator's negative),
+// anything else that many milliseconds; the default is 5.
+func TestStreamEventDelay(t *testing.T) {
+	if got := config.Default().Observability.StreamEventDelay(); got != 5*time.Millisecond {
+		t.Errorf("default = %v; want 5ms", got)
+	}
+	for ms, want := range map[int]time.Duration{0: -1, 1: time.Millisecond, 1000: time.Second} {
+		if got := (config.Observability{StreamEventDelayMS: ms}).StreamEventDelay(); got != want {
+			t.Errorf("stream_event_delay_ms %d = %v; want %v", ms, got, want)
 		}
 	}
 }
