@@ -319,28 +319,30 @@ func TestAliasBomb(t *testing.T) {
 	}
 }
 
-// blocking_event_delay_ms: 0 means none (the orchestrator's negative),
-// anything else that many milliseconds; the default is 20.
-func TestBlockingEventDelay(t *testing.T) {
-	if got := config.Default().Observability.BlockingEventDelay(); got != 20*time.Millisecond {
-		t.Errorf("default = %v; want 20ms", got)
-	}
-	for ms, want := range map[int]time.Duration{0: -1, 1: time.Millisecond, 1000: time.Second} {
-		if got := (config.Observability{BlockingEventDelayMS: ms}).BlockingEventDelay(); got != want {
-			t.Errorf("blocking_event_delay_ms %d = %v; want %v", ms, got, want)
+// The event delays (blocking_event_delay_ms, stream_event_delay_ms): 0
+// means none (the orchestrator's negative), anything else that many
+// milliseconds; the defaults are 20 and 5.
+func TestEventDelays(t *testing.T) {
+	for _, c := range []struct {
+		key   string
+		def   time.Duration
+		delay func(config.Observability) time.Duration
+		set   func(*config.Observability, int)
+	}{
+		{"blocking_event_delay_ms", 20 * time.Millisecond, config.Observability.BlockingEventDelay,
+			func(o *config.Observability, ms int) { o.BlockingEventDelayMS = ms }},
+		{"stream_event_delay_ms", 5 * time.Millisecond, config.Observability.StreamEventDelay,
+			func(o *config.Observability, ms int) { o.StreamEventDelayMS = ms }},
+	} {
+		if got := c.delay(config.Default().Observability); got != c.def {
+			t.Errorf("%s: default = %v; want %v", c.key, got, c.def)
 		}
-	}
-}
-
-// stream_event_delay_ms: 0 means none (the orchestrator's negative),
-// anything else that many milliseconds; the default is 5.
-func TestStreamEventDelay(t *testing.T) {
-	if got := config.Default().Observability.StreamEventDelay(); got != 5*time.Millisecond {
-		t.Errorf("default = %v; want 5ms", got)
-	}
-	for ms, want := range map[int]time.Duration{0: -1, 1: time.Millisecond, 1000: time.Second} {
-		if got := (config.Observability{StreamEventDelayMS: ms}).StreamEventDelay(); got != want {
-			t.Errorf("stream_event_delay_ms %d = %v; want %v", ms, got, want)
+		for ms, want := range map[int]time.Duration{0: -1, 1: time.Millisecond, 1000: time.Second} {
+			var o config.Observability
+			c.set(&o, ms)
+			if got := c.delay(o); got != want {
+				t.Errorf("%s %d = %v; want %v", c.key, ms, got, want)
+			}
 		}
 	}
 }
