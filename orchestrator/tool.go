@@ -110,6 +110,13 @@ type AlwaysOnLister interface {
 	AlwaysOnTools(ctx context.Context, userID string) ([]Tool, error)
 }
 
+// NoAlwaysOnTools is an [AlwaysOnLister] with none: a toolset none of
+// whose tools is always on (every one of wunder's tool sources) embeds it.
+type NoAlwaysOnTools struct{}
+
+// AlwaysOnTools implements [AlwaysOnLister]: none.
+func (NoAlwaysOnTools) AlwaysOnTools(context.Context, string) ([]Tool, error) { return nil, nil }
+
 // ToolWaiter is implemented by a [Toolset] whose tools arrive after start
 // (the first discovery of an MCP server runs in the background). For a name
 // that no toolset offers, [Registry.Select] asks each ToolWaiter before it

@@ -45,6 +45,8 @@ type Options struct {
 // Set is the a2a toolset. Its services can be replaced while it serves
 // ([Set.Reconfigure]).
 type Set struct {
+	orchestrator.NoAlwaysOnTools // none of its tools is always on
+
 	opts Options
 	bg   *background
 	log  *slog.Logger
@@ -130,10 +132,6 @@ func (s *Set) build(services []Service, old map[string]*peerTool) ([]orchestrato
 
 // Name implements orchestrator.Toolset.
 func (s *Set) Name() string { return "a2a" }
-
-// AlwaysOnTools implements [orchestrator.AlwaysOnLister]: none of its
-// tools is always on.
-func (s *Set) AlwaysOnTools(context.Context, string) ([]orchestrator.Tool, error) { return nil, nil }
 
 // Tools implements orchestrator.Toolset: the same tools for every user.
 func (s *Set) Tools(context.Context, string) ([]orchestrator.Tool, error) {

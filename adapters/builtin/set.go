@@ -26,6 +26,8 @@ const summaryMaxEntries = 20
 // ptc, each bound to the calling user's workspace. It also summarises a
 // user's workspace for the prompt builder. A Set is safe for concurrent use.
 type Set struct {
+	orchestrator.NoAlwaysOnTools // none of its tools is always on
+
 	opts      Options
 	defs      atomic.Pointer[[]*toolDef] // enabled tools, in catalog order; replaced whole by SetEnabled
 	summaries summaries                  // each workspace's last Summary (summary.go)
@@ -82,10 +84,6 @@ func (s *Set) SetEnabled(enabled []string) error {
 
 // Name implements [orchestrator.Toolset].
 func (s *Set) Name() string { return "builtin" }
-
-// AlwaysOnTools implements [orchestrator.AlwaysOnLister]: none of its
-// tools is always on.
-func (s *Set) AlwaysOnTools(context.Context, string) ([]orchestrator.Tool, error) { return nil, nil }
 
 // Tools implements [orchestrator.Toolset]: the enabled tools bound to userID's
 // workspace. A bad user id is an error wrapping

@@ -73,6 +73,8 @@ const (
 // may search. It is safe for concurrent use; [Set.Close] releases the
 // indexes.
 type Set struct {
+	orchestrator.NoAlwaysOnTools // none of its tools is always on
+
 	opts  Options
 	dirs  []DirBase
 	cache *cache
@@ -140,10 +142,6 @@ type base struct {
 	shared                  bool
 	src                     source
 }
-
-// AlwaysOnTools implements [orchestrator.AlwaysOnLister]: none of its
-// tools is always on.
-func (s *Set) AlwaysOnTools(context.Context, string) ([]orchestrator.Tool, error) { return nil, nil }
 
 // Tools implements [orchestrator.Toolset]: the bases of the configuration
 // and the admin's uploads for everyone; with a user, the user's own bases

@@ -52,6 +52,8 @@ type Options struct {
 // Set is the `lsp` tool source over an [lsp.Pool], and the diagnostics
 // hook of the built-in write tools ([Set.After]).
 type Set struct {
+	orchestrator.NoAlwaysOnTools // none of its tools is always on
+
 	pool *lsp.Pool
 	ws   WorkspaceFunc
 	opts Options
@@ -77,10 +79,6 @@ func New(pool *lsp.Pool, ws WorkspaceFunc, opts *Options) *Set {
 
 // Name implements [orchestrator.Toolset].
 func (s *Set) Name() string { return "lsp" }
-
-// AlwaysOnTools implements [orchestrator.AlwaysOnLister]: none of its
-// tools is always on.
-func (s *Set) AlwaysOnTools(context.Context, string) ([]orchestrator.Tool, error) { return nil, nil }
 
 // Tools implements [orchestrator.Toolset]: the lsp tool bound to userID,
 // or nothing when no server is configured.

@@ -139,6 +139,8 @@ func (o Options) withDefaults() Options {
 
 // Set is the toolset of all configured MCP servers.
 type Set struct {
+	orchestrator.NoAlwaysOnTools // none of its tools is always on
+
 	opts Options
 	log  *slog.Logger
 
@@ -314,10 +316,6 @@ func sameConfig(a, b ServerConfig) bool {
 
 // Name implements [orchestrator.Toolset].
 func (s *Set) Name() string { return "mcp" }
-
-// AlwaysOnTools implements [orchestrator.AlwaysOnLister]: none of its
-// tools is always on.
-func (s *Set) AlwaysOnTools(context.Context, string) ([]orchestrator.Tool, error) { return nil, nil }
 
 // Tools implements [orchestrator.Toolset]: the cached tools of every
 // server. It never dials; a server whose tools were never listed offers

@@ -89,6 +89,8 @@ type Options struct {
 // skill is loaded and may run its entry script). See the package doc for
 // the sources and names of skills. Safe for concurrent use.
 type Set struct {
+	orchestrator.NoAlwaysOnTools // none of its tools is always on
+
 	opts Options
 	log  *slog.Logger
 	// dirSkills are the skills under Paths, read once by New, by name.
@@ -245,10 +247,6 @@ func (s *Set) janitor() {
 
 // Name implements [orchestrator.Toolset].
 func (s *Set) Name() string { return "skills" }
-
-// AlwaysOnTools implements [orchestrator.AlwaysOnLister]: none of its
-// tools is always on.
-func (s *Set) AlwaysOnTools(context.Context, string) ([]orchestrator.Tool, error) { return nil, nil }
 
 // Tools implements [orchestrator.Toolset]: load_skill over the skills every
 // user has and the user's own, and one tool per skill the user may use

@@ -99,6 +99,8 @@ func (o Options) withDefaults() Options {
 
 // Set is the toolset of users' own and shared tools.
 type Set struct {
+	orchestrator.NoAlwaysOnTools // none of its tools is always on
+
 	configs *orchestrator.UserToolConfigs
 	conn    Connector
 	opts    Options
@@ -135,10 +137,6 @@ func New(configs *orchestrator.UserToolConfigs, conn Connector, opts *Options) *
 
 // Name implements [orchestrator.Toolset].
 func (s *Set) Name() string { return "user_tools" }
-
-// AlwaysOnTools implements [orchestrator.AlwaysOnLister]: none of its
-// tools is always on.
-func (s *Set) AlwaysOnTools(context.Context, string) ([]orchestrator.Tool, error) { return nil, nil }
 
 // Tools implements [orchestrator.Toolset]: the user's own servers' tools
 // and the tools other users share. A server that cannot be listed within

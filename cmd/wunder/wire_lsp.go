@@ -118,6 +118,8 @@ func (a lspAdmin) LSPTest(ctx context.Context, server string) (any, error) {
 // diagnostics hook and the admin adapter, each following the current
 // parts.
 type lspLive struct {
+	orchestrator.NoAlwaysOnTools // none of its tools is always on
+
 	cur atomic.Pointer[lspParts]
 	ws  *builtin.Set // the workspaces, set once the built-in tools exist
 	log *slog.Logger
@@ -133,12 +135,6 @@ func newLSPLive(cfg *config.Config, log *slog.Logger) *lspLive {
 	h := &lspLive{log: log}
 	h.cur.Store(newLSP(cfg, log))
 	return h
-}
-
-// AlwaysOnTools implements [orchestrator.AlwaysOnLister]: no code
-// intelligence tool is always on.
-func (h *lspLive) AlwaysOnTools(context.Context, string) ([]orchestrator.Tool, error) {
-	return nil, nil
 }
 
 // bind gives the parts the built-in tools' workspaces.
