@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wunder/wunder/internal/sse"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -33,7 +34,7 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	s.stream(w, r, userID, runID, after, false)
+	s.stream(sse.NewWriter(w), r, userID, runID, after)
 }
 
 // resumeFrom reads the seq to resume after: Last-Event-ID wins over ?after=.

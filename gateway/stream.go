@@ -15,20 +15,14 @@ import (
 // data: the event JSON), with a comment heartbeat whenever the stream is
 // idle for Options.Heartbeat. It returns when the final event is written,
 // the client leaves, or the log fails (then an error event ends the
-// stream). The run is never affected by the client. With deferHeaders the
-// response's headers go out with the first event (a new run's stream:
-// they carry its ids, which nobody may hold before the run is stored, see
-// RunRequest.IDsWithEvents); else at once.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, userID, runID string, after int64, deferHeaders bool) {
+// stream). The run is never affected by the client. sw says when the
+// response's headers go out: a new run's stream (sse.NewDeferredWriter)
+// sends them with its first event, since they carry its ids, which nobody
+// may hold before the run is stored (RunRequest.IDsWithEvents).
+func (s *Server) stream(sw *sse.Writer, r *http.Request, userID, runID string, after int64) {
 	openStreams.Add(1)
 	defer openStreams.Add(-1)
 	ctx := r.Context()
-	var sw *sse.Writer
-	if deferHeaders {
-		sw = sse.NewDeferredWriter(w)
-	} else {
-		sw = sse.NewWriter(w)
-	}
 	events := func(ctx context.Context) iter.Seq2[orchestrator.Event, error] {
 		return s.b.Events(ctx, userID, runID, after)
 	}

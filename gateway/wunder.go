@@ -6,6 +6,7 @@ import (
 
 	"net/http"
 
+	"github.com/wunder/wunder/internal/sse"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -132,7 +133,7 @@ func (s *Server) handleWunder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Stream == nil || *req.Stream {
-		s.stream(w, r, run.UserID, run.ID, 0, true)
+		s.stream(sse.NewDeferredWriter(w), r, run.UserID, run.ID, 0)
 		return
 	}
 	var final orchestrator.FinalData
