@@ -211,11 +211,10 @@ func (k *PageKey) Token() string {
 // ParsePageToken decodes what [PageKey.Token] encoded; anything else is
 // an ErrInvalidArgument.
 func ParsePageToken(tok string) (*PageKey, error) {
-	notOurs := fmt.Errorf("%w: the page token is not one this server issued", ErrInvalidArgument)
 	raw, err := base64.RawURLEncoding.DecodeString(tok)
 	at, id, ok := strings.Cut(string(raw), ".")
 	if err != nil || !ok || id == "" {
-		return nil, notOurs
+		return nil, errNotOurToken
 	}
 	k := &PageKey{ID: id}
 	if at != "" {
@@ -223,12 +222,14 @@ func ParsePageToken(tok string) (*PageKey, error) {
 		// No item has a time outside years 1 to 9999, and PostgreSQL
 		// refuses one before 4713 BC: a 500 for a token that decodes.
 		if err != nil || us < minTokenMicro || us > maxTokenMicro {
-			return nil, notOurs
+			return nil, errNotOurToken
 		}
 		k.At = time.UnixMicro(us).UTC()
 	}
 	return k, nil
 }
+
+var errNotOurToken = fmt.Errorf("%w: the page token is not one this server issued", ErrInvalidArgument)
 
 // The times a page token may hold: years 1 to 9999.
 var (

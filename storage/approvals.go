@@ -115,14 +115,18 @@ func (s *Store) ClaimWaiting(ctx context.Context, runID, to string) (*orchestrat
 	}
 	var claimed *runRow
 	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		claimed = nil // a group commit may run this again
 		row := new(runRow)
 		err := db.NewUpdate().Model(row).Set("owner = ?", to).Set("state = ?", string(orchestrator.RunRunning)).
 			Where("id = ?", runID).Where("state = ?", string(orchestrator.RunWaitingInput)).Returning("*").Scan(ctx)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: claim waiting run %s", orchestrator.ErrNotFound, runID)
 		}
+		if err != nil {
+			return err
+		}
 		claimed = row
-		return err
+		return nil
 	})
 	if errors.Is(err, orchestrator.ErrNotFound) {
 		r, gerr := s.GetRun(ctx, runID)
