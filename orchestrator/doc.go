@@ -59,7 +59,11 @@
 // (RunRequest.IDsWithEvents: POST /wunder's, A2A's and Connect's streams) is deferred the same
 // way: its first batch waits up to EventPolicy.StreamDelay (5ms), or
 // until the run stores its start itself, so a run that ends by then is
-// one write; its later batches wait for nothing. When the run ends, its
+// one write; its later batches wait for nothing. Chunks of the model's
+// streamed output that come while nobody can see the last one yet (it is
+// not stored) join it rather than taking a seq each (runLog.emitDelta), so
+// a model that outruns the store costs one event and one row per batch,
+// not per chunk; EventPolicy.KeepOutputChunks keeps one per chunk. When the run ends, its
 // terminal state, its answer, the events the flusher had not stored yet and
 // the final event are stored in one write (after any batch in flight, so
 // seqs stay in order), which also frees its locks in the store; then its

@@ -2,6 +2,7 @@ package orchestrator_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
@@ -570,5 +571,77 @@ func TestLiveRunShowsItsEndOnlyOnceStored(t *testing.T) {
 	}
 	if r, err := h.o.GetRun(t.Context(), "u", run.ID); err != nil || r.State != orchestrator.RunFinished {
 		t.Fatalf("after the end was stored, the run = %+v, %v; want finished", r, err)
+	}
+}
+
+// firstWriteHeld holds the first AppendEvents: entered is closed when it
+// begins, and it waits for release.
+type firstWriteHeld struct {
+	orchestrator.Store
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func (s *firstWriteHeld) AppendEvents(ctx context.Context, evs []orchestrator.Event) error {
+	first := false
+	s.once.Do(func() { first = true; close(s.entered) })
+	if first {
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return s.Store.AppendEvents(ctx, evs)
+}
+
+// The model's output streamed while the store writes an earlier batch
+// reaches the store, and every client, in one llm_output_delta event
+// instead of one per chunk: nobody had seen those chunks yet. The text
+// is the model's, the seqs dense, the replay the live stream.
+func TestDeltasStreamedDuringAWriteAreOneEvent(t *testing.T) {
+	store := &firstWriteHeld{Store: orchestratortest.NewMemStore(), entered: make(chan struct{}), release: make(chan struct{})}
+	think := "let me look at the files before I answer" // five chunks of the scripted model
+	modelGo, started, toolGo := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	h := newHarness(t, harnessOpts{store: store, mode: orchestrator.ModeFunctionCall,
+		toolsets: []orchestrator.Toolset{blockingTool("step", started, toolGo)},
+		turns: []orchestratortest.Turn{
+			{Content: think, ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("step", `{}`)}, Wait: modelGo},
+			{Content: "done"},
+		}})
+	free := sync.OnceFunc(func() { close(store.release) })
+	t.Cleanup(free) // before the harness's: a failed check must not leave the write held
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{"step"}})
+	<-store.entered // the first batch is being written
+	close(modelGo)
+	<-started // round 1 is streamed
+	free()
+	close(toolGo)
+	evs := collect(t, h.o, run.ID, 0)
+	assertDense(t, evs, 1)
+	if f := final(t, evs); f.Answer != "done" {
+		t.Fatalf("final = %+v", f)
+	}
+	var round1 []orchestrator.LLMDeltaData
+	for _, ev := range ofType(evs, orchestrator.EventLLMOutputDelta) {
+		var d orchestrator.LLMDeltaData
+		if err := json.Unmarshal(ev.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Round == 1 {
+			round1 = append(round1, d)
+		}
+	}
+	if len(round1) != 1 || round1[0].Delta != think {
+		t.Fatalf("round 1's deltas = %+v; want one event with %q", round1, think)
+	}
+	stored, err := h.store.ListEvents(t.Context(), run.ID, 0, 0)
+	if err != nil || len(stored) != len(evs) {
+		t.Fatalf("store holds %d events (%v); the client saw %d", len(stored), err, len(evs))
+	}
+	for i := range stored {
+		if stored[i].Seq != evs[i].Seq || stored[i].Type != evs[i].Type || string(stored[i].Data) != string(evs[i].Data) {
+			t.Fatalf("stored event %d = %s %s; the client saw %s %s", i, stored[i].Type, stored[i].Data, evs[i].Type, evs[i].Data)
+		}
 	}
 }

@@ -52,6 +52,10 @@ type runLog struct {
 	msgs      []Message // history kept (keep) and not handed to the store yet
 	broken    error     // set when a batch could not be stored
 	ending    *endJob   // set by end: the flusher's last write
+	// delta is the model's output merged into the log's last event, an
+	// llm_output_delta not handed to the store yet (emitDelta); the
+	// flusher writes its text into the event when it takes the batch.
+	delta *pendingDelta
 
 	flushSig chan struct{} // cap 1: "there is something to flush"
 	done     chan struct{} // closed when the flusher has exited
@@ -109,6 +113,10 @@ type EventPolicy struct {
 	// first events a client sees by at most this much, and nothing after
 	// them. Options' default is 5ms; negative: none.
 	StreamDelay time.Duration
+	// KeepOutputChunks keeps each chunk of the model's streamed output as
+	// its own llm_output_delta event. By default the chunks that come
+	// while nobody can see the last one yet join it (runLog.emitDelta).
+	KeepOutputChunks bool
 }
 
 // defersStart reports whether a run under p may store its start with its
@@ -154,6 +162,93 @@ func (l *runLog) emit(typ string, data any) Event {
 	return ev
 }
 
+// pendingDelta is an llm_output_delta event that later deltas of its
+// round join while nobody can see it yet (emitDelta).
+type pendingDelta struct {
+	at     int // its index in events
+	data   LLMDeltaData
+	merged bool // data has more than the event's Data says
+	runes  int  // the runes of data's text, for the policy's limit
+}
+
+// maxMergedDelta bounds the text of one merged llm_output_delta, so that
+// a model that outruns the store still gets events of a bounded size.
+const maxMergedDelta = 16 << 10
+
+// emitDelta emits d, a part of the model's output. When the log's last
+// event is a delta of the same round that the flusher has not taken yet,
+// d joins it instead: that event is not visible to anyone yet (events
+// become visible once stored), so no reader sees the difference except
+// that a stream whose store is slower than its model gets its text in
+// fewer, larger events, and the log stores fewer rows. A delta starts a
+// new event when another event came between, when it would put
+// reasoning after answer text in one event (a reader shows an event's
+// reasoning first), or when the merged text would reach maxMergedDelta
+// or the policy's payload limit.
+func (l *runLog) emitDelta(d LLMDeltaData) {
+	if l.policy.KeepOutputChunks || slices.Contains(l.policy.Drop, EventLLMOutputDelta) {
+		l.emit(EventLLMOutputDelta, d)
+		return
+	}
+	runes := utf8.RuneCountInString(d.Delta) + utf8.RuneCountInString(d.ReasoningDelta)
+	l.mu.Lock()
+	if p := l.delta; p != nil && !l.closed && p.at == len(l.events)-1 &&
+		p.data.Round == d.Round && (d.ReasoningDelta == "" || p.data.Delta == "") &&
+		len(p.data.Delta)+len(p.data.ReasoningDelta)+len(d.Delta)+len(d.ReasoningDelta) <= maxMergedDelta &&
+		l.withinPayloadLimit(p.runes+runes) {
+		p.data.Delta += d.Delta
+		p.data.ReasoningDelta += d.ReasoningDelta
+		p.runes += runes
+		p.merged = true
+		l.mu.Unlock()
+		return
+	}
+	l.mu.Unlock()
+	raw := l.payload(d)
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		l.log.Warn("event after close dropped", "run_id", l.runID, "type", EventLLMOutputDelta)
+		return
+	}
+	l.appendLocked(EventLLMOutputDelta, raw)
+	// A delta the policy truncated is over the limit: nothing joins it.
+	l.delta = &pendingDelta{at: len(l.events) - 1, data: d, runes: runes}
+	l.mu.Unlock()
+	select {
+	case l.flushSig <- struct{}{}:
+	default:
+	}
+}
+
+// withinPayloadLimit reports whether a delta whose text has runes runes
+// is surely not truncated by the policy: JSON writes a rune as at most
+// six, and the rest of the payload is short.
+func (l *runLog) withinPayloadLimit(runes int) bool {
+	n := l.policy.MaxPayloadChars
+	return n <= 0 || 6*runes+64 <= n
+}
+
+// settleDeltaLocked writes a merged delta's text into its event: nothing
+// joins it any more (another event follows it, or the flusher takes it).
+func (l *runLog) settleDeltaLocked() {
+	if p := l.delta; p != nil {
+		if p.merged {
+			l.events[p.at].Data = rawJSON(p.data)
+		}
+		l.delta = nil
+	}
+}
+
+// takeLocked hands the events not handed to the store yet to the caller
+// (the flusher).
+func (l *runLog) takeLocked() []Event {
+	l.settleDeltaLocked()
+	batch := l.events[l.flushed:len(l.events):len(l.events)]
+	l.flushed = len(l.events)
+	return batch
+}
+
 // payload is data as the log keeps it: JSON, truncated by the policy.
 func (l *runLog) payload(data any) []byte {
 	raw := rawJSON(data)
@@ -165,6 +260,7 @@ func (l *runLog) payload(data any) []byte {
 
 // appendLocked appends an event with the next seq.
 func (l *runLog) appendLocked(typ string, raw []byte) Event {
+	l.settleDeltaLocked()
 	ev := Event{
 		RunID: l.runID, SessionID: l.sessionID,
 		Seq:  l.base + int64(len(l.events)) + 1,
@@ -402,8 +498,7 @@ func (l *runLog) flusher() {
 	for range l.flushSig {
 		l.delay()
 		l.mu.Lock()
-		batch := l.events[l.flushed:len(l.events):len(l.events)]
-		l.flushed = len(l.events)
+		batch := l.takeLocked()
 		msgs := l.msgs
 		l.msgs = nil
 		closed, broken, job := l.closed, l.broken != nil, l.ending

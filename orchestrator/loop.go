@@ -297,7 +297,7 @@ func (l *loop) generate(ctx context.Context, req *ModelRequest) (resp *ModelResp
 			resp = ev.Response
 		case ev.Delta != "" || ev.ReasoningDelta != "":
 			l.observeFirstOutput(ctx)
-			l.log.emit(EventLLMOutputDelta, LLMDeltaData{Round: l.round, Delta: ev.Delta, ReasoningDelta: ev.ReasoningDelta})
+			l.log.emitDelta(LLMDeltaData{Round: l.round, Delta: ev.Delta, ReasoningDelta: ev.ReasoningDelta})
 		}
 	}
 	if resp == nil {

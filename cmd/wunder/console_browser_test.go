@@ -438,7 +438,9 @@ func TestConsoleReconnect(t *testing.T) {
 // A run of more than 1,000 events renders without stalling the tab: the
 // time from Enter to the final state, and the longest task the page ran.
 func TestConsoleThousandEvents(t *testing.T) {
-	s := startServer(t, nil)
+	// Each chunk its own event: merged, the chunks the fake model sends
+	// at once would be a few dozen events.
+	s := startServer(t, func(c *config.Config) { c.Observability.KeepOutputChunks = true })
 	s.fake.Chunks = 1100
 	b := newBrowser(t, s.url)
 	b.do("open", chromedp.Navigate(s.url+"/wunder/web/"), chromedp.WaitVisible(chromedp.CSS(`input[name="user_id"]`)))

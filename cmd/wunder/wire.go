@@ -223,7 +223,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		MaxHistoryItems: cfg.Workspace.MaxHistoryItems,
 		DefaultLanguage: cfg.I18n.DefaultLanguage, Workspace: tools,
 		Events: orchestrator.EventPolicy{Drop: cfg.Observability.DropEventTypes, MaxPayloadChars: cfg.Observability.EventPayloadMaxChars,
-			BlockingDelay: cfg.Observability.BlockingEventDelay(), StreamDelay: cfg.Observability.StreamEventDelay()},
+			BlockingDelay: cfg.Observability.BlockingEventDelay(), StreamDelay: cfg.Observability.StreamEventDelay(),
+			KeepOutputChunks: cfg.Observability.KeepOutputChunks},
 		Watcher: store.Watcher(), // PostgreSQL: replicas hear of each other's runs at once
 		Replan: orchestrator.ReplanPolicy{Enabled: cfg.Replan.Enabled, MaxRetries: cfg.Replan.MaxRetries,
 			MaxReplans: cfg.Replan.MaxReplans, GoalCheck: cfg.GoalCheck.Enabled},

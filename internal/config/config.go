@@ -382,6 +382,12 @@ type Observability struct {
 	// A2A stream, Connect's Run) may wait to be stored with the run's start, so a run that ends within it is
 	// stored in one write. Default 5, 0-1000; 0 = none.
 	StreamEventDelayMS int `yaml:"stream_event_delay_ms"`
+	// KeepOutputChunks (keep_output_chunks) keeps each chunk of the
+	// model's streamed output as its own llm_output_delta event, as the
+	// model sent it. Default false: the chunks that come while the store
+	// writes the run's events before them, which nobody has seen yet,
+	// become one event.
+	KeepOutputChunks bool `yaml:"keep_output_chunks"`
 }
 
 // OTLP protocols.
