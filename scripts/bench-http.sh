@@ -10,12 +10,18 @@
 # (-events one, the least the SDK does) and with the SDK's documented
 # sequence of submitted task, artifact and completed status (-events full).
 #   scripts/bench-http.sh [WUNDER_BIN]     C (8) N (8000 runs per target) ROUNDS (3) PEERS (0)
+# WORDS=N makes the answer N words (the mock streams it in N chunks of
+# 8 characters) instead of "hello" (one chunk).
 # Needs the harness binaries in BENCH_BIN (default /tmp/wunder-eval-bin;
 # ../shared/bench/bench.sh builds them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 wunder=${1:-./bin/wunder}
 c=${C:-8}; n=${N:-8000}; rounds=${ROUNDS:-3}
+text='#say hello'; expect=hello
+if [ "${WORDS:-0}" -gt 0 ]; then
+  text="#say $(seq -f 'word%03g' 0 $((WORDS - 1)) | tr '\n' ' ')"; expect=$(printf 'word%03d' $((WORDS - 1)))
+fi
 bin=${BENCH_BIN:-/tmp/wunder-eval-bin}
 tmp=$(mktemp -d)
 pids=()
@@ -53,14 +59,14 @@ PY
 }
 for r in $(seq "$rounds"); do
   echo "round $r (c=$c, $n runs each)"
-  one a2a "$bin/load" a2a10 -url http://127.0.0.1:18207/a2a -c "$c" -n "$n" -warmup 0s -text '#say hello' -expect hello -q
-  one wunder-json "$bin/load" wunder -url http://127.0.0.1:18207 -c "$c" -n "$n" -warmup 0s -text '#say hello' -expect hello -q
-  one wunder-sse "$tmp/sseload" -url http://127.0.0.1:18207 -c "$c" -n "$n" -text '#say hello' -expect hello
-  one a2a-stream "$tmp/sseload" -a2a -url http://127.0.0.1:18207 -c "$c" -n "$n" -text '#say hello' -expect hello
+  one a2a "$bin/load" a2a10 -url http://127.0.0.1:18207/a2a -c "$c" -n "$n" -warmup 0s -text "$text" -expect "$expect" -q
+  one wunder-json "$bin/load" wunder -url http://127.0.0.1:18207 -c "$c" -n "$n" -warmup 0s -text "$text" -expect "$expect" -q
+  one wunder-sse "$tmp/sseload" -url http://127.0.0.1:18207 -c "$c" -n "$n" -text "$text" -expect "$expect"
+  one a2a-stream "$tmp/sseload" -a2a -url http://127.0.0.1:18207 -c "$c" -n "$n" -text "$text" -expect "$expect"
   if [ "${PEERS:-0}" = 1 ]; then
     for ev in one:18291 full:18292; do
-      one "a2a-go-${ev%%:*}" "$bin/load" a2a10 -url "http://127.0.0.1:${ev##*:}/a2a" -c "$c" -n "$n" -warmup 0s -text '#say hello' -expect hello -q
-      one "a2a-go-${ev%%:*}-stream" "$tmp/sseload" -a2a -url "http://127.0.0.1:${ev##*:}" -c "$c" -n "$n" -text '#say hello' -expect hello
+      one "a2a-go-${ev%%:*}" "$bin/load" a2a10 -url "http://127.0.0.1:${ev##*:}/a2a" -c "$c" -n "$n" -warmup 0s -text "$text" -expect "$expect" -q
+      one "a2a-go-${ev%%:*}-stream" "$tmp/sseload" -a2a -url "http://127.0.0.1:${ev##*:}" -c "$c" -n "$n" -text "$text" -expect "$expect"
     done
   fi
 done

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/wunder/wunder/orchestrator"
 )
@@ -248,7 +249,7 @@ func readResponse(actx context.Context, r io.Reader, stream bool, yield func(orc
 			return nil, transportFailure(actx, "read response", err), true
 		}
 		var cr chatResponse
-		if err := json.Unmarshal(b, &cr); err != nil {
+		if err := fastjson.Unmarshal(b, &cr); err != nil {
 			return nil, protocolFailure(fmt.Errorf("malformed response: %w: %s", err, clip(string(b)))), true
 		}
 		resp, err := cr.response()
@@ -303,6 +304,8 @@ func readResponse(actx context.Context, r io.Reader, stream bool, yield func(orc
 var errDone = errors.New("[DONE]")
 
 // decodeEvent folds one server-sent event into acc and returns its deltas.
+// It decodes with segmentio's encoding/json, as readResponse decodes a
+// whole response (see the package doc).
 // It returns errDone for the end marker, and an error for error events and
 // chunks that are not JSON.
 func decodeEvent(ev sseEvent, acc *accumulator) (delta, reasoning string, err error) {
@@ -313,7 +316,7 @@ func decodeEvent(ev sseEvent, acc *accumulator) (delta, reasoning string, err er
 		return "", "", fmt.Errorf("error event: %s", excerpt(ev.Data))
 	}
 	var ch chatChunk
-	if err := json.Unmarshal(ev.Data, &ch); err != nil {
+	if err := fastjson.Unmarshal(ev.Data, &ch); err != nil {
 		return "", "", fmt.Errorf("%w: %w: %s", errBadChunk, err, clip(string(ev.Data)))
 	}
 	if ch.Error != nil {

@@ -23,6 +23,12 @@
 // If a server rejects stream_options with a 400 that names it, the request
 // is sent again at once without it, and the [Client] never sends it again.
 //
+// Chunks and responses are decoded with github.com/segmentio/encoding/json
+// (which the MCP SDK uses too) instead of encoding/json: a streamed answer
+// is a decode per chunk, and it decodes a stream in about 0.57× the time
+// with a third of the allocations (BenchmarkStreamDecode).
+// FuzzChunkDecodersAgree holds it to encoding/json's results on any input.
+//
 // # Retries
 //
 // An attempt is retried from scratch, after an event with Retry set (the
