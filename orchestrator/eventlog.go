@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -163,12 +164,15 @@ func (l *runLog) emit(typ string, data any) Event {
 }
 
 // pendingDelta is an llm_output_delta event that later deltas of its
-// round join while nobody can see it yet (emitDelta).
+// round join while nobody can see it yet (emitDelta). Its text grows in
+// builders, so that joining is linear in the text however many chunks
+// join; the event's Data is written once nothing more can join.
 type pendingDelta struct {
-	at     int // its index in events
-	data   LLMDeltaData
-	merged bool // data has more than the event's Data says
-	runes  int  // the runes of data's text, for the policy's limit
+	at               int // its index in events
+	round            int
+	delta, reasoning strings.Builder
+	merged           bool // the builders hold more than the event's Data says
+	runes            int  // the runes of the text, for the policy's limit
 }
 
 // maxMergedDelta bounds the text of one merged llm_output_delta, so that
@@ -193,11 +197,11 @@ func (l *runLog) emitDelta(d LLMDeltaData) {
 	runes := utf8.RuneCountInString(d.Delta) + utf8.RuneCountInString(d.ReasoningDelta)
 	l.mu.Lock()
 	if p := l.delta; p != nil && !l.closed && p.at == len(l.events)-1 &&
-		p.data.Round == d.Round && (d.ReasoningDelta == "" || p.data.Delta == "") &&
-		len(p.data.Delta)+len(p.data.ReasoningDelta)+len(d.Delta)+len(d.ReasoningDelta) <= maxMergedDelta &&
+		p.round == d.Round && (d.ReasoningDelta == "" || p.delta.Len() == 0) &&
+		p.delta.Len()+p.reasoning.Len()+len(d.Delta)+len(d.ReasoningDelta) <= maxMergedDelta &&
 		l.withinPayloadLimit(p.runes+runes) {
-		p.data.Delta += d.Delta
-		p.data.ReasoningDelta += d.ReasoningDelta
+		p.delta.WriteString(d.Delta)
+		p.reasoning.WriteString(d.ReasoningDelta)
 		p.runes += runes
 		p.merged = true
 		l.mu.Unlock()
@@ -213,7 +217,10 @@ func (l *runLog) emitDelta(d LLMDeltaData) {
 	}
 	l.appendLocked(EventLLMOutputDelta, raw)
 	// A delta the policy truncated is over the limit: nothing joins it.
-	l.delta = &pendingDelta{at: len(l.events) - 1, data: d, runes: runes}
+	p := &pendingDelta{at: len(l.events) - 1, round: d.Round, runes: runes}
+	p.delta.WriteString(d.Delta)
+	p.reasoning.WriteString(d.ReasoningDelta)
+	l.delta = p
 	l.mu.Unlock()
 	select {
 	case l.flushSig <- struct{}{}:
@@ -234,7 +241,7 @@ func (l *runLog) withinPayloadLimit(runes int) bool {
 func (l *runLog) settleDeltaLocked() {
 	if p := l.delta; p != nil {
 		if p.merged {
-			l.events[p.at].Data = rawJSON(p.data)
+			l.events[p.at].Data = rawJSON(LLMDeltaData{Round: p.round, Delta: p.delta.String(), ReasoningDelta: p.reasoning.String()})
 		}
 		l.delta = nil
 	}
