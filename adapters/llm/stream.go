@@ -19,7 +19,8 @@ const maxLine = 8 << 20
 type sseEvent struct {
 	// Event is the event type; "" means "message".
 	Event string
-	// Data is the data lines joined by "\n".
+	// Data is the data lines joined by "\n". The decoder reuses it: it
+	// holds until the next call of Next.
 	Data []byte
 }
 
@@ -56,7 +57,7 @@ func (d *sseDecoder) Next() (sseEvent, error) {
 				continue
 			}
 			ev := sseEvent{Event: d.event, Data: d.data}
-			d.data, d.event, d.hasData = nil, "", false
+			d.data, d.event, d.hasData = d.data[:0], "", false
 			return ev, nil
 		}
 		if line[0] == ':' {
