@@ -79,6 +79,10 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode send
 		// whose ids wait for its events to the core.
 		ApprovalMode: approval, Attachments: atts, Blocking: mode == sendBlocking && p.Push == nil,
 		IDsWithEvents: mode == sendStreamed && p.Push == nil,
+		// A task's client, whatever it sent, gets the answer whole: its
+		// streams (and pushes) carry status updates and the answer as
+		// one artifact at the end (eventsOf), never the text as it grows.
+		WholeAnswer: true,
 	})
 	if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {
 		return nil, 0, errParams("contextId %q is not a context of this agent; omit it to start a new one", sessionID)

@@ -235,11 +235,13 @@ func (l *loop) request(msgs []Message) *ModelRequest {
 }
 
 // streamed reports whether the run's model calls are streamed: when the
-// model streams, and the caller does or the model streams always
-// (RunRequest.Blocking, ModelSettings.StreamAlways).
+// model streams, and the caller reads the answer as it grows or the model
+// streams always (RunRequest.Blocking and WholeAnswer,
+// ModelSettings.StreamAlways).
 func (l *loop) streamed() bool {
 	s := l.lr.settings
-	return s.Stream && (!l.lr.req.Blocking || s.StreamAlways)
+	whole := l.lr.req.Blocking || l.lr.req.WholeAnswer
+	return s.Stream && (!whole || s.StreamAlways)
 }
 
 // countTokens counts the request msgs make.

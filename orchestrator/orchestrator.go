@@ -288,6 +288,14 @@ type RunRequest struct {
 	// llm_output_delta events (a follower sees each llm_output whole).
 	// The zero value streams as the model's settings say.
 	Blocking bool
+	// WholeAnswer says the caller takes the answer only whole, at the
+	// run's end, though it may follow the run's other events as they come:
+	// an A2A task's stream carries status updates, and the answer as one
+	// artifact at the end. Its model calls are not streamed, as for
+	// Blocking (which implies it), unless the model's StreamAlways says
+	// so, and the run emits no llm_output_delta events; unlike a blocking
+	// run's, its events are stored as they come.
+	WholeAnswer bool
 	// IDsWithEvents says the caller hands out the run's and its session's
 	// ids only with the run's events (POST /wunder's stream sends its
 	// headers with its first event), so nobody can refer to the run

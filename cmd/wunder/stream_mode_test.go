@@ -14,15 +14,17 @@ import (
 )
 
 // The model is streamed when the caller reads the answer as it grows, and
-// asked for its whole answer when the caller waits for the end (unless the
-// model's stream_always says otherwise): through POST /wunder with and
-// without stream, a blocking A2A SendMessage and SendStreamingMessage,
-// and wunder@run with and without a progress token. The fake model counts
+// asked for its whole answer when the caller takes it only whole (unless
+// the model's stream_always says otherwise): through POST /wunder with and
+// without stream, A2A's SendMessage (blocking or not) and
+// SendStreamingMessage, whose streams carry the answer as one artifact at
+// the end, and wunder@run with and without a progress token. The fake model counts
 // the requests that asked for a stream; a run not streamed has no
 // llm_output_delta event, and its answer is the same.
 func TestModelStreamedOnlyForStreamingCallers(t *testing.T) {
-	a2a := func(method string) string {
-		return `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}}}`
+	a2a := func(method string, params ...string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hello"}]}` +
+			strings.Join(params, "") + `}}`
 	}
 	v1 := map[string]string{"A2A-Version": "1.0"}
 	for _, tc := range []struct {
@@ -40,7 +42,16 @@ func TestModelStreamedOnlyForStreamingCallers(t *testing.T) {
 		{"A2A SendMessage (blocking)", false, func(t *testing.T, s *server) string {
 			return body(t, s.rest(t, "POST", "/a2a", a2a("SendMessage"), v1))
 		}, false},
+		// An A2A stream carries statuses and the answer as one artifact
+		// at the end, never its text as it grows.
 		{"A2A SendStreamingMessage", false, func(t *testing.T, s *server) string {
+			return body(t, s.rest(t, "POST", "/a2a", a2a("SendStreamingMessage"), v1))
+		}, false},
+		{"A2A SendMessage returning at once", false, func(t *testing.T, s *server) string {
+			body(t, s.rest(t, "POST", "/a2a", a2a("SendMessage", `,"configuration":{"returnImmediately":true}`), v1))
+			return answerOfTheRun(t, s)
+		}, false},
+		{"A2A SendStreamingMessage, stream_always", true, func(t *testing.T, s *server) string {
 			return body(t, s.rest(t, "POST", "/a2a", a2a("SendStreamingMessage"), v1))
 		}, true},
 		{"wunder@run", false, func(t *testing.T, s *server) string {
@@ -86,6 +97,26 @@ func TestModelStreamedOnlyForStreamingCallers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// answerOfTheRun follows the server's only run to its end and returns
+// its answer.
+func answerOfTheRun(t *testing.T, s *server) string {
+	t.Helper()
+	runs, err := s.app.store.ListRuns(t.Context(), orchestrator.RunFilter{})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs = %v, %v; want one", runs, err)
+	}
+	for _, err := range s.app.orch.Events(t.Context(), "", runs[0].ID, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := s.app.orch.GetRun(t.Context(), "", runs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Answer
 }
 
 func body(t *testing.T, r *http.Response) string {
