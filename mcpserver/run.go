@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -108,7 +109,11 @@ func failed(lang string, err error) (*mcp.CallToolResult, RunOutput, error) {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, RunOutput{}, nil
 }
 
-// progressMessage summarises an event in one line.
+// progressMessage summarises an event in one line, cut at
+// maxProgressMessage bytes (on a rune's boundary). A delta of the model's
+// output is given whole: the progress notifications are how the caller
+// reads the answer as it grows, and one delta event may hold many chunks
+// (the event log joins those it takes together; it bounds them).
 func progressMessage(ev orchestrator.Event) string {
 	var d struct {
 		Summary string `json:"summary"`
@@ -124,8 +129,15 @@ func progressMessage(ev orchestrator.Event) string {
 			break
 		}
 	}
-	if len(msg) > 200 {
-		msg = msg[:200]
+	if len(msg) > maxProgressMessage && ev.Type != orchestrator.EventLLMOutputDelta {
+		cut := maxProgressMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut]
 	}
 	return msg
 }
+
+// maxProgressMessage bounds a progress message (but a delta's).
+const maxProgressMessage = 200
