@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -36,42 +35,48 @@ const maxMergedDelta = 16 << 10
 // reasoning first), or when the merged text would reach maxMergedDelta
 // or the policy's payload limit.
 func (l *runLog) emitDelta(d LLMDeltaData) {
-	if l.policy.KeepOutputChunks || slices.Contains(l.policy.Drop, EventLLMOutputDelta) {
+	if l.policy.KeepOutputChunks {
 		l.emit(EventLLMOutputDelta, d)
 		return
 	}
 	runes := utf8.RuneCountInString(d.Delta) + utf8.RuneCountInString(d.ReasoningDelta)
+	if l.join(d, runes) {
+		return
+	}
+	ev := l.emit(EventLLMOutputDelta, d)
+	if ev.Seq == 0 {
+		return // dropped by the policy, or the log closed
+	}
 	l.mu.Lock()
-	if p := l.delta; p != nil && !l.closed && p.at == len(l.events)-1 &&
-		p.round == d.Round && (d.ReasoningDelta == "" || p.delta.Len() == 0) &&
-		p.delta.Len()+p.reasoning.Len()+len(d.Delta)+len(d.ReasoningDelta) <= maxMergedDelta &&
-		l.withinPayloadLimit(p.runes+runes) {
+	defer l.mu.Unlock()
+	// The event may join later ones while it is still the last and not
+	// taken. A delta the policy truncated is over the limit: nothing
+	// joins it (withinPayloadLimit).
+	if at := int(ev.Seq-l.base) - 1; at == len(l.events)-1 && at >= l.flushed {
+		p := &pendingDelta{at: at, round: d.Round, runes: runes}
 		p.delta.WriteString(d.Delta)
 		p.reasoning.WriteString(d.ReasoningDelta)
-		p.runes += runes
-		p.merged = true
-		l.mu.Unlock()
-		return
+		l.delta = p
 	}
-	l.mu.Unlock()
-	raw := l.payload(d)
+}
+
+// join adds d, whose text has runes runes, to the pending delta, if it
+// may join it (emitDelta).
+func (l *runLog) join(d LLMDeltaData, runes int) bool {
 	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		l.log.Warn("event after close dropped", "run_id", l.runID, "type", EventLLMOutputDelta)
-		return
+	defer l.mu.Unlock()
+	p := l.delta
+	if p == nil || l.closed || p.at != len(l.events)-1 || p.round != d.Round ||
+		d.ReasoningDelta != "" && p.delta.Len() > 0 ||
+		p.delta.Len()+p.reasoning.Len()+len(d.Delta)+len(d.ReasoningDelta) > maxMergedDelta ||
+		!l.withinPayloadLimit(p.runes+runes) {
+		return false
 	}
-	l.appendLocked(EventLLMOutputDelta, raw)
-	// A delta the policy truncated is over the limit: nothing joins it.
-	p := &pendingDelta{at: len(l.events) - 1, round: d.Round, runes: runes}
 	p.delta.WriteString(d.Delta)
 	p.reasoning.WriteString(d.ReasoningDelta)
-	l.delta = p
-	l.mu.Unlock()
-	select {
-	case l.flushSig <- struct{}{}:
-	default:
-	}
+	p.runes += runes
+	p.merged = true
+	return true
 }
 
 // withinPayloadLimit reports whether a delta whose text has runes runes
