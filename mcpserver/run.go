@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -129,14 +128,10 @@ func progressMessage(ev orchestrator.Event) string {
 			break
 		}
 	}
-	if len(msg) > maxProgressMessage && ev.Type != orchestrator.EventLLMOutputDelta {
-		cut := maxProgressMessage
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut]
+	if ev.Type == orchestrator.EventLLMOutputDelta {
+		return msg
 	}
-	return msg
+	return orchestrator.CutText(msg, maxProgressMessage)
 }
 
 // maxProgressMessage bounds a progress message (but a delta's).

@@ -50,8 +50,16 @@ func ClipText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
+	return CutText(s, n) + "…"
+}
+
+// CutText cuts s to at most n bytes, on a rune boundary, with no mark.
+func CutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return s[:n] + "…"
+	return s[:n]
 }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/wunder/wunder/orchestrator"
 )
@@ -170,16 +169,7 @@ func excerpt(body []byte) string {
 	return clip(s)
 }
 
-func clip(s string) string {
-	if len(s) <= maxExcerpt {
-		return s
-	}
-	cut := maxExcerpt
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func clip(s string) string { return orchestrator.ClipText(s, maxExcerpt) }
 
 // finalError is the error Generate returns for the last failure. Transient
 // failures that outlived every attempt wrap [orchestrator.ErrUnavailable]
