@@ -168,8 +168,8 @@ const (
 	// at once.
 	sendReturned sendMode = iota
 	// sendBlocking: a blocking SendMessage, answered at the task's end;
-	// the caller reads none of its parts before, so the model is asked
-	// for whole answers (orchestrator.RunRequest.Blocking).
+	// the caller reads none of its parts before, so its events may wait
+	// to be stored with its end (orchestrator.RunRequest.Blocking).
 	sendBlocking
 	// sendStreamed: a stream, which sends the task with the first of
 	// its events (follow), so nobody knows the task before it is stored
