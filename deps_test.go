@@ -55,6 +55,7 @@ var policy = map[string]rule{
 	// Leaves.
 	"lsp":                       {may: []string{"internal/proc"}, thirdParty: true}, // a leaf: jsonrpc2 framing, and the one subprocess policy
 	"internal/sandbox":          {may: []string{"internal/proc"}, thirdParty: true},
+	"internal/gctune":           {}, // the standard library alone
 	"internal":                  {thirdParty: true},
 	"internal/testutil":         {may: []string{"internal/testutil"}, thirdParty: true},
 	"gen":                       {may: []string{"gen/"}, thirdParty: true},

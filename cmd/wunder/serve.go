@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/internal/gctune"
 )
 
 func newServeCmd(rf *rootFlags) *cobra.Command {
@@ -28,6 +31,7 @@ func newServeCmd(rf *rootFlags) *cobra.Command {
 				return err
 			}
 			log := newLogger(cfg)
+			defer startGCTuner(cfg, log).Stop()
 			for _, w := range cfg.Warnings() {
 				log.Warn("configuration", "warning", w)
 			}
@@ -48,6 +52,20 @@ func newServeCmd(rf *rootFlags) *cobra.Command {
 			return nil // a clean shutdown (SIGTERM, Ctrl-C) exits 0
 		},
 	}
+}
+
+// startGCTuner gives the collector's heap goal its floor
+// (server.gc_min_heap_mb), unless GOGC is set: see internal/gctune.
+func startGCTuner(cfg *config.Config, log *slog.Logger) *gctune.Tuner {
+	floor := uint64(cfg.Server.GCMinHeapMB) << 20
+	t := gctune.Start(floor, os.Getenv)
+	switch {
+	case t != nil:
+		log.Debug("garbage collector: heap goal floor", "mib", cfg.Server.GCMinHeapMB)
+	case floor > 0:
+		log.Info("garbage collector: GOGC is set, server.gc_min_heap_mb left unused", "gogc", os.Getenv("GOGC"))
+	}
+	return t
 }
 
 // serve runs the HTTP server on ln until ctx ends, then shuts down: stop

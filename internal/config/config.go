@@ -74,6 +74,11 @@ type Server struct {
 	// PublicURL is the external base URL (scheme://host[:port][/prefix])
 	// used in agent cards and links; "" derives it from the request.
 	PublicURL string `yaml:"public_url"`
+	// GCMinHeapMB (gc_min_heap_mb) is a floor for the garbage collector's
+	// heap goal, in MiB: the heap may reach it before a collection, however
+	// small the live heap (internal/gctune). Default 64; 0 leaves Go's
+	// pacing as it is. The GOGC environment variable, when set, wins.
+	GCMinHeapMB int `yaml:"gc_min_heap_mb"`
 }
 
 // Addr is the listen address, host:port (IPv6 hosts are bracketed).

@@ -22,6 +22,7 @@ func Default() *Config {
 			ReadHeaderTimeoutSeconds: 10,
 			ShutdownTimeoutSeconds:   15,
 			SSEHeartbeatSeconds:      15,
+			GCMinHeapMB:              64,
 		},
 		Concurrency: Concurrency{
 			MaxActiveRuns:          32,
