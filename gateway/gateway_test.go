@@ -22,6 +22,7 @@ import (
 
 type env struct {
 	srv   *httptest.Server
+	h     http.Handler // what srv serves, for a test that calls it directly
 	o     *orchestrator.Orchestrator
 	model *orchestratortest.ScriptedModel
 	files *orchestratortest.Files
@@ -44,7 +45,8 @@ func newEnv(t *testing.T, eo envOpts) *env {
 	}
 	reg := orchestrator.NewRegistry("", nil, append([]orchestrator.Toolset{e.files.Toolset()}, eo.extra...)...)
 	e.o = orchestrator.New(orchestratortest.NewMemStore(), models, reg, &eo.orch)
-	e.srv = httptest.NewServer(gateway.New(e.o, &eo.gw).Handler())
+	e.h = gateway.New(e.o, &eo.gw).Handler()
+	e.srv = httptest.NewServer(e.h)
 	t.Cleanup(func() {
 		e.srv.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -27,8 +27,10 @@ func (s *Server) stream(sw *sse.Writer, r *http.Request, userID, runID string, a
 		return s.b.Events(ctx, userID, runID, after)
 	}
 	// send buffers one event (sse.Pump writes each batch in one write),
-	// and reports whether the stream goes on. Buffer copies the event,
-	// so one buffer holds each event's JSON in turn.
+	// and reports whether the stream goes on: not after the final event,
+	// the log's last, so that it leaves with the response's end in one
+	// write. Buffer copies the event, so one buffer holds each event's
+	// JSON in turn.
 	var buf []byte
 	send := func(ev orchestrator.Event, err error) bool {
 		if err != nil {
@@ -43,7 +45,8 @@ func (s *Server) stream(sw *sse.Writer, r *http.Request, userID, runID string, a
 			logger(ctx).ErrorContext(ctx, "event not encodable", "run_id", runID, "seq", ev.Seq, "err", err)
 			return true
 		}
-		return sw.Buffer(sse.Event{ID: strconv.FormatInt(ev.Seq, 10), Type: ev.Type, Data: buf}) == nil
+		return sw.Buffer(sse.Event{ID: strconv.FormatInt(ev.Seq, 10), Type: ev.Type, Data: buf}) == nil &&
+			ev.Type != orchestrator.EventFinal
 	}
 	sse.Pump(ctx, sw, s.live.Load().heartbeat, events, send)
 }

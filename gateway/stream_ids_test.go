@@ -3,6 +3,9 @@ package gateway_test
 import (
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +65,45 @@ func TestSubmitStoresTheRunBeforeItAnswers(t *testing.T) {
 		if b, _ := io.ReadAll(got.Body); got.StatusCode != 200 || !strings.Contains(string(b), run.SessionID) {
 			t.Fatalf("%s: GET the session answered: %d %s; want it stored", body, got.StatusCode, b)
 		}
+	}
+}
+
+// writeLog records a response's writes and flushes, in order.
+type writeLog struct {
+	header http.Header
+	ops    []string // "flush", or the bytes of a write
+}
+
+func (w *writeLog) Header() http.Header         { return w.header }
+func (w *writeLog) WriteHeader(int)             {}
+func (w *writeLog) Write(b []byte) (int, error) { w.ops = append(w.ops, string(b)); return len(b), nil }
+func (w *writeLog) FlushError() error           { w.ops = append(w.ops, "flush"); return nil }
+
+// A stream does not flush after the final event: the handler returns at
+// once, and net/http sends the rest with the response's end in one write
+// (a short run's whole stream, never flushed, goes with a Content-Length).
+// Flushed, the final event and the end of the chunked body were two writes.
+func TestStreamLeavesTheFinalEventToTheResponsesEnd(t *testing.T) {
+	e := newEnv(t, envOpts{turns: []orchestratortest.Turn{{Content: "done"}}})
+	resp := e.do(t, "POST", "/wunder", `{"user_id":"alice","question":"q","stream":false}`)
+	runID := resp.Header.Get("X-Run-Id")
+	if resp.StatusCode != 200 || runID == "" {
+		t.Fatalf("POST /wunder: %d, headers %v", resp.StatusCode, resp.Header)
+	}
+	req := httptest.NewRequestWithContext(t.Context(), "GET", "/wunder/runs/"+runID+"/events?user_id=alice", nil)
+	req.RemoteAddr = "127.0.0.1:50000"
+	w := &writeLog{header: http.Header{}}
+	e.h.ServeHTTP(w, req)
+	final := -1
+	for i, op := range w.ops {
+		if strings.Contains(op, "event: final\n") {
+			final = i
+		}
+	}
+	if final < 0 {
+		t.Fatalf("the replay has no final event: %q", w.ops)
+	}
+	if rest := w.ops[final+1:]; slices.Contains(rest, "flush") {
+		t.Fatalf("the stream flushed after its final event: %q", w.ops)
 	}
 }

@@ -14,8 +14,12 @@ import (
 // alive.
 //
 // items runs in a goroutine of its own, under a context Pump cancels when
-// it returns: when write says the stream ends (what it buffered is sent
-// first), the client leaves (a write fails) or ctx ends.
+// it returns: when write says the stream ends, the client leaves (a write
+// fails) or ctx ends. When the stream ends, what write buffered last is not
+// flushed: it goes out when the handler returns, with the end of the
+// response, in one write to the connection instead of two (a short run's
+// whole stream is then one write, sent with a Content-Length). So the
+// handler must return as soon as Pump does.
 func Pump[T any](ctx context.Context, w *Writer, beat time.Duration, items func(context.Context) iter.Seq2[T, error], write func(T, error) bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	type item struct {
@@ -58,8 +62,11 @@ func Pump[T any](ctx context.Context, w *Writer, beat time.Duration, items func(
 					break waiting
 				}
 			}
-			if err := w.Flush(); err != nil || !more {
-				return // the client left, or the stream ended
+			if !more {
+				return // the stream ended: the handler's return sends the rest
+			}
+			if err := w.Flush(); err != nil {
+				return // the client left
 			}
 			hb.Reset(beat)
 		case <-hb.C:

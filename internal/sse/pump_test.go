@@ -69,8 +69,9 @@ func (f *flushes) chunks() []string {
 func event(n int) sse.Event { return sse.Event{Data: []byte{byte('0' + n)}} }
 
 // The items waiting when one arrives go out with it in one write; the
-// stream ends with what write buffered last, and the items' context is
-// cancelled then.
+// stream ends with what write buffered last written but not flushed (the
+// handler's return sends it with the response's end), and the items'
+// context is cancelled then.
 func TestPumpWritesABatchAtOnce(t *testing.T) {
 	f, w := stream()
 	queued := make(chan struct{})
@@ -98,9 +99,15 @@ func TestPumpWritesABatchAtOnce(t *testing.T) {
 	}
 	sse.Pump(t.Context(), w, time.Hour, items, write)
 	got := f.chunks()
-	want := []string{"data: 1\n\ndata: 2\n\ndata: 3\n\n", "data: 4\n\n"}
+	want := []string{"data: 1\n\ndata: 2\n\ndata: 3\n\n"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("writes %q; want %q", got, want)
+	}
+	f.mu.Lock()
+	last := f.pending.String()
+	f.mu.Unlock()
+	if last != "data: 4\n\n" {
+		t.Fatalf("left for the handler's return: %q; want the last event, unflushed", last)
 	}
 	if err := <-itemsDone; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the items' context after the pump: %v; want cancelled", err)
