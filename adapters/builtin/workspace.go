@@ -66,9 +66,11 @@ func (w *Workspace) resolve(rel string) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
-	real, err := evalDeepest(root, filepath.Join(root, filepath.FromSlash(clean)))
-	if err != nil {
-		return resolved{}, pathError(fmt.Sprintf("path %q: %s", clean, scrub(err, root)))
+	real := root // ensure resolved the root's symlinks
+	if clean != "." {
+		if real, err = evalDeepest(root, filepath.Join(root, filepath.FromSlash(clean))); err != nil {
+			return resolved{}, pathError(fmt.Sprintf("path %q: %s", clean, scrub(err, root)))
+		}
 	}
 	relReal, err := filepath.Rel(root, real)
 	if err != nil || relReal == ".." || strings.HasPrefix(relReal, ".."+string(filepath.Separator)) || filepath.IsAbs(relReal) {
@@ -109,11 +111,16 @@ func deniedError(clean string) error {
 }
 
 // ensure creates the workspace directory if needed and returns its real path.
+// The directory is there on every call but a user's first, so it is
+// resolved first and created only when missing.
 func (w *Workspace) ensure() (string, error) {
-	if err := os.MkdirAll(w.dir, 0o750); err != nil {
-		return "", fmt.Errorf("builtin: create workspace: %w", err)
-	}
 	root, err := filepath.EvalSymlinks(w.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(w.dir, 0o750); err != nil {
+			return "", fmt.Errorf("builtin: create workspace: %w", err)
+		}
+		root, err = filepath.EvalSymlinks(w.dir)
+	}
 	if err != nil {
 		return "", fmt.Errorf("builtin: workspace: %w", err)
 	}
