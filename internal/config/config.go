@@ -81,6 +81,11 @@ type Server struct {
 	GCMinHeapMB int `yaml:"gc_min_heap_mb"`
 }
 
+// maxGCMinHeapMB bounds server.gc_min_heap_mb at 1 TiB: a floor in bytes
+// (the value << 20) then stays far from overflowing internal/gctune's
+// arithmetic.
+const maxGCMinHeapMB = 1 << 20
+
 // Addr is the listen address, host:port (IPv6 hosts are bracketed).
 func (c *Config) Addr() string {
 	return net.JoinHostPort(c.Server.Host, strconv.Itoa(c.Server.Port))

@@ -91,6 +91,8 @@ func TestBadValues(t *testing.T) {
 		// ranges
 		{"port range", "server:\n  port: 70000\n", "config/wunder.yaml:2: server.port: must be between 1 and 65535, got 70000"},
 		{"negative", "concurrency:\n  queue_size: -1\n", "concurrency.queue_size: must be at least 0, got -1"},
+		{"gc floor", "server:\n  gc_min_heap_mb: 9007199254740993\n", "config/wunder.yaml:2: server.gc_min_heap_mb: must be between 0 and 1048576, got 9007199254740993"},
+		{"negative gc floor", "server:\n  gc_min_heap_mb: -1\n", "server.gc_min_heap_mb: must be between 0 and 1048576, got -1"},
 		{"zero runs", "concurrency:\n  max_active_runs: 0\n", "concurrency.max_active_runs: must be at least 1, got 0"},
 		{"temperature", m + "      temperature: 2.5\n", "config/wunder.yaml:5: llm.models.gpt.temperature: must be between 0 and 2, got 2.5"},
 		{"nan temperature", m + "      temperature: .nan\n", "llm.models.gpt.temperature: must be between 0 and 2, got NaN"},

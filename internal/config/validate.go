@@ -50,7 +50,7 @@ func (c *Config) validate(p *problems) {
 	atLeast(v, "server.read_header_timeout_s", s.ReadHeaderTimeoutSeconds, 1)
 	atLeast(v, "server.shutdown_timeout_s", s.ShutdownTimeoutSeconds, 0)
 	atLeast(v, "server.sse_heartbeat_s", s.SSEHeartbeatSeconds, 0)
-	atLeast(v, "server.gc_min_heap_mb", s.GCMinHeapMB, 0)
+	v.between("server.gc_min_heap_mb", s.GCMinHeapMB, 0, maxGCMinHeapMB)
 	v.httpURL("server.public_url", s.PublicURL, false)
 	if c.Security.APIKey == "" && !c.Security.AllowUnauthenticated && !IsLoopback(s.Host) {
 		v.fail("server.host", "%s is reachable from other machines and no API key is set: set security.api_key "+
