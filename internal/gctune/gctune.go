@@ -67,10 +67,7 @@ type Tuner struct {
 	mu      sync.Mutex
 	current int
 	samples []metrics.Sample
-	// set is debug.SetGCPercent; adjusted, when not nil, hears each
-	// percentage the tuner set (tests).
-	set      func(int) int
-	adjusted func(int)
+	set     func(int) int // debug.SetGCPercent, but in tests
 }
 
 // sentinel is the object whose finalizer runs after each collection.
@@ -133,9 +130,6 @@ func (t *Tuner) adjust() {
 	if d := p - t.current; d*10 > t.current || -d*10 > t.current {
 		t.set(p)
 		t.current = p
-		if t.adjusted != nil {
-			t.adjusted(p)
-		}
 	}
 }
 

@@ -41,26 +41,30 @@ func waitAdjusted(t *testing.T, adjusted <-chan int) int {
 	}
 }
 
-// newTestTuner is a tuner that records what it sets, armed on the real
-// collector.
-func newTestTuner(floor uint64) (*Tuner, chan int, *[]int) {
+// newTestTuner is a tuner armed on the real collector that sets each
+// percentage with setter, records it, and tells of it on the channel.
+func newTestTuner(floor uint64, setter func(int) int) (*Tuner, chan int, *[]int) {
 	var set []int
 	adjusted := make(chan int, 16)
-	tu := newTuner(floor, func(p int) int { set = append(set, p); return 0 })
-	tu.adjusted = func(p int) {
+	tu := newTuner(floor, func(p int) int {
+		set = append(set, p)
 		select {
 		case adjusted <- p:
 		default:
 		}
-	}
+		return setter(p)
+	})
 	tu.arm()
 	return tu, adjusted, &set
 }
 
+// noSetter stands for the runtime in tests that only record.
+func noSetter(int) int { return 0 }
+
 func TestTunerRaisesThePercentAfterACollection(t *testing.T) {
 	// The test binary's live heap is a few MiB: a floor of 1 GiB needs far
 	// more than the base percentage.
-	tu, adjusted, _ := newTestTuner(1 << 30)
+	tu, adjusted, _ := newTestTuner(1<<30, noSetter)
 	defer tu.Stop()
 	runtime.GC()
 	if p := waitAdjusted(t, adjusted); p <= basePercent {
@@ -71,22 +75,22 @@ func TestTunerRaisesThePercentAfterACollection(t *testing.T) {
 func TestTunerKeepsTheBaseWhenTheHeapIsLarge(t *testing.T) {
 	// A floor below any live heap: the base already reaches it, and the
 	// tuner never moves off it.
-	tu, adjusted, set := newTestTuner(1)
+	tu, adjusted, set := newTestTuner(1, noSetter)
 	runtime.GC()
 	runtime.GC()
-	tu.Stop()
 	select {
 	case p := <-adjusted:
 		t.Fatalf("the tuner set %d with a floor below the live heap", p)
 	default:
 	}
+	tu.Stop()
 	if got := *set; len(got) != 1 || got[0] != basePercent {
 		t.Fatalf("percentages set = %v, want only Stop's %d", got, basePercent)
 	}
 }
 
 func TestStopSetsTheBaseBack(t *testing.T) {
-	tu, adjusted, set := newTestTuner(1 << 30)
+	tu, adjusted, set := newTestTuner(1<<30, noSetter)
 	runtime.GC()
 	waitAdjusted(t, adjusted)
 	tu.Stop()
@@ -119,15 +123,7 @@ func TestStartLeavesGOGCToTheOperator(t *testing.T) {
 }
 
 func TestTheRuntimeTakesThePercent(t *testing.T) {
-	tu := newTuner(1<<30, debug.SetGCPercent)
-	adjusted := make(chan int, 16)
-	tu.adjusted = func(p int) {
-		select {
-		case adjusted <- p:
-		default:
-		}
-	}
-	tu.arm()
+	tu, adjusted, _ := newTestTuner(1<<30, debug.SetGCPercent)
 	runtime.GC()
 	p := waitAdjusted(t, adjusted)
 	tu.Stop()
@@ -141,7 +137,7 @@ func TestTheRuntimeTakesThePercent(t *testing.T) {
 }
 
 func TestTunerFollowsEachCollection(t *testing.T) {
-	tu, adjusted, _ := newTestTuner(1 << 30)
+	tu, adjusted, _ := newTestTuner(1<<30, noSetter)
 	defer tu.Stop()
 	runtime.GC()
 	first := waitAdjusted(t, adjusted)
