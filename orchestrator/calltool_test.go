@@ -202,3 +202,48 @@ func TestDeleteUserDataWaitsForToolLogs(t *testing.T) {
 		t.Fatalf("tool logs of the deleted user: %d (%v); want none", len(stats), err)
 	}
 }
+
+// Tool logs wait to be stored with others (Options.ToolLogDelay), yet the
+// readers of a run that just ended see them: the tool usage counts its
+// call, and deleting its session removes its log. With an hour's delay,
+// nothing but those readers' flush stores the log before Close.
+func TestToolLogReadersSeeLogsStillWaiting(t *testing.T) {
+	st := orchestratortest.NewMemStore()
+	probe := orchestrator.StaticToolset{SetName: "probe", List: []orchestrator.Tool{orchestratortest.NewTool("probe", true,
+		func(context.Context, *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
+			return &orchestrator.ToolResult{Content: "probed"}, nil
+		})}}
+	turns := []orchestratortest.Turn{{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("probe", `{}`)}}, {Content: "done"}}
+	h := newHarness(t, harnessOpts{store: st, toolsets: []orchestrator.Toolset{probe}, opts: orchestrator.Options{ToolLogDelay: time.Hour},
+		turns: append(turns, turns...)})
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u1", Question: "q", ToolNames: []string{"probe"}})
+	if f := final(t, collect(t, h.o, run.ID, 0)); f.Answer != "done" {
+		t.Fatalf("final = %+v", f)
+	}
+	usage, err := h.o.ToolUsage(t.Context(), orchestrator.ToolUsageFilter{UserID: "u1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(usage) != 1 || usage[0].Tool != "probe" || usage[0].Calls != 1 {
+		t.Fatalf("tool usage right after the run = %+v; want probe called once", usage)
+	}
+
+	// A second run on a new session; its session is deleted as soon as
+	// it ended, and its log goes with it.
+	run2 := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u1", Question: "q", ToolNames: []string{"probe"}})
+	if f := final(t, collect(t, h.o, run2.ID, 0)); f.Answer != "done" {
+		t.Fatalf("final = %+v", f)
+	}
+	if err := h.o.DeleteSession(t.Context(), "u1", run2.SessionID); err != nil {
+		t.Fatal(err)
+	}
+	// The usage stores whatever still waits: the deleted run's log must
+	// not be among it.
+	usage, err = h.o.ToolUsage(t.Context(), orchestrator.ToolUsageFilter{UserID: "u1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(usage) != 1 || usage[0].Calls != 1 {
+		t.Fatalf("tool usage after deleting the second run's session = %+v; want only the first run's call", usage)
+	}
+}

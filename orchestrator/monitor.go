@@ -143,6 +143,11 @@ func (o *Orchestrator) ToolUsage(ctx context.Context, f ToolUsageFilter) ([]Tool
 	if f.Since.IsZero() {
 		f.Since = o.opts.Now().Add(-24 * time.Hour)
 	}
+	// The calls of runs that just ended count too: their logs may still
+	// wait to be stored (toollog.go).
+	if err := o.toolLogs.flush(ctx); err != nil {
+		return nil, err
+	}
 	calls, err := o.store.ToolCallStats(ctx, ToolLogFilter{Since: f.Since, Tool: f.Tool, UserID: f.UserID, Limit: maxUsageCalls})
 	if err != nil {
 		return nil, err
@@ -251,8 +256,8 @@ func (o *Orchestrator) DeleteUserData(ctx context.Context, userID string) error 
 	if o.memory != nil {
 		defer o.memory.switches.forget(userID) // the user's switch goes with the data
 	}
-	// A run that just ended may have tool logs still on their way to the
-	// store (toollog.go): they go first, then with the rest.
+	// A run that just ended may have tool logs still waiting to be stored
+	// (toollog.go): they go first, then with the rest.
 	if err := o.toolLogs.flush(ctx); err != nil {
 		return err
 	}

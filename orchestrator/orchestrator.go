@@ -66,6 +66,12 @@ type Options struct {
 	// replicas; see [RunWatcher]). nil: followers poll and remote cancels
 	// wait for the heartbeat.
 	Watcher RunWatcher
+	// ToolLogDelay is how long a tool log may wait to be stored, so that
+	// the logs of many calls share one write (toollog.go). Readers of the
+	// logs (ToolUsage, DeleteSession, DeleteUserData) have those waiting
+	// stored first. Default 50ms; negative: each is stored as soon as the
+	// last write of logs is done.
+	ToolLogDelay time.Duration
 	// StoreRetry bounds how long a failing store write of a run (its
 	// events, history, state) is retried before the run is given up as
 	// failed; a PostgreSQL restart within it loses nothing. Default 10s.
@@ -126,6 +132,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.FollowInterval <= 0 {
 		o.FollowInterval = 250 * time.Millisecond
+	}
+	if o.ToolLogDelay == 0 {
+		o.ToolLogDelay = 50 * time.Millisecond
 	}
 	if o.StoreRetry <= 0 {
 		o.StoreRetry = 10 * time.Second
@@ -218,7 +227,7 @@ func New(store Store, models Models, tools *Registry, opts *Options) *Orchestrat
 		baseCtx: ctx, stopAll: cancel,
 		instance: o.InstanceID, reaperStop: make(chan struct{}),
 		live: map[string]*liveRun{}, storing: map[string]bool{}, claims: map[string]string{},
-		toolLogs: newToolLogs(store, o.Logger),
+		toolLogs: newToolLogs(store, o.Logger, o.ToolLogDelay),
 	}
 	orch.lang.Store(&o.DefaultLanguage)
 	orch.startReaper()

@@ -63,6 +63,11 @@ func (o *Orchestrator) DeleteSession(ctx context.Context, userID, sessionID stri
 	if busy {
 		return fmt.Errorf("%w: session %s has a run in progress; cancel it first", ErrConflict, sessionID)
 	}
+	// The tool logs of a run that just ended may still wait to be stored
+	// (toollog.go): they go first, then with the rest.
+	if err := o.toolLogs.flush(ctx); err != nil {
+		return err
+	}
 	return o.store.DeleteSession(ctx, sessionID)
 }
 

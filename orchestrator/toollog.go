@@ -14,19 +14,28 @@ type ToolLogsAppender interface {
 	AppendToolLogs(ctx context.Context, logs []*ToolLog) error
 }
 
-// maxToolLogBatch bounds one write of tool logs.
+// maxToolLogBatch bounds one write of tool logs; a batch this long is
+// written without waiting for the delay.
 const maxToolLogBatch = 256
 
 // toolLogs writes tool logs in the background, in batches. A tool log is
-// monitoring data: a run never waits for it. Each call of a tool used to
-// write its log alone, one more write for the store's writer per tool
-// round; now one goroutine takes whatever logs are waiting when it is
-// free, so while one batch is written the next gathers (as the store's
-// group commit does), and no log waits for a timer. Close (stop) writes
-// what is left.
+// monitoring data: a run never waits for it. One goroutine writes them:
+// when a log comes it waits up to delay for more, then writes whatever
+// is waiting (maxToolLogBatch at a time), so under load the logs of tens
+// of runs share one write (one op of the store's writer, one multi-row
+// statement, and the pages of tool_logs' B-trees written once a batch
+// instead of once a run), and a log alone is stored at most delay after
+// it came. A reader that needs the logs of runs that ended (flush: the
+// usage monitor, deleting a session or a user) has what is waiting
+// written at once and waits for it; stop writes what is left.
+//
+// Written one at a time, as they came, the logs were a write for every
+// tool round: a third of the writer's ops in a one-tool run, and about
+// 5 % of wunder's CPU per run (docs/benchmarks.md, thirteenth pass).
 type toolLogs struct {
 	store Store
 	log   *slog.Logger
+	delay time.Duration // <= 0: written as soon as the writer is free
 
 	mu      sync.Mutex
 	pending []*ToolLog
@@ -38,11 +47,14 @@ type toolLogs struct {
 	progress        chan struct{}
 
 	wake chan struct{} // cap 1: "there are logs"
-	done chan struct{} // closed when the writer has written the last batch
+	// hurry (cap 1) ends the wait for more: a full batch, a flush, stop.
+	hurry chan struct{}
+	done  chan struct{} // closed when the writer has written the last batch
 }
 
-func newToolLogs(store Store, log *slog.Logger) *toolLogs {
-	t := &toolLogs{store: store, log: log, wake: make(chan struct{}, 1), done: make(chan struct{}), progress: make(chan struct{})}
+func newToolLogs(store Store, log *slog.Logger, delay time.Duration) *toolLogs {
+	t := &toolLogs{store: store, log: log, delay: delay, progress: make(chan struct{}),
+		wake: make(chan struct{}, 1), hurry: make(chan struct{}, 1), done: make(chan struct{})}
 	go t.loop()
 	return t
 }
@@ -58,16 +70,29 @@ func (t *toolLogs) add(l *ToolLog) {
 		return
 	}
 	t.pending = append(t.pending, l)
+	full := len(t.pending) >= maxToolLogBatch
 	select { // under mu: stop closes wake under it
 	case t.wake <- struct{}{}:
 	default:
 	}
 	t.mu.Unlock()
+	if full {
+		t.rush()
+	}
+}
+
+// rush ends the writer's wait for more logs, if it waits.
+func (t *toolLogs) rush() {
+	select {
+	case t.hurry <- struct{}{}:
+	default:
+	}
 }
 
 func (t *toolLogs) loop() {
 	defer close(t.done)
 	for range t.wake {
+		t.gather()
 		for {
 			t.mu.Lock()
 			batch := t.pending[:min(len(t.pending), maxToolLogBatch)]
@@ -85,6 +110,27 @@ func (t *toolLogs) loop() {
 	}
 }
 
+// gather waits up to delay for more logs to join those waiting, unless
+// none waits (wake came for logs an earlier batch took) or somebody is
+// in a hurry.
+func (t *toolLogs) gather() {
+	if t.delay <= 0 {
+		return
+	}
+	t.mu.Lock()
+	waiting := len(t.pending)
+	t.mu.Unlock()
+	if waiting == 0 || waiting >= maxToolLogBatch {
+		return
+	}
+	timer := time.NewTimer(t.delay)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-t.hurry:
+	}
+}
+
 // wrote counts n logs written (or given up) and wakes flush.
 func (t *toolLogs) wrote(n int) {
 	t.mu.Lock()
@@ -99,6 +145,9 @@ func (t *toolLogs) wrote(n int) {
 func (t *toolLogs) flush(ctx context.Context) error {
 	t.mu.Lock()
 	target := t.queued
+	if t.written < target {
+		t.rush()
+	}
 	for t.written < target {
 		ch := t.progress
 		t.mu.Unlock()
@@ -143,5 +192,6 @@ func (t *toolLogs) stop() {
 	t.closed = true
 	close(t.wake)
 	t.mu.Unlock()
+	t.rush()
 	<-t.done
 }

@@ -3,9 +3,12 @@ package orchestrator
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 )
 
 // batchStore records the batches of tool logs it is given; the first
@@ -38,7 +41,7 @@ func (s *batchStore) AppendToolLogs(_ context.Context, logs []*ToolLog) error {
 // written at once.
 func TestToolLogsGoInBatches(t *testing.T) {
 	s := &batchStore{entered: make(chan struct{}), release: make(chan struct{})}
-	w := newToolLogs(s, slog.New(slog.DiscardHandler))
+	w := newToolLogs(s, slog.New(slog.DiscardHandler), -1)
 	w.add(&ToolLog{CallID: "1"})
 	<-s.entered // the first batch is being written
 	for _, id := range []string{"2", "3", "4", "5"} {
@@ -70,7 +73,7 @@ func (s *oneByOne) AppendToolLog(_ context.Context, l *ToolLog) error {
 
 func TestToolLogsOneByOneWithoutBatches(t *testing.T) {
 	s := &oneByOne{}
-	w := newToolLogs(s, slog.New(slog.DiscardHandler))
+	w := newToolLogs(s, slog.New(slog.DiscardHandler), -1)
 	for _, id := range []string{"1", "2", "3"} {
 		w.add(&ToolLog{CallID: id})
 	}
@@ -84,7 +87,7 @@ func TestToolLogsOneByOneWithoutBatches(t *testing.T) {
 // gives up with its context.
 func TestToolLogsFlush(t *testing.T) {
 	s := &batchStore{entered: make(chan struct{}), release: make(chan struct{})}
-	w := newToolLogs(s, slog.New(slog.DiscardHandler))
+	w := newToolLogs(s, slog.New(slog.DiscardHandler), -1)
 	var released sync.Once
 	release := func() { released.Do(func() { close(s.release) }) }
 	t.Cleanup(w.stop)
@@ -109,5 +112,110 @@ func TestToolLogsFlush(t *testing.T) {
 	release()
 	if err := <-flushed; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// recordStore records each batch of tool logs it is given and signals it.
+type recordStore struct {
+	Store
+	mu      sync.Mutex
+	batches [][]string
+	wrote   chan struct{} // cap 1
+}
+
+func newRecordStore() *recordStore { return &recordStore{wrote: make(chan struct{}, 1)} }
+
+func (s *recordStore) AppendToolLogs(_ context.Context, logs []*ToolLog) error {
+	ids := make([]string, len(logs))
+	for i, l := range logs {
+		ids[i] = l.CallID
+	}
+	s.mu.Lock()
+	s.batches = append(s.batches, ids)
+	s.mu.Unlock()
+	select {
+	case s.wrote <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (s *recordStore) sizes() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]int, len(s.batches))
+	for i, b := range s.batches {
+		out[i] = len(b)
+	}
+	return out
+}
+
+// waitWrite waits for the store's next batch; the bound only keeps a
+// writer that never writes from hanging the suite.
+func (s *recordStore) waitWrite(t *testing.T) {
+	t.Helper()
+	select {
+	case <-s.wrote:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no batch of tool logs was written")
+	}
+}
+
+// Logs that come while the writer waits for more go in one batch, which a
+// flush writes at once, however long the delay.
+func TestToolLogsWaitForMoreUntilFlushed(t *testing.T) {
+	s := newRecordStore()
+	w := newToolLogs(s, slog.New(slog.DiscardHandler), time.Hour)
+	t.Cleanup(w.stop)
+	for _, id := range []string{"1", "2", "3", "4", "5"} {
+		w.add(&ToolLog{CallID: id})
+		// Give the writer the processor between logs: one that did not
+		// wait for more would take each alone. (Correct code passes
+		// whatever the scheduler does.)
+		for range 50 {
+			runtime.Gosched()
+		}
+	}
+	// The bound only keeps a flush that waits for the delay from hanging
+	// the suite.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := w.flush(ctx); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	want := [][]string{{"1", "2", "3", "4", "5"}}
+	if s.mu.Lock(); !slices.EqualFunc(s.batches, want, slices.Equal) {
+		defer s.mu.Unlock()
+		t.Fatalf("batches = %v; want %v", s.batches, want)
+	}
+	s.mu.Unlock()
+	w.add(&ToolLog{CallID: "6"})
+	w.stop() // writes what waits, without the delay
+	if got := s.sizes(); !slices.Equal(got, []int{5, 1}) {
+		t.Fatalf("batch sizes after stop = %v; want [5 1]", got)
+	}
+}
+
+// A full batch does not wait for the delay, and a log alone is written
+// once the delay has passed, without a flush.
+func TestToolLogsFullBatchAndLoneLog(t *testing.T) {
+	s := newRecordStore()
+	w := newToolLogs(s, slog.New(slog.DiscardHandler), time.Hour)
+	for i := range maxToolLogBatch {
+		w.add(&ToolLog{CallID: strconv.Itoa(i)})
+	}
+	s.waitWrite(t)
+	if got := s.sizes(); !slices.Equal(got, []int{maxToolLogBatch}) {
+		t.Fatalf("batch sizes = %v; want one full batch", got)
+	}
+	w.stop()
+
+	s = newRecordStore()
+	w = newToolLogs(s, slog.New(slog.DiscardHandler), time.Millisecond)
+	t.Cleanup(w.stop)
+	w.add(&ToolLog{CallID: "lone"})
+	s.waitWrite(t)
+	if got := s.sizes(); !slices.Equal(got, []int{1}) {
+		t.Fatalf("batch sizes = %v; want the lone log", got)
 	}
 }

@@ -225,7 +225,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Events: orchestrator.EventPolicy{Drop: cfg.Observability.DropEventTypes, MaxPayloadChars: cfg.Observability.EventPayloadMaxChars,
 			BlockingDelay: cfg.Observability.BlockingEventDelay(), StreamDelay: cfg.Observability.StreamEventDelay(),
 			KeepOutputChunks: cfg.Observability.KeepOutputChunks},
-		Watcher: store.Watcher(), // PostgreSQL: replicas hear of each other's runs at once
+		ToolLogDelay: cfg.Observability.ToolLogDelay(),
+		Watcher:      store.Watcher(), // PostgreSQL: replicas hear of each other's runs at once
 		Replan: orchestrator.ReplanPolicy{Enabled: cfg.Replan.Enabled, MaxRetries: cfg.Replan.MaxRetries,
 			MaxReplans: cfg.Replan.MaxReplans, GoalCheck: cfg.GoalCheck.Enabled},
 		Approvals: approvalPolicy(cfg.Approvals), Schemas: schemaValidator{},

@@ -392,6 +392,10 @@ type Observability struct {
 	// A2A stream, Connect's Run) may wait to be stored with the run's start, so a run that ends within it is
 	// stored in one write. Default 5, 0-1000; 0 = none.
 	StreamEventDelayMS int `yaml:"stream_event_delay_ms"`
+	// ToolLogDelayMS (tool_log_delay_ms): how long a tool call's log (the
+	// monitor's data) may wait to be stored, so that the logs of many
+	// calls share one write. Default 50, 0-1000; 0 = none.
+	ToolLogDelayMS int `yaml:"tool_log_delay_ms"`
 	// KeepOutputChunks (keep_output_chunks) keeps each chunk of the
 	// model's streamed output as its own llm_output_delta event, as the
 	// model sent it. Default false: the chunks that come while the store
@@ -435,6 +439,15 @@ func (o Observability) StreamEventDelay() time.Duration {
 		return -1
 	}
 	return time.Duration(o.StreamEventDelayMS) * time.Millisecond
+}
+
+// ToolLogDelay is tool_log_delay_ms as the orchestrator's
+// Options.ToolLogDelay (negative: none).
+func (o Observability) ToolLogDelay() time.Duration {
+	if o.ToolLogDelayMS <= 0 {
+		return -1
+	}
+	return time.Duration(o.ToolLogDelayMS) * time.Millisecond
 }
 
 // StoreSpanThreshold is store_span_threshold_ms as a duration.

@@ -90,6 +90,7 @@ func Default() *Config {
 			StoreSpanThresholdMS: 10,
 			BlockingEventDelayMS: 20,
 			StreamEventDelayMS:   5,
+			ToolLogDelayMS:       50,
 		},
 		MCP:       mcpDefaults(),
 		A2A:       a2aDefaults(),

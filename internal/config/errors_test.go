@@ -106,6 +106,7 @@ func TestBadValues(t *testing.T) {
 		{"otlp endpoint", "observability:\n  otlp:\n    endpoint: collector:4318\n", `observability.otlp.endpoint: must be an http:// or https:// URL such as http://collector:4318, got "collector:4318"`},
 		{"store span threshold", "observability:\n  store_span_threshold_ms: -1\n", `observability.store_span_threshold_ms: must be`},
 		{"blocking event delay", "observability:\n  blocking_event_delay_ms: 5000\n", `observability.blocking_event_delay_ms: must be`},
+		{"tool log delay", "observability:\n  tool_log_delay_ms: -1\n", `observability.tool_log_delay_ms: must be`},
 		{"stream event delay", "observability:\n  stream_event_delay_ms: -1\n", `observability.stream_event_delay_ms: must be`},
 		{"language", "i18n:\n  default_language: fr\n", `i18n.default_language: must be one of en, zh, got "fr"`},
 		{"language not supported", "i18n:\n  supported_languages: [zh]\n", `i18n.default_language: must be one of supported_languages (zh), got "en"`},
@@ -321,9 +322,9 @@ func TestAliasBomb(t *testing.T) {
 	}
 }
 
-// The event delays (blocking_event_delay_ms, stream_event_delay_ms): 0
-// means none (the orchestrator's negative), anything else that many
-// milliseconds; the defaults are 20 and 5.
+// The store's delays (blocking_event_delay_ms, stream_event_delay_ms,
+// tool_log_delay_ms): 0 means none (the orchestrator's negative), anything
+// else that many milliseconds; the defaults are 20, 5 and 50.
 func TestEventDelays(t *testing.T) {
 	for _, c := range []struct {
 		key   string
@@ -335,6 +336,8 @@ func TestEventDelays(t *testing.T) {
 			func(o *config.Observability, ms int) { o.BlockingEventDelayMS = ms }},
 		{"stream_event_delay_ms", 5 * time.Millisecond, config.Observability.StreamEventDelay,
 			func(o *config.Observability, ms int) { o.StreamEventDelayMS = ms }},
+		{"tool_log_delay_ms", 50 * time.Millisecond, config.Observability.ToolLogDelay,
+			func(o *config.Observability, ms int) { o.ToolLogDelayMS = ms }},
 	} {
 		if got := c.delay(config.Default().Observability); got != c.def {
 			t.Errorf("%s: default = %v; want %v", c.key, got, c.def)

@@ -169,6 +169,7 @@ func (c *Config) validate(p *problems) {
 	atLeast(v, "observability.store_span_threshold_ms", o.StoreSpanThresholdMS, 0)
 	v.between("observability.blocking_event_delay_ms", o.BlockingEventDelayMS, 0, 1000)
 	v.between("observability.stream_event_delay_ms", o.StreamEventDelayMS, 0, 1000)
+	v.between("observability.tool_log_delay_ms", o.ToolLogDelayMS, 0, 1000)
 	if o.OTLP.Protocol != "" {
 		v.oneOf("observability.otlp.protocol", o.OTLP.Protocol, []string{OTLPHTTP, OTLPGRPC})
 	}
