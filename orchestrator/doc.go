@@ -102,8 +102,10 @@
 // mutating calls in order. All of them are tracked by the orchestrator's
 // WaitGroup (the flusher by its run), recover where they call out, and end
 // before [Orchestrator.Close] returns. Per instance, one goroutine writes
-// the tool logs of every call in batches (toollog.go; Close writes what is
-// left, and DeleteUserData waits for those queued before it), and one
+// the tool logs of every call in batches, each log waiting up to
+// Options.ToolLogDelay for others to join it (toollog.go; Close writes
+// what is left, and ToolUsage, DeleteSession and DeleteUserData have those
+// waiting written first), and one
 // reaper goroutine renews the lease and ends
 // orphans, and, with Options.Watcher, one listener of run changes (with a
 // short goroutine per remote cancel it acts on); Close stops them and gives
