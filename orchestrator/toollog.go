@@ -112,7 +112,8 @@ func (t *toolLogs) loop() {
 
 // gather waits up to delay for more logs to join those waiting, unless
 // none waits (wake came for logs an earlier batch took) or somebody is
-// in a hurry.
+// in a hurry: a hurry that came while the writer was not waiting (a full
+// batch, a flush) is kept in the channel and ends the next wait at once.
 func (t *toolLogs) gather() {
 	if t.delay <= 0 {
 		return
@@ -120,7 +121,7 @@ func (t *toolLogs) gather() {
 	t.mu.Lock()
 	waiting := len(t.pending)
 	t.mu.Unlock()
-	if waiting == 0 || waiting >= maxToolLogBatch {
+	if waiting == 0 {
 		return
 	}
 	timer := time.NewTimer(t.delay)

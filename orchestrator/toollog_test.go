@@ -11,14 +11,23 @@ import (
 	"time"
 )
 
-// batchStore records the batches of tool logs it is given; the first
-// one waits for release.
+// batchStore records the batches of tool logs it is given and signals
+// each on wrote; with release set, the first one waits for it.
 type batchStore struct {
 	Store
 	entered, release chan struct{}
+	wrote            chan struct{} // cap 1
 	mu               sync.Mutex
 	batches          [][]string // the call ids of each batch
 }
+
+// heldBatches is a batchStore whose first batch waits for release.
+func heldBatches() *batchStore {
+	return &batchStore{entered: make(chan struct{}), release: make(chan struct{}), wrote: make(chan struct{}, 1)}
+}
+
+// recordBatches is a batchStore that holds nothing.
+func recordBatches() *batchStore { return &batchStore{wrote: make(chan struct{}, 1)} }
 
 func (s *batchStore) AppendToolLogs(_ context.Context, logs []*ToolLog) error {
 	s.mu.Lock()
@@ -29,18 +38,49 @@ func (s *batchStore) AppendToolLogs(_ context.Context, logs []*ToolLog) error {
 	}
 	s.batches = append(s.batches, ids)
 	s.mu.Unlock()
-	if first {
+	if first && s.release != nil {
 		close(s.entered)
 		<-s.release
 	}
+	select {
+	case s.wrote <- struct{}{}:
+	default:
+	}
 	return nil
+}
+
+// stored is a copy of the batches so far.
+func (s *batchStore) stored() [][]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.batches)
+}
+
+// sizes is the length of each batch so far.
+func (s *batchStore) sizes() []int {
+	var out []int
+	for _, b := range s.stored() {
+		out = append(out, len(b))
+	}
+	return out
+}
+
+// waitWrite waits for the store's next batch; the bound only keeps a
+// writer that never writes from hanging the suite.
+func (s *batchStore) waitWrite(t *testing.T) {
+	t.Helper()
+	select {
+	case <-s.wrote:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no batch of tool logs was written")
+	}
 }
 
 // Tool logs queued while a batch is written go together in the next one,
 // in order; stop writes what is queued, and a log added after stop is
 // written at once.
 func TestToolLogsGoInBatches(t *testing.T) {
-	s := &batchStore{entered: make(chan struct{}), release: make(chan struct{})}
+	s := heldBatches()
 	w := newToolLogs(s, slog.New(slog.DiscardHandler), -1)
 	w.add(&ToolLog{CallID: "1"})
 	<-s.entered // the first batch is being written
@@ -51,8 +91,8 @@ func TestToolLogsGoInBatches(t *testing.T) {
 	w.stop()
 	w.add(&ToolLog{CallID: "6"})
 	want := [][]string{{"1"}, {"2", "3", "4", "5"}, {"6"}}
-	if !slices.EqualFunc(s.batches, want, slices.Equal) {
-		t.Fatalf("batches = %v; want %v", s.batches, want)
+	if got := s.stored(); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("batches = %v; want %v", got, want)
 	}
 	w.stop() // a second stop returns too
 }
@@ -86,7 +126,7 @@ func TestToolLogsOneByOneWithoutBatches(t *testing.T) {
 // flush waits for the logs added before it, not for later ones, and
 // gives up with its context.
 func TestToolLogsFlush(t *testing.T) {
-	s := &batchStore{entered: make(chan struct{}), release: make(chan struct{})}
+	s := heldBatches()
 	w := newToolLogs(s, slog.New(slog.DiscardHandler), -1)
 	var released sync.Once
 	release := func() { released.Do(func() { close(s.release) }) }
@@ -115,56 +155,10 @@ func TestToolLogsFlush(t *testing.T) {
 	}
 }
 
-// recordStore records each batch of tool logs it is given and signals it.
-type recordStore struct {
-	Store
-	mu      sync.Mutex
-	batches [][]string
-	wrote   chan struct{} // cap 1
-}
-
-func newRecordStore() *recordStore { return &recordStore{wrote: make(chan struct{}, 1)} }
-
-func (s *recordStore) AppendToolLogs(_ context.Context, logs []*ToolLog) error {
-	ids := make([]string, len(logs))
-	for i, l := range logs {
-		ids[i] = l.CallID
-	}
-	s.mu.Lock()
-	s.batches = append(s.batches, ids)
-	s.mu.Unlock()
-	select {
-	case s.wrote <- struct{}{}:
-	default:
-	}
-	return nil
-}
-
-func (s *recordStore) sizes() []int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]int, len(s.batches))
-	for i, b := range s.batches {
-		out[i] = len(b)
-	}
-	return out
-}
-
-// waitWrite waits for the store's next batch; the bound only keeps a
-// writer that never writes from hanging the suite.
-func (s *recordStore) waitWrite(t *testing.T) {
-	t.Helper()
-	select {
-	case <-s.wrote:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no batch of tool logs was written")
-	}
-}
-
 // Logs that come while the writer waits for more go in one batch, which a
 // flush writes at once, however long the delay.
 func TestToolLogsWaitForMoreUntilFlushed(t *testing.T) {
-	s := newRecordStore()
+	s := recordBatches()
 	w := newToolLogs(s, slog.New(slog.DiscardHandler), time.Hour)
 	t.Cleanup(w.stop)
 	for _, id := range []string{"1", "2", "3", "4", "5"} {
@@ -184,11 +178,9 @@ func TestToolLogsWaitForMoreUntilFlushed(t *testing.T) {
 		t.Fatalf("flush: %v", err)
 	}
 	want := [][]string{{"1", "2", "3", "4", "5"}}
-	if s.mu.Lock(); !slices.EqualFunc(s.batches, want, slices.Equal) {
-		defer s.mu.Unlock()
-		t.Fatalf("batches = %v; want %v", s.batches, want)
+	if got := s.stored(); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("batches = %v; want %v", got, want)
 	}
-	s.mu.Unlock()
 	w.add(&ToolLog{CallID: "6"})
 	w.stop() // writes what waits, without the delay
 	if got := s.sizes(); !slices.Equal(got, []int{5, 1}) {
@@ -199,8 +191,9 @@ func TestToolLogsWaitForMoreUntilFlushed(t *testing.T) {
 // A full batch does not wait for the delay, and a log alone is written
 // once the delay has passed, without a flush.
 func TestToolLogsFullBatchAndLoneLog(t *testing.T) {
-	s := newRecordStore()
+	s := recordBatches()
 	w := newToolLogs(s, slog.New(slog.DiscardHandler), time.Hour)
+	t.Cleanup(w.stop)
 	for i := range maxToolLogBatch {
 		w.add(&ToolLog{CallID: strconv.Itoa(i)})
 	}
@@ -208,9 +201,8 @@ func TestToolLogsFullBatchAndLoneLog(t *testing.T) {
 	if got := s.sizes(); !slices.Equal(got, []int{maxToolLogBatch}) {
 		t.Fatalf("batch sizes = %v; want one full batch", got)
 	}
-	w.stop()
 
-	s = newRecordStore()
+	s = recordBatches()
 	w = newToolLogs(s, slog.New(slog.DiscardHandler), time.Millisecond)
 	t.Cleanup(w.stop)
 	w.add(&ToolLog{CallID: "lone"})
