@@ -425,29 +425,23 @@ type OTLP struct {
 
 // BlockingEventDelay is blocking_event_delay_ms as the orchestrator's
 // EventPolicy.BlockingDelay (negative: none).
-func (o Observability) BlockingEventDelay() time.Duration {
-	if o.BlockingEventDelayMS <= 0 {
-		return -1
-	}
-	return time.Duration(o.BlockingEventDelayMS) * time.Millisecond
-}
+func (o Observability) BlockingEventDelay() time.Duration { return orNone(o.BlockingEventDelayMS) }
 
 // StreamEventDelay is stream_event_delay_ms as the orchestrator's
 // EventPolicy.StreamDelay (negative: none).
-func (o Observability) StreamEventDelay() time.Duration {
-	if o.StreamEventDelayMS <= 0 {
-		return -1
-	}
-	return time.Duration(o.StreamEventDelayMS) * time.Millisecond
-}
+func (o Observability) StreamEventDelay() time.Duration { return orNone(o.StreamEventDelayMS) }
 
 // ToolLogDelay is tool_log_delay_ms as the orchestrator's
 // Options.ToolLogDelay (negative: none).
-func (o Observability) ToolLogDelay() time.Duration {
-	if o.ToolLogDelayMS <= 0 {
+func (o Observability) ToolLogDelay() time.Duration { return orNone(o.ToolLogDelayMS) }
+
+// orNone is ms milliseconds as an orchestrator delay: 0 (or less) is
+// none, which the orchestrator spells negative (its 0 takes the default).
+func orNone(ms int) time.Duration {
+	if ms <= 0 {
 		return -1
 	}
-	return time.Duration(o.ToolLogDelayMS) * time.Millisecond
+	return millis(ms)
 }
 
 // StoreSpanThreshold is store_span_threshold_ms as a duration.
