@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -90,30 +92,66 @@ func BenchmarkConcurrentRuns(b *testing.B) {
 // runs/s.
 func benchRuns(b *testing.B, store orchestrator.Store, obs orchestrator.Observer, par int) {
 	b.Helper()
-	models := orchestratortest.Models{Model: orchestratortest.NewScriptedModel(orchestratortest.Turn{Content: "hello"}),
-		Settings: orchestrator.ModelSettings{Name: "m", ToolCallMode: orchestrator.ModeToolCall, MaxRounds: 2, Stream: true}}
-	o := orchestrator.New(store, models, orchestrator.NewRegistry("", nil), &orchestrator.Options{MaxActiveRuns: 64, QueueSize: 1024, Observer: obs})
+	o := benchOrchestrator(store, obs)
 	defer func() { _ = o.Close(context.Background()) }()
 	var n atomic.Int64
 	b.SetParallelism(par)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			i := n.Add(1)
-			run, err := o.Start(context.Background(), orchestrator.RunRequest{UserID: fmt.Sprintf("u%d", i), Question: "q", Caller: orchestrator.CallerAgent})
-			if err != nil {
+			if err := benchRun(o, fmt.Sprintf("u%d", n.Add(1))); err != nil {
 				b.Error(err)
 				return
-			}
-			for _, err := range o.Events(context.Background(), "", run.ID, 0) {
-				if err != nil {
-					b.Error(err)
-					return
-				}
 			}
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "runs/s")
+}
+
+// benchOrchestrator is the core benchRuns drives: a scripted model that
+// answers "hello" at once, no tools.
+func benchOrchestrator(store orchestrator.Store, obs orchestrator.Observer) *orchestrator.Orchestrator {
+	models := orchestratortest.Models{Model: orchestratortest.NewScriptedModel(orchestratortest.Turn{Content: "hello"}),
+		Settings: orchestrator.ModelSettings{Name: "m", ToolCallMode: orchestrator.ModeToolCall, MaxRounds: 2, Stream: true}}
+	return orchestrator.New(store, models, orchestrator.NewRegistry("", nil), &orchestrator.Options{MaxActiveRuns: 64, QueueSize: 1024, Observer: obs})
+}
+
+// benchRun starts one run of user and follows it to its final event.
+func benchRun(o *orchestrator.Orchestrator, user string) error {
+	run, err := o.Start(context.Background(), orchestrator.RunRequest{UserID: user, Question: "q", Caller: orchestrator.CallerAgent})
+	if err != nil {
+		return err
+	}
+	for _, err := range o.Events(context.Background(), "", run.ID, 0) {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// warmRuns runs n whole runs on store, c at once, outside any measurement:
+// a store just opened over a large history answers its first runs from
+// cold caches (SQLite's page cache, PostgreSQL's shared buffers), and a
+// comparison of throughput is of the steady state.
+func warmRuns(b *testing.B, store orchestrator.Store, n, c int) {
+	b.Helper()
+	o := benchOrchestrator(store, nil)
+	defer func() { _ = o.Close(context.Background()) }()
+	var next atomic.Int64
+	errs := make([]error, c)
+	var wg sync.WaitGroup
+	for w := range c {
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(n) && errs[w] == nil; i = next.Add(1) {
+				errs[w] = benchRun(o, fmt.Sprintf("warm%d", i))
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // benchStores opens each store the benchmarks compare: memory, SQLite in a
@@ -183,12 +221,19 @@ func BenchmarkConcurrentRunsTelemetry(b *testing.B) {
 // backend (issue 13: the same throughput within 10% with a million events
 // and a hundred thousand sessions stored). WUNDER_BENCH_SEED_SESSIONS and
 // WUNDER_BENCH_SEED_EVENTS size the history (default 100,000 and
-// 1,000,000); the stores are built once, before the sub-benchmarks, and
-// compared as empty/seeded pairs:
+// 1,000,000). The stores are built once and each warmed by
+// WUNDER_BENCH_WARM_RUNS runs (2,000), which keep what a store's first runs
+// pay (cold caches) out of the figure: without them the seeded store's
+// first pass of 2,000 runs ran at 0.78-0.86x its next two. Then
+// WUNDER_BENCH_ROUNDS rounds (3) each measure the empty store and the
+// seeded one in turn, so that a machine whose speed drifts slows both of a
+// pair alike, and log the pair's ratio (`-count` would run every pass of
+// one store before any of the other's):
 //
-//	go test -run '^$' -bench ConcurrentRunsSeeded -benchtime 2000x -count 3 ./cmd/wunder
+//	go test -run '^$' -bench ConcurrentRunsSeeded -benchtime 4000x -v ./cmd/wunder
 func BenchmarkConcurrentRunsSeeded(b *testing.B) {
 	sessions, events := envInt("WUNDER_BENCH_SEED_SESSIONS", 100_000), envInt("WUNDER_BENCH_SEED_EVENTS", 1_000_000)
+	warm, rounds := envInt("WUNDER_BENCH_WARM_RUNS", 2000), envInt("WUNDER_BENCH_ROUNDS", 3)
 	open := func(name string) orchestrator.Store {
 		if name == "sqlite" {
 			return benchStores()[name](b)
@@ -210,11 +255,25 @@ func BenchmarkConcurrentRunsSeeded(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Logf("%s: seeded %d sessions and %d events in %v", name, sessions, events, time.Since(start).Round(time.Millisecond))
-		for _, s := range []struct {
+		for _, s := range []orchestrator.Store{empty, seeded} {
+			warmRuns(b, s, warm, 32)
+		}
+		pair := []struct {
 			name  string
 			store orchestrator.Store
-		}{{"empty", empty}, {"seeded", seeded}} {
-			b.Run(name+"/"+s.name, func(b *testing.B) { benchRuns(b, s.store, nil, 16) })
+			rate  float64 // runs/s of the round's pass
+		}{{name: "empty", store: empty}, {name: "seeded", store: seeded}}
+		for r := 1; r <= rounds; r++ {
+			for i := range pair {
+				p := &pair[i]
+				b.Run(name+"/"+p.name, func(b *testing.B) {
+					benchRuns(b, p.store, nil, 16)
+					p.rate = float64(b.N) / b.Elapsed().Seconds()
+				})
+			}
+			if e, s := pair[0].rate, pair[1].rate; e > 0 {
+				b.Logf("%s round %d: seeded / empty %.2fx (%.0f / %.0f runs/s)", name, r, s/e, s, e)
+			}
 		}
 	}
 }
