@@ -127,7 +127,12 @@ func (s *Set) Summary(_ context.Context, userID string) (string, error) {
 	}
 	// The directory's time before its entries: a change while they are
 	// read leaves a time the summary does not match.
+	// A workspace that does not exist yet (most agents' callers never
+	// write one) is told by the stat alone, one system call a run.
 	dirInfo, statErr := os.Stat(ws.dir)
+	if errors.Is(statErr, fs.ErrNotExist) {
+		return "The workspace is empty.", nil
+	}
 	entries, err := os.ReadDir(ws.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "The workspace is empty.", nil
