@@ -126,16 +126,17 @@ func (s *Set) Summary(_ context.Context, userID string) (string, error) {
 		return text, nil
 	}
 	// The directory's time before its entries: a change while they are
-	// read leaves a time the summary does not match.
-	// A workspace that does not exist yet (most agents' callers never
-	// write one) is told by the stat alone, one system call a run.
-	dirInfo, statErr := os.Stat(ws.dir)
-	if errors.Is(statErr, fs.ErrNotExist) {
-		return "The workspace is empty.", nil
+	// read leaves a time the summary does not match. A workspace that does
+	// not exist yet (most agents' callers never write one) is told by the
+	// stat alone, one system call a run; one removed between the two, by
+	// the listing.
+	dirInfo, err := os.Stat(ws.dir)
+	var entries []os.DirEntry
+	if err == nil {
+		entries, err = os.ReadDir(ws.dir)
 	}
-	entries, err := os.ReadDir(ws.dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "The workspace is empty.", nil
+		return summarize(0, nil), nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("builtin: workspace summary: %w", err)
@@ -157,9 +158,7 @@ func (s *Set) Summary(_ context.Context, userID string) (string, error) {
 		}
 	}
 	text := summarize(n, parts)
-	if statErr == nil {
-		s.summaries.put(ws.dir, &summary{dirTime: dirInfo.ModTime(), sizes: sizes, text: text})
-	}
+	s.summaries.put(ws.dir, &summary{dirTime: dirInfo.ModTime(), sizes: sizes, text: text})
 	return text, nil
 }
 
