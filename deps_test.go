@@ -90,6 +90,8 @@ var policy = map[string]rule{
 	// Benchmark helpers beside wunder (scripts/bench-mcp.sh's bare proxy):
 	// the standard library only.
 	"scripts": {},
+	// Process-level tests of the edge: the real binary, driven from outside.
+	"test": {may: []string{"internal/testutil"}, thirdParty: true},
 }
 
 func ruleFor(rel string) (rule, bool) {
