@@ -27,6 +27,7 @@ func FuzzServe(f *testing.F) {
 			t.Skip("methods that start runs or streams are covered by the interop tests")
 		}
 		req := httptest.NewRequest(http.MethodPost, "/a2a", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		if v10 {
 			req.Header.Set("A2A-Version", "1.0")
 		}

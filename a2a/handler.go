@@ -6,6 +6,7 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"mime"
 	"net/http"
 	"strings"
 	"sync"
@@ -214,6 +215,10 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		writeError(rw, nil, newError(r.Context(), ev, w.CodeInvalidRequest, "A2A JSON-RPC needs POST"))
 		return
 	}
+	if !jsonBody(r) {
+		writeError(rw, nil, newError(r.Context(), ev, w.CodeContentTypeNotSupported, contentTypeWanted(r)))
+		return
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, h.opts.MaxBodyBytes))
 	if err != nil {
 		writeError(rw, nil, newError(r.Context(), ev, w.CodeInvalidRequest, "request body too large or unreadable"))
@@ -348,4 +353,20 @@ func writeJSON(rw http.ResponseWriter, resp w.Response) {
 	rw.Header().Set("Content-Type", "application/json")
 	rw.WriteHeader(http.StatusOK) // JSON-RPC errors travel with 200 (NOTES.md)
 	_ = json.NewEncoder(rw).Encode(resp)
+}
+
+// jsonBody reports whether r's body says it is JSON (application/json,
+// application/a2a+json or another +json type). A body without a type is
+// refused: a web page can send one cross-site without a preflight.
+func jsonBody(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+}
+
+// contentTypeWanted says what jsonBody wants, naming what r sent.
+func contentTypeWanted(r *http.Request) string {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		return "content type " + ct + " is not supported: send application/json"
+	}
+	return "the request has no Content-Type: send application/json"
 }

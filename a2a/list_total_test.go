@@ -40,6 +40,7 @@ func TestListTasksTotalSizeExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Header.Set("A2A-Version", "1.0")
+	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("X-Wunder-User", "bob")
 	resp, err := http.DefaultClient.Do(r)
 	if err != nil {
@@ -99,6 +100,7 @@ func TestListTasksTotalSizeLowerBound(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.Header.Set("A2A-Version", "1.0")
+		r.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(r)
 		if err != nil {
 			t.Fatal(err)

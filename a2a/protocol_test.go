@@ -121,6 +121,7 @@ func TestHTTPMethodAndTrailingSlash(t *testing.T) {
 		t.Fatalf("GET /a2a: %d %+v", resp.StatusCode, r.Error)
 	}
 	req, _ := http.NewRequest(http.MethodPost, e.url+"/a2a/", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp2, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -218,6 +219,7 @@ func TestStream03(t *testing.T) {
 	e := newEnv(t, nil)
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+"/a2a",
 		strings.NewReader(`{"jsonrpc":"2.0","id":"s","method":"message/stream","params":{"message":{"kind":"message","messageId":"m1","role":"user","parts":[{"kind":"text","text":"hi"}]}}}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -266,6 +268,7 @@ func TestScoping(t *testing.T) {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+"/a2a", strings.NewReader(body))
 		req.Header.Set("X-Wunder-User", user)
 		req.Header.Set("A2A-Version", "1.0")
+		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -293,5 +296,51 @@ func TestScoping(t *testing.T) {
 	}
 	if r := send("alice", `{"jsonrpc":"2.0","id":4,"method":"GetTask","params":{"id":"`+wrap.Task.ID+`"}}`); r.Error != nil {
 		t.Fatalf("alice GetTask: %v", r.Error)
+	}
+}
+
+// A body must say it is JSON, on both bindings: a web page can post a
+// typeless or text/plain body cross-site without a preflight.
+func TestContentTypeRequired(t *testing.T) {
+	e := newEnv(t, nil)
+	send := `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}}`
+	for _, ct := range []string{"", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+"/a2a", strings.NewReader(send))
+		req.Header.Set("Content-Type", ct)
+		req.Header.Set("A2A-Version", "1.0")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r rpcResp
+		_ = json.NewDecoder(resp.Body).Decode(&r)
+		resp.Body.Close()
+		if r.Error == nil || r.Error.Code != -32005 || !strings.Contains(r.Error.Message, "application/json") {
+			t.Errorf("JSON-RPC with Content-Type %q: %+v, want -32005 naming application/json", ct, r.Error)
+		}
+		req, _ = http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+"/a2a/v1/message:send", strings.NewReader(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}`))
+		req.Header.Set("Content-Type", ct)
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "CONTENT_TYPE_NOT_SUPPORTED") {
+			t.Errorf("HTTP+JSON with Content-Type %q: %d %s", ct, resp.StatusCode, b)
+		}
+	}
+	// application/a2a+json is JSON.
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+"/a2a", strings.NewReader(send))
+	req.Header.Set("Content-Type", "application/a2a+json")
+	req.Header.Set("A2A-Version", "1.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r rpcResp
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Error != nil {
+		t.Fatalf("application/a2a+json: %v %+v", err, r.Error)
 	}
 }

@@ -137,6 +137,12 @@ func (h *Handler) serveREST(rw http.ResponseWriter, r *http.Request, sub string)
 		writeRESTError(rw, newError(r.Context(), w.V10, w.CodeInvalidRequest, "request body too large or unreadable"))
 		return
 	}
+	// A body must say it is JSON; the bodiless POSTs (cancel, subscribe)
+	// need no type, and SDK clients send them without one.
+	if r.Method == http.MethodPost && len(body) > 0 && !jsonBody(r) {
+		writeRESTError(rw, newError(r.Context(), w.V10, w.CodeContentTypeNotSupported, contentTypeWanted(r)))
+		return
+	}
 	method, params, allow, ok := restRoute(r, sub, body)
 	switch {
 	case method == "":

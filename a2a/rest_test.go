@@ -25,6 +25,9 @@ type restStatus struct {
 func restDo(t *testing.T, url, method, path, body string) (*http.Response, restStatus) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

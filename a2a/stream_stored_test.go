@@ -23,6 +23,7 @@ func TestStreamSendsTheTaskOnceStored(t *testing.T) {
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+"/a2a",
 		strings.NewReader(`{"jsonrpc":"2.0","id":"s","method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hold on"}]}}}`))
 	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

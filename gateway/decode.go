@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -17,12 +18,16 @@ import (
 // malformed JSON or trailing data, 400 unknown_field for a field the endpoint
 // does not know (a typo must not be silently ignored).
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			writeProblem(w, r, http.StatusUnsupportedMediaType, "unsupported_media_type", "send the body as application/json")
-			return false
-		}
+	// A body must say it is JSON: a web page can post a body without a
+	// type (a typeless Blob) cross-site, without a preflight.
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		writeProblem(w, r, http.StatusUnsupportedMediaType, "unsupported_media_type", "the request has no Content-Type: send the body as application/json")
+		return false
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+		writeProblem(w, r, http.StatusUnsupportedMediaType, "unsupported_media_type", "send the body as application/json")
+		return false
 	}
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
@@ -41,6 +46,8 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	switch {
 	case errors.As(err, &tooLarge):
 		writeProblem(w, r, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the body is larger than %d bytes", tooLarge.Limit))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		writeProblem(w, r, http.StatusRequestTimeout, "body_timeout", "the body did not arrive within server.read_timeout_s")
 	case errors.Is(err, io.EOF):
 		writeProblem(w, r, http.StatusBadRequest, "invalid_json", "the body is empty; send a JSON object")
 	case errors.As(err, &syntax):

@@ -62,6 +62,11 @@ type Options struct {
 	// comment line. Default 15s.
 	Heartbeat time.Duration
 	CORS      CORSOptions
+	// Hosts are the host names the server answers for besides the
+	// loopback names and IP literals (guard.go); every other Host is
+	// refused with 421, and an Origin that is none of them (nor one CORS
+	// allows) with 403.
+	Hosts HostOptions
 	// Ready reports whether dependencies (the store, the first discovery of
 	// MCP servers) are usable; it must not block. Nil = ready.
 	Ready func(ctx context.Context) error
@@ -283,14 +288,17 @@ func (s *Server) routes() {
 
 // Handler returns the gateway with its middleware, outermost first:
 // tracing (Options.Trace), request id and logger, access log, the
-// messages' language, panic recovery, CORS, auth, rate limit, body limit.
+// messages' language, panic recovery, the browser guard (Host, Origin,
+// nosniff: guard.go), CORS, auth, rate limit, body limit.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = problemForMux(s.mux)
 	h = limitBody(func() int64 { return s.live.Load().maxBody }, s.bodyLimits)(h)
 	open := append([]string{"/healthz", "/readyz", "/wunder/i18n", "/wunder/auth/login", "/wunder/auth/register"}, s.open...)
 	h = rateLimit(s.opts.RateLimit, open)(h)
 	h = authenticate(s.auth, open)(h)
-	h = cors(func() *corsPolicy { return s.live.Load().cors })(h)
+	corsNow := func() *corsPolicy { return s.live.Load().cors }
+	h = cors(corsNow)(h)
+	h = guard(newHostPolicy(s.opts.Hosts), corsNow)(h)
 	h = recoverPanics(h)
 	h = s.withLanguage(h)
 	h = accessLog(h)

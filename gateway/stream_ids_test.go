@@ -90,7 +90,7 @@ func TestStreamLeavesTheFinalEventToTheResponsesEnd(t *testing.T) {
 	if resp.StatusCode != 200 || runID == "" {
 		t.Fatalf("POST /wunder: %d, headers %v", resp.StatusCode, resp.Header)
 	}
-	req := httptest.NewRequestWithContext(t.Context(), "GET", "/wunder/runs/"+runID+"/events?user_id=alice", nil)
+	req := httptest.NewRequestWithContext(t.Context(), "GET", "http://localhost/wunder/runs/"+runID+"/events?user_id=alice", nil)
 	req.RemoteAddr = "127.0.0.1:50000"
 	w := &writeLog{header: http.Header{}}
 	e.h.ServeHTTP(w, req)

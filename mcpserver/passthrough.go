@@ -28,7 +28,7 @@ func (h *Handler) passThrough(name string) http.Handler {
 			return template
 		}
 		return h.newProxy(rt)
-	}, &mcp.StreamableHTTPOptions{Logger: h.opts.Logger}) // always stateful: a downstream session owns an upstream one
+	}, &mcp.StreamableHTTPOptions{Logger: h.opts.Logger, DisableLocalhostProtection: h.opts.HostsChecked}) // always stateful: a downstream session owns an upstream one
 	return rt
 }
 

@@ -65,6 +65,12 @@ type Options struct {
 	// the issuers whose tokens Verify accepts (auth.jwt.issuer); empty when
 	// only wunder's own tokens and the API key are accepted.
 	AuthorizationServers []string
+	// HostsChecked says the gateway in front checks every request's Host
+	// and Origin (its guard, server.allowed_hosts): the SDK's own rule,
+	// which refuses any name but localhost on a loopback listener, is then
+	// turned off so the names an operator allows work. Default false: the
+	// SDK's rule applies.
+	HostsChecked bool
 	// Upstreams enables the pass-through routes; nil = none.
 	Upstreams Upstreams
 	// Catalog, when set, offers the calling user's tool catalog on
@@ -129,7 +135,8 @@ func New(b Backend, opts *Options) *Handler {
 	h := &Handler{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), proxies: map[*proxy]bool{}, routes: map[string]http.Handler{}}
 	h.server = h.newServer()
 	var main http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
-		&mcp.StreamableHTTPOptions{Stateless: h.opts.Stateless, Logger: h.opts.Logger, MaxRequestBodyBytes: h.opts.MaxBodyBytes})
+		&mcp.StreamableHTTPOptions{Stateless: h.opts.Stateless, Logger: h.opts.Logger, MaxRequestBodyBytes: h.opts.MaxBodyBytes,
+			DisableLocalhostProtection: h.opts.HostsChecked})
 	h.paths = []string{"/wunder/mcp"}
 	h.mux.Handle("/wunder/mcp", h.auth(main))
 	if o.Upstreams != nil {

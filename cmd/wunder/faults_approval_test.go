@@ -178,6 +178,7 @@ func TestFaultKill9WhileWaitingA2A(t *testing.T) {
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/a2a",
 			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`))
 		req.Header.Set("A2A-Version", "1.0")
+		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-Wunder-User", "waiter")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -81,8 +80,13 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           a.handler(),
 		ReadHeaderTimeout: a.cfg.Server.ReadHeaderTimeout(),
-		IdleTimeout:       2 * time.Minute,
-		Protocols:         protocols,
+		// The whole request, body included; an answer streamed after the
+		// body was read is not bounded by it (net/http clears the read
+		// deadline once the body is done).
+		ReadTimeout:    a.cfg.Server.ReadTimeout(),
+		IdleTimeout:    a.cfg.Server.IdleTimeout(),
+		MaxHeaderBytes: a.cfg.Server.MaxHeaderBytes,
+		Protocols:      protocols,
 	}
 	auth, err := a.exposure(ln.Addr())
 	if err != nil {

@@ -256,6 +256,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		RateLimit:        limit,
 		Auth:             gateway.AuthOptions{Accounts: store, AllowRegister: cfg.Auth.AllowRegister, TokenTTL: cfg.Auth.TokenTTL(), Verifier: jwt},
 		CORS:             corsOptions(cfg),
+		Hosts:            gateway.HostOptions{Allowed: cfg.Server.AllowedHosts, PublicURL: cfg.Server.PublicURL},
 		I18n:             gatewayI18n(cfg),
 		RequestOverrides: cfg.LLM.RequestOverrides,
 		Ready:            ready,

@@ -106,6 +106,7 @@ func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcp
 		Stateless: cfg.MCP.Server.Stateless, UserID: cfg.MCP.Server.UserID, PublicURL: cfg.Server.PublicURL, Attachments: attach,
 		MaxBodyBytes: cfg.AttachmentBodyBytes(), // wunder@run's attachments
 		Language:     lang, Version: version, Logger: log.With("component", "mcpserver"),
+		HostsChecked: true, // the gateway's guard (server.allowed_hosts)
 	}
 	if cfg.Auth.JWT.JWKSURL != "" {
 		opts.AuthorizationServers = []string{cfg.Auth.JWT.Issuer}

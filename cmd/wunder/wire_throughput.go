@@ -44,7 +44,9 @@ func newThroughput(cfg *config.Config, store *storage.Store, orch *orchestrator.
 		DialContext:         func(ctx context.Context, _, _ string) (net.Conn, error) { return ln.dial(ctx) },
 		MaxIdleConnsPerHost: cfg.Throughput.MaxConcurrency,
 	}}
-	c := client.New("http://wunder.internal", cfg.Security.APIKey, hc)
+	// A loopback name: the gateway answers for it (guard.go); the transport
+	// dials the in-memory listener whatever the name.
+	c := client.New("http://localhost", cfg.Security.APIKey, hc)
 	target := func(ctx context.Context, userID string, req loadtest.Request) loadtest.Sample {
 		return loadtest.Ask(ctx, c, client.RunRequest{UserID: userID, Question: req.Question, ToolNames: req.ToolNames, ModelName: req.ModelName}, req.Stream)
 	}

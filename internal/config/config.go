@@ -65,6 +65,25 @@ type Server struct {
 	// ReadHeaderTimeoutSeconds (read_header_timeout_s) bounds reading request
 	// headers. Default 10.
 	ReadHeaderTimeoutSeconds int `yaml:"read_header_timeout_s"`
+	// ReadTimeoutSeconds (read_timeout_s) bounds reading a whole request,
+	// headers and body: a body still arriving after it is cut off (408 on
+	// the JSON routes). Streamed answers are not bounded by it. Default 30.
+	ReadTimeoutSeconds int `yaml:"read_timeout_s"`
+	// IdleTimeoutSeconds (idle_timeout_s) closes a keep-alive connection
+	// idle that long. Default 120.
+	IdleTimeoutSeconds int `yaml:"idle_timeout_s"`
+	// MaxHeaderBytes bounds a request's header block (HTTP/1.1 request
+	// line and headers; the HTTP/2 header list). Default 65536.
+	MaxHeaderBytes int `yaml:"max_header_bytes"`
+	// AllowedHosts are the host names, without port, the server answers
+	// for besides the loopback names (localhost, *.localhost), IP literals
+	// and the host of public_url: "wunder.example.com", "*.example.com"
+	// for its subdomains, "*" for every host (only with security.api_key).
+	// Any other Host header gets 421, and a browser Origin that is none of
+	// them (nor in cors.allow_origins) 403: the defence against DNS
+	// rebinding and cross-site requests (docs/security.md). Env
+	// WUNDER_ALLOWED_HOSTS, comma-separated. Default none.
+	AllowedHosts []string `yaml:"allowed_hosts"`
 	// ShutdownTimeoutSeconds (shutdown_timeout_s) bounds graceful shutdown.
 	// Default 15.
 	ShutdownTimeoutSeconds int `yaml:"shutdown_timeout_s"`
@@ -104,6 +123,12 @@ func IsLoopback(host string) bool {
 
 // ReadHeaderTimeout is read_header_timeout_s as a duration.
 func (s Server) ReadHeaderTimeout() time.Duration { return seconds(s.ReadHeaderTimeoutSeconds) }
+
+// ReadTimeout is read_timeout_s as a duration.
+func (s Server) ReadTimeout() time.Duration { return seconds(s.ReadTimeoutSeconds) }
+
+// IdleTimeout is idle_timeout_s as a duration.
+func (s Server) IdleTimeout() time.Duration { return seconds(s.IdleTimeoutSeconds) }
 
 // ShutdownTimeout is shutdown_timeout_s as a duration.
 func (s Server) ShutdownTimeout() time.Duration { return seconds(s.ShutdownTimeoutSeconds) }

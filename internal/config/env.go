@@ -19,6 +19,15 @@ var envVars = []envVar{
 	{"WUNDER_DATA_DIR", "data_dir", func(c *Config, v string) error { c.DataDir = v; return nil }},
 	{"WUNDER_HOST", "server.host", func(c *Config, v string) error { c.Server.Host = v; return nil }},
 	{"WUNDER_PORT", "server.port", func(c *Config, v string) error { return setInt(&c.Server.Port, v) }},
+	{"WUNDER_ALLOWED_HOSTS", "server.allowed_hosts", func(c *Config, v string) error {
+		c.Server.AllowedHosts = nil
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				c.Server.AllowedHosts = append(c.Server.AllowedHosts, h)
+			}
+		}
+		return nil
+	}},
 	{"WUNDER_API_KEY", "security.api_key", func(c *Config, v string) error { c.Security.APIKey = v; return nil }},
 	{"WUNDER_POSTGRES_DSN", "storage.postgres.dsn", func(c *Config, v string) error { c.Storage.Postgres.DSN = v; return nil }},
 	{"WUNDER_LOG_LEVEL", "observability.log_level", func(c *Config, v string) error {

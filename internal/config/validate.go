@@ -48,6 +48,10 @@ func (c *Config) validate(p *problems) {
 	v.between("server.port", s.Port, 1, 65535)
 	atLeast(v, "server.max_body_bytes", s.MaxBodyBytes, 1)
 	atLeast(v, "server.read_header_timeout_s", s.ReadHeaderTimeoutSeconds, 1)
+	atLeast(v, "server.read_timeout_s", s.ReadTimeoutSeconds, 1)
+	atLeast(v, "server.idle_timeout_s", s.IdleTimeoutSeconds, 1)
+	v.between("server.max_header_bytes", s.MaxHeaderBytes, 4096, 16<<20)
+	c.validateAllowedHosts(v)
 	atLeast(v, "server.shutdown_timeout_s", s.ShutdownTimeoutSeconds, 0)
 	atLeast(v, "server.sse_heartbeat_s", s.SSEHeartbeatSeconds, 0)
 	v.between("server.gc_min_heap_mb", s.GCMinHeapMB, 0, maxGCMinHeapMB)
@@ -390,4 +394,23 @@ func hostForHumans(host string) string {
 		return `"" (all interfaces)`
 	}
 	return quoteShort(host)
+}
+
+// validateAllowedHosts checks server.allowed_hosts: host names or
+// "*.suffix" patterns without scheme, port or path, and "*" only where an
+// API key guards the server (without one, "*" would let any page that
+// rebinds a name to this machine drive it).
+func (c *Config) validateAllowedHosts(v checker) {
+	for i, h := range c.Server.AllowedHosts {
+		path := fmt.Sprintf("server.allowed_hosts[%d]", i)
+		name := strings.TrimPrefix(h, "*.")
+		switch {
+		case h == "*":
+			if c.Security.APIKey == "" {
+				v.fail(path, `"*" (every host) needs security.api_key: without one, any web page that points a name at this server could drive it`)
+			}
+		case name == "" || strings.ContainsAny(name, "/:@?#* ") || strings.Contains(name, ".."):
+			v.fail(path, "must be a host name such as wunder.example.com or *.example.com, without scheme, port or path, got %q", h)
+		}
+	}
 }
