@@ -258,6 +258,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
 	s.approvalRoutes()   // approvals.go
 	s.monitorRoutes()    // monitor.go
+	s.auditRoutes()      // audit.go
 	s.userDataRoutes()   // monitor.go
 	s.configRoutes()     // admin_config.go
 	s.probeRoutes()      // admin_config.go

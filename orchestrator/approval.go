@@ -188,6 +188,8 @@ type PendingToolCall struct {
 	Call       ToolCall `json:"call"`
 	Err        string   `json:"error,omitempty"`
 	ApprovalID string   `json:"approval_id,omitempty"`
+	// Denied: the policy refused the call (Err says why).
+	Denied bool `json:"denied,omitempty"`
 }
 
 // ApprovalPolicy says which calls need a person's decision; Options.Approvals.
@@ -250,69 +252,51 @@ type ask struct {
 	missing json.RawMessage
 }
 
-// gate returns the calls of a round that need a person's decision.
+// gate asks the policy (policy.go) about each call of a round. A call it
+// denies does not run: the model reads the reason as its result, and the
+// audit records it denied. It returns the calls that need a person's
+// decision.
 func (l *loop) gate(ctx context.Context, calls []pendingCall) []ask {
-	p := l.o.opts.Approvals
-	mode := firstNonEmpty(l.lr.req.ApprovalMode, p.Mode)
 	var asks []ask
-	for i, c := range calls {
-		if c.tool == nil {
+	for i := range calls {
+		c := &calls[i]
+		if c.tool == nil || c.preset != nil {
 			continue
 		}
 		spec := c.tool.Spec()
-		if spec.AlwaysOn || spec.RunOnly {
-			continue // final_response, plan: the run's own state
+		d := l.o.DecideTool(ctx, ToolCheck{UserID: l.lr.userID, Tool: spec.Name, Spec: &spec, Via: ViaRun,
+			ApprovalMode: l.lr.req.ApprovalMode, who: l.subject(ctx)})
+		switch d.Verdict {
+		case VerdictDeny:
+			c.deny(d.Reason)
+		case VerdictNeedsApproval:
+			a := ask{index: i, kind: KindAuthorization, reason: d.Reason}
+			if missing := missingArgs(spec.InputSchema, c.call.Arguments); missing != nil {
+				a.kind, a.missing = KindParamRequired, missing
+				a.reason += "; the call lacks required arguments"
+			}
+			asks = append(asks, a)
 		}
-		var reason string
-		switch {
-		case matchesAny(p.Tools, spec.Name):
-			reason = "approvals.tools names " + spec.Name
-		case matchesAny(l.userApprovals(ctx), spec.Name):
-			reason = "your account's tool access asks approval for " + spec.Name
-		case spec.ReadOnly:
-		case p.AllTools:
-			reason = "approvals.all_tools: " + spec.Name + " changes things"
-		case mode == ApprovalSuggest:
-			reason = "approval mode suggest: " + spec.Name + " changes things"
-		case mode == ApprovalAutoEdit && !spec.EditsFiles:
-			reason = "approval mode auto_edit: " + spec.Name + " is not a file edit"
-		}
-		if reason == "" {
-			continue
-		}
-		a := ask{index: i, kind: KindAuthorization, reason: reason}
-		if missing := missingArgs(spec.InputSchema, c.call.Arguments); missing != nil {
-			a.kind, a.missing = KindParamRequired, missing
-			a.reason += "; the call lacks required arguments"
-		}
-		asks = append(asks, a)
 	}
 	return asks
 }
 
-// userApprovals is the user's ToolAccess.Approval, read once per run: the
-// rule the run's tools were selected with, when that was read.
-func (l *loop) userApprovals(ctx context.Context) []string {
-	if l.approvalRuleRead {
-		return l.approvalRule
+// deny makes c a call the policy refused: it does not run, its result is
+// the reason, and the audit records it denied.
+func (c *pendingCall) deny(reason string) {
+	c.tool, c.err, c.denied = nil, "refused: "+reason, true
+}
+
+// subject is the run's user as the policy sees them: the one the round's
+// selection was filtered with, else read once per run.
+func (l *loop) subject(ctx context.Context) *subject {
+	if l.sel != nil && l.sel.who != nil {
+		return l.sel.who
 	}
-	l.approvalRuleRead = true
-	var rule *ToolAccess
-	var err error
-	if sel := l.lr.sel; sel != nil && sel.ruleRead {
-		rule = sel.rule
-	} else {
-		rule, err = l.o.tools.accessRule(ctx, l.lr.userID)
+	if l.who == nil {
+		l.who = l.o.tools.subjectOf(ctx, l.lr.userID)
 	}
-	switch {
-	case err != nil:
-		// Fail closed: a rule that cannot be read asks for everything.
-		l.o.log.Warn("tool access not read; every tool asks approval", "user_id", l.lr.userID, "err", err)
-		l.approvalRule = []string{"*"}
-	case rule != nil:
-		l.approvalRule = rule.Approval
-	}
-	return l.approvalRule
+	return l.who
 }
 
 // missingArgs returns the JSON Schema of the required properties args
@@ -366,7 +350,7 @@ func (l *loop) suspend(ctx context.Context, resp *ModelResponse, calls []pending
 	}
 	pending := &PendingRound{Round: l.round, Content: resp.Content, ReasoningContent: resp.ReasoningContent, Locks: lr.locks}
 	for _, c := range calls {
-		pending.Calls = append(pending.Calls, PendingToolCall{Call: c.call, Err: c.err})
+		pending.Calls = append(pending.Calls, PendingToolCall{Call: c.call, Err: c.err, Denied: c.denied})
 	}
 	approvals := make([]*Approval, len(asks))
 	for i, a := range asks {

@@ -39,7 +39,7 @@ func (l *loop) finishPending(ctx context.Context, msgs []Message, p *PendingRoun
 	assistant := Message{Role: RoleAssistant, Content: p.Content, ReasoningContent: p.ReasoningContent, RunID: lr.id, CreatedAt: o.opts.Now()}
 	calls := make([]pendingCall, len(p.Calls))
 	for i, pc := range p.Calls {
-		c := pendingCall{call: pc.Call, err: pc.Err}
+		c := pendingCall{call: pc.Call, err: pc.Err, denied: pc.Denied}
 		if c.err == "" {
 			if t, ok := l.sel.Lookup(c.call.Name); ok {
 				c.tool = t
@@ -93,6 +93,7 @@ func (l *loop) applyDecision(c pendingCall, a *Approval) pendingCall {
 			c.approval = a
 		}
 	case ApprovalRejected:
+		c.denied = true
 		msg := "The user rejected this call; it did not run."
 		if d.By == DecidedByTimeout {
 			msg = "Nobody approved this call in time; it did not run."

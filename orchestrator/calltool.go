@@ -49,7 +49,21 @@ func (o *Orchestrator) CallTool(ctx context.Context, userID, name string, args j
 	if !ok || t.Spec().AlwaysOn || t.Spec().RunOnly {
 		return nil, fmt.Errorf("%w: %s", ErrToolNotFound, name)
 	}
-	canonical := t.Spec().Name
+	spec := t.Spec()
+	canonical := spec.Name
+	// The catalog holds only what the policy lets the user see; the
+	// decision also says whether the call must wait for a person, which a
+	// direct call cannot.
+	d := o.DecideTool(ctx, ToolCheck{UserID: userID, Tool: canonical, Spec: &spec, Via: ViaCatalog, who: sel.who})
+	if !d.Allowed() {
+		why := d.Reason
+		if d.Verdict == VerdictNeedsApproval {
+			why = fmt.Sprintf("%s waits for a person's approval (%s), and a direct call cannot wait: ask for it in a run (wunder@run), where approvals are asked", canonical, d.Reason)
+		}
+		o.RecordToolCall(&ToolLog{UserID: userID, CallID: newID("call_"), Tool: canonical, Arguments: args,
+			FrontEnd: frontEndOf(ctx), Via: ViaCatalog, Outcome: OutcomeDenied, Reason: why})
+		return nil, fmt.Errorf("%w: %s", ErrPermissionDenied, why)
+	}
 	if output == nil {
 		output = func(string, string) {}
 	}
@@ -67,7 +81,7 @@ func (o *Orchestrator) CallTool(ctx context.Context, userID, name string, args j
 	if err != nil {
 		return nil, err
 	}
-	o.logDirectCall(inv, canonical, res, since(start))
+	o.logDirectCall(ctx, inv, canonical, res, since(start))
 	return res, nil
 }
 
@@ -95,10 +109,34 @@ func (o *Orchestrator) invoke(ctx context.Context, t Tool, inv *ToolInvocation) 
 
 // logDirectCall writes the tool log of a direct call in the background,
 // with the runs' (toollog.go).
-func (o *Orchestrator) logDirectCall(inv *ToolInvocation, name string, res *ToolResult, ms int64) {
-	entry := &ToolLog{
+func (o *Orchestrator) logDirectCall(ctx context.Context, inv *ToolInvocation, name string, res *ToolResult, ms int64) {
+	o.RecordToolCall(&ToolLog{
 		UserID: inv.UserID, CallID: inv.CallID, Tool: name, Arguments: inv.Arguments,
 		Result: clip(res.Content, 4000), IsError: res.IsError, DurationMS: ms, CreatedAt: o.opts.Now(),
+		FrontEnd: frontEndOf(ctx), Via: ViaCatalog, Outcome: outcomeOf(res.IsError),
+	})
+}
+
+// RecordToolCall puts one decision on a tool call in the audit (the tool
+// log), written in the background in batches (toollog.go): front-ends
+// whose calls do not run through the core (the MCP pass-through) record
+// theirs here. A zero CreatedAt is now.
+func (o *Orchestrator) RecordToolCall(l *ToolLog) {
+	if l.CreatedAt.IsZero() {
+		l.CreatedAt = o.opts.Now()
 	}
-	o.toolLogs.add(entry)
+	o.toolLogs.add(l)
+}
+
+type frontEndKey struct{}
+
+// WithFrontEnd returns ctx naming the front-end a direct tool call comes
+// through (the audit's front_end): CallTool reads it.
+func WithFrontEnd(ctx context.Context, frontEnd string) context.Context {
+	return context.WithValue(ctx, frontEndKey{}, frontEnd)
+}
+
+func frontEndOf(ctx context.Context) string {
+	f, _ := ctx.Value(frontEndKey{}).(string)
+	return f
 }

@@ -85,9 +85,9 @@ type loop struct {
 	// counts the plan's completed steps, for the goal check.
 	replan    replanner
 	completed int
-	// approvalRule is the user's ToolAccess.Approval, read on first use.
-	approvalRule     []string
-	approvalRuleRead bool
+	// who is the run's user as the policy sees them, read on first use
+	// when the round's selection has none (policy.go).
+	who *subject
 }
 
 func (l *loop) run(ctx context.Context) outcome {
@@ -322,6 +322,9 @@ type pendingCall struct {
 	preset   *ToolResult
 	approval *Approval
 	note     string
+	// denied: the policy or a person refused the call (the audit's
+	// outcome); err or preset says why.
+	denied bool
 }
 
 // toolCalls reads the calls out of a response, resolving names through the

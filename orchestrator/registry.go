@@ -38,6 +38,8 @@ type Registry struct {
 	log      *slog.Logger
 	// access, when set, filters each user's tools (toolaccess.go).
 	access ToolAccessSource
+	// policy holds the policy's other rules (policy.go).
+	policy PolicyOptions
 	// wire remembers WireName's answers (canonical -> wire), up to
 	// maxWireMemo names: every run that names a tool builds the catalogue,
 	// which was a wire name (and, for long names, a hash) for each tool.
@@ -175,7 +177,7 @@ func (r *Registry) Select(ctx context.Context, userID string, names, exclude []s
 			sel.add(t)
 		}
 	}
-	sel.rule, sel.ruleRead = all.rule, all.ruleRead
+	sel.who = all.who
 	return sel, nil
 }
 
@@ -281,11 +283,10 @@ type Selection struct {
 	tools map[string]Tool   // canonical -> tool
 	names map[string]string // canonical, alias and wire name -> canonical
 	order []string
-	// rule is the user's tool rule this selection was filtered with
-	// (ruleRead: it was read, nil meaning none), so the run that uses it
-	// does not read it again for its approvals.
-	rule     *ToolAccess
-	ruleRead bool
+	// who is the user as the policy saw them when it filtered this
+	// selection (nil: not filtered, as for a run naming no tool), so the
+	// run that uses it does not read their rule again for each call.
+	who *subject
 }
 
 func newSelection(r *Registry) *Selection {

@@ -107,6 +107,14 @@ type Store interface {
 	// ToolCallStats returns the tool calls f selects, newest first, up to
 	// f.Limit (the monitor's aggregation reads them).
 	ToolCallStats(ctx context.Context, f ToolLogFilter) ([]ToolCallStat, error)
+	// ListToolLogs returns the audit records (tool logs) f selects, newest
+	// first (created_at, then id), a page of f.Page.Limit (0: 50) After
+	// an [AuditKey].
+	ListToolLogs(ctx context.Context, f AuditFilter) ([]*ToolLog, error)
+	// Usage sums each user's runs (count, tokens, execution time up to
+	// now for runs still going) and tool calls (allowed, denied) in f's
+	// window, the biggest token users first.
+	Usage(ctx context.Context, f UsageFilter, now time.Time) ([]UserUsage, error)
 
 	// ClaimWaiting moves a run in waiting_input to running under owner
 	// to, atomically, and returns it as stored afterwards: of several

@@ -49,24 +49,23 @@ type ToolAccessSource interface {
 // before the registry is used (composition root only).
 func (r *Registry) SetAccess(src ToolAccessSource) { r.access = src }
 
-// permitted drops the tools a user's rule forbids from sel; always-on
-// tools (final_response) stay.
+// permitted drops the tools the policy forbids the user (policy.go:
+// admin-only tools, server allow-lists, the user's rule) from sel;
+// always-on tools (final_response) stay.
 func (r *Registry) permitted(ctx context.Context, userID string, sel *Selection) (*Selection, error) {
-	if r.access == nil {
+	if r.access == nil && len(r.policy.AdminOnly) == 0 && r.policy.AllowLists == nil {
 		return sel, nil
 	}
-	rule, err := r.access.ToolAccess(ctx, userID)
-	if err != nil {
-		return sel, err
-	}
-	sel.rule, sel.ruleRead = rule, true
-	if rule == nil {
-		return sel, nil
+	who := r.subjectOf(ctx, userID)
+	if who.ruleErr != nil {
+		return sel, who.ruleErr
 	}
 	out := newSelection(r)
-	out.rule, out.ruleRead = rule, true
+	out.who = who
 	for _, name := range sel.order {
-		if t := sel.tools[name]; t.Spec().AlwaysOn || rule.Permits(name) {
+		t := sel.tools[name]
+		spec := t.Spec()
+		if spec.AlwaysOn || r.forbids(ctx, ToolCheck{UserID: userID, Tool: name, Spec: &spec, who: who}) == "" {
 			out.add(t)
 		}
 	}

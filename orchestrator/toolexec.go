@@ -111,6 +111,18 @@ func (l *loop) reportResult(c pendingCall, res *ToolResult, ms int64) {
 		RunID: l.lr.id, SessionID: l.lr.sessionID, UserID: l.lr.userID, CallID: c.call.ID,
 		Tool: c.call.Name, Arguments: c.call.Arguments, Result: clip(res.Content, 4000),
 		IsError: res.IsError, DurationMS: ms, CreatedAt: l.o.opts.Now(),
+		FrontEnd: l.lr.req.Frontend, Via: ViaRun, Outcome: outcomeOf(res.IsError),
+	}
+	if c.denied {
+		entry.Outcome, entry.Reason = OutcomeDenied, clip(res.Content, 1000)
 	}
 	l.o.toolLogs.add(entry)
+}
+
+// outcomeOf is the audit's outcome of a call the policy allowed.
+func outcomeOf(isError bool) string {
+	if isError {
+		return OutcomeError
+	}
+	return OutcomeAllowed
 }

@@ -153,6 +153,9 @@ type ToolCall struct {
 
 // ToolLog records one tool execution (for monitoring and the tool heatmap).
 type ToolLog struct {
+	// ID is the store's id of the record (set when read back); the audit
+	// pages by it.
+	ID         int64           `json:"id,omitempty"`
 	RunID      string          `json:"run_id"`
 	SessionID  string          `json:"session_id"`
 	UserID     string          `json:"user_id"`
@@ -163,6 +166,17 @@ type ToolLog struct {
 	IsError    bool            `json:"is_error"`
 	DurationMS int64           `json:"duration_ms"`
 	CreatedAt  time.Time       `json:"created_at"`
+	// FrontEnd is the front-end the call came through (a run's
+	// RunRequest.Frontend: http, a2a, mcp, connect; mcp for the catalog
+	// and the pass-through); Via its path (ViaRun, ViaCatalog,
+	// ViaPassthrough).
+	FrontEnd string `json:"front_end,omitempty"`
+	Via      string `json:"via,omitempty"`
+	// Outcome is the policy's decision and how the call went:
+	// OutcomeAllowed, OutcomeDenied or OutcomeError; Reason says why a
+	// call was denied.
+	Outcome string `json:"outcome,omitempty"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // Page bounds a listing. Zero Limit means the store's default.

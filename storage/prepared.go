@@ -204,7 +204,8 @@ var (
 	insertRunSQL     = insertSQL("runs", runCols, 1)
 	sessionCols      = []string{"id", "user_id", "title", "created_at", "updated_at"}
 	insertSessionSQL = insertSQL("sessions", sessionCols, 1)
-	toolLogCols      = []string{"run_id", "session_id", "user_id", "call_id", "tool", "arguments", "result", "is_error", "duration_ms", "created_at"}
+	toolLogCols      = []string{"run_id", "session_id", "user_id", "call_id", "tool", "arguments", "result", "is_error", "duration_ms", "created_at",
+		"front_end", "via", "outcome", "reason"}
 	insertToolLogSQL = insertSQL("tool_logs", toolLogCols, 1)
 	// updateRunSQL writes runMutable, fenced by the owner (UpdateRun).
 	updateRunSQL = `UPDATE "runs" SET "state" = ?, "stop_reason" = ?, "answer" = ?, "error" = ?, "input_tokens" = ?, "output_tokens" = ?, ` +
@@ -237,7 +238,8 @@ func sessionArgs(r *sessionRow) []any {
 }
 
 func toolLogArgs(r *toolLogRow) []any {
-	return bind(r.RunID, r.SessionID, r.UserID, r.CallID, r.Tool, r.Arguments, r.Result, r.IsError, r.DurationMS, r.CreatedAt)
+	return bind(r.RunID, r.SessionID, r.UserID, r.CallID, r.Tool, r.Arguments, r.Result, r.IsError, r.DurationMS, r.CreatedAt,
+		r.FrontEnd, r.Via, r.Outcome, r.Reason)
 }
 
 func runUpdateArgs(r *runRow) []any {

@@ -13,12 +13,11 @@ import (
 // touches, so the janitor never holds the writer for long.
 const pruneBatch = 200
 
-// PruneEvents deletes the events of runs that ended before cutoff, and the
-// tool logs written before it, in batches until none is left or ctx ends.
-// The runs stay, with their answers and usage; a replay of one gives its
-// final event from the run row. It returns how many runs lost their events
-// and how many tool logs went.
-func (s *Store) PruneEvents(ctx context.Context, cutoff time.Time) (runs, toolLogs int, err error) {
+// PruneEvents deletes the events of runs that ended before cutoff, in
+// batches until none is left or ctx ends. The runs stay, with their
+// answers and usage; a replay of one gives its final event from the run
+// row. It returns how many runs lost their events.
+func (s *Store) PruneEvents(ctx context.Context, cutoff time.Time) (runs int, err error) {
 	cutoff = cutoff.UTC()
 	terminal := []string{string(orchestrator.RunFinished), string(orchestrator.RunCancelled), string(orchestrator.RunFailed)}
 	for ctx.Err() == nil {
@@ -41,13 +40,20 @@ func (s *Store) PruneEvents(ctx context.Context, cutoff time.Time) (runs, toolLo
 			return dbErr(err, "prune events", "events")
 		})
 		if err != nil {
-			return runs, toolLogs, err
+			return runs, err
 		}
 		runs += n
 		if n < pruneBatch {
 			break
 		}
 	}
+	return runs, ctx.Err()
+}
+
+// PruneToolLogs deletes the tool logs (the audit) written before cutoff,
+// in batches until none is left or ctx ends, and returns how many went.
+func (s *Store) PruneToolLogs(ctx context.Context, cutoff time.Time) (toolLogs int, err error) {
+	cutoff = cutoff.UTC()
 	for ctx.Err() == nil {
 		var n int64
 		err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
@@ -60,14 +66,14 @@ func (s *Store) PruneEvents(ctx context.Context, cutoff time.Time) (runs, toolLo
 			return nil
 		})
 		if err != nil {
-			return runs, toolLogs, err
+			return toolLogs, err
 		}
 		toolLogs += int(n)
 		if n < pruneBatch {
 			break
 		}
 	}
-	return runs, toolLogs, ctx.Err()
+	return toolLogs, ctx.Err()
 }
 
 // PruneMemoryTasks deletes the memory summarisation tasks that ended (done

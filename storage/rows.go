@@ -91,6 +91,10 @@ type toolLogRow struct {
 	IsError    bool      `bun:"is_error,notnull"`
 	DurationMS int64     `bun:"duration_ms,notnull"`
 	CreatedAt  time.Time `bun:"created_at,notnull"`
+	FrontEnd   string    `bun:"front_end,notnull"`
+	Via        string    `bun:"via,notnull"`
+	Outcome    string    `bun:"outcome,notnull"`
+	Reason     string    `bun:"reason,notnull"`
 }
 
 // stamp is t as stored: microseconds (truncated), UTC; zero becomes now.
@@ -248,5 +252,13 @@ func fromEventRow(r *eventRow) orchestrator.Event {
 func toToolLogRow(l *orchestrator.ToolLog) *toolLogRow {
 	return &toolLogRow{RunID: l.RunID, SessionID: l.SessionID, UserID: l.UserID, CallID: l.CallID,
 		Tool: l.Tool, Arguments: rawToText(l.Arguments), Result: l.Result, IsError: l.IsError,
-		DurationMS: l.DurationMS, CreatedAt: stamp(l.CreatedAt)}
+		DurationMS: l.DurationMS, CreatedAt: stamp(l.CreatedAt),
+		FrontEnd: l.FrontEnd, Via: l.Via, Outcome: l.Outcome, Reason: l.Reason}
+}
+
+func fromToolLogRow(r *toolLogRow) orchestrator.ToolLog {
+	return orchestrator.ToolLog{ID: r.ID, RunID: r.RunID, SessionID: r.SessionID, UserID: r.UserID, CallID: r.CallID,
+		Tool: r.Tool, Arguments: textToRaw(r.Arguments), Result: r.Result, IsError: r.IsError,
+		DurationMS: r.DurationMS, CreatedAt: r.CreatedAt.UTC(),
+		FrontEnd: r.FrontEnd, Via: r.Via, Outcome: r.Outcome, Reason: r.Reason}
 }

@@ -449,6 +449,19 @@ func (s *Set) Connect(ctx context.Context, name string, opts *mcp.ClientOptions,
 	return cs, nil
 }
 
+// AllowsTool implements [orchestrator.ToolAllowList] for the one policy
+// point (orchestrator/policy.go): whether server's allow_tools lets tool
+// through; known is false for a name that is not a configured server.
+func (s *Set) AllowsTool(server, tool string) (ok, known bool) {
+	sv, found := s.lookup(server)
+	if !found {
+		return false, false
+	}
+	return allowed(sv.cfg, tool), true
+}
+
+var _ orchestrator.ToolAllowList = (*Set)(nil)
+
 func allowed(cfg ServerConfig, tool string) bool {
 	return len(cfg.AllowTools) == 0 || slices.Contains(cfg.AllowTools, tool)
 }

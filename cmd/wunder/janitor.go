@@ -17,9 +17,11 @@ import (
 // janitor applies the retention settings in the background: once at
 // start, then every storage.janitor_interval_s. It deletes
 //
-//   - with storage.event_retention_days, the events and tool logs of runs
-//     that ended that long ago (storage.PruneEvents), and the memory
-//     summarisation tasks that ended that long ago (PruneMemoryTasks);
+//   - with storage.event_retention_days, the events of runs that ended
+//     that long ago (storage.PruneEvents), and the memory summarisation
+//     tasks that ended that long ago (PruneMemoryTasks);
+//   - with storage.audit_retention_days (90 by default), the audit records
+//     (tool logs) older than that (PruneToolLogs);
 //   - with workspace.retention_days, workspace files not modified for that
 //     long, then the directories that left empty (never a workspace root).
 //
@@ -29,6 +31,7 @@ type janitor struct {
 	root      string // workspace.root
 	wsDays    int
 	eventDays int
+	auditDays int
 	every     time.Duration
 	log       *slog.Logger
 
@@ -42,12 +45,12 @@ type janitorReport struct {
 
 func newJanitor(cfg *config.Config, store *storage.Store, log *slog.Logger) *janitor {
 	return &janitor{store: store, root: cfg.Workspace.Root, wsDays: cfg.Workspace.RetentionDays,
-		eventDays: cfg.Storage.EventRetentionDays, every: cfg.Storage.JanitorInterval(), log: log.With("component", "janitor")}
+		eventDays: cfg.Storage.EventRetentionDays, auditDays: cfg.Storage.AuditRetentionDays, every: cfg.Storage.JanitorInterval(), log: log.With("component", "janitor")}
 }
 
 // start runs the janitor until close; nothing when no retention is set.
 func (j *janitor) start() {
-	if j.wsDays == 0 && j.eventDays == 0 {
+	if j.wsDays == 0 && j.eventDays == 0 && j.auditDays == 0 {
 		return
 	}
 	j.loop = startPeriodic(j.every, true, func(ctx context.Context) {
@@ -70,10 +73,15 @@ func (j *janitor) runOnce(ctx context.Context, now time.Time) (janitorReport, er
 	var rep janitorReport
 	var errs []error
 	if j.eventDays > 0 {
-		runs, logs, err := j.store.PruneEvents(ctx, now.Add(-days(j.eventDays)))
-		rep.Runs, rep.ToolLogs = runs, logs
+		var err error
+		rep.Runs, err = j.store.PruneEvents(ctx, now.Add(-days(j.eventDays)))
 		errs = append(errs, err)
 		rep.MemoryTasks, err = j.store.PruneMemoryTasks(ctx, now.Add(-days(j.eventDays)))
+		errs = append(errs, err)
+	}
+	if j.auditDays > 0 {
+		var err error
+		rep.ToolLogs, err = j.store.PruneToolLogs(ctx, now.Add(-days(j.auditDays)))
 		errs = append(errs, err)
 	}
 	if j.wsDays > 0 {

@@ -27,6 +27,7 @@ func TestJanitorPrunesOldEvents(t *testing.T) {
 			s := startServer(t, func(c *config.Config) {
 				c.Storage.Postgres.DSN = dsn
 				c.Storage.EventRetentionDays = 1
+				c.Storage.AuditRetentionDays = 1
 			})
 			c := client.New(s.url, "", nil)
 			var runIDs []string

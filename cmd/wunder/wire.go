@@ -214,6 +214,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	}
 	reg := orchestrator.NewRegistry(cfg.Tools.NameSeparator, log, toolsets...)
 	reg.SetAccess(toolAccess{store}) // per-user tool rules (/wunder/admin/user_accounts/{id}/tool_access)
+	reg.SetPolicy(policyOptions(cfg, store, mcpParts))
 	orch := orchestrator.New(store, models, reg, &orchestrator.Options{
 		MaxActiveRuns: cfg.Concurrency.MaxActiveRuns, QueueSize: queueSize(cfg.Concurrency.QueueSize),
 		QueueRetryAfter: cfg.Concurrency.QueueRetryAfter(),
@@ -366,6 +367,29 @@ func (a toolAccess) ToolAccess(ctx context.Context, userID string) (*orchestrato
 		return nil, nil
 	}
 	return rule, err
+}
+
+// policyOptions are the one policy point's rules besides the approvals
+// and the users' tool access (orchestrator/policy.go).
+func policyOptions(cfg *config.Config, store *storage.Store, mcp *mcpParts) orchestrator.PolicyOptions {
+	o := orchestrator.PolicyOptions{AdminOnly: cfg.Tools.AdminOnly, Admins: adminUsers{store},
+		EveryoneAdmin: cfg.Security.APIKey == ""} // no key: every caller is the local operator
+	if mcp != nil {
+		o.AllowLists = mcp.set
+	}
+	return o
+}
+
+// adminUsers says who has the admin role, from the accounts; a user with
+// no account is not an admin.
+type adminUsers struct{ st *storage.Store }
+
+func (a adminUsers) IsAdminUser(ctx context.Context, userID string) (bool, error) {
+	u, err := a.st.GetUser(ctx, userID)
+	if errors.Is(err, orchestrator.ErrNotFound) {
+		return false, nil
+	}
+	return u.IsAdmin(), err
 }
 
 // compactionOptions maps the compaction section (0 meaning none where the

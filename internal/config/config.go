@@ -294,6 +294,12 @@ type Tools struct {
 	// (OpenAI function names, MCP tool names). Default "__".
 	NameSeparator string  `yaml:"name_separator"`
 	Builtin       Builtin `yaml:"builtin"`
+	// AdminOnly names the tools only admins may use (canonical names or
+	// path.Match globs: "execute_command", "ops@*"): a user without the
+	// admin role neither sees nor calls them, on any path
+	// (orchestrator/policy.go). Without an API key every caller is the
+	// local operator, an admin. Default none.
+	AdminOnly []string `yaml:"admin_only"`
 }
 
 // Builtin configures the built-in tools.
@@ -334,10 +340,14 @@ type Storage struct {
 	DBPath   string   `yaml:"db_path"`
 	Postgres Postgres `yaml:"postgres"`
 	// EventRetentionDays (event_retention_days): the janitor deletes the
-	// events and tool logs of runs that ended this many days ago; the runs,
-	// their answers and the sessions' history stay. 0 = keep them forever.
-	// Default 0.
+	// events of runs that ended this many days ago; the runs, their answers
+	// and the sessions' history stay. 0 = keep them forever. Default 0.
 	EventRetentionDays int `yaml:"event_retention_days"`
+	// AuditRetentionDays (audit_retention_days): the janitor deletes the
+	// audit records (tool logs: every decision on a tool call, and the
+	// calls' arguments and results) older than this many days. 0 = keep
+	// them forever. Default 90.
+	AuditRetentionDays int `yaml:"audit_retention_days"`
 	// JanitorIntervalSeconds (janitor_interval_s): how often the janitor
 	// applies the retention settings, >= 60. Default 3600.
 	JanitorIntervalSeconds int `yaml:"janitor_interval_s"`

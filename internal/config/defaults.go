@@ -80,6 +80,7 @@ func Default() *Config {
 		Storage: Storage{
 			Backend:                BackendAuto,
 			JanitorIntervalSeconds: 3600,
+			AuditRetentionDays:     90,
 			Postgres: Postgres{
 				ConnectTimeoutSeconds: 10,
 				MaxOpenConns:          20,

@@ -146,6 +146,12 @@ func (c *Config) validate(p *problems) {
 		v.fail("tools.name_separator", "must contain _ or -, got %q", sep)
 	}
 	v.eachWord("tools.builtin.enabled", c.Tools.Builtin.Enabled)
+	v.eachWord("tools.admin_only", c.Tools.AdminOnly)
+	for i, p := range c.Tools.AdminOnly {
+		if _, err := path.Match(p, ""); err != nil {
+			v.fail(fmt.Sprintf("tools.admin_only[%d]", i), "is not a valid pattern: %v", err)
+		}
+	}
 
 	ws := c.Workspace
 	atLeast(v, "workspace.max_history_items", ws.MaxHistoryItems, 1)
@@ -163,6 +169,7 @@ func (c *Config) validate(p *problems) {
 	atLeast(v, "storage.postgres.connect_timeout_s", st.Postgres.ConnectTimeoutSeconds, 1)
 	atLeast(v, "storage.postgres.max_open_conns", st.Postgres.MaxOpenConns, 1)
 	atLeast(v, "storage.event_retention_days", st.EventRetentionDays, 0)
+	v.between("storage.audit_retention_days", st.AuditRetentionDays, 0, 100*365)
 	atLeast(v, "storage.janitor_interval_s", st.JanitorIntervalSeconds, 60)
 
 	o := c.Observability

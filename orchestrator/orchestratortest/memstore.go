@@ -41,7 +41,9 @@ type memStore struct {
 	runs     map[string]orchestrator.Run
 	events   map[string][]orchestrator.Event // by run, sorted by seq
 	toolLogs []orchestrator.ToolLog
-	locks    map[string]memLock
+	// lastLogID numbers the tool logs as a database's identity column.
+	lastLogID int64
+	locks     map[string]memLock
 	// approvals by run, in creation order
 	approvals map[string][]orchestrator.Approval
 	// mem is long-term memory (memstore_memory.go).
@@ -525,6 +527,8 @@ func (m *memStore) AppendToolLog(_ context.Context, l *orchestrator.ToolLog) err
 	c := storedToolLog(*l)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.lastLogID++
+	c.ID = m.lastLogID
 	m.toolLogs = append(m.toolLogs, c)
 	return nil
 }

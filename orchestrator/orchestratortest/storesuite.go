@@ -58,6 +58,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator.Store)
 		{"Lifecycle", st.lifecycleTests()},
 		{"Approval", st.approvalTests()},
 		{"Monitor", st.monitorTests()},
+		{"Audit", st.auditTests()},
 		{"Text", st.textTests()},
 	} {
 		t.Run(group.name, func(t *testing.T) {
