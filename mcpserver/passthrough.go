@@ -42,6 +42,9 @@ type proxy struct {
 	// (passthrough_raw.go); nil = everything goes through the SDK. Set
 	// before the session is added to route.
 	raw *rawUpstream
+	// user is the principal's user the session was opened with: the one
+	// the policy decides for (passthrough_policy.go). Set at initialize.
+	user string
 
 	// mu guards the fields below.
 	mu       sync.Mutex
@@ -84,16 +87,30 @@ func (p *proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		release := p.track(ctx, token)
 		defer release()
+		if err := p.single(ctx, method, req.GetParams()); err != nil {
+			return nil, err // the policy hides it (passthrough_policy.go)
+		}
 		switch method {
 		case "tools/list":
-			return up.ListTools(ctx, req.GetParams().(*mcp.ListToolsParams))
+			res, err := up.ListTools(ctx, req.GetParams().(*mcp.ListToolsParams))
+			if err != nil {
+				return nil, err
+			}
+			return p.filter(ctx, res), nil
 		case "tools/call":
-			raw := req.GetParams().(*mcp.CallToolParamsRaw)
-			return up.CallTool(ctx, &mcp.CallToolParams{Meta: raw.Meta, Name: raw.Name, Arguments: raw.Arguments})
+			return p.callTool(ctx, up, req.GetParams().(*mcp.CallToolParamsRaw))
 		case "resources/list":
-			return up.ListResources(ctx, req.GetParams().(*mcp.ListResourcesParams))
+			res, err := up.ListResources(ctx, req.GetParams().(*mcp.ListResourcesParams))
+			if err != nil {
+				return nil, err
+			}
+			return p.filter(ctx, res), nil
 		case "resources/templates/list":
-			return up.ListResourceTemplates(ctx, req.GetParams().(*mcp.ListResourceTemplatesParams))
+			res, err := up.ListResourceTemplates(ctx, req.GetParams().(*mcp.ListResourceTemplatesParams))
+			if err != nil {
+				return nil, err
+			}
+			return p.filter(ctx, res), nil
 		case "resources/read":
 			return up.ReadResource(ctx, req.GetParams().(*mcp.ReadResourceParams))
 		case "resources/subscribe":
@@ -107,7 +124,11 @@ func (p *proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return next(ctx, method, req)
 		case "prompts/list":
-			return up.ListPrompts(ctx, req.GetParams().(*mcp.ListPromptsParams))
+			res, err := up.ListPrompts(ctx, req.GetParams().(*mcp.ListPromptsParams))
+			if err != nil {
+				return nil, err
+			}
+			return p.filter(ctx, res), nil
 		case "prompts/get":
 			return up.GetPrompt(ctx, req.GetParams().(*mcp.GetPromptParams))
 		case "completion/complete":
@@ -161,6 +182,7 @@ func (p *proxy) initialize(ctx context.Context, next mcp.MethodHandler, req mcp.
 			opts.ElicitationHandler = p.onElicit
 		}
 	}
+	p.user = p.h.userOf(req.GetExtra())
 	up, err := p.h.opts.Upstreams.Connect(ctx, p.name, opts, p.rawElicit, p.rawRoots)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %s is unavailable: %v", p.name, err)}

@@ -18,7 +18,10 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wunder/wunder/orchestrator"
 )
 
 // The raw path: once a pass-through session is initialized, a POST of one
@@ -56,10 +59,11 @@ type HTTPUpstreams interface {
 }
 
 // rawMethods are forwarded as bytes: they have no side effect on the proxy
-// server (subscribe and logging/setLevel do: they stay on the SDK path).
+// server (subscribe and logging/setLevel do: they stay on the SDK path),
+// and their answers go out as they came (the list methods' answers are
+// filtered per principal: they stay on the SDK path, passthrough_policy.go).
 var rawMethods = map[string]bool{
-	"tools/list": true, "tools/call": true, "resources/list": true, "resources/templates/list": true,
-	"resources/read": true, "prompts/list": true, "prompts/get": true, "completion/complete": true,
+	"tools/call": true, "resources/read": true, "prompts/get": true, "completion/complete": true,
 }
 
 const (
@@ -172,7 +176,7 @@ func (p *proxy) serveRaw(w http.ResponseWriter, r *http.Request) bool {
 	u := p.raw
 	// Without the version header the SDK handler takes the session's
 	// version, which is u.version; with another one, the SDK path answers.
-	if v := r.Header.Get(headerProtocol); (v != "" && v != u.version) || !sameUser(r, u.user) || !plainJSON(r) || rebinding(r) {
+	if v := r.Header.Get(headerProtocol); (v != "" && v != u.version) || !sameUser(r, u.user) || !plainJSON(r) || (!p.h.opts.HostsChecked && rebinding(r)) {
 		return false
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxRawBody+1))
@@ -227,6 +231,14 @@ func (p *proxy) forwardRequest(w http.ResponseWriter, r *http.Request, u *rawUps
 		(hasParams && !rawProgressTokenOK(params)) {
 		return false
 	}
+	// The policy decides before anything goes upstream
+	// (passthrough_policy.go); a tools/call is audited with its outcome.
+	audit, allowed := p.rawDecide(r.Context(), w, method, id, params)
+	if !allowed {
+		return true
+	}
+	outcome := orchestrator.OutcomeError
+	defer func() { audit(outcome) }()
 	// As on the SDK path, a request lives until its answer, its
 	// notifications/cancelled or the end of the session, not just as long
 	// as the downstream's connection: the upstream is told of a
@@ -267,7 +279,9 @@ func (p *proxy) forwardRequest(w http.ResponseWriter, r *http.Request, u *rawUps
 	want := `"` + upID + `"`
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt == "text/event-stream" {
-		p.relayStream(ctx, w, resp.Body, u, want, id)
+		if ans := p.relayStream(ctx, w, resp.Body, u, want, id); ans != nil {
+			outcome = answerOutcome(ans)
+		}
 		return true
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxRawAnswer+1))
@@ -289,15 +303,17 @@ func (p *proxy) forwardRequest(w http.ResponseWriter, r *http.Request, u *rawUps
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
 	_, _ = w.Write(response(nil, id, ans))
+	outcome = answerOutcome(ans)
 	return true
 }
 
 // relayStream copies the upstream's SSE answer to w event by event until
-// the response with id want, rewriting ids as the package doc says. When
-// the answer is the first event (a call without progress, logging or
-// questions), it goes out as a plain JSON response instead: one write, no
-// stream to frame, as the downstream accepts either.
-func (p *proxy) relayStream(ctx context.Context, w http.ResponseWriter, body io.Reader, u *rawUpstream, want string, id json.RawMessage) {
+// the response with id want, rewriting ids as the package doc says, and
+// returns that response (nil when none came). When the answer is the
+// first event (a call without progress, logging or questions), it goes
+// out as a plain JSON response instead: one write, no stream to frame, as
+// the downstream accepts either.
+func (p *proxy) relayStream(ctx context.Context, w http.ResponseWriter, body io.Reader, u *rawUpstream, want string, id json.RawMessage) envelope {
 	rd := readers.Get().(*bufio.Reader)
 	rd.Reset(body)
 	defer func() { rd.Reset(nil); readers.Put(rd) }()
@@ -326,7 +342,7 @@ func (p *proxy) relayStream(ctx context.Context, w http.ResponseWriter, body io.
 			// The upstream ends the stream after its answer: read to the
 			// end, so that the connection is reused.
 			_, _ = io.Copy(io.Discard, io.LimitReader(rd, 64<<10))
-			return
+			return ev
 		default:
 			continue
 		}
@@ -337,7 +353,7 @@ func (p *proxy) relayStream(ctx context.Context, w http.ResponseWriter, body io.
 			streaming = true
 		}
 		if _, err := w.Write(sse(nil, out)); err != nil {
-			return
+			return nil
 		}
 		_ = http.NewResponseController(w).Flush()
 	}
@@ -345,6 +361,7 @@ func (p *proxy) relayStream(ctx context.Context, w http.ResponseWriter, body io.
 		writeRawError(w, id, "upstream "+p.name+" ended its stream without an answer")
 	}
 	// Else the upstream ended the stream without an answer; so does this one.
+	return nil
 }
 
 // readers are the line readers of upstream streams, reused: one per
@@ -575,9 +592,15 @@ func readLine(rd *bufio.Reader) ([]byte, error) {
 }
 
 func writeRawError(w http.ResponseWriter, id json.RawMessage, message string) {
+	writeRawErrorCode(w, id, jsonrpc.CodeInternalError, message)
+}
+
+func writeRawErrorCode(w http.ResponseWriter, id json.RawMessage, code int64, message string) {
 	msg, _ := json.Marshal(message)
 	b := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
-	b = append(b, `,"error":{"code":-32603,"message":`...)
+	b = append(b, `,"error":{"code":`...)
+	b = strconv.AppendInt(b, code, 10)
+	b = append(b, `,"message":`...)
 	b = append(b, msg...)
 	b = append(b, "}}"...)
 	w.Header().Set("Content-Type", "application/json")

@@ -30,6 +30,11 @@ type Backend interface {
 	Settled(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
 	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
 	Registry() *orchestrator.Registry
+	// The one policy point and its audit, for the pass-through
+	// (passthrough_policy.go).
+	DecideTool(ctx context.Context, c orchestrator.ToolCheck) orchestrator.Decision
+	DecideTools(ctx context.Context, checks []orchestrator.ToolCheck) []orchestrator.Decision
+	RecordToolCall(l *orchestrator.ToolLog)
 }
 
 var _ Backend = (*orchestrator.Orchestrator)(nil)

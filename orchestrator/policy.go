@@ -77,6 +77,11 @@ type ToolCheck struct {
 	Via string
 	// ApprovalMode is the run's approval mode; "" = the policy's.
 	ApprovalMode string
+	// What the check is about: CheckTool (default), CheckResource or
+	// CheckPrompt. Resources and prompts are not tools: the server's
+	// allow-list alone decides them (they are never admin-only, named by
+	// a user's tool access, or waiting for approval).
+	What string
 
 	// who is the user's rule and role, when the caller already has them
 	// (a run's selection); nil = read them now.
@@ -94,15 +99,29 @@ type Decision struct {
 // Allowed reports whether the call may run now.
 func (d Decision) Allowed() bool { return d.Verdict == VerdictAllow }
 
-// ToolAllowList answers for the configured MCP servers' allow-lists
+// AllowLists answers for the configured MCP servers' allow-lists
 // (mcp.servers[].allow_tools, allow_resources, allow_prompts);
-// adapters/mcptools.Set implements it.
-type ToolAllowList interface {
-	// AllowsTool reports whether server's list lets tool through; known
-	// is false when server is not a configured MCP server (no list
-	// applies).
+// adapters/mcptools.Set implements it. Each method's known is false when
+// server is not a configured MCP server (no list applies).
+type AllowLists interface {
 	AllowsTool(server, tool string) (allowed, known bool)
+	// AllowsResource decides a resource URI, or a resource template's
+	// URI template.
+	AllowsResource(server, uri string) (allowed, known bool)
+	AllowsPrompt(server, prompt string) (allowed, known bool)
 }
+
+// What a check is about ([ToolCheck.What]).
+const (
+	// CheckTool (the zero value): a tool, decided by every rule.
+	CheckTool = ""
+	// CheckResource: an MCP resource (Tool holds its URI), decided by its
+	// server's allow_resources alone.
+	CheckResource = "resource"
+	// CheckPrompt: an MCP prompt (Tool holds its name), decided by its
+	// server's allow_prompts alone.
+	CheckPrompt = "prompt"
+)
 
 // AdminSource says whether a user has the admin role (cmd/wunder backs it
 // with the account store).
@@ -124,7 +143,7 @@ type PolicyOptions struct {
 	// local operator (loopback only), who may use admin-only tools.
 	EveryoneAdmin bool
 	// AllowLists are the MCP servers' allow-lists; nil = none.
-	AllowLists ToolAllowList
+	AllowLists AllowLists
 }
 
 // SetPolicy sets the policy's rules (composition root only, before the
@@ -135,6 +154,12 @@ func (r *Registry) SetPolicy(o PolicyOptions) { r.policy = o }
 // It never fails: a rule that cannot be read denies (fail closed), saying
 // so.
 func (o *Orchestrator) DecideTool(ctx context.Context, c ToolCheck) Decision {
+	if c.What != CheckTool {
+		if reason := o.tools.unlisted(c); reason != "" {
+			return Decision{Verdict: VerdictDeny, Reason: reason}
+		}
+		return Decision{Verdict: VerdictAllow}
+	}
 	if c.who == nil {
 		c.who = o.tools.subjectOf(ctx, c.UserID)
 	}
@@ -145,6 +170,42 @@ func (o *Orchestrator) DecideTool(ctx context.Context, c ToolCheck) Decision {
 		return Decision{Verdict: VerdictNeedsApproval, Reason: reason}
 	}
 	return Decision{Verdict: VerdictAllow}
+}
+
+// DecideTools decides several checks, reading each user's rule once: a
+// list a front-end filters (an MCP pass-through's tools/list).
+func (o *Orchestrator) DecideTools(ctx context.Context, checks []ToolCheck) []Decision {
+	out := make([]Decision, len(checks))
+	who := map[string]*subject{}
+	for i, c := range checks {
+		if c.What == CheckTool && c.who == nil {
+			if who[c.UserID] == nil {
+				who[c.UserID] = o.tools.subjectOf(ctx, c.UserID)
+			}
+			c.who = who[c.UserID]
+		}
+		out[i] = o.DecideTool(ctx, c)
+	}
+	return out
+}
+
+// unlisted is the rule of resources and prompts: why the server's
+// allow-list leaves c out ("" when it does not).
+func (r *Registry) unlisted(c ToolCheck) string {
+	if r.policy.AllowLists == nil || c.Server == "" {
+		return ""
+	}
+	switch c.What {
+	case CheckResource:
+		if ok, known := r.policy.AllowLists.AllowsResource(c.Server, c.Tool); known && !ok {
+			return fmt.Sprintf("MCP server %s does not offer resource %s (mcp.servers[%s].allow_resources)", c.Server, c.Tool, c.Server)
+		}
+	case CheckPrompt:
+		if ok, known := r.policy.AllowLists.AllowsPrompt(c.Server, c.Tool); known && !ok {
+			return fmt.Sprintf("MCP server %s does not offer prompt %s (mcp.servers[%s].allow_prompts)", c.Server, c.Tool, c.Server)
+		}
+	}
+	return ""
 }
 
 // subject is what the policy knows of a user: their tool rule (read once)

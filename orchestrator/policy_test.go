@@ -13,7 +13,9 @@ import (
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
-// allowList is mcp.servers[].allow_tools: server -> the tools it offers.
+// allowList is mcp.servers[].allow_tools: server -> the tools it offers;
+// resources and prompts are allowed when their server's list names them
+// as "resource:URI" or "prompt:NAME", or the list is empty.
 type allowList map[string][]string
 
 func (a allowList) AllowsTool(server, tool string) (bool, bool) {
@@ -22,6 +24,14 @@ func (a allowList) AllowsTool(server, tool string) (bool, bool) {
 		return false, false
 	}
 	return len(list) == 0 || slices.Contains(list, tool), true
+}
+
+func (a allowList) AllowsResource(server, uri string) (bool, bool) {
+	return a.AllowsTool(server, "resource:"+uri)
+}
+
+func (a allowList) AllowsPrompt(server, name string) (bool, bool) {
+	return a.AllowsTool(server, "prompt:"+name)
 }
 
 // admins says who is an admin; err, when set, is every answer.
@@ -101,6 +111,10 @@ func TestDecideTool(t *testing.T) {
 		{"suggest mode, unknown spec (pass-through)", orchestrator.ToolCheck{UserID: "bob", Tool: "fs@read", Server: "fs", ApprovalMode: orchestrator.ApprovalSuggest}, orchestrator.VerdictNeedsApproval, "suggest"},
 		{"suggest mode, read-only", orchestrator.ToolCheck{UserID: "bob", Tool: "fs@read", Spec: spec("fs@read", true), ApprovalMode: orchestrator.ApprovalSuggest}, orchestrator.VerdictAllow, ""},
 		{"an unconfigured server's name", orchestrator.ToolCheck{UserID: "bob", Tool: "web@get", Spec: spec("web@get", true)}, orchestrator.VerdictAllow, ""},
+		{"a resource allow_resources leaves out", orchestrator.ToolCheck{UserID: "bob", Tool: "file:///etc/passwd", Server: "fs", What: orchestrator.CheckResource}, orchestrator.VerdictDeny, "allow_resources"},
+		{"a prompt allow_prompts leaves out", orchestrator.ToolCheck{UserID: "bob", Tool: "leak", Server: "fs", What: orchestrator.CheckPrompt}, orchestrator.VerdictDeny, "allow_prompts"},
+		{"a resource of a server without a list", orchestrator.ToolCheck{UserID: "alice", Tool: "x://y", Server: "ops", What: orchestrator.CheckResource}, orchestrator.VerdictAllow, ""},
+		{"a resource of an unknown server", orchestrator.ToolCheck{UserID: "alice", Tool: "x://y", Server: "nope", What: orchestrator.CheckResource}, orchestrator.VerdictAllow, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := o.DecideTool(t.Context(), c.c)
@@ -270,6 +284,14 @@ func (m *mutableAllow) AllowsTool(server, tool string) (bool, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.list.AllowsTool(server, tool)
+}
+
+func (m *mutableAllow) AllowsResource(server, uri string) (bool, bool) {
+	return m.AllowsTool(server, "resource:"+uri)
+}
+
+func (m *mutableAllow) AllowsPrompt(server, name string) (bool, bool) {
+	return m.AllowsTool(server, "prompt:"+name)
 }
 
 // mutableAccess is a user rule an admin changes while a run waits.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,8 +42,14 @@ type ServerConfig struct {
 	Headers     map[string]string
 	BearerToken string
 	// AllowTools lists the tools offered; empty = all.
-	AllowTools  []string
-	Description string
+	AllowTools []string
+	// AllowResources and AllowPrompts list what the pass-through offers
+	// of the server's resources (URI patterns, '*' any run of characters)
+	// and prompts; empty = all. The policy point applies them
+	// (AllowsResource, AllowsPrompt).
+	AllowResources []string
+	AllowPrompts   []string
+	Description    string
 	// Timeout bounds one call; 0 = Options.Timeout.
 	Timeout time.Duration
 	// OAuth, when set, authorizes a streamable-http server's requests (the
@@ -460,7 +467,50 @@ func (s *Set) AllowsTool(server, tool string) (ok, known bool) {
 	return allowed(sv.cfg, tool), true
 }
 
-var _ orchestrator.ToolAllowList = (*Set)(nil)
+// AllowsResource implements [orchestrator.AllowLists]: whether server's
+// allow_resources lets the URI (or URI template) through.
+func (s *Set) AllowsResource(server, uri string) (ok, known bool) {
+	sv, found := s.lookup(server)
+	if !found {
+		return false, false
+	}
+	list := sv.cfg.AllowResources
+	return len(list) == 0 || slices.ContainsFunc(list, func(p string) bool { return globMatch(p, uri) }), true
+}
+
+// AllowsPrompt implements [orchestrator.AllowLists]: whether server's
+// allow_prompts names the prompt.
+func (s *Set) AllowsPrompt(server, prompt string) (ok, known bool) {
+	sv, found := s.lookup(server)
+	if !found {
+		return false, false
+	}
+	return len(sv.cfg.AllowPrompts) == 0 || slices.Contains(sv.cfg.AllowPrompts, prompt), true
+}
+
+// globMatch reports whether s matches pattern, where '*' matches any run of
+// characters, '/' included, and everything else itself.
+func globMatch(pattern, s string) bool {
+	parts := strings.Split(pattern, "*")
+	if len(parts) == 1 {
+		return pattern == s
+	}
+	if !strings.HasPrefix(s, parts[0]) {
+		return false
+	}
+	s = s[len(parts[0]):]
+	for _, mid := range parts[1 : len(parts)-1] {
+		i := strings.Index(s, mid)
+		if i < 0 {
+			return false
+		}
+		s = s[i+len(mid):]
+	}
+	last := parts[len(parts)-1]
+	return len(s) >= len(last) && strings.HasSuffix(s, last)
+}
+
+var _ orchestrator.AllowLists = (*Set)(nil)
 
 func allowed(cfg ServerConfig, tool string) bool {
 	return len(cfg.AllowTools) == 0 || slices.Contains(cfg.AllowTools, tool)

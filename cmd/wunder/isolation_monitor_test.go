@@ -29,5 +29,7 @@ func (f *fixture) monitorRows() []matrixRow {
 		row("Go profiler (observability.pprof)", "get", "GET", "/debug/pprof/cmdline"),
 		row("Prometheus metrics", "get", "GET", "/metrics"),
 		row("skills (server-wide, admin)", "list", "GET", "/wunder/admin/skills"),
+		row("audit: tool call decisions", "list", "GET", "/wunder/admin/audit"),
+		row("usage per user", "list", "GET", "/wunder/admin/usage"),
 	}
 }

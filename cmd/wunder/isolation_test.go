@@ -79,7 +79,9 @@ func TestIsolationMatrix(t *testing.T) {
 }
 
 func isolationMatrix(t *testing.T, dsn string) {
+	up := passThroughUpstream(t) // isolation_passthrough_test.go
 	s := startServer(t, func(c *config.Config) {
+		c.MCP.Servers = append(c.MCP.Servers, up)
 		if dsn != "" {
 			c.Storage.Postgres.DSN = dsn
 		}
@@ -124,6 +126,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 	decodeInto(t, f.rest(t, "POST", "/wunder", `{"question":"hello","stream":false}`, bearerOf(f.alice)), 200, &run2)
 	f.sessDel2 = run2.SessionID
 	f.setupSkills(t) // isolation_skills_test.go
+	mustStatus(t, f.rest(t, "PUT", "/wunder/admin/user_accounts/alice/tool_access", `{"denied_tools":["up@write"]}`, admin), 200)
 
 	callers := [4]caller{
 		{name: "alice", hdr: bearerOf(f.alice)},
@@ -132,11 +135,12 @@ func isolationMatrix(t *testing.T, dsn string) {
 		{name: "admin key naming alice", hdr: admin, names: "alice"},
 	}
 	rows := append(f.rows(), userToolsRows(t, f)...)
-	rows = append(rows, f.memoryRows(t)...)     // isolation_memory_test.go
-	rows = append(rows, f.evalRows(t)...)       // isolation_eval_test.go
-	rows = append(rows, f.attachmentRows(t)...) // isolation_attachments_test.go
-	rows = append(rows, f.adminSkillRows(t)...) // isolation_skills_test.go
-	rows = append(rows, f.workspaceRows()...)   // isolation_workspace_test.go; last: it empties alice's workspace
+	rows = append(rows, f.memoryRows(t)...)      // isolation_memory_test.go
+	rows = append(rows, f.evalRows(t)...)        // isolation_eval_test.go
+	rows = append(rows, f.attachmentRows(t)...)  // isolation_attachments_test.go
+	rows = append(rows, f.passThroughRows(t)...) // isolation_passthrough_test.go
+	rows = append(rows, f.adminSkillRows(t)...)  // isolation_skills_test.go
+	rows = append(rows, f.workspaceRows()...)    // isolation_workspace_test.go; last: it empties alice's workspace
 	var table strings.Builder
 	table.WriteString("| front-end | resource | action | alice (owner) | bob | bob naming alice | admin key naming alice |\n")
 	table.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")

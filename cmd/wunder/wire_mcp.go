@@ -66,6 +66,7 @@ func mcpServerConfig(s config.MCPServer, m config.MCP) mcptools.ServerConfig {
 	return mcptools.ServerConfig{
 		Name: s.Name, Transport: s.Transport, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Cwd,
 		URL: s.URL, Headers: s.Headers, BearerToken: s.BearerToken, AllowTools: s.AllowTools,
+		AllowResources: s.AllowResources, AllowPrompts: s.AllowPrompts,
 		Description: s.Description, Timeout: s.Timeout(m),
 	}
 }

@@ -74,6 +74,13 @@ type MCPServer struct {
 	Enabled bool `yaml:"enabled"`
 	// AllowTools lists the tools offered; empty = all of them.
 	AllowTools []string `yaml:"allow_tools"`
+	// AllowResources lists the resources the pass-through route offers, as
+	// URIs (resource templates as their URI templates) where '*' matches
+	// any run of characters: "file:///srv/docs/*". Empty = all of them.
+	AllowResources []string `yaml:"allow_resources"`
+	// AllowPrompts lists the prompts the pass-through route offers; empty
+	// = all of them.
+	AllowPrompts []string `yaml:"allow_prompts"`
 	// Description of the server, for people and the prompt.
 	Description string `yaml:"description"`
 	// TimeoutSeconds (timeout_s) bounds one call; 0 = mcp.timeout_s.
@@ -164,6 +171,8 @@ func (s MCPServer) validate(v checker, p string) bool {
 	}
 	atLeast(v, joinPath(p, "timeout_s"), s.TimeoutSeconds, 0)
 	v.eachWord(joinPath(p, "allow_tools"), s.AllowTools)
+	v.eachWord(joinPath(p, "allow_resources"), s.AllowResources)
+	v.eachWord(joinPath(p, "allow_prompts"), s.AllowPrompts)
 	return nameOK
 }
 

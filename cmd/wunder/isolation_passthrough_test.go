@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wunder/wunder/internal/config"
+)
+
+// The pass-through's rows of the isolation matrix: an MCP server
+// configured for everyone ("up", tools read and write), reached at
+// /wunder/mcp/up. A pass-through session belongs to the principal who
+// opened it; what a caller may call there is their own policy (alice's
+// tool access denies up@write).
+
+// passThroughUpstream serves an MCP server whose tools say who called.
+func passThroughUpstream(t *testing.T) config.MCPServer {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, nil)
+	for _, name := range []string{"read", "write"} {
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: map[string]any{"type": "object"}}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " ran"}}}, nil
+		})
+	}
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(ts.Close)
+	return config.MCPServer{Name: "up", Transport: config.MCPStreamableHTTP, URL: ts.URL, Enabled: true}
+}
+
+// passClient opens a pass-through session to up as the caller's
+// credential (the API key goes as a bearer token, as MCP clients send it).
+func (f *fixture) passClient(t *testing.T, hdr map[string]string) *mcp.ClientSession {
+	t.Helper()
+	h := clone(hdr)
+	if k, isKey := h["X-API-Key"]; isKey {
+		delete(h, "X-API-Key")
+		h["Authorization"] = "Bearer " + k
+	}
+	cl := mcp.NewClient(&mcp.Implementation{Name: "matrix", Version: "1"}, nil)
+	cs, err := cl.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.s.url + "/wunder/mcp/up", HTTPClient: &http.Client{Transport: headerRT{hdr: h}}}, nil)
+	if err != nil {
+		t.Fatalf("pass-through connect: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func (f *fixture) passThroughRows(t *testing.T) []matrixRow {
+	session := f.passClient(t, bearerOf(f.alice)) // alice's session, which the others try to use
+	call := func(cs *mcp.ClientSession, tool string) string {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+		switch {
+		case err != nil && strings.Contains(err.Error(), "permission denied"):
+			return denied
+		case err != nil:
+			return "error: " + err.Error()
+		case res.IsError:
+			return "tool error"
+		}
+		return ok
+	}
+	return []matrixRow{
+		{frontend: "MCP pass-through", resource: "session (alice's)", action: "call a tool in it", want: [4]string{ok, denied, na, denied},
+			try: func(t *testing.T, c caller) string {
+				if c.names != "" && c.hdr["X-API-Key"] == "" {
+					return na // MCP has no way to name another user
+				}
+				if c.name == "alice" {
+					return call(session, "read")
+				}
+				h := clone(c.hdr)
+				if k, isKey := h["X-API-Key"]; isKey {
+					delete(h, "X-API-Key")
+					h["Authorization"] = "Bearer " + k
+				}
+				h["Mcp-Session-Id"] = session.ID()
+				h["Mcp-Protocol-Version"] = session.InitializeResult().ProtocolVersion
+				h["Accept"] = "application/json, text/event-stream"
+				r := f.rest(t, "POST", "/wunder/mcp/up", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"read","arguments":{}}}`, h)
+				if r.StatusCode == http.StatusForbidden || r.StatusCode == http.StatusNotFound {
+					r.Body.Close()
+					return denied // the session is not theirs
+				}
+				return restOutcome(r)
+			}},
+		{frontend: "MCP pass-through", resource: "tool up@write (alice's tool access denies it)", action: "call in one's own session", want: [4]string{denied, ok, na, ok},
+			try: func(t *testing.T, c caller) string {
+				if c.names != "" && c.hdr["X-API-Key"] == "" {
+					return na
+				}
+				return call(f.passClient(t, c.hdr), "write")
+			}},
+	}
+}

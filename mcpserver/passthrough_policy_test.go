@@ -1,0 +1,219 @@
+package mcpserver_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wunder/wunder/adapters/mcptools"
+	"github.com/wunder/wunder/mcpserver"
+	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/orchestrator/orchestratortest"
+)
+
+// sdkOnly hides an Upstreams' HTTP side, so every method takes the SDK
+// path.
+type sdkOnly struct{ mcpserver.Upstreams }
+
+// policyEnv is the pass-through to an upstream with tools, resources and
+// prompts, allow-lists on it, two users (alice's tool access denies
+// up@write), and the orchestrator whose policy and audit serve it.
+type policyEnv struct {
+	url string
+	o   *orchestrator.Orchestrator
+	up  *recordingUpstream // what reached the upstream
+}
+
+func newPolicyEnv(t *testing.T, rawPath bool) *policyEnv {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "policy-upstream", Version: "1"}, nil)
+	obj := map[string]any{"type": "object"}
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	for _, name := range []string{"read", "write", "secret"} {
+		s.AddTool(&mcp.Tool{Name: name, InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text(name + " ran"), nil
+		})
+	}
+	s.AddTool(&mcp.Tool{Name: "fails", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		r := text("it broke")
+		r.IsError = true
+		return r, nil
+	})
+	for _, uri := range []string{"file:///pub/a.txt", "file:///priv/key"} {
+		s.AddResource(&mcp.Resource{URI: uri, Name: uri}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, Text: "content of " + uri}}}, nil
+		})
+	}
+	for _, name := range []string{"greet", "leak"} {
+		s.AddPrompt(&mcp.Prompt{Name: name}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: name}}}}, nil
+		})
+	}
+	rec := &recordingUpstream{}
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rec.mu.Lock()
+		rec.bodies = append(rec.bodies, string(body))
+		rec.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		sdk.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	ts := srv.URL
+	set, err := mcptools.New([]mcptools.ServerConfig{{Name: "up", Transport: mcptools.TransportStreamableHTTP, URL: ts,
+		AllowTools: []string{"read", "write", "fails"}, AllowResources: []string{"file:///pub/*"}, AllowPrompts: []string{"greet"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = set.Close() })
+	reg := orchestrator.NewRegistry("", nil)
+	reg.SetAccess(accessRules{"alice": {Denied: []string{"up@write"}}})
+	reg.SetPolicy(orchestrator.PolicyOptions{AllowLists: set})
+	o := orchestrator.New(orchestratortest.NewMemStore(), orchestratortest.Models{}, reg, nil)
+	t.Cleanup(func() { _ = o.Close(context.Background()) })
+	var ups mcpserver.Upstreams = set
+	if !rawPath {
+		ups = sdkOnly{set}
+	}
+	_, url := serve(t, o, &mcpserver.Options{Upstreams: ups, Verify: func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
+		if tok == "alice" || tok == "bob" {
+			return &auth.TokenInfo{UserID: tok}, nil
+		}
+		return nil, auth.ErrInvalidToken
+	}})
+	return &policyEnv{url: url + "/wunder/mcp/up", o: o, up: rec}
+}
+
+type accessRules map[string]*orchestrator.ToolAccess
+
+func (a accessRules) ToolAccess(_ context.Context, u string) (*orchestrator.ToolAccess, error) {
+	return a[u], nil
+}
+
+func (e *policyEnv) session(t *testing.T, user string) *mcp.ClientSession {
+	t.Helper()
+	return connect(t, e.url, &http.Client{Transport: bearer(user)}, nil)
+}
+
+func names[T any](items []T, name func(T) string) []string {
+	var out []string
+	for _, it := range items {
+		out = append(out, name(it))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// The pass-through lists what the policy lets the session's user see, and
+// refuses, without forwarding, a call, read or get of anything else; on
+// the raw path as on the SDK's. Every tools/call is audited.
+func TestPassThroughPolicy(t *testing.T) {
+	for _, raw := range []bool{true, false} {
+		name := "sdk path"
+		if raw {
+			name = "raw path"
+		}
+		t.Run(name, func(t *testing.T) {
+			e := newPolicyEnv(t, raw)
+			rec := e.up
+			alice, bob := e.session(t, "alice"), e.session(t, "bob")
+			tools := func(cs *mcp.ClientSession) []string {
+				res, err := cs.ListTools(t.Context(), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return names(res.Tools, func(x *mcp.Tool) string { return x.Name })
+			}
+			if got, want := tools(alice), []string{"fails", "read"}; !slices.Equal(got, want) {
+				t.Errorf("alice's tools/list = %v, want %v (write denied to her, secret not in allow_tools)", got, want)
+			}
+			if got, want := tools(bob), []string{"fails", "read", "write"}; !slices.Equal(got, want) {
+				t.Errorf("bob's tools/list = %v, want %v", got, want)
+			}
+			call := func(cs *mcp.ClientSession, tool string) (*mcp.CallToolResult, error) {
+				return cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"k": "v"}})
+			}
+			for _, c := range []struct {
+				cs       *mcp.ClientSession
+				tool, by string
+			}{{alice, "write", "denied_tools"}, {alice, "secret", "allow_tools"}, {bob, "secret", "allow_tools"}} {
+				_, err := call(c.cs, c.tool)
+				var rpcErr *jsonrpc.Error
+				if !errors.As(err, &rpcErr) || rpcErr.Code != -32001 || !strings.Contains(rpcErr.Message, c.by) {
+					t.Errorf("a call of hidden %s: %v; want -32001 naming %s", c.tool, err, c.by)
+				}
+			}
+			if got := rec.received(`"name":"secret"`); len(got) != 0 {
+				t.Errorf("a refused call reached the upstream: %q", got)
+			}
+			if got := rec.received(`"name":"write"`); len(got) != 0 {
+				t.Errorf("alice's refused write reached the upstream: %q", got)
+			}
+			if res, err := call(bob, "write"); err != nil || res.IsError {
+				t.Fatalf("bob's write: %v %+v", err, res)
+			}
+			if res, err := call(alice, "fails"); err != nil || !res.IsError {
+				t.Fatalf("fails: %v %+v", err, res)
+			}
+
+			// Resources and prompts: allow_resources and allow_prompts.
+			rl, err := alice.ListResources(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := names(rl.Resources, func(r *mcp.Resource) string { return r.URI }); !slices.Equal(got, []string{"file:///pub/a.txt"}) {
+				t.Errorf("resources/list = %v", got)
+			}
+			if _, err := alice.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "file:///priv/key"}); err == nil || !strings.Contains(err.Error(), "allow_resources") {
+				t.Errorf("reading a hidden resource: %v", err)
+			}
+			if r, err := alice.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "file:///pub/a.txt"}); err != nil || r.Contents[0].Text != "content of file:///pub/a.txt" {
+				t.Errorf("reading an allowed resource: %v %+v", err, r)
+			}
+			pl, err := bob.ListPrompts(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := names(pl.Prompts, func(p *mcp.Prompt) string { return p.Name }); !slices.Equal(got, []string{"greet"}) {
+				t.Errorf("prompts/list = %v", got)
+			}
+			if _, err := bob.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "leak"}); err == nil || !strings.Contains(err.Error(), "allow_prompts") {
+				t.Errorf("getting a hidden prompt: %v", err)
+			}
+			if got := rec.received(`file:///priv/key`); len(got) != 0 {
+				t.Errorf("a refused read reached the upstream: %q", got)
+			}
+
+			// The audit: each tools/call, with its outcome and reason.
+			recs, err := e.o.Audit(t.Context(), orchestrator.AuditFilter{Via: orchestrator.ViaPassthrough})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range recs {
+				if r.FrontEnd != orchestrator.FrontendMCP || (r.Outcome == orchestrator.OutcomeDenied) != (r.Reason != "") {
+					t.Errorf("record %+v", r)
+				}
+				got = append(got, r.UserID+" "+r.Tool+" "+r.Outcome)
+			}
+			slices.Sort(got)
+			want := []string{"alice up@fails error", "alice up@secret denied", "alice up@write denied", "bob up@secret denied", "bob up@write allowed"}
+			if !slices.Equal(got, want) {
+				t.Errorf("audit = %q, want %q", got, want)
+			}
+		})
+	}
+}
