@@ -71,7 +71,7 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode send
 		return nil, 0, errParams("metadata %s: %v", ApprovalModeKey, err)
 	}
 	r, err = h.b.Start(ctx, orchestrator.RunRequest{
-		UserID: h.actor(c), SessionID: sessionID, Question: text, ToolNames: h.opts.ToolNames,
+		UserID: h.actor(c), SessionID: sessionID, Question: text, OfferedTools: h.opts.ToolNames,
 		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendA2A, Metadata: meta, PreloadSkills: preloadOf(m.Metadata, p.Metadata),
 		// A send with a push config is not read only by its caller (the
 		// config's watcher follows the task from its start, and the config

@@ -286,7 +286,7 @@ func (o *Orchestrator) prepare(ctx context.Context, req RunRequest) (execution, 
 	var sel *Selection
 	if req.SkipToolCalls {
 		sel = newSelection(o.tools) // no tools at all, not even the always-on ones
-	} else if sel, err = o.tools.Select(ctx, req.UserID, req.ToolNames, req.ExcludeTools); err != nil {
+	} else if sel, err = o.tools.Select(ctx, req.UserID, o.withOffered(ctx, req), req.ExcludeTools); err != nil {
 		return execution{}, err
 	}
 	return execution{model: model, settings: settings, sel: sel,

@@ -268,6 +268,11 @@ type RunRequest struct {
 	ToolNames []string
 	// ExcludeTools are never offered (e.g. wunder@run to the run it starts).
 	ExcludeTools []string
+	// OfferedTools are what the front-end's configuration offers every run
+	// it starts (a2a.server.tool_names): the ones the policy lets the user
+	// use join ToolNames, the others are left out, not an error (a user
+	// denied one of them still runs).
+	OfferedTools []string
 	// PreloadSkills are skills loaded from the run's first model call on
 	// (toolsets that are [PromptContributor]s read them).
 	PreloadSkills []string

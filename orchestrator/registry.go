@@ -189,6 +189,11 @@ func (r *Registry) Select(ctx context.Context, userID string, names, exclude []s
 // one (a fifth of Select's CPU). One difference: a tool whose wire name
 // collides with another's is skipped only when both are in it.
 func (r *Registry) named(ctx context.Context, userID string, names []string) (*Selection, error) {
+	return r.permitted(ctx, userID, r.namedAll(ctx, userID, names))
+}
+
+// namedAll is named before the policy filters it.
+func (r *Registry) namedAll(ctx context.Context, userID string, names []string) *Selection {
 	want := make(map[string]bool, len(names))
 	for _, n := range names {
 		want[strings.TrimSpace(n)] = true
@@ -204,7 +209,7 @@ func (r *Registry) named(ctx context.Context, userID string, names []string) (*S
 		}
 		return false
 	})
-	return r.permitted(ctx, userID, sel)
+	return sel
 }
 
 // alwaysOn is Select for a run that names no tool: the always-on tools

@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"slices"
 )
 
 // ToolAccess is a user's tool rule (the original wunder's
@@ -70,4 +71,31 @@ func (r *Registry) permitted(ctx context.Context, userID string, sel *Selection)
 		}
 	}
 	return out, nil
+}
+
+// withOffered is req's tool names with those of req.OfferedTools the policy
+// lets the user use; one it forbids them is left out (a log line says
+// so). An offered name no toolset offers stays: Select waits for it (an
+// MCP server still starting) or reports it unknown, as for any name.
+func (o *Orchestrator) withOffered(ctx context.Context, req RunRequest) []string {
+	if len(req.OfferedTools) == 0 {
+		return req.ToolNames
+	}
+	all := o.tools.namedAll(ctx, req.UserID, req.OfferedTools)
+	usable, err := o.tools.permitted(ctx, req.UserID, all)
+	if err != nil {
+		o.log.WarnContext(ctx, "offered tools left out: the user's tool access could not be read", "user_id", req.UserID, "err", err)
+		return req.ToolNames
+	}
+	names := slices.Clone(req.ToolNames)
+	for _, n := range req.OfferedTools {
+		if _, known := all.Lookup(n); known {
+			if _, ok := usable.Lookup(n); !ok {
+				o.log.InfoContext(ctx, "offered tool left out: the policy does not let the user use it", "user_id", req.UserID, "tool", n)
+				continue
+			}
+		}
+		names = append(names, n)
+	}
+	return names
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -97,4 +99,41 @@ func TestToolAccessWired(t *testing.T) {
 		t.Errorf("alice's run naming write_file = %+v; want tool_not_found", p)
 	}
 	mustStatus(t, f.rest(t, "POST", "/wunder", `{"question":"write a note","tool_names":["write_file"],"stream":false}`, bob), 200)
+}
+
+// a2a.server.tool_names is what A2A offers every run; a tool the admin
+// denied to a user is left out of that user's runs, which go on, where
+// every run of the user used to fail. Another user keeps the tool. (The
+// fake model calls write_file for a question about writing, whatever it
+// is offered: alice's call finds no such tool and writes nothing.)
+func TestA2AToolNamesMeetTheUsersAccess(t *testing.T) {
+	s := startServer(t, func(c *config.Config) {
+		c.Security.APIKey = "admin-key"
+		c.A2A.Server.ToolNames = []string{"write_file", "read_file"}
+	})
+	f := &fixture{s: s}
+	admin := map[string]string{"X-API-Key": "admin-key"}
+	for _, u := range []string{"alice", "bob"} {
+		mustStatus(t, f.rest(t, "POST", "/wunder/admin/user_accounts", `{"user_id":"`+u+`","password":"`+u+`-password"}`, admin), 201)
+	}
+	mustStatus(t, f.rest(t, "PUT", "/wunder/admin/user_accounts/alice/tool_access", `{"denied_tools":["write_file"]}`, admin), 200)
+	for _, c := range []struct {
+		user  string
+		wrote bool
+	}{{"alice", false}, {"bob", true}} {
+		res, code := f.a2a(t, "1.0", "SendMessage", `{"message":{"messageId":"m-`+c.user+`","role":"ROLE_USER","parts":[{"text":"please write a note and read it back"}]}}`, bearerOf(f.login(t, c.user)))
+		if code != 0 {
+			t.Fatalf("%s's A2A run: code %d %s", c.user, code, res)
+		}
+		var sent struct {
+			Task struct{ Status struct{ State string } }
+		}
+		if err := json.Unmarshal(res, &sent); err != nil || sent.Task.Status.State != "TASK_STATE_COMPLETED" {
+			t.Fatalf("%s's task: %s %v", c.user, res, err)
+		}
+		_, err := os.Stat(filepath.Join(s.dir, "workspaces", c.user, "notes.txt"))
+		if wrote := err == nil; wrote != c.wrote {
+			t.Errorf("%s's run wrote notes.txt: %v, want %v", c.user, wrote, c.wrote)
+		}
+	}
 }
