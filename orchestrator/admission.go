@@ -161,6 +161,10 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 	if err := o.validate(&req); err != nil {
 		return nil, err
 	}
+	// The offered tools are resolved once, at the start: the run (and its
+	// stored spec, which a resumed run is prepared from) names the ones
+	// the user may use.
+	req.ToolNames, req.OfferedTools = o.withOffered(ctx, req), nil
 	x, err := o.prepare(ctx, req)
 	if err != nil {
 		return nil, err
@@ -286,7 +290,7 @@ func (o *Orchestrator) prepare(ctx context.Context, req RunRequest) (execution, 
 	var sel *Selection
 	if req.SkipToolCalls {
 		sel = newSelection(o.tools) // no tools at all, not even the always-on ones
-	} else if sel, err = o.tools.Select(ctx, req.UserID, o.withOffered(ctx, req), req.ExcludeTools); err != nil {
+	} else if sel, err = o.tools.Select(ctx, req.UserID, req.ToolNames, req.ExcludeTools); err != nil {
 		return execution{}, err
 	}
 	return execution{model: model, settings: settings, sel: sel,

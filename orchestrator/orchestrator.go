@@ -269,9 +269,9 @@ type RunRequest struct {
 	// ExcludeTools are never offered (e.g. wunder@run to the run it starts).
 	ExcludeTools []string
 	// OfferedTools are what the front-end's configuration offers every run
-	// it starts (a2a.server.tool_names): the ones the policy lets the user
-	// use join ToolNames, the others are left out, not an error (a user
-	// denied one of them still runs).
+	// it starts (a2a.server.tool_names): at the start, the ones the policy
+	// lets the user use join ToolNames (and the stored spec), the others
+	// are left out, not an error (a user denied one of them still runs).
 	OfferedTools []string
 	// PreloadSkills are skills loaded from the run's first model call on
 	// (toolsets that are [PromptContributor]s read them).
