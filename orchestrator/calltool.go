@@ -125,6 +125,9 @@ func (o *Orchestrator) RecordToolCall(l *ToolLog) {
 	if l.CreatedAt.IsZero() {
 		l.CreatedAt = o.opts.Now()
 	}
+	if obs := o.opts.Observer; obs != nil {
+		obs.ToolDecision(l)
+	}
 	o.toolLogs.add(l)
 }
 

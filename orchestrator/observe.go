@@ -31,6 +31,10 @@ type Observer interface {
 	// since the run was created (queue time included). Resumed runs do not
 	// report it.
 	FirstOutput(ctx context.Context, r RunInfo, wait time.Duration)
+	// ToolDecision is told every decision the audit records (policy.go):
+	// a tool call of any path, allowed, denied or error. It must not keep
+	// l.
+	ToolDecision(l *ToolLog)
 }
 
 // Front-ends, for [RunRequest.Frontend] and the telemetry that counts runs

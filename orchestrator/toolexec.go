@@ -116,7 +116,7 @@ func (l *loop) reportResult(c pendingCall, res *ToolResult, ms int64) {
 	if c.denied {
 		entry.Outcome, entry.Reason = OutcomeDenied, clip(res.Content, 1000)
 	}
-	l.o.toolLogs.add(entry)
+	l.o.RecordToolCall(entry)
 }
 
 // outcomeOf is the audit's outcome of a call the policy allowed.

@@ -22,7 +22,7 @@ func newTelemetry(ctx context.Context, cfg *config.Config) (*telemetry.Telemetry
 	}
 	tel, err := telemetry.New(ctx, telemetry.Options{
 		OTLP:    telemetry.OTLP{Endpoint: o.OTLP.Endpoint, Protocol: o.OTLP.Protocol, Headers: o.OTLP.Headers},
-		Version: version, StoreSpanThreshold: threshold,
+		Version: version, StoreSpanThreshold: threshold, MaxUsers: o.MetricsMaxUsers,
 	})
 	if err != nil {
 		return nil, withCode(exitConfig, fmt.Errorf("observability: %w", err))

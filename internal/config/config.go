@@ -411,6 +411,11 @@ type Observability struct {
 	// MetricsPublic serves /metrics without credentials (a scraper on a
 	// private network). Default false: an admin credential is needed.
 	MetricsPublic bool `yaml:"metrics_public"`
+	// MetricsMaxUsers (metrics_max_users) bounds the users with
+	// Prometheus series of their own (wunder_user_runs_total and the
+	// like): past it, users are counted together as user="_other". 0
+	// turns the per-user series off. Default 1000.
+	MetricsMaxUsers int `yaml:"metrics_max_users"`
 	// OTLP exports traces. Off unless an endpoint is set here or in the
 	// OTEL_EXPORTER_OTLP_ENDPOINT variable.
 	OTLP OTLP `yaml:"otlp"`

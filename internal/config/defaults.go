@@ -90,6 +90,7 @@ func Default() *Config {
 			LogLevel:             "info",
 			LogFormat:            "text",
 			MonitorEventLimit:    200,
+			MetricsMaxUsers:      1000,
 			DropEventTypes:       []string{},
 			StoreSpanThresholdMS: 10,
 			BlockingEventDelayMS: 20,

@@ -189,6 +189,7 @@ func (c *Config) validate(p *problems) {
 			v.fail("observability.otlp.endpoint", "must be an http:// or https:// URL such as http://collector:4318, got %q", e)
 		}
 	}
+	v.between("observability.metrics_max_users", o.MetricsMaxUsers, 0, 1_000_000)
 	if v.eachWord("observability.drop_event_types", o.DropEventTypes) {
 		for i, t := range o.DropEventTypes {
 			if slices.Contains(undroppable, t) {

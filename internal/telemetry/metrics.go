@@ -21,6 +21,13 @@ type metrics struct {
 	toolCalls     *prometheus.CounterVec
 	toolDuration  *prometheus.HistogramVec
 	storeDuration *prometheus.HistogramVec
+
+	// The audit's decisions, and each user's consumption (users.go).
+	toolDecisions  *prometheus.CounterVec
+	userRuns       *prometheus.CounterVec
+	userRunSeconds *prometheus.CounterVec
+	userTokens     *prometheus.CounterVec
+	userToolCalls  *prometheus.CounterVec
 }
 
 // Buckets, in seconds.
@@ -50,8 +57,19 @@ func newMetrics() *metrics {
 		Help: "Tool call latency.", Buckets: callBuckets}, []string{"tool"})
 	m.storeDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "wunder_store_op_duration_seconds",
 		Help: "Store operation latency by operation (select_runs, insert_events, ..., write).", Buckets: storeBuckets}, []string{"op"})
+	m.toolDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wunder_tool_decisions_total",
+		Help: "Decisions of the policy on tool calls, as the audit records them: by outcome (allowed, denied, error), path (run, catalog, passthrough) and front-end."}, []string{"outcome", "via", "frontend"})
+	m.userRuns = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wunder_user_runs_total",
+		Help: "Runs ended on this instance, by user (past observability.metrics_max_users users, user=\"_other\")."}, []string{"user"})
+	m.userRunSeconds = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wunder_user_run_seconds_total",
+		Help: "Execution time of runs on this instance (waits for approval excluded), by user."}, []string{"user"})
+	m.userTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wunder_user_tokens_total",
+		Help: "Tokens of the runs that ended on this instance, by user and kind (input, output)."}, []string{"user", "kind"})
+	m.userToolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wunder_user_tool_calls_total",
+		Help: "Tool calls decided on this instance, by user and outcome (allowed, denied, error)."}, []string{"user", "outcome"})
 	m.reg.MustRegister(m.runs, m.runDuration, m.firstEvent, m.modelCalls, m.modelDuration, m.modelTokens,
 		m.toolCalls, m.toolDuration, m.storeDuration,
+		m.toolDecisions, m.userRuns, m.userRunSeconds, m.userTokens, m.userToolCalls,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -36,6 +36,7 @@ func (t *Telemetry) RunStarted(parent, ctx context.Context, r orchestrator.RunIn
 			attribute.String("gen_ai.request.model", r.Model), attribute.Bool("wunder.resumed", r.Resumed)))
 	}
 	return ctx, func(e orchestrator.RunEnd) {
+		t.userRunEnded(r, e, time.Since(start))
 		if e.State != "" && e.State != orchestrator.RunWaitingInput {
 			t.m.runs.WithLabelValues(string(e.State), frontendLabel(r.Frontend)).Inc()
 			t.m.runDuration.Observe(time.Since(start).Seconds())

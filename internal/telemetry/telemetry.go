@@ -55,13 +55,18 @@ type Options struct {
 	StoreSpanThreshold time.Duration
 	// Getenv reads the OTEL_* variables; nil means os.Getenv.
 	Getenv func(string) string
+	// MaxUsers bounds the users with series of their own (wunder_user_*):
+	// past it, users are counted as user="_other"; <= 0 turns the
+	// per-user series off (observability.metrics_max_users).
+	MaxUsers int
 }
 
 // Telemetry holds the metrics registry and, when traces are on, the
 // tracer provider. It implements [orchestrator.Observer].
 type Telemetry struct {
-	m    *metrics
-	opts Options
+	m     *metrics
+	users *userLabels
+	opts  Options
 	// tp is nil when traces are off: then nothing makes spans, wraps
 	// handlers or transports.
 	tp     *sdktrace.TracerProvider
@@ -82,7 +87,7 @@ func New(ctx context.Context, opts Options) (*Telemetry, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
-	t := &Telemetry{m: newMetrics(), opts: opts,
+	t := &Telemetry{m: newMetrics(), users: &userLabels{max: opts.MaxUsers}, opts: opts,
 		prop: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})}
 	exp, err := newExporter(ctx, opts)
 	if err != nil || exp == nil {
