@@ -3,6 +3,7 @@ package edge
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -322,4 +323,85 @@ func procMemory(pid int) (rss, hwm int64, err error) {
 		}
 	}
 	return rss, hwm, nil
+}
+
+// TestDoc2mdBombsOnEveryPath: the same bounds hold where documents
+// arrive other than the convert route — a question's attachments (POST
+// /wunder, refused before a run exists) and a knowledge-base upload.
+func TestDoc2mdBombsOnEveryPath(t *testing.T) {
+	wunderproc.NeedLinux(t)
+	bin := wunderproc.Build(t)
+	p := wunderproc.Start(t, bin, "")
+	dog := watchRSS(t, p)
+	base := `{"knowledge":{"bases":[{"name":"kb","description":"bombs land here"}]}}`
+	if status, body := postJSON(t, p.URL+"/wunder/admin/knowledge", base); status != http.StatusOK {
+		t.Fatalf("creating the base: %d %s", status, body)
+	}
+	for _, b := range doc2mdBombs[:2] {
+		data := b.data(t)
+		question, _ := json.Marshal(map[string]any{"user_id": "ann", "question": "read it", "stream": false,
+			"attachments": []map[string]string{{"type": "file", "name": b.file,
+				"content": "data:application/octet-stream;base64," + base64.StdEncoding.EncodeToString(data)}}})
+		status, body := postJSON(t, p.URL+"/wunder", string(question))
+		var prob convertProblem
+		_ = json.Unmarshal(body, &prob)
+		if !b.answered(status, prob) {
+			t.Errorf("%s as an attachment: %d %s; want %d naming %s", b.name, status, body, b.status, b.limit)
+		}
+		status, prob = uploadKnowledge(t, p.URL, "kb", b.file, data)
+		if !b.answered(status, prob) {
+			t.Errorf("%s as a knowledge upload: %d %s; want %d naming %s", b.name, status, prob, b.status, b.limit)
+		}
+	}
+	peak, killed := dog.stop()
+	t.Logf("the bombs on every path: peak RSS %d MiB", peak>>20)
+	if killed || peak >= maxPeakRSS {
+		t.Fatalf("peak RSS %d MiB (killed: %v); want under %d MiB", peak>>20, killed, maxPeakRSS>>20)
+	}
+	// A normal document uploaded to the base is stored as Markdown.
+	if status, prob := uploadKnowledge(t, p.URL, "kb", "table.xlsx", tableXLSX(t, 3, 2)); status != http.StatusOK {
+		t.Fatalf("a normal upload: %d %s", status, prob)
+	}
+	resp, err := http.Get(p.URL + "/wunder/admin/knowledge/file?base=kb&path=table.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	stored, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(stored), `| r2c0 | r2c1 |`) {
+		t.Errorf("table.xlsx stored as table.md: %d %s", resp.StatusCode, stored)
+	}
+}
+
+func postJSON(t *testing.T, url, body string) (int, []byte) {
+	t.Helper()
+	resp, err := doc2mdClient.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+// uploadKnowledge posts a file to the admin's knowledge base.
+func uploadKnowledge(t *testing.T, url, base, name string, data []byte) (int, convertProblem) {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("base", base)
+	fw, _ := mw.CreateFormFile("file", name)
+	_, _ = fw.Write(data)
+	_ = mw.Close()
+	resp, err := doc2mdClient.Post(url+"/wunder/admin/knowledge/upload", mw.FormDataContentType(), &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p convertProblem
+	b, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatalf("answer %d is not JSON: %.200s", resp.StatusCode, b)
+	}
+	return resp.StatusCode, p
 }
