@@ -24,6 +24,7 @@ func TestHTMLStream(t *testing.T) {
 		{"stray end tags", `<div><table><tr><td>a</div>b</td></tr></table></div>c`, "| ab |\n| --- |\n\nc"},
 		{"headings", "<h1>One</h1>text<h3>Three <i>it</i></h3>", "# One\n\ntext\n\n### Three *it*"},
 		{"br", "line<br>next", "line\nnext"},
+		{"skipped inside skipped", "<svg><svg></svg>hidden</svg>shown<noscript><style>x</style>no</noscript>", "shown"},
 	} {
 		md := convert(t, c, tc.name+".html", []byte(tc.html))
 		if md != tc.want {

@@ -97,7 +97,7 @@ func (j *job) hold(n int) error {
 	j.held += int64(n)
 	if j.held > j.o.MaxOutputBytes {
 		return overLimit(j.name, TooLarge, "attachments.max_output_bytes", j.o.MaxOutputBytes,
-			"converting it keeps more than %d bytes of text", j.o.MaxOutputBytes)
+			"converting it holds %d bytes of text", j.held)
 	}
 	return nil
 }
@@ -109,7 +109,7 @@ func (j *job) release(n int64) { j.held -= n }
 func (j *job) addCells(n int64) error {
 	j.cells += n
 	if j.cells > j.o.MaxCells {
-		return overLimit(j.name, TooLarge, "attachments.max_cells", j.o.MaxCells, "more than %d table cells", j.o.MaxCells)
+		return overLimit(j.name, TooLarge, "attachments.max_cells", j.o.MaxCells, "%d table cells or more", j.cells)
 	}
 	return nil
 }
@@ -118,7 +118,7 @@ func (j *job) addCells(n int64) error {
 // MaxCells, without counting them.
 func (j *job) checkCells(n int64) error {
 	if j.cells+n > j.o.MaxCells {
-		return overLimit(j.name, TooLarge, "attachments.max_cells", j.o.MaxCells, "more than %d table cells", j.o.MaxCells)
+		return overLimit(j.name, TooLarge, "attachments.max_cells", j.o.MaxCells, "%d table cells or more", j.cells+n)
 	}
 	return nil
 }
@@ -126,7 +126,7 @@ func (j *job) checkCells(n int64) error {
 // checkRows refuses a table of more than MaxRows rows.
 func (j *job) checkRows(rows int) error {
 	if rows > j.o.MaxRows {
-		return overLimit(j.name, TooLarge, "attachments.max_rows", int64(j.o.MaxRows), "a table of more than %d rows", j.o.MaxRows)
+		return overLimit(j.name, TooLarge, "attachments.max_rows", int64(j.o.MaxRows), "a table of %d rows or more", rows)
 	}
 	return nil
 }
@@ -163,7 +163,7 @@ func (o *mdOut) WriteString(s string) (int, error) {
 	}
 	o.n += int64(len(s))
 	if o.n > o.max {
-		return 0, overLimit(o.name, TooLarge, "attachments.max_output_bytes", o.max, "its Markdown is more than %d bytes", o.max)
+		return 0, overLimit(o.name, TooLarge, "attachments.max_output_bytes", o.max, "its Markdown reaches %d bytes", o.n)
 	}
 	o.chars += int64(utf8.RuneCountInString(s))
 	if room := o.keep - int64(o.sb.Len()); room > 0 {
@@ -191,7 +191,7 @@ func (o *mdOut) skip(n int64) error {
 	o.chars += n
 	o.nl, o.trail = 0, 0
 	if o.n > o.max {
-		return overLimit(o.name, TooLarge, "attachments.max_output_bytes", o.max, "its Markdown is more than %d bytes", o.max)
+		return overLimit(o.name, TooLarge, "attachments.max_output_bytes", o.max, "its Markdown reaches %d bytes", o.n)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -224,6 +225,24 @@ func TestClipAndConvertAll(t *testing.T) {
 	want := string([]rune(all)[:100]) + fmt.Sprintf("\n\n[clipped: the document has %d characters; the first 100 are shown]", n)
 	if md != want {
 		t.Errorf("Convert = %q;\nwant %q", md, want)
+	}
+}
+
+// A ZIP64 end record that points past the file is no archive, not a
+// panic; one that declares too many entries is refused before archive/zip
+// reads them.
+func TestZipEndRecords(t *testing.T) {
+	t.Parallel()
+	le64 := func(v uint64) string { b := make([]byte, 8); binary.LittleEndian.PutUint64(b, v); return string(b) }
+	eocd := "PK\x05\x06" + strings.Repeat("\x00", 6) + "\xff\xff" + strings.Repeat("\x00", 10)
+	short := "PK\x03\x04" + "PK\x06\x07" + "\x00\x00\x00\x00" + le64(100) + "\x01\x00\x00\x00" + eocd
+	c := doc2md.New(&doc2md.Options{MaxZipEntries: 20})
+	for _, data := range []string{short, short[:len(short)-22] + strings.Repeat("\x00", 30) + eocd} {
+		_, err := c.Convert(context.Background(), "z.docx", "", []byte(data))
+		var e *doc2md.Error
+		if !errors.As(err, &e) || e.Kind != doc2md.TooLarge || e.Limit != "attachments.max_zip_entries" {
+			t.Errorf("%q: %v; want max_zip_entries", data, err)
+		}
 	}
 }
 

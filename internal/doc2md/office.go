@@ -40,18 +40,19 @@ func (j *job) openZip(data []byte) (*officeZip, error) {
 		return nil, overLimit(j.name, TooLarge, "attachments.max_zip_entries", int64(j.o.MaxZipEntries), "a ZIP archive of %d entries", n)
 	}
 	limit := uint64(j.o.MaxUnzipBytes)
-	var total uint64
+	var total uint64 // what the entries declare to unpack to
 	z := &officeZip{j: j, files: make(map[string]*zip.File, len(zr.File)), order: zr.File}
 	for _, f := range zr.File {
 		if total += f.UncompressedSize64; total > limit || f.UncompressedSize64 > limit {
-			return nil, overLimit(j.name, TooLarge, "attachments.max_unzip_bytes", j.o.MaxUnzipBytes, "it unpacks to more than %d bytes (a ZIP bomb?)", limit)
+			return nil, overLimit(j.name, TooLarge, "attachments.max_unzip_bytes", j.o.MaxUnzipBytes,
+				"it unpacks to %d bytes or more (a ZIP bomb?)", max(total, f.UncompressedSize64))
 		}
 		if _, dup := z.files[f.Name]; !dup {
 			z.files[f.Name] = f
 		}
 	}
-	if ratio := uint64(j.o.MaxUnzipRatio); total > ratioFloor && total > ratio*uint64(len(data)) {
-		return nil, overLimit(j.name, TooLarge, "attachments.max_unzip_ratio", int64(ratio),
+	if ratio := float64(j.o.MaxUnzipRatio); total > ratioFloor && float64(total) > ratio*float64(len(data)) {
+		return nil, overLimit(j.name, TooLarge, "attachments.max_unzip_ratio", int64(j.o.MaxUnzipRatio),
 			"it unpacks to %d bytes, %d times its size (a ZIP bomb?)", total, total/uint64(max(len(data), 1)))
 	}
 	return z, nil
@@ -74,7 +75,7 @@ func zipEntries(data []byte) (uint64, bool) {
 		return n, true
 	}
 	off := binary.LittleEndian.Uint64(data[i-locatorLen+8:])
-	if off > uint64(len(data)-56) || !bytes.HasPrefix(data[off:], []byte("PK\x06\x06")) {
+	if len(data) < 56 || off > uint64(len(data)-56) || !bytes.HasPrefix(data[off:], []byte("PK\x06\x06")) {
 		return n, true
 	}
 	return binary.LittleEndian.Uint64(data[off+32:]), true
@@ -208,9 +209,12 @@ func (j *job) wordML(x *xmlReader) error {
 				list = true
 			case "t":
 				inText = true
-			case "tab", "br":
+			case "tab":
 				err = j.hold(1)
-				para.WriteString(map[string]string{"tab": "\t", "br": " "}[t.Name.Local])
+				para.WriteByte('\t')
+			case "br":
+				err = j.hold(1)
+				para.WriteByte(' ')
 			case "tbl":
 				tables = append(tables, &tableBuf{})
 			case "tr":

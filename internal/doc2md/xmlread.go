@@ -35,7 +35,7 @@ func (x *xmlReader) next() (xml.Token, error) {
 	case xml.StartElement:
 		if x.depth++; x.depth > x.j.o.MaxXMLDepth {
 			return nil, overLimit(x.j.name, TooComplex, "attachments.max_xml_depth", int64(x.j.o.MaxXMLDepth),
-				"XML elements nested more than %d deep", x.j.o.MaxXMLDepth)
+				"XML elements nested %d deep", x.depth)
 		}
 	case xml.EndElement:
 		x.depth = max(x.depth-1, 0)
