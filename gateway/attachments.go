@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -54,22 +55,44 @@ var defaultConverter = doc2md.New(nil)
 
 // writeAttachmentError writes an attachment that cannot be used as its
 // problem, the detail naming it — the one table of doc2md's kinds: 413
-// too large, 415 unsupported, 400 unreadable; other errors as writeError
-// does.
+// too large, 415 unsupported, 400 unreadable, 422 too complex (nested too
+// deep, converting too long), 503 busy (with Retry-After); other errors
+// as writeError does. A refusal over a limit carries the limit's
+// configuration key and value as "limit" and "limit_value".
 func writeAttachmentError(w http.ResponseWriter, r *http.Request, err error) {
 	var e *doc2md.Error
 	if !errors.As(err, &e) {
 		writeError(w, r, err)
 		return
 	}
+	var p Problem
 	switch e.Kind {
 	case doc2md.TooLarge:
-		writeProblem(w, r, http.StatusRequestEntityTooLarge, "attachment_too_large", e.Error())
+		p = newProblem(r, http.StatusRequestEntityTooLarge, "attachment_too_large", e.Error())
 	case doc2md.Unsupported:
-		writeProblem(w, r, http.StatusUnsupportedMediaType, "attachment_unsupported", e.Error())
+		p = newProblem(r, http.StatusUnsupportedMediaType, "attachment_unsupported", e.Error())
+	case doc2md.TooComplex:
+		p = newProblem(r, http.StatusUnprocessableEntity, "attachment_too_complex", e.Error())
+	case doc2md.Busy:
+		w.Header().Set("Retry-After", "1")
+		p = newProblem(r, http.StatusServiceUnavailable, "attachment_busy", e.Error())
 	default:
-		writeProblem(w, r, http.StatusBadRequest, "attachment_unreadable", e.Error())
+		p = newProblem(r, http.StatusBadRequest, "attachment_unreadable", e.Error())
 	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(p.Status)
+	if err := json.NewEncoder(w).Encode(limitProblem{Problem: p, Limit: e.Limit, LimitValue: e.Max}); err != nil {
+		logger(r.Context()).DebugContext(r.Context(), "problem not written", "err", err)
+	}
+}
+
+// limitProblem is the problem of an attachment over a limit: the
+// limit's configuration key (attachments.max_cells, ...) and its value.
+type limitProblem struct {
+	Problem
+	Limit      string `json:"limit,omitempty"`
+	LimitValue int64  `json:"limit_value,omitempty"`
 }
 
 // convertRequest is the JSON body of the convert routes.
@@ -168,8 +191,8 @@ func readFilePart(w http.ResponseWriter, r *http.Request, limit int64) (name, mi
 			writeProblem(w, r, http.StatusBadRequest, "invalid_multipart", err.Error())
 			return "", "", nil, false
 		case int64(len(data)) > limit:
-			writeAttachmentError(w, r, &doc2md.Error{Name: name, Kind: doc2md.TooLarge,
-				Msg: fmt.Sprintf("over the %d-byte limit (attachments.max_bytes)", limit)})
+			writeAttachmentError(w, r, &doc2md.Error{Name: name, Kind: doc2md.TooLarge, Limit: "attachments.max_bytes", Max: limit,
+				Msg: fmt.Sprintf("more than %d bytes, over the limit of %d (attachments.max_bytes)", limit, limit)})
 			return "", "", nil, false
 		}
 		ct := part.Header.Get("Content-Type")

@@ -67,9 +67,9 @@ func (s *Server) knowledgeRoutes() {
 	s.mux.HandleFunc("POST "+admin, s.handleSetAdminKnowledgeBases)
 	s.mux.HandleFunc("GET "+admin+"/files", s.adminKnowledge(s.handleKnowledgeFiles))
 	s.mux.HandleFunc("GET "+admin+"/file", s.adminKnowledge(s.handleKnowledgeFile))
-	s.mux.HandleFunc("PUT "+admin+"/file", s.putKnowledgeFile(adminOwner))
+	s.mux.HandleFunc("PUT "+admin+"/file", admins(s.putKnowledgeFile(adminOwner)))
 	s.mux.HandleFunc("DELETE "+admin+"/file", s.adminKnowledge(s.handleDeleteKnowledgeFile))
-	s.mux.HandleFunc("POST "+admin+"/upload", s.uploadKnowledgeFile(adminOwner))
+	s.mux.HandleFunc("POST "+admin+"/upload", admins(s.uploadKnowledgeFile(adminOwner)))
 	s.mux.HandleFunc("POST "+admin+"/refresh", s.adminKnowledge(s.handleKnowledgeRefresh))
 	s.mux.HandleFunc("GET "+user, s.userKnowledge(s.handleKnowledgeBases))
 	s.mux.HandleFunc("POST "+user, s.handleSetUserKnowledgeBases)
@@ -78,6 +78,22 @@ func (s *Server) knowledgeRoutes() {
 	s.mux.HandleFunc("PUT "+user+"/file", s.putKnowledgeFile(userOwner))
 	s.mux.HandleFunc("DELETE "+user+"/file", s.userKnowledge(s.handleDeleteKnowledgeFile))
 	s.mux.HandleFunc("POST "+user+"/upload", s.uploadKnowledgeFile(userOwner))
+	// An upload may be a document (converted to Markdown): the body limit
+	// of the routes that carry attachments.
+	s.routeBodyLimit(admin+"/upload", s.opts.AttachmentBodyBytes)
+	s.routeBodyLimit(user+"/upload", s.opts.AttachmentBodyBytes)
+}
+
+// admins lets only admins reach h. An admin route decides who may call it
+// before it reads its body: a caller who may not gets 403, never a 400,
+// 413 or 415 about a body it had no business sending (nor the cost of
+// reading it).
+func admins(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if adminOnly(w, r) {
+			h(w, r)
+		}
+	}
 }
 
 // knowledgeHandler is a knowledge route acting for owner.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/wunder/wunder/gateway"
+	"github.com/wunder/wunder/internal/doc2md"
+	"github.com/wunder/wunder/internal/doc2md/doc2mdtest"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
@@ -127,8 +129,9 @@ func newKnowledgeEnv(t *testing.T) *knowledgeEnv {
 	t.Helper()
 	fake := newFakeKnowledge()
 	accounts := orchestratortest.NewMemAccounts()
-	e := newEnv(t, envOpts{gw: gateway.Options{APIKey: adminKey, Knowledge: fake, MaxBodyBytes: 4096,
-		Auth: gateway.AuthOptions{Accounts: accounts, TokenTTL: time.Hour}}})
+	e := newEnv(t, envOpts{gw: gateway.Options{APIKey: adminKey, Knowledge: fake, MaxBodyBytes: 4096, AttachmentBodyBytes: 64 << 10,
+		Attachments: doc2md.New(&doc2md.Options{MaxBytes: 32 << 10}),
+		Auth:        gateway.AuthOptions{Accounts: accounts, TokenTTL: time.Hour}}})
 	ae := &authEnv{env: e}
 	ae.addUser(t, "alice", "alice-password")
 	ae.addUser(t, "bob", "bob-password")
@@ -183,6 +186,13 @@ func TestKnowledgeRoutesScope(t *testing.T) {
 	expect(t, "admin set, user token", e.do(t, "POST", "/wunder/admin/knowledge", `{"knowledge":{"bases":[]}}`, k.asAlice...), 403, "admin only")
 	expect(t, "admin upload, user token", k.upload(t, "/wunder/admin/knowledge/upload", map[string]string{"base": "faq"}, [][2]string{{"a.md", "x"}}, k.asAlice), 403, "admin only")
 	expect(t, "admin refresh, user token", e.do(t, "POST", "/wunder/admin/knowledge/refresh", "", k.asAlice...), 403, "admin only")
+	// The admin routes with a body decide before they read it: a user
+	// gets 403, not 415, 400 or 413 about the body.
+	expect(t, "admin upload as JSON, user token", e.do(t, "POST", "/wunder/admin/knowledge/upload", `{"base":"faq"}`, k.asAlice...), 403, "admin only")
+	expect(t, "admin upload, broken form, user token", k.e.do(t, "POST", "/wunder/admin/knowledge/upload", "--x\r\n",
+		append(k.asAlice, "Content-Type", "multipart/form-data; boundary=x")...), 403, "admin only")
+	expect(t, "admin put, not JSON, user token", e.do(t, "PUT", "/wunder/admin/knowledge/file", `base=faq`, append(k.asAlice, "Content-Type", "text/plain")...), 403, "admin only")
+	expect(t, "admin put, broken JSON, user token", e.do(t, "PUT", "/wunder/admin/knowledge/file", `{"base":`, k.asAlice...), 403, "admin only")
 
 	expect(t, "admin set", e.do(t, "POST", "/wunder/admin/knowledge", `{"knowledge":{"bases":[{"name":"faq","description":"questions"}]}}`, k.admin...), 200, `"bases":[{"name":"faq","description":"questions"`)
 	expect(t, "admin set, shared", e.do(t, "POST", "/wunder/admin/knowledge", `{"knowledge":{"bases":[{"name":"faq","shared":true}]}}`, k.admin...), 400, "unknown_field")
@@ -244,7 +254,8 @@ func TestKnowledgeRoutesBadInput(t *testing.T) {
 		{"two files", k.upload(t, "/wunder/user_tools/knowledge/upload", map[string]string{"base": "notes"}, [][2]string{{"a.md", "x"}, {"b.md", "y"}}, k.asAlice), 400, "one file per upload"},
 		{"unknown field", k.upload(t, "/wunder/user_tools/knowledge/upload", map[string]string{"base": "notes", "folder": "x"}, [][2]string{{"a.md", "x"}}, k.asAlice), 400, `unknown form field \"folder\"`},
 		{"file name traversal is cut to its base", k.upload(t, "/wunder/user_tools/knowledge/upload", map[string]string{"base": "notes"}, [][2]string{{"../../etc/x.md", "x"}}, k.asAlice), 200, `"path":"x.md"`},
-		{"over the body limit", k.upload(t, "/wunder/user_tools/knowledge/upload", map[string]string{"base": "notes"}, [][2]string{{"big.md", strings.Repeat("x", 5000)}}, k.asAlice), 413, "body_too_large"},
+		{"over the body limit", k.upload(t, "/wunder/user_tools/knowledge/upload", map[string]string{"base": "notes"}, [][2]string{{"big.md", strings.Repeat("x", 70<<10)}}, k.asAlice), 413, "body_too_large"},
+		{"over attachments.max_bytes", k.upload(t, "/wunder/user_tools/knowledge/upload", map[string]string{"base": "notes"}, [][2]string{{"big.md", strings.Repeat("x", 33<<10)}}, k.asAlice), 413, `"limit":"attachments.max_bytes"`},
 		{"long field", k.upload(t, "/wunder/user_tools/knowledge/upload", map[string]string{"base": strings.Repeat("n", 1100)}, [][2]string{{"a.md", "x"}}, k.asAlice), 400, "longer than 1024"},
 	}
 	for _, c := range cases {
@@ -255,5 +266,54 @@ func TestKnowledgeRoutesBadInput(t *testing.T) {
 	var p gateway.Problem
 	if err := json.NewDecoder(resp.Body).Decode(&p); err != nil || resp.Header.Get("Content-Type") != "application/problem+json" || p.Code != "invalid_argument" {
 		t.Errorf("problem %+v %v (%s)", p, err, resp.Header.Get("Content-Type"))
+	}
+}
+
+// An uploaded document (DOCX, XLSX, PPTX, PDF, HTML) is converted to
+// Markdown, whole, and stored as <name>.md; one over a conversion limit is
+// refused with the limit named, and nothing is stored.
+func TestKnowledgeUploadConvertsDocuments(t *testing.T) {
+	t.Parallel()
+	k := newKnowledgeEnv(t)
+	expect(t, "setup", k.e.do(t, "POST", "/wunder/user_tools/knowledge", `{"knowledge":{"bases":[{"name":"notes"}]}}`, k.asAlice...), 200, "")
+	up := func(name string, data []byte) *http.Response {
+		return k.upload(t, "/wunder/user_tools/knowledge/upload", map[string]string{"base": "notes"}, [][2]string{{name, string(data)}}, k.asAlice)
+	}
+	long := strings.Split(strings.Repeat("A paragraph long enough to be clipped by a small max_chars.,", 100), ",")
+	for _, tc := range []struct {
+		name string
+		data []byte
+		path string
+		want []string
+	}{
+		{"plan.docx", doc2mdtest.DOCX("Plan", long, nil), "plan.md", []string{"# Plan\n\nA paragraph", "small max_chars."}},
+		{"sheet.xlsx", doc2mdtest.XLSX([][]string{{"k", "v"}, {"a", "1"}}), "sheet.md", []string{"## Sheet1\n\n| k | v |\n| --- | --- |\n| a | 1 |"}},
+		{"deck.PPTX", doc2mdtest.PPTX("Intro"), "deck.md", []string{"## Slide 1\n\nIntro"}},
+		{"page.html", []byte("<h2>Page</h2><p>body</p>"), "page.md", []string{"## Page\n\nbody"}},
+		{"plain.md", []byte("# As it is"), "plain.md", []string{"# As it is"}},
+	} {
+		expect(t, tc.name, up(tc.name, tc.data), 200, `"path":"`+tc.path+`"`)
+		got := string(k.fake.files["alice/notes"][tc.path])
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s stored as %s: %q lacks %q", tc.name, tc.path, got, w)
+			}
+		}
+		if strings.Contains(got, "[clipped") {
+			t.Errorf("%s: a stored document is clipped: %q", tc.name, got)
+		}
+	}
+	// The path field names where it goes; its extension says to convert.
+	expect(t, "a path", k.upload(t, "/wunder/user_tools/knowledge/upload", map[string]string{"base": "notes", "path": "docs/p.htm"},
+		[][2]string{{"ignored.txt", "<p>in docs</p>"}}, k.asAlice), 200, `"path":"docs/p.md"`)
+	if got := string(k.fake.files["alice/notes"]["docs/p.md"]); got != "in docs" {
+		t.Errorf("docs/p.htm stored as %q", got)
+	}
+	wide := doc2mdtest.Workbook(`<sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets>`,
+		"xl/worksheets/sheet1.xml", doc2mdtest.Sheet(`<row r="1"><c r="XFD1" t="inlineStr"><is><t>x</t></is></c></row>`))
+	expect(t, "a sheet over max_columns", up("wide.xlsx", wide), 413, `"limit":"attachments.max_columns","limit_value":1024`)
+	expect(t, "not a document", up("fake.docx", []byte("\x7fELF\x02\x01\x01\x00")), 415, "attachment_unsupported")
+	if _, ok := k.fake.files["alice/notes"]["wide.md"]; ok {
+		t.Error("a refused document was stored")
 	}
 }

@@ -6,7 +6,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"path"
 	"strings"
+
+	"github.com/wunder/wunder/internal/doc2md"
 )
 
 // maxFormField bounds a form field other than the file.
@@ -24,11 +27,15 @@ type knowledgeUpload struct {
 
 // uploadKnowledgeFile is POST .../upload, multipart/form-data with the
 // fields base and file (the original's), and optionally user_id and path.
-// The whole body is bounded by server.max_body_bytes; the adapter checks
-// the file against knowledge.max_file_bytes.
+// A document (.docx, .xlsx, .pptx, .pdf, .html, .htm) is converted to
+// Markdown by the attachment converter, whole and within its bounds, and
+// stored as <name>.md; a .md or .txt file is stored as it is. The body is
+// bounded by attachments.max_request_bytes, the file by
+// attachments.max_bytes, and the adapter checks what is stored against
+// knowledge.max_file_bytes.
 func (s *Server) uploadKnowledgeFile(ownerOf ownerOf) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		up, ok := readKnowledgeUpload(w, r)
+		up, ok := readKnowledgeUpload(w, r, s.converter().MaxBytes())
 		if !ok {
 			return
 		}
@@ -51,18 +58,32 @@ func (s *Server) uploadKnowledgeFile(ownerOf ownerOf) http.HandlerFunc {
 			writeProblem(w, r, http.StatusBadRequest, "invalid_argument", "the file part has no file name; name it, or send the field path")
 			return
 		}
-		if err := s.opts.Knowledge.WriteKnowledgeFile(r.Context(), owner, up.base, p, up.data); err != nil {
+		data := up.data
+		if ext := strings.ToLower(path.Ext(p)); knowledgeDocuments[ext] {
+			md, err := s.converter().ConvertAll(r.Context(), p, "", up.data)
+			if err != nil {
+				writeAttachmentError(w, r, err)
+				return
+			}
+			p, data = strings.TrimSuffix(p, path.Ext(p))+".md", []byte(md)
+		}
+		if err := s.opts.Knowledge.WriteKnowledgeFile(r.Context(), owner, up.base, p, data); err != nil {
 			writeError(w, r, err)
 			return
 		}
-		writeJSON(w, r, http.StatusOK, map[string]any{"ok": true, "message": "uploaded", "base": up.base, "path": p, "bytes": len(up.data)})
+		writeJSON(w, r, http.StatusOK, map[string]any{"ok": true, "message": "uploaded", "base": up.base, "path": p, "bytes": len(data)})
 	}
 }
 
-// readKnowledgeUpload reads the form; each failure writes its own
-// problem: 415 for another media type, 413 past the body limit, 400 for a
-// malformed form or a second file.
-func readKnowledgeUpload(w http.ResponseWriter, r *http.Request) (*knowledgeUpload, bool) {
+// knowledgeDocuments are the extensions of the documents an upload
+// converts to Markdown.
+var knowledgeDocuments = map[string]bool{".docx": true, ".xlsx": true, ".pptx": true, ".pdf": true, ".html": true, ".htm": true}
+
+// readKnowledgeUpload reads the form, the file of at most maxFile bytes;
+// each failure writes its own problem: 415 for another media type, 413
+// past the body limit or maxFile, 400 for a malformed form or a second
+// file.
+func readKnowledgeUpload(w http.ResponseWriter, r *http.Request, maxFile int64) (*knowledgeUpload, bool) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
 		writeProblem(w, r, http.StatusUnsupportedMediaType, "unsupported_media_type", "send the upload as multipart/form-data with the fields base and file")
@@ -90,8 +111,13 @@ func readKnowledgeUpload(w http.ResponseWriter, r *http.Request) (*knowledgeUplo
 				return nil, false
 			}
 			up.hasFile, up.fileName = true, part.FileName()
-			if up.data, err = io.ReadAll(part); err != nil {
+			if up.data, err = io.ReadAll(io.LimitReader(part, maxFile+1)); err != nil {
 				return nil, formProblem(w, r, err)
+			}
+			if int64(len(up.data)) > maxFile {
+				writeAttachmentError(w, r, &doc2md.Error{Name: up.fileName, Kind: doc2md.TooLarge, Limit: "attachments.max_bytes", Max: maxFile,
+					Msg: fmt.Sprintf("more than %d bytes, over the limit of %d (attachments.max_bytes)", maxFile, maxFile)})
+				return nil, false
 			}
 		case "base", "user_id", "path":
 			b, err := io.ReadAll(io.LimitReader(part, maxFormField+1))
@@ -121,7 +147,7 @@ func readKnowledgeUpload(w http.ResponseWriter, r *http.Request) (*knowledgeUplo
 func formProblem(w http.ResponseWriter, r *http.Request, err error) bool {
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		writeProblem(w, r, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the body is larger than %d bytes (server.max_body_bytes)", tooLarge.Limit))
+		writeProblem(w, r, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("the body is larger than %d bytes (attachments.max_request_bytes)", tooLarge.Limit))
 	} else {
 		writeProblem(w, r, http.StatusBadRequest, "invalid_form", "malformed multipart form: "+err.Error())
 	}

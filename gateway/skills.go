@@ -50,7 +50,7 @@ func (s *Server) skillRoutes() {
 	s.mux.HandleFunc("GET /wunder/admin/skills", s.handleAdminSkills)
 	s.mux.HandleFunc("POST /wunder/admin/skills", s.handleAdminSetSkills)
 	s.mux.HandleFunc("DELETE /wunder/admin/skills", s.handleDeleteSkill)
-	s.mux.HandleFunc("POST /wunder/admin/skills/upload", s.handleUploadSkill)
+	s.mux.HandleFunc("POST /wunder/admin/skills/upload", admins(s.handleUploadSkill))
 	s.mux.HandleFunc("GET /wunder/admin/skills/content", s.handleSkillContent)
 	s.mux.HandleFunc("GET /wunder/user_tools/skills", s.handleUserSkills)
 	s.mux.HandleFunc("POST /wunder/user_tools/skills", s.handleUserSetSkills)

@@ -114,6 +114,10 @@ func TestSkillRoutes(t *testing.T) {
 	wantProblem(t, e.do(t, "POST", "/wunder/admin/skills", `{}`, admin...), 400, "invalid_argument")
 	wantProblem(t, e.do(t, "POST", "/wunder/admin/skills", `{"enabled":[],"paths":["/etc"]}`, admin...), 400, "unknown_field")
 	wantProblem(t, post("/wunder/admin/skills/upload", alice, []byte("zip")), 403, "permission_denied")
+	// The admin route decides before it reads: no 415 for a body that
+	// is not a form, no 400 for a broken one.
+	wantProblem(t, e.do(t, "POST", "/wunder/admin/skills/upload", `{"file":"x"}`, alice...), 403, "permission_denied")
+	wantProblem(t, e.do(t, "POST", "/wunder/admin/skills/upload", "--x\r\n", append(alice, "Content-Type", "multipart/form-data; boundary=x")...), 403, "permission_denied")
 	decode[map[string]any](t, post("/wunder/admin/skills/upload", admin, []byte("zip")), 201)
 	if got := fs.last(); got != `upload "" 3` {
 		t.Errorf("admin upload: %s", got)

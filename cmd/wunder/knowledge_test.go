@@ -195,7 +195,9 @@ func TestKnowledgeRoutesValidation(t *testing.T) {
 		{"config base is read-only", f.rest(t, "PUT", "/wunder/admin/knowledge/file", `{"base":"handbook","path":"x.md","content":"x"}`, adminHdr), 409, "configuration"},
 		{"admin base named like a config base", f.rest(t, "POST", "/wunder/admin/knowledge", `{"knowledge":{"bases":[{"name":"handbook"}]}}`, adminHdr), 409, "knowledge.bases"},
 		{"upload not multipart", f.rest(t, "POST", "/wunder/user_tools/knowledge/upload", `{"base":"notes"}`, alice), 415, "multipart/form-data"},
-		{"body over the limit", f.upload(t, "/wunder/user_tools/knowledge/upload", "notes", "huge.md", strings.Repeat("h", 2<<20), alice), 413, "body_too_large"},
+		{"upload over knowledge.max_file_bytes", f.upload(t, "/wunder/user_tools/knowledge/upload", "notes", "huge.md", strings.Repeat("h", 2<<20), alice), 400, "knowledge.max_file_bytes"},
+		{"upload over attachments.max_bytes", f.upload(t, "/wunder/user_tools/knowledge/upload", "notes", "huge.md", strings.Repeat("h", 10<<20+1), alice), 413, `"limit":"attachments.max_bytes"`},
+		{"document over a conversion limit", f.upload(t, "/wunder/user_tools/knowledge/upload", "notes", "deep.html", strings.Repeat("<i>", 300), alice), 422, `"limit":"attachments.max_xml_depth"`},
 		{"unknown file", f.rest(t, "DELETE", "/wunder/user_tools/knowledge/file?base=notes&path=none.md", "", alice), 404, "none.md"},
 		{"user routes are not the admin's", f.rest(t, "GET", "/wunder/admin/knowledge", "", alice), 403, "admin only"},
 	}

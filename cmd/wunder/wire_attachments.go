@@ -13,14 +13,19 @@ import (
 	"github.com/wunder/wunder/internal/sandbox"
 )
 
-// newConverter builds the attachment converter of every front-end from
-// the attachments section. pdftotext runs in the bubblewrap sandbox when
+// newConverter builds the one document converter of every front-end
+// (attachments, the convert routes, knowledge uploads) from the
+// attachments section: one converter, so attachments.max_concurrent
+// bounds them all together. pdftotext runs in the bubblewrap sandbox when
 // there is one that works (no network, its own /tmp, only the directory
 // of the PDF visible), else as a plain child process.
 func newConverter(cfg *config.Config, sb *sandbox.Sandbox, log *slog.Logger) *doc2md.Converter {
 	ac := cfg.Attachments
 	opts := &doc2md.Options{MaxBytes: ac.MaxBytes, MaxCount: ac.MaxCount, MaxTotalBytes: ac.MaxTotalBytes,
-		MaxPDFPages: ac.MaxPDFPages, MaxChars: ac.MaxChars, Timeout: ac.Timeout()}
+		MaxPDFPages: ac.MaxPDFPages, MaxChars: ac.MaxChars, Timeout: ac.Timeout(),
+		MaxUnzipBytes: ac.MaxUnzipBytes, MaxUnzipRatio: ac.MaxUnzipRatio, MaxZipEntries: ac.MaxZipEntries,
+		MaxXMLDepth: ac.MaxXMLDepth, MaxRows: ac.MaxRows, MaxColumns: ac.MaxColumns, MaxCells: ac.MaxCells,
+		MaxOutputBytes: ac.MaxOutputBytes, MaxConcurrent: ac.MaxConcurrent}
 	if sb != nil && sb.Check() == nil {
 		opts.Runner = sandboxRunner{sb}
 	} else {

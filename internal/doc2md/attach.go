@@ -22,7 +22,7 @@ func (c *Converter) Prepare(ctx context.Context, in []orchestrator.Attachment) (
 		return nil, nil
 	}
 	if len(in) > c.opts.MaxCount {
-		return nil, errorf(in[c.opts.MaxCount].Name, TooLarge, "%d attachments, over the limit of %d (attachments.max_count)", len(in), c.opts.MaxCount)
+		return nil, overLimit(in[c.opts.MaxCount].Name, TooLarge, "attachments.max_count", int64(c.opts.MaxCount), "%d attachments", len(in))
 	}
 	out := make([]orchestrator.Attachment, 0, len(in))
 	var total int64
@@ -36,7 +36,7 @@ func (c *Converter) Prepare(ctx context.Context, in []orchestrator.Attachment) (
 			return nil, err
 		}
 		if total += size; total > c.opts.MaxTotalBytes {
-			return nil, errorf(name, TooLarge, "the attachments together are over the %d-byte limit (attachments.max_total_bytes)", c.opts.MaxTotalBytes)
+			return nil, overLimit(name, TooLarge, "attachments.max_total_bytes", c.opts.MaxTotalBytes, "the attachments together are %d bytes or more", total)
 		}
 		out = append(out, p)
 	}
@@ -46,7 +46,7 @@ func (c *Converter) Prepare(ctx context.Context, in []orchestrator.Attachment) (
 func (c *Converter) prepareOne(ctx context.Context, name string, a orchestrator.Attachment) (orchestrator.Attachment, int64, error) {
 	if a.Type == orchestrator.AttachmentText {
 		if int64(len(a.Content)) > c.opts.MaxBytes {
-			return a, 0, errorf(name, TooLarge, "%d bytes, over the %d-byte limit (attachments.max_bytes)", len(a.Content), c.opts.MaxBytes)
+			return a, 0, overLimit(name, TooLarge, "attachments.max_bytes", c.opts.MaxBytes, "%d bytes", len(a.Content))
 		}
 		mt := a.MimeType
 		if mt == "" {
@@ -76,9 +76,12 @@ func (c *Converter) prepareOne(ctx context.Context, name string, a orchestrator.
 			Content: "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(data), Size: size}, size, nil
 	}
 	if a.Type == orchestrator.AttachmentImage {
+		if mt == "" {
+			mt = "a ZIP archive"
+		}
 		return a, 0, errorf(name, Unsupported, "type image, but the content is %s, not a PNG, JPEG, GIF or WebP picture", mt)
 	}
-	md, err := c.convert(ctx, name, format, data)
+	md, mt, err := c.convert(ctx, name, format, mt, data, true)
 	if err != nil {
 		return a, 0, err
 	}
@@ -101,7 +104,7 @@ func (c *Converter) DecodeDataURL(name, s string) (mimeType string, data []byte,
 	b64 := len(params) > 1 && strings.EqualFold(params[len(params)-1], "base64")
 	// A decoded size over the limit is known before decoding.
 	if est := int64(len(payload)); (b64 && est/4*3 > c.opts.MaxBytes+3) || (!b64 && est > 3*c.opts.MaxBytes) {
-		return "", nil, errorf(name, TooLarge, "about %d bytes, over the %d-byte limit (attachments.max_bytes)", est/4*3, c.opts.MaxBytes)
+		return "", nil, overLimit(name, TooLarge, "attachments.max_bytes", c.opts.MaxBytes, "about %d bytes", est/4*3)
 	}
 	if b64 {
 		payload = strings.Map(func(r rune) rune {
@@ -128,7 +131,7 @@ func (c *Converter) DecodeDataURL(name, s string) (mimeType string, data []byte,
 		data = []byte(text)
 	}
 	if int64(len(data)) > c.opts.MaxBytes {
-		return "", nil, errorf(name, TooLarge, "%d bytes, over the %d-byte limit (attachments.max_bytes)", len(data), c.opts.MaxBytes)
+		return "", nil, overLimit(name, TooLarge, "attachments.max_bytes", c.opts.MaxBytes, "%d bytes", len(data))
 	}
 	return mimeType, data, nil
 }

@@ -1,7 +1,6 @@
 package doc2md
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"errors"
@@ -16,7 +15,7 @@ import (
 )
 
 // Kind says why an attachment cannot be used; front-ends map it to their
-// codes (HTTP 413, 415, 400).
+// codes (HTTP 413, 415, 400, 422, 503).
 type Kind int
 
 // Kinds of [Error].
@@ -28,45 +27,107 @@ const (
 	// Unreadable: malformed (bad data URL or base64, a broken document;
 	// HTTP 400).
 	Unreadable
+	// TooComplex: well-formed, but nested deeper or converting longer
+	// than the limits allow (HTTP 422).
+	TooComplex
+	// Busy: the server converts as many documents as it may at once;
+	// the client may retry (HTTP 503). It wraps
+	// [orchestrator.ErrUnavailable], not ErrInvalidArgument.
+	Busy
 )
 
 // Error is an attachment that cannot be used. It wraps
-// [orchestrator.ErrInvalidArgument], so front-ends without a finer code
-// report it as a bad request.
+// [orchestrator.ErrInvalidArgument] (Busy: [orchestrator.ErrUnavailable],
+// with a retry hint), so front-ends without a finer code report it as a
+// bad request.
 type Error struct {
 	// Name is the attachment's name as the client sent it.
 	Name string
 	Kind Kind
 	Msg  string
+	// Limit is the configuration key of the limit the attachment is
+	// over, such as "attachments.max_columns"; "" when the refusal is not
+	// about a limit (an unsupported type, a malformed document).
+	Limit string
+	// Max is the value of that limit.
+	Max int64
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("attachment %q: %s", e.Name, e.Msg) }
 
-// Unwrap makes errors.Is(err, orchestrator.ErrInvalidArgument) hold.
-func (e *Error) Unwrap() error { return orchestrator.ErrInvalidArgument }
+// Unwrap makes errors.Is(err, orchestrator.ErrInvalidArgument) hold, or
+// for Busy errors.Is(err, orchestrator.ErrUnavailable).
+func (e *Error) Unwrap() error {
+	if e.Kind == Busy {
+		return orchestrator.WithRetryAfter(orchestrator.ErrUnavailable, time.Second)
+	}
+	return orchestrator.ErrInvalidArgument
+}
 
 func errorf(name string, k Kind, format string, args ...any) *Error {
 	return &Error{Name: name, Kind: k, Msg: fmt.Sprintf(format, args...)}
 }
 
+// overLimit is the error of a value over the limit named by key: "<what>,
+// over the limit of <max> (<key>)".
+func overLimit(name string, k Kind, key string, max int64, format string, args ...any) *Error {
+	return &Error{Name: name, Kind: k, Limit: key, Max: max,
+		Msg: fmt.Sprintf(format, args...) + fmt.Sprintf(", over the limit of %d (%s)", max, key)}
+}
+
 // Options bound the conversion. Zero values mean the defaults stated; nil
-// *Options passed to [New] means all of them.
+// *Options passed to [New] means all of them. Each limit is named in the
+// errors by its configuration key (docs/attachments.md).
 type Options struct {
-	// MaxBytes bounds one attachment, decoded. Default 10 MiB.
+	// MaxBytes bounds one attachment, decoded (attachments.max_bytes).
+	// Default 10 MiB.
 	MaxBytes int64
-	// MaxCount bounds the attachments of one request. Default 10.
+	// MaxCount bounds the attachments of one request
+	// (attachments.max_count). Default 10.
 	MaxCount int
-	// MaxTotalBytes bounds the attachments of one request. Default 20 MiB.
+	// MaxTotalBytes bounds the attachments of one request
+	// (attachments.max_total_bytes). Default 20 MiB.
 	MaxTotalBytes int64
-	// MaxPDFPages: pages of a PDF converted. Default 100.
+	// MaxPDFPages: pages of a PDF converted (attachments.max_pdf_pages).
+	// Default 100.
 	MaxPDFPages int
-	// MaxChars bounds the Markdown of one attachment (clipped with a
-	// note). Default 200000.
+	// MaxChars bounds the Markdown of one attachment, clipped with a note
+	// (attachments.max_chars). Default 200000.
 	MaxChars int
-	// MaxUnzipBytes bounds what is read from an office file's ZIP, all
-	// entries together. Default 64 MiB.
+	// MaxUnzipBytes bounds what an office file's ZIP entries unpack to,
+	// all together (attachments.max_unzip_bytes). Default 64 MiB.
 	MaxUnzipBytes int64
-	// Timeout bounds one pdftotext run. Default 30s.
+	// MaxUnzipRatio bounds what an office file unpacks to against its own
+	// size, once it unpacks to more than 1 MiB
+	// (attachments.max_unzip_ratio). Default 100.
+	MaxUnzipRatio int
+	// MaxZipEntries bounds the entries of an office file's ZIP
+	// (attachments.max_zip_entries). Default 10000.
+	MaxZipEntries int
+	// MaxXMLDepth bounds the nesting of XML elements (DOCX, XLSX, PPTX)
+	// and HTML elements (attachments.max_xml_depth). Default 256.
+	MaxXMLDepth int
+	// MaxRows bounds the rows of one table: a sheet, a CSV, a table of a
+	// document (attachments.max_rows). Default 200000.
+	MaxRows int
+	// MaxColumns bounds the columns of one table
+	// (attachments.max_columns). Default 1024.
+	MaxColumns int
+	// MaxCells bounds the cells of all the tables of one document, the
+	// empty ones that pad a row to its table's width included, and the
+	// strings of a workbook's shared-strings table (attachments.max_cells).
+	// Default 2000000.
+	MaxCells int64
+	// MaxOutputBytes bounds the Markdown of one document before it is
+	// clipped, and the text a conversion holds to build it
+	// (attachments.max_output_bytes). Default 16 MiB.
+	MaxOutputBytes int64
+	// MaxConcurrent bounds the documents this converter converts at once;
+	// a conversion waits up to Timeout for its turn
+	// (attachments.max_concurrent). Default 4.
+	MaxConcurrent int
+	// Timeout bounds one conversion, pdftotext included
+	// (attachments.timeout_s). Default 30s.
 	Timeout time.Duration
 	// Runner runs pdftotext; nil = directly, as a child of this process.
 	Runner Runner
@@ -77,27 +138,21 @@ type Options struct {
 
 // withDefaults returns o with every zero field set to its default.
 func (o Options) withDefaults() Options {
-	if o.MaxBytes <= 0 {
-		o.MaxBytes = 10 << 20
-	}
-	if o.MaxCount <= 0 {
-		o.MaxCount = 10
-	}
-	if o.MaxTotalBytes <= 0 {
-		o.MaxTotalBytes = 20 << 20
-	}
-	if o.MaxPDFPages <= 0 {
-		o.MaxPDFPages = 100
-	}
-	if o.MaxChars <= 0 {
-		o.MaxChars = 200000
-	}
-	if o.MaxUnzipBytes <= 0 {
-		o.MaxUnzipBytes = 64 << 20
-	}
-	if o.Timeout <= 0 {
-		o.Timeout = 30 * time.Second
-	}
+	setDefault(&o.MaxBytes, 10<<20)
+	setDefault(&o.MaxCount, 10)
+	setDefault(&o.MaxTotalBytes, 20<<20)
+	setDefault(&o.MaxPDFPages, 100)
+	setDefault(&o.MaxChars, 200000)
+	setDefault(&o.MaxUnzipBytes, 64<<20)
+	setDefault(&o.MaxUnzipRatio, 100)
+	setDefault(&o.MaxZipEntries, 10000)
+	setDefault(&o.MaxXMLDepth, 256)
+	setDefault(&o.MaxRows, 200000)
+	setDefault(&o.MaxColumns, 1024)
+	setDefault(&o.MaxCells, 2000000)
+	setDefault(&o.MaxOutputBytes, 16<<20)
+	setDefault(&o.MaxConcurrent, 4)
+	setDefault(&o.Timeout, 30*time.Second)
 	if o.Runner == nil {
 		o.Runner = execRunner{}
 	}
@@ -107,9 +162,18 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Converter converts attachments. It is safe for concurrent use.
+func setDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
+// Converter converts attachments. It is safe for concurrent use: at most
+// Options.MaxConcurrent documents convert at once.
 type Converter struct {
 	opts Options
+	// slots holds a token per conversion running.
+	slots chan struct{}
 }
 
 // New returns a converter bounded by opts (nil = defaults).
@@ -118,7 +182,8 @@ func New(opts *Options) *Converter {
 	if opts != nil {
 		o = *opts
 	}
-	return &Converter{opts: o.withDefaults()}
+	o = o.withDefaults()
+	return &Converter{opts: o, slots: make(chan struct{}, o.MaxConcurrent)}
 }
 
 // MaxBytes is the limit of one attachment, for front-ends that read a
@@ -128,6 +193,7 @@ func (c *Converter) MaxBytes() int64 { return c.opts.MaxBytes }
 // formats the converter recognises.
 const (
 	fmtPDF   = "pdf"
+	fmtZip   = "zip" // an office file (DOCX, XLSX, PPTX) or another ZIP: told apart inside the archive
 	fmtDOCX  = "docx"
 	fmtXLSX  = "xlsx"
 	fmtPPTX  = "pptx"
@@ -155,28 +221,16 @@ var mimeOf = map[string]string{
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
 // sniff tells the format of data from its bytes; name and the client's
-// mime type only choose among text formats. It returns the format and the
-// MIME type, or an *Error (unsupported).
+// mime type only choose among text formats. A ZIP is fmtZip: which office
+// format it is is read from its entries when it is converted, within the
+// bounds of a conversion. It returns the format and the MIME type (""
+// for fmtZip), or an *Error (unsupported).
 func sniff(name, mimeHint string, data []byte) (format, mimeType string, err error) {
 	switch {
 	case bytes.HasPrefix(data, []byte("%PDF-")):
 		return fmtPDF, mimeOf[fmtPDF], nil
 	case bytes.HasPrefix(data, []byte("PK\x03\x04")):
-		zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-		if err != nil {
-			return "", "", errorf(name, Unreadable, "a broken ZIP archive: %v", err)
-		}
-		for _, f := range zr.File {
-			switch f.Name {
-			case "word/document.xml":
-				return fmtDOCX, mimeOf[fmtDOCX], nil
-			case "xl/workbook.xml":
-				return fmtXLSX, mimeOf[fmtXLSX], nil
-			case "ppt/presentation.xml":
-				return fmtPPTX, mimeOf[fmtPPTX], nil
-			}
-		}
-		return "", "", errorf(name, Unsupported, "a ZIP archive that is not a DOCX, XLSX or PPTX document")
+		return fmtZip, "", nil
 	}
 	detected, _, _ := strings.Cut(http.DetectContentType(data), ";")
 	switch {
@@ -204,48 +258,96 @@ func sniff(name, mimeHint string, data []byte) (format, mimeType string, err err
 	return fmtText, mimeOf[fmtText], nil
 }
 
-// Convert returns the Markdown of a document (the convert routes). An
-// image is refused as unsupported: it has no Markdown.
+// Convert returns the Markdown of a document (the convert routes),
+// clipped at MaxChars characters with a note. An image is refused as
+// unsupported: it has no Markdown.
 func (c *Converter) Convert(ctx context.Context, name, mimeHint string, data []byte) (string, error) {
-	if int64(len(data)) > c.opts.MaxBytes {
-		return "", errorf(name, TooLarge, "%d bytes, over the %d-byte limit (attachments.max_bytes)", len(data), c.opts.MaxBytes)
-	}
-	format, _, err := sniff(name, mimeHint, data)
-	if err != nil {
-		return "", err
-	}
-	if format == fmtImage {
-		return "", errorf(name, Unsupported, "an image has no Markdown; attach it as type image")
-	}
-	return c.convert(ctx, name, format, data)
+	md, _, err := c.convertData(ctx, name, mimeHint, data, true)
+	return md, err
 }
 
-// convert runs the converter of format and clips the result.
-func (c *Converter) convert(ctx context.Context, name, format string, data []byte) (string, error) {
-	var md string
-	var err error
+// ConvertAll returns the whole Markdown of a document, not clipped: what
+// is stored (a knowledge base's file) rather than shown to a model once.
+// It is bounded as Convert is, the Markdown by MaxOutputBytes.
+func (c *Converter) ConvertAll(ctx context.Context, name, mimeHint string, data []byte) (string, error) {
+	md, _, err := c.convertData(ctx, name, mimeHint, data, false)
+	return md, err
+}
+
+// convertData checks, sniffs and converts a document; it returns the
+// Markdown and the document's MIME type.
+func (c *Converter) convertData(ctx context.Context, name, mimeHint string, data []byte, clip bool) (md, mimeType string, err error) {
+	if int64(len(data)) > c.opts.MaxBytes {
+		return "", "", overLimit(name, TooLarge, "attachments.max_bytes", c.opts.MaxBytes, "%d bytes", len(data))
+	}
+	format, mt, err := sniff(name, mimeHint, data)
+	if err != nil {
+		return "", "", err
+	}
+	if format == fmtImage {
+		return "", "", errorf(name, Unsupported, "an image has no Markdown; attach it as type image")
+	}
+	return c.convert(ctx, name, format, mt, data, clip)
+}
+
+// convert runs the converter of format, in a slot of its own and within
+// the time limit, and returns the Markdown (clipped at MaxChars when clip
+// is set) and the document's MIME type.
+func (c *Converter) convert(ctx context.Context, name, format, mimeType string, data []byte, clip bool) (string, string, error) {
+	if format == fmtText {
+		j := c.newJob(ctx, name, clip)
+		if err := j.out.write(string(data)); err != nil {
+			return "", "", err
+		}
+		return j.markdown(), mimeType, nil
+	}
+	release, err := c.acquire(ctx, name)
+	if err != nil {
+		return "", "", err
+	}
+	defer release()
+	ctx, cancel := context.WithTimeoutCause(ctx, c.opts.Timeout, errTimeout)
+	defer cancel()
+	j := c.newJob(ctx, name, clip)
 	switch format {
 	case fmtPDF:
-		md, err = c.pdf(ctx, name, data)
-	case fmtDOCX:
-		md, err = c.docx(name, data)
-	case fmtPPTX:
-		md, err = c.pptx(name, data)
-	case fmtXLSX:
-		md, err = c.xlsx(name, data)
+		err = j.pdf(data)
+	case fmtZip:
+		format, err = j.office(data)
+		mimeType = mimeOf[format]
 	case fmtHTML:
-		md, err = htmlToMarkdown(name, data)
+		err = j.html(data)
 	case fmtCSV:
-		md, err = csvToMarkdown(name, data)
+		err = j.csv(data)
 	case fmtJSON:
-		md = "```json\n" + strings.TrimRight(string(data), "\n") + "\n```"
-	default:
-		md = string(data)
+		err = j.out.write("```json\n" + strings.TrimRight(string(data), "\n") + "\n```")
 	}
 	if err != nil {
-		return "", err
+		return "", "", j.fail(err)
 	}
-	return c.clip(strings.TrimSpace(md)), nil
+	return j.markdown(), mimeType, nil
+}
+
+// acquire waits for a conversion slot, at most Timeout; release gives it
+// back.
+func (c *Converter) acquire(ctx context.Context, name string) (release func(), err error) {
+	select {
+	case c.slots <- struct{}{}:
+		return func() { <-c.slots }, nil
+	default:
+	}
+	t := time.NewTimer(c.opts.Timeout)
+	defer t.Stop()
+	select {
+	case c.slots <- struct{}{}:
+		return func() { <-c.slots }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: %w", errCanceled, ctx.Err())
+	case <-t.C:
+		return nil, &Error{Name: name, Kind: Busy, Limit: "attachments.max_concurrent", Max: int64(c.opts.MaxConcurrent),
+			Msg: fmt.Sprintf("the server is converting %d documents already and none finished within %v, the limit (attachments.max_concurrent); retry later",
+				c.opts.MaxConcurrent, c.opts.Timeout)}
+	}
 }
 
 // clip bounds md at MaxChars characters, with a note saying so.
@@ -254,15 +356,26 @@ func (c *Converter) clip(md string) string {
 	if n <= c.opts.MaxChars {
 		return md
 	}
-	i, count := 0, 0
-	for i = range md {
-		if count == c.opts.MaxChars {
+	return clipAt(md, c.opts.MaxChars, int64(n))
+}
+
+// clipAt is the first max characters of md and a note that the document
+// has total.
+func clipAt(md string, max int, total int64) string {
+	cut, count := len(md), 0
+	for i := range md {
+		if count == max {
+			cut = i
 			break
 		}
 		count++
 	}
-	return md[:i] + fmt.Sprintf("\n\n[clipped: the document has %d characters; the first %d are shown]", n, c.opts.MaxChars)
+	return md[:cut] + fmt.Sprintf("\n\n[clipped: the document has %d characters; the first %d are shown]", total, max)
 }
 
-// errCanceled reports a conversion given up with its context.
-var errCanceled = errors.New("conversion canceled")
+var (
+	// errCanceled reports a conversion given up with its context.
+	errCanceled = errors.New("conversion canceled")
+	// errTimeout is the cause of a conversion's context past Timeout.
+	errTimeout = errors.New("conversion timed out")
+)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os/exec"
 	"strings"
@@ -227,30 +226,24 @@ func TestPrepare(t *testing.T) {
 	}
 }
 
-// A CSV whose first row is very wide and the rest short must not be
-// padded into a table many times its size.
-func TestWideTableIsBounded(t *testing.T) {
+// The padding bombs of before: a CSV whose first row is very wide and the
+// rest short, and many HTML tables padding a wide header row over short
+// rows. The default limits refuse them before any row is padded.
+func TestDefaultsRefusePaddingBombs(t *testing.T) {
 	t.Parallel()
-	data := strings.Repeat(",", 200000) + "\n" + strings.Repeat("a\n", 500_000)
-	md := convert(t, doc2md.New(&doc2md.Options{MaxChars: 1000}), "w.csv", []byte(data))
-	if !strings.Contains(md, "[clipped: the document has") {
-		t.Errorf("not clipped: %d characters", len(md))
-	}
-}
-
-// Many tables, each padding a wide header row over short rows, stay
-// within the output bound too.
-func TestManyTablesAreBounded(t *testing.T) {
-	t.Parallel()
-	var tbl strings.Builder
-	tbl.WriteString("<table><tr>" + strings.Repeat("<td>h</td>", 2000) + "</tr>" + strings.Repeat("<tr><td>a</td></tr>", 2000) + "</table>")
-	data := strings.Repeat(tbl.String(), 100) // 100 tables of 16 MB each, padded
-	md := convert(t, doc2md.New(&doc2md.Options{MaxChars: 1000, MaxBytes: 10 << 20}), "t.html", []byte(data))
-	var n int
-	if _, err := fmt.Sscanf(md[strings.Index(md, "[clipped:"):], "[clipped: the document has %d characters", &n); err != nil {
-		t.Fatalf("no clip note: %v", err)
-	}
-	if n > 24<<20 {
-		t.Errorf("the Markdown grew to %d characters before the clip; want it bounded near 16 MiB", n)
+	c := doc2md.New(nil)
+	wide := strings.Repeat(",", 200000) + "\n" + strings.Repeat("a\n", 500_000)
+	tbl := "<table><tr>" + strings.Repeat("<td>h</td>", 1000) + "</tr>" + strings.Repeat("<tr><td>a</td></tr>", 2000) + "</table>"
+	for _, tc := range []struct {
+		name, data, limit string
+	}{
+		{"w.csv", wide, "attachments.max_columns"},
+		{"t.html", strings.Repeat(tbl, 100), "attachments.max_cells"},
+	} {
+		_, err := c.Convert(context.Background(), tc.name, "", []byte(tc.data))
+		var e *doc2md.Error
+		if !errors.As(err, &e) || e.Kind != doc2md.TooLarge || e.Limit != tc.limit {
+			t.Errorf("%s: %v; want TooLarge naming %s", tc.name, err, tc.limit)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package doc2md
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -11,163 +12,195 @@ import (
 	"strings"
 )
 
-// officeZip reads the entries of an office file, all of them together
-// bounded by a budget (a ZIP bomb runs out of it).
+// officeZip is the archive of an office file (DOCX, XLSX, PPTX), checked
+// before anything is unpacked: its entries (MaxZipEntries) and what they
+// declare to unpack to, in all (MaxUnzipBytes) and against the file's
+// size (MaxUnzipRatio). archive/zip fails an entry that inflates past
+// its declared size, so the declarations bound what can be read. Entries
+// are read as streams, never whole.
 type officeZip struct {
-	name   string
-	zr     *zip.Reader
-	budget int64
-	limit  int64
+	j     *job
+	files map[string]*zip.File
+	order []*zip.File
 }
 
-func (c *Converter) openZip(name string, data []byte) (*officeZip, error) {
-	if err := c.checkUnzipSize(name, data); err != nil {
-		return nil, err
+// ratioFloor is what an archive may unpack to whatever its ratio: a small
+// document that compresses well is no bomb.
+const ratioFloor = 1 << 20
+
+func (j *job) openZip(data []byte) (*officeZip, error) {
+	if n, ok := zipEntries(data); ok && n > uint64(j.o.MaxZipEntries) {
+		return nil, overLimit(j.name, TooLarge, "attachments.max_zip_entries", int64(j.o.MaxZipEntries), "a ZIP archive of %d entries", n)
 	}
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return nil, errorf(name, Unreadable, "a broken ZIP archive: %v", err)
+		return nil, errorf(j.name, Unreadable, "a broken ZIP archive: %v", err)
 	}
-	return &officeZip{name: name, zr: zr, budget: c.opts.MaxUnzipBytes, limit: c.opts.MaxUnzipBytes}, nil
+	if n := len(zr.File); n > j.o.MaxZipEntries {
+		return nil, overLimit(j.name, TooLarge, "attachments.max_zip_entries", int64(j.o.MaxZipEntries), "a ZIP archive of %d entries", n)
+	}
+	limit := uint64(j.o.MaxUnzipBytes)
+	var total uint64 // what the entries declare to unpack to
+	z := &officeZip{j: j, files: make(map[string]*zip.File, len(zr.File)), order: zr.File}
+	for _, f := range zr.File {
+		if total += f.UncompressedSize64; total > limit || f.UncompressedSize64 > limit {
+			return nil, overLimit(j.name, TooLarge, "attachments.max_unzip_bytes", j.o.MaxUnzipBytes,
+				"it unpacks to %d bytes or more (a ZIP bomb?)", max(total, f.UncompressedSize64))
+		}
+		if _, dup := z.files[f.Name]; !dup {
+			z.files[f.Name] = f
+		}
+	}
+	if ratio := float64(j.o.MaxUnzipRatio); total > ratioFloor && float64(total) > ratio*float64(len(data)) {
+		return nil, overLimit(j.name, TooLarge, "attachments.max_unzip_ratio", int64(j.o.MaxUnzipRatio),
+			"it unpacks to %d bytes, %d times its size (a ZIP bomb?)", total, total/uint64(max(len(data), 1)))
+	}
+	return z, nil
 }
 
-// read returns an entry's bytes; a missing entry is nil without error.
-func (z *officeZip) read(entry string) ([]byte, error) {
-	for _, f := range z.zr.File {
-		if f.Name != entry {
-			continue
-		}
-		rc, err := f.Open()
-		if err != nil {
-			return nil, errorf(z.name, Unreadable, "entry %s: %v", entry, err)
-		}
-		defer rc.Close()
-		b, err := io.ReadAll(io.LimitReader(rc, z.budget+1))
-		if int64(len(b)) > z.budget {
-			return nil, errorf(z.name, TooLarge, "it unpacks to more than %d bytes (a ZIP bomb?)", z.limit)
-		}
-		if err != nil {
-			return nil, errorf(z.name, Unreadable, "entry %s: %v", entry, err)
-		}
-		z.budget -= int64(len(b))
-		return b, nil
+// zipEntries reads the number of entries an archive declares in its
+// end-of-central-directory record (ZIP64's when there is one), before
+// archive/zip allocates one File per entry; false when there is no such
+// record (archive/zip then refuses the archive).
+func zipEntries(data []byte) (uint64, bool) {
+	const eocdLen, locatorLen = 22, 20
+	from := max(len(data)-eocdLen-0xffff, 0)
+	i := bytes.LastIndex(data[from:], []byte("PK\x05\x06"))
+	if i < 0 || from+i+eocdLen > len(data) {
+		return 0, false
 	}
-	return nil, nil
+	i += from
+	n := uint64(binary.LittleEndian.Uint16(data[i+10:]))
+	if n != 0xffff || i < locatorLen || !bytes.HasPrefix(data[i-locatorLen:], []byte("PK\x06\x07")) {
+		return n, true
+	}
+	off := binary.LittleEndian.Uint64(data[i-locatorLen+8:])
+	if len(data) < 56 || off > uint64(len(data)-56) || !bytes.HasPrefix(data[off:], []byte("PK\x06\x06")) {
+		return n, true
+	}
+	return binary.LittleEndian.Uint64(data[off+32:]), true
 }
 
-// docx converts word/document.xml: headings (Heading1-6, Title styles),
-// paragraphs, list items and tables.
-func (c *Converter) docx(name string, data []byte) (string, error) {
-	z, err := c.openZip(name, data)
+// open streams an entry; a missing entry is nil without error.
+func (z *officeZip) open(entry string) (io.ReadCloser, error) {
+	f := z.files[entry]
+	if f == nil {
+		return nil, nil
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, errorf(z.j.name, Unreadable, "entry %s: %v", entry, err)
+	}
+	return rc, nil
+}
+
+// read runs fn over an entry's XML, which must be there; a syntax error
+// or a broken entry is Unreadable, naming the entry.
+func (z *officeZip) read(entry string, fn func(*xmlReader) error) error {
+	rc, err := z.open(entry)
+	if err != nil {
+		return err
+	}
+	if rc == nil {
+		return errorf(z.j.name, Unreadable, "%s is missing", entry)
+	}
+	defer rc.Close()
+	if err := fn(z.j.newXMLReader(rc)); err != nil {
+		if _, ok := err.(*Error); ok || z.j.ctx.Err() != nil {
+			return err
+		}
+		return errorf(z.j.name, Unreadable, "%s: %v", entry, err)
+	}
+	return nil
+}
+
+// office converts an office file, telling DOCX, XLSX and PPTX apart by
+// their main part; it returns the format.
+func (j *job) office(data []byte) (string, error) {
+	z, err := j.openZip(data)
 	if err != nil {
 		return "", err
 	}
-	doc, err := z.read("word/document.xml")
-	if err != nil {
-		return "", err
+	switch {
+	case z.files["word/document.xml"] != nil:
+		return fmtDOCX, z.read("word/document.xml", j.wordML)
+	case z.files["xl/workbook.xml"] != nil:
+		return fmtXLSX, j.xlsx(z)
+	case z.files["ppt/presentation.xml"] != nil:
+		return fmtPPTX, j.pptx(z)
 	}
-	if doc == nil {
-		return "", errorf(name, Unreadable, "a DOCX without word/document.xml")
-	}
-	md, err := wordML(doc)
-	if err != nil {
-		return "", errorf(name, Unreadable, "word/document.xml: %v", err)
-	}
-	return md, nil
+	return "", errorf(j.name, Unsupported, "a ZIP archive that is not a DOCX, XLSX or PPTX document")
 }
 
 // pptx converts ppt/slides/slideN.xml in slide order, each under a
 // "## Slide N" heading.
-func (c *Converter) pptx(name string, data []byte) (string, error) {
-	z, err := c.openZip(name, data)
-	if err != nil {
-		return "", err
-	}
+func (j *job) pptx(z *officeZip) error {
 	var nums []int
-	for _, f := range z.zr.File {
-		if s, ok := strings.CutPrefix(f.Name, "ppt/slides/slide"); ok {
-			if n, err := strconv.Atoi(strings.TrimSuffix(s, ".xml")); err == nil && strings.HasSuffix(s, ".xml") {
+	for _, f := range z.order {
+		if s, ok := strings.CutPrefix(f.Name, "ppt/slides/slide"); ok && strings.HasSuffix(s, ".xml") {
+			if n, err := strconv.Atoi(strings.TrimSuffix(s, ".xml")); err == nil {
 				nums = append(nums, n)
 			}
 		}
 	}
 	sort.Ints(nums)
-	var sb strings.Builder
 	for _, n := range nums {
-		if sb.Len() > maxOutputBytes {
-			break
+		if err := j.out.write(fmt.Sprintf("\n\n## Slide %d\n\n", n)); err != nil {
+			return err
 		}
-		b, err := z.read(fmt.Sprintf("ppt/slides/slide%d.xml", n))
-		if err != nil {
-			return "", err
+		if err := z.read(fmt.Sprintf("ppt/slides/slide%d.xml", n), j.wordML); err != nil {
+			return err
 		}
-		md, err := wordML(b)
-		if err != nil {
-			return "", errorf(name, Unreadable, "slide %d: %v", n, err)
-		}
-		fmt.Fprintf(&sb, "## Slide %d\n\n%s\n\n", n, md)
 	}
-	return sb.String(), nil
+	return nil
 }
 
 // wordML converts the paragraphs and tables of a WordprocessingML (prefix
-// w: p, r, t, tbl, tr, tc) or DrawingML (a: the same names) part. Tables
-// become Markdown tables; a paragraph's style (pStyle HeadingN or Title)
-// makes a heading, numPr a list item.
-func wordML(data []byte) (string, error) {
-	dec := xml.NewDecoder(bytes.NewReader(data))
-	dec.Strict = false
+// w: p, r, t, tbl, tr, tc) or DrawingML (a: the same names) part as it
+// reads them. Tables become Markdown tables (a table in a cell, one line
+// of its outer cell); a paragraph's style (pStyle HeadingN or Title)
+// makes a heading, numPr a list item. Names are matched by their local
+// part: the two vocabularies share them.
+func (j *job) wordML(x *xmlReader) error {
 	var (
-		out     strings.Builder
 		para    strings.Builder
 		heading int
 		list    bool
-		tables  [][][]string // nested tables: rows of cells
 		inText  bool
+		tables  []*tableBuf
 	)
-	// Names are matched by their local part: the WordprocessingML and
-	// DrawingML elements read here share them (p, r, t, tbl, tr, tc).
-	local := func(n xml.Name) string { return n.Local }
-	endPara := func() {
+	endPara := func() error {
 		text := strings.TrimSpace(para.String())
+		j.release(int64(para.Len()))
 		para.Reset()
-		if len(tables) > 0 {
-			t := tables[len(tables)-1]
-			if len(t) > 0 && len(t[len(t)-1]) > 0 {
-				row := t[len(t)-1]
-				cell := &row[len(row)-1]
-				if *cell != "" && text != "" {
-					*cell += " "
-				}
-				*cell += text
-			}
-			return
-		}
-		if text == "" {
-			return
+		h, l := heading, list
+		heading, list = 0, false
+		if n := len(tables); n > 0 {
+			return j.cellText(tables[n-1], text)
 		}
 		switch {
-		case heading > 0:
-			out.WriteString(strings.Repeat("#", heading) + " " + text + "\n\n")
-		case list:
-			out.WriteString("- " + text + "\n")
-		default:
-			out.WriteString(text + "\n\n")
+		case text == "":
+			return nil
+		case h > 0:
+			return j.out.write(strings.Repeat("#", h), " ", text, "\n\n")
+		case l:
+			return j.out.write("- ", text, "\n")
 		}
-		heading, list = 0, false
+		return j.out.write(text, "\n\n")
 	}
-	for out.Len() <= maxOutputBytes {
-		tok, err := dec.Token()
+	for {
+		tok, err := x.next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return "", err
+			return err
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			switch local(t.Name) {
+			switch t.Name.Local {
 			case "p":
+				j.release(int64(para.Len()))
 				para.Reset()
 				heading, list = 0, false
 			case "pStyle":
@@ -177,56 +210,73 @@ func wordML(data []byte) (string, error) {
 			case "t":
 				inText = true
 			case "tab":
-				para.WriteString("\t")
+				err = j.hold(1)
+				para.WriteByte('\t')
 			case "br":
-				para.WriteString(" ")
+				err = j.hold(1)
+				para.WriteByte(' ')
 			case "tbl":
-				tables = append(tables, nil)
+				tables = append(tables, &tableBuf{})
 			case "tr":
-				if len(tables) > 0 {
-					tables[len(tables)-1] = append(tables[len(tables)-1], nil)
+				if n := len(tables); n > 0 {
+					err = j.startRow(tables[n-1])
 				}
 			case "tc":
-				if n := len(tables); n > 0 && len(tables[n-1]) > 0 {
-					rows := tables[n-1]
-					rows[len(rows)-1] = append(rows[len(rows)-1], "")
+				if n := len(tables); n > 0 {
+					err = j.startCell(tables[n-1])
 				}
 			}
 		case xml.EndElement:
-			switch local(t.Name) {
+			switch t.Name.Local {
 			case "t":
 				inText = false
 			case "p":
-				endPara()
+				err = endPara()
+			case "tc":
+				if n := len(tables); n > 0 {
+					j.endCell(tables[n-1])
+				}
 			case "tbl":
 				if n := len(tables); n > 0 {
-					t := tables[n-1]
-					tables = tables[:n-1]
-					md := markdownTable(t)
-					if len(tables) > 0 {
-						para.WriteString(strings.ReplaceAll(md, "\n", " "))
-						endPara()
-					} else {
-						out.WriteString(md + "\n")
-					}
+					err = j.endTable(&tables)
 				}
 			}
 		case xml.CharData:
 			if inText {
-				para.Write(t)
+				if err = j.hold(len(t)); err == nil {
+					para.Write(t)
+				}
 			}
 		}
-	}
-	return strings.TrimSpace(out.String()), nil
-}
-
-func attr(e xml.StartElement, name string) string {
-	for _, a := range e.Attr {
-		if a.Name.Local == name {
-			return a.Value
+		if err != nil {
+			return err
 		}
 	}
-	return ""
+	for len(tables) > 0 { // tables left open by a truncated part
+		if err := j.endTable(&tables); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// endTable renders the innermost of tables: into its outer table's open
+// cell, or onto the Markdown.
+func (j *job) endTable(tables *[]*tableBuf) error {
+	ts := *tables
+	t := ts[len(ts)-1]
+	*tables = ts[:len(ts)-1]
+	if len(*tables) == 0 {
+		if err := j.renderTable(&j.out, t); err != nil {
+			return err
+		}
+		return j.out.write("\n")
+	}
+	line, err := j.nestedTable(t)
+	if err != nil {
+		return err
+	}
+	return j.cellText(ts[len(ts)-2], line)
 }
 
 // headingLevel reads a paragraph style: Title is 1, HeadingN is N (1-6).
@@ -239,52 +289,4 @@ func headingLevel(style string) int {
 		return min(max(n, 1), 6)
 	}
 	return 0
-}
-
-// maxTableBytes bounds one rendered table: short rows padded to the
-// widest one could otherwise multiply a small input many times over (the
-// Markdown is clipped at MaxChars afterwards anyway).
-const maxTableBytes = 4 << 20
-
-// maxOutputBytes bounds the Markdown of one document before it is clipped
-// at MaxChars: a converter stops adding to it once it is over.
-const maxOutputBytes = 16 << 20
-
-// cellEscaper escapes a table cell's pipes and flattens its line breaks.
-var cellEscaper = strings.NewReplacer("|", `\|`, "\r\n", " ", "\n", " ")
-
-// markdownTable renders rows (the first is the header) as a Markdown
-// table; cells have their pipes escaped and line breaks flattened. A
-// table over maxTableBytes ends with a row saying it was cut.
-func markdownTable(rows [][]string) string {
-	width := 0
-	for _, r := range rows {
-		width = max(width, len(r))
-	}
-	if width == 0 {
-		return ""
-	}
-	var sb strings.Builder
-	line := func(r []string) {
-		sb.WriteString("|")
-		for i := range width {
-			cell := ""
-			if i < len(r) {
-				cell = r[i]
-			}
-			cell = cellEscaper.Replace(strings.TrimSpace(cell))
-			sb.WriteString(" " + cell + " |")
-		}
-		sb.WriteString("\n")
-	}
-	line(rows[0])
-	sb.WriteString("|" + strings.Repeat(" --- |", width) + "\n")
-	for i, r := range rows[1:] {
-		if sb.Len() > maxTableBytes {
-			fmt.Fprintf(&sb, "| [table cut: %d more rows] |\n", len(rows)-1-i)
-			break
-		}
-		line(r)
-	}
-	return sb.String()
 }

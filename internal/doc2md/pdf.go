@@ -44,16 +44,17 @@ func (execRunner) Run(ctx context.Context, dir string, args []string, stdout, st
 	return cmd.Run()
 }
 
-// capWriter keeps the first n bytes written and drops the rest.
+// capWriter keeps the first n bytes written and counts the rest.
 type capWriter struct {
-	buf bytes.Buffer
-	n   int
+	buf     bytes.Buffer
+	n       int64
+	dropped int64
 }
 
 func (w *capWriter) Write(p []byte) (int, error) {
-	if room := w.n - w.buf.Len(); room > 0 {
-		w.buf.Write(p[:min(len(p), room)])
-	}
+	room := max(w.n-int64(w.buf.Len()), 0)
+	w.buf.Write(p[:min(int64(len(p)), room)])
+	w.dropped += int64(len(p)) - min(int64(len(p)), room)
 	return len(p), nil
 }
 
@@ -61,43 +62,40 @@ func (w *capWriter) Write(p []byte) (int, error) {
 // PDF it cannot read.
 var ErrNoPDFToText = errors.New("this server cannot read PDF: pdftotext (Debian package poppler-utils) is not installed")
 
-// pdf runs pdftotext -layout on the first MaxPDFPages pages; pages are
-// separated by a horizontal rule.
-func (c *Converter) pdf(ctx context.Context, name string, data []byte) (string, error) {
-	bin, err := exec.LookPath(c.opts.PDFToText)
+// pdf runs pdftotext -layout on the first MaxPDFPages pages, within the
+// conversion's time; pages are separated by a horizontal rule. Its
+// output is kept as far as the Markdown keeps it and counted beyond.
+func (j *job) pdf(data []byte) error {
+	bin, err := exec.LookPath(j.o.PDFToText)
 	if err != nil {
-		return "", errorf(name, Unsupported, "%v", ErrNoPDFToText)
+		return errorf(j.name, Unsupported, "%v", ErrNoPDFToText)
 	}
 	dir, err := os.MkdirTemp("", "wunder-doc2md-")
 	if err != nil {
-		return "", fmt.Errorf("doc2md: %w", err)
+		return fmt.Errorf("doc2md: %w", err)
 	}
 	defer os.RemoveAll(dir)
 	if err := os.Chmod(dir, 0o755); err != nil {
-		return "", fmt.Errorf("doc2md: %w", err)
+		return fmt.Errorf("doc2md: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "in.pdf"), data, 0o644); err != nil {
-		return "", fmt.Errorf("doc2md: %w", err)
+		return fmt.Errorf("doc2md: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
-	defer cancel()
-	out := &capWriter{n: 4*c.opts.MaxChars + 4096}
+	out := &capWriter{n: j.out.keep + 4096}
 	errOut := &capWriter{n: 2048}
 	// The absolute path: a sandbox shows the system directories at their
 	// own paths, but its PATH may not be the server's.
-	args := []string{bin, "-layout", "-enc", "UTF-8", "-l", strconv.Itoa(c.opts.MaxPDFPages), "in.pdf", "-"}
-	err = c.opts.Runner.Run(ctx, dir, args, out, errOut)
-	switch {
-	case ctx.Err() == context.DeadlineExceeded:
-		return "", errorf(name, Unreadable, "pdftotext did not finish within %v", c.opts.Timeout)
-	case ctx.Err() != nil:
-		return "", fmt.Errorf("%w: %w", errCanceled, ctx.Err())
-	case err != nil:
+	args := []string{bin, "-layout", "-enc", "UTF-8", "-l", strconv.Itoa(j.o.MaxPDFPages), "in.pdf", "-"}
+	err = j.o.Runner.Run(j.ctx, dir, args, out, errOut)
+	if err := j.alive(); err != nil {
+		return err
+	}
+	if err != nil {
 		msg, _, _ := strings.Cut(strings.TrimSpace(errOut.buf.String()), "\n")
 		if msg == "" {
 			msg = err.Error()
 		}
-		return "", errorf(name, Unreadable, "pdftotext cannot read it: %s", msg)
+		return errorf(j.name, Unreadable, "pdftotext cannot read it: %s", msg)
 	}
 	pages := strings.Split(strings.TrimRight(out.buf.String(), "\f\n"), "\f")
 	for i, p := range pages {
@@ -105,10 +103,16 @@ func (c *Converter) pdf(ctx context.Context, name string, data []byte) (string, 
 	}
 	text := strings.Join(pages, "\n\n---\n\n")
 	if strings.TrimSpace(text) == "" {
-		return "", errorf(name, Unreadable, "the PDF has no text (a scanned document? wunder does no OCR)")
+		return errorf(j.name, Unreadable, "the PDF has no text (a scanned document? wunder does no OCR)")
 	}
-	if len(pages) >= c.opts.MaxPDFPages {
-		text += fmt.Sprintf("\n\n[only the first %d pages are converted (attachments.max_pdf_pages)]", c.opts.MaxPDFPages)
+	if err := j.out.write(text); err != nil {
+		return err
 	}
-	return text, nil
+	if err := j.out.skip(out.dropped); err != nil {
+		return err
+	}
+	if len(pages) >= j.o.MaxPDFPages {
+		return j.out.write(fmt.Sprintf("\n\n[only the first %d pages are converted (attachments.max_pdf_pages)]", j.o.MaxPDFPages))
+	}
+	return nil
 }

@@ -1,6 +1,6 @@
 // Package doc2mdtest builds small, real documents for tests of the
 // attachment paths (gateway, a2a, mcpserver, connectapi, cmd/wunder): a
-// PDF with one text line per page, a DOCX and a PPTX built with
+// PDF with one text line per page, a DOCX, an XLSX and a PPTX built with
 // archive/zip, a PNG, and data URLs of them.
 package doc2mdtest
 
@@ -94,6 +94,49 @@ func DOCX(heading string, paragraphs []string, rows [][]string) []byte {
 		"[Content_Types].xml": `<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>`,
 		"word/document.xml":   `<?xml version="1.0" encoding="UTF-8"?><w:document ` + wordNS + `><w:body>` + body.String() + `</w:body></w:document>`,
 	})
+}
+
+// XLSX returns a workbook of one sheet, "Sheet1", whose cells are rows
+// (inline strings; the first row the header); extra is more parts, path
+// then content, such as a sharedStrings.xml.
+func XLSX(rows [][]string, extra ...string) []byte {
+	var data strings.Builder
+	for r, row := range rows {
+		fmt.Fprintf(&data, `<row r="%d">`, r+1)
+		for c, v := range row {
+			fmt.Fprintf(&data, `<c r="%s%d" t="inlineStr"><is><t>%s</t></is></c>`, string(rune('A'+c%26)), r+1, v)
+		}
+		data.WriteString("</row>")
+	}
+	return Workbook(`<sheets><sheet name="Sheet1" sheetId="1" r:id="rId1"/></sheets>`,
+		append([]string{"xl/worksheets/sheet1.xml", Sheet(data.String())}, extra...)...)
+}
+
+// Sheet is a worksheet part whose sheetData holds rows (<row> elements).
+func Sheet(rows string) string {
+	return `<?xml version="1.0" encoding="UTF-8"?><worksheet ` + sheetNS + `><sheetData>` + rows + `</sheetData></worksheet>`
+}
+
+const sheetNS = `xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" ` +
+	`xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"`
+
+// Workbook returns an XLSX whose workbook.xml holds body (its <sheets>,
+// each sheet's r:id rIdN naming xl/worksheets/sheetN.xml) and the parts,
+// path then content.
+func Workbook(body string, parts ...string) []byte {
+	files := map[string]string{
+		"[Content_Types].xml": `<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>`,
+		"xl/workbook.xml":     `<?xml version="1.0" encoding="UTF-8"?><workbook ` + sheetNS + `>` + body + `</workbook>`,
+	}
+	var rels strings.Builder
+	for n := 1; n <= strings.Count(body, "<sheet "); n++ {
+		fmt.Fprintf(&rels, `<Relationship Id="rId%d" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet%d.xml"/>`, n, n)
+	}
+	files["xl/_rels/workbook.xml.rels"] = `<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` + rels.String() + `</Relationships>`
+	for i := 0; i+1 < len(parts); i += 2 {
+		files[parts[i]] = parts[i+1]
+	}
+	return Zip(files)
 }
 
 // PPTX returns a presentation with one slide per text.
