@@ -57,10 +57,10 @@ func (h *Handler) splitParts(ctx context.Context, parts []w.Part) (string, []orc
 		if errors.As(err, &e) && e.Kind == doc2md.Unsupported {
 			return "", nil, errCode(w.CodeContentTypeNotSupported, "%s", e.Error())
 		}
-		if errors.As(err, &e) {
+		if errors.As(err, &e) && e.Kind != doc2md.Busy {
 			return "", nil, errParams("%s", e.Error())
 		}
-		return "", nil, err
+		return "", nil, err // busy wraps ErrUnavailable: the caller may retry
 	}
 	if strings.TrimSpace(text) == "" {
 		text = attachedQuestion
