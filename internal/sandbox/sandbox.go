@@ -69,6 +69,9 @@ type Sandbox struct {
 	bwrap   string // absolute, "" when missing
 	missing error  // why bwrap cannot be used, or nil
 	asRoot  bool   // wunder runs as root: drop to opts.UID/GID
+	// setpriv is setpriv(1) when wunder runs as root and has it: calls are
+	// staged (stage.go). "" otherwise.
+	setpriv string
 	mounts  []string
 	hides   []string
 	visible []string // directories visible read-only, real paths
@@ -112,6 +115,11 @@ func New(opts *Options) *Sandbox {
 	} else {
 		s.missing = fmt.Errorf("%w: bubblewrap (%s) is not installed: install it (Debian/Ubuntu: apt-get install bubblewrap) "+
 			"or, to run commands unconfined, set sandbox.mode: none", ErrUnavailable, o.Bwrap)
+	}
+	if s.asRoot {
+		if p, err := exec.LookPath("setpriv"); err == nil {
+			s.setpriv = p
+		}
 	}
 	s.mounts, s.visible = mounts(append(slices.Clone(systemDirs), o.ROBinds...))
 	s.hides = s.masks(o.Hide)
