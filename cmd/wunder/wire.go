@@ -141,6 +141,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		}
 		return nil, err
 	}
+	if err := prepareDataDir(cfg, log); err != nil { // wire_datadir.go
+		return nil, err
+	}
 	tel, err := newTelemetry(ctx, cfg) // wire_telemetry.go
 	if err != nil {
 		return nil, err
