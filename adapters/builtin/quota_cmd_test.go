@@ -56,6 +56,9 @@ func TestCommandOverQuotaIsStopped(t *testing.T) {
 			}
 
 			wantErr(t, callTool(t, s, "write_file", map[string]any{"path": "more.txt", "content": "m"}), quotaKey)
+			// A command in a workspace over its quota runs (and is not
+			// stopped for the excess it did not make): it may delete.
+			wantOK(t, callTool(t, s, "execute_command", map[string]any{"command": "python3 -c \"import time; time.sleep(0.3)\""}))
 			wantOK(t, callTool(t, s, "execute_command", map[string]any{"command": "rm -r junk"}))
 			wantOK(t, callTool(t, s, "write_file", map[string]any{"path": "more.txt", "content": "m"}))
 		})
@@ -78,4 +81,21 @@ func TestCommandFileIsBoundedByTheHeadroom(t *testing.T) {
 	if info.Size() > limit-1<<20 {
 		t.Errorf("big grew to %d bytes, past the %d left", info.Size(), limit-1<<20)
 	}
+}
+
+// TestCommandHeadroomIsMeasuredWhenStale: files deleted behind the
+// account's back (the janitor's) do not shrink a command's headroom once
+// its figure is older than quotaRecheck.
+func TestCommandHeadroomIsMeasuredWhenStale(t *testing.T) {
+	needBwrap(t)
+	const limit = 4 << 20
+	s, dir := quotaSet(t, limit, Options{Sandbox: sandbox.New(nil), AllowCommands: []string{"python3"}})
+	if _, err := s.WriteFile(t.Context(), testUser, "old.bin", strings.NewReader(strings.Repeat("o", 4<<20)), true); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "old.bin")); err != nil {
+		t.Fatal(err)
+	}
+	s.quota.account(dir).at = s.quota.account(dir).at.Add(-2 * quotaRecheck)
+	wantOK(t, callTool(t, s, "execute_command", map[string]any{"command": `python3 -c "open('new', 'wb').write(b'x' * 1000000)"`}))
 }

@@ -25,7 +25,8 @@ import (
 //     more than the headroom since the last measure — the command may
 //     have written that much, or other writers on the same disk did — or
 //     quotaWalkEvery has passed, the watcher measures the workspace, and
-//     kills the command if it is over the quota. A measure is a walk, so
+//     kills the command if it is over the quota (or, when it started
+//     over, holds more than it did then). A measure is a walk, so
 //     the next one waits at least quotaWalkGap times the last one's cost:
 //     the watcher spends at most about a tenth of one core on a workspace
 //     that keeps it busy, and a hundred statfs calls a second on one that
@@ -37,9 +38,9 @@ import (
 // What remains: a command that writes many files, each under its headroom,
 // can go over the quota by what it writes between two looks of the
 // watcher (quotaTick, plus one walk, plus the kill) before it is stopped:
-// 1 to 5 MiB in the tests, with Python writing about 700 MB/s into the
-// page cache. What it wrote stays, and every write after it is refused
-// until files are deleted.
+// 1 to 25 MiB in the tests on a loaded 2-core machine, Python writing
+// 1 MiB files into the page cache as fast as it can. What it wrote stays,
+// and every write after it is refused until files are deleted.
 // Apparent sizes beyond allocated blocks (sparse files) do not show in the
 // free space; each is bounded by RLIMIT_FSIZE and counted at the next
 // measure. Without the sandbox (sandbox.mode: none) or without prlimit
@@ -57,7 +58,11 @@ type commandQuota struct {
 	a        *account
 	dir      string
 	headroom int64 // bytes the command may add, as of its start
-	free0    int64 // free bytes of the file system at the start; -1 unknown
+	// ceiling is what the workspace may hold before the command is
+	// stopped: the quota, or what it held at the start when that was
+	// more (a command in a workspace already over may delete, not grow).
+	ceiling int64
+	free0   int64 // free bytes of the file system at the start; -1 unknown
 
 	stop chan struct{}
 	wg   sync.WaitGroup
@@ -78,9 +83,18 @@ func (q *quota) command(ctx context.Context, dir string) (*commandQuota, error) 
 	if err := a.refresh(ctx, dir, quotaMaxAge); err != nil {
 		return nil, fmt.Errorf("workspace quota: %w", err)
 	}
+	// A small headroom is a refusal in part (it bounds every file): as
+	// before a refusal, a figure older than quotaRecheck is measured
+	// again, lest it still count files deleted behind the account's back
+	// (the janitor's, another replica's).
+	if a.bytes+a.reserved > q.limit/2 && time.Since(a.at) > quotaRecheck {
+		if err := a.measure(ctx, dir); err != nil {
+			return nil, fmt.Errorf("workspace quota: %w", err)
+		}
+	}
 	a.running++
 	return &commandQuota{q: q, a: a, dir: dir, headroom: max(q.limit-a.bytes-a.reserved, 0),
-		free0: freeBytes(dir), stop: make(chan struct{})}, nil
+		ceiling: max(q.limit, a.bytes), free0: freeBytes(dir), stop: make(chan struct{})}, nil
 }
 
 // fileLimit is the RLIMIT_FSIZE of the command: its headroom, at least 1
@@ -127,7 +141,7 @@ func (cq *commandQuota) loop(kill func()) {
 		if err != nil {
 			continue // the end's check, and the next write's, measure again
 		}
-		if used > cq.q.limit {
+		if used > cq.ceiling {
 			cq.setOver(&QuotaError{Used: used, Limit: cq.q.limit})
 			kill()
 			return
@@ -156,8 +170,9 @@ func (cq *commandQuota) setOver(e *QuotaError) {
 // end stops the watcher and waits for it, measures the workspace (what
 // the command did is known no other way: the free space mixes in every
 // writer of the disk), and returns the quota's verdict: killed says the
-// watcher stopped the command, over is set when the workspace is over the
-// quota. A measure that fails leaves the account dirty.
+// watcher stopped the command, over is set when the command took the
+// workspace over its quota (or, already over, grew it). A measure that
+// fails leaves the account dirty.
 func (cq *commandQuota) end() (over *QuotaError, killed bool) {
 	if cq == nil {
 		return nil, false
@@ -171,17 +186,16 @@ func (cq *commandQuota) end() (over *QuotaError, killed bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.running--
-	if killed {
-		return over, true // measured by the watcher, just now
-	}
+	// Measured even after a kill: the command wrote on between the
+	// watcher's walk and its death.
 	if err := a.measure(context.Background(), cq.dir); err != nil {
 		a.dirty = true
-		return nil, false
+		return over, killed
 	}
-	if a.bytes > cq.q.limit {
+	if killed || a.bytes > cq.ceiling {
 		over = &QuotaError{Used: a.bytes, Limit: cq.q.limit}
 	}
-	return over, false
+	return over, killed
 }
 
 // freeBytes is the free space of the file system holding dir, every
