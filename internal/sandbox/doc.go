@@ -48,8 +48,9 @@
 // (stage.go). wunder opens the workspace and the call's read-only binds as
 // root, a first bwrap, as root, binds those descriptors under a private
 // tmpfs, setpriv(1) drops to the sandbox user for good, and the usual bwrap
-// binds the staged paths. Without setpriv, bwrap starts as the sandbox
-// user directly, the directories above the workspace must be searchable by
+// binds the staged paths. Without setpriv, or without CAP_SYS_ADMIN (a
+// container's default capabilities), bwrap starts as the sandbox user
+// directly, the directories above the workspace must be searchable by
 // it, [Sandbox.PrepareRoot] lets it search the directory holding the
 // workspaces (o+x, not o+r: nobody can list it), and [Sandbox.Start] says
 // which parent it cannot search. When wunder is not root, bwrap maps

@@ -10,12 +10,12 @@ import (
 )
 
 // PrepareRoot creates dir, the directory holding the workspaces, when
-// missing. Commands reach their workspace through the staged bind of
-// stage.go, so nothing above it needs to be searchable by the sandbox
-// user; only without setpriv, when bwrap must reach the workspace by its
-// path as that user, does PrepareRoot let the user search dir (o+x; never
-// o+r, so the user ids in it cannot be listed), and the directories above
-// it must be searchable already: [Sandbox.Start] says which one is not.
+// missing. Staged calls (stage.go) reach their workspace whatever the
+// modes above it; only when a root cannot stage, and bwrap must reach the
+// workspace by its path as the sandbox user, does PrepareRoot let that
+// user search dir (o+x; never o+r, so the user ids in it cannot be
+// listed), and the directories above it must be searchable already:
+// [Sandbox.Start] says which one is not.
 func (s *Sandbox) PrepareRoot(dir string) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
@@ -86,8 +86,8 @@ func (s *Sandbox) searchable(dir string) error {
 		return nil
 	}
 	return fmt.Errorf("sandbox: %s (mode %04o) is not searchable by the sandbox user %d:%d, so its workspaces "+
-		"cannot be mounted: install setpriv (util-linux), which lets wunder mount them as root, give the "+
-		"directory o+x (chmod o+x), or move the workspace root", dir, m, s.opts.UID, s.opts.GID)
+		"cannot be mounted: install setpriv (util-linux) and run wunder with CAP_SYS_ADMIN, which lets it "+
+		"mount them as root, give the directory o+x (chmod o+x), or move the workspace root", dir, m, s.opts.UID, s.opts.GID)
 }
 
 // own lchowns the tree at dir to uid:gid through an [os.Root], so a symlink

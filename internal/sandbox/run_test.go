@@ -203,6 +203,12 @@ func TestRunsUnderPrivateParents(t *testing.T) {
 		}
 	}
 	s := sandbox.New(nil)
+	if _, err := exec.LookPath("setpriv"); err != nil || !sandbox.CapSysAdmin("/proc/self/status") {
+		t.Skipf("!!! SKIPPED: staging needs setpriv (%v) and CAP_SYS_ADMIN", err)
+	}
+	if !s.Staged() {
+		t.Fatal("root with setpriv and CAP_SYS_ADMIN, yet calls are not staged")
+	}
 	if err := s.PrepareRoot(root); err != nil {
 		t.Fatal(err)
 	}

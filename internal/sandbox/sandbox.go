@@ -69,8 +69,9 @@ type Sandbox struct {
 	bwrap   string // absolute, "" when missing
 	missing error  // why bwrap cannot be used, or nil
 	asRoot  bool   // wunder runs as root: drop to opts.UID/GID
-	// setpriv is setpriv(1) when wunder runs as root and has it: calls are
-	// staged (stage.go). "" otherwise.
+	// setpriv is setpriv(1) when wunder runs as root with CAP_SYS_ADMIN
+	// (which the first bwrap needs to make a mount namespace) and has it:
+	// calls are staged (stage.go). "" otherwise.
 	setpriv string
 	mounts  []string
 	hides   []string
@@ -116,7 +117,7 @@ func New(opts *Options) *Sandbox {
 		s.missing = fmt.Errorf("%w: bubblewrap (%s) is not installed: install it (Debian/Ubuntu: apt-get install bubblewrap) "+
 			"or, to run commands unconfined, set sandbox.mode: none", ErrUnavailable, o.Bwrap)
 	}
-	if s.asRoot {
+	if s.asRoot && capSysAdmin("/proc/self/status") {
 		if p, err := exec.LookPath("setpriv"); err == nil {
 			s.setpriv = p
 		}
@@ -138,6 +139,13 @@ func (s *Sandbox) Check() error { return s.missing }
 // Limits names the mechanism that bounds processes and memory: "cgroup v2",
 // "cgroup v1" or "rlimit".
 func (s *Sandbox) Limits() string { return s.limits.kind }
+
+// Staged reports whether calls are staged (stage.go): wunder is root, has
+// CAP_SYS_ADMIN and setpriv, so a workspace is reached whatever the modes
+// of the directories above it. False when wunder is not root (it needs no
+// staging) and when a root cannot stage: then the directories above the
+// workspaces must be searchable by the sandbox user.
+func (s *Sandbox) Staged() bool { return s.setpriv != "" }
 
 // Network reports whether commands keep the host's network.
 func (s *Sandbox) Network() bool { return s.opts.Network }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -35,7 +36,9 @@ import (
 //	                  └ setpriv --reuid=65534 --regid=65534 --clear-groups
 //	                      └ [prlimit ...] bwrap --unshare-all ... --bind /tmp/workspace /workspace ...
 //
-// Without setpriv, bwrap starts directly as the sandbox user and every
+// The first bwrap makes a mount namespace as root, which takes
+// CAP_SYS_ADMIN: a root without it (a container's default) does not stage.
+// Without staging, bwrap starts directly as the sandbox user and every
 // parent of the workspace must be searchable by it (checked, with a
 // message that says so).
 
@@ -129,4 +132,20 @@ func stagedCommand(c Command) Command {
 	}
 	c.ROBinds = binds
 	return c
+}
+
+// capSysAdmin reports whether the effective capabilities in status (a
+// /proc/<pid>/status file) hold CAP_SYS_ADMIN.
+func capSysAdmin(status string) bool {
+	b, err := os.ReadFile(status)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && caps&(1<<unix.CAP_SYS_ADMIN) != 0
+		}
+	}
+	return false
 }
