@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"path"
@@ -30,7 +31,11 @@ import (
 // adapters/builtin to it. Every method acts in userID's workspace and
 // resolves every path it is given there. Errors wrap the core's
 // sentinels: a bad path ErrInvalidArgument, a missing one ErrNotFound, one
-// in the way ErrConflict, a denied or escaping one ErrPermissionDenied.
+// in the way ErrConflict, a denied or escaping one ErrPermissionDenied. A
+// write, upload or copy that would take the workspace over the user's
+// quota returns an error with a method QuotaExceeded() bool that reports
+// true (see quotaError), whose message names the quota and its key; the
+// routes answer it 413 quota_exceeded.
 type Workspaces interface {
 	WorkspaceUsage(ctx context.Context, userID string) (WorkspaceUsage, error)
 	StatWorkspace(ctx context.Context, userID, path string) (WorkspaceEntry, error)
@@ -93,6 +98,11 @@ type WorkspaceUsage struct {
 	Dirs      int   `json:"dirs"`
 	Bytes     int64 `json:"bytes"`
 	Truncated bool  `json:"truncated"`
+	// QuotaBytes is the user's workspace quota
+	// (workspace.max_bytes_per_user), 0 for none; QuotaUsedBytes is what
+	// counts against it (every file, denied ones too).
+	QuotaBytes     int64 `json:"quota_bytes"`
+	QuotaUsedBytes int64 `json:"quota_used_bytes"`
 }
 
 // WorkspaceSearch is a search request.
@@ -184,6 +194,30 @@ func (s *Server) workspaceRoutes() {
 	s.mux.HandleFunc("POST "+p+"/copy", h.copy)
 	s.mux.HandleFunc("POST "+p+"/file", h.writeFile)
 	s.mux.HandleFunc("POST "+p+"/batch", h.batch)
+}
+
+// quotaError is what a Workspaces write returns when it would take the
+// workspace over the user's quota.
+type quotaError interface {
+	error
+	QuotaExceeded() bool
+}
+
+// overQuota reports whether err is a quota refusal.
+func overQuota(err error) bool {
+	var q quotaError
+	return errors.As(err, &q) && q.QuotaExceeded()
+}
+
+// writeWorkspaceError is writeError for the workspace routes: a quota
+// refusal is 413 quota_exceeded (the request's content is more than the
+// user's workspace may take; nothing was written), with its message.
+func writeWorkspaceError(w http.ResponseWriter, r *http.Request, err error) {
+	if overQuota(err) {
+		writeProblem(w, r, http.StatusRequestEntityTooLarge, "quota_exceeded", err.Error())
+		return
+	}
+	writeError(w, r, err)
 }
 
 // cleanPath is the path as the responses name it: slash-separated,

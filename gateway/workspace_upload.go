@@ -148,6 +148,9 @@ func (h *workspaceRoutes) upload(w http.ResponseWriter, r *http.Request) {
 			case in.err != nil:
 				formProblem(w, r, in.err)
 				return
+			case overQuota(err):
+				writeProblem(w, r, http.StatusRequestEntityTooLarge, "quota_exceeded", fmt.Sprintf("%s: %v%s", fname, err, stopped()))
+				return
 			case err != nil:
 				writeError(w, r, fmt.Errorf("%w%s", err, stopped()))
 				return

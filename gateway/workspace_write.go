@@ -135,7 +135,7 @@ func (h *workspaceRoutes) copy(w http.ResponseWriter, r *http.Request) {
 	}
 	n, err := h.ws.CopyWorkspace(r.Context(), user, b.source(), b.Destination)
 	if err != nil {
-		writeError(w, r, err)
+		writeWorkspaceError(w, r, err)
 		return
 	}
 	writeJSON(w, r, http.StatusOK, map[string]any{"ok": true, "message": "copied", "files": []string{cleanPath(b.Destination)}, "entries": n})
@@ -159,7 +159,7 @@ func (h *workspaceRoutes) writeFile(w http.ResponseWriter, r *http.Request) {
 	}
 	e, err := h.ws.WriteWorkspaceFile(r.Context(), user, b.Path, strings.NewReader(*b.Content), b.CreateIfMissing)
 	if err != nil {
-		writeError(w, r, err)
+		writeWorkspaceError(w, r, err)
 		return
 	}
 	writeJSON(w, r, http.StatusOK, map[string]any{"ok": true, "message": "saved", "files": []string{e.Path}, "size": e.Size})
@@ -209,6 +209,9 @@ func (h *workspaceRoutes) batch(w http.ResponseWriter, r *http.Request) {
 		}
 		if err != nil {
 			_, code, msg := classify(r, err)
+			if overQuota(err) {
+				code = "quota_exceeded"
+			}
 			failed = append(failed, batchFailure{Path: p, Code: code, Message: errorMessage(r, code, err, msg)})
 			continue
 		}

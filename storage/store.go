@@ -134,7 +134,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	var err error
 	switch opts.Backend {
 	case BackendSQLite:
-		sqldb, err = openSQLite(opts.SQLitePath)
+		sqldb, err = openSQLite(opts.SQLitePath, opts.Logger)
 		if err != nil {
 			return nil, err
 		}
@@ -209,13 +209,14 @@ func (s *Store) where(opts Options) string {
 // openSQLite opens path with the pragmas every connection needs: WAL so
 // readers run beside the writer, a busy timeout for writers of other
 // processes, foreign keys, and BEGIN IMMEDIATE for transactions so a write
-// transaction never fails upgrading a read lock.
-func openSQLite(path string) (*sql.DB, error) {
+// transaction never fails upgrading a read lock. The files are wunder's
+// user's alone (filemode.go).
+func openSQLite(path string, log *slog.Logger) (*sql.DB, error) {
 	if path == ":memory:" {
 		return nil, errors.New("storage: sqlite :memory: is not supported (each connection would get its own database); use a file")
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("storage: sqlite: create directory for %s: %w", path, err)
+	if err := prepareSQLiteFiles(path, log); err != nil {
+		return nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {

@@ -157,7 +157,7 @@ func (c *call) runTool(ctx context.Context, p process) (*orchestrator.ToolResult
 	}
 	return &orchestrator.ToolResult{
 		Content: out.describe(p.timeout),
-		IsError: out.exitCode != 0 || out.timedOut,
+		IsError: out.exitCode != 0 || out.timedOut || out.overQuota != nil,
 		Data:    out.data(),
 	}, nil
 }

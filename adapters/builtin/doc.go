@@ -38,6 +38,20 @@
 // half-written file. Walks (list_files, search_content) do not follow
 // symlinks and skip denied entries.
 //
+// # Quota
+//
+// With Options.MaxBytesPerUser (config workspace.max_bytes_per_user) each
+// workspace holds at most that many bytes of files. Every write that grows
+// a workspace — the file tools, the API's WriteFile and Copy — reserves
+// its growth first and is refused with a *QuotaError (which wraps
+// [orchestrator.ErrPermissionDenied] and has a QuotaExceeded method)
+// before anything is written; the usage is an account per workspace,
+// updated by each write and measured again when stale (quota.go). A
+// command's files are bounded by what is left (RLIMIT_FSIZE in the
+// sandbox), a watcher stops a command that takes the workspace over, and
+// the workspace is measured when a command ends (quota_watch.go, which also
+// says what remains uncovered).
+//
 // # The workspace API
 //
 // The Set is also the backend of the /wunder/workspace routes
@@ -65,7 +79,8 @@
 // # Goroutines and processes
 //
 // A tool call runs on the caller's goroutine; list/read/search/write/edit
-// start no goroutines. execute_command and ptc start one process through
+// start no goroutines. With a quota, a command's call starts one watcher
+// goroutine, which the call stops and waits for when the command ends. execute_command and ptc start one process through
 // internal/proc (its own process group, Pdeathsig) or through the sandbox
 // (bwrap, in such a group), with stdin at /dev/null, its working
 // directory inside the workspace, the workspace as HOME, and an environment

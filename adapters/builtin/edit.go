@@ -78,7 +78,7 @@ func runEditFile(ctx context.Context, c *call) (*orchestrator.ToolResult, error)
 	if limit := c.set.opts.MaxFileBytes; len(result) > limit {
 		return errorf("the result would be %s, over the %s limit", formatSize(int64(len(result))), formatSize(int64(limit)))
 	}
-	if err := writeAtomic(root, r.rel, []byte(result), perm); err != nil {
+	if err := c.set.writeCounted(ctx, root, r, []byte(result), perm, int64(len(data))); err != nil {
 		return errorf("write %s: %s", r.name, scrub(err, r.root))
 	}
 	return &orchestrator.ToolResult{

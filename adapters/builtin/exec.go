@@ -39,6 +39,11 @@ type outcome struct {
 	output    string // stdout and stderr interleaved, capped
 	truncated bool
 	duration  time.Duration
+	// overQuota is set when the workspace ended over its quota;
+	// quotaKilled when the quota's watcher stopped the command for it.
+	overQuota   *QuotaError
+	quotaKilled bool
+	fileLimit   int64 // the command's RLIMIT_FSIZE, 0 for none
 }
 
 // child is a started process: internal/proc's, or the sandbox's.
@@ -60,10 +65,16 @@ func (c *call) run(ctx context.Context, p process) (outcome, error) {
 	sink := newOutputSink(c.set.opts.MaxOutputBytes, c.output)
 	stdout, stderr := sink.writer("stdout"), sink.writer("stderr")
 	start := time.Now()
-	ch, err := c.start(p, stdout, stderr)
+	cq, err := c.set.quota.command(ctx, p.home)
 	if err != nil {
 		return outcome{}, err
 	}
+	ch, err := c.start(p, stdout, stderr, cq.fileLimit())
+	if err != nil {
+		cq.end()
+		return outcome{}, err
+	}
+	cq.watch(killGroup(ch))
 	timer := time.NewTimer(p.timeout)
 	defer timer.Stop()
 	timedOut := false
@@ -84,6 +95,10 @@ func (c *call) run(ctx context.Context, p process) (outcome, error) {
 	stderr.flush()
 
 	out := outcome{exitCode: -1, duration: time.Since(start)}
+	out.overQuota, out.quotaKilled = cq.end()
+	if c.set.opts.Sandbox != nil {
+		out.fileLimit = cq.fileLimit()
+	}
 	out.output, out.truncated = sink.result()
 	st := ch.State()
 	if st != nil {
@@ -108,8 +123,9 @@ func (c *call) run(ctx context.Context, p process) (outcome, error) {
 	return out, nil
 }
 
-// start starts p unconfined through internal/proc, or through the sandbox.
-func (c *call) start(p process, stdout, stderr io.Writer) (child, error) {
+// start starts p unconfined through internal/proc, or through the sandbox
+// with files bounded to maxFile bytes (0: unbounded).
+func (c *call) start(p process, stdout, stderr io.Writer, maxFile int64) (child, error) {
 	if sb := c.set.opts.Sandbox; sb != nil {
 		argv := append([]string{p.path}, p.args[1:]...)
 		if rel, ok := insideWorkspace(p.home, p.path); ok {
@@ -117,7 +133,8 @@ func (c *call) start(p process, stdout, stderr io.Writer) (child, error) {
 		}
 		sp, err := sb.Start(sandbox.Command{
 			Workspace: p.home, Dir: p.dir.rel, Args: argv, Stdout: stdout, Stderr: stderr,
-			Env: proc.Env(sandbox.WorkspaceDir, "PATH="+c.pathList(), "PYTHONUNBUFFERED=1"),
+			Env:          proc.Env(sandbox.WorkspaceDir, "PATH="+c.pathList(), "PYTHONUNBUFFERED=1"),
+			MaxFileBytes: maxFile,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("start %s: %w", p.args[0], err)
@@ -176,12 +193,22 @@ func isExecutable(p string) bool {
 func (o outcome) describe(timeout time.Duration) string {
 	var b strings.Builder
 	switch {
+	case o.quotaKilled:
+		fmt.Fprintf(&b, "stopped: %v\n", o.overQuota)
 	case o.timedOut:
 		fmt.Fprintf(&b, "timed out after %s; the process group was killed\n", timeout)
 	case o.signal != "":
 		fmt.Fprintf(&b, "killed by signal: %s\n", o.signal)
 	default:
 		fmt.Fprintf(&b, "exit code %d\n", o.exitCode)
+	}
+	switch {
+	case o.overQuota != nil && !o.quotaKilled:
+		fmt.Fprintf(&b, "%v\n", o.overQuota)
+	case o.fileLimit > 0 && (o.signal == syscall.SIGXFSZ.String() || strings.Contains(o.output, "File too large")):
+		// SIGXFSZ, or EFBIG ("File too large") for a program that ignores
+		// it, as Python does.
+		fmt.Fprintf(&b, "no file may grow past %s, what was left of the workspace quota (%s)\n", formatSize(o.fileLimit), quotaKey)
 	}
 	if o.output == "" {
 		b.WriteString("(no output)\n")
@@ -196,10 +223,14 @@ func (o outcome) describe(timeout time.Duration) string {
 
 // data is the structured result of a command.
 func (o outcome) data() map[string]any {
-	return map[string]any{
+	d := map[string]any{
 		"exit_code":   o.exitCode,
 		"timed_out":   o.timedOut,
 		"truncated":   o.truncated,
 		"duration_ms": o.duration.Milliseconds(),
 	}
+	if o.overQuota != nil {
+		d["over_quota"] = true
+	}
+	return d
 }

@@ -3,6 +3,7 @@ package builtin
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -57,6 +58,24 @@ func readText(root *os.Root, r resolved, maxBytes int) ([]byte, fs.FileMode, err
 func writeAtomic(root *os.Root, rel string, data []byte, perm fs.FileMode) error {
 	_, err := writeAtomicFrom(root, rel, bytes.NewReader(data), perm)
 	return err
+}
+
+// writeCounted is [writeAtomic] within the workspace's quota: old is the
+// size of the file it replaces (0 for a new one), and a write that would
+// grow the workspace past the quota is refused with a *QuotaError before
+// anything is written, so the old file stays as it was.
+func (s *Set) writeCounted(ctx context.Context, root *os.Root, r resolved, data []byte, perm fs.FileMode, old int64) error {
+	grow := int64(len(data)) - old
+	res, err := s.quota.reserve(ctx, r.root, grow)
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(root, r.rel, data, perm); err != nil {
+		res.done(0)
+		return err
+	}
+	res.done(grow)
+	return nil
 }
 
 // writeAtomicFrom is [writeAtomic] streaming from src; it returns the bytes

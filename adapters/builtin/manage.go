@@ -90,6 +90,10 @@ type Usage struct {
 	Bytes       int64
 	// Truncated: the count stopped at the tree limit.
 	Truncated bool
+	// QuotaBytes is the workspace's quota (Options.MaxBytesPerUser), 0 for
+	// none; QuotaUsedBytes what counts against it: every file, denied
+	// ones included (quota.go). 0 without a quota.
+	QuotaBytes, QuotaUsedBytes int64
 }
 
 const (
@@ -303,14 +307,17 @@ func (s *Set) Usage(ctx context.Context, userID string) (Usage, error) {
 		return Usage{}, err
 	}
 	if _, err := os.Stat(ws.dir); errors.Is(err, fs.ErrNotExist) {
-		return Usage{}, nil
+		return Usage{QuotaBytes: s.opts.MaxBytesPerUser}, nil
 	}
 	root, r, err := ws.open(".")
 	if err != nil {
 		return Usage{}, err
 	}
 	defer root.Close()
-	var u Usage
+	u := Usage{QuotaBytes: s.opts.MaxBytesPerUser}
+	if u.QuotaUsedBytes, err = s.quota.used(ctx, r.root); err != nil {
+		return Usage{}, fsError(r, err)
+	}
 	walked := 0
 	errFull := errors.New("full")
 	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {

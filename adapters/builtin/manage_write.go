@@ -71,8 +71,9 @@ func (s *Set) Mkdir(_ context.Context, userID, rel string) error {
 // renamed over it, parents created), keeping an existing file's mode. A
 // missing file is created only when create is set (else ErrNotFound); a
 // directory in the way is ErrConflict. When src fails, its error is
-// returned as it is and the old file stays.
-func (s *Set) WriteFile(_ context.Context, userID, rel string, src io.Reader, create bool) (FileInfo, error) {
+// returned as it is and the old file stays; so it does when the stream
+// would take the workspace over its quota (a *QuotaError).
+func (s *Set) WriteFile(ctx context.Context, userID, rel string, src io.Reader, create bool) (FileInfo, error) {
 	_, root, r, err := s.openAPI(userID, rel)
 	if err != nil {
 		return FileInfo{}, err
@@ -81,24 +82,35 @@ func (s *Set) WriteFile(_ context.Context, userID, rel string, src io.Reader, cr
 	if r.rel == "." {
 		return FileInfo{}, fmt.Errorf("%w: name a file, not the workspace", orchestrator.ErrInvalidArgument)
 	}
-	perm := newFilePerm
+	perm, old := newFilePerm, int64(0)
 	switch info, err := root.Stat(r.rel); {
 	case err == nil && !info.Mode().IsRegular():
 		return FileInfo{}, fmt.Errorf("%w: %s is not a regular file", orchestrator.ErrConflict, r.name)
 	case err == nil:
-		perm = info.Mode().Perm()
+		perm, old = info.Mode().Perm(), info.Size()
 	case errors.Is(err, fs.ErrNotExist) && !create:
 		return FileInfo{}, fmt.Errorf("%w: %s does not exist (set create_if_missing to create it)", orchestrator.ErrNotFound, r.name)
 	case !errors.Is(err, fs.ErrNotExist):
 		return FileInfo{}, fsError(r, err)
 	}
+	res, err := s.quota.reserve(ctx, r.root, 0)
+	if err != nil {
+		return FileInfo{}, err
+	}
 	in := &srcReader{r: src}
-	if _, err := writeAtomicFrom(root, r.rel, in, perm); err != nil {
-		if in.err != nil {
+	counted := &quotaReader{ctx: ctx, r: in, res: res, free: old}
+	n, err := writeAtomicFrom(root, r.rel, counted, perm)
+	if err != nil {
+		res.done(0)
+		switch {
+		case in.err != nil:
 			return FileInfo{}, in.err
+		case counted.err != nil:
+			return FileInfo{}, counted.err
 		}
 		return FileInfo{}, fsError(r, err)
 	}
+	res.done(n - old)
 	info, err := root.Stat(r.rel)
 	if err != nil {
 		return FileInfo{}, fsError(r, err)
@@ -289,25 +301,34 @@ func (s *Set) Copy(ctx context.Context, userID, src, dst string) (int, error) {
 		return 0, err
 	}
 	defer root.Close()
-	entries, _, err := s.plan(ctx, ws, root, from)
+	entries, total, err := s.plan(ctx, ws, root, from)
+	if err != nil {
+		return 0, err
+	}
+	res, err := s.quota.reserve(ctx, to.root, total)
 	if err != nil {
 		return 0, err
 	}
 	if err := root.MkdirAll(path.Dir(to.rel), 0o750); err != nil {
+		res.done(0)
 		return 0, fsError(to, err)
 	}
 	for i, e := range entries {
-		if err := ctx.Err(); err != nil {
+		err := ctx.Err()
+		if err == nil {
+			target := to.rel
+			if e.rel != from.rel {
+				target = path.Join(to.rel, strings.TrimPrefix(e.rel, from.rel+"/"))
+			}
+			err = fsError(to, copyEntry(root, e, target))
+		}
+		if err != nil {
+			res.done(0)
+			s.quota.changed(to.root) // a part was copied
 			return i, err
 		}
-		target := to.rel
-		if e.rel != from.rel {
-			target = path.Join(to.rel, strings.TrimPrefix(e.rel, from.rel+"/"))
-		}
-		if err := copyEntry(root, e, target); err != nil {
-			return i, fsError(to, err)
-		}
 	}
+	res.done(total)
 	return len(entries), nil
 }
 
@@ -358,6 +379,7 @@ func (s *Set) Remove(ctx context.Context, userID, rel string) (kept int, err err
 	if err != nil {
 		return 0, fsError(e, err)
 	}
+	defer s.quota.changed(e.root)
 	if !info.IsDir() {
 		return 0, fsError(e, root.Remove(e.rel))
 	}
@@ -380,6 +402,7 @@ func (s *Set) Empty(ctx context.Context, userID string) (kept int, err error) {
 		return 0, err
 	}
 	defer root.Close()
+	defer s.quota.changed(r.root)
 	kept, err = ws.removeTree(ctx, root, ".", false)
 	return kept, fsError(r, err)
 }

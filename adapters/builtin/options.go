@@ -79,6 +79,13 @@ type Options struct {
 	// 10000 entries, 512 MiB.
 	MaxTreeEntries int
 	MaxTreeBytes   int64
+	// MaxBytesPerUser is each workspace's quota (config
+	// workspace.max_bytes_per_user, whose default is 1 GiB): the bytes of
+	// its files. A write that would take a workspace over it is refused
+	// with a *QuotaError before anything is written, and a command that
+	// takes it over is stopped (quota.go, quota_watch.go). Default 0: no
+	// quota.
+	MaxBytesPerUser int64
 	// Diagnostics, if set, is asked after write_file, replace_text and
 	// edit_file change a file, and its summary is appended to their result
 	// (config lsp). Nil means no summary and no delay.
@@ -125,6 +132,9 @@ func defaults(opts *Options) Options {
 // validate checks the options after defaults; errors wrap
 // [orchestrator.ErrInvalidArgument].
 func (o *Options) validate() error {
+	if o.MaxBytesPerUser < 0 {
+		return fmt.Errorf("%w: builtin: max_bytes_per_user must be 0 (no quota) or more, got %d", orchestrator.ErrInvalidArgument, o.MaxBytesPerUser)
+	}
 	for _, g := range o.DenyGlobs {
 		if err := checkGlob(g); err != nil {
 			return fmt.Errorf("%w: builtin: deny_globs %q: %w", orchestrator.ErrInvalidArgument, g, err)

@@ -70,7 +70,11 @@ func runPTC(ctx context.Context, c *call) (*orchestrator.ToolResult, error) {
 	if err != nil {
 		return errorf("filename: %v", err)
 	}
-	err = writeAtomic(root, script.rel, []byte(a.Content), newFilePerm)
+	var old int64
+	if info, serr := root.Lstat(script.rel); serr == nil && info.Mode().IsRegular() {
+		old = info.Size()
+	}
+	err = c.set.writeCounted(ctx, root, script, []byte(a.Content), newFilePerm, old)
 	root.Close()
 	if err != nil {
 		return errorf("write %s: %s", script.name, scrub(err, script.root))

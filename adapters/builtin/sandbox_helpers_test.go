@@ -32,14 +32,10 @@ const bobSecret = "BOB SECRET 7f3a"
 func newSandboxed(t *testing.T, sbOpts sandbox.Options) *sandboxed {
 	t.Helper()
 	needBwrap(t)
+	// The data dir and its parent are 0700, as a server's are: the
+	// sandbox user cannot pass through them, and the commands run all the
+	// same (the staged bind of internal/sandbox).
 	data := t.TempDir()
-	// The temp dirs are 0700; a data dir is searchable (storage makes it
-	// 0755), or the sandbox user could not reach a workspace to mount it.
-	for _, d := range []string{filepath.Dir(data), data} {
-		if err := os.Chmod(d, 0o711); err != nil {
-			t.Fatal(err)
-		}
-	}
 	writeTree(t, data, map[string]string{"wunder.db": "DATABASE", "config/wunder.yaml": "security: {api_key: k}\n"})
 	root := filepath.Join(data, "workspaces")
 	sbOpts.Hide = append(sbOpts.Hide, data)

@@ -31,6 +31,7 @@ type Set struct {
 	opts      Options
 	defs      atomic.Pointer[[]*toolDef] // enabled tools, in catalog order; replaced whole by SetEnabled
 	summaries summaries                  // each workspace's last Summary (summary.go)
+	quota     *quota                     // each workspace's usage against Options.MaxBytesPerUser (quota.go)
 }
 
 // New returns the built-in toolset configured by opts (nil means defaults).
@@ -52,7 +53,7 @@ func New(opts *Options) (*Set, error) {
 			return nil, fmt.Errorf("builtin: workspace root: %w", err)
 		}
 	}
-	s := &Set{opts: o}
+	s := &Set{opts: o, quota: newQuota(o.MaxBytesPerUser)}
 	s.defs.Store(enabledDefs(o.Enabled))
 	return s, nil
 }

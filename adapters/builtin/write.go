@@ -48,18 +48,18 @@ func runWriteFile(ctx context.Context, c *call) (*orchestrator.ToolResult, error
 	if r.rel == "." {
 		return errorf("path names the workspace itself; give a file path")
 	}
-	perm, verb := newFilePerm, "created"
+	perm, verb, old := newFilePerm, "created", int64(0)
 	switch info, err := root.Stat(r.rel); {
 	case err == nil && info.IsDir():
 		return errorf("%s is a directory", r.name)
 	case err == nil && !info.Mode().IsRegular():
 		return errorf("%s is not a regular file", r.name)
 	case err == nil:
-		perm, verb = info.Mode().Perm(), "overwrote"
+		perm, verb, old = info.Mode().Perm(), "overwrote", info.Size()
 	case !errors.Is(err, fs.ErrNotExist):
 		return errorf("%s: %s", r.name, describeErr(err))
 	}
-	if err := writeAtomic(root, r.rel, []byte(a.Content), perm); err != nil {
+	if err := c.set.writeCounted(ctx, root, r, []byte(a.Content), perm, old); err != nil {
 		return errorf("write %s: %s", r.name, scrub(err, r.root))
 	}
 	return &orchestrator.ToolResult{
@@ -134,7 +134,7 @@ func runReplaceText(ctx context.Context, c *call) (*orchestrator.ToolResult, err
 	if limit := c.set.opts.MaxFileBytes; len(out) > limit {
 		return errorf("the result would be %s, over the %s limit", formatSize(int64(len(out))), formatSize(int64(limit)))
 	}
-	if err := writeAtomic(root, r.rel, []byte(out), perm); err != nil {
+	if err := c.set.writeCounted(ctx, root, r, []byte(out), perm, int64(len(data))); err != nil {
 		return errorf("write %s: %s", r.name, scrub(err, r.root))
 	}
 	return &orchestrator.ToolResult{

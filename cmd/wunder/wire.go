@@ -141,6 +141,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		}
 		return nil, err
 	}
+	if err := prepareDataDir(cfg, log); err != nil { // wire_datadir.go
+		return nil, err
+	}
 	tel, err := newTelemetry(ctx, cfg) // wire_telemetry.go
 	if err != nil {
 		return nil, err
@@ -176,6 +179,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		MaxOutputBytes: cfg.Security.MaxOutputBytes, MaxFileBytes: int(cfg.Security.MaxFileBytes),
 		Enabled: cfg.Tools.Builtin.Enabled, Diagnostics: lspParts,
 		Sandbox: sb, MaxTreeEntries: cfg.Workspace.MaxTreeEntries, MaxTreeBytes: cfg.Workspace.MaxTreeBytes,
+		MaxBytesPerUser: cfg.Workspace.MaxBytesPerUser,
 	})
 	if err != nil {
 		return fail(withCode(exitConfig, fmt.Errorf("built-in tools: %w", err)))

@@ -30,7 +30,11 @@ func newSandbox(cfg *config.Config, log *slog.Logger) *sandbox.Sandbox {
 		return sb
 	}
 	log.Info("commands run in the bubblewrap sandbox", "limits", sb.Limits(), "network", sc.Network,
-		"memory_mb", sc.MemoryMB, "pids", sc.Pids)
+		"memory_mb", sc.MemoryMB, "pids", sc.Pids, "staged", sb.Staged())
+	if os.Geteuid() == 0 && !sb.Staged() {
+		log.Warn("the sandbox cannot stage workspaces as root (it needs setpriv from util-linux and CAP_SYS_ADMIN): " +
+			"every directory above workspace.root must be searchable by sandbox.uid")
+	}
 	return sb
 }
 

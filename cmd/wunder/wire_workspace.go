@@ -41,7 +41,7 @@ func toEntries(in []builtin.FileInfo) []gateway.WorkspaceEntry {
 
 func (a workspaceAPI) WorkspaceUsage(ctx context.Context, userID string) (gateway.WorkspaceUsage, error) {
 	u, err := a.set.Usage(ctx, userID)
-	return gateway.WorkspaceUsage(u), err
+	return gateway.WorkspaceUsage(u), err // same fields, same meaning
 }
 
 func (a workspaceAPI) StatWorkspace(ctx context.Context, userID, path string) (gateway.WorkspaceEntry, error) {

@@ -329,6 +329,12 @@ type Workspace struct {
 	// not modified for this many days, then the directories it emptied.
 	// 0 = keep them forever. Default 0.
 	RetentionDays int `yaml:"retention_days"`
+	// MaxBytesPerUser (max_bytes_per_user) is each user's workspace quota:
+	// the bytes of its files. Uploads, writes and copies that would go
+	// over it are refused (413 quota_exceeded, or a tool error), and a
+	// command that takes the workspace over it is stopped. 0 = no quota.
+	// Default 1 GiB.
+	MaxBytesPerUser int64 `yaml:"max_bytes_per_user"`
 }
 
 // Storage configures the database.

@@ -76,6 +76,7 @@ func Default() *Config {
 			MaxUploadTotalBytes: 256 << 20,
 			MaxTreeEntries:      10000,
 			MaxTreeBytes:        512 << 20,
+			MaxBytesPerUser:     1 << 30,
 		},
 		Storage: Storage{
 			Backend:                BackendAuto,

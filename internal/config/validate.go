@@ -161,6 +161,7 @@ func (c *Config) validate(p *problems) {
 	atLeast(v, "workspace.max_tree_entries", ws.MaxTreeEntries, 1)
 	atLeast(v, "workspace.max_tree_bytes", ws.MaxTreeBytes, 1)
 	atLeast(v, "workspace.retention_days", ws.RetentionDays, 0)
+	atLeast(v, "workspace.max_bytes_per_user", ws.MaxBytesPerUser, 0)
 
 	st := c.Storage
 	if v.oneOf("storage.backend", st.Backend, backends) && st.Backend == BackendPostgres && st.Postgres.DSN == "" {

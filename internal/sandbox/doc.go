@@ -32,20 +32,29 @@
 //
 // # Who the command runs as
 //
-// Never root. When wunder's effective uid is 0, bwrap itself is started
-// with the credentials Options.UID:Options.GID (default 65534:65534,
-// "nobody") and without supplementary groups, so the command runs as that
-// unprivileged user in a user namespace mapping only that uid: root-only
-// files such as /etc/shadow stay unreadable though /etc is visible. The
-// workspace must then be writable by that user: before each call [Start]
-// re-owns the workspace tree to it (through an [os.Root], lchown only,
-// hard-linked files skipped, so a symlink planted by an earlier call never
-// redirects a chown outside the workspace), and the directories above the
-// workspace must be searchable by it, which [Sandbox.PrepareRoot] does for
-// the directory holding the workspaces (o+x, not o+r: nobody can list it).
-// wunder, being root, keeps reading and writing what the command creates.
-// When wunder is not root, bwrap maps wunder's own uid and nothing is
-// re-owned.
+// Never root. When wunder's effective uid is 0, bwrap runs as the
+// credentials Options.UID:Options.GID (default 65534:65534, "nobody")
+// without supplementary groups, so the command runs as that unprivileged
+// user in a user namespace mapping only that uid: root-only files such as
+// /etc/shadow stay unreadable though /etc is visible. The workspace must
+// then be writable by that user: before each call [Start] re-owns the
+// workspace tree to it (through an [os.Root], lchown only, hard-linked
+// files skipped, so a symlink planted by an earlier call never redirects a
+// chown outside the workspace). wunder, being root, keeps reading and
+// writing what the command creates.
+//
+// The directories above the workspace need not be open to that user (a
+// root-run server keeps its data under /root, 0700): the call is staged
+// (stage.go). wunder opens the workspace and the call's read-only binds as
+// root, a first bwrap, as root, binds those descriptors under a private
+// tmpfs, setpriv(1) drops to the sandbox user for good, and the usual bwrap
+// binds the staged paths. Without setpriv, or without CAP_SYS_ADMIN (a
+// container's default capabilities), bwrap starts as the sandbox user
+// directly, the directories above the workspace must be searchable by
+// it, [Sandbox.PrepareRoot] lets it search the directory holding the
+// workspaces (o+x, not o+r: nobody can list it), and [Sandbox.Start] says
+// which parent it cannot search. When wunder is not root, bwrap maps
+// wunder's own uid and nothing is re-owned or staged.
 //
 // # Limits
 //
@@ -79,6 +88,10 @@
 // with --block-fd and --info-fd, reports the pid of its sandboxed child,
 // which waits; the child joins the cgroup and only then is released, so
 // every process it forks is counted.
+//
+// A call may also bound the size of any file its processes write
+// (Command.MaxFileBytes, RLIMIT_FSIZE through prlimit(1), whatever the
+// limiter): the caller's workspace quota uses it.
 //
 // Time and output are the caller's: it stops the [Process] when its
 // deadline passes and caps what it reads from Stdout and Stderr.

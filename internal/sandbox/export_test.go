@@ -12,3 +12,6 @@ func (s *Sandbox) Args(c Command) []string { return s.args(c, "/workspace/"+c.Di
 
 // Own is the workspace re-owning step.
 var Own = own
+
+// CapSysAdmin is the capability check of staging.
+var CapSysAdmin = capSysAdmin

@@ -247,19 +247,27 @@ func removeCgroup(dir string) {
 	}
 }
 
-// rlimitArgs returns the prlimit(1) prefix that starts bwrap with
-// RLIMIT_AS and RLIMIT_NPROC lowered; the process lowers its own limits,
-// which needs no privilege (root may lack CAP_SYS_RESOURCE in a
-// container). RLIMIT_NPROC counts the tasks of the real uid machine-wide,
-// so the limit is what uid has now plus l.pids.
-func (l *limiter) rlimitArgs(uid int) []string {
-	if l.kind != limitsRlimit {
+// prefix returns the prlimit(1) prefix that starts bwrap with its rlimits
+// lowered: RLIMIT_AS and RLIMIT_NPROC when they are the limiter, and
+// RLIMIT_FSIZE when fsize is positive (a call's Command.MaxFileBytes). The
+// process lowers its own limits, which needs no privilege (root may lack
+// CAP_SYS_RESOURCE in a container). RLIMIT_NPROC counts the tasks of the
+// real uid machine-wide, so the limit is what uid has now plus l.pids.
+// Without prlimit, cgroup limiters run bwrap as it is and RLIMIT_FSIZE is
+// not set (an rlimit limiter without prlimit never runs: see New).
+func (l *limiter) prefix(uid int, fsize int64) []string {
+	var a []string
+	if l.kind == limitsRlimit {
+		n := tasksOf(uid) + l.pids
+		a = append(a, fmt.Sprintf("--as=%d:%d", l.memory, l.memory), fmt.Sprintf("--nproc=%d:%d", n, n))
+	}
+	if fsize > 0 {
+		a = append(a, fmt.Sprintf("--fsize=%d:%d", fsize, fsize))
+	}
+	if len(a) == 0 || l.prlimit == "" {
 		return nil
 	}
-	n := tasksOf(uid) + l.pids
-	return []string{l.prlimit,
-		fmt.Sprintf("--as=%d:%d", l.memory, l.memory),
-		fmt.Sprintf("--nproc=%d:%d", n, n), "--"}
+	return append(append([]string{l.prlimit}, a...), "--")
 }
 
 // tasksOf counts the threads whose real uid is uid, as RLIMIT_NPROC does.

@@ -10,15 +10,17 @@ import (
 )
 
 // PrepareRoot creates dir, the directory holding the workspaces, when
-// missing, and, when commands run as another uid than wunder's, lets that
-// uid search it (o+x; never o+r, so the user ids in it cannot be listed).
-// The directories above it must be searchable already: [Sandbox.Start]
-// says which one is not.
+// missing. Staged calls (stage.go) reach their workspace whatever the
+// modes above it; only when a root cannot stage, and bwrap must reach the
+// workspace by its path as the sandbox user, does PrepareRoot let that
+// user search dir (o+x; never o+r, so the user ids in it cannot be
+// listed), and the directories above it must be searchable already:
+// [Sandbox.Start] says which one is not.
 func (s *Sandbox) PrepareRoot(dir string) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
-	if !s.asRoot {
+	if !s.asRoot || s.setpriv != "" {
 		return nil
 	}
 	info, err := os.Stat(dir)
@@ -33,23 +35,37 @@ func (s *Sandbox) PrepareRoot(dir string) error {
 	return nil
 }
 
-// prepare makes the workspace usable by the sandbox identity: every
-// directory above it searchable (checked, not changed), and the tree owned
-// by it.
-func (s *Sandbox) prepare(workspace string) error {
-	real, err := filepath.EvalSymlinks(workspace)
+// prepare makes c's workspace usable by the sandbox identity, which
+// wunder (root) is not: the tree owned by it. When the call is staged
+// (stage.go) it opens the call's directories and re-owns the workspace
+// through the descriptor the first bwrap will bind, so what is re-owned is
+// what is mounted; otherwise it checks that every directory above the
+// workspace is searchable by the sandbox user, and returns nil.
+func (s *Sandbox) prepare(c Command) (*staged, error) {
+	if s.setpriv != "" {
+		st, err := openStaged(c)
+		if err != nil {
+			return nil, err
+		}
+		if err := own(procPath(st.files[0]), s.opts.UID, s.opts.GID); err != nil {
+			st.close()
+			return nil, err
+		}
+		return st, nil
+	}
+	real, err := filepath.EvalSymlinks(c.Workspace)
 	if err != nil {
-		return fmt.Errorf("sandbox: workspace: %w", err)
+		return nil, fmt.Errorf("sandbox: workspace: %w", err)
 	}
 	for dir := filepath.Dir(real); ; dir = filepath.Dir(dir) {
 		if err := s.searchable(dir); err != nil {
-			return err
+			return nil, err
 		}
 		if dir == "/" {
 			break
 		}
 	}
-	return own(real, s.opts.UID, s.opts.GID)
+	return nil, own(real, s.opts.UID, s.opts.GID)
 }
 
 // searchable checks that the sandbox identity may pass through dir.
@@ -70,7 +86,8 @@ func (s *Sandbox) searchable(dir string) error {
 		return nil
 	}
 	return fmt.Errorf("sandbox: %s (mode %04o) is not searchable by the sandbox user %d:%d, so its workspaces "+
-		"cannot be mounted: give it o+x (chmod o+x), or move the workspace root", dir, m, s.opts.UID, s.opts.GID)
+		"cannot be mounted: install setpriv (util-linux) and run wunder with CAP_SYS_ADMIN, which lets it "+
+		"mount them as root, give the directory o+x (chmod o+x), or move the workspace root", dir, m, s.opts.UID, s.opts.GID)
 }
 
 // own lchowns the tree at dir to uid:gid through an [os.Root], so a symlink

@@ -69,6 +69,10 @@ type Sandbox struct {
 	bwrap   string // absolute, "" when missing
 	missing error  // why bwrap cannot be used, or nil
 	asRoot  bool   // wunder runs as root: drop to opts.UID/GID
+	// setpriv is setpriv(1) when wunder runs as root with CAP_SYS_ADMIN
+	// (which the first bwrap needs to make a mount namespace) and has it:
+	// calls are staged (stage.go). "" otherwise.
+	setpriv string
 	mounts  []string
 	hides   []string
 	visible []string // directories visible read-only, real paths
@@ -113,6 +117,11 @@ func New(opts *Options) *Sandbox {
 		s.missing = fmt.Errorf("%w: bubblewrap (%s) is not installed: install it (Debian/Ubuntu: apt-get install bubblewrap) "+
 			"or, to run commands unconfined, set sandbox.mode: none", ErrUnavailable, o.Bwrap)
 	}
+	if s.asRoot && capSysAdmin("/proc/self/status") {
+		if p, err := exec.LookPath("setpriv"); err == nil {
+			s.setpriv = p
+		}
+	}
 	s.mounts, s.visible = mounts(append(slices.Clone(systemDirs), o.ROBinds...))
 	s.hides = s.masks(o.Hide)
 	s.limits = newLimiter(o.cgroupRoot, o.selfCgroup, o.Pids, int64(o.MemoryMB)<<20)
@@ -130,6 +139,13 @@ func (s *Sandbox) Check() error { return s.missing }
 // Limits names the mechanism that bounds processes and memory: "cgroup v2",
 // "cgroup v1" or "rlimit".
 func (s *Sandbox) Limits() string { return s.limits.kind }
+
+// Staged reports whether calls are staged (stage.go): wunder is root, has
+// CAP_SYS_ADMIN and setpriv, so a workspace is reached whatever the modes
+// of the directories above it. False when wunder is not root (it needs no
+// staging) and when a root cannot stage: then the directories above the
+// workspaces must be searchable by the sandbox user.
+func (s *Sandbox) Staged() bool { return s.setpriv != "" }
 
 // Network reports whether commands keep the host's network.
 func (s *Sandbox) Network() bool { return s.opts.Network }

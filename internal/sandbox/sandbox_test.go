@@ -100,3 +100,19 @@ func TestCheckSaysHowToInstall(t *testing.T) {
 		t.Fatalf("Start without bwrap = %v, want %v", serr, err)
 	}
 }
+
+func TestCapSysAdminReadsCapEff(t *testing.T) {
+	t.Parallel()
+	for caps, want := range map[string]bool{"000001ffffffffff": true, "00000000a80425fb": false, "0000000000200000": true, "zz": false} {
+		p := filepath.Join(t.TempDir(), "status")
+		if err := os.WriteFile(p, []byte("Name:\twunder\nCapInh:\t0000000000000000\nCapEff:\t"+caps+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := sandbox.CapSysAdmin(p); got != want {
+			t.Errorf("CapEff %s: CapSysAdmin = %v, want %v", caps, got, want)
+		}
+	}
+	if sandbox.CapSysAdmin(filepath.Join(t.TempDir(), "none")) {
+		t.Error("no status file, yet CAP_SYS_ADMIN")
+	}
+}

@@ -42,6 +42,13 @@ type Command struct {
 	// ROBinds are host directories bound read-only for this command only
 	// (a skill's directory at /skill), after the workspace.
 	ROBinds []Bind
+	// MaxFileBytes, when positive, is the largest size any process of the
+	// command may give a file (RLIMIT_FSIZE, set by prlimit(1)): a write or
+	// truncate past it fails with EFBIG and SIGXFSZ, which ends a program
+	// that does not handle it. It bounds each file, not their sum; it
+	// applies to the sandbox's /tmp too. Without prlimit it is not set.
+	// Default 0: no limit.
+	MaxFileBytes int64
 }
 
 // Bind binds the host path Host at the absolute path Path in the sandbox.
@@ -65,10 +72,15 @@ func (s *Sandbox) Start(c Command) (*Process, error) {
 		return nil, errors.New("sandbox: empty command")
 	}
 	dir := path.Clean("/" + filepath.ToSlash(c.Dir))
+	var st *staged
 	if s.asRoot {
-		if err := s.prepare(c.Workspace); err != nil {
+		var err error
+		if st, err = s.prepare(c); err != nil {
 			return nil, err
 		}
+	}
+	if st != nil {
+		defer st.close() // the first bwrap has its own copies
 	}
 	infoR, infoW, err := os.Pipe()
 	if err != nil {
@@ -82,15 +94,24 @@ func (s *Sandbox) Start(c Command) (*Process, error) {
 	}
 	defer blockW.Close()
 
-	argv := append(s.limits.rlimitArgs(s.uid()), s.bwrap)
-	argv = append(argv, s.args(c, path.Join(WorkspaceDir, dir), 3, 4)...)
+	var argv []string
+	extra := []*os.File{infoW, blockR} // fds 3 and 4
+	inner := c
+	if st != nil {
+		argv = s.stageArgs(len(st.files), 3+len(extra))
+		extra = append(extra, st.files...)
+		inner = stagedCommand(c)
+	}
+	argv = append(argv, s.limits.prefix(s.uid(), c.MaxFileBytes)...)
+	argv = append(argv, s.bwrap)
+	argv = append(argv, s.args(inner, path.Join(WorkspaceDir, dir), 3, 4)...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.Stdout, cmd.Stderr = c.Stdout, c.Stderr
-	cmd.ExtraFiles = []*os.File{infoW, blockR} // fds 3 and 4
+	cmd.ExtraFiles = extra
 	cmd.WaitDelay = waitDelay
-	if s.asRoot {
+	if s.asRoot && st == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{
 			Uid: uint32(s.opts.UID), Gid: uint32(s.opts.GID), Groups: []uint32{},
 		}}
