@@ -19,6 +19,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/wunder/wunder/internal/proc"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -47,6 +49,9 @@ func (e *exitError) Unwrap() error { return e.err }
 func withCode(code int, err error) error { return &exitError{code: code, err: err} }
 
 func main() {
+	// No descriptor wunder inherited may reach a child (a sandboxed
+	// command above all).
+	proc.CloseInheritedOnExec()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(execute(ctx, os.Args[1:], os.Stdout, os.Stderr))
