@@ -135,17 +135,12 @@ func (s *Server) handleSetPassword(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	u, err := s.opts.Auth.Accounts.GetUser(r.Context(), r.PathValue("user_id"))
+	hash, err := auth.HashPassword(req.Password)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	if u.PasswordHash, err = auth.HashPassword(req.Password); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	u.UpdatedAt = s.auth.o.Now()
-	if err := s.opts.Auth.Accounts.UpdateUser(r.Context(), u); err != nil {
+	if err := s.opts.Auth.Accounts.SetPassword(r.Context(), r.PathValue("user_id"), hash); err != nil {
 		writeError(w, r, err)
 		return
 	}

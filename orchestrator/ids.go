@@ -46,6 +46,18 @@ func ValidateUserID(id string) error {
 	return nil
 }
 
+// FoldUserID is the key under which user ids are unique: id with each
+// character case-folded (Unicode simple case folding, to lower case), so
+// "Alice", "ALICE" and "alice" share one key. Every [AccountStore] keeps
+// account ids unique by this key, deleted accounts included, and login
+// throttles count attempts by it. It folds case only: the rule for new
+// account ids (gateway.UserIDRule) normalises width and composition (NFKC)
+// before an id is stored, so that two new ids never differ by those
+// either; ids stored before that rule keep the form they were given.
+func FoldUserID(id string) string {
+	return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, id)
+}
+
 // CheckRunID returns nil when id can name a run, ErrInvalidArgument when it
 // is empty and ErrNotFound when it holds anything an id wunder issues
 // cannot.
