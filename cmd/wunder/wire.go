@@ -242,6 +242,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	} else if n > 0 {
 		log.Info("ended runs a stopped process left unfinished", "count", n)
 	}
+	warnServerOwnedAccounts(ctx, cfg, store, log) // wire_auth.go
 	ready := readiness(store, mcpParts)
 	throughput := newThroughput(cfg, store, orch, log)             // wire_throughput.go; served below
 	evalMgr := newEvaluation(cfg, log, models, store, orch, tools) // wire_evaluation.go
@@ -254,7 +255,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		APIKey: cfg.Security.APIKey, MaxBodyBytes: cfg.Server.MaxBodyBytes, Heartbeat: cfg.Server.SSEHeartbeat(),
 		Attachments: attach, AttachmentBodyBytes: cfg.AttachmentBodyBytes(), // wire_attachments.go
 		RateLimit:        limit,
-		Auth:             gateway.AuthOptions{Accounts: store, AllowRegister: cfg.Auth.AllowRegister, TokenTTL: cfg.Auth.TokenTTL(), Verifier: jwt},
+		Auth:             authOptions(cfg, store, jwt), // wire_auth.go
 		CORS:             corsOptions(cfg),
 		I18n:             gatewayI18n(cfg),
 		RequestOverrides: cfg.LLM.RequestOverrides,
