@@ -26,7 +26,10 @@ const (
 // not "." or "..". A user id is one path element of the workspace
 // directory, so these rules keep it inside; "a..b" is a valid user id. The
 // error wraps ErrInvalidArgument. Every edge that takes a user id applies
-// this one rule (through the core), and so does the workspace.
+// this one rule (through the core), and so does the workspace. A new
+// account's id is also held to a narrower rule (gateway.UserIDRule: one
+// character set, one normal form, reserved ids); ids stored before it keep
+// this one, so their accounts and data keep working.
 func ValidateUserID(id string) error {
 	bad := func(why string) error { return fmt.Errorf("%w: user_id %q %s", ErrInvalidArgument, id, why) }
 	switch {
