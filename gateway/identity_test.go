@@ -32,7 +32,7 @@ func TestUserIDRule(t *testing.T) {
 		"e\u0301mile":             "émile", // composed
 		"STRAẞE":                  "straße",
 		"Σοφία":                   "σοφία",
-		"alice.b-c_d@example.org": "alice.b-c_d@example.org",
+		"alice.b-c_d.example.org": "alice.b-c_d.example.org",
 		"小明":                      "小明",
 		"zhang三":                  "zhang三",
 		"たなか太郎":                   "たなか太郎",
@@ -68,6 +68,8 @@ func TestUserIDRule(t *testing.T) {
 		"alice.":                     "must end with a letter or digit",
 		"-alice":                     "must start with a letter or digit",
 		"alice!":                     `contains '!'`,
+		"alice@srv":                  `contains '@'`, // alice@srv@echo would be alice's tool
+		"bob@example.org":            `contains '@'`,
 		"\u0430lice":                 "mixes the scripts Cyrillic, Latin", // Cyrillic а
 		"p\u0430ypal":                "mixes the scripts Cyrillic, Latin",
 		"\xffalice":                  "not valid UTF-8",

@@ -24,10 +24,12 @@ import (
 // unique ignoring case. One character set, after normalisation: letters
 // (any script, one script per id, but for Latin with Chinese, Japanese or
 // Korean writing), combining marks after the first character, decimal digits,
-// and ". _ - @"; it starts and ends with a letter or digit, and is at most
+// and ". _ -"; it starts and ends with a letter or digit, and is at most
 // 128 bytes. Spaces, control and format characters (a zero-width space, a
 // bidi mark), symbols and other punctuation are refused, not stripped: an
-// id that looked like another must not quietly become it.
+// id that looked like another must not quietly become it. "@" is refused
+// too: it joins a user id to a tool's name (alice@srv@echo is alice's
+// server srv's tool echo), so a user "alice@srv" would name her tools.
 //
 // Reserved: the ids the server acts as itself — a2a.server.user_id and
 // mcp.server.user_id (by default "a2a" and "wunder"), the prefixes of its
@@ -95,7 +97,7 @@ func (r UserIDRule) Check(id string) (string, error) {
 	}
 	for i, ch := range c {
 		if why := badUserIDRune(ch, i == 0); why != "" {
-			return bad("%s (user ids are letters, digits and . _ - @)", why)
+			return bad("%s (user ids are letters, digits and . _ -)", why)
 		}
 	}
 	if last, _ := utf8.DecodeLastRuneInString(c); !unicode.IsLetter(last) && !unicode.IsDigit(last) && !unicode.IsMark(last) {
@@ -117,7 +119,7 @@ func badUserIDRune(ch rune, first bool) string {
 		return ""
 	case first:
 		return "must start with a letter or digit"
-	case unicode.IsMark(ch), strings.ContainsRune("._-@", ch):
+	case unicode.IsMark(ch), strings.ContainsRune("._-", ch):
 		return ""
 	case unicode.IsSpace(ch):
 		return "contains a space"
