@@ -41,19 +41,21 @@ func checkPassword(pw string) error {
 	return nil
 }
 
-// createUser adds an account with a password.
+// createUser adds an account with a password; its id is held to the rule
+// for new ids (userid.go) and stored in its normal form.
 func (a *Authenticator) createUser(ctx context.Context, id, displayName, password string, roles []string) (*orchestrator.User, error) {
-	if err := orchestrator.ValidateUserID(id); err != nil {
+	id, err := a.o.UserIDs.Check(id)
+	if err != nil {
 		return nil, err
 	}
-	roles, err := checkRoles(roles)
+	roles, err = checkRoles(roles)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkPassword(password); err != nil {
 		return nil, err
 	}
-	hash, err := auth.HashPassword(password)
+	hash, err := a.hash(ctx, password)
 	if err != nil {
 		return nil, err
 	}
@@ -64,26 +66,90 @@ func (a *Authenticator) createUser(ctx context.Context, id, displayName, passwor
 	return u, nil
 }
 
-// login checks a user's password (rate-limited per user id; an unknown user
-// costs the same as a wrong password) and issues a session token.
-func (a *Authenticator) login(ctx context.Context, userID, password string) (string, *orchestrator.Token, *orchestrator.User, error) {
-	if ok, after := a.o.LoginLimiter.Allow(userID); !ok {
-		return "", nil, nil, orchestrator.WithRetryAfter(fmt.Errorf("%w: too many login attempts for this user; retry later", orchestrator.ErrBusy), after)
-	}
-	u, err := a.o.Accounts.GetUser(ctx, userID)
-	if err != nil && !errors.Is(err, orchestrator.ErrNotFound) {
+// login checks a user's password and issues a session token. Before any
+// hashing it counts the attempt against the client's address (across user
+// ids: password spraying) and against the user id, its case folded
+// (guessing one account's password); either refusal is 429. An unknown id
+// costs one hash, as a known one does, and gets the same answer.
+func (a *Authenticator) login(ctx context.Context, addr, userID, password string) (string, *orchestrator.Token, *orchestrator.User, error) {
+	if err := orchestrator.ValidateUserID(userID); err != nil {
 		return "", nil, nil, err
 	}
-	if u == nil {
-		auth.DummyCheck(password)
-		return "", nil, nil, errBadLogin
+	if ok, after := a.o.AddressLimiter.Allow("login:" + addr); !ok {
+		return "", nil, nil, orchestrator.WithRetryAfter(fmt.Errorf("%w: too many login attempts from this address (auth.login.per_address); retry later", orchestrator.ErrBusy), after)
 	}
-	if !auth.CheckPassword(u.PasswordHash, password) || u.Disabled {
+	if ok, after := a.o.LoginLimiter.Allow(orchestrator.FoldUserID(userID)); !ok {
+		return "", nil, nil, orchestrator.WithRetryAfter(fmt.Errorf("%w: too many login attempts for this user (auth.login.per_user); retry later", orchestrator.ErrBusy), after)
+	}
+	u, err := a.findUser(ctx, userID)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	var stored string // no such user: checked against no hash, at the same cost
+	if u != nil {
+		stored = u.PasswordHash
+	}
+	ok, err := a.o.Passwords.Check(ctx, stored, password)
+	if err != nil {
+		return "", nil, nil, hashErr(err)
+	}
+	if !ok || u == nil || u.Disabled {
 		return "", nil, nil, errBadLogin
 	}
 	exp := a.o.Now().Add(a.o.TokenTTL)
 	secret, t, err := a.issue(ctx, u.ID, "login", orchestrator.TokenSession, &exp)
 	return secret, t, u, err
+}
+
+// findUser is the account a login names: the id as typed (an account made
+// before ids were normalised keeps its exact id), else its normal form, so
+// "Alice" logs in to the account "alice". Nil when there is none.
+func (a *Authenticator) findUser(ctx context.Context, userID string) (*orchestrator.User, error) {
+	u, err := a.o.Accounts.GetUser(ctx, userID)
+	if errors.Is(err, orchestrator.ErrNotFound) {
+		if c := canonicalUserID(userID); c != userID {
+			u, err = a.o.Accounts.GetUser(ctx, c)
+		}
+	}
+	if errors.Is(err, orchestrator.ErrNotFound) {
+		return nil, nil
+	}
+	return u, err
+}
+
+// hash hashes a new password within the hashing budget.
+func (a *Authenticator) hash(ctx context.Context, password string) (string, error) {
+	hash, err := a.o.Passwords.Hash(ctx, password)
+	if err != nil {
+		return "", hashErr(err)
+	}
+	return hash, nil
+}
+
+// hashErr is a hashing error as the client gets it: every hash busy is 503
+// with Retry-After, naming the limit.
+func hashErr(err error) error {
+	if errors.Is(err, auth.ErrBusy) {
+		return orchestrator.WithRetryAfter(fmt.Errorf("%w: too many passwords are being checked at once "+
+			"(auth.password_hashing.max_memory_mb, waited auth.password_hashing.max_wait_s); retry shortly", orchestrator.ErrUnavailable), loginRetryWhenHashing)
+	}
+	return err
+}
+
+// tokenTTL is the lifetime a named API token asking for ttlSeconds gets:
+// that many seconds, or auth.max_token_ttl_s for 0; more than the maximum
+// (or less than 0) is refused, naming the maximum and its key, before
+// seconds could overflow a duration.
+func (a *Authenticator) tokenTTL(ttlSeconds int64) (time.Duration, error) {
+	maxS := int64(a.o.MaxTokenTTL / time.Second)
+	switch {
+	case ttlSeconds == 0:
+		return a.o.MaxTokenTTL, nil
+	case ttlSeconds < 0 || ttlSeconds > maxS:
+		return 0, fmt.Errorf("%w: ttl_s must be between 1 and %d, the longest a token may live (auth.max_token_ttl_s); got %d",
+			orchestrator.ErrInvalidArgument, maxS, ttlSeconds)
+	}
+	return time.Duration(ttlSeconds) * time.Second, nil
 }
 
 // issue stores a new token of userID and returns its secret.

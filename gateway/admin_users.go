@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"path"
 
-	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -107,7 +106,10 @@ func (s *Server) handlePatchUser(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleDeleteUser is DELETE /wunder/admin/user_accounts/{user_id}; the
-// user's tokens go with the account (their sessions and runs stay).
+// user's tokens go with the account, and its id stays taken (the store's
+// tombstone), so no one who registers it later inherits the sessions,
+// runs and files stored under it. DELETE /wunder/admin/users/{user_id}
+// deletes those.
 func (s *Server) handleDeleteUser(w http.ResponseWriter, r *http.Request) {
 	if !adminOnly(w, r) {
 		return
@@ -120,7 +122,8 @@ func (s *Server) handleDeleteUser(w http.ResponseWriter, r *http.Request) {
 }
 
 // handleSetPassword is POST /wunder/admin/user_accounts/{user_id}/password
-// {"password"}.
+// {"password"}: a reset, which revokes every token of the user (their
+// sessions and API tokens) with the old password.
 func (s *Server) handleSetPassword(w http.ResponseWriter, r *http.Request) {
 	if !adminOnly(w, r) {
 		return
@@ -135,17 +138,12 @@ func (s *Server) handleSetPassword(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	u, err := s.opts.Auth.Accounts.GetUser(r.Context(), r.PathValue("user_id"))
+	hash, err := s.auth.hash(r.Context(), req.Password)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	if u.PasswordHash, err = auth.HashPassword(req.Password); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	u.UpdatedAt = s.auth.o.Now()
-	if err := s.opts.Auth.Accounts.UpdateUser(r.Context(), u); err != nil {
+	if err := s.opts.Auth.Accounts.SetPassword(r.Context(), r.PathValue("user_id"), hash); err != nil {
 		writeError(w, r, err)
 		return
 	}

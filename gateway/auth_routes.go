@@ -75,6 +75,10 @@ func (s *Server) handleRegister(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &req) {
 		return
 	}
+	if ok, after := s.auth.o.AddressLimiter.Allow("login:" + clientAddress(r)); !ok {
+		writeError(w, r, orchestrator.WithRetryAfter(fmt.Errorf("%w: too many logins and registrations from this address (auth.login.per_address); retry later", orchestrator.ErrBusy), after))
+		return
+	}
 	u, err := s.auth.createUser(r.Context(), req.UserID, req.DisplayName, req.Password, nil)
 	if err != nil {
 		writeError(w, r, err)
@@ -89,7 +93,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &req) {
 		return
 	}
-	secret, t, u, err := s.auth.login(r.Context(), req.UserID, req.Password)
+	secret, t, u, err := s.auth.login(r.Context(), clientAddress(r), req.UserID, req.Password)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -157,7 +161,8 @@ func (s *Server) handleListTokens(w http.ResponseWriter, r *http.Request) {
 type createTokenRequest struct {
 	UserID string `json:"user_id"`
 	Name   string `json:"name"`
-	// TTLSeconds is the lifetime; 0 = never expires.
+	// TTLSeconds is the lifetime, at most auth.max_token_ttl_s; 0 (or
+	// none) = that maximum.
 	TTLSeconds int64 `json:"ttl_s"`
 }
 
@@ -172,20 +177,20 @@ func (s *Server) handleCreateToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if req.Name == "" || len(req.Name) > 128 || req.TTLSeconds < 0 {
-		writeError(w, r, fmt.Errorf("%w: a token needs a name (up to 128 bytes) and a ttl_s >= 0", orchestrator.ErrInvalidArgument))
+	ttl, err := s.auth.tokenTTL(req.TTLSeconds)
+	if err == nil && (req.Name == "" || len(req.Name) > 128) {
+		err = fmt.Errorf("%w: a token needs a name (up to 128 bytes)", orchestrator.ErrInvalidArgument)
+	}
+	if err != nil {
+		writeError(w, r, err)
 		return
 	}
-	var exp *time.Time
-	if req.TTLSeconds > 0 {
-		e := s.auth.o.Now().Add(time.Duration(req.TTLSeconds) * time.Second)
-		exp = &e
-	}
+	exp := s.auth.o.Now().Add(ttl)
 	if _, err := s.opts.Auth.Accounts.GetUser(r.Context(), userID); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	secret, t, err := s.auth.issue(r.Context(), userID, req.Name, orchestrator.TokenAPI, exp)
+	secret, t, err := s.auth.issue(r.Context(), userID, req.Name, orchestrator.TokenAPI, &exp)
 	if err != nil {
 		writeError(w, r, err)
 		return

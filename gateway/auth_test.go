@@ -36,13 +36,21 @@ const adminKey = "k3y-admin"
 
 func newAuthEnv(t *testing.T, register bool, turns ...orchestratortest.Turn) *authEnv {
 	t.Helper()
+	return newAuthEnvWith(t, func(o *gateway.AuthOptions) { o.AllowRegister = register }, turns...)
+}
+
+// newAuthEnvWith is newAuthEnv with the authenticator's options changed
+// by mod (after the test's defaults: accounts in memory, a settable clock,
+// login tokens of an hour).
+func newAuthEnvWith(t *testing.T, mod func(*gateway.AuthOptions), turns ...orchestratortest.Turn) *authEnv {
+	t.Helper()
 	c := &clock{t: time.Now()}
 	var logBuf bytes.Buffer
 	var mu sync.Mutex
 	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logBuf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	e := newEnv(t, envOpts{turns: turns, gw: gateway.Options{APIKey: adminKey, Logger: log, Auth: gateway.AuthOptions{
-		Accounts: orchestratortest.NewMemAccounts(), AllowRegister: register, TokenTTL: time.Hour, Now: c.now,
-	}}})
+	ao := gateway.AuthOptions{Accounts: orchestratortest.NewMemAccounts(), TokenTTL: time.Hour, Now: c.now}
+	mod(&ao)
+	e := newEnv(t, envOpts{turns: turns, gw: gateway.Options{APIKey: adminKey, Logger: log, Auth: ao}})
 	return &authEnv{env: e, clock: c, log: &logBuf}
 }
 
@@ -141,8 +149,9 @@ func TestAPITokensAndRevocation(t *testing.T) {
 		Token, ID string
 		ExpiresAt *time.Time `json:"expires_at"`
 	}](t, e.do(t, "POST", "/wunder/auth/tokens", `{"name":"ide"}`, bearer(alice)...), 201)
-	if !strings.HasPrefix(created.Token, "wdr_") || created.ExpiresAt != nil {
-		t.Fatalf("api token = %+v; want a wdr_ token that never expires", created)
+	if year := e.clock.now().Add(365 * 24 * time.Hour).Truncate(time.Microsecond); !strings.HasPrefix(created.Token, "wdr_") ||
+		created.ExpiresAt == nil || !created.ExpiresAt.Equal(year) {
+		t.Fatalf("api token = %+v; want a wdr_ token expiring at %v, after auth.max_token_ttl_s (a year)", created, year)
 	}
 	decode[map[string]any](t, e.do(t, "GET", "/wunder/auth/me", "", bearer(created.Token)...), 200)
 	list := decode[struct{ Tokens []map[string]any }](t, e.do(t, "GET", "/wunder/auth/tokens", "", bearer(alice)...), 200)
@@ -240,8 +249,8 @@ func TestRegisterAndAdminRoutes(t *testing.T) {
 	wantProblem(t, e.do(t, "GET", "/wunder/admin/user_accounts", "", bearer(eve)...), 403, "permission_denied")
 	wantProblem(t, e.do(t, "POST", "/wunder/admin/user_accounts", `{"user_id":"x","password":"xxxxxxxx","roles":["admin"]}`, bearer(eve)...), 403, "permission_denied")
 	// An admin user manages accounts.
-	e.addUser(t, "root", "root-password", "admin")
-	root := e.login(t, "root", "root-password").Token
+	e.addUser(t, "ops", "ops-password", "admin")
+	root := e.login(t, "ops", "ops-password").Token
 	list := decode[struct{ Users []map[string]any }](t, e.do(t, "GET", "/wunder/admin/user_accounts", "", bearer(root)...), 200)
 	if len(list.Users) != 2 {
 		t.Fatalf("users = %v", list.Users)

@@ -17,8 +17,8 @@ import (
 // The one authenticator (DESIGN 5a): an API key, a user token or — through
 // a pluggable Verifier — a JWT becomes an orchestrator.Principal on the
 // context. Every front-end reads that principal (orchestrator.ActingUser);
-// none checks credentials its own way. MCP's bearer check calls
-// Authenticator.VerifyBearer, the same code.
+// none checks credentials its own way: /wunder/mcp is mounted behind it
+// too (MountChallenged), and hands the principal to the MCP SDK.
 
 // Verifier checks a bearer credential the authenticator does not know
 // itself (a JWT of an external identity provider). It returns an error
@@ -50,35 +50,109 @@ type AuthOptions struct {
 	// composition root sets it only when no API key is configured, which
 	// start-up allows on loopback (or with allow_unauthenticated).
 	Anonymous bool
-	// TokenTTL is the lifetime of login sessions. Default 24h.
+	// TokenTTL is the lifetime of login sessions (auth.token_ttl_s).
+	// Default 24h; at most MaxTokenTTL.
 	TokenTTL time.Duration
+	// MaxTokenTTL bounds the lifetime of every token issued
+	// (auth.max_token_ttl_s): a named API token may ask for no more, and
+	// gets it when it asks for none. Default a year.
+	MaxTokenTTL time.Duration
 	// AllowRegister opens POST /wunder/auth/register. Default false.
 	AllowRegister bool
-	// LoginLimiter limits login attempts per user id; nil = a built-in
-	// limit of 5 failures, then one attempt per second per user id.
+	// LoginLimiter limits login attempts per user id, its case folded
+	// (auth.login.per_user); nil = 5 at once, then one a second.
 	LoginLimiter Limiter
+	// AddressLimiter limits logins and registrations per client address,
+	// whatever user ids they name (auth.login.per_address); nil = 20 at
+	// once, then one a second.
+	AddressLimiter Limiter
+	// Passwords hashes and checks passwords within a memory budget
+	// (auth.password_hashing); nil = internal/auth's Hasher with 256 MiB
+	// (four hashes at once) and a wait of 2s.
+	Passwords PasswordHasher
+	// UserIDs is the rule for the ids of new accounts; its zero value
+	// reserves the built-in ids (the composition root adds
+	// a2a.server.user_id and mcp.server.user_id). Credentials of an
+	// identity provider naming an id the server uses are refused too.
+	UserIDs UserIDRule
 	// Now is the clock; nil = time.Now.
 	Now func() time.Time
+}
+
+// PasswordHasher hashes and checks passwords; internal/auth's Hasher
+// implements it. Check against "" (no such user, or no password) costs
+// what a real check does. Both fail with an error wrapping auth.ErrBusy
+// when the hashes in flight take the whole budget.
+type PasswordHasher interface {
+	Hash(ctx context.Context, pw string) (string, error)
+	Check(ctx context.Context, encoded, pw string) (bool, error)
 }
 
 // Authenticator turns credentials into principals.
 type Authenticator struct {
 	o AuthOptions
+	// challenges are the WWW-Authenticate values of 401s under some paths
+	// (MountChallenged); set before serving, read-only after.
+	challenges []pathChallenge
 }
+
+// pathChallenge is the WWW-Authenticate value of a 401 under path.
+type pathChallenge struct {
+	path  string
+	value func(*http.Request) string
+}
+
+// Default limits of logins and hashing (AuthOptions); internal/config's
+// defaults are the same.
+const (
+	defaultMaxTokenTTL    = 365 * 24 * time.Hour
+	defaultHashMemory     = 256 << 20
+	defaultHashWait       = 2 * time.Second
+	loginRetryWhenHashing = time.Second // Retry-After when every hash is busy
+)
 
 // NewAuthenticator returns an authenticator with o.
 func NewAuthenticator(o AuthOptions) *Authenticator {
+	if o.MaxTokenTTL <= 0 {
+		o.MaxTokenTTL = defaultMaxTokenTTL
+	}
 	if o.TokenTTL <= 0 {
 		o.TokenTTL = 24 * time.Hour
 	}
+	o.TokenTTL = min(o.TokenTTL, o.MaxTokenTTL)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	if o.LoginLimiter == nil {
-		// Five attempts at once, then one a second per user id.
 		o.LoginLimiter = auth.NewLimiter(1, 5).WithClock(o.Now)
 	}
+	if o.AddressLimiter == nil {
+		o.AddressLimiter = auth.NewLimiter(1, 20).WithClock(o.Now)
+	}
+	if o.Passwords == nil {
+		o.Passwords = auth.NewHasher(defaultHashMemory, defaultHashWait)
+	}
 	return &Authenticator{o: o}
+}
+
+// MountChallenged mounts h at path (a trailing "/" mounts the subtree)
+// behind the authenticator, as Mount does, and a request there without
+// valid credentials gets 401 with WWW-Authenticate set to challenge(r)
+// instead of the gateway's own: MCP's pointer to its protected-resource
+// metadata (RFC 9728). Call it before Handler.
+func (s *Server) MountChallenged(path string, h http.Handler, challenge func(*http.Request) string) {
+	s.Mount(path, h)
+	s.auth.challenges = append(s.auth.challenges, pathChallenge{path: path, value: challenge})
+}
+
+// challenge is the WWW-Authenticate value of a 401 answering r.
+func (a *Authenticator) challenge(r *http.Request) string {
+	for _, c := range a.challenges {
+		if isOpenPath([]string{c.path}, r.URL.Path) {
+			return c.value(r)
+		}
+	}
+	return `Bearer realm="wunder"`
 }
 
 // errBadCredential is the one answer for every credential that is not
@@ -109,13 +183,13 @@ func (a *Authenticator) Authenticate(r *http.Request) (*orchestrator.Principal, 
 		}
 		return nil, errNoCredential
 	}
-	return a.VerifyBearer(r.Context(), raw)
+	return a.verifyBearer(r.Context(), raw)
 }
 
-// VerifyBearer checks one credential: the API key (compared in constant
+// verifyBearer checks one credential: the API key (compared in constant
 // time), a wunder token (by the hash of its secret: known, not expired,
 // of an enabled user), else the Verifier.
-func (a *Authenticator) VerifyBearer(ctx context.Context, raw string) (*orchestrator.Principal, error) {
+func (a *Authenticator) verifyBearer(ctx context.Context, raw string) (*orchestrator.Principal, error) {
 	if a.o.APIKey != "" && subtle.ConstantTimeCompare([]byte(raw), []byte(a.o.APIKey)) == 1 {
 		return &orchestrator.Principal{Kind: orchestrator.CredentialAPIKey, Roles: []string{orchestrator.UserRoleAdmin}}, nil
 	}
@@ -129,6 +203,11 @@ func (a *Authenticator) VerifyBearer(ctx context.Context, raw string) (*orchestr
 				return nil, errBadCredential
 			}
 			return nil, err
+		}
+		if p.UserID != "" && a.o.UserIDs.ServerOwned(p.UserID) {
+			// The server's own traffic (A2A, MCP, load tests) stores data
+			// under these ids; no identity provider's user may read it.
+			return nil, fmt.Errorf("%w: the token names user %q, an id the server uses itself", orchestrator.ErrUnauthenticated, p.UserID)
 		}
 		if p.UserID != "" && a.o.Accounts != nil {
 			// A JWT names a user; a disabled account is refused.
@@ -180,7 +259,7 @@ func authenticate(a *Authenticator, open []string) func(http.Handler) http.Handl
 					writeError(w, r, err)
 					return
 				}
-				w.Header().Set("WWW-Authenticate", `Bearer realm="wunder"`)
+				w.Header().Set("WWW-Authenticate", a.challenge(r))
 				if isRPC(r) {
 					writeRPCUnauthenticated(w, r, err.Error())
 					return

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -54,11 +55,25 @@ func limitKey(r *http.Request) string {
 	case p.Kind == orchestrator.CredentialAPIKey:
 		return "api_key"
 	}
+	return "addr:" + clientAddress(r)
+}
+
+// clientAddress is who a request comes from, for limits per address: the
+// IP of its peer, an IPv6 address cut to its /64 (one subscriber's
+// network: its host bits cost nothing to change).
+func clientAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	return "addr:" + host
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	if ip = ip.Unmap(); ip.Is6() {
+		return netip.PrefixFrom(ip, 64).Masked().String()
+	}
+	return ip.String()
 }
 
 func writeRateLimited(w http.ResponseWriter, r *http.Request, after time.Duration) {

@@ -168,10 +168,6 @@ type Server struct {
 	live atomic.Pointer[liveState]
 }
 
-// Authenticator is the gateway's one authenticator, for front-ends that
-// check bearer tokens in their own protocol's shape (MCP).
-func (s *Server) Authenticator() *Authenticator { return s.auth }
-
 // New returns a gateway over b.
 func New(b Backend, opts *Options) *Server {
 	var o Options

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wunder/wunder/mcpserver"
@@ -61,6 +60,13 @@ func (validator) Validate(schema, value json.RawMessage) error {
 // every call of deploy (input {env: string, required}) wait for approval.
 func newApprovalEnv(t *testing.T, opts mcpserver.Options, turns ...orchestratortest.Turn) *approvalEnv {
 	t.Helper()
+	return newApprovalEnvTokens(t, opts, nil, turns...)
+}
+
+// newApprovalEnvTokens is newApprovalEnv behind a stand-in gateway that
+// knows tokens (see serve).
+func newApprovalEnvTokens(t *testing.T, opts mcpserver.Options, tokens map[string]string, turns ...orchestratortest.Turn) *approvalEnv {
+	t.Helper()
 	e := &approvalEnv{model: orchestratortest.NewScriptedModel(turns...), deploy: &deploy{}}
 	tool := orchestratortest.NewTool("deploy", false, func(_ context.Context, inv *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
 		e.deploy.mu.Lock()
@@ -75,7 +81,7 @@ func newApprovalEnv(t *testing.T, opts mcpserver.Options, turns ...orchestratort
 		Approvals: orchestrator.ApprovalPolicy{Tools: []string{"deploy"}}, Schemas: validator{},
 	})
 	t.Cleanup(func() { _ = e.o.Close(context.Background()) })
-	_, e.url = serve(t, e.o, &opts)
+	_, e.url = serve(t, e.o, &opts, tokens)
 	return e
 }
 
@@ -400,9 +406,7 @@ func TestApproveTool(t *testing.T) {
 // token does not find the approval.
 func TestApproveIsScopedToTheCaller(t *testing.T) {
 	t.Parallel()
-	e := newApprovalEnv(t, mcpserver.Options{Verify: func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		return &auth.TokenInfo{UserID: tok}, nil
-	}}, deployTurns(`{"env":"prod"}`)...)
+	e := newApprovalEnvTokens(t, mcpserver.Options{}, map[string]string{"alice": "alice", "bob": "bob"}, deployTurns(`{"env":"prod"}`)...)
 	alice := connect(t, e.url+"/wunder/mcp", &http.Client{Transport: bearer("alice")}, nil)
 	bob := connect(t, e.url+"/wunder/mcp", &http.Client{Transport: bearer("bob")}, nil)
 	res, out := runTask(t, alice, map[string]any{"task": "deploy it", "tool_names": []string{"deploy"}})

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -53,16 +52,11 @@ func newCatalogEnv(t *testing.T, withAuth bool) (*orchestrator.Orchestrator, str
 	models := orchestratortest.Models{Model: orchestratortest.NewScriptedModel(), Settings: orchestrator.ModelSettings{Name: "scripted", ToolCallMode: orchestrator.ModeFunctionCall, MaxRounds: 2}}
 	o := orchestrator.New(orchestratortest.NewMemStore(), models, reg, nil)
 	t.Cleanup(func() { _ = o.Close(context.Background()) })
-	opts := &mcpserver.Options{Catalog: o}
+	var tokens map[string]string
 	if withAuth {
-		opts.Verify = func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-			if tok != "alice" && tok != "bob" {
-				return nil, auth.ErrInvalidToken
-			}
-			return &auth.TokenInfo{UserID: tok}, nil
-		}
+		tokens = map[string]string{"alice": "alice", "bob": "bob"}
 	}
-	_, url := serve(t, o, opts)
+	_, url := serve(t, o, &mcpserver.Options{Catalog: o}, tokens)
 	return o, url + "/wunder/mcp"
 }
 

@@ -9,6 +9,14 @@
 //	           ──/wunder/mcp/fs───▶ raw path (tools/*, resources/*, prompts/*, completion)
 //	                                  ──▶ the same upstream session, as bytes over HTTP
 //
+// The handler checks no credential: mounted behind the gateway's one
+// authenticator (gateway.Server.MountChallenged), it reads the principal
+// the gateway put on the context and hands it to go-sdk as the request's
+// TokenInfo, which binds each session to the user that opened it; a user's
+// credential acts as the user, the API key and the anonymous local
+// operator as Options.UserID. Over stdio (`wunder mcp stdio`) the caller is
+// Options.UserID.
+//
 // wunder@run runs a task as the calling principal with CallerAgent, never
 // offers itself to the run it starts, sends the run's events as progress
 // notifications when the caller asked for progress, cancels the run when the

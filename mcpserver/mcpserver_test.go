@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wunder/wunder/mcpserver"
@@ -28,6 +27,13 @@ type env struct {
 
 func newEnv(t testing.TB, opts mcpserver.Options, turns ...orchestratortest.Turn) *env {
 	t.Helper()
+	return newEnvTokens(t, opts, nil, turns...)
+}
+
+// newEnvTokens is newEnv behind a stand-in gateway that knows tokens (see
+// serve).
+func newEnvTokens(t testing.TB, opts mcpserver.Options, tokens map[string]string, turns ...orchestratortest.Turn) *env {
+	t.Helper()
 	e := &env{model: orchestratortest.NewScriptedModel(turns...)}
 	models := orchestratortest.Models{Model: e.model, Settings: orchestrator.ModelSettings{Name: "scripted", ToolCallMode: orchestrator.ModeFunctionCall, MaxRounds: 5, Stream: true}}
 	// wunder@run is in the catalog (as if a tool source offered it), so the
@@ -38,22 +44,47 @@ func newEnv(t testing.TB, opts mcpserver.Options, turns ...orchestratortest.Turn
 	reg := orchestrator.NewRegistry("", nil, orchestrator.StaticToolset{SetName: "x", List: []orchestrator.Tool{self}})
 	e.o = orchestrator.New(orchestratortest.NewMemStore(), models, reg, nil)
 	t.Cleanup(func() { _ = e.o.Close(context.Background()) })
-	e.h, e.url = serve(t, e.o, &opts)
+	e.h, e.url = serve(t, e.o, &opts, tokens)
 	return e
 }
 
-// serve mounts the front-end over o on a test server, as the gateway does.
-func serve(t testing.TB, o *orchestrator.Orchestrator, opts *mcpserver.Options) (*mcpserver.Handler, string) {
+// serve mounts the front-end over o on a test server, as the gateway does:
+// its paths behind a stand-in for the gateway's authenticator, which puts
+// a principal on the context. With tokens, a bearer token names its user
+// and anything else is 401 with the handler's challenge; without, every
+// request is the anonymous local operator (a server with no API key).
+func serve(t testing.TB, o *orchestrator.Orchestrator, opts *mcpserver.Options, tokens map[string]string) (*mcpserver.Handler, string) {
 	t.Helper()
 	h := mcpserver.New(o, opts)
 	mux := http.NewServeMux()
 	for _, p := range h.Paths() {
+		mux.Handle(p, asGateway(h, tokens))
+	}
+	for _, p := range h.PublicPaths() {
 		mux.Handle(p, h)
 	}
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	t.Cleanup(h.Close)
 	return h, ts.URL
+}
+
+// asGateway stands in for the gateway's authenticator in front of h.
+func asGateway(h *mcpserver.Handler, tokens map[string]string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := &orchestrator.Principal{Kind: orchestrator.CredentialAnonymous}
+		if tokens != nil {
+			tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			user, ok := tokens[tok]
+			if !ok {
+				w.Header().Set("WWW-Authenticate", h.Challenge(r))
+				http.Error(w, "unauthenticated", http.StatusUnauthorized)
+				return
+			}
+			p = &orchestrator.Principal{UserID: user, Roles: []string{orchestrator.UserRoleUser}, Kind: orchestrator.CredentialToken}
+		}
+		h.ServeHTTP(w, r.WithContext(orchestrator.WithPrincipal(r.Context(), p)))
+	})
 }
 
 func connect(t testing.TB, url string, hc *http.Client, opts *mcp.ClientOptions) *mcp.ClientSession {
@@ -207,12 +238,7 @@ func TestCancelCancelsRun(t *testing.T) {
 
 func TestBearerAuth(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, mcpserver.Options{Verify: func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		if tok != "k" {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{UserID: "alice"}, nil
-	}}, orchestratortest.Turn{Content: "hi"})
+	e := newEnvTokens(t, mcpserver.Options{}, map[string]string{"k": "alice"}, orchestratortest.Turn{Content: "hi"})
 	resp, err := http.Post(e.url+"/wunder/mcp", "application/json", strings.NewReader(`{}`))
 	if err != nil {
 		t.Fatal(err)
@@ -238,6 +264,33 @@ func TestBearerAuth(t *testing.T) {
 	}
 	if runs, _ := e.o.ListRuns(context.Background(), orchestrator.RunFilter{UserID: "alice"}); len(runs) != 1 {
 		t.Errorf("runs of alice: %d, want 1 (the token's user)", len(runs))
+	}
+}
+
+// The handler checks no credential, but serves nobody the gateway did not
+// authenticate: mounted without a principal on the context, it answers
+// 401 pointing to its protected-resource metadata.
+func TestNoPrincipalIsUnauthenticated(t *testing.T) {
+	t.Parallel()
+	o := orchestrator.New(orchestratortest.NewMemStore(), orchestratortest.Models{}, orchestrator.NewRegistry("", nil), nil)
+	t.Cleanup(func() { _ = o.Close(context.Background()) })
+	h := mcpserver.New(o, nil)
+	t.Cleanup(h.Close)
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	for _, hdr := range []string{"", "Bearer anything", "Bearer principal"} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, ts.URL+"/wunder/mcp", strings.NewReader(`{}`))
+		if hdr != "" {
+			req.Header.Set("Authorization", hdr)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if want := `Bearer resource_metadata="` + ts.URL + `/.well-known/oauth-protected-resource/wunder/mcp"`; resp.StatusCode != http.StatusUnauthorized || resp.Header.Get("WWW-Authenticate") != want {
+			t.Errorf("Authorization %q without a principal: %d %q; want 401 %q", hdr, resp.StatusCode, resp.Header.Get("WWW-Authenticate"), want)
+		}
 	}
 }
 

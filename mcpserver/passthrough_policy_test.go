@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -88,12 +87,7 @@ func newPolicyEnv(t *testing.T, rawPath bool) *policyEnv {
 	if !rawPath {
 		ups = sdkOnly{set}
 	}
-	_, url := serve(t, o, &mcpserver.Options{Upstreams: ups, Verify: func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		if tok == "alice" || tok == "bob" {
-			return &auth.TokenInfo{UserID: tok}, nil
-		}
-		return nil, auth.ErrInvalidToken
-	}})
+	_, url := serve(t, o, &mcpserver.Options{Upstreams: ups}, map[string]string{"alice": "alice", "bob": "bob"})
 	return &policyEnv{url: url + "/wunder/mcp/up", o: o, up: rec}
 }
 

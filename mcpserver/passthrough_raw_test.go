@@ -11,7 +11,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wunder/wunder/adapters/mcptools"
@@ -161,15 +160,7 @@ func TestPassThroughRawOtherUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = set.Close() })
-	e := newEnv(t, mcpserver.Options{Upstreams: set, Verify: func(_ context.Context, tok string, _ *http.Request) (*auth.TokenInfo, error) {
-		switch tok {
-		case "a":
-			return &auth.TokenInfo{UserID: "alice"}, nil
-		case "b":
-			return &auth.TokenInfo{UserID: "bob"}, nil
-		}
-		return nil, auth.ErrInvalidToken
-	}}, orchestratortest.Turn{Content: "ok"})
+	e := newEnvTokens(t, mcpserver.Options{Upstreams: set}, map[string]string{"a": "alice", "b": "bob"}, orchestratortest.Turn{Content: "ok"})
 	cs := connect(t, e.url+"/wunder/mcp/up", &http.Client{Transport: bearer("a")}, nil)
 	if _, err := cs.ListTools(t.Context(), nil); err != nil {
 		t.Fatalf("alice's own session: %v", err)

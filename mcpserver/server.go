@@ -53,22 +53,16 @@ type Upstreams interface {
 type Options struct {
 	// Stateless serves streamable HTTP without sessions. Default false.
 	Stateless bool
-	// UserID is who a caller acts as when its token info names no user.
-	// Default "wunder".
+	// UserID is who a caller acts as when its principal belongs to no user
+	// (the API key, the anonymous local operator) and over stdio. Default
+	// "wunder".
 	UserID string
-	// Verify, when set, checks bearer tokens (go-sdk auth.RequireBearerToken)
-	// with the gateway's principal rules; TokenInfo.UserID pins the user.
-	Verify auth.TokenVerifier
-	// AllowAnonymous lets requests without an Authorization header past
-	// Verify, acting as UserID (a server with no API key, loopback only).
-	// Default false: with Verify set, a token is required.
-	AllowAnonymous bool
 	// PublicURL is the external base URL (scheme://host[:port][/prefix]) of
 	// the protected-resource metadata; "" derives it from the request.
 	PublicURL string
 	// AuthorizationServers are named in the protected-resource metadata:
-	// the issuers whose tokens Verify accepts (auth.jwt.issuer); empty when
-	// only wunder's own tokens and the API key are accepted.
+	// the issuers whose tokens the gateway accepts (auth.jwt.issuer);
+	// empty when only wunder's own tokens and the API key are accepted.
 	AuthorizationServers []string
 	// HostsChecked says the gateway in front checks every request's Host
 	// and Origin (its guard, server.allowed_hosts): the SDK's own rule,
@@ -150,10 +144,7 @@ func New(b Backend, opts *Options) *Handler {
 		h.mux.Handle("/wunder/mcp/", h.auth(http.HandlerFunc(h.serveUpstream)))
 		h.paths = append(h.paths, "/wunder/mcp/")
 	}
-	if h.opts.Verify != nil {
-		h.mux.HandleFunc("GET "+metadataPath, h.serveMetadata)
-		h.paths = append(h.paths, metadataPath)
-	}
+	h.mux.HandleFunc("GET "+metadataPath, h.serveMetadata)
 	return h
 }
 
@@ -185,9 +176,14 @@ func (h *Handler) serveUpstream(w http.ResponseWriter, r *http.Request) {
 // /wunder/mcp.
 const metadataPath = "/.well-known/oauth-protected-resource/wunder/mcp"
 
-// Paths are the exact paths to mount on the gateway; each authenticates
-// itself (gateway.Server.MountSelfAuthenticated).
+// Paths are the paths to mount on the gateway behind its authenticator
+// (gateway.Server.MountChallenged, with [Handler.Challenge]): /wunder/mcp,
+// and the subtree of the pass-through routes when there are upstreams.
 func (h *Handler) Paths() []string { return slices.Clone(h.paths) }
+
+// PublicPaths are the paths to mount readable without credentials: the
+// protected-resource metadata a 401 points to.
+func (h *Handler) PublicPaths() []string { return []string{metadataPath} }
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
@@ -216,21 +212,45 @@ func (h *Handler) Close() {
 	h.wg.Wait()
 }
 
-// auth applies go-sdk auth.RequireBearerToken with Verify (the gateway's
-// principal rule); a 401 points at the protected-resource metadata.
+// auth hands the principal that the gateway's one authenticator put on
+// the context (orchestrator.PrincipalFrom) to the MCP SDK as its
+// TokenInfo: the tools read the caller's user from it (userOf), and the
+// SDK binds each session to the user that opened it. It checks no
+// credential itself. A request that reaches it without a principal (the
+// handler mounted without the gateway) gets the 401 the gateway would give.
 func (h *Handler) auth(next http.Handler) http.Handler {
-	if h.opts.Verify == nil {
-		return next
-	}
+	// The SDK puts TokenInfo on the context only in RequireBearerToken,
+	// which wants a bearer header; the credential was checked already (and
+	// may have been X-API-Key, or none for the anonymous local operator),
+	// so a placeholder stands in for it and the verifier reads the principal.
+	carry := auth.RequireBearerToken(principalTokenInfo, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h.opts.AllowAnonymous && r.Header.Get("Authorization") == "" {
-			next.ServeHTTP(w, r)
+		if _, ok := orchestrator.PrincipalFrom(r.Context()); !ok {
+			w.Header().Set("WWW-Authenticate", h.Challenge(r))
+			http.Error(w, "unauthenticated: missing credentials", http.StatusUnauthorized)
 			return
 		}
-		auth.RequireBearerToken(h.opts.Verify, &auth.RequireBearerTokenOptions{
-			ResourceMetadataURL: h.base(r) + metadataPath, AllowMissingExpiration: true,
-		})(next).ServeHTTP(w, r)
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer principal")
+		carry.ServeHTTP(w, r)
 	})
+}
+
+// principalTokenInfo is the TokenInfo of the request's principal; the
+// token it is given is the placeholder auth sets.
+func principalTokenInfo(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+	p, ok := orchestrator.PrincipalFrom(ctx)
+	if !ok {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{UserID: p.UserID, Scopes: slices.Clone(p.Roles)}, nil
+}
+
+// Challenge is the WWW-Authenticate value of a 401 at /wunder/mcp: a
+// bearer challenge pointing to the protected-resource metadata (RFC 9728),
+// where MCP clients learn how to authenticate.
+func (h *Handler) Challenge(r *http.Request) string {
+	return fmt.Sprintf("Bearer resource_metadata=%q", h.base(r)+metadataPath)
 }
 
 func (h *Handler) serveMetadata(w http.ResponseWriter, r *http.Request) {

@@ -118,7 +118,7 @@ type User struct {
 	Disabled bool
 	// PasswordHash is the encoded argon2id hash (internal/auth); "" means
 	// the user cannot log in with a password (tokens only). It never
-	// leaves the server.
+	// leaves the server, and changes only through AccountStore.SetPassword.
 	PasswordHash string
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
@@ -163,18 +163,34 @@ func (t *Token) Expired(now time.Time) bool {
 // in-memory store implement it; both pass
 // orchestratortest.RunAccountStoreTests. Lookups by id return an error
 // wrapping ErrNotFound when nothing matches.
+//
+// Account ids are unique ignoring case: the store keeps one account per
+// [FoldUserID] key, enforced where it writes (a unique index), not by a
+// check before the insert. A deleted account leaves a tombstone holding
+// its key, so its id is never given to a new account: data stored under
+// the id (sessions, runs, workspace files, tool configurations) is never
+// inherited by whoever registers it next.
 type AccountStore interface {
-	// CreateUser adds a user; an existing id is ErrConflict. Zero times
-	// are set to now and written back.
+	// CreateUser adds a user; an id whose FoldUserID key is taken (by an
+	// account, live or deleted) is ErrConflict. Zero times are set to now
+	// and written back.
 	CreateUser(ctx context.Context, u *User) error
+	// GetUser returns the account with exactly this id; a deleted account
+	// is ErrNotFound.
 	GetUser(ctx context.Context, id string) (*User, error)
-	// ListUsers returns users ordered by id; a page After a [UserKey]
-	// reads only that page.
+	// ListUsers returns the accounts (deleted ones left out) ordered by id;
+	// a page After a [UserKey] reads only that page.
 	ListUsers(ctx context.Context, page Page) ([]*User, error)
-	// UpdateUser writes display name, roles, disabled, password hash and
-	// UpdatedAt (set to now when zero).
+	// UpdateUser writes display name, roles, disabled and UpdatedAt (set to
+	// now when zero). It never writes the password hash: that is
+	// SetPassword's, which revokes the user's tokens with it.
 	UpdateUser(ctx context.Context, u *User) error
-	// DeleteUser removes the user and every token of theirs.
+	// SetPassword replaces the user's password hash and revokes every token
+	// of theirs, in one transaction: after a password change or reset, no
+	// session or API token issued before it works.
+	SetPassword(ctx context.Context, userID, hash string) error
+	// DeleteUser deletes the account and every token of theirs, and leaves
+	// the tombstone that keeps the id from being reused.
 	DeleteUser(ctx context.Context, id string) error
 
 	// CreateToken stores a token; its user must exist (ErrNotFound).

@@ -26,7 +26,10 @@ const (
 // not "." or "..". A user id is one path element of the workspace
 // directory, so these rules keep it inside; "a..b" is a valid user id. The
 // error wraps ErrInvalidArgument. Every edge that takes a user id applies
-// this one rule (through the core), and so does the workspace.
+// this one rule (through the core), and so does the workspace. A new
+// account's id is also held to a narrower rule (gateway.UserIDRule: one
+// character set, one normal form, reserved ids); ids stored before it keep
+// this one, so their accounts and data keep working.
 func ValidateUserID(id string) error {
 	bad := func(why string) error { return fmt.Errorf("%w: user_id %q %s", ErrInvalidArgument, id, why) }
 	switch {
@@ -44,6 +47,18 @@ func ValidateUserID(id string) error {
 		return bad("is not allowed")
 	}
 	return nil
+}
+
+// FoldUserID is the key under which user ids are unique: id with each
+// character case-folded (Unicode simple case folding, to lower case), so
+// "Alice", "ALICE" and "alice" share one key. Every [AccountStore] keeps
+// account ids unique by this key, deleted accounts included, and login
+// throttles count attempts by it. It folds case only: the rule for new
+// account ids (gateway.UserIDRule) normalises width and composition (NFKC)
+// before an id is stored, so that two new ids never differ by those
+// either; ids stored before that rule keep the form they were given.
+func FoldUserID(id string) string {
+	return strings.Map(func(r rune) rune { return unicode.ToLower(unicode.ToUpper(r)) }, id)
 }
 
 // CheckRunID returns nil when id can name a run, ErrInvalidArgument when it

@@ -13,13 +13,22 @@ import (
 )
 
 // Accounts: users and their bearer tokens ([orchestrator.AccountStore]).
+//
+// A row's id_key is its id under orchestrator.FoldUserID, and a unique
+// index on it keeps ids unique ignoring case, whatever order concurrent
+// inserts commit in. A deleted account stays as a tombstone (deleted_at
+// set, password and tool rule cleared, disabled): every lookup skips it,
+// and its key keeps the id from being registered again.
 
 var _ orchestrator.AccountStore = (*Store)(nil)
 
 type userRow struct {
 	bun.BaseModel `bun:"table:users"`
 
-	ID           string     `bun:"id,pk"`
+	ID string `bun:"id,pk"`
+	// IDKey is orchestrator.FoldUserID(ID), unique; NULL on a row a
+	// migration could not key (a case-duplicate from before the index).
+	IDKey        *string    `bun:"id_key"`
 	DisplayName  string     `bun:"display_name,notnull"`
 	PasswordHash string     `bun:"password_hash,notnull"`
 	Roles        string     `bun:"roles,notnull"`
@@ -27,6 +36,8 @@ type userRow struct {
 	ToolAccess   *string    `bun:"tool_access"`
 	CreatedAt    time.Time  `bun:"created_at,notnull"`
 	UpdatedAt    *time.Time `bun:"updated_at"`
+	// DeletedAt marks a tombstone.
+	DeletedAt *time.Time `bun:"deleted_at"`
 }
 
 type tokenRow struct {
@@ -48,7 +59,8 @@ func toUserRow(u *orchestrator.User) *userRow {
 	}
 	b, _ := json.Marshal(roles)
 	up := u.UpdatedAt
-	return &userRow{ID: u.ID, DisplayName: u.DisplayName, PasswordHash: u.PasswordHash, Roles: string(b),
+	key := orchestrator.FoldUserID(u.ID)
+	return &userRow{ID: u.ID, IDKey: &key, DisplayName: u.DisplayName, PasswordHash: u.PasswordHash, Roles: string(b),
 		Disabled: u.Disabled, CreatedAt: u.CreatedAt, UpdatedAt: &up}
 }
 
@@ -86,6 +98,9 @@ func (s *Store) CreateUser(ctx context.Context, u *orchestrator.User) error {
 	defer s.access.changed()
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		_, err := db.NewInsert().Model(toUserRow(u)).Exec(ctx)
+		if constraintOf(err) == uniqueViolation {
+			return fmt.Errorf("%w: user %s: the id is taken (ids are unique ignoring case, and a deleted account's id is not reused)", orchestrator.ErrConflict, u.ID)
+		}
 		return dbErr(err, "create user", "user "+u.ID)
 	})
 }
@@ -93,7 +108,7 @@ func (s *Store) CreateUser(ctx context.Context, u *orchestrator.User) error {
 // GetUser implements [orchestrator.AccountStore].
 func (s *Store) GetUser(ctx context.Context, id string) (*orchestrator.User, error) {
 	row := new(userRow)
-	if err := s.db.NewSelect().Model(row).Where("id = ?", id).Scan(ctx); err != nil {
+	if err := s.db.NewSelect().Model(row).Where("id = ?", id).Where("deleted_at IS NULL").Scan(ctx); err != nil {
 		return nil, dbErr(err, "get user", "user "+id)
 	}
 	return fromUserRow(row), nil
@@ -102,7 +117,7 @@ func (s *Store) GetUser(ctx context.Context, id string) (*orchestrator.User, err
 // ListUsers implements [orchestrator.AccountStore].
 func (s *Store) ListUsers(ctx context.Context, p orchestrator.Page) ([]*orchestrator.User, error) {
 	var rows []userRow
-	q := s.db.NewSelect().Model(&rows).OrderExpr("id ASC")
+	q := s.db.NewSelect().Model(&rows).Where("deleted_at IS NULL").OrderExpr("id ASC")
 	if p.After != nil {
 		q = q.Where("id > ?", p.After.ID)
 	}
@@ -125,23 +140,46 @@ func (s *Store) UpdateUser(ctx context.Context, u *orchestrator.User) error {
 	row := toUserRow(u)
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		res, err := db.NewUpdate().Model(row).
-			Column("display_name", "password_hash", "roles", "disabled", "updated_at").
-			WherePK().Exec(ctx)
+			Column("display_name", "roles", "disabled", "updated_at").
+			WherePK().Where("deleted_at IS NULL").Exec(ctx)
 		return affected(res, err, "update user", "user "+u.ID)
 	})
 }
 
-// DeleteUser implements [orchestrator.AccountStore]; the user's tokens go
-// with them (explicitly, whatever the foreign_keys pragma).
+// SetPassword implements [orchestrator.AccountStore]: the new hash and
+// the revocation of the user's tokens commit together.
+func (s *Store) SetPassword(ctx context.Context, userID, hash string) error {
+	now := stamp(time.Time{})
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			res, err := tx.NewUpdate().Model((*userRow)(nil)).Set("password_hash = ?", hash).Set("updated_at = ?", now).
+				Where("id = ?", userID).Where("deleted_at IS NULL").Exec(ctx)
+			if err := affected(res, err, "set password", "user "+userID); err != nil {
+				return err
+			}
+			_, err = tx.NewDelete().Model((*tokenRow)(nil)).Where("user_id = ?", userID).Exec(ctx)
+			return dbErr(err, "revoke tokens of", "user "+userID)
+		})
+	})
+}
+
+// DeleteUser implements [orchestrator.AccountStore]: the row becomes a
+// tombstone (disabled, no password, no tool rule) that keeps its id_key,
+// and the user's tokens go in the same transaction.
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
+	now := stamp(time.Time{})
 	defer s.access.changed()
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			if _, err := tx.NewDelete().Model((*tokenRow)(nil)).Where("user_id = ?", id).Exec(ctx); err != nil {
-				return dbErr(err, "delete tokens of", "user "+id)
+			res, err := tx.NewUpdate().Model((*userRow)(nil)).
+				Set("deleted_at = ?", now).Set("updated_at = ?", now).Set("disabled = ?", true).
+				Set("password_hash = ''").Set("display_name = ''").Set("tool_access = NULL").
+				Where("id = ?", id).Where("deleted_at IS NULL").Exec(ctx)
+			if err := affected(res, err, "delete user", "user "+id); err != nil {
+				return err
 			}
-			res, err := tx.NewDelete().Model((*userRow)(nil)).Where("id = ?", id).Exec(ctx)
-			return affected(res, err, "delete user", "user "+id)
+			_, err = tx.NewDelete().Model((*tokenRow)(nil)).Where("user_id = ?", id).Exec(ctx)
+			return dbErr(err, "delete tokens of", "user "+id)
 		})
 	})
 }
@@ -156,11 +194,22 @@ func (s *Store) CreateToken(ctx context.Context, t *orchestrator.Token) error {
 	row := &tokenRow{ID: t.ID, Hash: t.Hash, UserID: t.UserID, Name: t.Name, Kind: string(t.Kind),
 		CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-		_, err := db.NewInsert().Model(row).Exec(ctx)
-		if constraintOf(err) == foreignKeyViolation {
-			return dbErr(err, "create token", "user "+t.UserID)
-		}
-		return dbErr(err, "create token", "token "+t.ID)
+		return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			// A tombstone satisfies the foreign key, so the user is looked
+			// up (the authenticator refuses a deleted user's token anyway).
+			n, err := tx.NewSelect().Model((*userRow)(nil)).Where("id = ?", t.UserID).Where("deleted_at IS NULL").Count(ctx)
+			if err != nil {
+				return dbErr(err, "create token", "user "+t.UserID)
+			}
+			if n == 0 {
+				return fmt.Errorf("%w: user %s", orchestrator.ErrNotFound, t.UserID)
+			}
+			_, err = tx.NewInsert().Model(row).Exec(ctx)
+			if constraintOf(err) == foreignKeyViolation {
+				return dbErr(err, "create token", "user "+t.UserID)
+			}
+			return dbErr(err, "create token", "token "+t.ID)
+		})
 	})
 }
 
@@ -222,7 +271,7 @@ func (s *Store) GetToolAccess(ctx context.Context, userID string) (*orchestrator
 // readToolAccess reads a user's tool rule from the database.
 func (s *Store) readToolAccess(ctx context.Context, userID string) (*orchestrator.ToolAccess, error) {
 	var raw *string
-	err := s.queryRow(ctx, "select_users", `SELECT "tool_access" FROM "users" WHERE "id" = ?`, userID).Scan(&raw)
+	err := s.queryRow(ctx, "select_users", `SELECT "tool_access" FROM "users" WHERE "id" = ? AND "deleted_at" IS NULL`, userID).Scan(&raw)
 	if err != nil {
 		return nil, dbErr(err, "get tool access", "user "+userID)
 	}
@@ -249,7 +298,7 @@ func (s *Store) SetToolAccess(ctx context.Context, userID string, a *orchestrato
 	}
 	defer s.access.changed()
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-		res, err := db.NewUpdate().Model((*userRow)(nil)).Set("tool_access = ?", raw).Where("id = ?", userID).Exec(ctx)
+		res, err := db.NewUpdate().Model((*userRow)(nil)).Set("tool_access = ?", raw).Where("id = ?", userID).Where("deleted_at IS NULL").Exec(ctx)
 		return affected(res, err, "set tool access", "user "+userID)
 	})
 }

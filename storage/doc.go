@@ -17,7 +17,9 @@
 // transaction. [Store.Migrate] (or Options.AutoMigrate in [Open], and
 // `wunder migrate`) applies what is pending; it is idempotent and holds bun's
 // migration lock table while it works, so replicas starting together migrate
-// once. Row models are unexported and converted to the core's types in
+// once. After the migrations it keys the accounts a migration could not
+// (userkeys.go): user ids are unique ignoring case by a unique index on
+// their Go case fold. Row models are unexported and converted to the core's types in
 // rows.go; JSON (event data, tool arguments, tool calls) is stored as text,
 // byte for byte.
 //

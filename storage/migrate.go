@@ -57,6 +57,9 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("storage: migrate %s: %w", s.backend, err)
 	}
+	if err := s.keyUsers(ctx); err != nil { // userkeys.go: what SQL cannot fold
+		return err
+	}
 	if group.IsZero() {
 		s.log.Debug("storage: schema up to date", "backend", s.backend)
 		return nil

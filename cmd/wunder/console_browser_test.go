@@ -339,8 +339,8 @@ func TestConsoleLoginApprovalMonitor(t *testing.T) {
 		c.Approvals.Tools = []string{"write_file"}
 	})
 	admin := map[string]string{"X-API-Key": "admin-key"}
-	if r := restDo(t, "POST", s.url+"/wunder/admin/user_accounts", `{"user_id":"root","password":"root-password","roles":["admin"]}`, admin); r.StatusCode != 201 {
-		t.Fatalf("create root: %d", r.StatusCode)
+	if r := restDo(t, "POST", s.url+"/wunder/admin/user_accounts", `{"user_id":"ops","password":"ops-password","roles":["admin"]}`, admin); r.StatusCode != 201 {
+		t.Fatalf("create ops: %d", r.StatusCode)
 	}
 	b := newBrowser(t, s.url)
 	b.do("open the console",
@@ -348,8 +348,8 @@ func TestConsoleLoginApprovalMonitor(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`input[type="password"]`)),
 	)
 	b.do("log in",
-		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), "root"),
-		chromedp.SendKeys(chromedp.CSS(`input[type="password"]`), "root-password"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), "ops"),
+		chromedp.SendKeys(chromedp.CSS(`input[type="password"]`), "ops-password"),
 		chromedp.WaitEnabled(chromedp.CSS(`form button[type="submit"]`)), // disabled until /wunder/auth/config answers
 		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`textarea[aria-label="Message"]`)),
@@ -386,7 +386,7 @@ func TestConsoleLoginApprovalMonitor(t *testing.T) {
 	b.until("the heatmap's write_file row with a call this hour", `[...document.querySelectorAll('svg.heatmap rect.cell title')].some(t => t.textContent.startsWith('write_file') && !t.textContent.includes(': 0 '))`)
 	b.until("the system snapshot", `document.querySelectorAll('dl.system dd').length >= 8`)
 	b.eval(`(() => { const s = document.querySelector('#heat-h + label select'); s.value = 'user'; s.dispatchEvent(new Event('change', {bubbles: true})); return '' })()`)
-	b.until("the heatmap by user", `[...document.querySelectorAll('svg.heatmap text')].some(t => t.textContent === 'root')`)
+	b.until("the heatmap by user", `[...document.querySelectorAll('svg.heatmap text')].some(t => t.textContent === 'ops')`)
 	b.shot("monitor")
 	b.axe("monitor")
 	b.do("cancel it", chromedp.Click(chromedp.CSS(row+` button`)))

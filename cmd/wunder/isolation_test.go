@@ -486,13 +486,7 @@ func a2aOutcome(code int) string {
 
 func (f *fixture) mcpCall(t *testing.T, c caller, tool string, args map[string]any) string {
 	t.Helper()
-	hdr := clone(c.hdr)
-	if k, isKey := hdr["X-API-Key"]; isKey {
-		// MCP takes bearer tokens only (the protected-resource metadata says so).
-		delete(hdr, "X-API-Key")
-		hdr["Authorization"] = "Bearer " + k
-	}
-	hc := &http.Client{Transport: headerRT{hdr: hdr}}
+	hc := &http.Client{Transport: headerRT{hdr: c.hdr}} // X-API-Key works here as on every front-end
 	cl := mcp.NewClient(&mcp.Implementation{Name: "matrix", Version: "1"}, nil)
 	cs, err := cl.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.s.url + "/wunder/mcp", HTTPClient: hc}, nil)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wunder/wunder/internal/auth"
+	"github.com/wunder/wunder/internal/config"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
 )
@@ -23,6 +24,12 @@ import (
 
 // withStore opens the configured store (migrated) for one command.
 func withStore(cmd *cobra.Command, rf *rootFlags, fn func(ctx context.Context, st *storage.Store) error) error {
+	return withConfigStore(cmd, rf, func(ctx context.Context, _ *config.Config, st *storage.Store) error { return fn(ctx, st) })
+}
+
+// withConfigStore is withStore for commands that need the configuration
+// too.
+func withConfigStore(cmd *cobra.Command, rf *rootFlags, fn func(ctx context.Context, cfg *config.Config, st *storage.Store) error) error {
 	cfg, err := loadConfig(rf.configPath)
 	if err != nil {
 		return err
@@ -32,7 +39,7 @@ func withStore(cmd *cobra.Command, rf *rootFlags, fn func(ctx context.Context, s
 		return withCode(exitFailure, err)
 	}
 	defer st.Close()
-	if err := fn(cmd.Context(), st); err != nil {
+	if err := fn(cmd.Context(), cfg, st); err != nil {
 		if errors.Is(err, orchestrator.ErrInvalidArgument) || errors.Is(err, orchestrator.ErrNotFound) || errors.Is(err, orchestrator.ErrConflict) {
 			return withCode(exitUsage, err)
 		}
@@ -56,17 +63,22 @@ func readPassword(r io.Reader) (string, error) {
 }
 
 func newUserCmd(rf *rootFlags) *cobra.Command {
-	cmd := &cobra.Command{Use: "user", Short: "Manage user accounts in the store (add, list, disable)"}
+	cmd := &cobra.Command{Use: "user", Short: "Manage user accounts in the store (add, list, disable, passwd)"}
 	var roles []string
 	var display string
 	var admin bool
 	add := &cobra.Command{
 		Use:   "add USER_ID",
 		Short: "Add an account; the password is read from stdin",
-		Args:  cobra.ExactArgs(1),
+		Long: "Add an account; the password is read from stdin. The id is held to the rule for new ids (docs/security.md):\n" +
+			"it is stored in its normal form (NFKC, lower case), must be unique ignoring case, and may not be one the\n" +
+			"server uses (a2a, wunder, a2a.server.user_id, mcp.server.user_id, wunder-*, bench-*) or passes for it\n" +
+			"(admin, system, root, anonymous).",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd, rf, func(ctx context.Context, st *storage.Store) error {
-				if err := orchestrator.ValidateUserID(args[0]); err != nil {
+			return withConfigStore(cmd, rf, func(ctx context.Context, cfg *config.Config, st *storage.Store) error {
+				id, err := userIDRule(cfg).Check(args[0]) // wire_auth.go
+				if err != nil {
 					return err
 				}
 				if admin {
@@ -85,7 +97,7 @@ func newUserCmd(rf *rootFlags) *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("%w: %v", orchestrator.ErrInvalidArgument, err)
 				}
-				u := &orchestrator.User{ID: args[0], DisplayName: display, Roles: roles, PasswordHash: hash}
+				u := &orchestrator.User{ID: id, DisplayName: display, Roles: roles, PasswordHash: hash}
 				if err := st.CreateUser(ctx, u); err != nil {
 					return err
 				}
@@ -134,7 +146,27 @@ func newUserCmd(rf *rootFlags) *cobra.Command {
 		},
 	}
 	disable.Flags().BoolVar(&enable, "enable", false, "enable the account instead")
-	cmd.AddCommand(add, list, disable)
+	passwd := &cobra.Command{
+		Use: "passwd USER_ID", Short: "Set an account's password (read from stdin); every token of the user is revoked", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withStore(cmd, rf, func(ctx context.Context, st *storage.Store) error {
+				pw, err := readPassword(cmd.InOrStdin())
+				if err != nil {
+					return err
+				}
+				hash, err := auth.HashPassword(pw)
+				if err != nil {
+					return fmt.Errorf("%w: %v", orchestrator.ErrInvalidArgument, err)
+				}
+				if err := st.SetPassword(ctx, args[0], hash); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "password of %s set; their tokens are revoked\n", args[0])
+				return nil
+			})
+		},
+	}
+	cmd.AddCommand(add, list, disable, passwd)
 	return cmd
 }
 
@@ -145,16 +177,21 @@ func newTokenCmd(rf *rootFlags) *cobra.Command {
 	issue := &cobra.Command{
 		Use: "issue USER_ID", Short: "Issue an API token; the secret is printed once", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withStore(cmd, rf, func(ctx context.Context, st *storage.Store) error {
+			return withConfigStore(cmd, rf, func(ctx context.Context, cfg *config.Config, st *storage.Store) error {
+				maxTTL := cfg.Auth.MaxTokenTTL()
+				switch {
+				case ttl == 0:
+					ttl = maxTTL
+				case ttl < 0 || ttl > maxTTL:
+					return fmt.Errorf("%w: --ttl must be between 1s and %v, the longest a token may live (auth.max_token_ttl_s = %d)",
+						orchestrator.ErrInvalidArgument, maxTTL, cfg.Auth.MaxTokenTTLSeconds)
+				}
 				if _, err := st.GetUser(ctx, args[0]); err != nil {
 					return err
 				}
 				secret, hash := auth.NewToken()
-				t := &orchestrator.Token{ID: auth.NewID(), Hash: hash, UserID: args[0], Name: name, Kind: orchestrator.TokenAPI}
-				if ttl > 0 {
-					e := time.Now().Add(ttl)
-					t.ExpiresAt = &e
-				}
+				exp := time.Now().Add(ttl)
+				t := &orchestrator.Token{ID: auth.NewID(), Hash: hash, UserID: args[0], Name: name, Kind: orchestrator.TokenAPI, ExpiresAt: &exp}
 				if err := st.CreateToken(ctx, t); err != nil {
 					return err
 				}
@@ -165,7 +202,7 @@ func newTokenCmd(rf *rootFlags) *cobra.Command {
 		},
 	}
 	issue.Flags().StringVar(&name, "name", "cli", "a name for the token")
-	issue.Flags().DurationVar(&ttl, "ttl", 0, "lifetime (e.g. 720h); 0 = never expires")
+	issue.Flags().DurationVar(&ttl, "ttl", 0, "lifetime (e.g. 720h), at most auth.max_token_ttl_s; 0 = that maximum")
 	revoke := &cobra.Command{
 		Use: "revoke TOKEN_ID", Short: "Revoke a token by its id", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -247,6 +247,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	} else if n > 0 {
 		log.Info("ended runs a stopped process left unfinished", "count", n)
 	}
+	warnServerOwnedAccounts(ctx, cfg, store, log) // wire_auth.go
 	ready := readiness(store, mcpParts)
 	throughput := newThroughput(cfg, store, orch, log)             // wire_throughput.go; served below
 	evalMgr := newEvaluation(cfg, log, models, store, orch, tools) // wire_evaluation.go
@@ -259,7 +260,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		APIKey: cfg.Security.APIKey, MaxBodyBytes: cfg.Server.MaxBodyBytes, Heartbeat: cfg.Server.SSEHeartbeat(),
 		Attachments: attach, AttachmentBodyBytes: cfg.AttachmentBodyBytes(), // wire_attachments.go
 		RateLimit:        limit,
-		Auth:             gateway.AuthOptions{Accounts: store, AllowRegister: cfg.Auth.AllowRegister, TokenTTL: cfg.Auth.TokenTTL(), Verifier: jwt},
+		Auth:             authOptions(cfg, store, jwt), // wire_auth.go
 		CORS:             corsOptions(cfg),
 		Hosts:            gateway.HostOptions{Allowed: cfg.Server.AllowedHosts, PublicURL: cfg.Server.PublicURL},
 		I18n:             gatewayI18n(cfg),

@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
-
-	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/wunder/wunder/adapters/mcptools"
 	"github.com/wunder/wunder/gateway"
@@ -92,16 +88,24 @@ func mountMCP(a *app, p *mcpParts) {
 	if p == nil || !a.cfg.MCP.Server.Enabled {
 		return
 	}
-	p.handler = newMCPHandler(a.cfg, a.orch, p.set, a.gw.Authenticator(), a.gw.HeaderLanguage, a.attach, a.log)
+	p.handler = newMCPHandler(a.cfg, a.orch, p.set, a.gw.HeaderLanguage, a.attach, a.log)
 	for _, path := range p.handler.Paths() {
-		a.gw.MountOpen(path, p.handler) // it checks the key itself, answering in MCP's shape
+		// Behind the gateway's one authenticator, like every front-end; a
+		// 401 there points to the protected-resource metadata (RFC 9728).
+		a.gw.MountChallenged(path, p.handler, p.handler.Challenge)
+	}
+	for _, path := range p.handler.PublicPaths() {
+		a.gw.MountOpen(path, p.handler)
 	}
 }
 
 // newMCPHandler is the MCP front-end; lang is the language of its error
 // messages for a call's headers (the gateway's rule); attach converts
-// wunder@run's attachments.
-func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcptools.Set, authn *gateway.Authenticator,
+// wunder@run's attachments. Over HTTP it reads the principal the gateway
+// established: a user's credential pins the user, and the API key or the
+// anonymous local operator acts as mcp.server.user_id, as does the caller
+// of `wunder mcp stdio`.
+func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcptools.Set,
 	lang func(http.Header) string, attach *doc2md.Converter, log *slog.Logger) *mcpserver.Handler {
 	opts := &mcpserver.Options{
 		Stateless: cfg.MCP.Server.Stateless, UserID: cfg.MCP.Server.UserID, PublicURL: cfg.Server.PublicURL, Attachments: attach,
@@ -117,22 +121,6 @@ func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcp
 	}
 	if cfg.MCP.Server.ExposeCatalog {
 		opts.Catalog = orch
-	}
-	if authn != nil {
-		// The gateway's one authenticator: a user's token pins the user; the
-		// API key (an admin, no user) acts as mcp.server.user_id. Without an
-		// API key, a request with no token is the anonymous local operator.
-		opts.AllowAnonymous = cfg.Security.APIKey == ""
-		opts.Verify = func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-			p, err := authn.VerifyBearer(ctx, token)
-			if errors.Is(err, orchestrator.ErrUnauthenticated) {
-				return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
-			}
-			if err != nil {
-				return nil, err
-			}
-			return &auth.TokenInfo{UserID: p.UserID, Scopes: p.Roles}, nil
-		}
 	}
 	return mcpserver.New(orch, opts)
 }

@@ -31,7 +31,30 @@ var ErrPasswordTooLong = fmt.Errorf("password longer than %d bytes", MaxPassword
 
 // HashPassword returns the PHC-style encoding of an argon2id hash of pw:
 // $argon2id$v=19$m=65536,t=3,p=4$<salt>$<key> (unpadded standard base64).
-func HashPassword(pw string) (string, error) {
+// It takes 64 MiB while it runs and bounds nothing; a server hashes
+// through a [Hasher], which bounds how many run at once.
+func HashPassword(pw string) (string, error) { return hashPassword(pw, argonKey) }
+
+// CheckPassword reports whether pw matches the encoded hash, comparing the
+// derived keys in constant time. A malformed hash (or "", a user without a
+// password) never matches; it still costs one derivation with the default
+// parameters, so its timing does not tell it apart from a wrong password.
+// Like HashPassword it bounds nothing: see [Hasher.Check].
+func CheckPassword(encoded, pw string) bool { return checkPassword(encoded, pw, argonKey) }
+
+// DummyCheck spends what CheckPassword spends, for a login naming no such
+// user, so that response times do not reveal which user ids exist.
+func DummyCheck(pw string) { CheckPassword("", pw) }
+
+// deriveFunc derives a key from pw with the parameters p (p.key gives its
+// length): argon2.IDKey, or a test's recorder.
+type deriveFunc func(pw []byte, p params) []byte
+
+func argonKey(pw []byte, p params) []byte {
+	return argon2.IDKey(pw, p.salt, p.time, p.memory, p.threads, uint32(len(p.key)))
+}
+
+func hashPassword(pw string, derive deriveFunc) (string, error) {
 	if len(pw) > MaxPasswordBytes {
 		return "", ErrPasswordTooLong
 	}
@@ -39,28 +62,35 @@ func HashPassword(pw string) (string, error) {
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	key := argon2.IDKey([]byte(pw), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	key := derive([]byte(pw), params{memory: argonMemory, time: argonTime, threads: argonThreads, salt: salt, key: make([]byte, argonKeyLen)})
 	b64 := base64.RawStdEncoding
 	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
 		b64.EncodeToString(salt), b64.EncodeToString(key)), nil
 }
 
-// CheckPassword reports whether pw matches the encoded hash, comparing the
-// derived keys in constant time. A malformed hash (or "", a user without a
-// password) never matches; it still costs one derivation with the default
-// parameters, so its timing does not tell it apart from a wrong password.
-func CheckPassword(encoded, pw string) bool {
+// checkParams are the parameters checking pw against encoded derives with,
+// and whether a match is possible at all: a malformed hash and a password
+// too long to have been hashed are checked against the dummy, with the
+// default parameters.
+func checkParams(encoded, pw string) (params, bool) {
 	p, err := decodeHash(encoded)
 	if err != nil || len(pw) > MaxPasswordBytes {
-		p = dummy
+		return dummy, false
 	}
-	key := argon2.IDKey([]byte(pw), p.salt, p.time, p.memory, p.threads, uint32(len(p.key)))
-	return err == nil && len(pw) <= MaxPasswordBytes && subtle.ConstantTimeCompare(key, p.key) == 1
+	return p, true
 }
 
-// DummyCheck spends what CheckPassword spends, for a login naming no such
-// user, so that response times do not reveal which user ids exist.
-func DummyCheck(pw string) { CheckPassword("", pw) }
+func checkPassword(encoded, pw string, derive deriveFunc) bool {
+	p, possible := checkParams(encoded, pw)
+	return matches(p, possible, pw, derive)
+}
+
+// matches derives pw's key with p (always: the time spent is the same
+// whether a match is possible or not) and compares it in constant time.
+func matches(p params, possible bool, pw string, derive deriveFunc) bool {
+	key := derive([]byte(pw), p)
+	return possible && subtle.ConstantTimeCompare(key, p.key) == 1
+}
 
 type params struct {
 	memory, time uint32

@@ -142,15 +142,57 @@ type Auth struct {
 	// anyone who reaches the server. Default false: admins create accounts
 	// (POST /wunder/admin/user_accounts, or `wunder user add`).
 	AllowRegister bool `yaml:"allow_register"`
-	// TokenTTLSeconds (token_ttl_s) is the lifetime of a login token.
-	// Default 86400 (a day).
+	// TokenTTLSeconds (token_ttl_s) is the lifetime of a login token, at
+	// most max_token_ttl_s. Default 86400 (a day).
 	TokenTTLSeconds int `yaml:"token_ttl_s"`
+	// MaxTokenTTLSeconds (max_token_ttl_s) bounds the lifetime of every
+	// token wunder issues: login tokens, and named API tokens, whose ttl_s
+	// may not exceed it (an API token that names none gets it). At least
+	// 60 and at most 3153600000 (a hundred years). Default 31536000 (a
+	// year).
+	MaxTokenTTLSeconds int `yaml:"max_token_ttl_s"`
 	// JWT accepts bearer JWTs of an external identity provider, verified
 	// against its JWKS. Off while jwks_url is empty.
 	JWT JWT `yaml:"jwt"`
 	// RateLimit limits requests per principal.
 	RateLimit RateLimit `yaml:"rate_limit"`
+	// Login limits password logins (and registrations) before any password
+	// is hashed.
+	Login Login `yaml:"login"`
+	// PasswordHashing bounds what hashing passwords may take at once.
+	PasswordHashing PasswordHashing `yaml:"password_hashing"`
 }
+
+// Login limits password attempts: a token bucket per user id (its case
+// folded) and one per client address, across every id it tries. A refused
+// attempt is 429 with Retry-After and costs no hashing.
+type Login struct {
+	// PerUser (per_user) limits the attempts on one user id, from
+	// anywhere. Default 1 a second, 5 at once.
+	PerUser RateLimit `yaml:"per_user"`
+	// PerAddress (per_address) limits the attempts of one client address
+	// (an IPv6 address by its /64), whatever ids it names: password
+	// spraying. Behind a proxy every client has the proxy's address.
+	// Default 1 a second, 20 at once.
+	PerAddress RateLimit `yaml:"per_address"`
+}
+
+// PasswordHashing bounds argon2id hashing (login, registration, password
+// changes): each hash takes 64 MiB while it runs, so the memory allowed
+// decides how many run at once. A request that finds them all busy waits
+// up to max_wait_s, then gets 503 with Retry-After.
+type PasswordHashing struct {
+	// MaxMemoryMB (max_memory_mb) is the memory password hashes may take
+	// at once: max_memory_mb / 64 hashes run side by side. At least 64.
+	// Default 256 (four at once).
+	MaxMemoryMB int `yaml:"max_memory_mb"`
+	// MaxWaitSeconds (max_wait_s) is how long a request waits for a free
+	// hash; 0 answers 503 at once. At most 60. Default 2.
+	MaxWaitSeconds int `yaml:"max_wait_s"`
+}
+
+// MaxWait is max_wait_s as a duration.
+func (p PasswordHashing) MaxWait() time.Duration { return seconds(p.MaxWaitSeconds) }
 
 // RateLimit is a token bucket per principal (a user, the API key, or the
 // address of an anonymous caller).
@@ -183,6 +225,9 @@ type JWT struct {
 
 // TokenTTL is token_ttl_s as a duration.
 func (a Auth) TokenTTL() time.Duration { return time.Duration(a.TokenTTLSeconds) * time.Second }
+
+// MaxTokenTTL is max_token_ttl_s as a duration.
+func (a Auth) MaxTokenTTL() time.Duration { return time.Duration(a.MaxTokenTTLSeconds) * time.Second }
 
 // Concurrency configures the session manager's limits and queue.
 type Concurrency struct {

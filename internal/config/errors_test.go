@@ -140,6 +140,13 @@ func TestBadValues(t *testing.T) {
 		{"separator letters", "tools:\n  name_separator: at\n", `tools.name_separator: must contain _ or -, got "at"`},
 		{"drop final", "observability:\n  drop_event_types: [llm_output_delta, final]\n", `observability.drop_event_types[1]: "final" cannot be dropped`},
 		{"empty data_dir", "data_dir: ''\n", "data_dir: must not be empty"},
+		// identity (issue 35)
+		{"token ttl above the maximum", "auth:\n  token_ttl_s: 7200\n  max_token_ttl_s: 3600\n", "auth.token_ttl_s: must be at most auth.max_token_ttl_s (3600), got 7200"},
+		{"huge max token ttl", "auth:\n  max_token_ttl_s: 1000000000000000000\n", "auth.max_token_ttl_s: must be at most 3153600000 (a hundred years), got 1000000000000000000"},
+		{"login burst", "auth:\n  login:\n    per_address: {burst: 0}\n", "auth.login.per_address.burst: must be at least 1, got 0"},
+		{"negative login rate", "auth:\n  login:\n    per_user: {per_second: -1}\n", "auth.login.per_user.per_second: must not be negative"},
+		{"hash memory below one hash", "auth:\n  password_hashing: {max_memory_mb: 32}\n", "auth.password_hashing.max_memory_mb: must be at least 64, got 32"},
+		{"hash wait", "auth:\n  password_hashing: {max_wait_s: 600}\n", "auth.password_hashing.max_wait_s: must be at most 60, got 600"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

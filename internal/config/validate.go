@@ -76,7 +76,7 @@ func (c *Config) validate(p *problems) {
 	c.validateAttachments(v)
 	c.validateCompaction(v)
 
-	atLeast(v, "auth.token_ttl_s", c.Auth.TokenTTLSeconds, 60)
+	c.validateAuthLimits(v)
 	if j := c.Auth.JWT; j.JWKSURL != "" {
 		if j.Issuer == "" {
 			v.fail("auth.jwt.issuer", "is required when auth.jwt.jwks_url is set")
@@ -89,10 +89,7 @@ func (c *Config) validate(p *problems) {
 		}
 	}
 	atLeast(v, "auth.jwt.leeway_s", c.Auth.JWT.LeewaySeconds, 0)
-	if c.Auth.RateLimit.PerSecond < 0 {
-		v.fail("auth.rate_limit.per_second", "must not be negative (0 = no limit)")
-	}
-	atLeast(v, "auth.rate_limit.burst", c.Auth.RateLimit.Burst, 1)
+	v.rateLimit("auth.rate_limit", c.Auth.RateLimit)
 	sec := c.Security
 	v.eachWord("security.allow_commands", sec.AllowCommands)
 	for i, g := range sec.DenyGlobs {
@@ -422,4 +419,33 @@ func (c *Config) validateAllowedHosts(v checker) {
 			v.fail(path, "must be a host name such as wunder.example.com or *.example.com, without scheme, port or path, got %q", h)
 		}
 	}
+}
+
+// maxTokenTTLSeconds is the most auth.max_token_ttl_s may be: a hundred
+// years, far from where seconds overflow a time.Duration.
+const maxTokenTTLSeconds = 100 * 365 * 86400
+
+// validateAuthLimits checks the bounds of tokens, logins and hashing.
+func (c *Config) validateAuthLimits(v checker) {
+	a := c.Auth
+	if atLeast(v, "auth.max_token_ttl_s", a.MaxTokenTTLSeconds, 60) && a.MaxTokenTTLSeconds > maxTokenTTLSeconds {
+		v.fail("auth.max_token_ttl_s", "must be at most %d (a hundred years), got %d", maxTokenTTLSeconds, a.MaxTokenTTLSeconds)
+	}
+	if atLeast(v, "auth.token_ttl_s", a.TokenTTLSeconds, 60) && a.TokenTTLSeconds > a.MaxTokenTTLSeconds {
+		v.fail("auth.token_ttl_s", "must be at most auth.max_token_ttl_s (%d), got %d", a.MaxTokenTTLSeconds, a.TokenTTLSeconds)
+	}
+	v.rateLimit("auth.login.per_user", a.Login.PerUser)
+	v.rateLimit("auth.login.per_address", a.Login.PerAddress)
+	atLeast(v, "auth.password_hashing.max_memory_mb", a.PasswordHashing.MaxMemoryMB, 64)
+	if atLeast(v, "auth.password_hashing.max_wait_s", a.PasswordHashing.MaxWaitSeconds, 0) && a.PasswordHashing.MaxWaitSeconds > 60 {
+		v.fail("auth.password_hashing.max_wait_s", "must be at most 60, got %d", a.PasswordHashing.MaxWaitSeconds)
+	}
+}
+
+// rateLimit checks a token bucket's keys under path.
+func (v checker) rateLimit(path string, r RateLimit) {
+	if r.PerSecond < 0 {
+		v.fail(path+".per_second", "must not be negative (0 = no limit)")
+	}
+	atLeast(v, path+".burst", r.Burst, 1)
 }

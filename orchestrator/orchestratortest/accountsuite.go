@@ -1,6 +1,8 @@
 package orchestratortest
 
 import (
+	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +17,9 @@ import (
 // round-trip at microsecond precision in UTC; roles keep their order; a
 // token lookup matches the hash exactly; deleting a user deletes their
 // tokens; DeleteToken scoped to another user is ErrNotFound and leaves the
-// token working.
+// token working; ids are unique by orchestrator.FoldUserID, also against
+// concurrent creators and deleted accounts; SetPassword revokes the
+// user's tokens and no one else's.
 func RunAccountStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator.AccountStore) {
 	t.Helper()
 	tests := map[string]func(t *testing.T, s orchestrator.AccountStore){
@@ -29,6 +33,10 @@ func RunAccountStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator
 		"TokenListByUser":    testTokenListByUser,
 		"TokenInvalidInputs": testTokenInvalid,
 		"ToolAccess":         testToolAccess,
+		"IDsUniqueByFold":    testIDsUniqueByFold,
+		"IDRace":             testIDRace,
+		"SetPassword":        testSetPassword,
+		"DeleteTombstone":    testDeleteTombstone,
 	}
 	for name, fn := range tests {
 		t.Run("Account/"+name, func(t *testing.T) {
@@ -79,8 +87,9 @@ func testUserUpdate(t *testing.T, s orchestrator.AccountStore) {
 	mustDo(t, "UpdateUser", s.UpdateUser(t.Context(), u))
 	got, err := s.GetUser(t.Context(), "alice")
 	mustDo(t, "GetUser", err)
+	// The password hash is ignored too: only SetPassword changes it.
 	want := &orchestrator.User{ID: "alice", DisplayName: "A", Roles: []string{"admin"}, Disabled: true,
-		PasswordHash: "$argon2id$y", CreatedAt: us(at(0)), UpdatedAt: us(at(time.Hour))}
+		PasswordHash: "$argon2id$x", CreatedAt: us(at(0)), UpdatedAt: us(at(time.Hour))}
 	diff(t, "GetUser after UpdateUser", want, got)
 	err = s.UpdateUser(t.Context(), &orchestrator.User{ID: "nobody", Roles: []string{"user"}})
 	wantErr(t, "UpdateUser(nobody)", err, orchestrator.ErrNotFound)
@@ -255,4 +264,105 @@ func testToolAccess(t *testing.T, s orchestrator.AccountStore) {
 	mustDo(t, "DeleteUser(bob)", s.DeleteUser(t.Context(), "bob"))
 	_, err = s.GetToolAccess(t.Context(), "bob")
 	wantErr(t, "GetToolAccess(bob) once deleted", err, orchestrator.ErrNotFound)
+}
+
+// Ids differing only in case are one account: the second is a conflict,
+// and lookups stay exact (a legacy "Alice" is found as "Alice" only).
+func testIDsUniqueByFold(t *testing.T, s orchestrator.AccountStore) {
+	for _, pair := range [][2]string{{"alice", "Alice"}, {"BOB", "bob"}, {"Émile", "éMILE"}, {"straße", "STRAẞE"}, {"Σοφία", "ΣΟΦΊΑ"}} {
+		addUser(t, s, pair[0], "user")
+		err := s.CreateUser(t.Context(), &orchestrator.User{ID: pair[1], Roles: []string{"user"}})
+		wantErr(t, "CreateUser("+pair[1]+") beside "+pair[0], err, orchestrator.ErrConflict)
+		_, err = s.GetUser(t.Context(), pair[1])
+		wantErr(t, "GetUser("+pair[1]+")", err, orchestrator.ErrNotFound)
+		if _, err := s.GetUser(t.Context(), pair[0]); err != nil {
+			t.Errorf("GetUser(%s) after the refused %s: %v", pair[0], pair[1], err)
+		}
+	}
+}
+
+// Concurrent creators of case variants of one id: exactly one wins, so
+// uniqueness is the store's, not a check before the insert.
+func testIDRace(t *testing.T, s orchestrator.AccountStore) {
+	ids := []string{"carol", "Carol", "CAROL", "cArOl", "caRol", "CaroL"}
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.CreateUser(t.Context(), &orchestrator.User{ID: id, Roles: []string{"user"}})
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, orchestrator.ErrConflict):
+			t.Errorf("CreateUser(%s) = %v; want success or ErrConflict", ids[i], err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d of %d case variants were created; want exactly 1 (errors %v)", won, len(ids), errs)
+	}
+	list, err := s.ListUsers(t.Context(), orchestrator.Page{})
+	mustDo(t, "ListUsers", err)
+	if len(list) != 1 {
+		t.Errorf("ListUsers = %d accounts; want 1", len(list))
+	}
+}
+
+func testSetPassword(t *testing.T, s orchestrator.AccountStore) {
+	addUser(t, s, "alice", "user")
+	addUser(t, s, "bob", "user")
+	for _, tok := range []*orchestrator.Token{
+		{ID: "ta1", Hash: "ha1", UserID: "alice", Kind: orchestrator.TokenSession},
+		{ID: "ta2", Hash: "ha2", UserID: "alice", Kind: orchestrator.TokenAPI},
+		{ID: "tb", Hash: "hb", UserID: "bob", Kind: orchestrator.TokenSession},
+	} {
+		mustDo(t, "CreateToken", s.CreateToken(t.Context(), tok))
+	}
+	mustDo(t, "SetPassword(alice)", s.SetPassword(t.Context(), "alice", "$argon2id$new"))
+	u, err := s.GetUser(t.Context(), "alice")
+	mustDo(t, "GetUser", err)
+	if u.PasswordHash != "$argon2id$new" {
+		t.Errorf("password hash after SetPassword = %q", u.PasswordHash)
+	}
+	for _, h := range []string{"ha1", "ha2"} {
+		_, err := s.TokenByHash(t.Context(), h)
+		wantErr(t, "TokenByHash("+h+") after alice's password changed", err, orchestrator.ErrNotFound)
+	}
+	if _, err := s.TokenByHash(t.Context(), "hb"); err != nil {
+		t.Errorf("bob's token after alice's password changed: %v", err)
+	}
+	wantErr(t, "SetPassword(nobody)", s.SetPassword(t.Context(), "nobody", "$x"), orchestrator.ErrNotFound)
+}
+
+// A deleted account is gone from every lookup, but its id (and every case
+// variant of it) stays taken.
+func testDeleteTombstone(t *testing.T, s orchestrator.AccountStore) {
+	addUser(t, s, "bob", "user")
+	mustDo(t, "SetToolAccess", s.SetToolAccess(t.Context(), "bob", &orchestrator.ToolAccess{Denied: []string{"x"}}))
+	mustDo(t, "DeleteUser(bob)", s.DeleteUser(t.Context(), "bob"))
+	_, err := s.GetUser(t.Context(), "bob")
+	wantErr(t, "GetUser(bob) once deleted", err, orchestrator.ErrNotFound)
+	for _, id := range []string{"bob", "Bob", "BOB"} {
+		err := s.CreateUser(t.Context(), &orchestrator.User{ID: id, Roles: []string{"user"}})
+		wantErr(t, "CreateUser("+id+") after bob was deleted", err, orchestrator.ErrConflict)
+	}
+	wantErr(t, "UpdateUser(bob) once deleted", s.UpdateUser(t.Context(), &orchestrator.User{ID: "bob", Roles: []string{"user"}}), orchestrator.ErrNotFound)
+	wantErr(t, "SetPassword(bob) once deleted", s.SetPassword(t.Context(), "bob", "$x"), orchestrator.ErrNotFound)
+	wantErr(t, "SetToolAccess(bob) once deleted", s.SetToolAccess(t.Context(), "bob", nil), orchestrator.ErrNotFound)
+	_, err = s.GetToolAccess(t.Context(), "bob")
+	wantErr(t, "GetToolAccess(bob) once deleted", err, orchestrator.ErrNotFound)
+	err = s.CreateToken(t.Context(), &orchestrator.Token{ID: "t", Hash: "h", UserID: "bob", Kind: orchestrator.TokenAPI})
+	wantErr(t, "CreateToken(bob) once deleted", err, orchestrator.ErrNotFound)
+	wantErr(t, "DeleteUser(bob) again", s.DeleteUser(t.Context(), "bob"), orchestrator.ErrNotFound)
+	list, err := s.ListUsers(t.Context(), orchestrator.Page{})
+	mustDo(t, "ListUsers", err)
+	if len(list) != 0 {
+		t.Errorf("ListUsers after the only account was deleted = %d accounts", len(list))
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/wunder/wunder/orchestrator"
 )
@@ -13,14 +14,17 @@ import (
 // NewMemAccounts returns an in-memory [orchestrator.AccountStore] for tests.
 // It passes [RunAccountStoreTests] with the same rules as the SQL store.
 func NewMemAccounts() orchestrator.AccountStore {
-	return &memAccounts{users: map[string]orchestrator.User{}, tokens: map[string]orchestrator.Token{},
+	return &memAccounts{users: map[string]orchestrator.User{}, keys: map[string]string{}, tokens: map[string]orchestrator.Token{},
 		access: map[string]*orchestrator.ToolAccess{}}
 }
 
 type memAccounts struct {
-	// mu guards users and tokens.
-	mu     sync.Mutex
-	users  map[string]orchestrator.User
+	// mu guards the fields below.
+	mu    sync.Mutex
+	users map[string]orchestrator.User // live accounts, by id
+	// keys maps each orchestrator.FoldUserID key taken to the id that took
+	// it; deleted accounts keep theirs (the tombstone).
+	keys   map[string]string
 	tokens map[string]orchestrator.Token // by id
 	access map[string]*orchestrator.ToolAccess
 }
@@ -57,10 +61,12 @@ func (m *memAccounts) CreateUser(_ context.Context, u *orchestrator.User) error 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	row := storedUser(*u)
-	if _, ok := m.users[row.ID]; ok {
-		return fmt.Errorf("%w: user %s exists", orchestrator.ErrConflict, u.ID)
+	key := orchestrator.FoldUserID(row.ID)
+	if _, ok := m.keys[key]; ok {
+		return fmt.Errorf("%w: user %s: the id is taken (ids are unique ignoring case, and a deleted account's id is not reused)", orchestrator.ErrConflict, u.ID)
 	}
 	m.users[row.ID] = row
+	m.keys[key] = row.ID
 	return nil
 }
 
@@ -104,9 +110,32 @@ func (m *memAccounts) UpdateUser(_ context.Context, u *orchestrator.User) error 
 	if !ok {
 		return fmt.Errorf("%w: user %s", orchestrator.ErrNotFound, u.ID)
 	}
-	row.CreatedAt = old.CreatedAt
+	row.CreatedAt, row.PasswordHash = old.CreatedAt, old.PasswordHash // the password is SetPassword's
 	m.users[row.ID] = row
 	return nil
+}
+
+func (m *memAccounts) SetPassword(_ context.Context, userID, hash string) error {
+	userID = txt(userID)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	u, ok := m.users[userID]
+	if !ok {
+		return fmt.Errorf("%w: user %s", orchestrator.ErrNotFound, userID)
+	}
+	u.PasswordHash, u.UpdatedAt = txt(hash), stamp(time.Time{})
+	m.users[userID] = u
+	m.revoke(userID)
+	return nil
+}
+
+// revoke deletes every token of userID; m.mu is held.
+func (m *memAccounts) revoke(userID string) {
+	for tid, t := range m.tokens {
+		if t.UserID == userID {
+			delete(m.tokens, tid)
+		}
+	}
 }
 
 func (m *memAccounts) DeleteUser(_ context.Context, id string) error {
@@ -116,13 +145,9 @@ func (m *memAccounts) DeleteUser(_ context.Context, id string) error {
 	if _, ok := m.users[id]; !ok {
 		return fmt.Errorf("%w: user %s", orchestrator.ErrNotFound, id)
 	}
-	delete(m.users, id)
+	delete(m.users, id) // its key stays in m.keys: the tombstone
 	delete(m.access, id)
-	for tid, t := range m.tokens {
-		if t.UserID == id {
-			delete(m.tokens, tid)
-		}
-	}
+	m.revoke(id)
 	return nil
 }
 
