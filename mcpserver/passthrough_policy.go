@@ -20,10 +20,6 @@ import (
 // either path and never forwarded. Every tools/call is audited: allowed,
 // denied or error, with its duration.
 
-// listMethods are answered by the SDK path alone: their answers are
-// filtered per principal.
-var listMethods = map[string]bool{"tools/list": true, "resources/list": true, "resources/templates/list": true, "prompts/list": true}
-
 // check is the policy question of one item of the upstream.
 func (p *proxy) check(what, name string) orchestrator.ToolCheck {
 	c := orchestrator.ToolCheck{UserID: p.user, Server: p.name, Via: orchestrator.ViaPassthrough, What: what, Tool: name}
