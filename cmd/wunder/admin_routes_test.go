@@ -31,6 +31,7 @@ var adminRoutes = func() []string {
 		"GET /wunder/admin/memory/x", "DELETE /wunder/admin/memory/x", "POST /wunder/admin/memory/x/enabled",
 		"PUT /wunder/admin/memory/x/y", "DELETE /wunder/admin/memory/x/y",
 		"GET /wunder/admin/monitor", "GET /wunder/admin/monitor/tool_usage", "GET /wunder/admin/monitor/system",
+		"GET /wunder/admin/audit", "GET /wunder/admin/usage",
 		"GET /wunder/admin/monitor/x", "DELETE /wunder/admin/monitor/x", "POST /wunder/admin/monitor/x/cancel",
 		"GET /wunder/admin/users", "GET /wunder/admin/users/x/sessions", "DELETE /wunder/admin/users/x",
 		"GET /wunder/admin/skills", "POST /wunder/admin/skills", "DELETE /wunder/admin/skills",

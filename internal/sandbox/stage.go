@@ -118,8 +118,66 @@ func (s *Sandbox) stageArgs(n, firstFD int) []string {
 	for i := 1; i < n; i++ {
 		a = append(a, "--ro-bind-fd", strconv.Itoa(firstFD+i), stagedPath(i))
 	}
-	return append(a, "--die-with-parent", "--", s.setpriv,
+	// The first bwrap has a PID namespace of its own: when wunder dies
+	// (even by SIGKILL), the first bwrap dies with it, its namespace's
+	// first process with that (--die-with-parent: both root), and the
+	// kernel kills every process of the namespace, the sandbox user's
+	// included. A parent-death signal cannot reach them instead: the
+	// kernel clears it when setpriv changes the user ids, and the first
+	// bwrap, having dropped its capabilities, may not signal another
+	// user's process (TestFaultKill9).
+	return append(a, "--unshare-pid", "--die-with-parent", "--", s.setpriv,
 		"--reuid="+strconv.Itoa(s.opts.UID), "--regid="+strconv.Itoa(s.opts.GID), "--clear-groups", "--")
+}
+
+// hostPID is the pid in wunder's namespace of the descendant of root whose
+// pid in the first nested PID namespace is nsPid: the second bwrap, inside
+// the first one's namespace, reports its child's pid as seen there.
+func hostPID(root, nsPid int) (int, error) {
+	want := strconv.Itoa(nsPid)
+	queue := []int{root}
+	for seen := 0; len(queue) > 0 && seen < 64; seen++ {
+		pid := queue[0]
+		queue = queue[1:]
+		if ns := nsPids(pid); len(ns) >= 2 && ns[1] == want {
+			return pid, nil
+		}
+		queue = append(queue, children(pid)...)
+	}
+	return 0, fmt.Errorf("sandbox: the command's process (pid %d in the staging namespace) is not among bwrap's", nsPid)
+}
+
+// nsPids is the NSpid line of /proc/pid/status: the pid in each PID
+// namespace the process is in, outermost first.
+func nsPids(pid int) []string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return nil
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			return strings.Fields(rest)
+		}
+	}
+	return nil
+}
+
+// children are pid's child processes (of every thread).
+func children(pid int) []int {
+	tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if c, err := strconv.Atoi(f); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
 }
 
 // staged returns c as the second bwrap sees it: its directories at their

@@ -123,6 +123,9 @@ func (s *Sandbox) Start(c Command) (*Process, error) {
 		return nil, fmt.Errorf("sandbox: start bwrap: %w", err)
 	}
 	child, err := childPid(infoR, p)
+	if err == nil && st != nil {
+		child, err = hostPID(p.Pid(), child) // the second bwrap reports it in the first one's namespace
+	}
 	var release func()
 	if err == nil {
 		release, err = s.limits.enter(child)
