@@ -42,7 +42,7 @@ var policy = map[string]rule{
 	"orchestrator/orchestratortest": {may: []string{"orchestrator"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
 	// Outward adapters implement the core's interfaces.
 	"adapters": {may: []string{"orchestrator", "internal/jsonrpc", "internal/sse", "internal/a2awire", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
-	"storage":  {may: []string{"orchestrator"}, thirdParty: true},
+	"storage":  {may: []string{"orchestrator", "internal/fsperm"}, thirdParty: true},
 	// The lsp tool: the worker pool as a toolset, nothing else of ours.
 	"adapters/lsptools": {may: []string{"orchestrator", "lsp", "internal/proc"}},
 	// Front-ends call the core; never adapters, storage or config.

@@ -1,13 +1,13 @@
 package storage
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/wunder/wunder/internal/fsperm"
 )
 
 // The SQLite database holds every user's sessions, runs and tool logs:
@@ -34,35 +34,9 @@ func prepareSQLiteFiles(path string, log *slog.Logger) error {
 	}
 	f.Close()
 	for _, p := range []string{path, path + "-wal", path + "-shm", path + ".sole"} {
-		if err := tighten(p, sqliteFileMode, log); err != nil {
+		if err := fsperm.Tighten(p, sqliteFileMode, true, "a database file", log); err != nil {
 			return fmt.Errorf("storage: sqlite %s: %w", path, err)
 		}
 	}
-	return nil
-}
-
-// tighten takes every permission but want's away from the file at p when
-// the process's user owns it; a missing file, or one owned by another
-// user, is left alone.
-func tighten(p string, want fs.FileMode, log *slog.Logger) error {
-	info, err := os.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	st, ok := info.Sys().(*syscall.Stat_t)
-	if !ok || int(st.Uid) != os.Geteuid() || !info.Mode().IsRegular() {
-		return nil
-	}
-	old := info.Mode().Perm()
-	if old&^want == 0 {
-		return nil
-	}
-	if err := os.Chmod(p, old&want); err != nil {
-		return err
-	}
-	log.Info("tightened the mode of a database file", "path", p, "from", fmt.Sprintf("%04o", old), "to", fmt.Sprintf("%04o", old&want))
 	return nil
 }

@@ -8,9 +8,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/internal/fsperm"
 )
 
 // The data directory holds every user's workspace, the database and the
@@ -30,11 +30,11 @@ func prepareDataDir(cfg *config.Config, log *slog.Logger) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("data_dir: %w", err)
 	}
-	if err := tightenMode(dir, 0o700, log); err != nil {
+	if err := fsperm.Tighten(dir, 0o700, false, "the data directory", log); err != nil {
 		return fmt.Errorf("data_dir: %w", err)
 	}
 	confDir := filepath.Dir(config.OverridePath(dir))
-	if err := tightenMode(confDir, 0o700, log); err != nil {
+	if err := fsperm.Tighten(confDir, 0o700, false, "the config directory", log); err != nil {
 		return fmt.Errorf("data_dir: %w", err)
 	}
 	entries, err := os.ReadDir(confDir)
@@ -43,7 +43,7 @@ func prepareDataDir(cfg *config.Config, log *slog.Logger) error {
 	}
 	for _, e := range entries {
 		if n := e.Name(); e.Type().IsRegular() && isSecretFile(n) {
-			if err := tightenMode(filepath.Join(confDir, n), 0o600, log); err != nil {
+			if err := fsperm.Tighten(filepath.Join(confDir, n), 0o600, true, "a secret file", log); err != nil {
 				return fmt.Errorf("data_dir: %w", err)
 			}
 		}
@@ -60,30 +60,4 @@ func isSecretFile(name string) bool {
 		}
 	}
 	return false
-}
-
-// tightenMode takes every permission but want's away from p (a file or a
-// directory, not followed if a symlink) when the process's user owns it; a
-// missing path, or one owned by another user, is left alone.
-func tightenMode(p string, want fs.FileMode, log *slog.Logger) error {
-	info, err := os.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	st, ok := info.Sys().(*syscall.Stat_t)
-	if !ok || int(st.Uid) != os.Geteuid() || info.Mode()&fs.ModeSymlink != 0 {
-		return nil
-	}
-	old := info.Mode().Perm()
-	if old&^want == 0 {
-		return nil
-	}
-	if err := os.Chmod(p, old&want); err != nil {
-		return err
-	}
-	log.Info("tightened a mode in the data directory", "path", p, "from", fmt.Sprintf("%04o", old), "to", fmt.Sprintf("%04o", old&want))
-	return nil
 }
