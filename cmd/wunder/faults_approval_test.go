@@ -72,7 +72,7 @@ func faultKill9WhileWaiting(t *testing.T, dsn string) {
 		t.Fatal(err)
 	}
 	a := startWunder(t, cfgPath, port)
-	c := client.New(a.url, "", nil)
+	c := client.New(a.URL, "", nil)
 	run, err := c.Submit(t.Context(), client.RunRequest{UserID: "waiter", ToolNames: []string{"execute_command"},
 		Question: "run: sh -c 'echo ran >> count.txt; echo counted'"})
 	if err != nil {
@@ -91,9 +91,9 @@ func faultKill9WhileWaiting(t *testing.T, dsn string) {
 		r, err := c.GetRun(t.Context(), "waiter", run.ID)
 		return err == nil && r.State == "waiting_input"
 	})
-	a.kill9(t)
+	a.Kill9(t)
 	b2 := startWunder(t, cfgPath, port)
-	list := listApprovals(t, b2.url, run.ID)
+	list := listApprovals(t, b2.URL, run.ID)
 	if len(list) != 1 || list[0].State != "pending" || list[0].Tool != "execute_command" {
 		t.Fatalf("after the restart the approvals are %+v; want one pending", list)
 	}
@@ -107,7 +107,7 @@ func faultKill9WhileWaiting(t *testing.T, dsn string) {
 	codes := make([]int, 2)
 	for i := range codes {
 		wg.Go(func() {
-			resp, err := http.Post(b2.url+"/wunder/runs/"+run.ID+"/approvals/"+list[0].ID, "application/json", strings.NewReader(`{"decision":"approve"}`))
+			resp, err := http.Post(b2.URL+"/wunder/runs/"+run.ID+"/approvals/"+list[0].ID, "application/json", strings.NewReader(`{"decision":"approve"}`))
 			if err != nil {
 				t.Error(err)
 				return
@@ -121,7 +121,7 @@ func faultKill9WhileWaiting(t *testing.T, dsn string) {
 	if fmt.Sprint(codes) != "[200 409]" && fmt.Sprint(codes) != "[409 200]" {
 		t.Fatalf("two decisions answered %v; want one 200 and one 409", codes)
 	}
-	evs := collectFollowAfter(t, client.New(b2.url, "", nil), "waiter", run.ID, seen)
+	evs := collectFollowAfter(t, client.New(b2.URL, "", nil), "waiter", run.ID, seen)
 	if len(evs) == 0 || evs[0].Seq != seen+1 {
 		t.Fatalf("after the restart the follower got %v; want the log from seq %d", evs, seen+1)
 	}
@@ -131,7 +131,7 @@ func faultKill9WhileWaiting(t *testing.T, dsn string) {
 	if b, _ := os.ReadFile(count); string(b) != "ran\n" {
 		t.Fatalf("count.txt = %q; the approved command must run exactly once", b)
 	}
-	if l := listApprovals(t, b2.url, run.ID); l[0].State != "approved" || l[0].Execution != "done" {
+	if l := listApprovals(t, b2.URL, run.ID); l[0].State != "approved" || l[0].Execution != "done" {
 		t.Fatalf("approval after the run = %+v", l[0])
 	}
 }
@@ -211,23 +211,23 @@ func TestFaultKill9WhileWaitingA2A(t *testing.T) {
 		return tk.Status.Message.Parts[1].Data.ApprovalID
 	}
 	a := startWunder(t, cfgPath, port)
-	started := call(a.url, "SendMessage", `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"run: sh -c 'echo ran >> count.txt; echo counted'"}]}}`)
+	started := call(a.URL, "SendMessage", `{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"run: sh -c 'echo ran >> count.txt; echo counted'"}]}}`)
 	id := asked(started)
-	c := client.New(a.url, "", nil)
+	c := client.New(a.URL, "", nil)
 	waitFor(t, 10*time.Second, "the run to be stored waiting", func() bool {
 		r, err := c.GetRun(t.Context(), "waiter", started.ID)
 		return err == nil && r.State == "waiting_input"
 	})
-	a.kill9(t)
+	a.Kill9(t)
 	b2 := startWunder(t, cfgPath, port)
-	if again := asked(call(b2.url, "GetTask", `{"id":"`+started.ID+`"}`)); again != id {
+	if again := asked(call(b2.URL, "GetTask", `{"id":"`+started.ID+`"}`)); again != id {
 		t.Fatalf("after the restart the task asks for %s; want %s", again, id)
 	}
 	count := filepath.Join(dir, "workspaces", "waiter", "count.txt")
 	if _, err := os.Stat(count); err == nil {
 		t.Fatal("the command ran before it was approved")
 	}
-	done := call(b2.url, "SendMessage", `{"message":{"messageId":"m2","role":"ROLE_USER","taskId":"`+started.ID+`","parts":[{"text":"approve"}]}}`)
+	done := call(b2.URL, "SendMessage", `{"message":{"messageId":"m2","role":"ROLE_USER","taskId":"`+started.ID+`","parts":[{"text":"approve"}]}}`)
 	if done.Status.State != "TASK_STATE_COMPLETED" || len(done.Artifacts) != 1 || !strings.Contains(done.Artifacts[0].Parts[0].Text, "counted") {
 		t.Fatalf("after approve the task is %+v", done)
 	}

@@ -1,22 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/wunder/wunder/internal/client"
 	"github.com/wunder/wunder/internal/testutil/fakellm"
+	"github.com/wunder/wunder/internal/testutil/wunderproc"
 )
 
 // The fault suite: a real wunder process is killed with SIGKILL while its
@@ -31,78 +28,13 @@ import (
 // The figures (kill -> terminal, restart -> terminal) are logged; `make
 // faults` runs this suite with -v.
 
-type faultProc struct {
-	cmd    *exec.Cmd
-	url    string
-	logs   *syncBuffer
-	exited chan struct{} // closed when the process has exited
-}
-
-// kill9 kills the process with SIGKILL and waits for it to exit.
-func (p *faultProc) kill9(t *testing.T) {
+// startWunder starts this test binary as `wunder serve` on a free port
+// (internal/testutil/wunderproc: a child that runs wunder's main).
+func startWunder(t *testing.T, cfgPath string, port int) *wunderproc.Proc {
 	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-p.exited
-}
-
-// syncBuffer is a bytes.Buffer safe for the process's writers and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// startWunder starts this test binary as `wunder serve` on a free port.
-func startWunder(t *testing.T, cfgPath string, port int) *faultProc {
-	t.Helper()
-	logs := &syncBuffer{}
 	cmd := exec.Command(os.Args[0], "serve", "--config", cfgPath)
 	cmd.Env = append(os.Environ(), asWunderEnv+"=1")
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &faultProc{cmd: cmd, url: "http://127.0.0.1:" + strconv.Itoa(port), logs: logs, exited: make(chan struct{})}
-	go func() { _ = cmd.Wait(); close(p.exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-p.exited
-		if t.Failed() {
-			t.Logf("wunder pid %d output:\n%s", cmd.Process.Pid, logs.String())
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case <-p.exited:
-			t.Fatalf("wunder exited before it was ready:\n%s", logs.String())
-		default:
-		}
-		resp, err := http.Get(p.url + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("wunder never became ready: %v\n%s", err, logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return wunderproc.Run(t, cmd, "http://127.0.0.1:"+strconv.Itoa(port))
 }
 
 func TestFaultKill9(t *testing.T) {
@@ -163,7 +95,7 @@ func TestFaultKill9Resume(t *testing.T) {
 	dir, port := dataDir(t), freePort(t)
 	cfgPath := writeFaultConfig(t, dir, port, model.URL, "", "  resume_interrupted: true")
 	a := startWunder(t, cfgPath, port)
-	c := client.New(a.url, "", nil)
+	c := client.New(a.URL, "", nil)
 	run, err := c.Submit(t.Context(), client.RunRequest{UserID: "resume", ToolNames: []string{"execute_command"},
 		// The first call blocks until it is killed; the call after the
 		// resumption finds started.txt and finishes at once.
@@ -182,10 +114,10 @@ func TestFaultKill9Resume(t *testing.T) {
 	}
 	started := filepath.Join(dir, "workspaces", "resume", "started.txt")
 	waitFor(t, 10*time.Second, "the command to start", func() bool { _, err := os.Stat(started); return err == nil })
-	a.kill9(t)
+	a.Kill9(t)
 	time.Sleep(time.Second) // the scenario: restart one second later
 	b := startWunder(t, cfgPath, port)
-	evs := collectFollowAfter(t, client.New(b.url, "", nil), "resume", run.ID, seen)
+	evs := collectFollowAfter(t, client.New(b.URL, "", nil), "resume", run.ID, seen)
 	if len(evs) == 0 || evs[0].Seq != seen+1 || evs[0].Type != "progress" || !strings.Contains(string(evs[0].Data), "resumed") {
 		t.Fatalf("after the restart the follower got %v; want progress resumed at seq %d", evs, seen+1)
 	}
@@ -205,7 +137,7 @@ func faultKill9(t *testing.T, dsn string) {
 	port := freePort(t)
 	cfgPath := writeFaultConfig(t, dir, port, model.URL, dsn, "")
 	a := startWunder(t, cfgPath, port)
-	c := client.New(a.url, "", nil)
+	c := client.New(a.URL, "", nil)
 	// One run in a model call that never ends, one in a tool whose
 	// grandchild sleeps far longer than the test (its argument, 31.7,
 	// marks it in the process table) and would then write a file.
@@ -243,11 +175,11 @@ func faultKill9(t *testing.T, dsn string) {
 	})
 
 	killed := time.Now()
-	a.kill9(t)
+	a.Kill9(t)
 	time.Sleep(time.Second) // the scenario: restart one second later
 	restarted := time.Now()
 	b := startWunder(t, cfgPath, port)
-	cb := client.New(b.url, "", nil)
+	cb := client.New(b.URL, "", nil)
 
 	for _, r := range []*client.Run{inModel, inTool} {
 		var evs []client.Event
@@ -265,7 +197,7 @@ func faultKill9(t *testing.T, dsn string) {
 		if f.State != "failed" || f.StopReason != "interrupted" {
 			t.Fatalf("run %s ended %+v; want failed, interrupted", r.ID, f)
 		}
-		if got := getRun(t, b.url, r.UserID, r.ID); got["state"] != "failed" {
+		if got := getRun(t, b.URL, r.UserID, r.ID); got["state"] != "failed" {
 			t.Fatalf("run %s reads %v after the restart", r.ID, got["state"])
 		}
 		if ended.Sub(restarted) > 25*time.Second {

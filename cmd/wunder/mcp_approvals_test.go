@@ -101,7 +101,7 @@ func mcpApprovalKill9(t *testing.T, dsn string) {
 	// section: a top-level key fits there.)
 	cfgPath := writeFaultConfig(t, dir, port, model.URL, dsn, "approvals:\n  tools: [write_file]")
 	a := startWunder(t, cfgPath, port)
-	res, out := mcpCallTool(t, mcpSession(t, a.url, nil), "wunder__run", map[string]any{"task": "write a note", "tool_names": []string{"write_file"}})
+	res, out := mcpCallTool(t, mcpSession(t, a.URL, nil), "wunder__run", map[string]any{"task": "write a note", "tool_names": []string{"write_file"}})
 	if res.IsError || out.State != "waiting_input" || len(out.Approvals) != 1 || out.Approvals[0].Tool != "write_file" {
 		t.Fatalf("wunder__run: %+v %+v", out, res.Content)
 	}
@@ -122,9 +122,9 @@ func mcpApprovalKill9(t *testing.T, dsn string) {
 		return err == nil && r.State == orchestrator.RunWaitingInput
 	})
 	_ = st.Close()
-	a.kill9(t)
+	a.Kill9(t)
 	b := startWunder(t, cfgPath, port)
-	cs := mcpSession(t, b.url, nil)
+	cs := mcpSession(t, b.URL, nil)
 	res, fin := mcpCallTool(t, cs, "wunder__approve", map[string]any{"run_id": out.RunID, "approval_id": out.Approvals[0].ApprovalID, "decision": "approve"})
 	if res.IsError || fin.State != "finished" || fin.RunID != out.RunID || fin.Answer == "" {
 		t.Fatalf("wunder__approve after the restart: %+v %s", fin, resultText(res))
@@ -135,7 +135,7 @@ func mcpApprovalKill9(t *testing.T, dsn string) {
 	calls := 0
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	for ev, err := range client.New(b.url, "", nil).Follow(ctx, "wunder", out.RunID, 0, nil) {
+	for ev, err := range client.New(b.URL, "", nil).Follow(ctx, "wunder", out.RunID, 0, nil) {
 		if err != nil {
 			t.Fatal(err)
 		}

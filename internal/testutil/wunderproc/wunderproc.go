@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -85,14 +86,25 @@ func Start(t testing.TB, bin, config string, env ...string) *Proc {
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
 	cmd := exec.Command(bin, "serve", "--config", path)
 	cmd.Env = append(os.Environ(), env...)
+	p := Run(t, cmd, "http://127.0.0.1:"+strconv.Itoa(port))
+	p.Dir = filepath.Join(dir, "data")
+	return p
+}
+
+// Run starts cmd, a wunder server that will answer at url (a binary of its
+// own, or a test binary that runs wunder's main), and waits until its
+// /readyz answers 200. Its output is kept (Logs); the process is killed
+// when the test ends, and its output logged if the test failed.
+func Run(t testing.TB, cmd *exec.Cmd, url string) *Proc {
+	t.Helper()
+	logs := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &Proc{URL: "http://127.0.0.1:" + strconv.Itoa(port), Dir: filepath.Join(dir, "data"), cmd: cmd, logs: logs, exited: make(chan struct{})}
+	p := &Proc{URL: url, cmd: cmd, logs: logs, exited: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(p.exited) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
@@ -120,6 +132,15 @@ func Start(t testing.TB, bin, config string, env ...string) *Proc {
 		}
 		time.Sleep(20 * time.Millisecond) // polling a child's start-up, not synchronising with it
 	}
+}
+
+// Kill9 kills the process with SIGKILL and waits for it to exit.
+func (p *Proc) Kill9(t testing.TB) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
 }
 
 // Alive reports whether the process is still running.
