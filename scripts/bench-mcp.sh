@@ -5,12 +5,15 @@
 # in turn each round, with the load driver of ../shared/bench. Prints
 # req/s, p50 and p99 per target and round, and each process's CPU per call
 # (from /proc/PID/stat; the upstream's is its CPU while the target ran).
-#   scripts/bench-mcp.sh [WUNDER_BIN]     C (8) D (4s) ROUNDS (3)
+# With a second binary (an earlier build), it is measured in the same rounds
+# as "base", so the two builds compare within one run.
+#   scripts/bench-mcp.sh [WUNDER_BIN [BASE_BIN]]     C (8) D (4s) ROUNDS (3)
 # Needs: /tmp/conf-server and the driver (BENCH_LOAD, default
 # /tmp/wunder-eval-bin/load); docs/benchmarks.md "MCP pass-through" builds both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 wunder=${1:-./bin/wunder}
+base=${2:-}
 c=${C:-8}; d=${D:-4s}; rounds=${ROUNDS:-3}
 load=${BENCH_LOAD:-/tmp/wunder-eval-bin/load}
 tmp=$(mktemp -d)
@@ -25,6 +28,11 @@ printf 'mcp:\n  servers:\n    - {name: conf, transport: streamable-http, url: ht
 WUNDER_CONFIG_PATH="$tmp/pt.yaml" WUNDER_DATA_DIR="$tmp/data" WUNDER_HOST=127.0.0.1 WUNDER_PORT=18897 \
   "$wunder" serve 2>"$tmp/serve.log" & w=$!; pids+=($w)
 for _ in $(seq 100); do curl -fsS http://127.0.0.1:18897/readyz >/dev/null 2>&1 && break; sleep 0.1; done
+if [ -n "$base" ]; then
+  WUNDER_CONFIG_PATH="$tmp/pt.yaml" WUNDER_DATA_DIR="$tmp/data-base" WUNDER_HOST=127.0.0.1 WUNDER_PORT=18898 \
+    "$base" serve 2>"$tmp/serve-base.log" & b=$!; pids+=($b)
+  for _ in $(seq 100); do curl -fsS http://127.0.0.1:18898/readyz >/dev/null 2>&1 && break; sleep 0.1; done
+fi
 
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 one() {  # one LABEL URL PID
@@ -47,4 +55,5 @@ for r in $(seq "$rounds"); do
   one direct http://127.0.0.1:18895/mcp "$up"
   one bare http://127.0.0.1:18896/mcp "$bare"
   one wunder http://127.0.0.1:18897/wunder/mcp/conf "$w"
+  if [ -n "$base" ]; then one base http://127.0.0.1:18898/wunder/mcp/conf "$b"; fi
 done
