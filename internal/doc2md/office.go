@@ -188,11 +188,7 @@ func (j *job) wordML(x *xmlReader) error {
 		}
 		return j.out.write(text, "\n\n")
 	}
-	for {
-		tok, err := x.next()
-		if err == io.EOF {
-			break
-		}
+	for tok, err := range x.tokens() {
 		if err != nil {
 			return err
 		}

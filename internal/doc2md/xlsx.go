@@ -3,7 +3,6 @@ package doc2md
 import (
 	"encoding/xml"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 )
@@ -107,11 +106,7 @@ func (j *job) sheetRows(x *xmlReader, wb *workbook, fn func([]sheetCell) error) 
 		inIs  bool
 		inT   bool
 	)
-	for {
-		tok, err := x.next()
-		if err == io.EOF {
-			return nil
-		}
+	for tok, err := range x.tokens() {
 		if err != nil {
 			return err
 		}
@@ -175,6 +170,7 @@ func (j *job) sheetRows(x *xmlReader, wb *workbook, fn func([]sheetCell) error) 
 			}
 		}
 	}
+	return nil
 }
 
 // columnOf reads the 1-based column of a cell reference ("XFD12" is

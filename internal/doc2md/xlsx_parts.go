@@ -3,7 +3,6 @@ package doc2md
 import (
 	"encoding/xml"
 	"fmt"
-	"io"
 	"math"
 	"path"
 	"strconv"
@@ -86,11 +85,7 @@ func relID(e xml.StartElement) string {
 
 // eachStart calls fn with every start element of a part.
 func eachStart(x *xmlReader, fn func(xml.StartElement) error) error {
-	for {
-		tok, err := x.next()
-		if err == io.EOF {
-			return nil
-		}
+	for tok, err := range x.tokens() {
 		if err != nil {
 			return err
 		}
@@ -100,6 +95,7 @@ func eachStart(x *xmlReader, fn func(xml.StartElement) error) error {
 			}
 		}
 	}
+	return nil
 }
 
 // sharedStrings reads xl/sharedStrings.xml: each <si>'s text (its <t>s,
@@ -113,11 +109,7 @@ func (j *job) sharedStrings(z *officeZip) ([]string, error) {
 		var text strings.Builder
 		var inT, inSI bool
 		phonetic := 0
-		for {
-			tok, err := x.next()
-			if err == io.EOF {
-				return nil
-			}
+		for tok, err := range x.tokens() {
 			if err != nil {
 				return err
 			}
@@ -154,6 +146,7 @@ func (j *job) sharedStrings(z *officeZip) ([]string, error) {
 				}
 			}
 		}
+		return nil
 	})
 	return sst, err
 }
@@ -188,11 +181,7 @@ func (j *job) cellStyles(z *officeZip) ([]numKind, error) {
 	var kinds []numKind
 	inXfs := false
 	err := z.read("xl/styles.xml", func(x *xmlReader) error {
-		for {
-			tok, err := x.next()
-			if err == io.EOF {
-				return nil
-			}
+		for tok, err := range x.tokens() {
 			if err != nil {
 				return err
 			}
@@ -221,6 +210,7 @@ func (j *job) cellStyles(z *officeZip) ([]numKind, error) {
 				}
 			}
 		}
+		return nil
 	})
 	return kinds, err
 }

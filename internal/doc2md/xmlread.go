@@ -3,6 +3,7 @@ package doc2md
 import (
 	"encoding/xml"
 	"io"
+	"iter"
 )
 
 // xmlReader reads one XML part token by token, never as a tree: its
@@ -41,6 +42,22 @@ func (x *xmlReader) next() (xml.Token, error) {
 		x.depth = max(x.depth-1, 0)
 	}
 	return tok, nil
+}
+
+// tokens yields x's tokens, as next returns them, up to the end: io.EOF
+// ends it quietly, any other error is yielded once, last.
+func (x *xmlReader) tokens() iter.Seq2[xml.Token, error] {
+	return func(yield func(xml.Token, error) bool) {
+		for {
+			tok, err := x.next()
+			if err == io.EOF {
+				return
+			}
+			if !yield(tok, err) || err != nil {
+				return
+			}
+		}
+	}
 }
 
 // attr is the value of e's attribute of that local name, "" if none.
