@@ -1,0 +1,326 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/tools/txtar"
+
+	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/internal/testutil/fakellm"
+)
+
+// The golden transcripts (after go-sdk's mcp/testdata/conformance): what a
+// client of each front-end sends and the exchange it must see, in
+// testdata/transcripts/<front-end>/<case>.txtar, run against the real
+// server in process with the one fake model (internal/testutil/fakellm).
+// A case's archive holds, in order:
+//
+//   - its comment: what it shows;
+//   - "config.yaml", optional: YAML applied over the test server's
+//     configuration;
+//   - steps, each "NN METHOD PATH" (headers, a blank line, the body) or
+//     "NN restart" (the server stops and starts again on the same data
+//     directory, as a crash's recovery or a rolling restart would);
+//   - after each request, "want NN": the status, the headers a client reads
+//     (content type, session and run ids, Retry-After, WWW-Authenticate),
+//     a blank line and the body as the client gets it: JSON indented, an
+//     event stream's events without its heartbeats, Connect's frames one a
+//     line.
+//
+// Ids, times and durations are normalised: the first run id seen becomes
+// <run-1>, a time <time>, a duration <ms>; a request may name <run-1> and
+// gets the real id. Any changed letter of a want section fails the test;
+// go test ./cmd/wunder -run TestTranscripts -update rewrites them, to be read
+// in review like code.
+
+var updateTranscripts = flag.Bool("update", false, "rewrite the want sections of testdata/transcripts")
+
+const transcriptDir = "../../testdata/transcripts"
+
+func TestTranscripts(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(transcriptDir, "*", "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no transcripts under %s", transcriptDir)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(strings.TrimPrefix(filepath.ToSlash(file), transcriptDir+"/"), ".txtar")
+		t.Run(name, func(t *testing.T) { runTranscript(t, file) })
+	}
+}
+
+// transcript is one case being run.
+type transcript struct {
+	t    *testing.T
+	file string
+	ar   *txtar.Archive
+	cfg  *config.Config
+	s    *server
+	stop func()
+	norm *normalizer
+	// changed: a want section was rewritten (-update).
+	changed bool
+}
+
+func runTranscript(t *testing.T, file string) {
+	ar, err := txtar.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &transcript{t: t, file: file, ar: ar, norm: newNormalizer()}
+	tr.start()
+	for i := 0; i < len(ar.Files); i++ {
+		f := ar.Files[i]
+		num, step, ok := strings.Cut(f.Name, " ")
+		switch {
+		case f.Name == "config.yaml", strings.HasPrefix(f.Name, "want "):
+			continue
+		case !ok || num == "" || strings.Trim(num, "0123456789") != "":
+			t.Fatalf("%s: section %q: want NN METHOD PATH, NN restart, want NN or config.yaml", file, f.Name)
+		case step == "restart":
+			tr.stop()
+			tr.s, tr.stop = serveConfig(t, tr.cfg)
+			continue
+		}
+		got := tr.do(step, string(f.Data))
+		tr.want(i, "want "+num, got)
+	}
+	if tr.changed {
+		if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// start serves a wunder configured as the case says, on the fake model.
+func (tr *transcript) start() {
+	t := tr.t
+	fake := &fakellm.Server{Chunks: 3}
+	model := httptest.NewServer(fake)
+	t.Cleanup(model.Close)
+	cfg := config.Default()
+	cfg.DataDir = dataDir(t)
+	m := config.NewModel()
+	m.Provider, m.BaseURL, m.Model = config.ProviderLocal, model.URL+"/v1", "fake"
+	m.Retry.InitialBackoffMillis, m.Retry.MaxAttempts = 1, 1
+	cfg.LLM.Models = map[string]config.Model{"fake": m}
+	// Every streamed chunk its own event: how many chunks a reader sees
+	// joined otherwise depends on the store's speed.
+	cfg.Observability.KeepOutputChunks = true
+	for _, f := range tr.ar.Files {
+		if f.Name == "config.yaml" {
+			if err := yaml.Unmarshal(f.Data, cfg); err != nil {
+				t.Fatalf("config.yaml: %v", err)
+			}
+		}
+	}
+	tr.cfg = cfg
+	tr.s, tr.stop = serveConfig(t, cfg)
+}
+
+// do sends one request (its section's text, placeholders replaced) and
+// returns the exchange as the want section shows it.
+func (tr *transcript) do(step, text string) string {
+	t := tr.t
+	method, path, ok := strings.Cut(step, " ")
+	if !ok {
+		t.Fatalf("%s: step %q: want METHOD PATH", tr.file, step)
+	}
+	text = tr.norm.fill(text)
+	head, body, _ := strings.Cut(text, "\n\n")
+	if strings.HasPrefix(text, "\n") { // no headers: the blank line comes first
+		head, body = "", text[1:]
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, tr.s.url+tr.norm.fill(path), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.SplitSeq(head, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+	}
+	b := []byte(strings.TrimSuffix(body, "\n"))
+	if req.Header.Get("Content-Type") == "application/connect+json" {
+		b = connectFrame(0, b)
+	}
+	if len(b) > 0 {
+		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	return tr.norm.apply(render(t, resp))
+}
+
+// want compares got with the want section after the step at index i; with
+// -update it writes got there (adding the section when missing).
+func (tr *transcript) want(i int, name, got string) {
+	ar := tr.ar
+	at := slices.IndexFunc(ar.Files, func(f txtar.File) bool { return f.Name == name })
+	if *updateTranscripts {
+		switch {
+		case at < 0:
+			ar.Files = slices.Insert(ar.Files, i+1, txtar.File{Name: name, Data: []byte(got)})
+			tr.changed = true
+		case string(ar.Files[at].Data) != got:
+			ar.Files[at].Data = []byte(got)
+			tr.changed = true
+		}
+		return
+	}
+	if at < 0 {
+		tr.t.Fatalf("%s: no %q section; run go test ./cmd/wunder -run TestTranscripts -update", tr.file, name)
+	}
+	if want := string(ar.Files[at].Data); want != got {
+		tr.t.Errorf("%s: %s differs (-want +got):\n%s", tr.file, name, cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")))
+	}
+}
+
+// shownHeaders are the response headers a transcript shows.
+var shownHeaders = []string{"Content-Type", "Mcp-Session-Id", "X-Run-Id", "X-Session-Id", "Retry-After", "Www-Authenticate", "Allow"}
+
+// render is a response as a client reads it.
+func render(t *testing.T, resp *http.Response) string {
+	var out strings.Builder
+	fmt.Fprintf(&out, "%d\n", resp.StatusCode)
+	for _, h := range shownHeaders {
+		if v := resp.Header.Get(h); v != "" {
+			fmt.Fprintf(&out, "%s: %s\n", h, v)
+		}
+	}
+	out.WriteString("\n")
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("reading the body: %v", err)
+	}
+	ct := resp.Header.Get("Content-Type")
+	switch {
+	case strings.HasPrefix(ct, "text/event-stream"):
+		sc := bufio.NewScanner(bytes.NewReader(body))
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			if line := sc.Text(); !strings.HasPrefix(line, ":") { // heartbeats are comments
+				out.WriteString(line + "\n")
+			}
+		}
+	case strings.HasPrefix(ct, "application/connect+json"):
+		for len(body) >= 5 {
+			n := int(binary.BigEndian.Uint32(body[1:5]))
+			if 5+n > len(body) {
+				break
+			}
+			// protojson varies its whitespace from build to build on
+			// purpose (detrand): compacted, a frame reads the same.
+			msg := body[5 : 5+n]
+			var buf bytes.Buffer
+			if json.Compact(&buf, msg) == nil {
+				msg = buf.Bytes()
+			}
+			fmt.Fprintf(&out, "frame %d %s\n", body[0], msg)
+			body = body[5+n:]
+		}
+	case strings.Contains(ct, "json"):
+		var buf bytes.Buffer
+		if json.Indent(&buf, body, "", "  ") == nil {
+			out.Write(buf.Bytes())
+			out.WriteString("\n")
+			break
+		}
+		out.Write(body)
+	default:
+		out.Write(body)
+	}
+	return out.String()
+}
+
+// connectFrame is one message of the Connect streaming protocol.
+func connectFrame(flags byte, msg []byte) []byte {
+	b := make([]byte, 5, 5+len(msg))
+	b[0] = flags
+	binary.BigEndian.PutUint32(b[1:], uint32(len(msg)))
+	return append(b, msg...)
+}
+
+// normalizer replaces what differs from run to run (ids, times,
+// durations, ports) with placeholders, numbering each kind of id in order
+// of first appearance, and fills placeholders back in requests.
+type normalizer struct {
+	ids  map[string]string // real -> placeholder
+	back map[string]string // placeholder -> real
+	next map[string]int    // kind -> last number
+}
+
+func newNormalizer() *normalizer {
+	return &normalizer{ids: map[string]string{}, back: map[string]string{}, next: map[string]int{}}
+}
+
+var (
+	// wunder's ids: a prefix and 26 characters of Crockford base32.
+	idRE = regexp.MustCompile(`\b([a-z]+(?:_[a-z]+)?)_([0-9a-hjkmnp-tv-z]{26})\b`)
+	// The MCP SDK's session ids and random request ids, by where they stand.
+	mcpSessionRE = regexp.MustCompile(`(Mcp-Session-Id: )(\S+)`)
+	requestIDRE  = regexp.MustCompile(`("request_?[iI]d": ?")([^"]+)(")`)
+	timeRE       = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?`)
+	durationRE   = regexp.MustCompile(`("(?:duration_ms|durationMs|elapsed_ms|run_seconds|wait_ms)": ?)[0-9.]+`)
+	hostRE       = regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
+)
+
+// name is the placeholder of real, an id of kind.
+func (n *normalizer) name(kind, real string) string {
+	if p, ok := n.ids[real]; ok {
+		return p
+	}
+	n.next[kind]++
+	p := "<" + kind + "-" + strconv.Itoa(n.next[kind]) + ">"
+	n.ids[real], n.back[p] = p, real
+	return p
+}
+
+func (n *normalizer) apply(s string) string {
+	s = idRE.ReplaceAllStringFunc(s, func(m string) string {
+		sub := idRE.FindStringSubmatch(m)
+		return n.name(strings.ReplaceAll(sub[1], "_", "-"), m)
+	})
+	s = mcpSessionRE.ReplaceAllStringFunc(s, func(m string) string {
+		sub := mcpSessionRE.FindStringSubmatch(m)
+		return sub[1] + n.name("mcp-session", sub[2])
+	})
+	s = requestIDRE.ReplaceAllString(s, `${1}<request-id>${3}`)
+	s = timeRE.ReplaceAllString(s, "<time>")
+	s = durationRE.ReplaceAllString(s, "${1}<ms>")
+	return hostRE.ReplaceAllString(s, "http://<host>")
+}
+
+// fill puts the real values back for the placeholders of a request.
+func (n *normalizer) fill(s string) string {
+	for p, real := range n.back {
+		s = strings.ReplaceAll(s, p, real)
+	}
+	return s
+}
