@@ -19,7 +19,7 @@ import (
 // stream's delay passes. Sent at once, the Task named a task and a
 // context the store did not have yet.
 func TestStreamSendsTheTaskOnceStored(t *testing.T) {
-	e := newEnvWith(t, nil, orchestrator.Options{Events: orchestrator.EventPolicy{StreamDelay: 100 * time.Millisecond}})
+	e := newEnvWith(t, nil, orchestrator.Options{Events: orchestrator.EventPolicy{StreamDelay: orchestrator.DelayOf(100 * time.Millisecond)}})
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.url+"/a2a",
 		strings.NewReader(`{"jsonrpc":"2.0","id":"s","method":"SendStreamingMessage","params":{"message":{"messageId":"m1","role":"ROLE_USER","parts":[{"text":"hold on"}]}}}`))
 	req.Header.Set("A2A-Version", "1.0")

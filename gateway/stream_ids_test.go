@@ -25,7 +25,7 @@ import (
 func TestWunderStreamSendsIDsOnceStored(t *testing.T) {
 	gate := make(chan struct{})
 	e := newEnv(t, envOpts{
-		orch:  orchestrator.Options{OneProcess: true, Events: orchestrator.EventPolicy{StreamDelay: 100 * time.Millisecond}},
+		orch:  orchestrator.Options{OneProcess: true, Events: orchestrator.EventPolicy{StreamDelay: orchestrator.DelayOf(100 * time.Millisecond)}},
 		turns: []orchestratortest.Turn{{Content: "late", Wait: gate}},
 	})
 	resp := e.do(t, "POST", "/wunder", `{"user_id":"alice","question":"q"}`)
@@ -52,7 +52,7 @@ func TestSubmitStoresTheRunBeforeItAnswers(t *testing.T) {
 	gate := make(chan struct{})
 	defer close(gate)
 	e := newEnv(t, envOpts{
-		orch:  orchestrator.Options{OneProcess: true, Events: orchestrator.EventPolicy{BlockingDelay: time.Hour, StreamDelay: time.Hour}},
+		orch:  orchestrator.Options{OneProcess: true, Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Hour), StreamDelay: orchestrator.DelayOf(time.Hour)}},
 		turns: []orchestratortest.Turn{{Content: "late", Wait: gate}},
 	})
 	for _, body := range []string{`{"user_id":"alice","question":"q","stream":false}`, `{"user_id":"bob","question":"q"}`} {

@@ -312,11 +312,11 @@ func (o *Orchestrator) newLiveRun(req RunRequest, x execution, locks []string, r
 	policy := o.opts.Events
 	switch {
 	case req.Blocking:
-		policy.StreamDelay = 0
+		policy.StreamDelay = NoDelay
 	case req.IDsWithEvents:
-		policy.BlockingDelay = 0
+		policy.BlockingDelay = NoDelay
 	default:
-		policy.BlockingDelay, policy.StreamDelay = 0, 0
+		policy.BlockingDelay, policy.StreamDelay = NoDelay, NoDelay
 	}
 	lr.log = newRunLog(r.ID, r.SessionID, base, o.store, o.log, o.opts.Now, policy, o.opts.StoreRetry, func(error) { lr.cancel() })
 	return lr

@@ -214,7 +214,7 @@ func TestToolLogReadersSeeLogsStillWaiting(t *testing.T) {
 			return &orchestrator.ToolResult{Content: "probed"}, nil
 		})}}
 	turns := []orchestratortest.Turn{{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("probe", `{}`)}}, {Content: "done"}}
-	h := newHarness(t, harnessOpts{store: st, toolsets: []orchestrator.Toolset{probe}, opts: orchestrator.Options{ToolLogDelay: time.Hour},
+	h := newHarness(t, harnessOpts{store: st, toolsets: []orchestrator.Toolset{probe}, opts: orchestrator.Options{ToolLogDelay: orchestrator.DelayOf(time.Hour)},
 		turns: append(turns, turns...)})
 	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u1", Question: "q", ToolNames: []string{"probe"}})
 	if f := final(t, collect(t, h.o, run.ID, 0)); f.Answer != "done" {

@@ -24,7 +24,7 @@ func TestPersonsShortRunIsOneWrite(t *testing.T) {
 		}
 		store := &countingStore{Store: orchestratortest.NewMemStore(), writes: map[string]int{}}
 		h := newHarness(t, harnessOpts{store: store,
-			opts:  orchestrator.Options{OneProcess: one, Events: orchestrator.EventPolicy{BlockingDelay: time.Hour}},
+			opts:  orchestrator.Options{OneProcess: one, Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Hour)}},
 			turns: []orchestratortest.Turn{{Content: "first"}, {Content: "second"}}})
 		for _, answer := range []string{"first", "second"} {
 			run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true})
@@ -64,7 +64,7 @@ func TestClaimedSlotIsMet(t *testing.T) {
 	// run has not stored its start, and only the claim holds the slot.
 	gate, started, release := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	h := newHarness(t, harnessOpts{store: store,
-		opts:     orchestrator.Options{OneProcess: true, Events: orchestrator.EventPolicy{BlockingDelay: time.Hour}},
+		opts:     orchestrator.Options{OneProcess: true, Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Hour)}},
 		toolsets: []orchestrator.Toolset{blockingTool("step", started, release)},
 		turns: []orchestratortest.Turn{
 			{Content: "setup"},
@@ -129,7 +129,7 @@ func TestClaimYieldsToStoredSlot(t *testing.T) {
 	ctx := t.Context()
 	store := &countingStore{Store: orchestratortest.NewMemStore(), writes: map[string]int{}}
 	h := newHarness(t, harnessOpts{store: store,
-		opts:  orchestrator.Options{OneProcess: true, Events: orchestrator.EventPolicy{BlockingDelay: time.Hour}},
+		opts:  orchestrator.Options{OneProcess: true, Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Hour)}},
 		turns: []orchestratortest.Turn{{Content: "ok"}}})
 	if err := store.Store.AcquireLock(ctx, "user:u#0", "run_dead", time.Nanosecond); err != nil {
 		t.Fatal(err)
@@ -160,7 +160,7 @@ func TestClaimedSlotUnderContention(t *testing.T) {
 	store := orchestratortest.NewMemStore()
 	gate := make(chan struct{})
 	h := newHarness(t, harnessOpts{store: store,
-		opts:  orchestrator.Options{OneProcess: true, Events: orchestrator.EventPolicy{BlockingDelay: time.Hour}},
+		opts:  orchestrator.Options{OneProcess: true, Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Hour)}},
 		turns: []orchestratortest.Turn{{Content: "setup"}, {Content: "setup"}, {Content: "setup"}, {Content: "setup"}, {Content: "the one", Wait: gate}}})
 	var sessions []string
 	for range 4 {

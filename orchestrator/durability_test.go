@@ -293,7 +293,7 @@ func (c countingEvents) AppendEvents(ctx context.Context, evs []orchestrator.Eve
 func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 	t.Run("ends within the delay", func(t *testing.T) {
 		store := newCountingEvents()
-		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: time.Hour}},
+		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Hour)}},
 			turns: []orchestratortest.Turn{{Content: "the answer"}}})
 		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true})
 		evs := collect(t, h.o, run.ID, 0)
@@ -313,7 +313,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 		store := newCountingEvents()
 		released := make(chan struct{})
 		close(released)
-		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: time.Hour}},
+		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Hour)}},
 			toolsets: []orchestrator.Toolset{blockingTool("step", make(chan struct{}), released)},
 			turns: []orchestratortest.Turn{
 				{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("step", `{}`)}},
@@ -339,7 +339,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 	// write: the session, the run as it ended, the history, the events.
 	t.Run("an agent's, in one write", func(t *testing.T) {
 		store := newCountingEvents()
-		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: time.Hour}},
+		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Hour)}},
 			turns: []orchestratortest.Turn{{Content: "the answer"}}})
 		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true, Caller: orchestrator.CallerAgent})
 		evs := collect(t, h.o, run.ID, 0)
@@ -380,7 +380,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 				seen <- err
 				return &orchestrator.ToolResult{Content: "probed"}, nil
 			})}}
-		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: time.Hour}},
+		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Hour)}},
 			toolsets: []orchestrator.Toolset{probe},
 			turns: []orchestratortest.Turn{
 				{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("probe", `{}`)}},
@@ -421,7 +421,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 	held := func(t *testing.T, blocking bool, delay time.Duration, caller ...orchestrator.Caller) {
 		store := newCountingEvents()
 		gate := make(chan struct{})
-		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: delay, StreamDelay: delay}},
+		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(delay), StreamDelay: orchestrator.DelayOf(delay)}},
 			turns: []orchestratortest.Turn{{Content: "late", Wait: gate}}})
 		req := orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: blocking}
 		if len(caller) > 0 {
@@ -460,13 +460,13 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 
 // A streamed run whose ids go out with its events (IDsWithEvents) on a
 // new session stores its start with its first events, which wait up to
-// Events.StreamDelay: a run that ends by then is one write. Only the
+// Events.StreamDelay: orchestrator.DelayOf(a run that ends by then is one write. Only the
 // first write waits: once the start is stored (before a tool that
-// changes something), the run's events are stored as they come.
+// changes something)), the run's events are stored as they come.
 func TestStreamedRunStoresItsStartWithItsFirstEvents(t *testing.T) {
 	oneWrite := func(t *testing.T, opts orchestrator.Options, caller orchestrator.Caller) {
 		store := newCountingEvents()
-		opts.Events = orchestrator.EventPolicy{StreamDelay: time.Hour}
+		opts.Events = orchestrator.EventPolicy{StreamDelay: orchestrator.DelayOf(time.Hour)}
 		h := newHarness(t, harnessOpts{store: store, opts: opts, turns: []orchestratortest.Turn{{Content: "the answer"}}})
 		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", IDsWithEvents: true, Caller: caller})
 		evs := collect(t, h.o, run.ID, 0)
@@ -495,7 +495,7 @@ func TestStreamedRunStoresItsStartWithItsFirstEvents(t *testing.T) {
 		// The model is held until called, so that the run's first
 		// events wait for the delay before its start is stored.
 		called, answer := make(chan struct{}), make(chan struct{})
-		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{StreamDelay: time.Hour}},
+		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{StreamDelay: orchestrator.DelayOf(time.Hour)}},
 			toolsets: []orchestrator.Toolset{blockingTool("step", started, release)},
 			turns: []orchestratortest.Turn{
 				{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("step", `{}`)}, Started: called, Wait: answer},

@@ -101,8 +101,8 @@ type EventPolicy struct {
 	// before they are stored, so that they ride in fewer writes: a run
 	// that ends within it stores them with its end, in one write instead
 	// of two or more. Anyone who follows such a run sees each event at
-	// most this much later. Options' default is 20ms; negative: none.
-	BlockingDelay time.Duration
+	// most this much later. Options' default is 20ms.
+	BlockingDelay Delay
 	// StreamDelay is how long the first events of a streamed run whose
 	// start is deferred (RunRequest.IDsWithEvents) may wait before they
 	// are stored with that start, so that a run that ends within it (an
@@ -111,8 +111,8 @@ type EventPolicy struct {
 	// stores its start itself (before a tool round that changes
 	// something). Later events are stored as they come: it delays the
 	// first events a client sees by at most this much, and nothing after
-	// them. Options' default is 5ms; negative: none.
-	StreamDelay time.Duration
+	// them. Options' default is 5ms.
+	StreamDelay Delay
 	// KeepOutputChunks keeps each chunk of the model's streamed output as
 	// its own llm_output_delta event. By default the chunks that come
 	// while nobody can see the last one yet join it (runLog.emitDelta).
@@ -121,7 +121,7 @@ type EventPolicy struct {
 
 // defersStart reports whether a run under p may store its start with its
 // log's first write: its events wait for a write that can take it.
-func (p EventPolicy) defersStart() bool { return p.BlockingDelay > 0 || p.StreamDelay > 0 }
+func (p EventPolicy) defersStart() bool { return p.BlockingDelay.Or(0) > 0 || p.StreamDelay.Or(0) > 0 }
 
 func newRunLog(runID, sessionID string, base int64, store Store, log *slog.Logger, now func() time.Time, p EventPolicy,
 	retryBudget time.Duration, onBroken func(error)) *runLog {
@@ -451,11 +451,11 @@ func (l *runLog) flusher() {
 // batch of a blocking run, policy.StreamDelay before the first batch of a
 // streamed one whose start is deferred, until that start is stored.
 func (l *runLog) delay() {
-	d, started := l.policy.BlockingDelay, (<-chan struct{})(nil)
+	d, started := l.policy.BlockingDelay.Or(0), (<-chan struct{})(nil)
 	if d <= 0 {
 		l.startMu.Lock()
 		if l.start != nil {
-			d, started = l.policy.StreamDelay, l.startDone
+			d, started = l.policy.StreamDelay.Or(0), l.startDone
 		}
 		l.startMu.Unlock()
 		if d <= 0 {

@@ -69,9 +69,9 @@ type Options struct {
 	// ToolLogDelay is how long a tool log may wait to be stored, so that
 	// the logs of many calls share one write (toollog.go). Readers of the
 	// logs (ToolUsage, DeleteSession, DeleteUserData) have those waiting
-	// stored first. Default 50ms; negative: each is stored as soon as the
+	// stored first. Default 50ms; NoDelay: each is stored as soon as the
 	// last write of logs is done.
-	ToolLogDelay time.Duration
+	ToolLogDelay Delay
 	// StoreRetry bounds how long a failing store write of a run (its
 	// events, history, state) is retried before the run is given up as
 	// failed; a PostgreSQL restart within it loses nothing. Default 10s.
@@ -133,18 +133,12 @@ func (o Options) withDefaults() Options {
 	if o.FollowInterval <= 0 {
 		o.FollowInterval = 250 * time.Millisecond
 	}
-	if o.ToolLogDelay == 0 {
-		o.ToolLogDelay = 50 * time.Millisecond
-	}
+	o.ToolLogDelay = o.ToolLogDelay.withDefault(50 * time.Millisecond)
 	if o.StoreRetry <= 0 {
 		o.StoreRetry = 10 * time.Second
 	}
-	if o.Events.BlockingDelay == 0 {
-		o.Events.BlockingDelay = 20 * time.Millisecond
-	}
-	if o.Events.StreamDelay == 0 {
-		o.Events.StreamDelay = 5 * time.Millisecond
-	}
+	o.Events.BlockingDelay = o.Events.BlockingDelay.withDefault(20 * time.Millisecond)
+	o.Events.StreamDelay = o.Events.StreamDelay.withDefault(5 * time.Millisecond)
 	if o.InstanceID == "" {
 		o.InstanceID = newInstanceID()
 	}
@@ -227,7 +221,7 @@ func New(store Store, models Models, tools *Registry, opts *Options) *Orchestrat
 		baseCtx: ctx, stopAll: cancel,
 		instance: o.InstanceID, reaperStop: make(chan struct{}),
 		live: map[string]*liveRun{}, storing: map[string]bool{}, claims: map[string]string{},
-		toolLogs: newToolLogs(store, o.Logger, o.ToolLogDelay),
+		toolLogs: newToolLogs(store, o.Logger, o.ToolLogDelay.Or(0)),
 	}
 	orch.lang.Store(&o.DefaultLanguage)
 	orch.startReaper()

@@ -29,7 +29,7 @@ func TestUnstorableStartFailsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	gate := make(chan struct{})
-	h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{OneProcess: true, Events: orchestrator.EventPolicy{BlockingDelay: time.Millisecond}},
+	h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{OneProcess: true, Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Millisecond)}},
 		turns: []orchestratortest.Turn{{Content: "late", Wait: gate}}})
 	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true})
 	defer close(gate)
@@ -74,7 +74,7 @@ func TestStartStoredUnknowinglyIsEnded(t *testing.T) {
 	store := lostAnswers{orchestratortest.NewMemStore()}
 	gate := make(chan struct{})
 	h := newHarness(t, harnessOpts{store: store,
-		opts:  orchestrator.Options{StoreRetry: 20 * time.Millisecond, Events: orchestrator.EventPolicy{BlockingDelay: time.Millisecond}},
+		opts:  orchestrator.Options{StoreRetry: 20 * time.Millisecond, Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Millisecond)}},
 		turns: []orchestratortest.Turn{{Content: "late", Wait: gate}}})
 	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true, Caller: orchestrator.CallerAgent})
 	defer close(gate)

@@ -54,15 +54,15 @@ func newServeCmd(rf *rootFlags) *cobra.Command {
 }
 
 // startGCTuner gives the collector's heap goal its floor
-// (server.gc_min_heap_mb), unless GOGC is set: see internal/gctune.
+// (tuning.gc_min_heap_mb), unless GOGC is set: see internal/gctune.
 func startGCTuner(cfg *config.Config, log *slog.Logger) *gctune.Tuner {
-	floor := uint64(cfg.Server.GCMinHeapMB) << 20
+	floor := uint64(cfg.Tuning.GCMinHeap()) << 20
 	t := gctune.Start(floor, os.Getenv)
 	switch {
 	case t != nil:
-		log.Debug("garbage collector: heap goal floor", "mib", cfg.Server.GCMinHeapMB)
+		log.Debug("garbage collector: heap goal floor", "mib", cfg.Tuning.GCMinHeap())
 	case floor > 0:
-		log.Info("garbage collector: GOGC is set, server.gc_min_heap_mb left unused", "gogc", os.Getenv("GOGC"))
+		log.Info("garbage collector: GOGC is set, tuning.gc_min_heap_mb left unused", "gogc", os.Getenv("GOGC"))
 	}
 	return t
 }

@@ -228,9 +228,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		MaxHistoryItems: cfg.Workspace.MaxHistoryItems,
 		DefaultLanguage: cfg.I18n.DefaultLanguage, Workspace: tools,
 		Events: orchestrator.EventPolicy{Drop: cfg.Observability.DropEventTypes, MaxPayloadChars: cfg.Observability.EventPayloadMaxChars,
-			BlockingDelay: cfg.Observability.BlockingEventDelay(), StreamDelay: cfg.Observability.StreamEventDelay(),
+			BlockingDelay: delay(cfg.Tuning.BlockingEventDelayMS), StreamDelay: delay(cfg.Tuning.StreamEventDelayMS),
 			KeepOutputChunks: cfg.Observability.KeepOutputChunks},
-		ToolLogDelay: cfg.Observability.ToolLogDelay(),
+		ToolLogDelay: delay(cfg.Tuning.ToolLogDelayMS),
 		Watcher:      store.Watcher(), // PostgreSQL: replicas hear of each other's runs at once
 		Replan: orchestrator.ReplanPolicy{Enabled: cfg.Replan.Enabled, MaxRetries: cfg.Replan.MaxRetries,
 			MaxReplans: cfg.Replan.MaxReplans, GoalCheck: cfg.GoalCheck.Enabled},
@@ -372,6 +372,16 @@ func (a toolAccess) ToolAccess(ctx context.Context, userID string) (*orchestrato
 		return nil, nil
 	}
 	return rule, err
+}
+
+// delay is one of the tuning section's delays as the orchestrator takes
+// it: unset, its default; 0, none.
+func delay(ms *int) orchestrator.Delay {
+	d, set := config.Millis(ms)
+	if !set {
+		return orchestrator.Delay{}
+	}
+	return orchestrator.DelayOf(d)
 }
 
 // policyOptions are the one policy point's rules besides the approvals

@@ -23,7 +23,7 @@ import (
 func TestRunSendsIDsOnceStored(t *testing.T) {
 	gate := make(chan struct{})
 	e := newEnv(t, envOpts{
-		orch:  orchestrator.Options{Events: orchestrator.EventPolicy{StreamDelay: 100 * time.Millisecond}},
+		orch:  orchestrator.Options{Events: orchestrator.EventPolicy{StreamDelay: orchestrator.DelayOf(100 * time.Millisecond)}},
 		turns: []orchestratortest.Turn{{Content: "late", Wait: gate}},
 	})
 	msg := []byte(`{"userId":"alice","question":"q"}`)

@@ -30,6 +30,7 @@ type Config struct {
 	Workspace     Workspace     `yaml:"workspace"`
 	Storage       Storage       `yaml:"storage"`
 	Observability Observability `yaml:"observability"`
+	Tuning        Tuning        `yaml:"tuning"`
 	MCP           MCP           `yaml:"mcp"`
 	A2A           A2A           `yaml:"a2a"`
 	LSP           LSP           `yaml:"lsp"`
@@ -93,17 +94,7 @@ type Server struct {
 	// PublicURL is the external base URL (scheme://host[:port][/prefix])
 	// used in agent cards and links; "" derives it from the request.
 	PublicURL string `yaml:"public_url"`
-	// GCMinHeapMB (gc_min_heap_mb) is a floor for the garbage collector's
-	// heap goal, in MiB: the heap may reach it before a collection, however
-	// small the live heap (internal/gctune). Default 64; 0 leaves Go's
-	// pacing as it is. The GOGC environment variable, when set, wins.
-	GCMinHeapMB int `yaml:"gc_min_heap_mb"`
 }
-
-// maxGCMinHeapMB bounds server.gc_min_heap_mb at 1 TiB: a floor in bytes
-// (the value << 20) then stays far from overflowing internal/gctune's
-// arithmetic.
-const maxGCMinHeapMB = 1 << 20
 
 // Addr is the listen address, host:port (IPv6 hosts are bracketed).
 func (c *Config) Addr() string {
@@ -473,20 +464,6 @@ type Observability struct {
 	// StoreSpanThresholdMS (store_span_threshold_ms): store operations at
 	// least this slow get a span of their own. Default 10; 0 = none.
 	StoreSpanThresholdMS int `yaml:"store_span_threshold_ms"`
-	// BlockingEventDelayMS (blocking_event_delay_ms): how long the events
-	// of a run whose caller waits for the whole answer may wait to be
-	// stored, so a run that ends within it stores them with its end.
-	// Default 20, 0-1000; 0 = none.
-	BlockingEventDelayMS int `yaml:"blocking_event_delay_ms"`
-	// StreamEventDelayMS (stream_event_delay_ms): how long the first
-	// events of a streamed run on a new session (POST /wunder's SSE, an
-	// A2A stream, Connect's Run) may wait to be stored with the run's start, so a run that ends within it is
-	// stored in one write. Default 5, 0-1000; 0 = none.
-	StreamEventDelayMS int `yaml:"stream_event_delay_ms"`
-	// ToolLogDelayMS (tool_log_delay_ms): how long a tool call's log (the
-	// monitor's data) may wait to be stored, so that the logs of many
-	// calls share one write. Default 50, 0-1000; 0 = none.
-	ToolLogDelayMS int `yaml:"tool_log_delay_ms"`
 	// KeepOutputChunks (keep_output_chunks) keeps each chunk of the
 	// model's streamed output as its own llm_output_delta event, as the
 	// model sent it. Default false: the chunks that come while the store
@@ -512,27 +489,6 @@ type OTLP struct {
 	Protocol string `yaml:"protocol"`
 	// Headers are sent with every export. Masked by [Config.Redacted].
 	Headers map[string]string `yaml:"headers" secret:"true"`
-}
-
-// BlockingEventDelay is blocking_event_delay_ms as the orchestrator's
-// EventPolicy.BlockingDelay (negative: none).
-func (o Observability) BlockingEventDelay() time.Duration { return orNone(o.BlockingEventDelayMS) }
-
-// StreamEventDelay is stream_event_delay_ms as the orchestrator's
-// EventPolicy.StreamDelay (negative: none).
-func (o Observability) StreamEventDelay() time.Duration { return orNone(o.StreamEventDelayMS) }
-
-// ToolLogDelay is tool_log_delay_ms as the orchestrator's
-// Options.ToolLogDelay (negative: none).
-func (o Observability) ToolLogDelay() time.Duration { return orNone(o.ToolLogDelayMS) }
-
-// orNone is ms milliseconds as an orchestrator delay: 0 (or less) is
-// none, which the orchestrator spells negative (its 0 takes the default).
-func orNone(ms int) time.Duration {
-	if ms <= 0 {
-		return -1
-	}
-	return millis(ms)
 }
 
 // StoreSpanThreshold is store_span_threshold_ms as a duration.

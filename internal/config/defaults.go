@@ -25,7 +25,6 @@ func Default() *Config {
 			MaxHeaderBytes:           64 << 10,
 			ShutdownTimeoutSeconds:   15,
 			SSEHeartbeatSeconds:      15,
-			GCMinHeapMB:              64,
 		},
 		Concurrency: Concurrency{
 			MaxActiveRuns:          32,
@@ -96,9 +95,6 @@ func Default() *Config {
 			MetricsMaxUsers:      1000,
 			DropEventTypes:       []string{},
 			StoreSpanThresholdMS: 10,
-			BlockingEventDelayMS: 20,
-			StreamEventDelayMS:   5,
-			ToolLogDelayMS:       50,
 		},
 		MCP:       mcpDefaults(),
 		A2A:       a2aDefaults(),

@@ -15,6 +15,11 @@ var renamed = []struct{ old, new string }{
 	{"llm.models.*.enable", "llm.models.*.enabled"},
 	{"observability.monitor_payload_max_chars", "observability.event_payload_max_chars"},
 	{"observability.monitor_drop_event_types", "observability.drop_event_types"},
+	// wunder's own earlier places of the performance knobs.
+	{"observability.blocking_event_delay_ms", "tuning.blocking_event_delay_ms"},
+	{"observability.stream_event_delay_ms", "tuning.stream_event_delay_ms"},
+	{"observability.tool_log_delay_ms", "tuning.tool_log_delay_ms"},
+	{"server.gc_min_heap_mb", "tuning.gc_min_heap_mb"},
 }
 
 // renameDeprecated moves the deprecated keys of one file's tree to their

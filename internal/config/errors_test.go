@@ -91,8 +91,8 @@ func TestBadValues(t *testing.T) {
 		// ranges
 		{"port range", "server:\n  port: 70000\n", "config/wunder.yaml:2: server.port: must be between 1 and 65535, got 70000"},
 		{"negative", "concurrency:\n  queue_size: -1\n", "concurrency.queue_size: must be at least 0, got -1"},
-		{"gc floor", "server:\n  gc_min_heap_mb: 9007199254740993\n", "config/wunder.yaml:2: server.gc_min_heap_mb: must be between 0 and 1048576, got 9007199254740993"},
-		{"negative gc floor", "server:\n  gc_min_heap_mb: -1\n", "server.gc_min_heap_mb: must be between 0 and 1048576, got -1"},
+		{"gc floor", "tuning:\n  gc_min_heap_mb: 9007199254740993\n", "config/wunder.yaml:2: tuning.gc_min_heap_mb: must be between 0 and 1048576, got 9007199254740993"},
+		{"negative gc floor", "tuning:\n  gc_min_heap_mb: -1\n", "tuning.gc_min_heap_mb: must be between 0 and 1048576, got -1"},
 		{"zero runs", "concurrency:\n  max_active_runs: 0\n", "concurrency.max_active_runs: must be at least 1, got 0"},
 		{"temperature", m + "      temperature: 2.5\n", "config/wunder.yaml:5: llm.models.gpt.temperature: must be between 0 and 2, got 2.5"},
 		{"nan temperature", m + "      temperature: .nan\n", "llm.models.gpt.temperature: must be between 0 and 2, got NaN"},
@@ -105,9 +105,9 @@ func TestBadValues(t *testing.T) {
 		{"otlp protocol", "observability:\n  otlp:\n    protocol: thrift\n", `observability.otlp.protocol: must be one of http/protobuf, grpc, got "thrift"`},
 		{"otlp endpoint", "observability:\n  otlp:\n    endpoint: collector:4318\n", `observability.otlp.endpoint: must be an http:// or https:// URL such as http://collector:4318, got "collector:4318"`},
 		{"store span threshold", "observability:\n  store_span_threshold_ms: -1\n", `observability.store_span_threshold_ms: must be`},
-		{"blocking event delay", "observability:\n  blocking_event_delay_ms: 5000\n", `observability.blocking_event_delay_ms: must be`},
-		{"tool log delay", "observability:\n  tool_log_delay_ms: -1\n", `observability.tool_log_delay_ms: must be`},
-		{"stream event delay", "observability:\n  stream_event_delay_ms: -1\n", `observability.stream_event_delay_ms: must be`},
+		{"blocking event delay", "tuning:\n  blocking_event_delay_ms: 5000\n", `tuning.blocking_event_delay_ms: must be`},
+		{"tool log delay", "tuning:\n  tool_log_delay_ms: -1\n", `tuning.tool_log_delay_ms: must be`},
+		{"stream event delay", "tuning:\n  stream_event_delay_ms: -1\n", `tuning.stream_event_delay_ms: must be`},
 		{"language", "i18n:\n  default_language: fr\n", `i18n.default_language: must be one of en, zh, got "fr"`},
 		{"language not supported", "i18n:\n  supported_languages: [zh]\n", `i18n.default_language: must be one of supported_languages (zh), got "en"`},
 		// required and cross-field
@@ -329,32 +329,30 @@ func TestAliasBomb(t *testing.T) {
 	}
 }
 
-// The store's delays (blocking_event_delay_ms, stream_event_delay_ms,
-// tool_log_delay_ms): 0 means none (the orchestrator's negative), anything
-// else that many milliseconds; the defaults are 20, 5 and 50.
-func TestEventDelays(t *testing.T) {
-	for _, c := range []struct {
-		key   string
-		def   time.Duration
-		delay func(config.Observability) time.Duration
-		set   func(*config.Observability, int)
-	}{
-		{"blocking_event_delay_ms", 20 * time.Millisecond, config.Observability.BlockingEventDelay,
-			func(o *config.Observability, ms int) { o.BlockingEventDelayMS = ms }},
-		{"stream_event_delay_ms", 5 * time.Millisecond, config.Observability.StreamEventDelay,
-			func(o *config.Observability, ms int) { o.StreamEventDelayMS = ms }},
-		{"tool_log_delay_ms", 50 * time.Millisecond, config.Observability.ToolLogDelay,
-			func(o *config.Observability, ms int) { o.ToolLogDelayMS = ms }},
-	} {
-		if got := c.delay(config.Default().Observability); got != c.def {
-			t.Errorf("%s: default = %v; want %v", c.key, got, c.def)
+// The tuning section: a knob left out is unset (its component's default
+// applies), 0 is none, anything else that many milliseconds; the old
+// places of the keys still load, with a warning naming the new one.
+func TestTuning(t *testing.T) {
+	c := config.Default()
+	if d, set := config.Millis(c.Tuning.BlockingEventDelayMS); set || d != 0 {
+		t.Errorf("default blocking_event_delay_ms = %v set %v; want unset", d, set)
+	}
+	if got := c.Tuning.GCMinHeap(); got != config.DefaultGCMinHeapMB {
+		t.Errorf("default gc_min_heap_mb = %d", got)
+	}
+	for ms, want := range map[int]time.Duration{0: 0, 1: time.Millisecond, 1000: time.Second} {
+		if d, set := config.Millis(&ms); !set || d != want {
+			t.Errorf("Millis(%d) = %v, %v; want %v, set", ms, d, set, want)
 		}
-		for ms, want := range map[int]time.Duration{0: -1, 1: time.Millisecond, 1000: time.Second} {
-			var o config.Observability
-			c.set(&o, ms)
-			if got := c.delay(o); got != want {
-				t.Errorf("%s %d = %v; want %v", c.key, ms, got, want)
-			}
+	}
+	cfg := mustLoad(t, files{basePath: "observability:\n  tool_log_delay_ms: 0\nserver:\n  gc_min_heap_mb: 0\n"}, nil)
+	warnings := cfg.Warnings()
+	if cfg.Tuning.ToolLogDelayMS == nil || *cfg.Tuning.ToolLogDelayMS != 0 || cfg.Tuning.GCMinHeap() != 0 {
+		t.Errorf("the old keys did not set tuning: %+v", cfg.Tuning)
+	}
+	for _, key := range []string{"tuning.tool_log_delay_ms", "tuning.gc_min_heap_mb"} {
+		if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, key) }) {
+			t.Errorf("no warning names %s: %q", key, warnings)
 		}
 	}
 }

@@ -54,7 +54,7 @@ func (c *Config) validate(p *problems) {
 	c.validateAllowedHosts(v)
 	atLeast(v, "server.shutdown_timeout_s", s.ShutdownTimeoutSeconds, 0)
 	atLeast(v, "server.sse_heartbeat_s", s.SSEHeartbeatSeconds, 0)
-	v.between("server.gc_min_heap_mb", s.GCMinHeapMB, 0, maxGCMinHeapMB)
+	c.validateTuning(v)
 	v.httpURL("server.public_url", s.PublicURL, false)
 	if c.Security.APIKey == "" && !c.Security.AllowUnauthenticated && !IsLoopback(s.Host) {
 		v.fail("server.host", "%s is reachable from other machines and no API key is set: set security.api_key "+
@@ -176,9 +176,6 @@ func (c *Config) validate(p *problems) {
 	atLeast(v, "observability.event_payload_max_chars", o.EventPayloadMaxChars, 0)
 	v.between("observability.monitor_event_limit", o.MonitorEventLimit, 1, 2000)
 	atLeast(v, "observability.store_span_threshold_ms", o.StoreSpanThresholdMS, 0)
-	v.between("observability.blocking_event_delay_ms", o.BlockingEventDelayMS, 0, 1000)
-	v.between("observability.stream_event_delay_ms", o.StreamEventDelayMS, 0, 1000)
-	v.between("observability.tool_log_delay_ms", o.ToolLogDelayMS, 0, 1000)
 	if o.OTLP.Protocol != "" {
 		v.oneOf("observability.otlp.protocol", o.OTLP.Protocol, []string{OTLPHTTP, OTLPGRPC})
 	}
