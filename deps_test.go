@@ -32,7 +32,7 @@ type rule struct {
 	noStd []string
 }
 
-var frontEnd = rule{may: []string{"orchestrator", "internal/sse", "internal/jsonrpc", "internal/a2awire", "internal/netguard", "internal/i18n", "internal/doc2md", "gen/"}, thirdParty: true}
+var frontEnd = rule{may: []string{"orchestrator", "internal/sse", "internal/a2awire", "internal/netguard", "internal/i18n", "internal/doc2md", "gen/"}, thirdParty: true}
 
 // policy maps package prefixes (relative to the module, longest match wins)
 // to their rule.
@@ -41,7 +41,7 @@ var policy = map[string]rule{
 	"orchestrator":                  {noStd: []string{"net/http", "database/sql", "os/exec"}},
 	"orchestrator/orchestratortest": {may: []string{"orchestrator"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
 	// Outward adapters implement the core's interfaces.
-	"adapters": {may: []string{"orchestrator", "internal/jsonrpc", "internal/sse", "internal/a2awire", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
+	"adapters": {may: []string{"orchestrator", "internal/sse", "internal/a2awire", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
 	"storage":  {may: []string{"orchestrator", "internal/fsperm"}, thirdParty: true},
 	// The lsp tool: the worker pool as a toolset, nothing else of ours.
 	"adapters/lsptools": {may: []string{"orchestrator", "lsp", "internal/proc"}},
