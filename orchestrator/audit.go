@@ -17,7 +17,7 @@ type AuditFilter struct {
 	Tool   string
 	// Outcome is OutcomeAllowed, OutcomeDenied or OutcomeError.
 	Outcome string
-	// Via is ViaRun, ViaCatalog or ViaPassthrough.
+	// Via is ViaRun, ViaCatalog, ViaPassthrough or ViaProbe.
 	Via string
 	// Since keeps records at or after it.
 	Since time.Time
@@ -44,9 +44,9 @@ func (o *Orchestrator) Audit(ctx context.Context, f AuditFilter) ([]*ToolLog, er
 		return nil, invalidf("outcome must be %q, %q or %q, got %q", OutcomeAllowed, OutcomeDenied, OutcomeError, f.Outcome)
 	}
 	switch f.Via {
-	case "", ViaRun, ViaCatalog, ViaPassthrough:
+	case "", ViaRun, ViaCatalog, ViaPassthrough, ViaProbe:
 	default:
-		return nil, invalidf("via must be %q, %q or %q, got %q", ViaRun, ViaCatalog, ViaPassthrough, f.Via)
+		return nil, invalidf("via must be %q, %q, %q or %q, got %q", ViaRun, ViaCatalog, ViaPassthrough, ViaProbe, f.Via)
 	}
 	if f.Page.After != nil {
 		if _, err := strconv.ParseInt(f.Page.After.ID, 10, 64); err != nil {

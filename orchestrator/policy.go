@@ -47,6 +47,10 @@ const (
 	// ViaPassthrough is a call forwarded to an upstream MCP server
 	// unchanged (/wunder/mcp/{server}).
 	ViaPassthrough = "passthrough"
+	// ViaProbe is an admin's test call of a configured MCP server's tool
+	// (the console's "test this tool", POST /wunder/admin/mcp/tools/call): an
+	// admin action outside any user's policy, audited all the same.
+	ViaProbe = "probe"
 )
 
 // Outcomes of a recorded call ([ToolLog.Outcome]).

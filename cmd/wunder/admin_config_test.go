@@ -158,6 +158,11 @@ func TestAdminConfigMCPLive(t *testing.T) {
 	if code, got = adminDo(t, s, "POST", "/wunder/admin/mcp/tools/call", `{"server":"echo","tool":"whisper"}`); code != 404 {
 		t.Errorf("calling a tool the server lacks: %d %v", code, got)
 	}
+	// The admin's probes are in the audit, as every tool call is.
+	code, got = adminDo(t, s, "GET", "/wunder/admin/audit?via=probe", "")
+	if recs, _ := got["records"].([]any); code != 200 || len(recs) != 2 || recs[0].(map[string]any)["tool"] != "echo@shout" {
+		t.Errorf("the probes' audit: %d %v", code, got)
+	}
 
 	// A stale revision: 409, nothing changes.
 	code, got = adminDo(t, s, "POST", "/wunder/admin/mcp", `{"servers":[]}`, "If-Match", "0")

@@ -75,6 +75,14 @@ func (ca *configAdmin) CallMCPTool(ctx context.Context, server, tool string, arg
 			UserID: "admin", CallID: "admin-probe", Arguments: arguments,
 			Output: func(string, string) {}, Emit: func(string, any) {},
 		})
+		// An admin's probe is outside any user's policy, but no tool call
+		// escapes the audit (orchestrator/policy.go).
+		audit := &orchestrator.ToolLog{UserID: "admin", CallID: "admin-probe", Tool: want, Arguments: arguments,
+			DurationMS: time.Since(start).Milliseconds(), Via: orchestrator.ViaProbe, Outcome: orchestrator.OutcomeAllowed}
+		if err != nil || res.IsError {
+			audit.Outcome = orchestrator.OutcomeError
+		}
+		ca.a.orch.RecordToolCall(audit)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", orchestrator.ErrUnavailable, want, err)
 		}
