@@ -159,8 +159,13 @@ func (tr *transcript) do(step, text string) string {
 		t.Fatal(err)
 	}
 	for line := range strings.SplitSeq(head, "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok {
-			req.Header.Set(strings.TrimSpace(k), strings.TrimSpace(v))
+		k, v, ok := strings.Cut(line, ":")
+		switch k, v = strings.TrimSpace(k), strings.TrimSpace(v); {
+		case !ok:
+		case strings.EqualFold(k, "Host"): // the authority a client names, as a rebound DNS name makes it
+			req.Host = v
+		default:
+			req.Header.Set(k, v)
 		}
 	}
 	b := []byte(strings.TrimSuffix(body, "\n"))
