@@ -118,7 +118,7 @@ func (h *Handler) callCatalogTool(ctx context.Context, ss *mcp.ServerSession, us
 		// Progress notifications of one request must not race each other.
 		output = serialized(output)
 	}
-	res, err := h.opts.Catalog.CallTool(ctx, user, p.Name, p.Arguments, output)
+	res, err := h.opts.Catalog.CallTool(orchestrator.WithFrontEnd(ctx, orchestrator.FrontendMCP), user, p.Name, p.Arguments, output)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			return nil, err

@@ -101,7 +101,7 @@ func TestCatalogListIsPerPrincipal(t *testing.T) {
 
 func TestCatalogCallProgressAndErrors(t *testing.T) {
 	t.Parallel()
-	_, url := newCatalogEnv(t, true)
+	o, url := newCatalogEnv(t, true)
 	progress := make(chan string, 8)
 	cs := connect(t, url, &http.Client{Transport: bearer("bob")}, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
 		progress <- r.Params.Message
@@ -133,6 +133,19 @@ func TestCatalogCallProgressAndErrors(t *testing.T) {
 		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: map[string]any{}}); !errors.As(err, &rpcErr) {
 			t.Errorf("%s: %v, want a JSON-RPC error", name, err)
 		}
+	}
+	// Each call is audited as the MCP catalog's: the grep allowed, the rm
+	// an error.
+	recs, err := o.Audit(context.Background(), orchestrator.AuditFilter{UserID: "bob", Via: orchestrator.ViaCatalog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range recs {
+		got = append(got, r.Tool+" "+r.Outcome+" "+r.FrontEnd)
+	}
+	if want := []string{"fs@rm error mcp", "fs@grep allowed mcp"}; !slices.Equal(got, want) {
+		t.Errorf("audit = %q, want %q", got, want)
 	}
 	// wunder@run is still served by the SDK (here: a protocol error for a
 	// missing task), never by the catalog's own wunder@run.
