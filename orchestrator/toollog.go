@@ -18,6 +18,12 @@ type ToolLogsAppender interface {
 // written without waiting for the delay.
 const maxToolLogBatch = 256
 
+// maxPendingToolLogs bounds the logs waiting for a store that does not keep
+// up (down, or slower than the calls): past it, a new log is dropped and
+// counted, and the count is logged with the next batch written, so a
+// stalled store costs the server a bounded memory, not all of it.
+const maxPendingToolLogs = 20_000
+
 // toolLogs writes tool logs in the background, in batches. A tool log is
 // monitoring data: a run never waits for it. One goroutine writes them:
 // when a log comes it waits up to delay for more, then writes whatever
@@ -40,6 +46,10 @@ type toolLogs struct {
 	mu      sync.Mutex
 	pending []*ToolLog
 	closed  bool
+	// maxPending is maxPendingToolLogs (tests lower it); dropped counts
+	// the logs dropped past it since the last report.
+	maxPending int
+	dropped    int
 	// queued counts the logs added, written those written or given up;
 	// progress is closed and replaced when written moves (flush waits
 	// on it).
@@ -53,7 +63,7 @@ type toolLogs struct {
 }
 
 func newToolLogs(store Store, log *slog.Logger, delay time.Duration) *toolLogs {
-	t := &toolLogs{store: store, log: log, delay: delay, progress: make(chan struct{}),
+	t := &toolLogs{store: store, log: log, delay: delay, maxPending: maxPendingToolLogs, progress: make(chan struct{}),
 		wake: make(chan struct{}, 1), hurry: make(chan struct{}, 1), done: make(chan struct{})}
 	go t.loop()
 	return t
@@ -67,6 +77,12 @@ func (t *toolLogs) add(l *ToolLog) {
 		t.mu.Unlock()
 		t.write([]*ToolLog{l})
 		t.wrote(1)
+		return
+	}
+	if len(t.pending) >= t.maxPending {
+		t.queued-- // never to be written: flush does not wait for it
+		t.dropped++
+		t.mu.Unlock()
 		return
 	}
 	t.pending = append(t.pending, l)
@@ -100,7 +116,12 @@ func (t *toolLogs) loop() {
 			if len(t.pending) == 0 {
 				t.pending = nil // the next batch starts a new array, this one is written
 			}
+			dropped := t.dropped
+			t.dropped = 0
 			t.mu.Unlock()
+			if dropped > 0 {
+				t.log.Error("tool logs (the audit) dropped: the store did not keep up", "dropped", dropped, "bound", t.maxPending)
+			}
 			if len(batch) == 0 {
 				break
 			}

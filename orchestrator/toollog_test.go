@@ -211,3 +211,32 @@ func TestToolLogsFullBatchAndLoneLog(t *testing.T) {
 		t.Fatalf("batch sizes = %v; want the lone log", got)
 	}
 }
+
+// A store that does not keep up holds at most maxPending logs in memory:
+// the ones past it are dropped, counted, and flush does not wait for them;
+// once the store goes on, every log kept is written.
+func TestToolLogsBoundedWhileTheStoreStalls(t *testing.T) {
+	s := heldBatches()
+	w := newToolLogs(s, slog.New(slog.DiscardHandler), -1)
+	w.maxPending = 3
+	w.add(&ToolLog{CallID: "1"})
+	<-s.entered // the first batch is held: the store stalls
+	for i := range 10 {
+		w.add(&ToolLog{CallID: strconv.Itoa(i + 2)})
+	}
+	w.mu.Lock()
+	pending, dropped := len(w.pending), w.dropped
+	w.mu.Unlock()
+	if pending != 3 || dropped != 7 {
+		t.Fatalf("pending %d, dropped %d; want 3 and 7", pending, dropped)
+	}
+	close(s.release)
+	if err := w.flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want := [][]string{{"1"}, {"2", "3", "4"}}
+	if got := s.stored(); !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("batches = %v; want %v", got, want)
+	}
+	w.stop()
+}
