@@ -73,16 +73,7 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode send
 	r, err = h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: h.actor(c), SessionID: sessionID, Question: text, OfferedTools: h.opts.ToolNames,
 		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendA2A, Metadata: meta, PreloadSkills: preloadOf(m.Metadata, p.Metadata),
-		// A send with a push config is not read only by its caller (the
-		// config's watcher follows the task from its start, and the config
-		// refers to the stored task), so it is neither Blocking nor a run
-		// whose ids wait for its events to the core.
-		ApprovalMode: approval, Attachments: atts, Blocking: mode == sendBlocking && p.Push == nil,
-		IDsWithEvents: mode == sendStreamed && p.Push == nil,
-		// A task's client, whatever it sent, gets the answer whole: its
-		// streams (and pushes) carry status updates and the answer as
-		// one artifact at the end (eventsOf), never the text as it grows.
-		WholeAnswer: true,
+		ApprovalMode: approval, Attachments: atts, Delivery: mode.delivery(p.Push != nil),
 	})
 	if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {
 		return nil, 0, errParams("contextId %q is not a context of this agent; omit it to start a new one", sessionID)
@@ -169,13 +160,32 @@ const (
 	sendReturned sendMode = iota
 	// sendBlocking: a blocking SendMessage, answered at the task's end;
 	// the caller reads none of its parts before, so its events may wait
-	// to be stored with its end (orchestrator.RunRequest.Blocking).
+	// to be stored with its end (orchestrator.DeliverBlocking).
 	sendBlocking
 	// sendStreamed: a stream, which sends the task with the first of
 	// its events (follow), so nobody knows the task before it is stored
-	// (orchestrator.RunRequest.IDsWithEvents).
+	// (orchestrator.Delivery.IDsWithEvents).
 	sendStreamed
 )
+
+// delivery is how a send reads its task. A task's client, whatever it
+// sent, gets the answer whole: its streams (and pushes) carry status
+// updates and the answer as one artifact at the end (eventsOf), never the
+// text as it grows. A send with a push config is not read only by its
+// caller (the config's watcher follows the task from its start, and the
+// config refers to the stored task), so it is neither blocking nor a task
+// whose ids wait for its events.
+func (m sendMode) delivery(push bool) orchestrator.Delivery {
+	switch {
+	case push:
+		return orchestrator.DeliverTask
+	case m == sendBlocking:
+		return orchestrator.DeliverBlocking
+	case m == sendStreamed:
+		return orchestrator.DeliverTaskStreamed
+	}
+	return orchestrator.DeliverTask
+}
 
 func (h *Handler) send(ctx context.Context, c *call) (any, error) {
 	p, err := w.DecodeSendParams(c.m.Params)

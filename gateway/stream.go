@@ -18,7 +18,7 @@ import (
 // stream). The run is never affected by the client. sw says when the
 // response's headers go out: a new run's stream (sse.NewDeferredWriter)
 // sends them with its first event, since they carry its ids, which nobody
-// may hold before the run is stored (RunRequest.IDsWithEvents).
+// may hold before the run is stored (Delivery.IDsWithEvents).
 func (s *Server) stream(sw *sse.Writer, r *http.Request, userID, runID string, after int64) {
 	openStreams.Add(1)
 	defer openStreams.Add(-1)

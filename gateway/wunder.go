@@ -83,17 +83,7 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request, submit bool) (*or
 		UserID: userID, SessionID: req.SessionID, Question: req.Question, ToolNames: req.ToolNames, PreloadSkills: req.PreloadSkills,
 		ModelName: req.ModelName, ToolCallMode: req.ToolCallMode, Language: s.language(r, req.Language),
 		MaxRounds: req.MaxRounds, Caller: orchestrator.CallerUser, Frontend: orchestrator.FrontendREST, ApprovalMode: req.ApprovalMode,
-		SkipToolCalls: req.SkipToolCalls, Blocking: req.Stream != nil && !*req.Stream,
-	}
-	if submit {
-		// POST /wunder/runs answers the run's ids at once, and its
-		// caller follows the run: it is neither blocking nor a run whose
-		// ids wait for its events, whatever "stream" says.
-		rr.Blocking = false
-	} else {
-		// POST /wunder's stream sends the run's ids with its first
-		// event (handleWunder).
-		rr.IDsWithEvents = !rr.Blocking
+		SkipToolCalls: req.SkipToolCalls, Delivery: deliveryOf(req.Stream, submit),
 	}
 	if err := applyOverrides(&rr, req.ConfigOverrides, s.opts.RequestOverrides); err != nil {
 		writeError(w, r, err)
@@ -203,4 +193,19 @@ func (s *Server) answerWaiting(w http.ResponseWriter, r *http.Request, run *orch
 	}
 	writeJSON(w, r, http.StatusOK, wunderResponse{SessionID: run.SessionID, RunID: run.ID,
 		State: orchestrator.RunWaitingInput, Approvals: pending})
+}
+
+// deliveryOf is how a /wunder caller reads its run. POST /wunder/runs
+// (submit) answers the run's ids at once, and its caller follows the run,
+// whatever "stream" says; POST /wunder streams unless "stream" is false,
+// sending the run's ids with its first event (handleWunder), or answers
+// once at the end.
+func deliveryOf(stream *bool, submit bool) orchestrator.Delivery {
+	switch {
+	case submit:
+		return orchestrator.DeliverFollowed
+	case stream != nil && !*stream:
+		return orchestrator.DeliverBlocking
+	}
+	return orchestrator.DeliverStreamed
 }

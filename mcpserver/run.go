@@ -72,7 +72,7 @@ func (h *Handler) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput
 	run, err := h.b.Start(ctx, orchestrator.RunRequest{
 		UserID: user, SessionID: in.SessionID, Question: in.Task, ToolNames: in.ToolNames, PreloadSkills: in.PreloadSkills,
 		ExcludeTools: []string{RunTool, ApproveTool}, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendMCP, ApprovalMode: in.ApprovalMode,
-		Attachments: atts, Blocking: req.Params.GetProgressToken() == nil,
+		Attachments: atts, Delivery: deliveryOf(req.Params.GetProgressToken()),
 	})
 	if err != nil {
 		return failed(h.langOf(req.Extra), err)
@@ -136,3 +136,13 @@ func progressMessage(ev orchestrator.Event) string {
 
 // maxProgressMessage bounds a progress message (but a delta's).
 const maxProgressMessage = 200
+
+// deliveryOf is how a wunder@run call reads its run: a call with a
+// progress token follows it (progress notifications), one without waits
+// for the end.
+func deliveryOf(progressToken any) orchestrator.Delivery {
+	if progressToken == nil {
+		return orchestrator.DeliverBlocking
+	}
+	return orchestrator.DeliverFollowed
+}

@@ -189,7 +189,7 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 	if err != nil {
 		return nil, err
 	}
-	lr := o.newLiveRun(req, x, locks, Run{ID: runID, SessionID: sess.ID, UserID: req.UserID, State: RunQueued,
+	lr := o.newLiveRun(req, x, locks, Run{ID: runID, SessionID: sess.ID, UserID: req.UserID, State: stateNew,
 		Question: req.Question, ModelName: x.settings.Name, Owner: o.instance, Spec: specOf(req), CreatedAt: now}, 0)
 	lr.freshSession = req.SessionID == ""
 	lr.slotFolded = folded
@@ -214,9 +214,17 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 	// With a slot free and nobody queued for one, the slot is taken now and
 	// the run stored as running: its start is then no write of its own.
 	reserved := o.reserveSlot()
+	first := change{lr: lr, to: RunQueued} // stored by its start's write, below
 	if reserved {
-		lr.update(func(r *Run) { r.State, r.StartedAt = RunRunning, &now })
+		first = change{lr: lr, to: RunRunning, set: func(r *Run) { r.StartedAt = &now }}
 		lr.startStored = true
+	}
+	if _, _, err := o.transition(ctx, first); err != nil {
+		if reserved {
+			o.releaseSlot()
+		}
+		o.discard(lr)
+		return nil, err
 	}
 	if reserved && lr.freshSession && lr.log.policy.defersStart() && (!folded || o.claimSlot(ctx, lr)) {
 		// A blocking run on a new session that runs at once, or a
@@ -311,9 +319,9 @@ func (o *Orchestrator) newLiveRun(req RunRequest, x execution, locks []string, r
 	// it as failed.
 	policy := o.opts.Events
 	switch {
-	case req.Blocking:
+	case req.Delivery.Blocking():
 		policy.StreamDelay = NoDelay
-	case req.IDsWithEvents:
+	case req.Delivery.IDsWithEvents():
 		policy.BlockingDelay = NoDelay
 	default:
 		policy.BlockingDelay, policy.StreamDelay = NoDelay, NoDelay
@@ -730,7 +738,7 @@ func (o *Orchestrator) Cancel(ctx context.Context, userID, runID string) (*Run, 
 	}
 	// Another process executes it: flag it in the store, where its owner's
 	// heartbeat (or, if the owner is dead, the reaper) sees it.
-	r, err = o.store.RequestCancel(ctx, runID)
+	r, err = o.requestCancel(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -748,21 +756,20 @@ func (o *Orchestrator) Cancel(ctx context.Context, userID, runID string) (*Run, 
 // after (and is told so). A cancel that comes while the run suspends also
 // gets the channel suspendRun closes once it has settled the run.
 func (o *Orchestrator) cancelLive(lr *liveRun) (ok bool, settling <-chan struct{}) {
-	suspended := false
-	lr.update(func(r *Run) {
-		switch {
-		case r.State == RunWaitingInput:
-			suspended = true
-		case !r.State.Terminal():
-			r.State = RunCancelling
-			if lr.suspended != nil {
-				settling = lr.suspended
-			}
-		}
-	})
-	if suspended {
+	r := lr.snapshot()
+	if r.State == RunWaitingInput {
 		return false, nil
 	}
+	if !r.State.Terminal() && r.State != RunCancelling {
+		// The live run's alone: its end stores how the cancel ended it.
+		// Not moved: it suspended (or ended) meanwhile.
+		if _, moved, err := o.transition(context.Background(), change{lr: lr, from: r.State, to: RunCancelling}); err != nil || !moved {
+			return false, nil
+		}
+	}
+	lr.mu.Lock()
+	settling = lr.suspended
+	lr.mu.Unlock()
 	lr.cancel()
 	return true, settling
 }
@@ -801,47 +808,49 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 	case aborted != nil:
 		out = outcome{stop: StopError, state: RunFailed, usage: out.usage, errMsg: aborted.Error()}
 	}
-	// The end as it is stored. The live run shows it only once stored
-	// (below): a reader of the run (GetRun, an A2A subscription's first
-	// task) must not see it ended before the store does, nor before its
-	// final event can follow.
-	r := *lr.snapshot()
-	r.State, r.StopReason, r.Answer, r.Usage, r.Error = out.state, out.stop, out.answer, out.usage, out.errMsg
-	r.FinishedAt = &now
 	ctx := context.Background()
-	var endErr error
 	// ended: EndRun stored the end with the log's last events (published
 	// below); freed: the end's write touched the session and freed the
 	// locks (ended, or endStored).
 	ended, freed := false, false
-	switch {
-	case lr.isLost():
-		endErr = errors.New("taken over by another instance")
-	case logErr != nil:
-		// Nothing more of the log becomes visible: end the run after its
-		// last stored event.
-		lr.log.close()
-		endErr = o.endBroken(ctx, lr, r, out, history)
-		freed = endErr == nil
-	default:
-		if endErr = o.storeEnd(lr, &r, out, history, now); endErr == nil {
-			ended, freed = true, true
-		} else if why := failedEnd(lr, endErr); why != "" {
-			// End the run failed after its last stored event, as above
-			// (the log stored what it could and is closed).
-			out = outcome{stop: StopError, state: RunFailed, usage: out.usage, errMsg: why}
-			r.State, r.StopReason, r.Error = out.state, out.stop, out.errMsg
-			endErr = o.endBroken(ctx, lr, r, out, history)
-			freed = endErr == nil
+	store := func(ctx context.Context, r *Run) error {
+		switch {
+		case lr.isLost():
+			return errors.New("taken over by another instance")
+		case logErr != nil:
+			// Nothing more of the log becomes visible: end the run after
+			// its last stored event.
+			lr.log.close()
+			err := o.endBroken(ctx, lr, *r, out, history)
+			freed = err == nil
+			return err
 		}
+		err := o.storeEnd(lr, r, out, history, now)
+		if err == nil {
+			ended, freed = true, true
+			return nil
+		}
+		why := failedEnd(lr, err)
+		if why == "" {
+			return err
+		}
+		// End the run failed after its last stored event, as above (the
+		// log stored what it could and is closed).
+		out = outcome{stop: StopError, state: RunFailed, usage: out.usage, errMsg: why}
+		r.State, r.StopReason, r.Error = out.state, out.stop, out.errMsg
+		err = o.endBroken(ctx, lr, *r, out, history)
+		freed = err == nil
+		return err
 	}
+	// The end as it is stored: the live run shows it only once stored (a
+	// reader of the run, GetRun or an A2A subscription's first task, must
+	// not see it ended before the store does, nor before its final event
+	// can follow).
+	_, _, endErr := o.transition(ctx, change{lr: lr, to: out.state, store: store, set: func(r *Run) {
+		r.StopReason, r.Answer, r.Usage, r.Error, r.FinishedAt = out.stop, out.answer, out.usage, out.errMsg, &now
+	}})
 	if endErr != nil {
 		o.log.Error("run's end not stored; the reaper records it when the store answers", "run_id", lr.id, "err", endErr)
-	} else {
-		// Stored: the live run shows its end from now on.
-		lr.update(func(cur *Run) {
-			cur.State, cur.StopReason, cur.Answer, cur.Usage, cur.Error, cur.FinishedAt = r.State, r.StopReason, r.Answer, r.Usage, r.Error, r.FinishedAt
-		})
 	}
 	if !freed {
 		tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -917,7 +926,7 @@ func (o *Orchestrator) endUnstarted(ctx context.Context, st *runStart, r Run, ou
 	final := Event{RunID: r.ID, SessionID: r.SessionID, Seq: 1, Type: EventFinal, Time: now, Data: rawJSON(out.final())}
 	sess, msgs := st.whole(now, history)
 	tail := RunTail{Messages: msgs, Events: []Event{final}}
-	err := o.retry(ctx, "store the run", func(ctx context.Context) error { return o.store.CreateEndedRun(ctx, sess, &r, tail) })
+	err := o.retry(ctx, "store the run", func(ctx context.Context) error { return o.store.CreateRunWith(ctx, sess, &r, tail) })
 	if errors.Is(err, ErrConflict) {
 		if _, gerr := o.store.GetRun(ctx, r.ID); gerr == nil {
 			return errStartStored
@@ -940,7 +949,7 @@ func (o *Orchestrator) storeEnd(lr *liveRun, r *Run, out outcome, history []Mess
 			sess, msgs := st.whole(now, tail.Messages)
 			tail.Messages = msgs
 			return o.retry(context.Background(), "store the run", func(ctx context.Context) error {
-				return ownCreation(ctx, o.store, r.ID, o.store.CreateEndedRun(ctx, sess, r, tail))
+				return ownCreation(ctx, o.store, r.ID, o.store.CreateRunWith(ctx, sess, r, tail))
 			})
 		}
 		return o.retry(context.Background(), "store the run's end", func(ctx context.Context) error {

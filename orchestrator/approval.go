@@ -434,21 +434,15 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 	}
 	// Stored first, shown after: GetRun says waiting_input only once a
 	// restarted server would say so too.
-	r := *lr.snapshot()
-	r.State, r.LastSeq = RunWaitingInput, lr.log.visibleSeq()
-	err := o.retry(ctx, "store the run's wait", func(ctx context.Context) error { return o.store.UpdateRun(ctx, &r) })
 	// A cancel that came since the check above set cancelling on the live
-	// run; one that comes after this finds it waiting (cancelLive).
-	cancelled := false
-	if err == nil {
-		lr.update(func(cur *Run) {
-			if cur.State == RunCancelling {
-				cancelled = true
-				return
-			}
-			cur.State, cur.LastSeq = RunWaitingInput, r.LastSeq
-		})
-	}
+	// run (not moved: the wait is stored, not shown); one that comes after
+	// this finds it waiting (cancelLive).
+	r, moved, err := o.transition(ctx, change{lr: lr, from: RunRunning, to: RunWaitingInput,
+		set: func(r *Run) { r.LastSeq = lr.log.visibleSeq() },
+		store: func(ctx context.Context, r *Run) error {
+			return o.retry(ctx, "store the run's wait", func(ctx context.Context) error { return o.store.UpdateRun(ctx, r) })
+		}})
+	cancelled := err == nil && !moved
 	lr.observedEnd(RunEnd{State: RunWaitingInput, Usage: out.usage})
 	if err != nil {
 		// The events are stored, the state is not: the reaper finds a
@@ -467,7 +461,7 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 	}
 	if cancelled {
 		// Stored waiting, asked to stop: end it as Cancel ends a waiting run.
-		if err := o.endWaiting(ctx, &r, outcome{stop: StopCancelled, state: RunCancelled, usage: r.Usage}); err != nil && !errors.Is(err, ErrConflict) {
+		if err := o.endWaiting(ctx, r, outcome{stop: StopCancelled, state: RunCancelled, usage: r.Usage}); err != nil && !errors.Is(err, ErrConflict) {
 			o.log.Error("run cancelled while it suspended not ended; it stays waiting", "run_id", lr.id, "err", err)
 		}
 		return
@@ -714,7 +708,7 @@ func (o *Orchestrator) resumeIfReady(ctx context.Context, runID string) error {
 	if err := o.admissible(); err != nil {
 		return err // it stays waiting; the reaper tries again
 	}
-	claimed, err := o.store.ClaimWaiting(ctx, runID, o.instance)
+	claimed, err := o.claimWaiting(ctx, r)
 	if errors.Is(err, ErrConflict) {
 		return nil // another instance resumed or ended it
 	}
@@ -755,7 +749,7 @@ func (o *Orchestrator) resumeDecided(ctx context.Context, r *Run) error {
 // when it cannot go on): the claimant stores a final event after the last
 // stored one and frees the run's locks.
 func (o *Orchestrator) endWaiting(ctx context.Context, r *Run, out outcome) error {
-	claimed, err := o.store.ClaimWaiting(ctx, r.ID, o.instance)
+	claimed, err := o.claimWaiting(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -821,11 +815,13 @@ func (o *Orchestrator) resuspend(ctx context.Context, r *Run) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	r.State, r.LastSeq = RunWaitingInput, seq
-	if err := o.retry(ctx, "store the run's wait", func(ctx context.Context) error { return o.store.UpdateRun(ctx, r) }); err != nil {
+	_, _, err = o.transition(ctx, change{run: r, to: RunWaitingInput, set: func(r *Run) { r.LastSeq = seq },
+		store: func(ctx context.Context, r *Run) error {
+			return o.retry(ctx, "store the run's wait", func(ctx context.Context) error { return o.store.UpdateRun(ctx, r) })
+		}})
+	if err != nil {
 		return false, err
 	}
-	o.follow.wake(r.ID)
 	o.watchExpiry(r.ID, r.Pending)
 	if err := o.resumeIfReady(ctx, r.ID); err != nil {
 		o.log.Warn("waiting run not resumed", "run_id", r.ID, "err", err)

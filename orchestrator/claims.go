@@ -18,7 +18,7 @@ import (
 // not be in the store to be met: a new session's blocking run that runs at
 // once claims its slot here (claimSlot), defers its start like an agent's,
 // and stores the slot with its start, or never when it ends within the
-// log's delay (CreateEndedRun stores no lock, and the run frees none).
+// log's delay (CreateRunWith stores no lock with an ended run, and the run frees none).
 // The slot's guarantee is kept because
 //
 //   - every lock this orchestrator takes from the store goes through

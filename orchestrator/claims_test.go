@@ -20,14 +20,14 @@ func TestPersonsShortRunIsOneWrite(t *testing.T) {
 	for _, one := range []bool{true, false} {
 		want := map[string]int{"CreateRunWith": 1, "EndRun": 1}
 		if one {
-			want = map[string]int{"CreateEndedRun": 1}
+			want = map[string]int{"CreateRunWith, ended": 1}
 		}
 		store := &countingStore{Store: orchestratortest.NewMemStore(), writes: map[string]int{}}
 		h := newHarness(t, harnessOpts{store: store,
 			opts:  orchestrator.Options{OneProcess: one, Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Hour)}},
 			turns: []orchestratortest.Turn{{Content: "first"}, {Content: "second"}}})
 		for _, answer := range []string{"first", "second"} {
-			run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true})
+			run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Delivery: orchestrator.DeliverBlocking})
 			evs := collect(t, h.o, run.ID, 0)
 			assertDense(t, evs, 1)
 			if f := final(t, evs); f.State != orchestrator.RunFinished || f.Answer != answer {
@@ -72,17 +72,17 @@ func TestClaimedSlotIsMet(t *testing.T) {
 			{Content: "held"},
 			{Content: "after"},
 		}})
-	setup := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true})
+	setup := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Delivery: orchestrator.DeliverBlocking})
 	final(t, collect(t, h.o, setup.ID, 0))
 
-	first := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true, ToolNames: []string{"step"}})
+	first := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Delivery: orchestrator.DeliverBlocking, ToolNames: []string{"step"}})
 	if _, err := store.GetRun(ctx, first.ID); !errors.Is(err, orchestrator.ErrNotFound) {
 		t.Fatalf("the run's start is stored (%v): its slot was not held in the process alone", err)
 	}
 	others := map[string]orchestrator.RunRequest{
-		"a new session":              {UserID: "u", Question: "again", Blocking: true},
+		"a new session":              {UserID: "u", Question: "again", Delivery: orchestrator.DeliverBlocking},
 		"a new session, streaming":   {UserID: "u", Question: "again"},
-		"a known session":            {UserID: "u", Question: "again", SessionID: setup.SessionID, Blocking: true},
+		"a known session":            {UserID: "u", Question: "again", SessionID: setup.SessionID, Delivery: orchestrator.DeliverBlocking},
 		"a known session, streaming": {UserID: "u", Question: "again", SessionID: setup.SessionID},
 	}
 	tryOthers := func(when string) {
@@ -115,7 +115,7 @@ func TestClaimedSlotIsMet(t *testing.T) {
 		t.Fatalf("final = %+v", f)
 	}
 
-	next := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", SessionID: setup.SessionID, Blocking: true})
+	next := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", SessionID: setup.SessionID, Delivery: orchestrator.DeliverBlocking})
 	if f := final(t, collect(t, h.o, next.ID, 0)); f.Answer != "after" {
 		t.Fatalf("the person's run after the slot was freed: final = %+v", f)
 	}
@@ -134,7 +134,7 @@ func TestClaimYieldsToStoredSlot(t *testing.T) {
 	if err := store.Store.AcquireLock(ctx, "user:u#0", "run_dead", time.Nanosecond); err != nil {
 		t.Fatal(err)
 	}
-	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true})
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Delivery: orchestrator.DeliverBlocking})
 	if f := final(t, collect(t, h.o, run.ID, 0)); f.State != orchestrator.RunFinished {
 		t.Fatalf("final = %+v", f)
 	}
@@ -148,7 +148,7 @@ func TestClaimYieldsToStoredSlot(t *testing.T) {
 	if err := store.Store.AcquireLock(ctx, "user:v#0", "run_waiting", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.o.Start(ctx, orchestrator.RunRequest{UserID: "v", Question: "q", Blocking: true}); !errors.Is(err, orchestrator.ErrBusy) {
+	if _, err := h.o.Start(ctx, orchestrator.RunRequest{UserID: "v", Question: "q", Delivery: orchestrator.DeliverBlocking}); !errors.Is(err, orchestrator.ErrBusy) {
 		t.Fatalf("a run of a person whose slot is held in the store: %v; want ErrBusy", err)
 	}
 }
@@ -164,7 +164,7 @@ func TestClaimedSlotUnderContention(t *testing.T) {
 		turns: []orchestratortest.Turn{{Content: "setup"}, {Content: "setup"}, {Content: "setup"}, {Content: "setup"}, {Content: "the one", Wait: gate}}})
 	var sessions []string
 	for range 4 {
-		r := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true})
+		r := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Delivery: orchestrator.DeliverBlocking})
 		final(t, collect(t, h.o, r.ID, 0))
 		sessions = append(sessions, r.SessionID)
 	}
@@ -175,7 +175,10 @@ func TestClaimedSlotUnderContention(t *testing.T) {
 		started []*orchestrator.Run
 	)
 	for i := range n {
-		req := orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: i%2 == 0}
+		req := orchestrator.RunRequest{UserID: "u", Question: "q"}
+		if i%2 == 0 {
+			req.Delivery = orchestrator.DeliverBlocking
+		}
 		if i%4 >= 2 {
 			req.SessionID = sessions[i/4]
 		}

@@ -236,12 +236,10 @@ func (l *loop) request(msgs []Message) *ModelRequest {
 
 // streamed reports whether the run's model calls are streamed: when the
 // model streams, and the caller reads the answer as it grows or the model
-// streams always (RunRequest.Blocking and WholeAnswer,
-// ModelSettings.StreamAlways).
+// streams always (Delivery.WholeAnswer, ModelSettings.StreamAlways).
 func (l *loop) streamed() bool {
 	s := l.lr.settings
-	whole := l.lr.req.Blocking || l.lr.req.WholeAnswer
-	return s.Stream && (!whole || s.StreamAlways)
+	return s.Stream && (!l.lr.req.Delivery.WholeAnswer() || s.StreamAlways)
 }
 
 // countTokens counts the request msgs make.

@@ -38,7 +38,7 @@
 // goes (each tool round, a compaction summary) is handed to the flusher
 // too, which stores it before the events of its next batch, so the run
 // does not wait for those writes. A run whose caller waits for the end
-// (RunRequest.Blocking) lets its events wait up to
+// (DeliverBlocking) lets its events wait up to
 // EventPolicy.BlockingDelay for the next ones, so a short run stores them
 // with its end. An agent's blocking run on a new session goes further:
 // nobody can know its run or session before its caller is answered, so
@@ -48,7 +48,7 @@
 // person, so the run is on record before it acts and before anything
 // refers to it; a round of read-only calls waits for nothing), and a run
 // that ends within the delay is stored whole, session, run,
-// history and events, in one write (Store.CreateEndedRun). A list of runs
+// history and events, in one write (Store.CreateRunWith, the run as it ended). A list of runs
 // shows it at most the delay after it starts. A person's run stores its
 // start at once: the person's run slot is taken with it, and a slot that
 // is held must refuse the run before it runs. With Options.OneProcess (a
@@ -56,7 +56,7 @@
 // instead, which every taker of a lock here consults, and a person's
 // blocking run is deferred like an agent's (claims.go). A streamed run
 // whose caller hands out its ids only with its events
-// (RunRequest.IDsWithEvents: POST /wunder's, A2A's and Connect's streams) is deferred the same
+// (Delivery.IDsWithEvents: POST /wunder's, A2A's and Connect's streams) is deferred the same
 // way: its first batch waits up to EventPolicy.StreamDelay (5ms), or
 // until the run stores its start itself, so a run that ends by then is
 // one write; its later batches wait for nothing. Chunks of the model's

@@ -152,6 +152,10 @@ func (c *countingStore) count(m string) {
 }
 
 func (c *countingStore) CreateRunWith(ctx context.Context, s *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail, locks ...orchestrator.NewLock) error {
+	if r.State.Terminal() {
+		c.count("CreateRunWith, ended") // a run stored whole, as it ended
+		return c.Store.CreateRunWith(ctx, s, r, tail, locks...)
+	}
 	c.count("CreateRunWith")
 	if len(tail.Events) > 0 {
 		c.count("events with the start")
@@ -174,11 +178,6 @@ func (c *countingStore) AcquireLock(ctx context.Context, key, owner string, ttl 
 		c.count("AcquireLock " + key)
 	}
 	return c.Store.AcquireLock(ctx, key, owner, ttl)
-}
-
-func (c *countingStore) CreateEndedRun(ctx context.Context, s *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail) error {
-	c.count("CreateEndedRun")
-	return c.Store.CreateEndedRun(ctx, s, r, tail)
 }
 
 func (c *countingStore) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, keys []string, tail orchestrator.RunTail) error {
@@ -295,7 +294,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 		store := newCountingEvents()
 		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Hour)}},
 			turns: []orchestratortest.Turn{{Content: "the answer"}}})
-		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true})
+		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Delivery: orchestrator.DeliverBlocking})
 		evs := collect(t, h.o, run.ID, 0)
 		assertDense(t, evs, 1)
 		if len(evs) < 3 || final(t, evs).Answer != "the answer" {
@@ -319,7 +318,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 				{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("step", `{}`)}},
 				{Content: "after the step"},
 			}})
-		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{"step"}, Blocking: true})
+		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{"step"}, Delivery: orchestrator.DeliverBlocking})
 		evs := collect(t, h.o, run.ID, 0)
 		if f := final(t, evs); f.State != orchestrator.RunFinished || f.Answer != "after the step" {
 			t.Fatalf("final = %+v", f)
@@ -341,10 +340,10 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 		store := newCountingEvents()
 		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Hour)}},
 			turns: []orchestratortest.Turn{{Content: "the answer"}}})
-		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true, Caller: orchestrator.CallerAgent})
+		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Delivery: orchestrator.DeliverBlocking, Caller: orchestrator.CallerAgent})
 		evs := collect(t, h.o, run.ID, 0)
 		assertDense(t, evs, 1)
-		if got, want := store.counts(), map[string]int{"CreateEndedRun": 1}; !maps.Equal(got, want) {
+		if got, want := store.counts(), map[string]int{"CreateRunWith, ended": 1}; !maps.Equal(got, want) {
 			t.Errorf("writes = %v; want %v", got, want)
 		}
 		r, err := store.GetRun(t.Context(), run.ID)
@@ -386,7 +385,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 				{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("probe", `{}`)}},
 				{Content: "after the probe"},
 			}})
-		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{"probe"}, Blocking: true, Caller: orchestrator.CallerAgent})
+		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{"probe"}, Delivery: orchestrator.DeliverBlocking, Caller: orchestrator.CallerAgent})
 		if f := final(t, collect(t, h.o, run.ID, 0)); f.Answer != "after the probe" {
 			t.Fatalf("final = %+v", f)
 		}
@@ -410,7 +409,7 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 		if !errors.Is(probed, orchestrator.ErrNotFound) {
 			t.Fatalf("the read-only tool found its run stored (%v): its start was written before the round", probed)
 		}
-		if got, want := store.counts(), map[string]int{"CreateEndedRun": 1}; !maps.Equal(got, want) {
+		if got, want := store.counts(), map[string]int{"CreateRunWith, ended": 1}; !maps.Equal(got, want) {
 			t.Errorf("writes = %v; want %v", got, want)
 		}
 	})
@@ -423,7 +422,10 @@ func TestBlockingRunStoresItsEventsWithItsEnd(t *testing.T) {
 		gate := make(chan struct{})
 		h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(delay), StreamDelay: orchestrator.DelayOf(delay)}},
 			turns: []orchestratortest.Turn{{Content: "late", Wait: gate}}})
-		req := orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: blocking}
+		req := orchestrator.RunRequest{UserID: "u", Question: "q"}
+		if blocking {
+			req.Delivery = orchestrator.DeliverBlocking
+		}
 		if len(caller) > 0 {
 			req.Caller = caller[0]
 		}
@@ -468,7 +470,7 @@ func TestStreamedRunStoresItsStartWithItsFirstEvents(t *testing.T) {
 		store := newCountingEvents()
 		opts.Events = orchestrator.EventPolicy{StreamDelay: orchestrator.DelayOf(time.Hour)}
 		h := newHarness(t, harnessOpts{store: store, opts: opts, turns: []orchestratortest.Turn{{Content: "the answer"}}})
-		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", IDsWithEvents: true, Caller: caller})
+		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Delivery: orchestrator.DeliverStreamed, Caller: caller})
 		evs := collect(t, h.o, run.ID, 0)
 		assertDense(t, evs, 1)
 		if f := final(t, evs); f.Answer != "the answer" {
@@ -477,7 +479,7 @@ func TestStreamedRunStoresItsStartWithItsFirstEvents(t *testing.T) {
 		if !slices.ContainsFunc(evs, func(ev orchestrator.Event) bool { return ev.Type == orchestrator.EventLLMOutputDelta }) {
 			t.Errorf("events = %+v; want the model streamed (llm_output_delta)", evs)
 		}
-		if got, want := store.counts(), map[string]int{"CreateEndedRun": 1}; !maps.Equal(got, want) {
+		if got, want := store.counts(), map[string]int{"CreateRunWith, ended": 1}; !maps.Equal(got, want) {
 			t.Errorf("writes = %v; want %v", got, want)
 		}
 		if stored, err := store.ListEvents(t.Context(), run.ID, 0, 0); err != nil || len(stored) != len(evs) {
@@ -502,7 +504,7 @@ func TestStreamedRunStoresItsStartWithItsFirstEvents(t *testing.T) {
 				{Content: "after the step"},
 			}})
 		run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{"step"},
-			IDsWithEvents: true, Caller: orchestrator.CallerAgent})
+			Delivery: orchestrator.DeliverStreamed, Caller: orchestrator.CallerAgent})
 		<-called
 		close(answer)
 		<-started

@@ -97,14 +97,14 @@ type EventPolicy struct {
 	// so a replay equals the live stream.
 	MaxPayloadChars int
 	// BlockingDelay is how long the events of a blocking run
-	// (RunRequest.Blocking: its caller reads only the end) may wait
+	// (DeliverBlocking: its caller reads only the end) may wait
 	// before they are stored, so that they ride in fewer writes: a run
 	// that ends within it stores them with its end, in one write instead
 	// of two or more. Anyone who follows such a run sees each event at
 	// most this much later. Options' default is 20ms.
 	BlockingDelay Delay
 	// StreamDelay is how long the first events of a streamed run whose
-	// start is deferred (RunRequest.IDsWithEvents) may wait before they
+	// start is deferred (Delivery.IDsWithEvents) may wait before they
 	// are stored with that start, so that a run that ends within it (an
 	// answer the model gives at once, a refusal, an error) is stored in
 	// one write instead of two or more. The wait ends early when the run

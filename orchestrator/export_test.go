@@ -1,6 +1,9 @@
 package orchestrator
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // FinalResponseToolForTest is the always-on final_response tool.
 var FinalResponseToolForTest Tool = finalResponse{}
@@ -11,3 +14,14 @@ func SetConfigsClock(u *UserToolConfigs, now func() time.Time) { u.now = now }
 // RenderMemoryForTest is the [Long-term Memory] block of records given
 // newest first, within budget estimated tokens.
 var RenderMemoryForTest = renderMemory
+
+// MoveStoredForTest moves a stored run to state to the one way a run's
+// state changes (transition), storing it with UpdateRun.
+func (o *Orchestrator) MoveStoredForTest(ctx context.Context, runID string, to RunState) error {
+	r, err := o.store.GetRun(ctx, runID)
+	if err != nil {
+		return err
+	}
+	_, _, err = o.transition(ctx, change{run: r, to: to, store: func(ctx context.Context, r *Run) error { return o.store.UpdateRun(ctx, r) }})
+	return err
+}

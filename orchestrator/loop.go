@@ -38,14 +38,18 @@ func (o *Orchestrator) execute(lr *liveRun) (out outcome) {
 	}()
 	if !lr.startStored { // Start stored it running already
 		now := o.opts.Now()
-		r := lr.update(func(r *Run) {
-			if r.State == RunQueued {
-				r.State = RunRunning
-			}
-			r.StartedAt = &now
-		})
-		err := o.retry(lr.ctx, "store the run's start", func(ctx context.Context) error { return o.store.UpdateRun(ctx, &r) })
+		to := RunRunning
+		if lr.snapshot().State == RunCancelling {
+			to = RunCancelling // asked to stop in the queue: it stops at once
+		}
+		_, _, err := o.transition(lr.ctx, change{lr: lr, to: to, set: func(r *Run) { r.StartedAt = &now },
+			store: func(ctx context.Context, r *Run) error {
+				return o.retry(ctx, "store the run's start", func(ctx context.Context) error { return o.store.UpdateRun(ctx, r) })
+			}})
 		switch {
+		case isIllegal(err):
+			// Cancelled meanwhile (the live run went cancelling): its
+			// context is done, and its end says so.
 		case errors.Is(err, ErrConflict):
 			lr.markLost()
 		case err != nil && lr.ctx.Err() == nil:

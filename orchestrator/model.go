@@ -83,7 +83,7 @@ type ModelSettings struct {
 	Stop         []string
 	Stream       bool
 	// StreamAlways streams the model for callers that wait for the whole
-	// answer too (RunRequest.Blocking), so followers of their runs see the
+	// answer too (DeliverBlocking), so followers of their runs see the
 	// answer grow; off, such runs ask for the whole answer.
 	StreamAlways bool
 	// MaxContext is the context window in tokens; 0 = unknown, which turns

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -288,32 +289,11 @@ type RunRequest struct {
 	// SkipToolCalls: the run offers no tools and takes the model's first
 	// answer as final, ignoring any tool call in it.
 	SkipToolCalls bool
-	// Blocking says the caller waits for the whole answer and reads no
-	// part of it before (a blocking A2A send, POST /wunder without
-	// stream, wunder@run without a progress token). Its model calls are
-	// then not streamed, unless the model's StreamAlways says so: the
-	// model answers in one response and the run emits no
-	// llm_output_delta events (a follower sees each llm_output whole).
-	// The zero value streams as the model's settings say.
-	Blocking bool
-	// WholeAnswer says the caller takes the answer only whole, at the
-	// run's end, though it may follow the run's other events as they come:
-	// an A2A task's stream carries status updates, and the answer as one
-	// artifact at the end. Its model calls are not streamed, as for
-	// Blocking (which implies it), unless the model's StreamAlways says
-	// so, and the run emits no llm_output_delta events; unlike a blocking
-	// run's, its events are stored as they come.
-	WholeAnswer bool
-	// IDsWithEvents says the caller hands out the run's and its session's
-	// ids only with the run's events (POST /wunder's stream sends its
-	// headers with its first event), so nobody can refer to the run
-	// before one of its events is visible, that is stored. Such a
-	// streamed run on a new session defers its start as a blocking one
-	// does: the start is stored with its log's first write, which waits
-	// up to EventPolicy.StreamDelay, so a run that ends by then is stored
-	// in one write. A blocking run's caller learns the ids only at the
-	// end anyway.
-	IDsWithEvents bool
+	// Delivery is how the caller reads the run: followed (the zero
+	// value), streamed, blocking or as a task. It decides whether the
+	// model's answer streams and when the run's start and events are
+	// stored.
+	Delivery Delivery
 	// Metadata travels with the run to its tools (ToolInvocation.Metadata);
 	// the A2A front-end puts the delegation depth here for the recursion
 	// guard of a2a@service tools.
@@ -327,6 +307,74 @@ type RunRequest struct {
 	Attachments []Attachment
 }
 
+// Delivery is how a run's caller reads it. Each front-end says it once,
+// where it starts the run; the core derives from it what the three
+// questions below need, so no front-end combines flags its own way:
+//   - does the model's answer stream (llm_output_delta events), or come
+//     whole (Delivery.WholeAnswer)?
+//   - may the caller learn the run's ids before any event is stored, or
+//     only with its events (Delivery.IDsWithEvents: then a run on a new
+//     session defers its start to its log's first write, and a run that
+//     ends at once is stored in one write)?
+//   - does the caller read only the end (Delivery.Blocking: its events may
+//     wait up to EventPolicy.BlockingDelay to ride in fewer writes)?
+type Delivery int
+
+// Deliveries, with the front-ends that use them.
+const (
+	// DeliverFollowed: the caller has the run's ids at once and follows
+	// its events (POST /wunder/runs, wunder@run with a progress token,
+	// Go callers): the answer streams as it grows.
+	DeliverFollowed Delivery = iota
+	// DeliverStreamed: the caller streams the run's events and hands out
+	// its ids only with them (POST /wunder's stream, Connect's Run).
+	DeliverStreamed
+	// DeliverBlocking: the caller waits for the end and reads nothing
+	// before it (POST /wunder without stream, wunder@run without a
+	// progress token, a blocking A2A send): the answer comes whole.
+	DeliverBlocking
+	// DeliverTask: an A2A task the caller follows from its ids (a
+	// non-blocking send, or one with a push config): status updates as
+	// they come, the answer whole as one artifact at the end.
+	DeliverTask
+	// DeliverTaskStreamed: an A2A task streamed to its caller
+	// (SendStreamingMessage): as DeliverTask, with the ids only in the
+	// stream's events.
+	DeliverTaskStreamed
+)
+
+// Blocking reports whether the caller reads only the run's end.
+func (d Delivery) Blocking() bool { return d == DeliverBlocking }
+
+// WholeAnswer reports whether the caller takes the answer only whole,
+// at the end: the run's model calls are then not streamed (unless the
+// model's StreamAlways says so) and it emits no llm_output_delta events.
+func (d Delivery) WholeAnswer() bool {
+	return d == DeliverBlocking || d == DeliverTask || d == DeliverTaskStreamed
+}
+
+// IDsWithEvents reports whether the caller hands out the run's and its
+// session's ids only with the run's events, so nobody can refer to the
+// run before one of its events is stored.
+func (d Delivery) IDsWithEvents() bool { return d == DeliverStreamed || d == DeliverTaskStreamed }
+
+// String names the delivery.
+func (d Delivery) String() string {
+	switch d {
+	case DeliverFollowed:
+		return "followed"
+	case DeliverStreamed:
+		return "streamed"
+	case DeliverBlocking:
+		return "blocking"
+	case DeliverTask:
+		return "task"
+	case DeliverTaskStreamed:
+		return "task_streamed"
+	}
+	return "delivery(" + strconv.Itoa(int(d)) + ")"
+}
+
 const maxQuestionLen = 1 << 20
 
 // validUserID is [ValidateUserID], the one user id rule.
@@ -335,6 +383,9 @@ func validUserID(id string) error { return ValidateUserID(id) }
 func (o *Orchestrator) validate(req *RunRequest) error {
 	if err := validUserID(req.UserID); err != nil {
 		return err
+	}
+	if req.Delivery < DeliverFollowed || req.Delivery > DeliverTaskStreamed {
+		return invalidf("unknown delivery %d", int(req.Delivery))
 	}
 	if req.SessionID != "" {
 		if err := CheckSessionID(req.SessionID); err != nil {

@@ -249,21 +249,29 @@ func (o *Orchestrator) endStored(ctx context.Context, r *Run, out outcome, keys 
 	}
 	now := o.opts.Now()
 	var tail RunTail
+	to, set := out.state, func(r *Run) {
+		r.StopReason, r.Answer, r.Error, r.Usage = out.stop, out.answer, out.errMsg, out.usage
+		r.FinishedAt = &now
+	}
 	if n := len(last); n > 0 && last[n-1].Type == EventFinal {
 		// The final event made it; only the run row did not.
-		if !r.State.Terminal() {
-			r.State, r.StopReason, r.Error = out.state, out.stop, out.errMsg
-			r.FinishedAt = &now
+		set = func(r *Run) { r.StopReason, r.Error, r.FinishedAt = out.stop, out.errMsg, &now }
+		if r.State.Terminal() {
+			to, set = r.State, nil // it is stored as it ended: written again
 		}
 	} else {
 		seq++
 		tail.Events = []Event{{RunID: r.ID, SessionID: r.SessionID, Seq: seq, Type: EventFinal, Time: now,
 			Data: rawJSON(out.final())}}
-		r.State, r.StopReason, r.Answer, r.Error, r.Usage = out.state, out.stop, out.answer, out.errMsg, out.usage
-		r.FinishedAt = &now
 	}
-	r.LastSeq = seq
-	err = o.retry(ctx, "store the run's end", func(ctx context.Context) error { return o.store.EndRun(ctx, r, now, keys, tail) })
+	_, _, err = o.transition(ctx, change{run: r, to: to, set: func(r *Run) {
+		if set != nil {
+			set(r)
+		}
+		r.LastSeq = seq
+	}, store: func(ctx context.Context, r *Run) error {
+		return o.retry(ctx, "store the run's end", func(ctx context.Context) error { return o.store.EndRun(ctx, r, now, keys, tail) })
+	}})
 	if err != nil && len(tail.Events) > 0 {
 		return fmt.Errorf("final event of run %s: %w", r.ID, err)
 	}

@@ -57,6 +57,12 @@ type Store interface {
 	// are new locks the run takes with it (owned by r.ID for their TTL),
 	// the session lock of a session nobody knew before: a key already
 	// there, even expired, fails the write with ErrConflict.
+	//
+	// r may be in any state, an ended one too: a run whose start was
+	// deferred to its log's first write and that ended by then (see
+	// [Orchestrator.Start]) is stored whole, as it ended, with its new
+	// session, its whole history and its events, the final one last, and
+	// no lock (nobody could know its session before this write).
 	CreateRunWith(ctx context.Context, s *Session, r *Run, tail RunTail, locks ...NewLock) error
 	// UpdateRun writes the run's mutable fields (state, stop reason, answer,
 	// error, usage, last seq, timestamps). The write is fenced by r.Owner:
@@ -73,13 +79,6 @@ type Store interface {
 	// error is that part's (UpdateRun's for the fence). It spares a run's
 	// end three or four commits.
 	EndRun(ctx context.Context, r *Run, at time.Time, keys []string, tail RunTail) error
-	// CreateEndedRun stores, in one write, a run that started and ended
-	// before anything of it was stored (a short blocking run on a new
-	// session, see [Orchestrator.Start]): its new session s, the run r as
-	// it ended, and tail, its whole history (the question first) and its
-	// events. It is all or nothing; a session or run id already taken is
-	// ErrConflict. It spares such a run the write of its start.
-	CreateEndedRun(ctx context.Context, s *Session, r *Run, tail RunTail) error
 	// ClaimRun hands a run that is not terminal from owner from to owner
 	// to, atomically: of several processes claiming the same run, one
 	// wins. It returns an error wrapping ErrConflict when the run is

@@ -31,7 +31,7 @@ func TestUnstorableStartFailsTheRun(t *testing.T) {
 	gate := make(chan struct{})
 	h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{OneProcess: true, Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Millisecond)}},
 		turns: []orchestratortest.Turn{{Content: "late", Wait: gate}}})
-	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true})
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Delivery: orchestrator.DeliverBlocking})
 	defer close(gate)
 	evs := collect(t, h.o, run.ID, 0)
 	f := final(t, evs)
@@ -58,7 +58,8 @@ func TestUnstorableStartFailsTheRun(t *testing.T) {
 type lostAnswers struct{ orchestrator.Store }
 
 func (s lostAnswers) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail, locks ...orchestrator.NewLock) error {
-	if len(tail.Events) == 0 {
+	if len(tail.Events) == 0 || r.State.Terminal() {
+		// A start without events, or a run stored whole as it ended.
 		return s.Store.CreateRunWith(ctx, sess, r, tail, locks...)
 	}
 	_ = s.Store.CreateRunWith(ctx, sess, r, tail, locks...)
@@ -76,7 +77,7 @@ func TestStartStoredUnknowinglyIsEnded(t *testing.T) {
 	h := newHarness(t, harnessOpts{store: store,
 		opts:  orchestrator.Options{StoreRetry: 20 * time.Millisecond, Events: orchestrator.EventPolicy{BlockingDelay: orchestrator.DelayOf(time.Millisecond)}},
 		turns: []orchestratortest.Turn{{Content: "late", Wait: gate}}})
-	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Blocking: true, Caller: orchestrator.CallerAgent})
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", Delivery: orchestrator.DeliverBlocking, Caller: orchestrator.CallerAgent})
 	defer close(gate)
 	evs := collect(t, h.o, run.ID, 0)
 	assertDense(t, evs, 1)

@@ -38,7 +38,7 @@ func BenchmarkAppendEvents(b *testing.B) {
 	}
 }
 
-// BenchmarkCreateEndedRun measures the one write of a short run that ends
+// BenchmarkCreateEndedRun measures CreateRunWith of a run as it ended: the one write of a short run that ends
 // before anything of it was stored: its session, the run, its question and
 // answer and the events of one tool round. Run in parallel, it is the
 // store's share of the A2A no-tool and one-tool benchmarks.
@@ -67,7 +67,7 @@ func BenchmarkCreateEndedRun(b *testing.B) {
 					for i, t := range types {
 						tail.Events = append(tail.Events, orchestrator.Event{RunID: r.ID, SessionID: sess.ID, Seq: int64(i + 1), Type: t, Data: data, Time: now})
 					}
-					if err := s.CreateEndedRun(ctx, sess, r, tail); err != nil {
+					if err := s.CreateRunWith(ctx, sess, r, tail); err != nil {
 						b.Error(err)
 						return
 					}

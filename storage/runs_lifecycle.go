@@ -58,7 +58,7 @@ func (s *Store) CreateRunWith(ctx context.Context, sess *orchestrator.Session, r
 	})
 }
 
-// runCreation is what CreateRunWith and CreateEndedRun insert: a run, its
+// runCreation is what CreateRunWith inserts: a run, its
 // new session (nil when it exists), the new locks it takes and the first
 // messages of its history.
 type runCreation struct {
@@ -233,16 +233,6 @@ func (s *Store) EndRun(ctx context.Context, r *orchestrator.Run, at time.Time, k
 			return nil
 		})
 	})
-}
-
-// CreateEndedRun implements [orchestrator.Store]: CreateRunWith with the
-// run as it ended, the session's time of its end and the whole tail, and
-// no lock (nobody could know the session before this write).
-func (s *Store) CreateEndedRun(ctx context.Context, sess *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail) error {
-	if sess == nil {
-		return invalid("a new session is required")
-	}
-	return s.CreateRunWith(ctx, sess, r, tail)
 }
 
 // pgEndRun is EndRun on PostgreSQL: one statement of data-modifying CTEs

@@ -33,12 +33,11 @@ type runFields interface {
 	GetAttachments() []*wunderv1.Attachment
 }
 
-// start decodes a run request and starts the run as an agent caller.
-// idsWithEvents says the caller hears of the run only with its events
-// (orchestrator.RunRequest.IDsWithEvents): Run's response headers, which
-// carry the run's ids, go out with its first message (connect-go writes
-// them with the first message it sends).
-func (s *runService) start(ctx context.Context, m runFields, idsWithEvents bool) (*orchestrator.Run, error) {
+// start decodes a run request and starts the run as an agent caller,
+// read as delivery says: Run streams it (DeliverStreamed: Run's response
+// headers, which carry the run's ids, go out with its first message, as
+// connect-go writes them), Submit's caller follows it (DeliverFollowed).
+func (s *runService) start(ctx context.Context, m runFields, delivery orchestrator.Delivery) (*orchestrator.Run, error) {
 	userID, err := s.scope(ctx, m.GetUserId(), true)
 	if err != nil {
 		return nil, err
@@ -59,7 +58,7 @@ func (s *runService) start(ctx context.Context, m runFields, idsWithEvents bool)
 		UserID: userID, SessionID: m.GetSessionId(), Question: m.GetQuestion(), ToolNames: m.GetToolNames(),
 		ModelName: m.GetModelName(), ToolCallMode: mode, Language: m.GetLanguage(),
 		MaxRounds: int(m.GetMaxRounds()), PreloadSkills: m.GetPreloadSkills(), Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendConnect,
-		ApprovalMode: approvalMode, Attachments: atts, IDsWithEvents: idsWithEvents,
+		ApprovalMode: approvalMode, Attachments: atts, Delivery: delivery,
 	})
 }
 
@@ -93,7 +92,7 @@ var defaultConverter = doc2md.New(nil)
 // Run starts a run and streams its events until the final one.
 func (s *runService) Run(ctx context.Context, req *connect.Request[wunderv1.RunRequest], stream *connect.ServerStream[wunderv1.RunResponse]) error {
 	ctx = withLanguage(ctx, req.Msg.GetLanguage())
-	run, err := s.start(ctx, req.Msg, true)
+	run, err := s.start(ctx, req.Msg, orchestrator.DeliverStreamed)
 	if err != nil {
 		return s.toConnect(ctx, req.Spec().Procedure, err)
 	}
@@ -139,7 +138,7 @@ func (s *runService) follow(ctx context.Context, proc, userID, runID string, aft
 // Submit starts a run and returns at once.
 func (s *runService) Submit(ctx context.Context, req *connect.Request[wunderv1.SubmitRequest]) (*connect.Response[wunderv1.SubmitResponse], error) {
 	ctx = withLanguage(ctx, req.Msg.GetLanguage())
-	run, err := s.start(ctx, req.Msg, false)
+	run, err := s.start(ctx, req.Msg, orchestrator.DeliverFollowed)
 	if err != nil {
 		return nil, s.toConnect(ctx, req.Spec().Procedure, err)
 	}

@@ -362,15 +362,6 @@ func (m *memStore) EndRun(_ context.Context, r *orchestrator.Run, at time.Time, 
 	return nil
 }
 
-// CreateEndedRun is CreateRunWith without locks, for a new session, as
-// the store's is.
-func (m *memStore) CreateEndedRun(ctx context.Context, s *orchestrator.Session, r *orchestrator.Run, tail orchestrator.RunTail) error {
-	if s == nil {
-		return fmt.Errorf("%w: a new session is required", orchestrator.ErrInvalidArgument)
-	}
-	return m.CreateRunWith(ctx, s, r, tail)
-}
-
 func (m *memStore) updateRunLocked(r *orchestrator.Run) error {
 	if r == nil {
 		return fmt.Errorf("%w: run is nil", orchestrator.ErrInvalidArgument)

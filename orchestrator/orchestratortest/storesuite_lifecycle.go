@@ -153,7 +153,7 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			wantErr(t, "AcquireLock(other's, kept)", s.AcquireLock(ctx, "user:u2", "r3", ttl), orchestrator.ErrBusy)
 			wantErr(t, "EndRun(missing)", s.EndRun(ctx, &orchestrator.Run{ID: "nope", Owner: "a"}, at(8), nil, orchestrator.RunTail{}), orchestrator.ErrNotFound)
 		},
-		"CreateEndedRun": func(t *testing.T) {
+		"CreateRunWith(ended)": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()
 			fin := at(4)
 			sess := &orchestrator.Session{ID: "s1", UserID: "u1", Title: "first", CreatedAt: at(0), UpdatedAt: at(4)}
@@ -171,12 +171,12 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			// another run, leave nothing.
 			bad := tail
 			bad.Events = []orchestrator.Event{ev("r1", 1, "progress"), {RunID: "r1"}}
-			wantErr(t, "CreateEndedRun(bad event)", s.CreateEndedRun(ctx, sess, r, bad), orchestrator.ErrInvalidArgument)
+			wantErr(t, "CreateRunWith(ended, bad event)", s.CreateRunWith(ctx, sess, r, bad), orchestrator.ErrInvalidArgument)
 			wantErr(t, "GetSession(after a refusal)", func() error { _, err := s.GetSession(ctx, "s1"); return err }(), orchestrator.ErrNotFound)
 			wantErr(t, "GetRun(after a refusal)", func() error { _, err := s.GetRun(ctx, "r1"); return err }(), orchestrator.ErrNotFound)
-			wantErr(t, "CreateEndedRun(run of another session)", s.CreateEndedRun(ctx, &orchestrator.Session{ID: "s9", UserID: "u1"}, r, tail), orchestrator.ErrInvalidArgument)
+			wantErr(t, "CreateRunWith(ended, run of another session)", s.CreateRunWith(ctx, &orchestrator.Session{ID: "s9", UserID: "u1"}, r, tail), orchestrator.ErrInvalidArgument)
 
-			mustDo(t, "CreateEndedRun", s.CreateEndedRun(ctx, sess, r, tail))
+			mustDo(t, "CreateRunWith(ended)", s.CreateRunWith(ctx, sess, r, tail))
 			gotS, err := s.GetSession(ctx, "s1")
 			mustDo(t, "GetSession", err)
 			gotR, err := s.GetRun(ctx, "r1")
@@ -202,11 +202,11 @@ func (st *storeSuite) lifecycleTests() map[string]func(*testing.T) {
 			// Ids taken: nothing more is stored.
 			again := *r
 			again.SessionID = "s2"
-			wantErr(t, "CreateEndedRun(run exists)", s.CreateEndedRun(ctx, &orchestrator.Session{ID: "s2", UserID: "u1", CreatedAt: at(5)}, &again,
+			wantErr(t, "CreateRunWith(ended, run exists)", s.CreateRunWith(ctx, &orchestrator.Session{ID: "s2", UserID: "u1", CreatedAt: at(5)}, &again,
 				orchestrator.RunTail{Events: []orchestrator.Event{ev("r1", 3, "progress")}}), orchestrator.ErrConflict)
 			wantErr(t, "GetSession(s2)", func() error { _, err := s.GetSession(ctx, "s2"); return err }(), orchestrator.ErrNotFound)
 			other := &orchestrator.Run{ID: "r2", SessionID: "s1", UserID: "u1", State: orchestrator.RunFinished, Owner: "o", CreatedAt: at(5)}
-			wantErr(t, "CreateEndedRun(session exists)", s.CreateEndedRun(ctx, &orchestrator.Session{ID: "s1", UserID: "u1", CreatedAt: at(5)}, other,
+			wantErr(t, "CreateRunWith(ended, session exists)", s.CreateRunWith(ctx, &orchestrator.Session{ID: "s1", UserID: "u1", CreatedAt: at(5)}, other,
 				orchestrator.RunTail{Events: []orchestrator.Event{ev("r2", 1, "final")}}), orchestrator.ErrConflict)
 			wantErr(t, "GetRun(r2)", func() error { _, err := s.GetRun(ctx, "r2"); return err }(), orchestrator.ErrNotFound)
 			if evs, _ := s.ListEvents(ctx, "r1", 0, 100); len(evs) != 2 {
