@@ -20,7 +20,7 @@ func stateOf(s orchestrator.RunState) w.State {
 		return w.StateSubmitted
 	case orchestrator.RunRunning, orchestrator.RunCancelling:
 		return w.StateWorking
-	case orchestrator.RunWaitingInput:
+	case orchestrator.RunWaitingApproval, orchestrator.RunWaitingInput:
 		return w.StateInputRequired
 	case orchestrator.RunFinished:
 		return w.StateCompleted
@@ -36,7 +36,7 @@ func stateOf(s orchestrator.RunState) w.State {
 func runStates(s w.State) []orchestrator.RunState {
 	var out []orchestrator.RunState
 	for _, rs := range []orchestrator.RunState{orchestrator.RunQueued, orchestrator.RunRunning, orchestrator.RunCancelling,
-		orchestrator.RunWaitingInput, orchestrator.RunFinished, orchestrator.RunCancelled, orchestrator.RunFailed} {
+		orchestrator.RunWaitingApproval, orchestrator.RunWaitingInput, orchestrator.RunFinished, orchestrator.RunCancelled, orchestrator.RunFailed} {
 		if stateOf(rs) == s {
 			out = append(out, rs)
 		}
@@ -85,7 +85,7 @@ func answerArtifact(answer string) w.Artifact {
 // events and the session's history tell.
 func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run, historyLength *int, artifacts bool) (*w.Task, error) {
 	t := &w.Task{ID: r.ID, ContextID: r.SessionID, Status: statusOf(r)}
-	if r.State == orchestrator.RunRunning || r.State == orchestrator.RunWaitingInput {
+	if r.State == orchestrator.RunRunning || r.State == orchestrator.RunWaitingApproval {
 		// The store says what the task waits for: a run still suspending
 		// already asks, a waiting one whose approvals are all decided is
 		// about to go on.
@@ -95,7 +95,7 @@ func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run
 		}
 		if len(pending) > 0 {
 			t.Status.State, t.Status.Message = w.StateInputRequired, inputMessage(r, pending)
-		} else if r.State == orchestrator.RunWaitingInput {
+		} else if r.State == orchestrator.RunWaitingApproval {
 			t.Status.State = w.StateWorking
 		}
 	}

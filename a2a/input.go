@@ -120,7 +120,7 @@ func (in *interrupt) check(ctx context.Context, ev orchestrator.Event) ([]*orche
 		if err != nil {
 			return nil, err
 		}
-		if r.State != orchestrator.RunWaitingInput {
+		if r.State != orchestrator.RunWaitingApproval {
 			return nil, nil
 		}
 		return in.h.pendingOf(ctx, in.userID, in.runID)

@@ -28,7 +28,7 @@ func TestApprovalRoutes(t *testing.T) {
 	e := newEnv(t, envOpts{turns: writeThenDone})
 	w := decode[waitingAnswer](t, e.do(t, "POST", "/wunder",
 		`{"user_id":"alice","question":"write","tool_names":["write_file"],"approval_mode":"suggest","stream":false}`), 200)
-	if w.State != "waiting_input" || len(w.Approvals) != 1 || w.Approvals[0].Tool != "write_file" || w.Approvals[0].State != orchestrator.ApprovalPending {
+	if w.State != "waiting_approval" || len(w.Approvals) != 1 || w.Approvals[0].Tool != "write_file" || w.Approvals[0].State != orchestrator.ApprovalPending {
 		t.Fatalf("waiting answer = %+v", w)
 	}
 	id := w.Approvals[0].ID

@@ -80,8 +80,16 @@ func since(r *http.Request) (time.Time, error) {
 	return t, nil
 }
 
-var runStates = []orchestrator.RunState{orchestrator.RunQueued, orchestrator.RunRunning, orchestrator.RunWaitingInput,
-	orchestrator.RunCancelling, orchestrator.RunFinished, orchestrator.RunCancelled, orchestrator.RunFailed}
+var runStates = orchestrator.States()
+
+// stateNames lists the states a filter takes.
+func stateNames() string {
+	names := make([]string, len(runStates))
+	for i, s := range runStates {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
+}
 
 func (m *monitorRoutes) runs(w http.ResponseWriter, r *http.Request) {
 	if !adminOnly(w, r) {
@@ -98,7 +106,7 @@ func (m *monitorRoutes) runs(w http.ResponseWriter, r *http.Request) {
 		for st := range strings.SplitSeq(v, ",") {
 			state := orchestrator.RunState(strings.TrimSpace(st))
 			if !containsState(state) {
-				writeError(w, r, fmt.Errorf("%w: state must be one of queued, running, waiting_input, cancelling, finished, cancelled, failed; got %q", orchestrator.ErrInvalidArgument, st))
+				writeError(w, r, fmt.Errorf("%w: state must be one of %s; got %q", orchestrator.ErrInvalidArgument, stateNames(), st))
 				return
 			}
 			f.States = append(f.States, state)
@@ -230,8 +238,7 @@ func (m *monitorRoutes) cancelSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	active, err := m.s.b.ListRuns(ctx, orchestrator.RunFilter{SessionID: id, States: []orchestrator.RunState{orchestrator.RunQueued,
-		orchestrator.RunRunning, orchestrator.RunWaitingInput, orchestrator.RunCancelling}, Page: orchestrator.Page{Limit: 100}})
+	active, err := m.s.b.ListRuns(ctx, orchestrator.RunFilter{SessionID: id, States: orchestrator.ActiveStates(), Page: orchestrator.Page{Limit: 100}})
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -52,7 +52,7 @@ type wunderResponse struct {
 	Usage      orchestrator.Usage      `json:"usage"`
 	StopReason orchestrator.StopReason `json:"stop_reason"`
 	Error      string                  `json:"error,omitempty"`
-	// Approvals, when the run waits for them (state waiting_input): decide
+	// Approvals, when the run waits for them (state waiting_approval): decide
 	// each with POST /wunder/runs/{run_id}/approvals/{approval_id}.
 	Approvals []*orchestrator.Approval `json:"approvals,omitempty"`
 }
@@ -149,7 +149,7 @@ func (s *Server) handleWunder(w http.ResponseWriter, r *http.Request) {
 				}
 				return
 			}
-			if settled.State == orchestrator.RunWaitingInput {
+			if settled.State == orchestrator.RunWaitingApproval {
 				s.answerWaiting(w, r, settled)
 				return
 			}
@@ -192,7 +192,7 @@ func (s *Server) answerWaiting(w http.ResponseWriter, r *http.Request, run *orch
 		}
 	}
 	writeJSON(w, r, http.StatusOK, wunderResponse{SessionID: run.SessionID, RunID: run.ID,
-		State: orchestrator.RunWaitingInput, Approvals: pending})
+		State: orchestrator.RunWaitingApproval, Approvals: pending})
 }
 
 // deliveryOf is how a /wunder caller reads its run. POST /wunder/runs

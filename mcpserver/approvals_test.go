@@ -245,7 +245,7 @@ func TestElicitGivesUpAfterTwoBadAnswers(t *testing.T) {
 	}}
 	cs := connect(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler})
 	res, out := runTask(t, cs, map[string]any{"task": "deploy it", "tool_names": []string{"deploy"}})
-	if !res.IsError || out.State != orchestrator.RunWaitingInput || len(out.Approvals) != 1 || !strings.Contains(text(res), "failed twice") {
+	if !res.IsError || out.State != orchestrator.RunWaitingApproval || len(out.Approvals) != 1 || !strings.Contains(text(res), "failed twice") {
 		t.Fatalf("result %+v: %s", out, text(res))
 	}
 	if !strings.Contains(el.requests()[1].Message, "arguments must be a JSON object") || !strings.Contains(text(res), "do not fit the schema") {
@@ -336,7 +336,7 @@ func TestApproveTool(t *testing.T) {
 	e := newApprovalEnv(t, mcpserver.Options{}, deployTurns(`{"env":"prod"}`, `{"env":"dev"}`)...)
 	cs := connect(t, e.url+"/wunder/mcp", nil, nil)
 	res, out := runTask(t, cs, map[string]any{"task": "deploy twice", "tool_names": []string{"deploy"}})
-	if res.IsError || out.State != orchestrator.RunWaitingInput || out.RunID == "" || out.SessionID == "" || out.Answer != "" || len(out.Approvals) != 2 {
+	if res.IsError || out.State != orchestrator.RunWaitingApproval || out.RunID == "" || out.SessionID == "" || out.Answer != "" || len(out.Approvals) != 2 {
 		t.Fatalf("pending result %+v: %s", out, text(res))
 	}
 	a := out.Approvals[0]
@@ -350,12 +350,12 @@ func TestApproveTool(t *testing.T) {
 	if len(e.deploy.called()) != 0 {
 		t.Fatal("deploy ran before a decision")
 	}
-	if r, err := e.o.GetRun(t.Context(), "wunder", out.RunID); err != nil || r.State != orchestrator.RunWaitingInput {
+	if r, err := e.o.GetRun(t.Context(), "wunder", out.RunID); err != nil || r.State != orchestrator.RunWaitingApproval {
 		t.Fatalf("stored run: %+v %v", r, err)
 	}
 
 	res, out2 := callTool(t, cs, "wunder__approve", map[string]any{"run_id": out.RunID, "approval_id": a.ApprovalID, "decision": "approve"})
-	if res.IsError || out2.State != orchestrator.RunWaitingInput || len(out2.Approvals) != 1 || out2.Approvals[0].ApprovalID != out.Approvals[1].ApprovalID {
+	if res.IsError || out2.State != orchestrator.RunWaitingApproval || len(out2.Approvals) != 1 || out2.Approvals[0].ApprovalID != out.Approvals[1].ApprovalID {
 		t.Fatalf("after the first decision %+v: %s", out2, text(res))
 	}
 	progress := make(chan string, 64)
@@ -410,7 +410,7 @@ func TestApproveIsScopedToTheCaller(t *testing.T) {
 	alice := connect(t, e.url+"/wunder/mcp", &http.Client{Transport: bearer("alice")}, nil)
 	bob := connect(t, e.url+"/wunder/mcp", &http.Client{Transport: bearer("bob")}, nil)
 	res, out := runTask(t, alice, map[string]any{"task": "deploy it", "tool_names": []string{"deploy"}})
-	if out.State != orchestrator.RunWaitingInput || len(out.Approvals) != 1 {
+	if out.State != orchestrator.RunWaitingApproval || len(out.Approvals) != 1 {
 		t.Fatalf("pending result %+v: %s", out, text(res))
 	}
 	args := map[string]any{"run_id": out.RunID, "approval_id": out.Approvals[0].ApprovalID, "decision": "approve"}
@@ -527,7 +527,7 @@ func TestStatelessAnswersPending(t *testing.T) {
 	el := &elicitations{}
 	cs := connect(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler})
 	res, out := runTask(t, cs, map[string]any{"task": "deploy it", "tool_names": []string{"deploy"}})
-	if res.IsError || out.State != orchestrator.RunWaitingInput || len(out.Approvals) != 1 || len(el.requests()) != 0 {
+	if res.IsError || out.State != orchestrator.RunWaitingApproval || len(out.Approvals) != 1 || len(el.requests()) != 0 {
 		t.Fatalf("result %+v (%d elicitations): %s", out, len(el.requests()), text(res))
 	}
 	res, out = callTool(t, cs, "wunder__approve", map[string]any{"run_id": out.RunID, "approval_id": out.Approvals[0].ApprovalID, "decision": "approve"})

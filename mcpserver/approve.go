@@ -35,7 +35,7 @@ func (h *Handler) addApproveTool(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:  h.approveName(),
 		Title: "Decide an approval of a wunder run",
-		Description: "Decides a tool call that a run of " + h.runName() + " waits for (its result had state waiting_input " +
+		Description: "Decides a tool call that a run of " + h.runName() + " waits for (its result had state waiting_approval " +
 			"and listed the approvals), then follows the run like " + h.runName() + ": it returns the run's answer, " +
 			"or again what is pending when the run waits once more.",
 		InputSchema: in,

@@ -25,10 +25,10 @@
 // results (IsError); malformed requests are JSON-RPC errors (the table in
 // errors.go).
 //
-// A run that waits for approvals (waiting_input) asks the caller through
+// A run that waits for approvals (waiting_approval) asks the caller through
 // elicitation/create when its client can be asked (elicit.go), one
 // approval after another, and goes on; otherwise the call answers at once
-// with state waiting_input and the pending approvals, and wunder@approve
+// with state waiting_approval and the pending approvals, and wunder@approve
 // (wunder__approve) decides one as the same user and follows the run like
 // wunder@run (follow.go).
 //

@@ -52,7 +52,7 @@ func (f *follower) failed(err error) (*mcp.CallToolResult, RunOutput, error) {
 // run's answer. When the run waits for approvals it asks the caller
 // through elicitation/create, one approval after another, records the
 // decisions and follows on; a caller that cannot be asked gets, at once,
-// a result that lists what is pending (state waiting_input).
+// a result that lists what is pending (state waiting_approval).
 type follower struct {
 	h                      *Handler
 	req                    *mcp.CallToolRequest
@@ -157,7 +157,7 @@ func (f *follower) onApprovalRequired(ctx context.Context, approvalID string, se
 			}
 			return f.failedAnswer(err)
 		}
-		if r.State != orchestrator.RunWaitingInput {
+		if r.State != orchestrator.RunWaitingApproval {
 			return nil
 		}
 		if pending, err = f.pending(ctx); err != nil {
@@ -189,7 +189,7 @@ func (f *follower) pending(ctx context.Context) ([]*orchestrator.Approval, error
 // model can act on, and the structured list. A problem (why asking the
 // caller failed) makes it an error result.
 func (f *follower) waiting(pending []*orchestrator.Approval, problem string) *answer {
-	out := RunOutput{SessionID: f.sessionID, RunID: f.runID, State: orchestrator.RunWaitingInput}
+	out := RunOutput{SessionID: f.sessionID, RunID: f.runID, State: orchestrator.RunWaitingApproval}
 	var b strings.Builder
 	if problem != "" {
 		b.WriteString(problem + "\n\n")

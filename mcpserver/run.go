@@ -34,7 +34,7 @@ type RunAttachment struct {
 
 // RunOutput is the structured result of wunder@run and wunder@approve:
 // a finished (or failed, cancelled) run's answer, or, with state
-// waiting_input, the approvals it waits for.
+// waiting_approval, the approvals it waits for.
 type RunOutput struct {
 	Answer     string                `json:"answer,omitempty"`
 	SessionID  string                `json:"session_id"`
@@ -55,7 +55,7 @@ func (h *Handler) addRunTool(s *mcp.Server) {
 			"(pass it back to continue the conversation), the run id and the token usage. Progress is reported " +
 			"while the task runs; cancelling the call cancels the run. When a tool call needs a person's approval, " +
 			"wunder asks through elicitation if the client supports it; otherwise the result has state " +
-			"waiting_input and lists the approvals: decide each with " + h.approveName() + ".",
+			"waiting_approval and lists the approvals: decide each with " + h.approveName() + ".",
 	}, h.run)
 }
 

@@ -296,7 +296,7 @@ func (h *Handler) newServer() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "wunder", Title: "wunder agent router", Version: h.opts.Version},
 		&mcp.ServerOptions{
 			Instructions: "wunder runs agent tasks. Call " + h.runName() + " with a task; pass session_id to continue a conversation. " +
-				"A result with state waiting_input lists tool calls that wait for a person's approval: decide each with " + h.approveName() + ".",
+				"A result with state waiting_approval lists tool calls that wait for a person's approval: decide each with " + h.approveName() + ".",
 			Logger: h.opts.Logger,
 			//lint:ignore SA1019 MCP logging (deprecated by SEP-2577 from protocol 2026-07-28, no replacement) carries catalog tool output to clients without a progress token
 			Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}},

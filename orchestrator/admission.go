@@ -667,7 +667,7 @@ func (o *Orchestrator) launch(lr *liveRun) {
 	go func() {
 		defer o.wg.Done()
 		out := o.execute(lr)
-		if out.state == RunWaitingInput {
+		if out.state.Waiting() {
 			o.suspendRun(lr, out)
 			return
 		}
@@ -703,7 +703,7 @@ func (o *Orchestrator) Cancel(ctx context.Context, userID, runID string) (*Run, 
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			if r, err := o.store.GetRun(ctx, runID); err != nil || r.State != RunWaitingInput {
+			if r, err := o.store.GetRun(ctx, runID); err != nil || !r.State.Waiting() {
 				return r, err
 			}
 			// Stored waiting: suspendRun could not store the cancel;
@@ -721,7 +721,7 @@ func (o *Orchestrator) Cancel(ctx context.Context, userID, runID string) (*Run, 
 	if r.State.Terminal() {
 		return r, fmt.Errorf("%w: run %s already %s", ErrConflict, runID, r.State)
 	}
-	if r.State == RunWaitingInput {
+	if r.State.Waiting() {
 		// Executed nowhere: whoever claims it ends it.
 		err := o.endWaiting(ctx, r, outcome{stop: StopCancelled, state: RunCancelled, usage: r.Usage})
 		if err == nil {
@@ -757,7 +757,7 @@ func (o *Orchestrator) Cancel(ctx context.Context, userID, runID string) (*Run, 
 // gets the channel suspendRun closes once it has settled the run.
 func (o *Orchestrator) cancelLive(lr *liveRun) (ok bool, settling <-chan struct{}) {
 	r := lr.snapshot()
-	if r.State == RunWaitingInput {
+	if r.State.Waiting() {
 		return false, nil
 	}
 	if !r.State.Terminal() && r.State != RunCancelling {

@@ -17,7 +17,7 @@ import (
 // person's decision (ApprovalPolicy, the user's ToolAccess.Approval, the
 // run's approval mode). If any does, the round is not executed: the loop
 // stores one [Approval] per such call, emits approval_required for each,
-// and the run suspends. A suspended run is in state waiting_input and is
+// and the run suspends. A suspended run is in state waiting_approval and is
 // executed nowhere: it holds no execution slot and no goroutine, only its
 // session lock and per-user slot (extended for as long as it may wait).
 // What it needs to go on is in the store: its request (Run.Spec), its
@@ -380,7 +380,7 @@ func (l *loop) suspend(ctx context.Context, resp *ModelResponse, calls []pending
 		l.log.emit(EventApprovalRequired, ApprovalRequiredData{ApprovalID: ap.ID, Kind: ap.Kind, Tool: ap.Tool, Arguments: ap.Arguments,
 			Reason: ap.Reason, Decisions: ap.Decisions, Missing: ap.Missing, CallID: ap.CallID, Round: ap.Round, ExpiresAt: ap.ExpiresAt})
 	}
-	return outcome{state: RunWaitingInput, usage: l.usage}
+	return outcome{state: RunWaitingApproval, usage: l.usage}
 }
 
 // waitTTL is how long a waiting run's locks are kept: until its approvals
@@ -394,7 +394,7 @@ func (o *Orchestrator) waitTTL() time.Duration {
 
 // suspendRun ends the execution of a run whose loop returned waiting: its
 // heartbeat stops, its locks are extended for the wait, its log is
-// flushed, and only then is the run stored as waiting_input, so a claimant
+// flushed, and only then is the run stored as waiting_approval, so a claimant
 // resuming it continues after every event of this execution. The slot
 // goes to the queue.
 func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
@@ -432,18 +432,18 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 	if next != nil {
 		o.launch(next)
 	}
-	// Stored first, shown after: GetRun says waiting_input only once a
+	// Stored first, shown after: GetRun says waiting_approval only once a
 	// restarted server would say so too.
 	// A cancel that came since the check above set cancelling on the live
 	// run (not moved: the wait is stored, not shown); one that comes after
 	// this finds it waiting (cancelLive).
-	r, moved, err := o.transition(ctx, change{lr: lr, from: RunRunning, to: RunWaitingInput,
+	r, moved, err := o.transition(ctx, change{lr: lr, from: RunRunning, to: RunWaitingApproval,
 		set: func(r *Run) { r.LastSeq = lr.log.visibleSeq() },
 		store: func(ctx context.Context, r *Run) error {
 			return o.retry(ctx, "store the run's wait", func(ctx context.Context) error { return o.store.UpdateRun(ctx, r) })
 		}})
 	cancelled := err == nil && !moved
-	lr.observedEnd(RunEnd{State: RunWaitingInput, Usage: out.usage})
+	lr.observedEnd(RunEnd{State: RunWaitingApproval, Usage: out.usage})
 	if err != nil {
 		// The events are stored, the state is not: the reaper finds a
 		// running run of this instance that executes nowhere and ends it
@@ -662,7 +662,7 @@ func (o *Orchestrator) roundApprovals(ctx context.Context, r *Run) ([]*Approval,
 // a run that is not waiting.
 func (o *Orchestrator) resumeIfReady(ctx context.Context, runID string) error {
 	r, err := o.store.GetRun(ctx, runID)
-	if err != nil || r.State != RunWaitingInput {
+	if err != nil || r.State != RunWaitingApproval {
 		return err
 	}
 	if r.Pending == nil {
@@ -815,7 +815,7 @@ func (o *Orchestrator) resuspend(ctx context.Context, r *Run) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, _, err = o.transition(ctx, change{run: r, to: RunWaitingInput, set: func(r *Run) { r.LastSeq = seq },
+	_, _, err = o.transition(ctx, change{run: r, to: RunWaitingApproval, set: func(r *Run) { r.LastSeq = seq },
 		store: func(ctx context.Context, r *Run) error {
 			return o.retry(ctx, "store the run's wait", func(ctx context.Context) error { return o.store.UpdateRun(ctx, r) })
 		}})

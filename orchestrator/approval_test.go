@@ -95,7 +95,7 @@ func approvalHarness(t *testing.T, d *deployTool, policy orchestrator.ApprovalPo
 var deployTurns = []orchestratortest.Turn{call("deploy", `{"env":"prod"}`), {Content: "Done."}}
 
 // A call the policy names waits: approval_required with the call, the run
-// waiting_input in the store, the tool not run. approve runs it once and
+// waiting_approval in the store, the tool not run. approve runs it once and
 // the run finishes; a second decision is a conflict; the log is dense
 // across the wait.
 func TestApprovalApprove(t *testing.T) {
@@ -108,16 +108,16 @@ func TestApprovalApprove(t *testing.T) {
 		strings.Join(a.Decisions, ",") != "approve,edit,reject,cancel" || a.ApprovalID == "" || a.Reason == "" || a.ExpiresAt == nil {
 		t.Fatalf("approval_required = %+v", a)
 	}
-	waitState(t, h.store, run.ID, orchestrator.RunWaitingInput)
+	waitState(t, h.store, run.ID, orchestrator.RunWaitingApproval)
 	// The wait is stored first and shown after (suspendRun): GetRun says
-	// waiting_input a moment after the store does.
+	// waiting_approval a moment after the store does.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		got, _ := h.o.GetRun(t.Context(), "u", run.ID)
-		if got.State == orchestrator.RunWaitingInput {
+		if got.State == orchestrator.RunWaitingApproval {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("GetRun state = %s, want waiting_input", got.State)
+			t.Fatalf("GetRun state = %s, want waiting_approval", got.State)
 		}
 	}
 	list, err := h.o.Approvals(t.Context(), "u", run.ID)
@@ -246,7 +246,7 @@ func TestCancelWaitingRun(t *testing.T) {
 	h := approvalHarness(t, d, orchestrator.ApprovalPolicy{Tools: []string{"deploy"}}, deployTurns...)
 	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "ship it", ToolNames: []string{"deploy"}})
 	untilEvent(t, h.o, run.ID, 0, orchestrator.EventApprovalRequired)
-	waitState(t, h.store, run.ID, orchestrator.RunWaitingInput)
+	waitState(t, h.store, run.ID, orchestrator.RunWaitingApproval)
 	r, err := h.o.Cancel(t.Context(), "u", run.ID)
 	if err != nil || r.State != orchestrator.RunCancelled {
 		t.Fatalf("Cancel = %+v, %v", r, err)
@@ -272,7 +272,7 @@ func TestWaitingRunHoldsNoSlot(t *testing.T) {
 		turns: []orchestratortest.Turn{call("deploy", `{"env":"prod"}`), {Content: "Done."}}})
 	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "ship it", ToolNames: []string{"deploy"}})
 	untilEvent(t, h.o, run.ID, 0, orchestrator.EventApprovalRequired)
-	waitState(t, h.store, run.ID, orchestrator.RunWaitingInput)
+	waitState(t, h.store, run.ID, orchestrator.RunWaitingApproval)
 	if _, err := h.o.Start(t.Context(), orchestrator.RunRequest{UserID: "u", Question: "more"}); !errors.Is(err, orchestrator.ErrBusy) {
 		t.Fatalf("the same user's second run: %v, want ErrBusy (per_user 1 counts the waiting run)", err)
 	}
@@ -423,7 +423,7 @@ func TestApprovalSurvivesRestart(t *testing.T) {
 	run := mustStart(t, first.o, orchestrator.RunRequest{UserID: "u", Question: "ship it", ToolNames: []string{"deploy"}})
 	evs := untilEvent(t, first.o, run.ID, 0, orchestrator.EventApprovalRequired)
 	id := approvalData(t, evs[len(evs)-1]).ApprovalID
-	waitState(t, store, run.ID, orchestrator.RunWaitingInput)
+	waitState(t, store, run.ID, orchestrator.RunWaitingApproval)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := first.o.Close(ctx); err != nil {
@@ -464,7 +464,7 @@ func TestApprovedCallStartedIsNotRunAgain(t *testing.T) {
 	run := mustStart(t, first.o, orchestrator.RunRequest{UserID: "u", Question: "ship it", ToolNames: []string{"deploy"}})
 	evs := untilEvent(t, first.o, run.ID, 0, orchestrator.EventApprovalRequired)
 	id := approvalData(t, evs[len(evs)-1]).ApprovalID
-	waitState(t, store, run.ID, orchestrator.RunWaitingInput)
+	waitState(t, store, run.ID, orchestrator.RunWaitingApproval)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := first.o.Close(ctx); err != nil {
@@ -515,7 +515,7 @@ func TestRunDiedWhileSuspendingWaitsAgain(t *testing.T) {
 	run := mustStart(t, first.o, orchestrator.RunRequest{UserID: "u", Question: "ship it", ToolNames: []string{"deploy"}})
 	evs := untilEvent(t, first.o, run.ID, 0, orchestrator.EventApprovalRequired)
 	id := approvalData(t, evs[len(evs)-1]).ApprovalID
-	stored := waitState(t, store, run.ID, orchestrator.RunWaitingInput)
+	stored := waitState(t, store, run.ID, orchestrator.RunWaitingApproval)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := first.o.Close(ctx); err != nil {
@@ -530,8 +530,8 @@ func TestRunDiedWhileSuspendingWaitsAgain(t *testing.T) {
 	if _, err := second.o.RecoverOrphans(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := store.GetRun(t.Context(), run.ID); r.State != orchestrator.RunWaitingInput {
-		t.Fatalf("after recovery the run is %s, want waiting_input", r.State)
+	if r, _ := store.GetRun(t.Context(), run.ID); r.State != orchestrator.RunWaitingApproval {
+		t.Fatalf("after recovery the run is %s, want waiting_approval", r.State)
 	}
 	if _, err := second.o.Decide(t.Context(), "u", run.ID, id, orchestrator.ApprovalDecision{Decision: "approve"}); err != nil {
 		t.Fatal(err)
@@ -544,7 +544,7 @@ func TestRunDiedWhileSuspendingWaitsAgain(t *testing.T) {
 	}
 }
 
-// holdWait holds the storing of a run's wait (UpdateRun to waiting_input)
+// holdWait holds the storing of a run's wait (UpdateRun to waiting_approval)
 // until released.
 type holdWait struct {
 	orchestrator.Store
@@ -553,7 +553,7 @@ type holdWait struct {
 }
 
 func (s *holdWait) UpdateRun(ctx context.Context, r *orchestrator.Run) error {
-	if r.State == orchestrator.RunWaitingInput {
+	if r.State == orchestrator.RunWaitingApproval {
 		s.holding <- struct{}{}
 		<-s.release
 	}
@@ -562,7 +562,7 @@ func (s *holdWait) UpdateRun(ctx context.Context, r *orchestrator.Run) error {
 
 // approval_required comes before the wait is stored; Settled returns
 // only once it is, with the run as GetRun and the store then say. This
-// is what a front-end answering "waiting_input" relies on.
+// is what a front-end answering "waiting_approval" relies on.
 func TestSettledWaitsForTheStoredWait(t *testing.T) {
 	d := &deployTool{}
 	store := &holdWait{Store: orchestratortest.NewMemStore(), holding: make(chan struct{}, 1), release: make(chan struct{})}
@@ -590,10 +590,10 @@ func TestSettledWaitsForTheStoredWait(t *testing.T) {
 	}
 	close(store.release)
 	s := <-done
-	if s.err != nil || s.r.State != orchestrator.RunWaitingInput || s.r.Pending == nil {
-		t.Fatalf("Settled = %+v, %v; want waiting_input with its round", s.r, s.err)
+	if s.err != nil || s.r.State != orchestrator.RunWaitingApproval || s.r.Pending == nil {
+		t.Fatalf("Settled = %+v, %v; want waiting_approval with its round", s.r, s.err)
 	}
-	if r, err := store.GetRun(t.Context(), run.ID); err != nil || r.State != orchestrator.RunWaitingInput {
+	if r, err := store.GetRun(t.Context(), run.ID); err != nil || r.State != orchestrator.RunWaitingApproval {
 		t.Fatalf("stored run after Settled = %+v, %v", r, err)
 	}
 	if _, err := h.o.Settled(t.Context(), "mallory", run.ID); !errors.Is(err, orchestrator.ErrNotFound) {

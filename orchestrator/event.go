@@ -29,6 +29,9 @@ const (
 	EventToolOutputDelta = "tool_output_delta"
 	EventToolResult      = "tool_result"
 	EventFinal           = "final"
+	// EventUserInputRequired announces a run that waits for a person's
+	// answer to its question (RunWaitingInput).
+	EventUserInputRequired = "user_input_required"
 	// A2A delegation events, emitted by a2a@service tools through
 	// ToolInvocation.Emit.
 	EventA2ARequest = "a2a_request"

@@ -38,13 +38,19 @@ var lifecycle = []Transition{
 	{RunQueued, RunCancelled, EventFinal, "cancelled in the queue"},
 	{RunQueued, RunFailed, EventFinal, "not admitted, or its process died"},
 
-	{RunRunning, RunWaitingInput, EventApprovalRequired, "a call needs a decision"},
+	{RunRunning, RunWaitingApproval, EventApprovalRequired, "a call needs a decision"},
+	{RunRunning, RunWaitingInput, EventUserInputRequired, "the model asks the user"},
 	{RunRunning, RunCancelling, "", "cancel asked"},
 	{RunRunning, RunFinished, EventFinal, "answer, final tool or max rounds"},
 	{RunRunning, RunCancelled, EventFinal, "stopped by the server's shutdown"},
 	{RunRunning, RunFailed, EventFinal, "error, or its process died"},
 
-	{RunWaitingInput, RunRunning, EventProgress, "decided, resumed"},
+	{RunWaitingApproval, RunRunning, EventProgress, "decided, resumed"},
+	{RunWaitingApproval, RunCancelling, "", "cancel asked on another replica"},
+	{RunWaitingApproval, RunCancelled, EventFinal, "cancelled while waiting"},
+	{RunWaitingApproval, RunFailed, EventFinal, "cannot go on"},
+
+	{RunWaitingInput, RunRunning, EventProgress, "answered, resumed"},
 	{RunWaitingInput, RunCancelling, "", "cancel asked on another replica"},
 	{RunWaitingInput, RunCancelled, EventFinal, "cancelled while waiting"},
 	{RunWaitingInput, RunFailed, EventFinal, "cannot go on"},
@@ -52,6 +58,37 @@ var lifecycle = []Transition{
 	{RunCancelling, RunCancelled, EventFinal, "the cancel took"},
 	{RunCancelling, RunFinished, EventFinal, "ended before the cancel took"},
 	{RunCancelling, RunFailed, EventFinal, "failed before the cancel took"},
+}
+
+// States returns every state of the lifecycle, in the order the table
+// first names them.
+func States() []RunState {
+	var out []RunState
+	for _, t := range lifecycle {
+		for _, s := range []RunState{t.From, t.To} {
+			if s != stateNew && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// ActiveStates returns the states of a run that has not ended.
+func ActiveStates() []RunState {
+	return slices.DeleteFunc(States(), RunState.Terminal)
+}
+
+// Sources returns the states the lifecycle lets a run leave for to, in
+// the table's order: what a store's compare-and-set write of to accepts.
+func Sources(to RunState) []RunState {
+	var out []RunState
+	for _, t := range lifecycle {
+		if t.To == to && t.From != stateNew && !slices.Contains(out, t.From) {
+			out = append(out, t.From)
+		}
+	}
+	return out
 }
 
 // Lifecycle returns the table of legal moves, in its order.

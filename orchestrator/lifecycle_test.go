@@ -11,7 +11,7 @@ import (
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
-var allStates = []orchestrator.RunState{"", orchestrator.RunQueued, orchestrator.RunRunning, orchestrator.RunWaitingInput,
+var allStates = []orchestrator.RunState{"", orchestrator.RunQueued, orchestrator.RunRunning, orchestrator.RunWaitingApproval,
 	orchestrator.RunCancelling, orchestrator.RunFinished, orchestrator.RunCancelled, orchestrator.RunFailed}
 
 // TestLifecycleShape checks the table's promises: nothing leaves a
@@ -94,8 +94,8 @@ func TestCheckTransition(t *testing.T) {
 	for _, bad := range [][2]orchestrator.RunState{
 		{orchestrator.RunFinished, orchestrator.RunRunning},
 		{orchestrator.RunCancelled, orchestrator.RunFinished},
-		{orchestrator.RunFailed, orchestrator.RunWaitingInput},
-		{orchestrator.RunCancelling, orchestrator.RunWaitingInput},
+		{orchestrator.RunFailed, orchestrator.RunWaitingApproval},
+		{orchestrator.RunCancelling, orchestrator.RunWaitingApproval},
 		{orchestrator.RunRunning, orchestrator.RunQueued},
 		{"", orchestrator.RunFinished},
 	} {
@@ -133,7 +133,7 @@ func TestIllegalTransitionRefused(t *testing.T) {
 	if f := final(t, collect(t, h.o, r.ID, 0)); f.State != orchestrator.RunFinished {
 		t.Fatalf("run ended %s", f.State)
 	}
-	for _, to := range []orchestrator.RunState{orchestrator.RunRunning, orchestrator.RunQueued, orchestrator.RunFailed, orchestrator.RunWaitingInput} {
+	for _, to := range []orchestrator.RunState{orchestrator.RunRunning, orchestrator.RunQueued, orchestrator.RunFailed, orchestrator.RunWaitingApproval} {
 		err := h.o.MoveStoredForTest(t.Context(), r.ID, to)
 		if !errors.Is(err, orchestrator.ErrIllegalTransition) {
 			t.Errorf("finished -> %s: %v, want ErrIllegalTransition", to, err)

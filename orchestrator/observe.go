@@ -64,7 +64,7 @@ type RunInfo struct {
 
 // RunEnd is how an observed execution of a run ended.
 type RunEnd struct {
-	// State is the run's terminal state, RunWaitingInput when it
+	// State is the run's terminal state, RunWaitingApproval when it
 	// suspended for approvals, or "" when it was never admitted.
 	State      RunState
 	StopReason StopReason

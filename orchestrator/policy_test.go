@@ -207,7 +207,7 @@ func TestApprovedCallStillMeetsThePolicy(t *testing.T) {
 	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "ship it", ToolNames: []string{"deploy"}, Frontend: "a2a"})
 	evs := untilEvent(t, h.o, run.ID, 0, orchestrator.EventApprovalRequired)
 	a := approvalData(t, evs[len(evs)-1])
-	waitState(t, h.store, run.ID, orchestrator.RunWaitingInput)
+	waitState(t, h.store, run.ID, orchestrator.RunWaitingApproval)
 	access.set(&orchestrator.ToolAccess{Denied: []string{"deploy"}})
 	if _, err := h.o.Decide(t.Context(), "u", run.ID, a.ApprovalID, orchestrator.ApprovalDecision{Decision: orchestrator.DecisionApprove}); err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ import (
 // restart.
 
 // activeStates are the states a run can still leave.
-var activeStates = []RunState{RunQueued, RunRunning, RunCancelling, RunWaitingInput}
+var activeStates = ActiveStates()
 
 // orphanMessage is the error of a run ended by the reaper.
 const orphanMessage = "interrupted: the process running it stopped"
@@ -47,7 +47,7 @@ func (o *Orchestrator) RecoverOrphans(ctx context.Context) (int, error) {
 		if o.executes(r.ID) {
 			continue
 		}
-		if r.State == RunWaitingInput {
+		if r.State.Waiting() {
 			// Not an orphan: it waits for a person, executed nowhere.
 			// Decisions that are complete (or expired) resume it.
 			if err := o.resumeIfReady(ctx, r.ID); err != nil && !errors.Is(err, ErrNotFound) {

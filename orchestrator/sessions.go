@@ -54,7 +54,7 @@ func (o *Orchestrator) DeleteSession(ctx context.Context, userID, sessionID stri
 	})
 	o.mu.Unlock()
 	if !busy {
-		active, err := o.store.ListRuns(ctx, RunFilter{SessionID: sessionID, States: []RunState{RunQueued, RunRunning, RunCancelling, RunWaitingInput}, Page: Page{Limit: 1}})
+		active, err := o.store.ListRuns(ctx, RunFilter{SessionID: sessionID, States: activeStates, Page: Page{Limit: 1}})
 		if err != nil {
 			return err
 		}

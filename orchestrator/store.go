@@ -115,7 +115,7 @@ type Store interface {
 	// window, the biggest token users first.
 	Usage(ctx context.Context, f UsageFilter, now time.Time) ([]UserUsage, error)
 
-	// ClaimWaiting moves a run in waiting_input to running under owner
+	// ClaimWaiting moves a waiting run (waiting_approval or waiting_input) to running under owner
 	// to, atomically, and returns it as stored afterwards: of several
 	// claimants exactly one wins. The error wraps ErrConflict when the run
 	// is not waiting and ErrNotFound when there is no such run.

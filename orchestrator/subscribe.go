@@ -210,9 +210,9 @@ func finalFromRun(r *Run) Event {
 }
 
 // Settled waits until a run stops executing and returns it as GetRun
-// then answers: stored waiting for its approvals (waiting_input) or ended.
+// then answers: stored waiting for its approvals (waiting_approval) or ended.
 // A run announces its approvals (approval_required) before its wait is
-// stored, so a front-end that tells its client "waiting_input" calls it
+// stored, so a front-end that tells its client "waiting_approval" calls it
 // first: what the client is told is then what GetRun says, and what a
 // restarted server would say. A run decided and resumed meanwhile is
 // waited for until it waits again or ends. This process wakes the call
@@ -227,7 +227,7 @@ func (o *Orchestrator) Settled(ctx context.Context, userID, runID string) (*Run,
 		if err != nil {
 			return nil, err
 		}
-		if r.State == RunWaitingInput || r.State.Terminal() {
+		if r.State.Waiting() || r.State.Terminal() {
 			return r, nil
 		}
 		if timer == nil {

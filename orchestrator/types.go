@@ -11,21 +11,31 @@ import (
 
 // RunState is the state of a run. The machine is
 //
-//	queued -> running -> (waiting_input) -> finished | cancelled | failed
+//	queued -> running <-> (waiting_approval | waiting_input) -> finished | cancelled | failed
 //
-// with cancelling between running (or queued) and cancelled.
+// with cancelling before cancelled; lifecycle.go has the whole table.
 type RunState string
 
 // Run states.
 const (
-	RunQueued       RunState = "queued"
-	RunRunning      RunState = "running"
+	RunQueued  RunState = "queued"
+	RunRunning RunState = "running"
+	// RunWaitingApproval: paused until a person decides the tool calls
+	// the run asked approval for (approval.go).
+	RunWaitingApproval RunState = "waiting_approval"
+	// RunWaitingInput: paused until a person answers the question the
+	// run asked (ask the user).
 	RunWaitingInput RunState = "waiting_input"
 	RunCancelling   RunState = "cancelling"
 	RunFinished     RunState = "finished"
 	RunCancelled    RunState = "cancelled"
 	RunFailed       RunState = "failed"
 )
+
+// Waiting reports whether the run is paused for a person: it executes
+// nowhere, holds no execution slot, and a decision or an answer on any
+// replica resumes it.
+func (s RunState) Waiting() bool { return s == RunWaitingApproval || s == RunWaitingInput }
 
 // Terminal reports whether no further transition can happen.
 func (s RunState) Terminal() bool {

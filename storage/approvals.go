@@ -118,7 +118,7 @@ func (s *Store) ClaimWaiting(ctx context.Context, runID, to string) (*orchestrat
 		claimed = nil // a group commit may run this again
 		row := new(runRow)
 		err := db.NewUpdate().Model(row).Set("owner = ?", to).Set("state = ?", string(orchestrator.RunRunning)).
-			Where("id = ?", runID).Where("state = ?", string(orchestrator.RunWaitingInput)).Returning("*").Scan(ctx)
+			Where("id = ?", runID).Where("state IN (?)", bun.List(waitingStates)).Returning("*").Scan(ctx)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: claim waiting run %s", orchestrator.ErrNotFound, runID)
 		}

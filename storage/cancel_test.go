@@ -72,7 +72,7 @@ func TestRequestCancelAnswersItsOwnWrite(t *testing.T) {
 // owned by the claimer. The cancel that follows is the owner's to see.
 func TestClaimWaitingAnswersItsOwnWrite(t *testing.T) {
 	// A cancel from another replica lands the moment the run is claimed.
-	s, ctx := runBesideReplica(t, orchestrator.RunWaitingInput, "'waiting_input'", "UPDATE runs SET state = 'cancelling' WHERE id = $1")
+	s, ctx := runBesideReplica(t, orchestrator.RunWaitingApproval, "'waiting_approval'", "UPDATE runs SET state = 'cancelling' WHERE id = $1")
 	r, err := s.ClaimWaiting(ctx, "r", "me")
 	if err != nil || r.State != orchestrator.RunRunning || r.Owner != "me" {
 		t.Fatalf("ClaimWaiting = %+v, %v; want the run as the claim left it, running and owned by me", r, err)

@@ -327,7 +327,7 @@ func planWorkload(t *testing.T, s *Store) {
 	}
 	for _, f := range []orchestrator.MonitorFilter{
 		{Page: page},
-		{States: []orchestrator.RunState{orchestrator.RunQueued, orchestrator.RunRunning, orchestrator.RunWaitingInput, orchestrator.RunCancelling}, Page: page},
+		{States: []orchestrator.RunState{orchestrator.RunQueued, orchestrator.RunRunning, orchestrator.RunWaitingApproval, orchestrator.RunCancelling}, Page: page},
 		{UserID: seedUser, Page: page},
 		{Since: time.Now().Add(-time.Hour), Page: page},
 		{Page: orchestrator.Page{Limit: 20, After: &orchestrator.PageKey{At: time.Now().Add(-time.Minute), ID: "run_"}}},

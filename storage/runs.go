@@ -76,8 +76,22 @@ func ownerConflict(ctx context.Context, db bun.IDB, id, owner string) error {
 }
 
 // activeStates are the states a run can still leave.
-var activeStates = []string{string(orchestrator.RunQueued), string(orchestrator.RunRunning),
-	string(orchestrator.RunWaitingInput), string(orchestrator.RunCancelling)}
+var activeStates = statesOf(orchestrator.ActiveStates())
+
+// cancellable and waitingStates are the states RequestCancel and
+// ClaimWaiting move a run from, as the lifecycle's table says.
+var (
+	cancellable   = statesOf(orchestrator.Sources(orchestrator.RunCancelling))
+	waitingStates = statesOf([]orchestrator.RunState{orchestrator.RunWaitingApproval, orchestrator.RunWaitingInput})
+)
+
+func statesOf(states []orchestrator.RunState) []string {
+	out := make([]string, len(states))
+	for i, s := range states {
+		out[i] = string(s)
+	}
+	return out
+}
 
 // ClaimRun implements [orchestrator.Store] with one conditional UPDATE, so
 // of several reapers exactly one wins.
@@ -107,7 +121,7 @@ func (s *Store) RequestCancel(ctx context.Context, runID string) (*orchestrator.
 		flagged = nil // a group commit may run this again
 		row := new(runRow)
 		err := db.NewUpdate().Model(row).Set("state = ?", string(orchestrator.RunCancelling)).
-			Where("id = ?", runID).Where("state IN (?)", bun.List(activeStates[:3])).Returning("*").Scan(ctx)
+			Where("id = ?", runID).Where("state IN (?)", bun.List(cancellable)).Returning("*").Scan(ctx)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil // not there, or in a state a cancel does not change
 		}

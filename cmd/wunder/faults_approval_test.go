@@ -89,7 +89,7 @@ func faultKill9WhileWaiting(t *testing.T, dsn string) {
 	}
 	waitFor(t, 10*time.Second, "the run to be stored waiting", func() bool {
 		r, err := c.GetRun(t.Context(), "waiter", run.ID)
-		return err == nil && r.State == "waiting_input"
+		return err == nil && r.State == "waiting_approval"
 	})
 	a.Kill9(t)
 	b2 := startWunder(t, cfgPath, port)
@@ -216,7 +216,7 @@ func TestFaultKill9WhileWaitingA2A(t *testing.T) {
 	c := client.New(a.URL, "", nil)
 	waitFor(t, 10*time.Second, "the run to be stored waiting", func() bool {
 		r, err := c.GetRun(t.Context(), "waiter", started.ID)
-		return err == nil && r.State == "waiting_input"
+		return err == nil && r.State == "waiting_approval"
 	})
 	a.Kill9(t)
 	b2 := startWunder(t, cfgPath, port)

@@ -24,7 +24,7 @@ func (f *fixture) approvalRows() []matrixRow {
 			for i := range waiting {
 				decodeInto(t, f.rest(t, "POST", "/wunder", `{"question":"write a note","tool_names":["write_file"],"approval_mode":"suggest","stream":false}`,
 					bearerOf(f.alice)), 200, &waiting[i])
-				if waiting[i].State != "waiting_input" || len(waiting[i].Approvals) != 1 {
+				if waiting[i].State != "waiting_approval" || len(waiting[i].Approvals) != 1 {
 					t.Fatalf("alice's run %d does not wait for one approval: %+v", i, waiting[i])
 				}
 			}

@@ -27,7 +27,7 @@ func (f *fixture) mcpApprovalRows() []matrixRow {
 			defer cs.Close()
 			for i := range waiting {
 				res, out := mcpCallTool(t, cs, "wunder__run", map[string]any{"task": "write a note", "tool_names": []string{"write_file"}, "approval_mode": "suggest"})
-				if res.IsError || out.State != "waiting_input" || len(out.Approvals) != 1 {
+				if res.IsError || out.State != "waiting_approval" || len(out.Approvals) != 1 {
 					t.Fatalf("alice's MCP run %d does not wait for one approval: %+v %s", i, out, resultText(res))
 				}
 				waiting[i] = out

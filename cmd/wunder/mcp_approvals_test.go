@@ -102,11 +102,11 @@ func mcpApprovalKill9(t *testing.T, dsn string) {
 	cfgPath := writeFaultConfig(t, dir, port, model.URL, dsn, "approvals:\n  tools: [write_file]")
 	a := startWunder(t, cfgPath, port)
 	res, out := mcpCallTool(t, mcpSession(t, a.URL, nil), "wunder__run", map[string]any{"task": "write a note", "tool_names": []string{"write_file"}})
-	if res.IsError || out.State != "waiting_input" || len(out.Approvals) != 1 || out.Approvals[0].Tool != "write_file" {
+	if res.IsError || out.State != "waiting_approval" || len(out.Approvals) != 1 || out.Approvals[0].Tool != "write_file" {
 		t.Fatalf("wunder__run: %+v %+v", out, res.Content)
 	}
 	// The call answers at the first approval_required event; the run is
-	// stored waiting_input a moment later, after its log is flushed (the
+	// stored waiting_approval a moment later, after its log is flushed (the
 	// API shows the live run's state before that). The scenario is a kill
 	// while the run waits: wait for the state in the store.
 	opts := storage.Options{SQLitePath: filepath.Join(dir, "wunder.db")}
@@ -117,9 +117,9 @@ func mcpApprovalKill9(t *testing.T, dsn string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the run to be stored waiting_input", func() bool {
+	waitFor(t, 10*time.Second, "the run to be stored waiting_approval", func() bool {
 		r, err := st.GetRun(t.Context(), out.RunID)
-		return err == nil && r.State == orchestrator.RunWaitingInput
+		return err == nil && r.State == orchestrator.RunWaitingApproval
 	})
 	_ = st.Close()
 	a.Kill9(t)

@@ -229,7 +229,7 @@ func TestApprovalsOverConnect(t *testing.T) {
 }
 
 // approval_mode on Submit: unspecified is the server's (full_auto: deploy
-// runs at once), suggest waits (the run is waiting_input, Follow sees
+// runs at once), suggest waits (the run is waiting_approval, Follow sees
 // approval_required), and a value that is no mode is INVALID_ARGUMENT.
 func TestSubmitApprovalMode(t *testing.T) {
 	d := &deployTool{}

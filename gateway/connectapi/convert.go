@@ -17,13 +17,14 @@ import (
 // an unknown value becomes the UNSPECIFIED enum value.
 
 var runStates = map[orchestrator.RunState]wunderv1.RunState{
-	orchestrator.RunQueued:       wunderv1.RunState_RUN_STATE_QUEUED,
-	orchestrator.RunRunning:      wunderv1.RunState_RUN_STATE_RUNNING,
-	orchestrator.RunWaitingInput: wunderv1.RunState_RUN_STATE_WAITING_INPUT,
-	orchestrator.RunCancelling:   wunderv1.RunState_RUN_STATE_CANCELLING,
-	orchestrator.RunFinished:     wunderv1.RunState_RUN_STATE_FINISHED,
-	orchestrator.RunCancelled:    wunderv1.RunState_RUN_STATE_CANCELLED,
-	orchestrator.RunFailed:       wunderv1.RunState_RUN_STATE_FAILED,
+	orchestrator.RunQueued:          wunderv1.RunState_RUN_STATE_QUEUED,
+	orchestrator.RunRunning:         wunderv1.RunState_RUN_STATE_RUNNING,
+	orchestrator.RunWaitingApproval: wunderv1.RunState_RUN_STATE_WAITING_APPROVAL,
+	orchestrator.RunWaitingInput:    wunderv1.RunState_RUN_STATE_WAITING_INPUT,
+	orchestrator.RunCancelling:      wunderv1.RunState_RUN_STATE_CANCELLING,
+	orchestrator.RunFinished:        wunderv1.RunState_RUN_STATE_FINISHED,
+	orchestrator.RunCancelled:       wunderv1.RunState_RUN_STATE_CANCELLED,
+	orchestrator.RunFailed:          wunderv1.RunState_RUN_STATE_FAILED,
 }
 
 var stopReasons = map[orchestrator.StopReason]wunderv1.StopReason{

@@ -49,3 +49,9 @@ func Reasons() []string {
 	}
 	return out
 }
+
+// RunStateOf exposes the run state map.
+func RunStateOf(s orchestrator.RunState) (int32, bool) {
+	v, ok := runStates[s]
+	return int32(v), ok
+}

@@ -37,7 +37,7 @@ func (t *Telemetry) RunStarted(parent, ctx context.Context, r orchestrator.RunIn
 	}
 	return ctx, func(e orchestrator.RunEnd) {
 		t.userRunEnded(r, e, time.Since(start))
-		if e.State != "" && e.State != orchestrator.RunWaitingInput {
+		if e.State != "" && !e.State.Waiting() {
 			t.m.runs.WithLabelValues(string(e.State), frontendLabel(r.Frontend)).Inc()
 			t.m.runDuration.Observe(time.Since(start).Seconds())
 		}

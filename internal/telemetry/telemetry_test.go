@@ -65,7 +65,7 @@ func TestObserverWithoutTraces(t *testing.T) {
 	}
 	end(orchestrator.RunEnd{State: orchestrator.RunFinished})
 	_, endSuspended := tel.RunStarted(t.Context(), ctx, orchestrator.RunInfo{ID: "run_2", Frontend: orchestrator.FrontendA2A})
-	endSuspended(orchestrator.RunEnd{State: orchestrator.RunWaitingInput})
+	endSuspended(orchestrator.RunEnd{State: orchestrator.RunWaitingApproval})
 	_, endTool := tel.ToolCall(ctx, orchestrator.ToolCallInfo{Tool: "alice@search", Owner: "alice"})
 	endTool(orchestrator.ToolCallEnd{IsError: true})
 	_, endModel := tel.ModelCall(ctx, orchestrator.ModelCallInfo{Model: "m"})
@@ -77,7 +77,7 @@ func TestObserverWithoutTraces(t *testing.T) {
 		got, want float64
 	}{
 		{"runs finished/other", testutil.ToFloat64(tel.m.runs.WithLabelValues("finished", "other")), 1},
-		{"runs waiting_input (counted when it ends)", testutil.ToFloat64(tel.m.runs.WithLabelValues("waiting_input", "a2a")), 0},
+		{"runs waiting_approval (counted when it ends)", testutil.ToFloat64(tel.m.runs.WithLabelValues("waiting_approval", "a2a")), 0},
 		{"tool calls user_tool/error", testutil.ToFloat64(tel.m.toolCalls.WithLabelValues("user_tool", "error")), 1},
 		{"model calls m/cancelled", testutil.ToFloat64(tel.m.modelCalls.WithLabelValues("m", "cancelled")), 1},
 	} {

@@ -60,7 +60,7 @@ func (t *Telemetry) userRunEnded(r orchestrator.RunInfo, e orchestrator.RunEnd, 
 		return
 	}
 	t.m.userRunSeconds.WithLabelValues(user).Add(took.Seconds())
-	if e.State == orchestrator.RunWaitingInput {
+	if e.State.Waiting() {
 		return
 	}
 	t.m.userRuns.WithLabelValues(user).Inc()

@@ -404,8 +404,7 @@ func (m *memStore) RequestCancel(_ context.Context, runID string) (*orchestrator
 	if !ok {
 		return nil, fmt.Errorf("%w: run %s", orchestrator.ErrNotFound, runID)
 	}
-	switch cur.State {
-	case orchestrator.RunQueued, orchestrator.RunRunning, orchestrator.RunWaitingInput:
+	if slices.Contains(orchestrator.Sources(orchestrator.RunCancelling), cur.State) {
 		cur.State = orchestrator.RunCancelling
 		m.runs[runID] = cur
 	}

@@ -64,7 +64,7 @@ func (m *memStore) ClaimWaiting(_ context.Context, runID, to string) (*orchestra
 	if !ok {
 		return nil, fmt.Errorf("%w: run %s", orchestrator.ErrNotFound, runID)
 	}
-	if cur.State != orchestrator.RunWaitingInput {
+	if !cur.State.Waiting() {
 		return nil, fmt.Errorf("%w: run %s is %s, not waiting", orchestrator.ErrConflict, runID, cur.State)
 	}
 	cur.State, cur.Owner = orchestrator.RunRunning, to

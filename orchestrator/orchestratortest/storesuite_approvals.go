@@ -18,7 +18,7 @@ func (st *storeSuite) approvalTests() map[string]func(*testing.T) {
 		t.Helper()
 		r := &orchestrator.Run{ID: id, SessionID: "s1", UserID: "u1", State: orchestrator.RunRunning, Owner: "a", CreatedAt: at(0)}
 		mustDo(t, "CreateRun", s.CreateRun(t.Context(), r))
-		r.State = orchestrator.RunWaitingInput
+		r.State = orchestrator.RunWaitingApproval
 		r.Pending = &orchestrator.PendingRound{Round: 2, Content: "I will write it", Locks: []string{"session:s1", "user:u1#0"},
 			Calls: []orchestrator.PendingToolCall{
 				{Call: orchestrator.ToolCall{ID: "c1", Name: "write_file", Arguments: json.RawMessage(`{"path":"a.txt"}`)}, ApprovalID: "ap1"},

@@ -73,7 +73,7 @@ func (st *storeSuite) ownerTests() map[string]func(*testing.T) {
 			}{
 				{orchestrator.RunQueued, orchestrator.RunCancelling},
 				{orchestrator.RunRunning, orchestrator.RunCancelling},
-				{orchestrator.RunWaitingInput, orchestrator.RunCancelling},
+				{orchestrator.RunWaitingApproval, orchestrator.RunCancelling},
 				{orchestrator.RunCancelling, orchestrator.RunCancelling},
 				{orchestrator.RunFinished, orchestrator.RunFinished},
 				{orchestrator.RunFailed, orchestrator.RunFailed},

@@ -48,7 +48,7 @@ export function Chat() {
   const frame = useRef(0);
 
   const live = runs.length ? runs[runs.length - 1] : null;
-  const busy = !!live && (live.state === 'running' || live.state === 'waiting_input');
+  const busy = !!live && (live.state === 'running' || live.state.startsWith('waiting_'));
 
   type SessionPage = { sessions: Session[]; next_cursor: string };
   const loadSessions = () =>
@@ -101,7 +101,7 @@ export function Chat() {
       const [h, live] = await Promise.all([
         api<{ messages: Message[] }>('GET', withUser('/wunder/sessions/' + sid)),
         resume
-          ? api<{ runs: { run_id: string; question: string; state: string }[] }>('GET', withUser(`/wunder/runs?session_id=${sid}&state=queued,running,waiting_input&limit=1`))
+          ? api<{ runs: { run_id: string; question: string; state: string }[] }>('GET', withUser(`/wunder/runs?session_id=${sid}&state=queued,running,waiting_approval,waiting_input&limit=1`))
           : Promise.resolve({ runs: [] }),
       ]);
       const run = live.runs[0];

@@ -60,7 +60,7 @@ export function Monitor() {
   const load = async () => {
     try {
       const [r, u, y] = await Promise.all([
-        api<{ runs: MonitorRun[] }>('GET', '/wunder/admin/monitor?state=queued,running,waiting_input,cancelling'),
+        api<{ runs: MonitorRun[] }>('GET', '/wunder/admin/monitor?state=queued,running,waiting_approval,waiting_input,cancelling'),
         api<{ tools: ToolUsage[] }>('GET', '/wunder/admin/monitor/tool_usage'),
         api<System>('GET', '/wunder/admin/monitor/system'),
       ]);

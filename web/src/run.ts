@@ -55,7 +55,7 @@ export interface RunView {
   lastSeq: number;
   events: number;
   usage?: Usage;
-  state: string; // running, waiting_input, finished, cancelled, failed
+  state: string; // running, waiting_approval, waiting_input, finished, cancelled, failed
   stopReason?: string;
   answer?: string;
   pending: Approval[];
@@ -132,7 +132,7 @@ export function apply(v: RunView, ev: RunEvent) {
       v.usage = d.total ?? d.usage;
       break;
     case 'approval_required':
-      v.state = 'waiting_input';
+      v.state = 'waiting_approval';
       v.pending = [...v.pending.filter((a) => a.approval_id !== d.approval_id), d as Approval];
       break;
     case 'approval_decided':

@@ -134,7 +134,7 @@ function RunBlock({ s, r }: { s: Strings; r: RunView }) {
               {s.usage}: {r.usage.input_tokens} → {r.usage.output_tokens} ({r.usage.total_tokens})
             </span>
           )}
-          {r.state !== 'running' && r.state !== 'waiting_input' && (
+          {r.state !== 'running' && !r.state.startsWith('waiting_') && (
             <span class={'badge ' + r.state}>
               {r.state}
               {r.stopReason && r.stopReason !== 'model_response' ? ` · ${r.stopReason}` : ''}

@@ -24,19 +24,23 @@ const (
 )
 
 // RunState is the state of a run:
-// queued -> running -> (waiting_input) -> finished | cancelled | failed,
-// with cancelling in between.
+// queued -> running <-> (waiting_approval | waiting_input) -> finished |
+// cancelled | failed, with cancelling in between (docs/lifecycle.md).
 type RunState int32
 
 const (
-	RunState_RUN_STATE_UNSPECIFIED   RunState = 0
-	RunState_RUN_STATE_QUEUED        RunState = 1
-	RunState_RUN_STATE_RUNNING       RunState = 2
+	RunState_RUN_STATE_UNSPECIFIED RunState = 0
+	RunState_RUN_STATE_QUEUED      RunState = 1
+	RunState_RUN_STATE_RUNNING     RunState = 2
+	// Paused until a person answers the run's question.
 	RunState_RUN_STATE_WAITING_INPUT RunState = 3
 	RunState_RUN_STATE_CANCELLING    RunState = 4
 	RunState_RUN_STATE_FINISHED      RunState = 5
 	RunState_RUN_STATE_CANCELLED     RunState = 6
 	RunState_RUN_STATE_FAILED        RunState = 7
+	// Paused until a person decides the tool calls the run asked approval
+	// for (Decide).
+	RunState_RUN_STATE_WAITING_APPROVAL RunState = 8
 )
 
 // Enum value maps for RunState.
@@ -50,16 +54,18 @@ var (
 		5: "RUN_STATE_FINISHED",
 		6: "RUN_STATE_CANCELLED",
 		7: "RUN_STATE_FAILED",
+		8: "RUN_STATE_WAITING_APPROVAL",
 	}
 	RunState_value = map[string]int32{
-		"RUN_STATE_UNSPECIFIED":   0,
-		"RUN_STATE_QUEUED":        1,
-		"RUN_STATE_RUNNING":       2,
-		"RUN_STATE_WAITING_INPUT": 3,
-		"RUN_STATE_CANCELLING":    4,
-		"RUN_STATE_FINISHED":      5,
-		"RUN_STATE_CANCELLED":     6,
-		"RUN_STATE_FAILED":        7,
+		"RUN_STATE_UNSPECIFIED":      0,
+		"RUN_STATE_QUEUED":           1,
+		"RUN_STATE_RUNNING":          2,
+		"RUN_STATE_WAITING_INPUT":    3,
+		"RUN_STATE_CANCELLING":       4,
+		"RUN_STATE_FINISHED":         5,
+		"RUN_STATE_CANCELLED":        6,
+		"RUN_STATE_FAILED":           7,
+		"RUN_STATE_WAITING_APPROVAL": 8,
 	}
 )
 
@@ -662,7 +668,7 @@ type Event struct {
 	// final, error (more may be added; clients skip types they do not know).
 	//
 	// approval_required: a tool call waits for a person's decision and the
-	// run enters waiting_input; data has approval_id, kind (authorization or
+	// run enters waiting_approval; data has approval_id, kind (authorization or
 	// param_required), tool, arguments, reason, decisions (the ones allowed),
 	// missing (param_required: the JSON Schema of what is asked), call_id,
 	// round and expires_at. Decide it with RunService.Decide; the stream
@@ -2125,7 +2131,7 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\targuments\x18\x05 \x01(\v2\x17.google.protobuf.StructR\targuments\x12\x16\n" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\"A\n" +
 	"\x0eDecideResponse\x12/\n" +
-	"\bapproval\x18\x01 \x01(\v2\x13.wunder.v1.ApprovalR\bapproval*\xd0\x01\n" +
+	"\bapproval\x18\x01 \x01(\v2\x13.wunder.v1.ApprovalR\bapproval*\xf0\x01\n" +
 	"\bRunState\x12\x19\n" +
 	"\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10RUN_STATE_QUEUED\x10\x01\x12\x15\n" +
@@ -2134,7 +2140,8 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x14RUN_STATE_CANCELLING\x10\x04\x12\x16\n" +
 	"\x12RUN_STATE_FINISHED\x10\x05\x12\x17\n" +
 	"\x13RUN_STATE_CANCELLED\x10\x06\x12\x14\n" +
-	"\x10RUN_STATE_FAILED\x10\a*\xb3\x01\n" +
+	"\x10RUN_STATE_FAILED\x10\a\x12\x1e\n" +
+	"\x1aRUN_STATE_WAITING_APPROVAL\x10\b*\xb3\x01\n" +
 	"\n" +
 	"StopReason\x12\x1b\n" +
 	"\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +

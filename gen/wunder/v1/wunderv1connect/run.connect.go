@@ -73,7 +73,7 @@ type RunServiceClient interface {
 	ListRuns(context.Context, *connect.Request[v1.ListRunsRequest]) (*connect.Response[v1.ListRunsResponse], error)
 	// ListApprovals lists a run's approvals, oldest first: the tool calls
 	// that waited (or wait) for a person's decision. A run waiting for one
-	// is in state RUN_STATE_WAITING_INPUT, and its event log has an
+	// is in state RUN_STATE_WAITING_APPROVAL, and its event log has an
 	// approval_required event per approval.
 	ListApprovals(context.Context, *connect.Request[v1.ListApprovalsRequest]) (*connect.Response[v1.ListApprovalsResponse], error)
 	// Decide records a decision on a pending approval. When it was the last
@@ -220,7 +220,7 @@ type RunServiceHandler interface {
 	ListRuns(context.Context, *connect.Request[v1.ListRunsRequest]) (*connect.Response[v1.ListRunsResponse], error)
 	// ListApprovals lists a run's approvals, oldest first: the tool calls
 	// that waited (or wait) for a person's decision. A run waiting for one
-	// is in state RUN_STATE_WAITING_INPUT, and its event log has an
+	// is in state RUN_STATE_WAITING_APPROVAL, and its event log has an
 	// approval_required event per approval.
 	ListApprovals(context.Context, *connect.Request[v1.ListApprovalsRequest]) (*connect.Response[v1.ListApprovalsResponse], error)
 	// Decide records a decision on a pending approval. When it was the last

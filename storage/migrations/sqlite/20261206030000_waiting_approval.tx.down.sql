@@ -1,0 +1,1 @@
+UPDATE runs SET state = 'waiting_input' WHERE state = 'waiting_approval';
