@@ -48,7 +48,7 @@ func (c *Client) sendParams(r *SendRequest) map[string]any {
 // Send sends a message and returns the task (or message) the peer answers.
 func (c *Client) Send(ctx context.Context, r *SendRequest) (Event, error) {
 	method := MethodsOf(c.Version).Send
-	raw, err := c.call(ctx, method, c.sendParams(r))
+	raw, err := c.Call(ctx, method, c.sendParams(r))
 	if err != nil {
 		return Event{}, err
 	}
@@ -81,7 +81,7 @@ func (c *Client) CancelTask(ctx context.Context, taskID string) (*Task, error) {
 
 // task calls a method that answers a Task.
 func (c *Client) task(ctx context.Context, method, taskID string) (*Task, error) {
-	raw, err := c.call(ctx, method, map[string]any{"id": taskID})
+	raw, err := c.Call(ctx, method, map[string]any{"id": taskID})
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,10 @@ func (c *Client) post(ctx context.Context, method string, params any, accept str
 	return resp, id, nil
 }
 
-func (c *Client) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+// Call calls method with params and returns its raw result; an error
+// answer is an [*Error] (errors.Is reads its kind). Send, GetTask and the
+// others are Call with their method's params and decoded result.
+func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	resp, _, err := c.post(ctx, method, params, "application/json")
 	if err != nil {
 		return nil, err

@@ -173,7 +173,7 @@ var kinds = []Kind{
 	{Err: orchestrator.ErrBusy, Code: CodeServerError, Reason: ReasonBusy, Domain: DomainWunder, HTTP: 429, GRPC: GRPCResourceExhausted, Retry: true, Transport: true,
 		Doc: "try again later: the context (session) already has a running task, or the user is at `concurrency.per_user_agents`"},
 	{Err: orchestrator.ErrCanceled, Code: CodeServerError, Reason: ReasonCanceled, Domain: DomainWunder, HTTP: 499, GRPC: GRPCCanceled,
-		Doc: "the work the request waited for was cancelled"},
+		Doc: "a cancelled run reported as an error (no A2A method does so today: a cancelled task is a task in state `canceled`)"},
 	{Err: ErrInternal, Core: orchestrator.ErrUnavailable, Code: CodeInternal, Reason: "INTERNAL_ERROR", Domain: DomainA2A, HTTP: 500, GRPC: GRPCInternal, Message: "internal error",
 		Doc: "any other failure (the detail goes to the log only)"},
 	{Err: ErrTaskNotCancelable, Core: orchestrator.ErrConflict, Code: CodeTaskNotCancelable, Reason: "TASK_NOT_CANCELABLE", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
@@ -183,7 +183,7 @@ var kinds = []Kind{
 	{Err: ErrUnsupportedOperation, Core: orchestrator.ErrInvalidArgument, Code: CodeUnsupportedOperation, Reason: "UNSUPPORTED_OPERATION", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
 		Doc: "a message for a task that is working or ended; subscribing to a terminal task; deciding an approval twice"},
 	{Err: ErrContentTypeNotSupported, Core: orchestrator.ErrInvalidArgument, Code: CodeContentTypeNotSupported, Reason: "CONTENT_TYPE_NOT_SUPPORTED", Domain: DomainA2A, HTTP: 400, GRPC: GRPCInvalidArgument,
-		Doc: "a body that is not JSON; a message with no text, data or inline file part; a file of a type wunder does not convert ([attachments.md](attachments.md#errors))"},
+		Doc: "a request body without a JSON `Content-Type`; a message with no text, data or inline file part; a file of a type wunder does not convert ([attachments.md](attachments.md#errors))"},
 	{Err: ErrInvalidAgentResponse, Core: orchestrator.ErrUnavailable, Code: CodeInvalidAgentResponse, Reason: "INVALID_AGENT_RESPONSE", Domain: DomainA2A, HTTP: 500, GRPC: GRPCInternal,
 		Doc: "never sent by wunder; its client reports a peer's answer it cannot read as this"},
 	{Err: ErrExtendedCardNotConfigured, Core: orchestrator.ErrInvalidArgument, Code: CodeExtendedCardNotConfigured, Reason: "EXTENDED_AGENT_CARD_NOT_CONFIGURED", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
@@ -204,7 +204,7 @@ var kinds = []Kind{
 	{Err: orchestrator.ErrToolNotFound, Code: CodeInvalidParams, Reason: "INVALID_PARAMS", Domain: DomainA2A, HTTP: 400, GRPC: GRPCInvalidArgument,
 		Doc: "a tool the caller may not use"},
 	{Err: orchestrator.ErrBusy, Code: CodeServerError, Reason: ReasonRateLimited, Domain: DomainWunder, HTTP: 429, GRPC: GRPCResourceExhausted, Retry: true, Transport: true,
-		Doc: "the gateway's rate limit (`security.rate_limit`); clients read it as busy"},
+		Doc: "the gateway's rate limit (`auth.rate_limit`)"},
 }
 
 // Kinds returns a copy of the table, in its order.
