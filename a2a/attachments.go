@@ -55,7 +55,7 @@ func (h *Handler) splitParts(ctx context.Context, parts []w.Part) (string, []orc
 	if err != nil {
 		var e *doc2md.Error
 		if errors.As(err, &e) && e.Kind == doc2md.Unsupported {
-			return "", nil, errCode(w.CodeContentTypeNotSupported, "%s", e.Error())
+			return "", nil, errKind(w.ErrContentTypeNotSupported, "%s", e.Error())
 		}
 		if errors.As(err, &e) && e.Kind != doc2md.Busy {
 			return "", nil, errParams("%s", e.Error())

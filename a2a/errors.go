@@ -12,92 +12,74 @@ import (
 	"github.com/wunder/wunder/orchestrator"
 )
 
-// codeError is an error the handler raises with its A2A code already
-// chosen (bad params, unsupported operations).
+// codeError is an error the handler raises with its message and its row
+// of the error table (internal/a2awire's kinds) chosen: the sentinel it
+// wraps picks the row, and the message is said as is (in the request's
+// language, see newError), not after the sentinel's text.
 type codeError struct {
-	code int
+	kind error
 	msg  string
 }
 
 func (e *codeError) Error() string { return e.msg }
+func (e *codeError) Unwrap() error { return e.kind }
 
 func errParams(format string, args ...any) error {
-	return &codeError{w.CodeInvalidParams, "invalid params: " + fmt.Sprintf(format, args...)}
+	return &codeError{orchestrator.ErrInvalidArgument, "invalid params: " + fmt.Sprintf(format, args...)}
 }
 
 func errMethod(name string) error {
-	return &codeError{w.CodeMethodNotFound, "method not found: " + name}
+	return &codeError{w.ErrMethodNotFound, "method not found: " + name}
 }
 
-func errCode(code int, format string, args ...any) error {
-	return &codeError{code, fmt.Sprintf(format, args...)}
+// errKind is an error of kind (a sentinel of the error table) saying
+// format.
+func errKind(kind error, format string, args ...any) error {
+	return &codeError{kind, fmt.Sprintf(format, args...)}
 }
 
-// errorTable is THE mapping of the core's sentinels to A2A JSON-RPC codes
-// (DESIGN.md section 7). Not-found and not-visible are the same answer.
-// key names the message's sentence in internal/i18n's catalog.
-var errorTable = []struct {
-	sentinel error
-	code     int
-	msg      string
-	key      string
-}{
-	{orchestrator.ErrNotFound, w.CodeTaskNotFound, "task not found", "task_not_found"},
-	{orchestrator.ErrToolNotFound, w.CodeInvalidParams, "", "tool_not_found"},
-	{orchestrator.ErrInvalidArgument, w.CodeInvalidParams, "", "invalid_argument"},
-	{orchestrator.ErrConflict, w.CodeTaskNotCancelable, "", "conflict"},
-	{orchestrator.ErrUnauthenticated, w.CodeInvalidRequest, "unauthenticated", "unauthenticated"},
-	{orchestrator.ErrPermissionDenied, w.CodeInvalidRequest, "permission denied", "permission_denied"},
-	{orchestrator.ErrCanceled, w.CodeTaskNotCancelable, "", "canceled"},
-}
-
-// retryTable maps the errors that mean "try again later" to the -32000
-// server error with a reason and a RetryInfo (a2awire.NewRetryError), so
-// a peer can tell them from a crash; a2awire's client maps them back.
-var retryTable = []struct {
-	sentinel error
-	reason   string
-}{
-	{orchestrator.ErrBusy, w.ReasonBusy},
-	{orchestrator.ErrUnavailable, w.ReasonUnavailable},
-}
-
-// toError maps err to the JSON-RPC error of version v, its message in the
-// request's language (ctx's, see newError). Unknown errors become a generic
-// internal error; the detail goes to the log.
+// toError maps err to the JSON-RPC error of version v through the one
+// error table (internal/a2awire's Kinds; DESIGN.md section 7), its message
+// in the request's language (ctx's, see newError). Not-found and
+// not-visible are the same answer (the row's fixed message). Unknown
+// errors become the internal error; the detail goes to the log. The
+// HTTP+JSON and gRPC bindings send the same error in their shapes
+// (rest.go, grpc.go).
 func (h *Handler) toError(ctx context.Context, v w.Version, err error) *w.Error {
-	var ce *codeError
-	if errors.As(err, &ce) {
-		return newError(ctx, v, ce.code, ce.msg)
+	k, known := w.KindOf(err)
+	if !known {
+		h.opts.Logger.ErrorContext(ctx, "a2a: internal error", "err", err)
 	}
 	lang := i18n.FromContext(ctx)
-	for _, rt := range retryTable {
-		if errors.Is(err, rt.sentinel) {
-			after, ok := orchestrator.RetryAfter(err)
-			if !ok {
-				after = time.Second
-			}
-			return w.NewRetryError(rt.reason, localizeErr(lang, strings.ToLower(rt.reason), err), after)
-		}
+	var msg string
+	var ce *codeError
+	switch {
+	case errors.As(err, &ce):
+		msg = localize(lang, strings.ToLower(k.Reason), ce.msg)
+	case k.Message != "":
+		msg = localize(lang, messageKey(k.Message), k.Message)
+	default:
+		msg = localizeErr(lang, messageKey(k.Err.Error()), err)
 	}
-	for _, row := range errorTable {
-		if errors.Is(err, row.sentinel) {
-			if row.msg != "" {
-				return w.NewError(v, row.code, localize(lang, row.key, row.msg))
-			}
-			return w.NewError(v, row.code, localizeErr(lang, row.key, err))
-		}
+	after, ok := orchestrator.RetryAfter(err)
+	if !ok {
+		after = time.Second
 	}
-	h.opts.Logger.ErrorContext(ctx, "a2a: internal error", "err", err)
-	return newError(ctx, v, w.CodeInternal, "internal error")
+	return k.New(v, msg, after)
 }
 
-// newError is w.NewError with msg in the language of the request ctx
-// belongs to (the gateway puts it there: Accept-Language, else
-// i18n.default_language): the catalog's sentence for the code's reason,
-// followed by what msg says beyond it. The code and data are unchanged.
-func newError(ctx context.Context, v w.Version, code int, msg string) *w.Error {
-	return w.NewError(v, code, localize(i18n.FromContext(ctx), strings.ToLower(w.ReasonOf(code)), msg))
+// messageKey is the catalog key of a sentinel's text or a fixed message:
+// "permission denied" is permission_denied.
+func messageKey(text string) string { return strings.ReplaceAll(text, " ", "_") }
+
+// newError is the error of kind (a sentinel of the error table) for
+// version v, with msg in the language of the request ctx belongs to (the
+// gateway puts it there: Accept-Language, else i18n.default_language): the
+// catalog's sentence for the row's reason, followed by what msg says
+// beyond it. The code and data do not change with the language.
+func newError(ctx context.Context, v w.Version, kind error, msg string) *w.Error {
+	k, _ := w.KindOf(kind)
+	return k.New(v, localize(i18n.FromContext(ctx), strings.ToLower(k.Reason), msg), time.Second)
 }
 
 // localize is msg, an English message of the catalog's key, in lang.
@@ -120,14 +102,11 @@ func localizeErr(lang, key string, err error) string {
 	return localize(lang, key, err.Error())
 }
 
-// sentinelTexts are the texts the core's sentinels start a message with.
+// sentinelTexts are the texts the table's sentinels start a message with.
 var sentinelTexts = func() []string {
 	var texts []string
-	for _, row := range errorTable {
-		texts = append(texts, row.sentinel.Error())
-	}
-	for _, rt := range retryTable {
-		texts = append(texts, rt.sentinel.Error())
+	for _, k := range w.Kinds() {
+		texts = append(texts, k.Err.Error())
 	}
 	return texts
 }()

@@ -153,6 +153,9 @@ func (h *Handler) grpcCall(ctx context.Context, hdr http.Header, method string, 
 		return nil, connect.NewError(connect.CodeInternal, err)
 	}
 	r.Header = hdr.Clone()
+	if err := onlyV10(r); err != nil {
+		return nil, connectError(h.toError(ctx, w.V10, err))
+	}
 	c := &call{v: w.V10, r: r, rest: true, m: w.Request{JSONRPC: "2.0", ID: json.RawMessage("1"), Method: method, Params: params}}
 	identify := h.opts.Identify
 	if identify == nil {
@@ -164,21 +167,12 @@ func (h *Handler) grpcCall(ctx context.Context, hdr http.Header, method string, 
 	return c, nil
 }
 
-// grpcCodes maps the google.rpc code names of restHTTP to Connect codes.
-var grpcCodes = map[string]connect.Code{
-	"NOT_FOUND": connect.CodeNotFound, "INVALID_ARGUMENT": connect.CodeInvalidArgument,
-	"FAILED_PRECONDITION": connect.CodeFailedPrecondition, "UNIMPLEMENTED": connect.CodeUnimplemented,
-	"RESOURCE_EXHAUSTED": connect.CodeResourceExhausted, "UNAVAILABLE": connect.CodeUnavailable,
-	"UNAUTHENTICATED": connect.CodeUnauthenticated, "PERMISSION_DENIED": connect.CodePermissionDenied,
-	"INTERNAL": connect.CodeInternal,
-}
-
 // connectError turns an A2A error into a Connect error with the gRPC code
-// of the HTTP+JSON binding's table and the ErrorInfo and RetryInfo of its
-// data as details (a2a-go's gRPC client reads the reason from them).
+// of its row of the error table and the ErrorInfo and RetryInfo of its
+// data as details (a2a-go's gRPC client reads the reason from them;
+// connect-go's codes are gRPC's numbers).
 func connectError(e *w.Error) *connect.Error {
-	_, status := restHTTP(e)
-	ce := connect.NewError(grpcCodes[status], errors.New(e.Message))
+	ce := connect.NewError(connect.Code(e.Kind().GRPC), errors.New(e.Message))
 	var details []struct {
 		Type       string            `json:"@type"`
 		Reason     string            `json:"reason"`

@@ -187,7 +187,7 @@ func (c *call) fail(rw http.ResponseWriter, e *w.Error) {
 func (c *call) item(raw json.RawMessage, e *w.Error) []byte {
 	if c.rest {
 		if e != nil {
-			b, _ := json.Marshal(restStatus(e))
+			b, _ := json.Marshal(e.Status())
 			return b
 		}
 		return raw
@@ -212,21 +212,21 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		rw.Header().Set("Allow", http.MethodPost)
-		writeError(rw, nil, newError(r.Context(), ev, w.CodeInvalidRequest, "A2A JSON-RPC needs POST"))
+		writeError(rw, nil, newError(r.Context(), ev, w.ErrInvalidRequest, "A2A JSON-RPC needs POST"))
 		return
 	}
 	if !jsonBody(r) {
-		writeError(rw, nil, newError(r.Context(), ev, w.CodeContentTypeNotSupported, contentTypeWanted(r)))
+		writeError(rw, nil, newError(r.Context(), ev, w.ErrContentTypeNotSupported, contentTypeWanted(r)))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, h.opts.MaxBodyBytes))
 	if err != nil {
-		writeError(rw, nil, newError(r.Context(), ev, w.CodeInvalidRequest, "request body too large or unreadable"))
+		writeError(rw, nil, newError(r.Context(), ev, w.ErrInvalidRequest, "request body too large or unreadable"))
 		return
 	}
 	c := call{r: r}
 	if err := json.Unmarshal(body, &c.m); err != nil {
-		writeError(rw, nil, newError(r.Context(), ev, w.CodeParseError, "parse error: "+err.Error()))
+		writeError(rw, nil, newError(r.Context(), ev, w.ErrParse, "parse error: "+err.Error()))
 		return
 	}
 	known := w.Methods10.Has(c.m.Method) || w.Methods03.Has(c.m.Method)
@@ -237,7 +237,7 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		if !w.ValidID(id) {
 			id = nil
 		}
-		writeError(rw, id, newError(r.Context(), ev, w.CodeMethodNotFound, "method not found: "+c.m.Method))
+		writeError(rw, id, newError(r.Context(), ev, w.ErrMethodNotFound, "method not found: "+c.m.Method))
 		return
 	}
 	if c.m.JSONRPC != "2.0" || !w.ValidID(c.m.ID) || c.m.Method == "" {
@@ -245,12 +245,12 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		if !w.ValidID(id) {
 			id = nil
 		}
-		writeError(rw, id, newError(r.Context(), ev, w.CodeInvalidRequest, `invalid request: need jsonrpc "2.0", an id and a method`))
+		writeError(rw, id, newError(r.Context(), ev, w.ErrInvalidRequest, `invalid request: need jsonrpc "2.0", an id and a method`))
 		return
 	}
 	c.m.Params = w.ProtoNames(c.m.Params)
 	if !ok {
-		writeError(rw, c.m.ID, newError(r.Context(), w.V10, w.CodeVersionNotSupported, "A2A-Version "+hv+" is not supported; use 1.0 or 0.3"))
+		writeError(rw, c.m.ID, newError(r.Context(), w.V10, w.ErrVersionNotSupported, "A2A-Version "+hv+" is not supported; use 1.0 or 0.3"))
 		return
 	}
 	// The method name decides the method set; the header must not contradict it.
@@ -261,11 +261,11 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	case w.Methods03.Has(c.m.Method):
 		c.v = w.V03
 	default:
-		writeError(rw, c.m.ID, newError(r.Context(), v, w.CodeMethodNotFound, "method not found: "+c.m.Method))
+		writeError(rw, c.m.ID, newError(r.Context(), v, w.ErrMethodNotFound, "method not found: "+c.m.Method))
 		return
 	}
 	if hv != "" && c.v != v {
-		writeError(rw, c.m.ID, newError(r.Context(), v, w.CodeVersionNotSupported, "method "+c.m.Method+" is not part of A2A "+string(v)))
+		writeError(rw, c.m.ID, newError(r.Context(), v, w.ErrVersionNotSupported, "method "+c.m.Method+" is not part of A2A "+string(v)))
 		return
 	}
 	identify := h.opts.Identify

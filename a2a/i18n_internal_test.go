@@ -9,22 +9,19 @@ import (
 )
 
 // Every message key this edge can use has a sentence in every language:
-// the reason of every A2A code, the reason of every retryable error and
-// every key of errorTable.
+// for every row of the error table, its reason (what newError and a
+// codeError use), its sentinel's text and its fixed message (toError).
 func TestEveryA2AErrorInCatalog(t *testing.T) {
 	keys := map[string]string{}
-	for _, reason := range w.Reasons() {
-		keys[strings.ToLower(reason)] = "code " + reason
-	}
-	for _, rt := range retryTable {
-		keys[strings.ToLower(rt.reason)] = "retryTable"
-	}
-	keys[strings.ToLower(w.ReasonRateLimited)] = "the gateway's rate limit"
-	for _, row := range errorTable {
-		keys[row.key] = "errorTable " + row.sentinel.Error()
+	for _, k := range w.Kinds() {
+		keys[strings.ToLower(k.Reason)] = "reason " + k.Reason
+		keys[messageKey(k.Err.Error())] = "sentinel " + k.Err.Error()
+		if k.Message != "" {
+			keys[messageKey(k.Message)] = "message " + k.Message
+		}
 	}
 	if len(keys) < 15 {
-		t.Fatalf("only %d keys; the tables were not read", len(keys))
+		t.Fatalf("only %d keys; the table was not read", len(keys))
 	}
 	for key, where := range keys {
 		if !i18n.Has(key) {

@@ -247,7 +247,7 @@ func (h *Handler) answer(ctx context.Context, c *call, m *w.Message, r *orchestr
 		return err
 	}
 	if len(pending) == 0 {
-		return errCode(w.CodeUnsupportedOperation, "task %s is still working and takes no further input", r.ID)
+		return errKind(w.ErrUnsupportedOperation, "task %s is still working and takes no further input", r.ID)
 	}
 	replies, err := repliesOf(m)
 	if err != nil {
@@ -290,11 +290,11 @@ func (h *Handler) answer(ctx context.Context, c *call, m *w.Message, r *orchestr
 		}
 		// The ones decided before stay decided: the error says so.
 		if errors.Is(err, orchestrator.ErrConflict) {
-			err = errCode(w.CodeUnsupportedOperation, "approval %s of task %s was already decided", t.a.ID, r.ID)
+			err = errKind(w.ErrUnsupportedOperation, "approval %s of task %s was already decided", t.a.ID, r.ID)
 		}
 		if len(done) > 0 {
 			e := h.toError(ctx, c.v, err)
-			return errCode(e.Code, "%s (recorded before it: %s)", e.Message, strings.Join(done, ", "))
+			return errKind(e.Kind().Err, "%s (recorded before it: %s)", e.Message, strings.Join(done, ", "))
 		}
 		return err
 	}

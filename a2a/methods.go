@@ -28,7 +28,7 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode send
 		return nil, 0, errParams("message.parts must not be empty")
 	}
 	if m.Text() == "" && !slices.ContainsFunc(m.Parts, func(p w.Part) bool { return p.Raw != nil }) {
-		return nil, 0, errCode(w.CodeContentTypeNotSupported, "only text, data and file parts are supported")
+		return nil, 0, errKind(w.ErrContentTypeNotSupported, "only text, data and file parts are supported")
 	}
 	sessionID := m.ContextID
 	if m.TaskID != "" {
@@ -37,7 +37,7 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode send
 			return nil, 0, err
 		}
 		if r.State.Terminal() {
-			return nil, 0, errCode(w.CodeUnsupportedOperation, "task %s is in a terminal state; start a new task in context %s", r.ID, r.SessionID)
+			return nil, 0, errKind(w.ErrUnsupportedOperation, "task %s is in a terminal state; start a new task in context %s", r.ID, r.SessionID)
 		}
 		// The push config first: once decisions are recorded, nothing may
 		// fail the answer that told the client otherwise.
@@ -383,7 +383,7 @@ func (h *Handler) cancelTask(ctx context.Context, c *call) (any, error) {
 	}
 	if _, err := h.b.Cancel(ctx, c.userID, p.ID); err != nil {
 		if errors.Is(err, orchestrator.ErrConflict) {
-			return nil, errCode(w.CodeTaskNotCancelable, "task %s is in a terminal state and cannot be canceled", p.ID)
+			return nil, errKind(w.ErrTaskNotCancelable, "task %s is in a terminal state and cannot be canceled", p.ID)
 		}
 		return nil, err
 	}
@@ -404,7 +404,7 @@ func (h *Handler) cancelTask(ctx context.Context, c *call) (any, error) {
 
 func (h *Handler) extendedCard(ctx context.Context, c *call) (any, error) {
 	if h.opts.ExtendedCard == nil {
-		return nil, errCode(w.CodeExtendedCardNotConfigured, "this agent has no extended agent card")
+		return nil, errKind(w.ErrExtendedCardNotConfigured, "this agent has no extended agent card")
 	}
 	return h.opts.ExtendedCard(c.r, h.actor(c))
 }

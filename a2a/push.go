@@ -126,7 +126,7 @@ func (p *pusher) checkTarget(ctx context.Context, raw string) error {
 // supported, or a target the SSRF guard blocks.
 func (h *Handler) checkPush(ctx context.Context, c w.PushConfig) error {
 	if h.push == nil {
-		return errCode(w.CodePushNotSupported, "push notifications are not supported")
+		return errKind(w.ErrPushNotSupported, "push notifications are not supported")
 	}
 	return h.push.checkTarget(ctx, c.URL)
 }
@@ -166,7 +166,7 @@ func wireConfig(c *PushConfig) w.PushConfig {
 // pushMethod serves the four push config methods of either version.
 func (h *Handler) pushMethod(ctx context.Context, c *call) (any, error) {
 	if h.push == nil {
-		return nil, errCode(w.CodePushNotSupported, "push notifications are not supported")
+		return nil, errKind(w.ErrPushNotSupported, "push notifications are not supported")
 	}
 	p, err := w.DecodePushParams(c.m.Params)
 	if err != nil {

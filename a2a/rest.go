@@ -33,6 +33,16 @@ import (
 // DefaultRESTPath is where the HTTP+JSON binding is served.
 const DefaultRESTPath = "/a2a/v1"
 
+// onlyV10 refuses a request of the HTTP+JSON and gRPC bindings whose
+// A2A-Version is not 1.0, the one version they serve (absent: 1.0).
+func onlyV10(r *http.Request) error {
+	hv := r.Header.Get("A2A-Version")
+	if v, ok := w.ParseVersion(hv); hv != "" && (!ok || v != w.V10) {
+		return errKind(w.ErrVersionNotSupported, "A2A-Version %s is not supported here; use 1.0", hv)
+	}
+	return nil
+}
+
 // restRoute maps a request under the REST path to its 1.0 method and
 // params; ok is false when no route matches (404), allow lists the
 // methods of a route the request's method is not one of (405).
@@ -134,13 +144,17 @@ func number(v string) any {
 func (h *Handler) serveREST(rw http.ResponseWriter, r *http.Request, sub string) {
 	body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, h.opts.MaxBodyBytes))
 	if err != nil {
-		writeRESTError(rw, newError(r.Context(), w.V10, w.CodeInvalidRequest, "request body too large or unreadable"))
+		writeRESTError(rw, newError(r.Context(), w.V10, w.ErrInvalidRequest, "request body too large or unreadable"))
 		return
 	}
 	// A body must say it is JSON; the bodiless POSTs (cancel, subscribe)
 	// need no type, and SDK clients send them without one.
 	if r.Method == http.MethodPost && len(body) > 0 && !jsonBody(r) {
-		writeRESTError(rw, newError(r.Context(), w.V10, w.CodeContentTypeNotSupported, contentTypeWanted(r)))
+		writeRESTError(rw, newError(r.Context(), w.V10, w.ErrContentTypeNotSupported, contentTypeWanted(r)))
+		return
+	}
+	if err := onlyV10(r); err != nil {
+		writeRESTError(rw, h.toError(r.Context(), w.V10, err))
 		return
 	}
 	method, params, allow, ok := restRoute(r, sub, body)
@@ -171,51 +185,16 @@ func (h *Handler) serveREST(rw http.ResponseWriter, r *http.Request, sub string)
 	h.dispatch(rw, r, &c)
 }
 
-// restHTTP is the HTTP status and google.rpc.Code name of an A2A error
-// (the a2a-go REST binding's table).
-func restHTTP(e *w.Error) (int, string) {
-	switch {
-	// JSON-RPC has no codes of its own for these (errors.go's table sends
-	// -32600 with these messages); HTTP has.
-	case e.Code == w.CodeInvalidRequest && e.Message == "unauthenticated":
-		return http.StatusUnauthorized, "UNAUTHENTICATED"
-	case e.Code == w.CodeInvalidRequest && e.Message == "permission denied":
-		return http.StatusForbidden, "PERMISSION_DENIED"
-	}
-	switch e.Code {
-	case w.CodeTaskNotFound:
-		return http.StatusNotFound, "NOT_FOUND"
-	case w.CodeParseError, w.CodeInvalidRequest, w.CodeInvalidParams, w.CodeContentTypeNotSupported:
-		return http.StatusBadRequest, "INVALID_ARGUMENT"
-	case w.CodeMethodNotFound:
-		return http.StatusNotImplemented, "UNIMPLEMENTED"
-	case w.CodeTaskNotCancelable, w.CodePushNotSupported, w.CodeUnsupportedOperation,
-		w.CodeExtendedCardNotConfigured, w.CodeExtensionSupportRequired, w.CodeVersionNotSupported:
-		return http.StatusBadRequest, "FAILED_PRECONDITION"
-	case w.CodeServerError:
-		if strings.Contains(string(e.Data), `"`+w.ReasonUnavailable+`"`) {
-			return http.StatusServiceUnavailable, "UNAVAILABLE"
-		}
-		return http.StatusTooManyRequests, "RESOURCE_EXHAUSTED"
-	}
-	return http.StatusInternalServerError, "INTERNAL"
-}
-
-// restStatus is e as a google.rpc.Status body; its details are the
-// ErrorInfo (and RetryInfo) the JSON-RPC error carries as data.
-func restStatus(e *w.Error) w.Status {
-	code, status := restHTTP(e)
-	return w.Status{Error: w.StatusError{Code: code, Status: status, Message: e.Message, Details: e.Data}}
-}
-
+// writeRESTError writes e as the HTTP+JSON binding's error: the
+// google.rpc.Status of its row of the error table (HTTP status, code name,
+// the ErrorInfo and RetryInfo of its data as details), with Retry-After
+// when it carries a retry delay.
 func writeRESTError(rw http.ResponseWriter, e *w.Error) {
-	code, status := restHTTP(e)
-	if e.Code == w.CodeServerError {
-		if after, ok := w.RetryDelay(e); ok {
-			rw.Header().Set("Retry-After", strconv.Itoa(max(1, int((after+time.Second-1)/time.Second))))
-		}
+	if after, ok := w.RetryDelay(e); ok {
+		rw.Header().Set("Retry-After", strconv.Itoa(max(1, int((after+time.Second-1)/time.Second))))
 	}
-	writeRESTStatus(rw, code, status, e.Message, e.Data)
+	st := e.Status()
+	writeRESTStatus(rw, st.Error.Code, st.Error.Status, st.Error.Message, st.Error.Details)
 }
 
 func writeRESTStatus(rw http.ResponseWriter, code int, status, msg string, details json.RawMessage) {

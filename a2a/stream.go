@@ -55,7 +55,7 @@ func (h *Handler) subscribe(rw http.ResponseWriter, r *http.Request, c *call) {
 		return
 	}
 	if run.State.Terminal() {
-		c.fail(rw, newError(ctx, c.v, w.CodeUnsupportedOperation, "task "+run.ID+" is in a terminal state; use GetTask"))
+		c.fail(rw, newError(ctx, c.v, w.ErrUnsupportedOperation, "task "+run.ID+" is in a terminal state; use GetTask"))
 		return
 	}
 	h.follow(rw, r, c, run, p.HistoryLength, 0, false)

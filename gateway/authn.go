@@ -10,7 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wunder/wunder/internal/a2awire"
 	"github.com/wunder/wunder/internal/auth"
+	"github.com/wunder/wunder/internal/i18n"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -245,8 +247,8 @@ func (a *Authenticator) userToken(ctx context.Context, raw string) (*orchestrato
 }
 
 // authenticate is the middleware: it puts the principal on the context or
-// answers 401 with WWW-Authenticate (problem JSON, or the RPC protocol's
-// UNAUTHENTICATED). Open paths pass without credentials; one that presents
+// answers 401 with WWW-Authenticate (problem JSON, the RPC protocol's
+// UNAUTHENTICATED, or A2A's error in the shape of its binding). Open paths pass without credentials; one that presents
 // a valid credential still gets its principal, and without credentials
 // the anonymous principal where allowed.
 func authenticate(a *Authenticator, open []string) func(http.Handler) http.Handler {
@@ -262,6 +264,10 @@ func authenticate(a *Authenticator, open []string) func(http.Handler) http.Handl
 				w.Header().Set("WWW-Authenticate", a.challenge(r))
 				if isRPC(r) {
 					writeRPCUnauthenticated(w, r, err.Error())
+					return
+				}
+				detail := localize(r, i18n.FromContext(r.Context()), "unauthenticated", err.Error())
+				if k, _ := a2awire.KindOf(err); writeA2AError(w, r, k.New(a2aVersion(r), detail, 0)) {
 					return
 				}
 				writeProblem(w, r, http.StatusUnauthorized, "unauthenticated", err.Error())

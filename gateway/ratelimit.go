@@ -1,13 +1,11 @@
 package gateway
 
 import (
-	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
-	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -24,7 +22,7 @@ import (
 // caller for its address. It runs after authentication, and open paths and
 // CORS preflights are never limited. A refused request gets 429 with
 // Retry-After, in the shape of its protocol: RESOURCE_EXHAUSTED with
-// RetryInfo on Connect, gRPC and gRPC-Web; a JSON-RPC error on /a2a; a
+// RetryInfo on Connect, gRPC and gRPC-Web; A2A's busy error on /a2a; a
 // problem document (code rate_limited) elsewhere.
 func rateLimit(l Limiter, open []string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
@@ -89,17 +87,8 @@ func writeRateLimited(w http.ResponseWriter, r *http.Request, after time.Duratio
 		if err := connect.NewErrorWriter().Write(w, r, ce); err != nil {
 			logger(r.Context()).DebugContext(r.Context(), "rpc error not written", "err", err)
 		}
-	case strings.HasPrefix(r.URL.Path, "/a2a/v1/"):
-		// A2A's HTTP+JSON binding: a google.rpc.Status.
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusTooManyRequests)
-		_ = json.NewEncoder(w).Encode(a2awire.Status{Error: a2awire.StatusError{Code: http.StatusTooManyRequests,
-			Status: "RESOURCE_EXHAUSTED", Message: detail, Details: a2awire.NewRetryError(a2awire.ReasonRateLimited, detail, after).Data}})
-	case r.URL.Path == "/a2a" || strings.HasPrefix(r.URL.Path, "/a2a/"):
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusTooManyRequests)
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
-			"error": a2awire.NewRetryError(a2awire.ReasonRateLimited, detail, after)})
+	case writeA2AError(w, r, a2awire.NewRetryError(a2awire.ReasonRateLimited, detail, after)):
+		// A2A's JSON-RPC and HTTP+JSON bindings: their shapes.
 	default:
 		writeLocalizedProblem(w, r, localizedProblem(r, http.StatusTooManyRequests, "rate_limited", detail))
 	}

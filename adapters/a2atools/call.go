@@ -222,7 +222,8 @@ func (t *peerTool) firstSend(ctx context.Context, c *w.Client, req *w.SendReques
 func (t *peerTool) cancelRemote(c *w.Client, taskID string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := c.CancelTask(ctx, taskID); err != nil {
+	// A task that ended meanwhile is not cancelable: nothing is left to do.
+	if _, err := c.CancelTask(ctx, taskID); err != nil && !errors.Is(err, w.ErrTaskNotCancelable) {
 		t.log.Warn("a2a: remote task not cancelled", "service", t.svc.Name, "task_id", taskID, "err", err)
 	}
 }

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 
+	"connectrpc.com/connect"
 	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 
+	w "github.com/wunder/wunder/internal/a2awire"
 	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/orchestrator"
 )
 
 type keyTransport struct{ key string }
@@ -92,6 +97,63 @@ func TestA2ANoExtendedCardWithoutAuth(t *testing.T) {
 	for v, method := range map[string]string{"1.0": "GetExtendedAgentCard", "0.3": "agent/getAuthenticatedExtendedCard"} {
 		if _, code := f.a2a(t, v, method, `{}`, nil); code != -32007 {
 			t.Errorf("%s without auth configured: code %d; want -32007", method, code)
+		}
+	}
+}
+
+// The real gateway's refusals reach wunder's own A2A client side as their
+// kind on every binding (internal/a2awire's table): no credentials is
+// unauthenticated (the authenticator's 401, in the binding's shape), and a
+// user's token acting for another user is permission denied (the
+// handler's ActingUser).
+func TestA2AAuthErrorsRoundTripThroughTheGateway(t *testing.T) {
+	s, alice := identityServer(t, nil)
+	for _, tc := range []struct {
+		name string
+		hdr  http.Header
+		want error
+	}{
+		{"no credentials", http.Header{}, orchestrator.ErrUnauthenticated},
+		{"a wrong key", http.Header{"X-Api-Key": {"wrong"}}, orchestrator.ErrUnauthenticated},
+		{"alice naming bob", http.Header{"Authorization": {"Bearer " + alice}, "X-Wunder-User": {"bob"}}, orchestrator.ErrPermissionDenied},
+	} {
+		calls := map[string]func() error{
+			"jsonrpc/1.0": func() error {
+				_, err := (&w.Client{URL: s.url + "/a2a", Version: w.V10, Header: tc.hdr}).GetTask(t.Context(), "run_x")
+				return err
+			},
+			"jsonrpc/0.3": func() error {
+				_, err := (&w.Client{URL: s.url + "/a2a", Version: w.V03, Header: tc.hdr}).GetTask(t.Context(), "run_x")
+				return err
+			},
+			"http+json": func() error {
+				req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, s.url+"/a2a/v1/tasks/run_x", nil)
+				req.Header = tc.hdr.Clone()
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					return err
+				}
+				defer resp.Body.Close()
+				return w.FromHTTP(resp)
+			},
+			"grpc": func() error {
+				hc := &http.Client{Transport: headerRT{h2c: true}}
+				r := connect.NewRequest(&a2apb.GetTaskRequest{Id: "run_x"})
+				for k, vs := range tc.hdr {
+					r.Header()[k] = vs
+				}
+				_, err := connect.NewClient[a2apb.GetTaskRequest, a2apb.Task](hc, s.url+"/lf.a2a.v1.A2AService/GetTask", connect.WithGRPC()).CallUnary(t.Context(), r)
+				var ce *connect.Error
+				if !errors.As(err, &ce) {
+					return err
+				}
+				return w.FromGRPC(int(ce.Code()), ce.Message(), nil)
+			},
+		}
+		for binding, call := range calls {
+			if err := call(); !errors.Is(err, tc.want) {
+				t.Errorf("%s on %s: %v; want %v", tc.name, binding, err, tc.want)
+			}
 		}
 	}
 }

@@ -47,11 +47,16 @@ func (c *Client) sendParams(r *SendRequest) map[string]any {
 
 // Send sends a message and returns the task (or message) the peer answers.
 func (c *Client) Send(ctx context.Context, r *SendRequest) (Event, error) {
-	raw, err := c.call(ctx, MethodsOf(c.Version).Send, c.sendParams(r))
+	method := MethodsOf(c.Version).Send
+	raw, err := c.Call(ctx, method, c.sendParams(r))
 	if err != nil {
 		return Event{}, err
 	}
-	return DecodeEvent(raw)
+	ev, err := DecodeEvent(raw)
+	if err != nil {
+		return Event{}, errorf(ErrInvalidAgentResponse, "a2a %s: %w", method, err)
+	}
+	return ev, nil
 }
 
 // Stream sends a message and yields the peer's stream events.
@@ -66,20 +71,25 @@ func (c *Client) Subscribe(ctx context.Context, taskID string) iter.Seq2[Event, 
 
 // GetTask returns a task.
 func (c *Client) GetTask(ctx context.Context, taskID string) (*Task, error) {
-	raw, err := c.call(ctx, MethodsOf(c.Version).Get, map[string]any{"id": taskID})
-	if err != nil {
-		return nil, err
-	}
-	return decode[Task](raw)
+	return c.task(ctx, MethodsOf(c.Version).Get, taskID)
 }
 
 // CancelTask asks the peer to cancel a task.
 func (c *Client) CancelTask(ctx context.Context, taskID string) (*Task, error) {
-	raw, err := c.call(ctx, MethodsOf(c.Version).Cancel, map[string]any{"id": taskID})
+	return c.task(ctx, MethodsOf(c.Version).Cancel, taskID)
+}
+
+// task calls a method that answers a Task.
+func (c *Client) task(ctx context.Context, method, taskID string) (*Task, error) {
+	raw, err := c.Call(ctx, method, map[string]any{"id": taskID})
 	if err != nil {
 		return nil, err
 	}
-	return decode[Task](raw)
+	t, err := decode[Task](raw)
+	if err != nil {
+		return nil, errorf(ErrInvalidAgentResponse, "a2a %s: %w", method, err)
+	}
+	return t, nil
 }
 
 func (c *Client) post(ctx context.Context, method string, params any, accept string) (*http.Response, json.RawMessage, error) {
@@ -111,23 +121,28 @@ func (c *Client) post(ctx context.Context, method string, params any, accept str
 		return nil, nil, fmt.Errorf("%w: a2a %s: %w", orchestrator.ErrUnavailable, method, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
-		// A refusal in JSON-RPC's shape (the rate limit's 429) says what
-		// it is: keep its code and retry hint.
-		var r struct{ Error *Error }
-		if json.Unmarshal(b, &r) == nil && r.Error != nil {
+		// A refusal in JSON-RPC's shape (the gateway's 401 and 429) says
+		// what it is: keep its code and retry hint. Else the status says
+		// it when it is one a gateway or proxy answers for any binding
+		// (credentials, limits); any other means no agent answered.
+		var r Response
+		if json.Unmarshal(b, &r) == nil && r.JSONRPC == "2.0" && r.Error != nil {
 			return nil, nil, fmt.Errorf("a2a %s: HTTP %d: %w", method, resp.StatusCode, r.Error)
 		}
-		if resp.StatusCode == http.StatusTooManyRequests {
-			return nil, nil, fmt.Errorf("%w: a2a %s: HTTP 429: %s", orchestrator.ErrBusy, method, strings.TrimSpace(string(b)))
+		if e := fromHTTP(resp.StatusCode, resp.Header, b); e.Kind().Transport {
+			return nil, nil, fmt.Errorf("a2a %s: HTTP %d: %w", method, resp.StatusCode, e)
 		}
 		return nil, nil, fmt.Errorf("%w: a2a %s: HTTP %d: %s", orchestrator.ErrUnavailable, method, resp.StatusCode, strings.TrimSpace(string(b)))
 	}
 	return resp, id, nil
 }
 
-func (c *Client) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+// Call calls method with params and returns its raw result; an error
+// answer is an [*Error] (errors.Is reads its kind). Send, GetTask and the
+// others are Call with their method's params and decoded result.
+func (c *Client) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	resp, _, err := c.post(ctx, method, params, "application/json")
 	if err != nil {
 		return nil, err
@@ -135,7 +150,7 @@ func (c *Client) call(ctx context.Context, method string, params any) (json.RawM
 	defer resp.Body.Close()
 	var r Response
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&r); err != nil {
-		return nil, fmt.Errorf("%w: a2a %s: bad response: %w", orchestrator.ErrUnavailable, method, err)
+		return nil, errorf(ErrInvalidAgentResponse, "a2a %s: bad response: %w", method, err)
 	}
 	if r.Error != nil {
 		return nil, r.Error
@@ -158,7 +173,7 @@ func (c *Client) stream(ctx context.Context, method string, params any) iter.Seq
 			// An immediate JSON-RPC error instead of a stream.
 			var r Response
 			if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&r); err != nil || r.Error == nil {
-				yield(Event{}, fmt.Errorf("%w: a2a %s: expected an event stream, got %q", orchestrator.ErrUnavailable, method, resp.Header.Get("Content-Type")))
+				yield(Event{}, errorf(ErrInvalidAgentResponse, "a2a %s: expected an event stream, got %q", method, resp.Header.Get("Content-Type")))
 				return
 			}
 			yield(Event{}, r.Error)
@@ -173,7 +188,7 @@ func (c *Client) stream(ctx context.Context, method string, params any) iter.Seq
 			}
 			var r Response
 			if err := json.Unmarshal(sev.Data, &r); err != nil {
-				yield(Event{}, fmt.Errorf("%w: a2a %s: bad stream item: %w", orchestrator.ErrUnavailable, method, err))
+				yield(Event{}, errorf(ErrInvalidAgentResponse, "a2a %s: bad stream item: %w", method, err))
 				return
 			}
 			if r.Error != nil {
@@ -182,7 +197,7 @@ func (c *Client) stream(ctx context.Context, method string, params any) iter.Seq
 			}
 			ev, err := DecodeEvent(r.Result)
 			if err != nil {
-				yield(Event{}, fmt.Errorf("%w: a2a %s: %w", orchestrator.ErrUnavailable, method, err))
+				yield(Event{}, errorf(ErrInvalidAgentResponse, "a2a %s: %w", method, err))
 				return
 			}
 			if !yield(ev, nil) {

@@ -4,8 +4,10 @@
 // artifacts and stream events; their JSON shapes in protocol 1.0
 // (TASK_STATE_*, ROLE_*, flat parts, StreamResponse wrappers) and 0.3
 // (kind discriminators, the final flag); tolerant decoders that read
-// either; the JSON-RPC 2.0 envelope with the A2A error codes; and a small
-// client for peer agents.
+// either; the JSON-RPC 2.0 envelope; the one table of A2A's errors
+// (errors.go: each kind's sentinel, JSON-RPC code, ErrorInfo reason, HTTP
+// status and gRPC code, with the encoders and the decoders of every
+// binding, errwire.go); and a small client for peer agents.
 //
 // It lives under internal/ so both a front-end and an adapter may import it
 // (adapters may not import front-ends; see deps_test.go). It imports the

@@ -77,6 +77,8 @@ var messages = map[string]map[string]string{
 		"extended_agent_card_not_configured": "extended agent card not configured",
 		"extension_support_required":         "extension support required",
 		"version_not_supported":              "version not supported",
+		// a2a-go's reason for a permission refusal, which A2A does not name.
+		"unauthorized": "permission denied",
 	},
 	Chinese: {
 		"invalid_argument":  "参数无效",
@@ -146,6 +148,7 @@ var messages = map[string]map[string]string{
 		"extended_agent_card_not_configured": "未配置扩展智能体卡片",
 		"extension_support_required":         "需要支持扩展",
 		"version_not_supported":              "不支持的版本",
+		"unauthorized":                       "无权执行此操作",
 	},
 }
 
