@@ -9,7 +9,7 @@ import (
 
 // The audit and the usage meter (docs/security.md#audit). Admin only.
 //
-//	GET /wunder/admin/audit  ?user_id=&tool=&outcome=allowed|denied|error&via=run|catalog|passthrough&since=&limit=(50, at most 500)&cursor=&offset=
+//	GET /wunder/admin/audit  ?user_id=&tool=&outcome=allowed|denied|error&via=run|catalog|passthrough&since=&limit=(50, at most 500)&cursor=
 //	GET /wunder/admin/usage  ?user_id=&since=
 
 // Audit is what the audit routes need of the core.

@@ -22,7 +22,7 @@ import (
 // session's runs and events, cancel and delete, and a snapshot of the
 // process. Admin only.
 //
-//	GET    /wunder/admin/monitor                      ?state=&user_id=&since=&limit=(50, at most 500)&cursor=&offset=
+//	GET    /wunder/admin/monitor                      ?state=&user_id=&since=&limit=(50, at most 500)&cursor=
 //	GET    /wunder/admin/monitor/tool_usage           ?since=&tool=&user_id=&group=hour|user
 //	GET    /wunder/admin/monitor/system
 //	GET    /wunder/admin/monitor/{session_id}         ?events=N
