@@ -319,18 +319,14 @@ func (h *Handler) listTasks(ctx context.Context, c *call) (any, error) {
 		size = defaultPageSize
 	}
 	size = min(size, maxPageSize)
-	// A page token is the last task's place in the list (the next page is
-	// read alone, however deep); a number is a token from before keyset
-	// pages, an offset.
-	pg := orchestrator.Page{Limit: size + 1}
-	if p.PageToken != "" {
-		if n, err := strconv.Atoi(p.PageToken); err == nil && n >= 0 {
-			pg.Offset = n
-		} else if pg.After, err = orchestrator.ParsePageToken(p.PageToken); err != nil {
-			return nil, errParams("pageToken is not one this agent issued")
-		}
+	// A page token is the core's one cursor: the last task's place in the
+	// list (the next page is read alone, however deep), bound to the
+	// caller and the filter it was issued for.
+	pg, err := orchestrator.NewPager("pageToken", p.PageToken, size, "tasks", c.userID, p.ContextID, p.Status)
+	if err != nil {
+		return nil, err
 	}
-	f := orchestrator.RunFilter{UserID: c.userID, SessionID: p.ContextID, Page: pg}
+	f := orchestrator.RunFilter{UserID: c.userID, SessionID: p.ContextID, Page: pg.Page}
 	if p.Status != "" {
 		if f.States = runStates(p.Status); len(f.States) == 0 {
 			// A state of the spec no wunder task is ever in (rejected,
@@ -342,11 +338,7 @@ func (h *Handler) listTasks(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	next := ""
-	if len(runs) > size {
-		runs = runs[:size]
-		next = orchestrator.RunKey(runs[size-1]).Token()
-	}
+	runs, next := orchestrator.CutPage(pg, runs, orchestrator.RunKey)
 	hl := p.HistoryLength
 	if hl == nil {
 		zero := 0
@@ -360,7 +352,7 @@ func (h *Handler) listTasks(ctx context.Context, c *call) (any, error) {
 		}
 		tasks = append(tasks, w.EncodeTask(c.v, t))
 	}
-	total := pg.Offset + len(runs) // a lower bound when the backend cannot count
+	total := len(runs) // a lower bound when the backend cannot count
 	if next != "" {
 		total++
 	}

@@ -23,17 +23,17 @@ func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) {
 	if !adminOnly(w, r) {
 		return
 	}
-	page, err := pageOf(r)
+	page, err := pageOf(r, "users")
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	us, err := s.opts.Auth.Accounts.ListUsers(r.Context(), page.page)
+	us, err := s.opts.Auth.Accounts.ListUsers(r.Context(), page.Page)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	us, next := cutPage(page, us, orchestrator.UserKey)
+	us, next := orchestrator.CutPage(page, us, orchestrator.UserKey)
 	out := make([]*userView, len(us))
 	for i, u := range us {
 		out[i] = viewUser(u)

@@ -9,7 +9,7 @@ import (
 
 // The audit and the usage meter (docs/security.md#audit). Admin only.
 //
-//	GET /wunder/admin/audit  ?user_id=&tool=&outcome=allowed|denied|error&via=run|catalog|passthrough&since=&limit=(50, at most 500)&cursor=&offset=
+//	GET /wunder/admin/audit  ?user_id=&tool=&outcome=allowed|denied|error&via=run|catalog|passthrough&since=&limit=(50, at most 500)&cursor=
 //	GET /wunder/admin/usage  ?user_id=&since=
 
 // Audit is what the audit routes need of the core.
@@ -42,18 +42,18 @@ func handleAudit(w http.ResponseWriter, r *http.Request, a Audit) {
 		writeError(w, r, err)
 		return
 	}
-	page, err := pageOf(r)
+	page, err := pageOf(r, "audit", f.UserID, f.Tool, f.Outcome, f.Via, q.Get("since"))
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	f.Page = page.page
+	f.Page = page.Page
 	logs, err := a.Audit(r.Context(), f)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	logs, next := cutPage(page, logs, orchestrator.AuditKey)
+	logs, next := orchestrator.CutPage(page, logs, orchestrator.AuditKey)
 	writeJSON(w, r, http.StatusOK, map[string]any{"records": logs, "next_cursor": next})
 }
 

@@ -22,7 +22,7 @@ import (
 // session's runs and events, cancel and delete, and a snapshot of the
 // process. Admin only.
 //
-//	GET    /wunder/admin/monitor                      ?state=&user_id=&since=&limit=(50, at most 500)&cursor=&offset=
+//	GET    /wunder/admin/monitor                      ?state=&user_id=&since=&limit=(50, at most 500)&cursor=
 //	GET    /wunder/admin/monitor/tool_usage           ?since=&tool=&user_id=&group=hour|user
 //	GET    /wunder/admin/monitor/system
 //	GET    /wunder/admin/monitor/{session_id}         ?events=N
@@ -112,18 +112,18 @@ func (m *monitorRoutes) runs(w http.ResponseWriter, r *http.Request) {
 			f.States = append(f.States, state)
 		}
 	}
-	page, err := pageOf(r)
+	page, err := pageOf(r, "monitor", f.UserID, q.Get("state"), q.Get("since"))
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	f.Page = page.page
+	f.Page = page.Page
 	runs, err := m.mon.Monitor(r.Context(), f)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	runs, next := cutPage(page, runs, func(v orchestrator.RunView) *orchestrator.PageKey { return orchestrator.RunKey(&v.Run) })
+	runs, next := orchestrator.CutPage(page, runs, func(v orchestrator.RunView) *orchestrator.PageKey { return orchestrator.RunKey(&v.Run) })
 	writeJSON(w, r, http.StatusOK, map[string]any{"runs": runs, "next_cursor": next})
 }
 
@@ -342,8 +342,8 @@ func diskUse(dir string) map[string]any {
 // The users the monitor knows (through their sessions), one user's
 // sessions, and deleting a user's data. Admin only.
 //
-//	GET    /wunder/admin/users                        ?limit=&offset=
-//	GET    /wunder/admin/users/{user_id}/sessions     ?limit=&cursor=&offset=
+//	GET    /wunder/admin/users                        ?limit=&cursor=
+//	GET    /wunder/admin/users/{user_id}/sessions     ?limit=&cursor=
 //	DELETE /wunder/admin/users/{user_id}?confirm={user_id}
 
 // UserData is what the users routes need of the core.
@@ -363,18 +363,18 @@ func (s *Server) userDataRoutes() {
 		if !adminOnly(w, r) {
 			return
 		}
-		p, err := pageOf(r)
+		p, err := pageOf(r, "user_stats")
 		if err != nil {
 			writeError(w, r, err)
 			return
 		}
-		users, err := ud.Users(r.Context(), p.page) // by offset alone: a cursor is the store's 400
+		users, err := ud.Users(r.Context(), p.Page)
 		if err != nil {
 			writeError(w, r, err)
 			return
 		}
-		more := len(users) > p.size
-		writeJSON(w, r, http.StatusOK, map[string]any{"users": nonNil(users[:min(len(users), p.size)]), "has_more": more})
+		users, next := orchestrator.CutPage(p, users, orchestrator.UserStatsKey)
+		writeJSON(w, r, http.StatusOK, map[string]any{"users": users, "next_cursor": next})
 	})
 	s.mux.HandleFunc("GET /wunder/admin/users/{user_id}/sessions", func(w http.ResponseWriter, r *http.Request) {
 		if !adminOnly(w, r) {
@@ -385,17 +385,17 @@ func (s *Server) userDataRoutes() {
 			writeError(w, r, err)
 			return
 		}
-		p, err := pageOf(r)
+		p, err := pageOf(r, "sessions", user)
 		if err != nil {
 			writeError(w, r, err)
 			return
 		}
-		sessions, err := s.b.ListSessions(r.Context(), user, p.page)
+		sessions, err := s.b.ListSessions(r.Context(), user, p.Page)
 		if err != nil {
 			writeError(w, r, err)
 			return
 		}
-		sessions, next := cutPage(p, sessions, orchestrator.SessionKey)
+		sessions, next := orchestrator.CutPage(p, sessions, orchestrator.SessionKey)
 		writeJSON(w, r, http.StatusOK, map[string]any{"user_id": user, "sessions": sessions, "next_cursor": next})
 	})
 	s.mux.HandleFunc("DELETE /wunder/admin/users/{user_id}", func(w http.ResponseWriter, r *http.Request) {

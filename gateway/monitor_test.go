@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -166,19 +167,18 @@ func TestAdminUsers(t *testing.T) {
 	if len(users) != 2 || users[0].UserID != "bob" || users[1].UserID != "alice" || users[1].Sessions != 2 || users[1].Runs != 2 {
 		t.Fatalf("users = %+v", users)
 	}
-	first := decode[struct {
-		Users   []user `json:"users"`
-		HasMore bool   `json:"has_more"`
-	}](t, e.do(t, "GET", "/wunder/admin/users?limit=1", ""), 200)
-	last := decode[struct {
-		Users   []user `json:"users"`
-		HasMore bool   `json:"has_more"`
-	}](t, e.do(t, "GET", "/wunder/admin/users?limit=1&offset=1", ""), 200)
-	if len(first.Users) != 1 || first.Users[0].UserID != "bob" || !first.HasMore || len(last.Users) != 1 || last.Users[0].UserID != "alice" || last.HasMore {
-		t.Fatalf("users by pages of one: %+v then %+v", first, last)
+	type usersPage struct {
+		Users []user  `json:"users"`
+		Next  *string `json:"next_cursor"`
 	}
-	// Ranked by activity over every session, this list pages by offset.
-	wantProblem(t, e.do(t, "GET", "/wunder/admin/users?cursor="+(&orchestrator.PageKey{ID: "bob"}).Token(), ""), 400, "invalid_argument")
+	first := decode[usersPage](t, e.do(t, "GET", "/wunder/admin/users?limit=1", ""), 200)
+	if len(first.Users) != 1 || first.Users[0].UserID != "bob" || first.Next == nil || *first.Next == "" {
+		t.Fatalf("users, the first page of one: %+v", first)
+	}
+	last := decode[usersPage](t, e.do(t, "GET", "/wunder/admin/users?limit=1&cursor="+url.QueryEscape(*first.Next), ""), 200)
+	if len(last.Users) != 1 || last.Users[0].UserID != "alice" || last.Next == nil || *last.Next != "" {
+		t.Fatalf("users, the page of one after bob: %+v", last)
+	}
 	sessions := decode[struct {
 		Sessions []orchestrator.Session `json:"sessions"`
 	}](t, e.do(t, "GET", "/wunder/admin/users/alice/sessions", ""), 200).Sessions

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -98,12 +97,12 @@ func (s *Server) handleListRuns(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	page, err := pageOf(r)
+	page, err := pageOf(r, "runs", userID, q.Get("session_id"), q.Get("state"))
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	f := orchestrator.RunFilter{UserID: userID, SessionID: q.Get("session_id"), Page: page.page}
+	f := orchestrator.RunFilter{UserID: userID, SessionID: q.Get("session_id"), Page: page.Page}
 	if st := q.Get("state"); st != "" {
 		for _, s := range strings.Split(st, ",") {
 			f.States = append(f.States, orchestrator.RunState(s))
@@ -114,7 +113,7 @@ func (s *Server) handleListRuns(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	runs, next := cutPage(page, runs, orchestrator.RunKey)
+	runs, next := orchestrator.CutPage(page, runs, orchestrator.RunKey)
 	writeJSON(w, r, http.StatusOK, map[string]any{"runs": runs, "next_cursor": next})
 }
 
@@ -131,47 +130,6 @@ func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, r, http.StatusAccepted, run)
-}
-
-// listPage is a listing's page as asked for: ?limit= (50 when absent or 0,
-// at most 500), and where it starts, ?cursor= (the next_cursor of the page before: the
-// page is read alone, however deep) or ?offset= (the store reads what it
-// skips; both: the offset counts from the cursor).
-type listPage struct {
-	size int
-	page orchestrator.Page
-}
-
-func pageOf(r *http.Request) (listPage, error) {
-	limit, err := queryInt(r, "limit", 50, 500)
-	if err != nil {
-		return listPage{}, fmt.Errorf("%w: %v", orchestrator.ErrInvalidArgument, err)
-	}
-	if limit == 0 {
-		limit = 50 // as before pages were cut here: 0 is the default
-	}
-	offset, err := queryInt(r, "offset", 0, 1<<30)
-	if err != nil {
-		return listPage{}, fmt.Errorf("%w: %v", orchestrator.ErrInvalidArgument, err)
-	}
-	p := listPage{size: limit, page: orchestrator.Page{Limit: limit + 1, Offset: offset}}
-	if c := r.URL.Query().Get("cursor"); c != "" {
-		if p.page.After, err = orchestrator.ParsePageToken(c); err != nil {
-			return listPage{}, err
-		}
-	}
-	return p, nil
-}
-
-// cutPage trims the one item more than the page that the store was asked
-// for (listPage.page), and returns the cursor of the page after ("" when
-// this one is the last).
-func cutPage[T any](p listPage, items []T, key func(T) *orchestrator.PageKey) ([]T, string) {
-	if len(items) <= p.size {
-		return nonNil(items), ""
-	}
-	items = items[:p.size]
-	return items, key(items[p.size-1]).Token()
 }
 
 func nonNil[T any](s []T) []T {

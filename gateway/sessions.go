@@ -25,17 +25,17 @@ func (s *Server) handleListSessions(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	page, err := pageOf(r)
+	page, err := pageOf(r, "sessions", userID)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	sessions, err := s.b.ListSessions(r.Context(), userID, page.page)
+	sessions, err := s.b.ListSessions(r.Context(), userID, page.Page)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	sessions, next := cutPage(page, sessions, orchestrator.SessionKey)
+	sessions, next := orchestrator.CutPage(page, sessions, orchestrator.SessionKey)
 	writeJSON(w, r, http.StatusOK, map[string]any{"sessions": sessions, "next_cursor": next})
 }
 

@@ -23,36 +23,21 @@ type Catalog interface {
 
 var _ Catalog = (*orchestrator.Orchestrator)(nil)
 
-// catalogMiddleware offers the calling principal's tool catalog on
-// /wunder/mcp next to wunder@run: tools/list appends the catalog (names in
-// the registry's wire encoding), tools/call of a catalog name runs the tool
-// directly as the caller. wunder@run and wunder@approve are never part of
-// the catalog.
-func (h *Handler) catalogMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case "tools/list":
-			res, err := next(ctx, method, req)
-			lr, ok := res.(*mcp.ListToolsResult)
-			if err != nil || !ok || lr.NextCursor != "" {
-				return res, err
-			}
-			tools, err := h.catalogTools(ctx, h.userOf(req.GetExtra()), h.langOf(req.GetExtra()))
-			if err != nil {
-				return nil, err
-			}
-			lr.Tools = append(lr.Tools, tools...)
-			return lr, nil
-		case "tools/call":
-			p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
-			if !ok || p == nil || h.ownTool(p.Name) {
-				return next(ctx, method, req)
-			}
-			ss, _ := req.GetSession().(*mcp.ServerSession)
-			return h.callCatalogTool(ctx, ss, h.userOf(req.GetExtra()), h.langOf(req.GetExtra()), p)
-		}
-		return next(ctx, method, req)
+// The calling principal's tool catalog is offered on /wunder/mcp next to
+// wunder@run: tools/list lists it after ours (names in the registry's wire
+// encoding; list.go), tools/call of a catalog name runs the tool directly
+// as the caller. wunder@run and wunder@approve are never part of the
+// catalog.
+
+// catalogCall is tools/call: of a catalog name, the catalog's tool; of
+// ours, the SDK's.
+func (h *Handler) catalogCall(ctx context.Context, next mcp.MethodHandler, req mcp.Request) (mcp.Result, error) {
+	p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+	if !ok || p == nil || h.ownTool(p.Name) {
+		return next(ctx, "tools/call", req)
 	}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	return h.callCatalogTool(ctx, ss, h.userOf(req.GetExtra()), h.langOf(req.GetExtra()), p)
 }
 
 // ownTool reports whether name (wire or canonical) is wunder@run or

@@ -35,6 +35,13 @@ func (userToolset) Tools(_ context.Context, user string) ([]orchestrator.Tool, e
 // the default user.
 func newCatalogEnv(t *testing.T, withAuth bool) (*orchestrator.Orchestrator, string) {
 	t.Helper()
+	return newCatalogEnvPaged(t, withAuth, 0)
+}
+
+// newCatalogEnvPaged is newCatalogEnv with pages of tools/list of
+// pageSize tools (0: the default).
+func newCatalogEnvPaged(t *testing.T, withAuth bool, pageSize int) (*orchestrator.Orchestrator, string) {
+	t.Helper()
 	self := orchestratortest.NewTool(mcpserver.RunTool, true, func(context.Context, *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
 		return &orchestrator.ToolResult{Content: "recursed"}, nil
 	})
@@ -56,7 +63,10 @@ func newCatalogEnv(t *testing.T, withAuth bool) (*orchestrator.Orchestrator, str
 	if withAuth {
 		tokens = map[string]string{"alice": "alice", "bob": "bob"}
 	}
-	_, url := serve(t, o, &mcpserver.Options{Catalog: o}, tokens)
+	h, url := serve(t, o, &mcpserver.Options{Catalog: o}, tokens)
+	if pageSize > 0 {
+		mcpserver.SetToolsPageSize(h, pageSize)
+	}
 	return o, url + "/wunder/mcp"
 }
 

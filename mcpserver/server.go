@@ -123,6 +123,8 @@ type Handler struct {
 	// used so far.
 	routesMu sync.Mutex
 	routes   map[string]http.Handler
+	// toolsPageSize is how many tools a page of tools/list holds.
+	toolsPageSize int
 }
 
 // New returns the MCP front-end over b.
@@ -131,7 +133,8 @@ func New(b Backend, opts *Options) *Handler {
 	if opts != nil {
 		o = *opts
 	}
-	h := &Handler{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), proxies: map[*proxy]bool{}, routes: map[string]http.Handler{}}
+	h := &Handler{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), proxies: map[*proxy]bool{}, routes: map[string]http.Handler{},
+		toolsPageSize: defaultToolsPageSize}
 	h.server = h.newServer()
 	var main http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
 		&mcp.StreamableHTTPOptions{Stateless: h.opts.Stateless, Logger: h.opts.Logger, MaxRequestBodyBytes: h.opts.MaxBodyBytes,
@@ -303,9 +306,7 @@ func (h *Handler) newServer() *mcp.Server {
 		})
 	h.addRunTool(s)
 	h.addApproveTool(s)
-	if h.opts.Catalog != nil {
-		s.AddReceivingMiddleware(h.catalogMiddleware)
-	}
+	s.AddReceivingMiddleware(h.toolsMiddleware)
 	return s
 }
 

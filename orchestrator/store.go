@@ -30,9 +30,9 @@ type Store interface {
 	// tool logs.
 	DeleteSession(ctx context.Context, id string) error
 	// ListUserStats lists the users that have sessions, with their counts
-	// of sessions and runs, most recently active first. It aggregates every
-	// session to order them, so it pages by offset alone: a page After a
-	// key is an ErrInvalidArgument.
+	// of sessions and runs, most recently active first, then by user id;
+	// a page After a [UserStatsKey] starts after that user. It aggregates
+	// every session to order them, whatever the page.
 	ListUserStats(ctx context.Context, page Page) ([]UserStats, error)
 	// DeleteUserData removes every session of the user as DeleteSession
 	// does, the user's tool logs and, in a store that keeps memory

@@ -1,11 +1,7 @@
 package orchestrator
 
 import (
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -188,75 +184,3 @@ type ToolLog struct {
 	Outcome string `json:"outcome,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 }
-
-// Page bounds a listing. Zero Limit means the store's default.
-//
-// A listing pages in one of two ways. After, the keyset way, starts the
-// page after an item of the page before (its [PageKey]): the store reads
-// the page alone, however deep it is, and an item inserted or moved
-// meanwhile is neither shown twice nor makes another skipped. Offset skips
-// that many items: the store reads every one of them to skip it, so a deep
-// page costs its depth. When both are set, Offset counts from After.
-type Page struct {
-	Limit  int
-	Offset int
-	After  *PageKey
-}
-
-// PageKey is an item's place in its listing's order, where the next page
-// starts: for sessions (newest updated first) the session's UpdatedAt and
-// ID, for runs (newest first) the run's CreatedAt and ID, for users (by
-// ID) the user's ID with a zero At.
-type PageKey struct {
-	At time.Time
-	ID string
-}
-
-// SessionKey is where a listing of sessions goes on after s.
-func SessionKey(s *Session) *PageKey { return &PageKey{At: s.UpdatedAt, ID: s.ID} }
-
-// RunKey is where a listing of runs goes on after r.
-func RunKey(r *Run) *PageKey { return &PageKey{At: r.CreatedAt, ID: r.ID} }
-
-// UserKey is where a listing of users goes on after u.
-func UserKey(u *User) *PageKey { return &PageKey{ID: u.ID} }
-
-// Token encodes k for a client to send back: opaque, URL-safe, and
-// read by [ParsePageToken].
-func (k *PageKey) Token() string {
-	var b []byte
-	if !k.At.IsZero() {
-		b = strconv.AppendInt(b, k.At.UnixMicro(), 10)
-	}
-	b = append(append(b, '.'), k.ID...)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// ParsePageToken decodes what [PageKey.Token] encoded; anything else is
-// an ErrInvalidArgument.
-func ParsePageToken(tok string) (*PageKey, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(tok)
-	at, id, ok := strings.Cut(string(raw), ".")
-	if err != nil || !ok || id == "" {
-		return nil, errNotOurToken
-	}
-	k := &PageKey{ID: id}
-	if at != "" {
-		us, err := strconv.ParseInt(at, 10, 64)
-		// No item has a time outside years 1 to 9999, and PostgreSQL
-		// refuses one before 4713 BC: a 500 for a token that decodes.
-		if err != nil || us < minTokenMicro || us > maxTokenMicro {
-			return nil, errNotOurToken
-		}
-		k.At = time.UnixMicro(us).UTC()
-	}
-	return k, nil
-}
-
-var errNotOurToken = fmt.Errorf("%w: the page token is not one this server issued", ErrInvalidArgument)
-
-// The times a page token may hold: years 1 to 9999.
-var (
-	minTokenMicro = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
-	maxTokenMicro = time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC).UnixMicro()
-)

@@ -49,9 +49,6 @@ func (s *Store) ListToolLogs(ctx context.Context, f orchestrator.AuditFilter) ([
 		limit = 50
 	}
 	q = q.Limit(int64(limit))
-	if f.Page.Offset > 0 {
-		q = q.Offset(int64(f.Page.Offset))
-	}
 	if err := q.Scan(ctx); err != nil {
 		return nil, dbErr(err, "list the audit", "")
 	}

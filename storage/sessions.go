@@ -62,14 +62,14 @@ func newestFirst(q *bun.SelectQuery, at string, p orchestrator.Page) *bun.Select
 	return q.Where("(?, id) < (?, ?)", bun.Ident(at), p.After.At.Truncate(time.Microsecond).UTC(), p.After.ID)
 }
 
-// paged applies p's limit (the default when zero) and offset to q; the
-// listing applies p.After.
+// paged applies p's limit (the default when zero) to q; the listing
+// applies p.After.
 func paged(q *bun.SelectQuery, p orchestrator.Page) *bun.SelectQuery {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = defaultPageLimit
 	}
-	return q.Limit(int64(limit)).Offset(int64(max(p.Offset, 0)))
+	return q.Limit(int64(limit))
 }
 
 // TouchSession implements [orchestrator.Store].
@@ -185,11 +185,10 @@ func (s *Store) ListMessages(ctx context.Context, sessionID string, limit int) (
 }
 
 // ListUserStats implements [orchestrator.Store]: two grouped scans (the
-// sessions and the runs of the users on the page).
+// sessions and the runs of the users on the page). Ranking users by their
+// last activity aggregates every session, so a page after a key still
+// groups them all; the key only keeps the pages from overlapping.
 func (s *Store) ListUserStats(ctx context.Context, p orchestrator.Page) ([]orchestrator.UserStats, error) {
-	if p.After != nil {
-		return nil, invalid("the users' statistics page by offset, not after a key")
-	}
 	var rows []struct {
 		UserID     string    `bun:"user_id"`
 		Sessions   int       `bun:"sessions"`
@@ -197,6 +196,10 @@ func (s *Store) ListUserStats(ctx context.Context, p orchestrator.Page) ([]orche
 	}
 	q := s.db.NewSelect().Model((*sessionRow)(nil)).ColumnExpr("user_id, count(*) AS sessions, max(updated_at) AS last_active").
 		Group("user_id").OrderExpr("last_active DESC, user_id ASC")
+	if k := p.After; k != nil {
+		at := k.At.Truncate(time.Microsecond).UTC()
+		q = q.Having("max(updated_at) < ? OR (max(updated_at) = ? AND user_id > ?)", at, at, k.ID)
+	}
 	if err := paged(q, p).Scan(ctx, &rows); err != nil {
 		return nil, dbErr(err, "list users", "")
 	}

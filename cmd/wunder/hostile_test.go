@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -23,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/orchestrator"
 )
 
 // The hostile corpus of issue 9, against every front-end of a real server
@@ -121,11 +121,13 @@ func restCorpus() []hostileCase {
 	}
 	cs = append(cs, paths("GET sessions", "GET", "/wunder/sessions?user_id={}")...)
 	cs = append(cs, paths("GET sessions cursor", "GET", "/wunder/sessions?user_id=h&cursor={}")...)
-	// Cursors that decode, with times no item has and no store holds.
-	for _, at := range []string{"-9223372036854775807", "9223372036854775807", "-62135596800000001", "253402300800000000"} {
-		tok := base64.RawURLEncoding.EncodeToString([]byte(at + ".run_x"))
+	// Cursors whose checksum holds, with times no item has and no store
+	// holds.
+	issuer, _ := orchestrator.NewPager("cursor", "", 1, "any")
+	for _, year := range []int{-30000, 0, 10000, 200000} {
+		tok := issuer.Cursor(&orchestrator.PageKey{At: time.Date(year, 1, 1, 0, 0, 0, 0, time.UTC), ID: "run_x"})
 		for _, list := range []string{"runs", "sessions"} {
-			cs = append(cs, hostileCase{name: "GET " + list + " cursor at " + at, method: "GET", path: "/wunder/" + list + "?user_id=h&cursor=" + tok})
+			cs = append(cs, hostileCase{name: fmt.Sprintf("GET %s cursor in year %d", list, year), method: "GET", path: "/wunder/" + list + "?user_id=h&cursor=" + tok})
 		}
 	}
 	cs = append(cs, paths("GET session", "GET", "/wunder/sessions/{}?user_id=h")...)

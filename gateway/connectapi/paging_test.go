@@ -1,55 +1,96 @@
 package connectapi_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
-	"reflect"
+	"errors"
+	"strings"
 	"testing"
-	"time"
+
+	"connectrpc.com/connect"
 
 	"github.com/wunder/wunder/gateway/connectapi"
+	wunderv1 "github.com/wunder/wunder/gen/wunder/v1"
 	"github.com/wunder/wunder/orchestrator"
+	ot "github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
-func TestPageTokenRoundTrip(t *testing.T) {
-	last := &orchestrator.Session{ID: "sess_b", UpdatedAt: time.Date(2026, 11, 27, 10, 0, 0, 123456000, time.UTC)}
-	tok := connectapi.NextToken(20, last)
-	size, p, err := connectapi.DecodePage(20, tok)
-	want := orchestrator.Page{Limit: 21, After: &orchestrator.PageKey{At: last.UpdatedAt, ID: "sess_b"}}
-	if err != nil || size != 20 || !reflect.DeepEqual(p, want) {
-		t.Fatalf("DecodePage(NextToken(20, %v)) = %d, %+v, %v; want 20, %+v", last, size, p, err, want)
+// page_size: 0 is 50, larger than 500 is 500, negative is refused.
+func TestPageSize(t *testing.T) {
+	for _, c := range []struct {
+		size int32
+		want int
+	}{{0, 50}, {1, 1}, {500, 500}, {10000, 500}} {
+		size, p, err := connectapi.PageOf(c.size, "")
+		if err != nil || size != c.want || p.Limit != c.want+1 || p.After != nil {
+			t.Errorf("PageOf(%d) = %d, %+v, %v; want %d from the top", c.size, size, p, err, c.want)
+		}
 	}
-	if _, _, err := connectapi.DecodePage(20, tok, "another filter"); err == nil {
-		t.Error("a token decoded for a listing with another filter")
-	}
-	// A token issued before keyset pages (v1: an offset) still reads.
-	if size, p, err := connectapi.DecodePage(20, connectapi.OffsetToken(60)); err != nil || size != 20 || p.Offset != 60 || p.After != nil {
-		t.Fatalf("DecodePage(v1 token at 60) = %d, %+v, %v", size, p, err)
-	}
-	if size, _, _ := connectapi.DecodePage(0, ""); size != 50 {
-		t.Errorf("default page size %d", size)
-	}
-	if size, _, _ := connectapi.DecodePage(10000, ""); size != 500 {
-		t.Errorf("capped page size %d", size)
+	if _, _, err := connectapi.PageOf(-1, ""); !errors.Is(err, orchestrator.ErrInvalidArgument) {
+		t.Errorf("PageOf(-1) = %v; want an invalid argument", err)
 	}
 }
 
-// Page tokens are untrusted bytes: any input decodes to a valid page or an
-// error, never a panic or a negative offset.
-func FuzzPageToken(f *testing.F) {
-	f.Add(int32(2), connectapi.NextToken(2, &orchestrator.Session{ID: "s", UpdatedAt: time.Unix(1, 0)}))
-	f.Add(int32(2), connectapi.OffsetToken(4))
-	f.Add(int32(0), "")
-	f.Add(int32(-1), "djEuLTEuMA")
-	f.Add(int32(5), "%%%")
-	f.Fuzz(func(t *testing.T, size int32, token string) {
-		s, p, err := connectapi.DecodePage(size, token)
+// ListRuns and ListSessions refuse, as INVALID_ARGUMENT naming
+// page_token, a token of the other list, a token of their own list with
+// another filter, an offset (the form tokens had before keyset pages)
+// and garbage; on every wire protocol.
+func TestListsRefuseForeignTokens(t *testing.T) {
+	e := newEnv(t, envOpts{turns: []ot.Turn{{Content: "ok"}, {Content: "ok"}}})
+	ctx := t.Context()
+	c := e.clients(protocols[0])
+	for range 2 {
+		s, err := c.runs.Run(ctx, connect.NewRequest(&wunderv1.RunRequest{UserId: "gus", Question: "q"}))
 		if err != nil {
-			return
+			t.Fatal(err)
 		}
-		if s <= 0 || s > 500 || p.Offset < 0 || p.Limit != s+1 || (p.After != nil && p.After.ID == "") {
-			t.Fatalf("DecodePage(%d, %q) = %d, %+v", size, token, s, p)
+		collect(t, s)
+	}
+	runs, err := c.runs.ListRuns(ctx, connect.NewRequest(&wunderv1.ListRunsRequest{UserId: "gus", PageSize: 1}))
+	if err != nil || runs.Msg.GetNextPageToken() == "" {
+		t.Fatalf("ListRuns(page of 1 of 2): %v, %v", runs, err)
+	}
+	sessions, err := c.sessions.ListSessions(ctx, connect.NewRequest(&wunderv1.ListSessionsRequest{UserId: "gus", PageSize: 1}))
+	if err != nil || sessions.Msg.GetNextPageToken() == "" {
+		t.Fatalf("ListSessions(page of 1 of 2): %v, %v", sessions, err)
+	}
+	runsToken, sessionsToken := runs.Msg.GetNextPageToken(), sessions.Msg.GetNextPageToken()
+	offset := base64.RawURLEncoding.EncodeToString([]byte("v1.1.abc"))
+	for _, p := range protocols {
+		c := e.clients(p)
+		listRuns := func(user, session, token string) error {
+			_, err := c.runs.ListRuns(ctx, connect.NewRequest(&wunderv1.ListRunsRequest{UserId: user, SessionId: session, PageToken: token}))
+			return err
 		}
-	})
+		listSessions := func(user, token string) error {
+			_, err := c.sessions.ListSessions(ctx, connect.NewRequest(&wunderv1.ListSessionsRequest{UserId: user, PageToken: token}))
+			return err
+		}
+		for _, tc := range []struct {
+			name, detail string
+			err          error
+		}{
+			{"ListRuns, a ListSessions token", "another list or filter", listRuns("gus", "", sessionsToken)},
+			{"ListRuns, its token with another session", "another list or filter", listRuns("gus", "sess_x", runsToken)},
+			{"ListRuns, an offset", "not a cursor this server issued", listRuns("gus", "", offset)},
+			{"ListRuns, garbage", "not a cursor this server issued", listRuns("gus", "", "%%%")},
+			{"ListSessions, a ListRuns token", "another list or filter", listSessions("gus", runsToken)},
+			{"ListSessions, its token with another user", "another list or filter", listSessions("hal", sessionsToken)},
+			{"ListSessions, garbage", "not a cursor this server issued", listSessions("gus", "bm8tZG90")},
+		} {
+			var ce *connect.Error
+			if !errors.As(tc.err, &ce) || ce.Code() != connect.CodeInvalidArgument || !strings.Contains(ce.Message(), "page_token") || !strings.Contains(ce.Message(), tc.detail) {
+				t.Errorf("%s, %s: %v; want INVALID_ARGUMENT naming page_token: %s", p.name, tc.name, tc.err, tc.detail)
+			}
+		}
+		// Each token goes on with the list and filter it came from.
+		if err := listRuns("gus", "", runsToken); err != nil {
+			t.Errorf("%s: ListRuns with its own token: %v", p.name, err)
+		}
+		if err := listSessions("gus", sessionsToken); err != nil {
+			t.Errorf("%s: ListSessions with its own token: %v", p.name, err)
+		}
+	}
 }
 
 func TestHandlersCoverReflectionVersions(t *testing.T) {

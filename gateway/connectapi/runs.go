@@ -193,16 +193,16 @@ func (s *runService) ListRuns(ctx context.Context, req *connect.Request[wunderv1
 		}
 		f.States = append(f.States, cs)
 	}
-	pg, err := decodePage(req.Msg.GetPageSize(), req.Msg.GetPageToken(), "runs", userID, f.SessionID, f.States)
+	pg, err := pageOf(req.Msg.GetPageSize(), req.Msg.GetPageToken(), "runs", userID, f.SessionID, f.States)
 	if err != nil {
 		return nil, s.toConnect(ctx, proc, err)
 	}
-	f.Page = pg.query()
+	f.Page = pg.Page
 	runs, err := s.b.ListRuns(ctx, f)
 	if err != nil {
 		return nil, s.toConnect(ctx, proc, err)
 	}
-	runs, next := cut(pg, runs, orchestrator.RunKey)
+	runs, next := orchestrator.CutPage(pg, runs, orchestrator.RunKey)
 	out := &wunderv1.ListRunsResponse{NextPageToken: next}
 	for _, r := range runs {
 		out.Runs = append(out.Runs, runProto(r))

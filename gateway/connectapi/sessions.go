@@ -22,15 +22,15 @@ func (s *sessionService) ListSessions(ctx context.Context, req *connect.Request[
 	if err != nil {
 		return nil, s.toConnect(ctx, proc, err)
 	}
-	pg, err := decodePage(req.Msg.GetPageSize(), req.Msg.GetPageToken(), "sessions", userID)
+	pg, err := pageOf(req.Msg.GetPageSize(), req.Msg.GetPageToken(), "sessions", userID)
 	if err != nil {
 		return nil, s.toConnect(ctx, proc, err)
 	}
-	sessions, err := s.b.ListSessions(ctx, userID, pg.query())
+	sessions, err := s.b.ListSessions(ctx, userID, pg.Page)
 	if err != nil {
 		return nil, s.toConnect(ctx, proc, err)
 	}
-	sessions, next := cut(pg, sessions, orchestrator.SessionKey)
+	sessions, next := orchestrator.CutPage(pg, sessions, orchestrator.SessionKey)
 	out := &wunderv1.ListSessionsResponse{NextPageToken: next}
 	for _, sess := range sessions {
 		out.Sessions = append(out.Sessions, sessionProto(sess))

@@ -90,9 +90,9 @@ func (m *memAccounts) ListUsers(_ context.Context, p orchestrator.Page) ([]*orch
 		}
 	}
 	slices.Sort(ids)
-	from, to := page(p, len(ids))
-	out := make([]*orchestrator.User, 0, to-from)
-	for _, id := range ids[from:to] {
+	ids = ids[:pageLen(p, len(ids))]
+	out := make([]*orchestrator.User, 0, len(ids))
+	for _, id := range ids {
 		out = append(out, cloneUser(m.users[id]))
 	}
 	return out, nil

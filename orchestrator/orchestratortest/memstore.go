@@ -114,14 +114,14 @@ func cloneRun(r orchestrator.Run) *orchestrator.Run {
 	return &r
 }
 
-// page applies p to n ordered items and returns the bounds.
-func page(p orchestrator.Page, n int) (from, to int) {
+// pageLen is how many of n ordered items, those after p.After, the page
+// holds.
+func pageLen(p orchestrator.Page, n int) int {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = memDefaultLimit
 	}
-	from = min(max(p.Offset, 0), n)
-	return from, min(from+limit, n)
+	return min(limit, n)
 }
 
 func (m *memStore) CreateSession(_ context.Context, s *orchestrator.Session) error {
@@ -166,8 +166,7 @@ func (m *memStore) ListSessions(_ context.Context, userID string, p orchestrator
 	slices.SortFunc(out, func(a, b *orchestrator.Session) int {
 		return cmp.Or(b.UpdatedAt.Compare(a.UpdatedAt), cmp.Compare(b.ID, a.ID))
 	})
-	from, to := page(p, len(out))
-	return out[from:to], nil
+	return out[:pageLen(p, len(out))], nil
 }
 
 func (m *memStore) TouchSession(_ context.Context, id, title string, at time.Time) error {
@@ -436,8 +435,7 @@ func (m *memStore) ListRuns(_ context.Context, f orchestrator.RunFilter) ([]*orc
 	slices.SortFunc(out, func(a, b *orchestrator.Run) int {
 		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(b.ID, a.ID))
 	})
-	from, to := page(f.Page, len(out))
-	return out[from:to], nil
+	return out[:pageLen(f.Page, len(out))], nil
 }
 
 func (m *memStore) AppendEvents(_ context.Context, in []orchestrator.Event) error {
@@ -612,9 +610,6 @@ func (m *memStore) ToolCallStats(_ context.Context, f orchestrator.ToolLogFilter
 }
 
 func (m *memStore) ListUserStats(_ context.Context, p orchestrator.Page) ([]orchestrator.UserStats, error) {
-	if p.After != nil {
-		return nil, fmt.Errorf("%w: the users' statistics page by offset, not after a key", orchestrator.ErrInvalidArgument)
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	by := map[string]*orchestrator.UserStats{}
@@ -636,13 +631,16 @@ func (m *memStore) ListUserStats(_ context.Context, p orchestrator.Page) ([]orch
 	}
 	out := make([]orchestrator.UserStats, 0, len(by))
 	for _, u := range by {
-		out = append(out, *u)
+		// Most recently active first, then by id: after the key, the
+		// less recently active, and those as recent with a greater id.
+		if k := p.After; k == nil || cmp.Or(k.At.Truncate(time.Microsecond).Compare(u.LastActive), cmp.Compare(u.UserID, k.ID)) > 0 {
+			out = append(out, *u)
+		}
 	}
 	slices.SortFunc(out, func(a, b orchestrator.UserStats) int {
 		return cmp.Or(b.LastActive.Compare(a.LastActive), cmp.Compare(a.UserID, b.UserID))
 	})
-	from, to := page(p, len(out))
-	return out[from:to], nil
+	return out[:pageLen(p, len(out))], nil
 }
 
 func (m *memStore) DeleteUserData(ctx context.Context, userID string) error {

@@ -46,9 +46,6 @@ func (m *memStore) ListToolLogs(_ context.Context, f orchestrator.AuditFilter) (
 	if limit <= 0 {
 		limit = 50
 	}
-	if off := min(f.Page.Offset, len(out)); off > 0 {
-		out = out[off:]
-	}
 	if len(out) > limit {
 		out = out[:limit]
 	}

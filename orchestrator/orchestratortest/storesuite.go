@@ -29,6 +29,9 @@ import (
 //     RunFilter's empty fields match anything. Sessions list by UpdatedAt,
 //     runs by CreatedAt, newest first, then Page applies; Page.Limit 0 is
 //     the store's default (at least 100).
+//   - Every list pages after a key (Page.After) and never by offset: paged
+//     through the cursor helper while items are added, it shows each item
+//     once and skips none behind the cursor (storesuite_paging.go).
 //   - ListMessages and ListEvents of an unknown parent return nothing, not an
 //     error. Empty JSON (nil or zero-length) round-trips as nil.
 //   - UpdateRun leaves id, session, user, question, model name and CreatedAt
@@ -59,6 +62,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator.Store)
 		{"Approval", st.approvalTests()},
 		{"Monitor", st.monitorTests()},
 		{"Audit", st.auditTests()},
+		{"Paging", st.pagingTests()},
 		{"Text", st.textTests()},
 	} {
 		t.Run(group.name, func(t *testing.T) {

@@ -43,8 +43,8 @@ func (st *storeSuite) countRuns(t *testing.T) {
 		{orchestrator.RunFilter{UserID: "u2", States: []orchestrator.RunState{running, failed}}, 2},
 		{orchestrator.RunFilter{States: []orchestrator.RunState{orchestrator.RunCancelled}}, 0},
 		// The page is ignored.
-		{orchestrator.RunFilter{UserID: "u1", Page: orchestrator.Page{Limit: 1, Offset: 1}}, 3},
-		{orchestrator.RunFilter{Page: orchestrator.Page{Offset: 10}}, 5},
+		{orchestrator.RunFilter{UserID: "u1", Page: orchestrator.Page{Limit: 1}}, 3},
+		{orchestrator.RunFilter{Page: orchestrator.Page{Limit: 1, After: &orchestrator.PageKey{At: at(4 * time.Second), ID: "r5"}}}, 5},
 	} {
 		n, err := c.CountRuns(ctx, cs.f)
 		mustDo(t, "CountRuns", err)

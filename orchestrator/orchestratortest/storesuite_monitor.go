@@ -27,13 +27,18 @@ func (st *storeSuite) monitorTests() map[string]func(*testing.T) {
 				{UserID: "alice", Sessions: 2, Runs: 3, LastActive: at(time.Minute).Truncate(time.Microsecond).UTC()},
 			}
 			diff(t, "ListUserStats", want, got)
-			page, err := s.ListUserStats(ctx, orchestrator.Page{Limit: 1, Offset: 1})
+			page, err := s.ListUserStats(ctx, orchestrator.Page{Limit: 1, After: orchestrator.UserStatsKey(got[0])})
 			mustDo(t, "ListUserStats(page)", err)
-			if len(page) != 1 || page[0].UserID != "alice" {
-				t.Fatalf("ListUserStats(limit 1, offset 1) = %+v", page)
-			}
-			_, err = s.ListUserStats(ctx, orchestrator.Page{After: &orchestrator.PageKey{ID: "bob"}})
-			wantErr(t, "ListUserStats(after a key)", err, orchestrator.ErrInvalidArgument)
+			diff(t, "ListUserStats(limit 1, after bob)", want[1:], page)
+			// As recently active: by id, after the key's.
+			createSession(t, s, "c1", "carol", at(time.Minute))
+			createSession(t, s, "a0", "aaron", at(time.Minute))
+			page, err = s.ListUserStats(ctx, orchestrator.Page{After: orchestrator.UserStatsKey(want[1])})
+			mustDo(t, "ListUserStats(after alice)", err)
+			diff(t, "ListUserStats(after alice) ids", []string{"carol"}, statsIDs(page))
+			page, err = s.ListUserStats(ctx, orchestrator.Page{Limit: 2, After: orchestrator.UserStatsKey(want[0])})
+			mustDo(t, "ListUserStats(after bob)", err)
+			diff(t, "ListUserStats(limit 2, after bob) ids", []string{"aaron", "alice"}, statsIDs(page))
 		},
 		"DeleteUserData": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()

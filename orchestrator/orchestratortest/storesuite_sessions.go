@@ -81,11 +81,14 @@ func (st *storeSuite) sessionTests() map[string]func(*testing.T) {
 			for i := range 5 {
 				createSession(t, s, fmt.Sprintf("s%d", i), "u1", at(time.Duration(i)*time.Second))
 			}
+			key := func(i int) *orchestrator.PageKey {
+				return orchestrator.SessionKey(&orchestrator.Session{ID: fmt.Sprintf("s%d", i), UpdatedAt: at(time.Duration(i) * time.Second)})
+			}
 			wantSessionIDs(t, s, "u1", orchestrator.Page{Limit: 2}, "s4", "s3")
-			wantSessionIDs(t, s, "u1", orchestrator.Page{Limit: 2, Offset: 2}, "s2", "s1")
-			wantSessionIDs(t, s, "u1", orchestrator.Page{Limit: 2, Offset: 4}, "s0")
-			wantSessionIDs(t, s, "u1", orchestrator.Page{Offset: 3}, "s1", "s0")
-			wantSessionIDs(t, s, "u1", orchestrator.Page{Offset: 5})
+			wantSessionIDs(t, s, "u1", orchestrator.Page{Limit: 2, After: key(3)}, "s2", "s1")
+			wantSessionIDs(t, s, "u1", orchestrator.Page{Limit: 2, After: key(1)}, "s0")
+			wantSessionIDs(t, s, "u1", orchestrator.Page{After: key(2)}, "s1", "s0")
+			wantSessionIDs(t, s, "u1", orchestrator.Page{After: key(0)})
 		},
 		"ListAfterKey": func(t *testing.T) {
 			// Pages after a key walk the whole list once, through ties in
@@ -117,11 +120,15 @@ func (st *storeSuite) sessionTests() map[string]func(*testing.T) {
 				}
 				diff(t, fmt.Sprintf("sessions paged %d at a time after keys", size), want, got)
 			}
-			// A key survives its token, and an offset counts from it.
-			key, err := orchestrator.ParsePageToken(orchestrator.SessionKey(&orchestrator.Session{ID: "e", UpdatedAt: base.Add(120 * time.Millisecond)}).Token())
-			mustDo(t, "ParsePageToken", err)
+			// A key survives its cursor.
+			first, err := orchestrator.NewPager("cursor", "", 2, "sessions", "u1")
+			mustDo(t, "NewPager", err)
+			cursor := first.Cursor(orchestrator.SessionKey(&orchestrator.Session{ID: "e", UpdatedAt: base.Add(120 * time.Millisecond)}))
+			next, err := orchestrator.NewPager("cursor", cursor, 2, "sessions", "u1")
+			mustDo(t, "NewPager(cursor)", err)
+			key := next.Page.After
 			wantSessionIDs(t, s, "u1", orchestrator.Page{After: key}, "d", "c", "b", "a")
-			wantSessionIDs(t, s, "u1", orchestrator.Page{After: key, Offset: 1, Limit: 2}, "c", "b")
+			wantSessionIDs(t, s, "u1", next.Page, "d", "c", "b")
 			// A session touched between pages moves ahead of the key: it is
 			// not shown again, and nothing after the key is skipped.
 			mustDo(t, "TouchSession", s.TouchSession(ctx, "b", "", base.Add(time.Hour)))
