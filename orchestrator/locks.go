@@ -1,0 +1,176 @@
+package orchestrator
+
+// The store's locks a run holds: its session's, and one of its user's run slots,
+// renewed by its heartbeat.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sessionLockKey is the key of a session's lock.
+func sessionLockKey(sessionID string) string { return "session:" + sessionID }
+
+// acquireLocks takes the session lock and a per-user slot, in that order,
+// and returns their keys, the session's first. A new session's lock
+// (freshSession) is not taken here but stored with its first run
+// (persistNew): one write less, and nobody else can know the session
+// before that write. So is, for a new session, the user's first slot:
+// keys then ends with it and folded is set; persistNew falls back to
+// acquireSlot when that slot is taken.
+func (o *Orchestrator) acquireLocks(ctx context.Context, req RunRequest, sessionID, runID string, freshSession bool) (keys []string, folded bool, err error) {
+	sessKey := sessionLockKey(sessionID)
+	if freshSession {
+		if o.slotLimit(req) == 0 {
+			return []string{sessKey}, false, nil
+		}
+		return []string{sessKey, userSlotKey(req.UserID, 0)}, true, nil
+	}
+	if err := o.acquireLock(ctx, sessKey, runID, o.opts.LockTTL); err != nil {
+		if errors.Is(err, ErrBusy) {
+			return nil, false, messagef(ErrBusy, "busy_session", "session %s already has a running run", sessionID)
+		}
+		return nil, false, err
+	}
+	if o.slotLimit(req) == 0 {
+		return []string{sessKey}, false, nil
+	}
+	key, err := o.acquireSlot(ctx, req, runID)
+	if err != nil {
+		o.releaseKeys([]string{sessKey}, runID)
+		return nil, false, err
+	}
+	return []string{sessKey, key}, false, nil
+}
+
+// userSlotKey is the key of a user's i-th run slot; every one starts
+// with userSlotPrefix.
+func userSlotKey(userID string, i int) string { return userSlotPrefix(userID) + strconv.Itoa(i) }
+
+func userSlotPrefix(userID string) string { return "user:" + userID + "#" }
+
+// slotLimit is how many runs the request's user may have at once, 0 when
+// the global limit already bounds the user (no slot to take).
+func (o *Orchestrator) slotLimit(req RunRequest) int {
+	if req.Caller == CallerAgent {
+		if o.opts.PerUserAgents >= o.opts.MaxActiveRuns {
+			return 0
+		}
+		return o.opts.PerUserAgents
+	}
+	return o.opts.PerUser
+}
+
+// userAtLimit is acquireSlot's refusal when this process runs as many
+// runs holding one of the user's slots as the request's limit, else nil:
+// what a run whose slot was folded (not taken yet) is told before any
+// other refusal.
+func (o *Orchestrator) userAtLimit(req RunRequest) error {
+	limit := o.slotLimit(req)
+	prefix := userSlotPrefix(req.UserID)
+	o.mu.Lock()
+	n := 0
+	for _, lr := range o.live {
+		if lr.userID == req.UserID && slices.ContainsFunc(lr.locks, func(k string) bool { return strings.HasPrefix(k, prefix) }) &&
+			!lr.snapshot().State.Terminal() {
+			n++
+		}
+	}
+	o.mu.Unlock()
+	if n < limit {
+		return nil
+	}
+	return userBusy(req.UserID, limit)
+}
+
+// userBusy is the refusal of a run whose user has limit runs already.
+func userBusy(userID string, limit int) error {
+	if limit == 1 {
+		return messagef(ErrBusy, "busy_user", "user %s already has a running run", userID)
+	}
+	return messagef(ErrBusy, "busy_user_n", "user %s already has %d running runs", userID, limit)
+}
+
+// acquireSlot takes the first free slot of the request's user.
+func (o *Orchestrator) acquireSlot(ctx context.Context, req RunRequest, runID string) (string, error) {
+	limit := o.slotLimit(req)
+	for i := range limit {
+		key := userSlotKey(req.UserID, i)
+		err := o.acquireLock(ctx, key, runID, o.opts.LockTTL)
+		if err == nil {
+			return key, nil
+		}
+		if !errors.Is(err, ErrBusy) {
+			return "", err
+		}
+	}
+	return "", userBusy(req.UserID, limit)
+}
+
+func (o *Orchestrator) releaseLocks(lr *liveRun) { o.releaseKeys(lr.locks, lr.id) }
+
+func (o *Orchestrator) releaseKeys(keys []string, owner string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, k := range keys {
+		if err := o.store.ReleaseLock(ctx, k, owner); err != nil {
+			o.log.Warn("lock not released; it expires with its ttl", "key", k, "owner", owner, "err", err)
+		}
+	}
+}
+
+// startHeartbeat renews lr's locks every LockTTL/3 and watches the store
+// for a cancellation requested by another process. It lives as long as the
+// run's context, which complete cancels (so does Close, through baseCtx), so
+// it also ends when the run was cancelled before the heartbeat started.
+func (o *Orchestrator) startHeartbeat(lr *liveRun) {
+	ctx := lr.ctx
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		defer close(lr.hbDone)
+		t := time.NewTicker(o.opts.LockTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			for _, k := range lr.locks {
+				if lr.log.pendingStart() != nil {
+					break // not stored yet: its start stores them
+				}
+				err := o.store.RenewLock(ctx, k, lr.id, o.opts.LockTTL)
+				if err == nil || ctx.Err() != nil {
+					continue
+				}
+				o.log.Warn("lock renewal failed", "key", k, "run_id", lr.id, "err", err)
+				if !errors.Is(err, ErrNotFound) {
+					continue // the store is away: the lease still runs
+				}
+				// The lease expired. Take it again unless another run has:
+				// then this run no longer has its session (or slot) to
+				// itself, and must stop rather than run beside that one.
+				if err := o.acquireLock(ctx, k, lr.id, o.opts.LockTTL); errors.Is(err, ErrBusy) {
+					o.log.Error("run lost its lock to another run; stopping it", "key", k, "run_id", lr.id)
+					lr.abort(fmt.Errorf("lock %s was lost to another run while this run was stalled", k))
+				}
+			}
+			r, err := o.store.GetRun(ctx, lr.id)
+			switch {
+			case err != nil:
+			case r.Owner != o.instance:
+				o.log.Error("run taken over by another instance; stopping it here", "run_id", lr.id, "owner", r.Owner)
+				lr.markLost()
+			case r.State == RunCancelling:
+				o.cancelLive(lr)
+			}
+		}
+	}()
+}
