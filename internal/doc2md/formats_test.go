@@ -1,6 +1,8 @@
 package doc2md_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -67,5 +69,72 @@ func TestPPTXSlideOrder(t *testing.T) {
 	files["ppt/slideLayouts/slide1.xml"] = `<p:sld><a:p><a:r><a:t>layout</a:t></a:r></a:p></p:sld>`
 	if md := convert(t, doc2md.New(nil), "p.pptx", doc2mdtest.Zip(files)); md != "## Slide 2\n\nsecond" {
 		t.Errorf("Markdown %q; want slide 2 alone", md)
+	}
+}
+
+// A workbook's sheets are found through its relationships (a relative
+// target, an absolute one, none: sheetN.xml by position) and a sheet
+// whose part is missing is "(empty)"; values are shown as Excel shows
+// them, custom formats included, and what cannot be shown as a date
+// stays a number.
+func TestXLSXRelationshipsAndValues(t *testing.T) {
+	t.Parallel()
+	row := `<row>` +
+		`<c t="s"><v>7</v></c>` + // a shared string that is not there: empty
+		`<c t="b"><v>0</v></c><c t="str"><v>=A1</v></c><c t="d"><v>2024-01-02</v></c>` +
+		`<c><v>1e20</v></c><c s="1"><v>0.5</v></c><c s="2"><v>59</v></c><c s="2"><v>61</v></c>` +
+		`<c s="2"><v>-1</v></c><c s="2"><v>3000000</v></c><c s="3"><v>0.25</v></c><c s="4"><v>2.5</v></c>` +
+		`</row>`
+	files := map[string]string{
+		"xl/workbook.xml": `<workbook xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets>` +
+			`<sheet name="Abs" sheetId="1" r:id="rA"/><sheet name="Positional" sheetId="9" r:id="rNone"/>` +
+			`<sheet name="Gone" sheetId="3" r:id="rG"/></sheets></workbook>`,
+		"xl/_rels/workbook.xml.rels": `<Relationships><Relationship Id="rA" Target="/xl/worksheets/abs.xml"/>` +
+			`<Relationship Id="rG" Target="worksheets/gone.xml"/></Relationships>`,
+		"xl/worksheets/abs.xml":    doc2mdtest.Sheet(row),
+		"xl/worksheets/sheet2.xml": doc2mdtest.Sheet(`<row r="1"><c r="B1" t="inlineStr"><is><t>by position</t></is></c></row>`),
+		"xl/styles.xml": `<styleSheet><numFmts><numFmt numFmtId="164" formatCode="h:mm:ss"/>` +
+			`<numFmt numFmtId="165" formatCode="0.0%"/><numFmt numFmtId="166" formatCode="&quot;days&quot; 0.0"/></numFmts>` +
+			`<cellXfs><xf numFmtId="0"/><xf numFmtId="164"/><xf numFmtId="14"/><xf numFmtId="165"/><xf numFmtId="166"/></cellXfs></styleSheet>`,
+	}
+	md := convert(t, doc2md.New(nil), "w.xlsx", doc2mdtest.Zip(files))
+	want := "## Abs\n\n" +
+		"|  | FALSE | =A1 | 2024-01-02 | 1e+20 | 12:00:00 | 1900-02-28 | 1900-03-01 | -1 | 3000000 | 25% | 2.5 |\n" +
+		"| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n\n" +
+		"## Positional\n\n|  | by position |\n| --- | --- |\n\n" +
+		"## Gone\n\n(empty)"
+	if md != want {
+		t.Errorf("Markdown:\n%q\nwant:\n%q", md, want)
+	}
+}
+
+// A broken document is Unreadable and says what is broken: the archive,
+// the part (by its name), the cell. An archive with none of the three
+// main parts is no office document.
+func TestBrokenDocuments(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		data []byte
+		kind doc2md.Kind
+		says string
+	}{
+		{"notzip.docx", []byte("PK\x03\x04 and then garbage"), doc2md.Unreadable, "broken ZIP archive"},
+		{"cut.docx", doc2mdtest.Zip(map[string]string{"word/document.xml": "<w:document><w:body><w:p><w:r><w:t>unclosed"}),
+			doc2md.Unreadable, "word/document.xml"},
+		{"cut.pptx", doc2mdtest.Zip(map[string]string{"ppt/presentation.xml": "<p/>", "ppt/slides/slide1.xml": "<p:sld><a:t>x"}),
+			doc2md.Unreadable, "ppt/slides/slide1.xml"},
+		{"ref.xlsx", doc2mdtest.XLSX(nil, "xl/worksheets/sheet1.xml", doc2mdtest.Sheet(`<row><c r="12"><v>1</v></c></row>`)),
+			doc2md.Unreadable, `cell "12"`},
+		{"far.xlsx", doc2mdtest.XLSX(nil, "xl/worksheets/sheet1.xml", doc2mdtest.Sheet(`<row><c r="ZZZZZZ1"><v>1</v></c></row>`)),
+			doc2md.Unreadable, "column out of range"},
+		{"media.zip", doc2mdtest.Zip(map[string]string{"word/media/a.png": "x", "xl/sharedStrings.xml": "<sst/>"}),
+			doc2md.Unsupported, "not a DOCX, XLSX or PPTX"},
+	} {
+		_, err := doc2md.New(nil).Convert(context.Background(), tc.name, "", tc.data)
+		var e *doc2md.Error
+		if !errors.As(err, &e) || e.Kind != tc.kind || !strings.Contains(err.Error(), tc.says) || e.Name != tc.name {
+			t.Errorf("%s: %v; want kind %d saying %q", tc.name, err, tc.kind, tc.says)
+		}
 	}
 }
