@@ -1,7 +1,10 @@
 package gateway_test
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -144,5 +147,43 @@ func TestEveryAnswerIsNosniff(t *testing.T) {
 		if got := resp.Header.Get("X-Content-Type-Options"); got != "nosniff" {
 			t.Errorf("GET %s (%d): X-Content-Type-Options %q", path, resp.StatusCode, got)
 		}
+	}
+}
+
+// The Host rule's edges: "*" serves every host (the check off), and a
+// request without a Host (an HTTP/1.0 probe; no browser sends one)
+// passes; a gRPC client refused is answered in gRPC's shape,
+// PERMISSION_DENIED in its status header.
+func TestGuardEdges(t *testing.T) {
+	open := newEnv(t, envOpts{gw: gateway.Options{Hosts: gateway.HostOptions{Allowed: []string{"*"}}}})
+	for _, host := range []string{"attacker.example", "any.thing:9"} {
+		if resp := open.doHost(t, "GET", "/wunder/tools?user_id=u", host, ""); resp.StatusCode != http.StatusOK {
+			t.Errorf("allowed hosts *: Host %q got %d", host, resp.StatusCode)
+		}
+	}
+	e := newEnv(t, envOpts{})
+	conn, err := net.Dial("tcp", e.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /wunder/tools?user_id=u HTTP/1.0\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("HTTP/1.0 without a Host: %d", resp.StatusCode)
+	}
+	g := e.doHost(t, "POST", "/wunder.v1.ToolService/ListTools", "attacker.example", "", "Content-Type", "application/grpc")
+	if _, err := io.ReadAll(g.Body); err != nil { // the status comes in trailers
+		t.Fatal(err)
+	}
+	status := func(k string) string { return g.Header.Get(k) + g.Trailer.Get(k) }
+	if g.StatusCode != http.StatusOK || status("Grpc-Status") != "7" || !strings.Contains(status("Grpc-Message"), "allowed_hosts") {
+		t.Errorf("gRPC with a foreign Host: %d %v %v; want status 200 with grpc-status 7 naming the setting", g.StatusCode, g.Header, g.Trailer)
 	}
 }

@@ -14,7 +14,9 @@ import (
 
 // migrationFiles holds one directory of SQL migrations per backend. The two
 // sets carry the same versions and names; they differ only where the
-// dialects must (identity columns, timestamp types).
+// dialects must (identity columns, timestamp types), and a version only
+// one dialect needs is in its set alone (sqliteOnlyMigrations in
+// schema_test.go says which and why).
 //
 //go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
 var migrationFiles embed.FS

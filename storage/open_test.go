@@ -2,11 +2,14 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/wunder/wunder/orchestrator"
 )
@@ -79,6 +82,66 @@ func TestSole(t *testing.T) {
 	if dsn := os.Getenv("WUNDER_TEST_POSTGRES_DSN"); dsn != "" {
 		if pg := open(t, Options{Backend: BackendPostgres, PostgresDSN: dsn, Sole: true}); pg.Sole() {
 			t.Fatal("a PostgreSQL store reports it holds its database alone")
+		}
+	}
+}
+
+// Every SQLite connection, the writer's and each reader's, opens with the
+// pragmas docs and doc.go promise, and the pool holds the readers asked
+// for beside the writer's own connection.
+func TestSQLiteConnectionSettings(t *testing.T) {
+	for _, tc := range []struct {
+		conns, want int
+	}{{0, 5}, {2, 3}} {
+		opts := freshSQLite(t)
+		opts.MaxOpenConns = tc.conns
+		s := open(t, opts)
+		if got := s.db.DB.Stats().MaxOpenConnections; got != tc.want {
+			t.Errorf("MaxOpenConns %d: a pool of %d; want %d (readers and the writer)", tc.conns, got, tc.want)
+		}
+	}
+	s, ctx := open(t, freshSQLite(t)), t.Context()
+	var conns []*sql.Conn
+	for range 3 { // three connections at once: none is the pool's first alone
+		c, err := s.db.DB.Conn(ctx)
+		must(t, err)
+		conns = append(conns, c)
+	}
+	for i, c := range conns {
+		for pragma, want := range map[string]string{"journal_mode": "wal", "foreign_keys": "1", "busy_timeout": "10000",
+			"synchronous": "1", "wal_autocheckpoint": "0"} {
+			var got string
+			if err := c.QueryRowContext(ctx, "PRAGMA "+pragma).Scan(&got); err != nil || got != want {
+				t.Errorf("connection %d: PRAGMA %s = %q (%v); want %q", i, pragma, got, err, want)
+			}
+		}
+		must(t, c.Close())
+	}
+}
+
+// On PostgreSQL pgx runs the pool's statements in exec mode (bun writes
+// values into the SQL text; preparing each would cost a round trip more)
+// unless the DSN chose a mode, and the connect timeout applies unless the
+// DSN sets its own.
+func TestPostgresConnectionSettings(t *testing.T) {
+	dsn := freshPostgres(t).PostgresDSN
+	for _, tc := range []struct {
+		dsn     string
+		mode    pgx.QueryExecMode
+		timeout time.Duration
+	}{
+		{dsn, pgx.QueryExecModeExec, 10 * time.Second},
+		{dsn + "&default_query_exec_mode=cache_describe&connect_timeout=3", pgx.QueryExecModeCacheDescribe, 3 * time.Second},
+	} {
+		s := open(t, Options{Backend: BackendPostgres, PostgresDSN: tc.dsn, Logger: quiet})
+		if s.pgCfg.DefaultQueryExecMode != tc.mode || s.pgCfg.ConnectTimeout != tc.timeout {
+			t.Errorf("%s: mode %v, connect timeout %v; want %v, %v", tc.dsn, s.pgCfg.DefaultQueryExecMode, s.pgCfg.ConnectTimeout, tc.mode, tc.timeout)
+		}
+		if got := s.db.DB.Stats().MaxOpenConnections; got != 10 {
+			t.Errorf("a pool of %d; want the default 10", got)
+		}
+		if err := s.Ping(t.Context()); err != nil {
+			t.Error(err)
 		}
 	}
 }

@@ -316,3 +316,131 @@ func TestServerStatements(t *testing.T) {
 		}
 	}
 }
+
+// terminate ends the server process behind conn, and waits until it is
+// gone.
+func terminate(t *testing.T, pid uint32) {
+	t.Helper()
+	admin, err := sql.Open("pgx", postgresDSN(t))
+	must(t, err)
+	defer admin.Close()
+	var ok bool
+	if err := admin.QueryRowContext(t.Context(), `SELECT pg_terminate_backend($1)`, int(pid)).Scan(&ok); err != nil || !ok {
+		t.Fatalf("terminate backend %d: %v %v", pid, ok, err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var n int
+		must(t, admin.QueryRowContext(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE pid = $1`, int(pid)).Scan(&n))
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backend %d still there", pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// A writer connection that was idle for longer than pgIdleCheck is
+// checked before a batch is sent on it: one the server closed meanwhile
+// is replaced and the batch is stored, nothing reported lost. A
+// connection in use is not checked (a round trip a busy writer never
+// pays), so a batch sent on one that died is told its outcome is unknown.
+func TestPGWriterChecksAnIdleConnection(t *testing.T) {
+	s := open(t, freshPostgres(t))
+	c := &pgCommitter{cfg: s.pgCfg, log: quiet, prepare: true}
+	t.Cleanup(c.close)
+	i := 0
+	lock := func() *writeOp {
+		i++
+		st, err := newPGStmt(`INSERT INTO session_locks ("key", owner, expires_at) VALUES (?, 'o', now())`, fmt.Sprintf("k%d", i))
+		must(t, err)
+		return &writeOp{pg: &pgWrite{stmts: []pgStmt{st}}}
+	}
+	if op := lock(); !c.alone(op) {
+		t.Fatal(op.err)
+	}
+	terminate(t, c.conn.PID())
+	if op := lock(); c.alone(op) || !strings.Contains(op.err.Error(), "may or may not be stored") {
+		t.Fatalf("a batch on a connection in use that died: %v; want an unknown outcome", op.err)
+	}
+	if op := lock(); !c.alone(op) {
+		t.Fatalf("the next batch: %v; want a new connection", op.err)
+	}
+	terminate(t, c.conn.PID())
+	c.used = time.Now().Add(-2 * pgIdleCheck)
+	if op := lock(); !c.alone(op) {
+		t.Fatalf("a batch on an idle connection that died: %v; want it checked, replaced and the batch stored", op.err)
+	}
+	var keys []string
+	must(t, s.db.NewSelect().Table("session_locks").Column("key").Order("key").Scan(t.Context(), &keys))
+	if strings.Join(keys, ",") != "k1,k3,k4" {
+		t.Fatalf("stored %v; want k1, k3 and k4 (k2's connection died under it)", keys)
+	}
+}
+
+// A connection keeps at most pgMaxPrepared statements: a shape past them
+// is sent unprepared, and stored all the same.
+func TestPGWriterPreparedBound(t *testing.T) {
+	s := open(t, freshPostgres(t))
+	c := &pgCommitter{cfg: s.pgCfg, log: quiet, prepare: true}
+	t.Cleanup(c.close)
+	st, err := newPGStmt(`INSERT INTO session_locks ("key", owner, expires_at) VALUES (?, 'o', now())`, "first")
+	must(t, err)
+	if op := (&writeOp{pg: &pgWrite{stmts: []pgStmt{st}}}); !c.alone(op) {
+		t.Fatal(op.err)
+	}
+	for len(c.names) < pgMaxPrepared { // the connection's table is full
+		c.names[fmt.Sprintf("SELECT %d", len(c.names))] = "taken"
+	}
+	st, err = newPGStmt(`INSERT INTO session_locks (owner, "key", expires_at) VALUES ('o', ?, now())`, "second")
+	must(t, err)
+	if op := (&writeOp{pg: &pgWrite{stmts: []pgStmt{st}}}); !c.alone(op) {
+		t.Fatal(op.err)
+	}
+	res := c.conn.ExecParams(t.Context(), "SELECT count(*) FROM pg_prepared_statements WHERE NOT from_sql", nil, nil, nil, nil).Read()
+	must(t, res.Err)
+	if n := string(res.Rows[0][0]); n != "1" || len(c.names) != pgMaxPrepared {
+		t.Fatalf("%s statements prepared, %d named; want the first shape's alone", n, len(c.names))
+	}
+	if held, err := s.LockHeld(t.Context(), "second"); err != nil || !held {
+		t.Fatalf("the unprepared write: held %v, %v", held, err)
+	}
+}
+
+// The writer's arguments reach PostgreSQL as bun would have written
+// them: text through StoredText (a NUL and invalid UTF-8 as U+FFFD) and a
+// text[] whatever its elements hold; a value with no text encoding is an
+// error, not a statement.
+func TestPGWriterArguments(t *testing.T) {
+	s := open(t, freshPostgres(t))
+	c := &pgCommitter{cfg: s.pgCfg, log: quiet, prepare: true}
+	t.Cleanup(c.close)
+	elems := []string{"", "plain", `quo"te`, `back\slash`, "a,b", "{braces}", "NULL", "nul\x00byte", "bad\xffutf8", "東京 ü"}
+	st, err := newPGStmt(`SELECT e FROM unnest(?::text[]) WITH ORDINALITY AS t(e, i) WHERE ? ORDER BY i`, elems, true)
+	must(t, err)
+	if !strings.Contains(st.sql, "$1::text[]") || !strings.Contains(st.sql, "WHERE $2") {
+		t.Fatalf("SQL %q; want $1 and $2", st.sql)
+	}
+	var got []string
+	op := &writeOp{pg: &pgWrite{stmts: []pgStmt{st}}}
+	if !c.alone(op) {
+		t.Fatal(op.err)
+	}
+	res := c.conn.ExecParams(t.Context(), st.sql, st.args, nil, nil, nil).Read()
+	must(t, res.Err)
+	for _, row := range res.Rows {
+		got = append(got, string(row[0]))
+	}
+	for i, e := range elems {
+		if i >= len(got) || got[i] != orchestrator.StoredText(e) {
+			t.Fatalf("elements back %q; want %q", got, elems)
+		}
+	}
+	if _, err := newPGStmt(`SELECT ?`, 1.5); err == nil || !strings.Contains(err.Error(), "float64") {
+		t.Fatalf("a float argument: %v; want an error naming its type", err)
+	}
+	if st, err := newPGStmt(`SELECT ?, ?, ?`, nil, 7, "x\x00"); err != nil || st.args[0] != nil || string(st.args[1]) != "7" || string(st.args[2]) != "x\ufffd" {
+		t.Fatalf("nil, int and text arguments: %q %v", st.args, err)
+	}
+}

@@ -153,3 +153,99 @@ func TestWriterAbandonedAndPanicking(t *testing.T) {
 		t.Fatalf("write after Close: %v", err)
 	}
 }
+
+// Once the writer took an op, the op runs to its end whatever its caller
+// does, and the caller hears its outcome: a caller that gives up meanwhile
+// still waits for it and is told it was stored, never a cancellation that
+// hides a committed write. The op's own context is not cancelled. A
+// caller already gone is never queued.
+func TestWriterTakenOpOutlivesItsCaller(t *testing.T) {
+	s := open(t, freshSQLite(t))
+	ctx, cancel := context.WithCancel(t.Context())
+	taken, release := make(chan struct{}), make(chan struct{})
+	var opCtxErr error
+	errc := make(chan error, 1)
+	go func() {
+		errc <- s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+			close(taken)
+			<-release
+			opCtxErr = ctx.Err()
+			return insertKey("kept", false)(ctx, db)
+		})
+	}()
+	<-taken
+	cancel()
+	select {
+	case err := <-errc:
+		t.Fatalf("the caller was answered (%v) while its op was running", err)
+	default:
+	}
+	close(release)
+	if err := <-errc; err != nil {
+		t.Fatalf("a taken op whose caller gave up: %v; want its outcome, stored", err)
+	}
+	if opCtxErr != nil || !keyExists(t, s, "kept") {
+		t.Fatalf("the op's context ended (%v) or its write is missing", opCtxErr)
+	}
+	ran := false
+	if err := s.update(ctx, func(context.Context, bun.IDB) error { ran = true; return nil }); !errors.Is(err, context.Canceled) || ran {
+		t.Fatalf("an op of a caller already gone: ran %v, %v", ran, err)
+	}
+}
+
+// Close finishes the ops already queued: each is committed and its caller
+// told so, before the database closes.
+func TestWriterCloseFinishesQueuedOps(t *testing.T) {
+	opts := freshSQLite(t)
+	s, err := Open(t.Context(), opts)
+	must(t, err)
+	release, held := hold(t, s)
+	errs := make([]error, 5)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Go(func() { errs[i] = s.update(t.Context(), insertKey(string(rune('a'+i)), false)) })
+	}
+	queued(t, s, len(errs))
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close() }()
+	close(release)
+	wg.Wait()
+	must(t, <-held)
+	must(t, <-closed)
+	after := open(t, opts)
+	for i, err := range errs {
+		if key := string(rune('a' + i)); err != nil || !keyExists(t, after, key) {
+			t.Errorf("op %s queued before Close: %v, stored %v", key, err, keyExists(t, after, key))
+		}
+	}
+}
+
+// A transaction holds at most maxBatch ops: a longer queue is committed
+// in several, each op once.
+func TestWriterBatchIsBounded(t *testing.T) {
+	s := open(t, freshSQLite(t))
+	release, held := hold(t, s)
+	const n = maxBatch + 10
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	for i := range n {
+		wg.Go(func() {
+			if s.update(t.Context(), insertKey(strings.Repeat("k", 1+i%7)+string(rune(0x4e00+i)), false)) != nil {
+				failed.Add(1)
+			}
+		})
+	}
+	queued(t, s, n)
+	c0, w0 := s.WriteStats()
+	close(release)
+	wg.Wait()
+	must(t, <-held)
+	c1, w1 := s.WriteStats()
+	// The held op alone, then maxBatch, then the rest.
+	if failed.Load() != 0 || w1-w0 != n+1 || c1-c0 != 3 {
+		t.Fatalf("%d failed, %d writes in %d commits; want %d in 3", failed.Load(), w1-w0, c1-c0, n+1)
+	}
+	if count, err := s.db.NewSelect().Table("session_locks").Count(t.Context()); err != nil || count != n {
+		t.Fatalf("%d rows (%v); want %d", count, err, n)
+	}
+}

@@ -241,6 +241,8 @@ func sniff(name, mimeHint string, data []byte) (format, mimeType string, err err
 	case detected == "text/html":
 		return fmtHTML, mimeOf[fmtHTML], nil
 	case strings.HasPrefix(detected, "text/") && utf8.Valid(data):
+	case strings.HasPrefix(detected, "text/"):
+		return "", "", errorf(name, Unsupported, "text that is not UTF-8: save it as UTF-8 and attach it again")
 	default:
 		return "", "", errorf(name, Unsupported, "%s is not a supported type (PDF, DOCX, XLSX, PPTX, HTML, CSV, text, Markdown, JSON, PNG, JPEG, GIF, WebP)", detected)
 	}

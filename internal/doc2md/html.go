@@ -134,10 +134,7 @@ func (h *htmlConv) open(e htmlElem) error {
 		h.skip++
 	case headings[a] > 0:
 		h.heading++
-		if h.inTable() {
-			return nil
-		}
-		if err := h.block(); err != nil {
+		if err := h.block(); err != nil || h.inTable() { // in a cell: a space
 			return err
 		}
 		return h.write(strings.Repeat("#", headings[a])+" ", true)
@@ -165,10 +162,7 @@ func (h *htmlConv) open(e htmlElem) error {
 		return h.write(marker, true)
 	case a == atom.Pre:
 		h.pre++
-		if h.inTable() {
-			return nil
-		}
-		if err := h.block(); err != nil {
+		if err := h.block(); err != nil || h.inTable() { // in a cell: a space
 			return err
 		}
 		return h.write("```\n", true)
@@ -202,9 +196,6 @@ func (h *htmlConv) close(e htmlElem) error {
 	case h.skip > 0:
 	case headings[a] > 0:
 		h.heading--
-		if h.inTable() {
-			return nil
-		}
 		return h.block()
 	case blockElems[a]:
 		return h.block()
@@ -219,7 +210,7 @@ func (h *htmlConv) close(e htmlElem) error {
 	case a == atom.Pre:
 		h.pre--
 		if h.inTable() {
-			return nil
+			return h.block()
 		}
 		if err := h.line(); err != nil {
 			return err
@@ -354,8 +345,11 @@ func (h *htmlConv) breakLine(n int) error {
 
 // writeBlock writes s as a block of its own.
 func (h *htmlConv) writeBlock(s string) error {
-	if h.inTable() {
-		return h.write(s, false)
+	if h.inTable() { // in a cell: a word of its own
+		h.space = true
+		err := h.write(s, false)
+		h.space = true
+		return err
 	}
 	if err := h.block(); err != nil {
 		return err

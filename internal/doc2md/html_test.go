@@ -32,3 +32,23 @@ func TestHTMLStream(t *testing.T) {
 		}
 	}
 }
+
+// A block inside a table cell (a heading, preformatted text, a rule)
+// keeps its words apart from the cell's other text: the cell is one
+// line, but "T" and "body" stay two words.
+func TestHTMLBlocksInCells(t *testing.T) {
+	t.Parallel()
+	c := doc2md.New(nil)
+	for _, tc := range []struct{ name, html, want string }{
+		{"heading", `<table><tr><td>before<h2>T</h2>body</td></tr></table>`, "| before T body |\n| --- |"},
+		{"pre", `<table><tr><td>x<pre>code</pre>after</td></tr></table>`, "| x code after |\n| --- |"},
+		{"rule", `<table><tr><td>a<hr>b</td></tr></table>`, "| a --- b |\n| --- |"},
+		{"paragraphs and lists", `<table><tr><td>a<p>b</p>c</td><td><ul><li>x<li>y</ul></td></tr></table>`, "| a b c | - x - y |\n| --- | --- |"},
+		{"table after a list", `<ul><li>x</ul>after<table><tr><td>1</table>`, "- x\n\nafter\n\n| 1 |\n| --- |"},
+		{"entities and rules", `<p>x&amp;y &lt;z&gt;&nbsp;q</p><hr><ol><li>a<li>b</ol><ol><li>c</ol>`, "x&y <z> q\n\n---\n\n1. a\n2. b\n\n1. c"},
+	} {
+		if md := convert(t, c, tc.name+".html", []byte(tc.html)); md != tc.want {
+			t.Errorf("%s: Markdown %q; want %q", tc.name, md, tc.want)
+		}
+	}
+}

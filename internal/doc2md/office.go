@@ -145,7 +145,10 @@ func (j *job) pptx(z *officeZip) error {
 	}
 	sort.Ints(nums)
 	for _, n := range nums {
-		if err := j.out.write(fmt.Sprintf("\n\n## Slide %d\n\n", n)); err != nil {
+		if err := j.blankLine(); err != nil {
+			return err
+		}
+		if err := j.out.write(fmt.Sprintf("## Slide %d\n\n", n)); err != nil {
 			return err
 		}
 		if err := z.read(fmt.Sprintf("ppt/slides/slide%d.xml", n), j.wordML); err != nil {
@@ -181,10 +184,14 @@ func (j *job) wordML(x *xmlReader) error {
 		switch {
 		case text == "":
 			return nil
-		case h > 0:
-			return j.out.write(strings.Repeat("#", h), " ", text, "\n\n")
 		case l:
 			return j.out.write("- ", text, "\n")
+		}
+		if err := j.blankLine(); err != nil { // after a list: not its last item's
+			return err
+		}
+		if h > 0 {
+			return j.out.write(strings.Repeat("#", h), " ", text, "\n\n")
 		}
 		return j.out.write(text, "\n\n")
 	}
@@ -263,6 +270,9 @@ func (j *job) endTable(tables *[]*tableBuf) error {
 	t := ts[len(ts)-1]
 	*tables = ts[:len(ts)-1]
 	if len(*tables) == 0 {
+		if err := j.blankLine(); err != nil {
+			return err
+		}
 		if err := j.renderTable(&j.out, t); err != nil {
 			return err
 		}
@@ -273,6 +283,17 @@ func (j *job) endTable(tables *[]*tableBuf) error {
 		return err
 	}
 	return j.cellText(ts[len(ts)-2], line)
+}
+
+// blankLine ends the Markdown written so far with an empty line, unless
+// nothing is written yet or it ends with one: a paragraph, heading or
+// table right after a list item would otherwise be read as part of it
+// (a lazy continuation line).
+func (j *job) blankLine() error {
+	if j.out.empty() {
+		return nil
+	}
+	return j.out.write(strings.Repeat("\n", max(2-j.out.nl, 0)))
 }
 
 // headingLevel reads a paragraph style: Title is 1, HeadingN is N (1-6).

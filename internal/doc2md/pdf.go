@@ -101,10 +101,10 @@ func (j *job) pdf(data []byte) error {
 	for i, p := range pages {
 		pages[i] = strings.Trim(p, "\n")
 	}
-	text := strings.Join(pages, "\n\n---\n\n")
-	if strings.TrimSpace(text) == "" {
+	if strings.TrimSpace(strings.Join(pages, "")) == "" { // not even the rules between blank pages
 		return errorf(j.name, Unreadable, "the PDF has no text (a scanned document? wunder does no OCR)")
 	}
+	text := strings.Join(pages, "\n\n---\n\n")
 	if err := j.out.write(text); err != nil {
 		return err
 	}
