@@ -127,6 +127,30 @@ func TestManagerRunsTheLadder(t *testing.T) {
 	}
 }
 
+// A target that panics (on the step's worker goroutines) does not take
+// the server down: the ladder stops at that step, the test ends finished
+// saying what went wrong, and the next one can start.
+func TestManagerSurvivesAPanickingTarget(t *testing.T) {
+	gate := make(chan struct{})
+	target := func(context.Context, string, loadtest.Request) loadtest.Sample {
+		<-gate
+		panic("boom")
+	}
+	m := loadtest.NewManager(&memStore{}, target, limits, nil, nil)
+	defer m.Close()
+	if _, err := m.Start(t.Context(), loadtest.Request{Concurrency: []int{2, 4}, RunsPerStep: 3}); err != nil {
+		t.Fatal(err)
+	}
+	final := watchAfter(t, m, func() { close(gate) })
+	if final.Status != loadtest.StatusFinished || final.Error != "internal error: boom" || final.FinishedAt == nil ||
+		len(final.Steps) != 1 || final.Steps[0].Errors == 0 || final.Steps[0].Successes != 0 {
+		t.Errorf("after a panic: %+v; want it finished at the first step, saying why", final)
+	}
+	if _, err := m.Start(t.Context(), loadtest.Request{Concurrency: []int{1}, RunsPerStep: 1}); err != nil {
+		t.Errorf("a start after the panic: %v", err)
+	}
+}
+
 // Close stops a running test and cancels its runs in flight (Stop lets
 // them finish); the report is stored stopped, the cancelled runs counted
 // as errors.
