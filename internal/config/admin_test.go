@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/wunder/wunder/internal/config"
 )
 
@@ -48,6 +50,70 @@ func jsonRoundTrip(t *testing.T, v any) any {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// adminKeys are the sections the admin API reads with SectionValue and
+// writes with WithSection (cmd/wunder/admin_config.go).
+var adminKeys = []string{"llm", "mcp.servers", "a2a.services", "tools.builtin", "lsp",
+	"server.max_body_bytes", "server.sse_heartbeat_s", "cors", "i18n"}
+
+// What an admin reads is what an admin can write back unchanged: a
+// section's value, and its redacted value (masks keep the secrets),
+// through JSON, give the same configuration. Another replica applies a
+// stored section this way, so anything lost here is lost there.
+func TestSectionValueRoundTrip(t *testing.T) {
+	t.Parallel()
+	c := richConfig(t)
+	red := c.Redacted()
+	for _, key := range adminKeys {
+		for name, from := range map[string]*config.Config{"plain": c, "redacted": red} {
+			v, err := from.SectionValue(key)
+			if err != nil {
+				t.Fatalf("%s: SectionValue: %v", key, err)
+			}
+			next, err := c.WithSection(key, jsonRoundTrip(t, v))
+			if err != nil {
+				t.Errorf("%s (%s): WithSection of its own value: %v", key, name, err)
+				continue
+			}
+			if diff := cmp.Diff(c, next, cmpOpts); diff != "" {
+				t.Errorf("%s (%s): writing back the value read changed the configuration (-before +after):\n%s", key, name, diff)
+			}
+		}
+	}
+	// The defaults too: GET then POST of an untouched section.
+	d := mustLoad(t, nil, nil)
+	for _, key := range adminKeys {
+		v, _ := d.SectionValue(key)
+		if _, err := d.WithSection(key, jsonRoundTrip(t, v)); err != nil {
+			t.Errorf("%s: the default value written back: %v", key, err)
+		}
+	}
+	// Numbers as a JSON client sends them: whole numbers fit integer
+	// keys whatever their size or spelling; fractions fit float keys.
+	for _, tc := range []struct {
+		key   string
+		value any
+	}{
+		{"server.max_body_bytes", float64(1 << 20)},
+		{"server.max_body_bytes", json.Number("2e6")},
+		{"server.max_body_bytes", json.Number("4000000000")},
+		{"llm", map[string]any{"models": map[string]any{"m": map[string]any{"model": "x", "max_context": 128000.0, "temperature": 0.7}}}},
+	} {
+		if _, err := c.WithSection(tc.key, tc.value); err != nil {
+			t.Errorf("WithSection(%s, %v): %v", tc.key, tc.value, err)
+		}
+	}
+	// The redacted values show no secret.
+	for _, key := range []string{"llm", "mcp.servers", "a2a.services"} {
+		v, _ := red.SectionValue(key)
+		b, _ := json.Marshal(v)
+		for _, secret := range []string{"sk-secret", "ds-secret", "web-secret", "a2a-secret"} {
+			if strings.Contains(string(b), secret) {
+				t.Errorf("redacted %s shows %q: %s", key, secret, b)
+			}
+		}
+	}
 }
 
 // SectionValue gives JSON-ready values: an empty list is [] (never null),

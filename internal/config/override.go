@@ -218,9 +218,18 @@ func toNode(v any, cur *yaml.Node, escape bool) (*yaml.Node, error) {
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, fmt.Errorf("config: %s is not a number YAML can hold", v)
 		}
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: strconv.FormatFloat(f, 'g', -1, 64)}, nil
+		return toNode(f, cur, escape)
 	case float64:
-		return toNode(json.Number(strconv.FormatFloat(v, 'g', -1, 64)), cur, escape)
+		// A whole number is written as an integer (encoding/json decodes
+		// 2000000 as a float64, and 'g' would write it 2e+06, which an
+		// integer key refuses).
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(int64(v), 10)}, nil
+		}
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil, fmt.Errorf("config: %v is not a number YAML can hold", v)
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: strconv.FormatFloat(v, 'g', -1, 64)}, nil
 	case string:
 		if escape {
 			v = strings.ReplaceAll(v, "$", "$$")
