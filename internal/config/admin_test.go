@@ -192,7 +192,8 @@ func TestWithSectionStartsFromDefaults(t *testing.T) {
 }
 
 // SetOverride replaces the section at its key and keeps the rest of the
-// override; a parent that is not a mapping becomes one.
+// override, comments included; the revision header is rewritten, not
+// stacked; a parent that is not a mapping becomes one.
 func TestSetOverrideKeepsTheRest(t *testing.T) {
 	t.Parallel()
 	old := "# wunder override revision: 4\nserver:\n  port: 9100\nmcp:\n  timeout_s: 30\n  servers:\n    - {name: a, url: 'http://a'}\nlsp: off\n"
@@ -201,14 +202,23 @@ func TestSetOverrideKeepsTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	if config.OverrideRevision(out) != 5 {
-		t.Errorf("header of\n%s\nwant one, at revision 5", out)
+		t.Errorf("header of\n%s\nwant revision 5", out)
 	}
 	out, err = config.SetOverride(out, "lsp.max_workers", json.Number("2"), nil, 6)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Rewrites do not stack old headers; an admin's own note stays.
+	out, err = config.SetOverride([]byte(strings.Replace(string(out), "server:", "# keep: port for the proxy\nserver:", 1)), "lsp.enabled", true, nil, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if config.OverrideRevision(out) != 7 || strings.Count(string(out), "revision") != 1 || strings.Count(string(out), "Written by") != 1 ||
+		!strings.Contains(string(out), "# keep: port for the proxy") {
+		t.Errorf("after three writes:\n%s\nwant one header, at revision 7, and the note kept", out)
+	}
 	c := mustLoad(t, files{overridePath: string(out)}, nil)
-	if c.Server.Port != 9100 || c.MCP.TimeoutSeconds != 30 || len(c.MCP.Servers) != 0 || c.LSP.MaxWorkers != 2 {
+	if c.Server.Port != 9100 || c.MCP.TimeoutSeconds != 30 || len(c.MCP.Servers) != 0 || c.LSP.MaxWorkers != 2 || !c.LSP.Enabled {
 		t.Errorf("after two edits: port %d, mcp timeout %d, servers %v, lsp workers %d\n%s",
 			c.Server.Port, c.MCP.TimeoutSeconds, c.MCP.Servers, c.LSP.MaxWorkers, out)
 	}
