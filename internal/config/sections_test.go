@@ -297,3 +297,34 @@ lsp:
 		t.Errorf("services after the override = %+v", s)
 	}
 }
+
+// A deployment that offers one language loads: the default aliases of
+// the other one are left out (an alias the file sets to it is still an
+// error, in the bounds above), here and through the admin API.
+func TestOneLanguageDropsTheOthersDefaultAliases(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ lang, other, kept, dropped string }{
+		{"en", "zh", "english", "chinese"},
+		{"zh", "en", "中文", "en-us"},
+	} {
+		c := mustLoad(t, files{basePath: "i18n:\n  default_language: " + tc.lang + "\n  supported_languages: [" + tc.lang + "]\n"}, nil)
+		if c.I18n.Aliases[tc.kept] != tc.lang {
+			t.Errorf("[%s]: alias %s = %q, want it kept", tc.lang, tc.kept, c.I18n.Aliases[tc.kept])
+		}
+		for alias, target := range c.I18n.Aliases {
+			if target == tc.other {
+				t.Errorf("[%s]: alias %s -> %s kept", tc.lang, alias, target)
+			}
+		}
+		if _, ok := c.I18n.Aliases[tc.dropped]; ok {
+			t.Errorf("[%s]: default alias %s kept", tc.lang, tc.dropped)
+		}
+	}
+	next, err := config.Default().WithSection("i18n", map[string]any{"default_language": "en", "supported_languages": []any{"en"}})
+	if err != nil {
+		t.Fatalf("i18n with English only through WithSection: %v", err)
+	}
+	if _, ok := next.I18n.Aliases["zh-cn"]; ok || next.I18n.Aliases["en-gb"] != "en" {
+		t.Errorf("aliases = %v", next.I18n.Aliases)
+	}
+}
