@@ -21,9 +21,15 @@ import (
 
 func newServer(t *testing.T, turns ...orchestratortest.Turn) (*httptest.Server, *orchestrator.Orchestrator) {
 	t.Helper()
-	files := orchestratortest.NewFiles()
+	return newServerWith(t, orchestratortest.NewFiles(), nil, turns...)
+}
+
+// newServerWith is a gateway (API key "k") over a core with the scripted
+// model, the files' tools and opts.
+func newServerWith(t *testing.T, files *orchestratortest.Files, opts *orchestrator.Options, turns ...orchestratortest.Turn) (*httptest.Server, *orchestrator.Orchestrator) {
+	t.Helper()
 	models := orchestratortest.Models{Model: orchestratortest.NewScriptedModel(turns...), Settings: orchestrator.ModelSettings{ToolCallMode: orchestrator.ModeToolCall, Stream: true}}
-	o := orchestrator.New(orchestratortest.NewMemStore(), models, orchestrator.NewRegistry("", nil, files.Toolset()), nil)
+	o := orchestrator.New(orchestratortest.NewMemStore(), models, orchestrator.NewRegistry("", nil, files.Toolset()), opts)
 	srv := httptest.NewServer(gateway.New(o, &gateway.Options{APIKey: "k"}).Handler())
 	t.Cleanup(func() {
 		srv.Close()

@@ -1,6 +1,9 @@
 package config
 
-import "path/filepath"
+import (
+	"path/filepath"
+	"slices"
+)
 
 // This file is the single source of truth for defaults: [Default] for the
 // whole tree and one applyDefaults method per type that appears as a map or
@@ -52,10 +55,7 @@ func Default() *Config {
 		I18n: I18n{
 			DefaultLanguage:    "en",
 			SupportedLanguages: []string{"en", "zh"},
-			Aliases: map[string]string{
-				"zh-cn": "zh", "zh-hans": "zh", "zh-sg": "zh", "zh-tw": "zh", "zh-hk": "zh", "zh-hant": "zh", "chinese": "zh", "中文": "zh",
-				"en-us": "en", "en-gb": "en", "en-au": "en", "en-ca": "en", "english": "en",
-			},
+			Aliases:            defaultAliases(),
 		},
 		CORS: CORS{
 			AllowOrigins: []string{},
@@ -149,16 +149,33 @@ type entryDefaulter interface{ applyDefaults() }
 
 var _ entryDefaulter = (*Model)(nil)
 
+// defaultAliases are the default i18n.aliases: the common regional tags
+// and names of en and zh.
+func defaultAliases() map[string]string {
+	return map[string]string{
+		"zh-cn": "zh", "zh-hans": "zh", "zh-sg": "zh", "zh-tw": "zh", "zh-hk": "zh", "zh-hant": "zh", "chinese": "zh", "中文": "zh",
+		"en-us": "en", "en-gb": "en", "en-au": "en", "en-ca": "en", "english": "en",
+	}
+}
+
 // Derive fills the values that default to a path under data_dir:
 // workspace.root (<data_dir>/workspaces) and storage.db_path
-// (<data_dir>/wunder.db), when they are empty. [Load] calls it; call it
-// yourself after changing DataDir on a Config from [Default].
+// (<data_dir>/wunder.db), when they are empty; and leaves out the default
+// i18n.aliases of a language that is not in supported_languages (they
+// cannot be removed otherwise: maps merge into their defaults). [Load]
+// calls it; call it yourself after changing DataDir on a Config from
+// [Default].
 func (c *Config) Derive() {
 	if c.Workspace.Root == "" {
 		c.Workspace.Root = filepath.Join(c.DataDir, "workspaces")
 	}
 	if c.Storage.DBPath == "" {
 		c.Storage.DBPath = filepath.Join(c.DataDir, "wunder.db")
+	}
+	for alias, lang := range defaultAliases() {
+		if c.I18n.Aliases[alias] == lang && !slices.Contains(c.I18n.SupportedLanguages, lang) {
+			delete(c.I18n.Aliases, alias)
+		}
 	}
 }
 

@@ -141,3 +141,52 @@ func TestEnvVarErrors(t *testing.T) {
 		})
 	}
 }
+
+// More of what the environment variables promise: WUNDER_ALLOWED_HOSTS
+// is a comma-separated list that replaces the file's; the variables beat
+// the override file too; a bad value names the variable.
+func TestEnvVarsReplaceAndBeatTheFiles(t *testing.T) {
+	t.Parallel()
+	c := mustLoad(t, files{basePath: "server:\n  allowed_hosts: [from.file]\n", overridePath: "security:\n  api_key: from-override\n"},
+		env{"WUNDER_ALLOWED_HOSTS": " a.example.com, ,*.b.example ,", "WUNDER_API_KEY": "from-env"})
+	if got := c.Server.AllowedHosts; !slices.Equal(got, []string{"a.example.com", "*.b.example"}) {
+		t.Errorf("allowed_hosts = %q, want the variable's two hosts only", got)
+	}
+	if c.Security.APIKey != "from-env" {
+		t.Errorf("api_key = %q, want the variable's over the override file's", c.Security.APIKey)
+	}
+	for _, tc := range []struct {
+		files files
+		env   env
+		want  string
+	}{
+		{nil, env{"WUNDER_PPROF": "yes"}, `WUNDER_PPROF: observability.pprof: want true or false, got "yes"`},
+		{nil, env{"WUNDER_ALLOWED_HOSTS": "a.example,https://b.example"}, `WUNDER_ALLOWED_HOSTS: server.allowed_hosts[1]: must be a host name`},
+		{nil, env{"WUNDER_POSTGRES_DSN": ""}, ""},
+		{files{basePath: "llm:\n  models:\n    a: {model: a, enabled: false}\n"}, env{"WUNDER_LLM_MODEL": "m"},
+			"WUNDER_LLM_MODEL: llm.default: cannot tell which model WUNDER_LLM_MODEL applies to: no model is enabled"},
+		{files{overridePath: "server:\n  port: 0\n"}, nil, overridePath + ":2: server.port: must be between 1 and 65535, got 0"},
+	} {
+		_, err := load(t, tc.files, tc.env)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%v: %v", tc.env, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%v %v: error = %v, want %q", tc.files, tc.env, err, tc.want)
+		}
+	}
+}
+
+// WUNDER_LLM_* set the default model only; when llm.default names a model
+// that does not exist they create none, and the error is llm.default's.
+func TestModelEnvVarsNeedTheDefaultModel(t *testing.T) {
+	t.Parallel()
+	c := mustLoad(t, files{basePath: "llm:\n  default: b\n  models:\n    a: {model: a}\n    b: {model: b}\n"}, env{"WUNDER_LLM_API_KEY": "sk-b"})
+	if c.LLM.Models["a"].APIKey != "" || c.LLM.Models["b"].APIKey != "sk-b" {
+		t.Errorf("api keys a %q, b %q; want only the default model's set", c.LLM.Models["a"].APIKey, c.LLM.Models["b"].APIKey)
+	}
+	_, err := load(t, files{basePath: "llm:\n  default: c\n  models:\n    a: {model: a}\n"}, env{"WUNDER_LLM_MODEL": "m"})
+	if err == nil || !strings.Contains(err.Error(), `llm.default: no model named "c" (have a)`) || strings.Contains(err.Error(), "models.c") {
+		t.Errorf("error = %v, want only llm.default's", err)
+	}
+}

@@ -28,6 +28,9 @@ import (
 // it is the revision. A file without it is revision 0.
 const revisionHeader = "# wunder override revision: "
 
+// writtenBy is the line SetOverride writes under the revision header.
+const writtenBy = "# Written by wunder's admin API; edit with care (a running server does not reread it)."
+
 // ErrStaleRevision: the override changed since the revision a write named.
 var ErrStaleRevision = errors.New("config: the override has changed since that revision")
 
@@ -124,6 +127,12 @@ func SetOverride(override []byte, key string, value any, current *yaml.Node, rev
 	if root.Kind != yaml.MappingNode {
 		return nil, errors.New("config: the override file is not a mapping")
 	}
+	// The header read back is a comment of the first key: drop it, or
+	// every write would stack the old headers under the new one.
+	root.HeadComment = dropHeader(root.HeadComment)
+	if len(root.Content) > 0 {
+		root.Content[0].HeadComment = dropHeader(root.Content[0].HeadComment)
+	}
 	path := strings.Split(key, ".")
 	cur := current
 	if cur != nil && cur.Kind == yaml.DocumentNode && len(cur.Content) > 0 {
@@ -158,7 +167,7 @@ func SetOverride(override []byte, key string, value any, current *yaml.Node, rev
 		m = m.Content[mappingIndex(m, k)+1]
 	}
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "%s%d\n# Written by wunder's admin API; edit with care (a running server does not reread it).\n", revisionHeader, rev)
+	fmt.Fprintf(&buf, "%s%d\n%s\n", revisionHeader, rev, writtenBy)
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	if err := enc.Encode(root); err != nil {
@@ -168,6 +177,18 @@ func SetOverride(override []byte, key string, value any, current *yaml.Node, rev
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// dropHeader removes the lines of SetOverride's header from a comment,
+// keeping any other.
+func dropHeader(comment string) string {
+	var keep []string
+	for _, line := range strings.Split(comment, "\n") {
+		if !strings.HasPrefix(line, revisionHeader) && line != writtenBy {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 // MergedYAML is the base file with the override laid over it, before any
@@ -218,9 +239,18 @@ func toNode(v any, cur *yaml.Node, escape bool) (*yaml.Node, error) {
 		if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
 			return nil, fmt.Errorf("config: %s is not a number YAML can hold", v)
 		}
-		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: strconv.FormatFloat(f, 'g', -1, 64)}, nil
+		return toNode(f, cur, escape)
 	case float64:
-		return toNode(json.Number(strconv.FormatFloat(v, 'g', -1, 64)), cur, escape)
+		// A whole number is written as an integer (encoding/json decodes
+		// 2000000 as a float64, and 'g' would write it 2e+06, which an
+		// integer key refuses).
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.FormatInt(int64(v), 10)}, nil
+		}
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return nil, fmt.Errorf("config: %v is not a number YAML can hold", v)
+		}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: strconv.FormatFloat(v, 'g', -1, 64)}, nil
 	case string:
 		if escape {
 			v = strings.ReplaceAll(v, "$", "$$")

@@ -3,7 +3,6 @@ package loadtest_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -185,19 +184,49 @@ func TestManagerLadderReportAndWatch(t *testing.T) {
 	}
 }
 
+// A request outside the limits is refused naming the field and the
+// config key that bounds it; a good one gets the default question.
 func TestLimits(t *testing.T) {
-	for _, req := range []loadtest.Request{
-		{}, {Concurrency: []int{0}, RunsPerStep: 1}, {Concurrency: []int{9}, RunsPerStep: 1},
-		{Concurrency: []int{1}}, {Concurrency: []int{1}, RunsPerStep: 1, DurationS: 1},
-		{Concurrency: []int{1}, RunsPerStep: 101}, {Concurrency: []int{1, 2}, DurationS: 31},
+	levels := func(n int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = 1
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		req  loadtest.Request
+		want string
+	}{
+		{loadtest.Request{RunsPerStep: 1}, "concurrency_list must list at least one level"},
+		{loadtest.Request{Concurrency: levels(33), RunsPerStep: 1}, "concurrency_list has at most 32 levels, got 33"},
+		{loadtest.Request{Concurrency: []int{1, 0}, RunsPerStep: 1}, "concurrency_list[1] must be between 1 and 8 (throughput.max_concurrency), got 0"},
+		{loadtest.Request{Concurrency: []int{9}, RunsPerStep: 1}, "concurrency_list[0] must be between 1 and 8 (throughput.max_concurrency), got 9"},
+		{loadtest.Request{Concurrency: []int{1}}, "set exactly one of duration_s and runs_per_step"},
+		{loadtest.Request{Concurrency: []int{1}, RunsPerStep: 1, DurationS: 1}, "set exactly one of duration_s and runs_per_step"},
+		{loadtest.Request{Concurrency: []int{1}, RunsPerStep: 1, DurationS: -1}, "duration_s and runs_per_step must not be negative"},
+		{loadtest.Request{Concurrency: []int{1}, RunsPerStep: 101}, "runs_per_step must be at most 100 (throughput.max_runs_per_step), got 101"},
+		{loadtest.Request{Concurrency: []int{1, 2}, DurationS: 31}, "duration_s × levels must be at most 1m0s (throughput.max_duration_s)"},
+		{loadtest.Request{Concurrency: []int{1}, RunsPerStep: 1, Question: strings.Repeat("x", 8193)}, "question is longer than 8192 bytes"},
 	} {
-		if err := limits.Validate(&req); !errors.Is(err, orchestrator.ErrInvalidArgument) {
-			t.Errorf("%+v: %v, want invalid", req, err)
+		err := limits.Validate(&tc.req)
+		if !errors.Is(err, orchestrator.ErrInvalidArgument) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate(%d levels, runs %d, duration %d) = %v, want invalid argument %q",
+				len(tc.req.Concurrency), tc.req.RunsPerStep, tc.req.DurationS, err, tc.want)
 		}
 	}
-	req := loadtest.Request{Concurrency: []int{1, 8}, DurationS: 30}
-	if err := limits.Validate(&req); err != nil || req.Question == "" {
-		t.Errorf("valid request: %v %q", err, fmt.Sprint(req.Question))
+	for _, req := range []loadtest.Request{
+		{Concurrency: []int{1, 8}, DurationS: 30},
+		{Concurrency: levels(32), RunsPerStep: 100},
+		{Concurrency: []int{1}, RunsPerStep: 1, Question: strings.Repeat("x", 8192)},
+	} {
+		if err := limits.Validate(&req); err != nil {
+			t.Errorf("valid request refused: %v", err)
+		}
+	}
+	req := loadtest.Request{Concurrency: []int{1}, RunsPerStep: 1}
+	if err := limits.Validate(&req); err != nil || req.Question != "hello" {
+		t.Errorf("no question: %v, question %q; want hello", err, req.Question)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -207,15 +208,33 @@ func (m *Manager) run(ctx, hard context.Context, rep *Report, done chan struct{}
 		}
 		m.update(func() { rep.Current = level })
 		plan := Plan{Workers: level, Runs: req.RunsPerStep, Duration: time.Duration(req.DurationS) * time.Second}
-		samples, wall := Drive(ctx, plan, func(_ context.Context, worker int) Sample {
+		// The target runs on Drive's goroutines, which the recover above
+		// does not cover: a panic there ends the step and then the test.
+		stepCtx, stopStep := context.WithCancel(ctx)
+		var panicked atomic.Pointer[string]
+		samples, wall := Drive(stepCtx, plan, func(_ context.Context, worker int) (s Sample) {
+			defer func() {
+				if p := recover(); p != nil {
+					msg := fmt.Sprint(p)
+					panicked.CompareAndSwap(nil, &msg)
+					stopStep()
+					s = Sample{Err: fmt.Errorf("internal error: %s", msg)}
+				}
+			}()
 			rctx, cancel := context.WithTimeout(hard, m.limits.RequestTimeout)
 			defer cancel()
 			return m.target(rctx, fmt.Sprintf("%s%d", UserPrefix, worker), req)
 		})
+		stopStep()
 		step := Summarize(level, samples, wall)
 		m.update(func() { rep.Steps = append(rep.Steps, step) })
 		if err := m.store.SaveThroughput(context.WithoutCancel(ctx), m.snapshot()); err != nil {
 			m.log.Warn("load test step not stored", "run_id", rep.ID, "err", err)
+		}
+		if p := panicked.Load(); p != nil {
+			m.log.Error("load test panicked", "run_id", rep.ID, "panic", *p)
+			m.update(func() { rep.Error = "internal error: " + *p })
+			return
 		}
 	}
 }
