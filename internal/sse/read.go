@@ -196,7 +196,7 @@ type source struct {
 	since int
 }
 
-// minRead is what source reads at least at a time.
+// minRead is the most source reads at once right after an event.
 const minRead = 1 << 9
 
 // Read reads at most minRead bytes after an event, and then as much again
@@ -205,8 +205,9 @@ const minRead = 1 << 9
 // has buffered, after every event and every read: reads that filled its
 // 4 KiB with thirty small events cost each of them a scan of the rest
 // (BenchmarkRead: 2.05× the CPU of the line reader this package had; 1.17×
-// with these reads, 0.93× once parse looks for CR only where there is one), and reads that double while an event is incomplete
-// keep the scans of a large one linear in its size (BenchmarkReadLarge).
+// with these reads; 0.93× once parse looks for CR only where there is
+// one), and reads that double while an event is incomplete keep the scans
+// of a large one linear in its size (BenchmarkReadLarge).
 func (s *source) Read(p []byte) (int, error) {
 	if limit := max(minRead, s.since); len(p) > limit {
 		p = p[:limit]
