@@ -29,11 +29,13 @@ var ErrIncomplete = errors.New("sse: the stream ended inside an event")
 // event's fields and tells a stream that ended cleanly from one cut inside
 // an event (see the package doc).
 type Reader struct {
-	src   source
-	er    *r3.EventStreamReader
-	max   int
-	data  []byte // the joined data lines of the last event
-	typ   string // the last event type, reused while it repeats
+	src  source
+	er   *r3.EventStreamReader
+	max  int
+	data []byte // the joined data lines of the last event
+	typ  string // the last event type, reused while it repeats
+	// rest holds the events read ahead at the end of a stream that ended
+	// inside its last one; nil before.
 	rest  [][]byte
 	final error // what ends the stream once rest is drained
 }
@@ -251,8 +253,7 @@ func (s *source) terminated() bool {
 // most [MaxEvent] bytes, as [Reader.Next] reads them; each event's Data is
 // the caller's to keep. The sequence ends at the end of the stream, or
 // with an error: ErrIncomplete when the stream ended inside an event, the
-// bound's, or the read's. It is the client side of every stream wunder
-// reads: A2A peers, wunder itself (internal/client), the model's answer.
+// bound's, or the read's.
 func Read(r io.Reader) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		rd := NewReader(r, MaxEvent)
