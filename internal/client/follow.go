@@ -122,8 +122,9 @@ func (c *Client) followOnce(ctx context.Context, u string, last *int64, yield fu
 		if err != nil {
 			return true, err
 		}
-		if sev.Type == "error" {
-			// An error the server wrote into the stream.
+		if sev.Type == "error" && sev.ID == "" {
+			// An error the server wrote into the stream: no id, as it is
+			// no event of the run's (a run's error event has its seq).
 			streamErr = fmt.Errorf("stream error: %s", sev.Data)
 			if !yield(Event{Type: "error", Data: sev.Data}, streamErr) {
 				return true, errStop
