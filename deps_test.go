@@ -61,7 +61,7 @@ var policy = map[string]rule{
 	"gen":                       {may: []string{"gen/"}, thirdParty: true},
 	"cmd":                       {may: []string{""}, thirdParty: true},
 	"internal/client":           {may: []string{"internal/sse"}, thirdParty: true},
-	"internal/testutil/fakellm": {},
+	"internal/testutil/fakellm": {may: []string{"internal/sse"}}, // its streams: the one SSE writer
 	// The message catalog and the request's language: a leaf, no imports.
 	"internal/i18n": {},
 	// Telemetry implements the core's Observer hook (metrics, traces).
@@ -88,8 +88,10 @@ var policy = map[string]rule{
 	// Examples are clients: they see wunder only through the generated code.
 	"examples": {may: []string{"gen/"}, thirdParty: true},
 	// Benchmark helpers beside wunder (scripts/bench-mcp.sh's bare proxy):
-	// the standard library only.
-	"scripts": {},
+	// the standard library only; the SSE load driver reads with the one
+	// SSE reader.
+	"scripts":         {},
+	"scripts/sseload": {may: []string{"internal/sse"}},
 	// Process-level tests of the edge: the real binary, driven from outside.
 	"test": {may: []string{"internal/testutil"}, thirdParty: true},
 }

@@ -1,12 +1,13 @@
 package a2a_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/wunder/wunder/internal/sse"
 )
 
 // postRaw sends a raw body to /a2a with an optional A2A-Version header.
@@ -230,15 +231,13 @@ func TestStream03(t *testing.T) {
 	}
 	var kinds []string
 	var finals []bool
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok {
-			continue
+	for ev, err := range sse.Read(resp.Body) {
+		if err != nil {
+			t.Fatal(err)
 		}
 		var r rpcResp
-		if err := json.Unmarshal([]byte(line), &r); err != nil || r.Error != nil || string(r.ID) != `"s"` {
-			t.Fatalf("stream item %s: %v", line, err)
+		if err := json.Unmarshal(ev.Data, &r); err != nil || r.Error != nil || string(r.ID) != `"s"` {
+			t.Fatalf("stream item %s: %v", ev.Data, err)
 		}
 		var obj struct {
 			Kind  string `json:"kind"`

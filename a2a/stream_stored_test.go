@@ -1,13 +1,13 @@
 package a2a_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/internal/sse"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -29,20 +29,18 @@ func TestStreamSendsTheTaskOnceStored(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
+	rd := sse.NewReader(resp.Body, sse.MaxEvent)
 	next := func() rpcResp {
 		t.Helper()
-		for sc.Scan() {
-			if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				var r rpcResp
-				if err := json.Unmarshal([]byte(line), &r); err != nil || r.Error != nil {
-					t.Fatalf("stream item %s: %v", line, err)
-				}
-				return r
-			}
+		ev, err := rd.Next()
+		if err != nil {
+			t.Fatalf("the stream ended: %v", err)
 		}
-		t.Fatalf("the stream ended: %v", sc.Err())
-		return rpcResp{}
+		var r rpcResp
+		if err := json.Unmarshal(ev.Data, &r); err != nil || r.Error != nil {
+			t.Fatalf("stream item %s: %v", ev.Data, err)
+		}
+		return r
 	}
 	var first struct {
 		Task *struct {

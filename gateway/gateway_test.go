@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wunder/wunder/gateway"
+	"github.com/wunder/wunder/internal/sse"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
@@ -85,28 +85,15 @@ type sseEvent struct {
 func readSSE(t *testing.T, r io.Reader) []sseEvent {
 	t.Helper()
 	var out []sseEvent
-	var cur sseEvent
-	var data strings.Builder
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "":
-			if data.Len() > 0 {
-				if err := json.Unmarshal([]byte(data.String()), &cur.ev); err != nil {
-					t.Fatalf("event data %q: %v", data.String(), err)
-				}
-				out = append(out, cur)
-			}
-			cur, data = sseEvent{}, strings.Builder{}
-		case strings.HasPrefix(line, "id: "):
-			cur.id = line[4:]
-		case strings.HasPrefix(line, "event: "):
-			cur.typ = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			data.WriteString(line[6:])
+	for ev, err := range sse.Read(r) {
+		if err != nil {
+			t.Fatalf("reading the stream: %v", err)
 		}
+		cur := sseEvent{id: ev.ID, typ: ev.Type}
+		if err := json.Unmarshal(ev.Data, &cur.ev); err != nil {
+			t.Fatalf("event data %q: %v", ev.Data, err)
+		}
+		out = append(out, cur)
 	}
 	return out
 }

@@ -1,13 +1,11 @@
 package mcpserver
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"iter"
 	"mime"
 	"net"
 	"net/http"
@@ -21,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wunder/wunder/internal/sse"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -314,14 +313,16 @@ func (p *proxy) forwardRequest(w http.ResponseWriter, r *http.Request, u *rawUps
 // out as a plain JSON response instead: one write, no stream to frame, as
 // the downstream accepts either.
 func (p *proxy) relayStream(ctx context.Context, w http.ResponseWriter, body io.Reader, u *rawUpstream, want string, id json.RawMessage) envelope {
-	rd := readers.Get().(*bufio.Reader)
-	rd.Reset(body)
-	defer func() { rd.Reset(nil); readers.Put(rd) }()
-	streaming := false
+	rd := sse.NewReader(body, maxRawAnswer)
+	var sw *sse.Writer // once the answer is a stream
 	var out []byte
-	for data := range sseData(rd) {
+	for {
+		in, err := rd.Next()
+		if err != nil {
+			break // an event cut or past the bound is dropped, and the relay ends
+		}
 		var ev envelope
-		if json.Unmarshal(data, &ev) != nil {
+		if json.Unmarshal(in.Data, &ev) != nil {
 			continue
 		}
 		_, hasMethod := ev["method"]
@@ -330,73 +331,36 @@ func (p *proxy) relayStream(ctx context.Context, w http.ResponseWriter, body io.
 		case hasMethod && hasID: // a request of the upstream
 			out = request(out[:0], u.ask(ev["id"]), ev)
 		case hasMethod: // a notification
-			out = append(out[:0], data...)
+			out = append(out[:0], in.Data...)
 		case string(ev["id"]) == want:
-			if !streaming {
+			if sw == nil {
 				w.Header().Set("Content-Type", "application/json")
 				w.Header().Set("Cache-Control", "no-cache, no-transform")
 				_, _ = w.Write(response(out[:0], id, ev))
 			} else {
-				_, _ = w.Write(sse(nil, response(out[:0], id, ev)))
+				// Sent with the end of the response, when the handler returns.
+				_ = sw.Buffer(message(response(out[:0], id, ev)))
 			}
 			// The upstream ends the stream after its answer: read to the
 			// end, so that the connection is reused.
-			_, _ = io.Copy(io.Discard, io.LimitReader(rd, 64<<10))
+			_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
 			return ev
 		default:
 			continue
 		}
-		if !streaming {
-			w.Header().Set("Content-Type", "text/event-stream")
+		if sw == nil {
+			sw = sse.NewDeferredWriter(w)
 			w.Header().Set("Cache-Control", "no-cache, no-transform")
-			w.WriteHeader(http.StatusOK)
-			streaming = true
 		}
-		if _, err := w.Write(sse(nil, out)); err != nil {
+		if sw.Send(message(out)) != nil {
 			return nil
 		}
-		_ = http.NewResponseController(w).Flush()
 	}
-	if !streaming && !u.cancelled(ctx) {
+	if sw == nil && !u.cancelled(ctx) {
 		writeRawError(w, id, "upstream "+p.name+" ended its stream without an answer")
 	}
 	// Else the upstream ended the stream without an answer; so does this one.
 	return nil
-}
-
-// readers are the line readers of upstream streams, reused: one per
-// request would be the biggest allocation of the raw path.
-var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4096) }}
-
-// sseData yields the data of each event of an SSE stream (lines joined by
-// \n); other fields (event, id, retry, comments) are not needed here.
-func sseData(rd *bufio.Reader) iter.Seq[[]byte] {
-	return func(yield func([]byte) bool) {
-		var data []byte
-		for {
-			line, err := readLine(rd)
-			if err != nil {
-				return // an event without its blank line is incomplete: dropped
-			}
-			if len(line) == 0 {
-				if len(data) > 0 && !yield(data) {
-					return
-				}
-				data = data[:0]
-				continue
-			}
-			if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-				v = bytes.TrimPrefix(v, []byte(" "))
-				if len(data) > 0 {
-					data = append(data, '\n')
-				}
-				data = append(data, v...)
-				if len(data) > maxRawAnswer {
-					return // an event past the bound is dropped, and the relay ends
-				}
-			}
-		}
-	}
 }
 
 // forwardAnswer forwards the downstream's answer to a request the upstream
@@ -550,11 +514,10 @@ func request(b []byte, id json.RawMessage, msg envelope) []byte {
 	return append(b, '}')
 }
 
-// sse appends msg as one SSE event.
-func sse(out, msg []byte) []byte {
-	out = append(out, "event: message\ndata: "...)
-	out = append(out, compact(msg)...)
-	return append(out, "\n\n"...)
+// message is msg as the event of a stream: type message, its data on one
+// line.
+func message(msg []byte) sse.Event {
+	return sse.Event{Type: "message", Data: compact(msg)}
 }
 
 // compact strips the insignificant whitespace of msg when it spans lines.
@@ -567,28 +530,6 @@ func compact(msg []byte) []byte {
 		return nil
 	}
 	return b.Bytes()
-}
-
-// readLine reads one SSE line without its end (\n, \r\n or \r\n at EOF).
-func readLine(rd *bufio.Reader) ([]byte, error) {
-	line, err := rd.ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) {
-		long := append([]byte(nil), line...)
-		for errors.Is(err, bufio.ErrBufferFull) {
-			line, err = rd.ReadSlice('\n')
-			long = append(long, line...)
-			if len(long) > maxRawAnswer {
-				return nil, errors.New("SSE line too long")
-			}
-		}
-		line = long
-	}
-	line = bytes.TrimSuffix(line, []byte("\n"))
-	line = bytes.TrimSuffix(line, []byte("\r"))
-	if err != nil && len(line) == 0 {
-		return nil, err
-	}
-	return line, nil // a last line without an end comes first, the error next time
 }
 
 func writeRawError(w http.ResponseWriter, id json.RawMessage, message string) {

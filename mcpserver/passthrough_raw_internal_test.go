@@ -1,55 +1,45 @@
 package mcpserver
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"slices"
-	"strings"
+	"net/http/httptest"
 	"testing"
+
+	"github.com/wunder/wunder/internal/sse"
 )
 
-// sseData reads events whatever their line ends and extra fields, joins
-// multi-line data, and drops an event the stream cut before its blank line.
-func TestSSEData(t *testing.T) {
-	in := "event: message\r\nid: 1\r\ndata: {\"a\":1}\r\n\r\n" +
-		": comment\n\ndata:{\"b\":\ndata: 2}\n\n" +
-		"retry: 10\ndata: [1]\n\n" +
-		"data: {\"cut\":true}\n"
-	var got []string
-	for d := range sseData(bufio.NewReaderSize(strings.NewReader(in), 16)) {
-		got = append(got, string(d))
-	}
-	want := []string{`{"a":1}`, "{\"b\":\n2}", `[1]`}
-	if !slices.Equal(got, want) {
-		t.Fatalf("sseData = %q, want %q", got, want)
-	}
-}
-
-// Whatever the upstream sends, sseData neither panics nor loops, and an
-// event written by sse comes back as the message it carried, on one line.
-func FuzzSSEData(f *testing.F) {
-	f.Add([]byte("data: {\"jsonrpc\":\"2.0\",\"id\":\"wunder-1\",\"result\":{}}\n\n"), []byte(`{"x": [1, 2]}`))
-	f.Add([]byte("data: x\r\n\r\ndata: y\n\n\n"), []byte("{\n\"a\":\r\n1}"))
-	f.Fuzz(func(t *testing.T, stream, msg []byte) {
-		for range sseData(bufio.NewReaderSize(bytes.NewReader(stream), 16)) {
-		}
+// A message relayed on a stream reads back, through the one reader, as
+// the message it carried, on one line: compacted when it spans lines.
+func FuzzMessage(f *testing.F) {
+	f.Add([]byte(`{"x": [1, 2]}`))
+	f.Add([]byte("{\n\"a\":\r\n1}"))
+	f.Fuzz(func(t *testing.T, msg []byte) {
 		if !json.Valid(msg) {
 			return
 		}
-		// A one-line message goes as it is; one spanning lines is compacted.
 		var want bytes.Buffer
 		if bytes.ContainsAny(msg, "\r\n") {
 			_ = json.Compact(&want, msg)
 		} else {
 			want.Write(msg)
 		}
-		var got [][]byte
-		for d := range sseData(bufio.NewReaderSize(bytes.NewReader(sse(nil, msg)), 16)) {
-			got = append(got, bytes.Clone(d))
+		rec := httptest.NewRecorder()
+		if err := sse.NewWriter(rec).Send(message(msg)); err != nil {
+			t.Fatal(err)
 		}
-		if len(got) != 1 || !bytes.Equal(got[0], want.Bytes()) {
-			t.Fatalf("sse(%q) read back as %q, want %q", msg, got, want.Bytes())
+		var got [][]byte
+		for ev, err := range sse.Read(rec.Body) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.Type != "message" {
+				t.Fatalf("event type %q", ev.Type)
+			}
+			got = append(got, ev.Data)
+		}
+		if len(got) != 1 || !bytes.Equal(got[0], want.Bytes()) || bytes.ContainsAny(got[0], "\r\n") {
+			t.Fatalf("message(%q) read back as %q, want %q", msg, got, want.Bytes())
 		}
 	})
 }

@@ -17,6 +17,7 @@ import (
 
 	fastjson "github.com/segmentio/encoding/json"
 
+	"github.com/wunder/wunder/internal/sse"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -225,11 +226,6 @@ func (c *Client) attempt(ctx context.Context, body []byte, stream bool, yield fu
 // through one outlives readResponse (the body is copied or decoded).
 var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<<10) }}
 
-// lineBufs are the line buffers of streamed responses (newSSEDecoder),
-// reused as readers are: 16 KiB per streamed model call was a fifth of
-// what a streaming run allocated. Events are copied out of the line.
-var lineBufs = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
-
 func readResponse(actx context.Context, r io.Reader, stream bool, yield func(orchestrator.ModelEvent, error) bool) (*orchestrator.ModelResponse, *failure, bool) {
 	br := readers.Get().(*bufio.Reader)
 	br.Reset(r)
@@ -262,9 +258,7 @@ func readResponse(actx context.Context, r io.Reader, stream bool, yield func(orc
 	// What is already buffered, to quote if this is not an event stream.
 	head, _ := br.Peek(min(br.Buffered(), maxExcerpt))
 	head = bytes.Clone(head)
-	lb := lineBufs.Get().(*[]byte)
-	defer lineBufs.Put(lb) // the buffer as it was taken: a longer line grew a copy
-	dec := newSSEDecoder(br, *lb)
+	dec := sse.NewReader(br, maxEvent)
 	var acc accumulator
 	events := 0
 	for {
@@ -272,6 +266,13 @@ func readResponse(actx context.Context, r io.Reader, stream bool, yield func(orc
 		if actx.Err() != nil {
 			// Cancelled while data was buffered: stop at once.
 			return nil, transportFailure(actx, "read stream", actx.Err()), true
+		}
+		if errors.Is(err, sse.ErrIncomplete) {
+			if string(ev.Data) == "[DONE]" {
+				// Sloppy servers end with it and no blank line.
+				return acc.response(), nil, true
+			}
+			err = io.EOF // dropped, as the standard says: was the answer complete?
 		}
 		switch {
 		case errors.Is(err, io.EOF) && events == 0:
@@ -282,7 +283,7 @@ func readResponse(actx context.Context, r io.Reader, stream bool, yield func(orc
 			}
 			return acc.response(), nil, true
 		case errors.Is(err, bufio.ErrTooLong):
-			return nil, protocolFailure(fmt.Errorf("%w: line longer than %d bytes", errBadChunk, maxLine)), true
+			return nil, protocolFailure(fmt.Errorf("%w: %w", errBadChunk, err)), true
 		case err != nil:
 			return nil, transportFailure(actx, "read stream", err), true
 		}
@@ -308,11 +309,11 @@ var errDone = errors.New("[DONE]")
 // whole response (see the package doc).
 // It returns errDone for the end marker, and an error for error events and
 // chunks that are not JSON.
-func decodeEvent(ev sseEvent, acc *accumulator) (delta, reasoning string, err error) {
+func decodeEvent(ev sse.Event, acc *accumulator) (delta, reasoning string, err error) {
 	if string(ev.Data) == "[DONE]" {
 		return "", "", errDone
 	}
-	if ev.Event == "error" {
+	if ev.Type == "error" {
 		return "", "", fmt.Errorf("error event: %s", excerpt(ev.Data))
 	}
 	var ch chatChunk

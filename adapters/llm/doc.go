@@ -16,10 +16,11 @@
 // # Requests and responses
 //
 // One request is POST {base_url}/chat/completions. A streamed answer is
-// read as server-sent events: deltas are yielded as they come (content and
-// reasoning), tool call fragments are merged by index, and usage is taken
-// from the last chunk that has it (stream_options.include_usage). A server
-// answering a stream request with a plain JSON completion is understood too.
+// read as server-sent events (internal/sse, wunder's one reader): deltas
+// are yielded as they come (content and reasoning), tool call fragments
+// are merged by index, and usage is taken from the last chunk that has it
+// (stream_options.include_usage). A server answering a stream request
+// with a plain JSON completion is understood too.
 // If a server rejects stream_options with a 400 that names it, the request
 // is sent again at once without it, and the [Client] never sends it again.
 //

@@ -1,118 +1,16 @@
 package llm
 
 import (
-	"bufio"
-	"bytes"
 	"cmp"
 	"errors"
-	"io"
 	"slices"
 	"strings"
 
 	"github.com/wunder/wunder/orchestrator"
 )
 
-// maxLine bounds one line of an event stream (and so one chunk).
-const maxLine = 8 << 20
-
-// sseEvent is one dispatched server-sent event.
-type sseEvent struct {
-	// Event is the event type; "" means "message".
-	Event string
-	// Data is the data lines joined by "\n". The decoder reuses it: it
-	// holds until the next call of Next.
-	Data []byte
-}
-
-// sseDecoder reads server-sent events as the WHATWG spec defines them:
-// lines end in CRLF, LF or CR; a line starting with ":" is a comment
-// (keep-alive); "data:" lines accumulate; a blank line dispatches; one space
-// after the colon is dropped; id and retry are ignored.
-type sseDecoder struct {
-	sc    *bufio.Scanner
-	data  []byte
-	event string
-	// hasData is set once a data line was seen for the pending event.
-	hasData bool
-}
-
-// newSSEDecoder reads events from r, a line at a time in buf (grown up to
-// maxLine when a line needs it).
-func newSSEDecoder(r io.Reader, buf []byte) *sseDecoder {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(buf[:0], maxLine)
-	sc.Split(scanSSELines)
-	return &sseDecoder{sc: sc}
-}
-
-// Next returns the next event. At the end of the stream it returns io.EOF;
-// an event not terminated by a blank line is dropped then, as the spec
-// says, except a lone "[DONE]", which sloppy servers send without one.
-func (d *sseDecoder) Next() (sseEvent, error) {
-	for d.sc.Scan() {
-		line := d.sc.Bytes()
-		if len(line) == 0 {
-			if !d.hasData {
-				d.event = ""
-				continue
-			}
-			ev := sseEvent{Event: d.event, Data: d.data}
-			d.data, d.event, d.hasData = d.data[:0], "", false
-			return ev, nil
-		}
-		if line[0] == ':' {
-			continue
-		}
-		field, value := line, []byte(nil)
-		if i := bytes.IndexByte(line, ':'); i >= 0 {
-			field, value = line[:i], line[i+1:]
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
-		}
-		switch string(field) {
-		case "data":
-			if d.hasData {
-				d.data = append(d.data, '\n')
-			}
-			d.data = append(d.data, value...)
-			d.hasData = true
-		case "event":
-			d.event = string(value)
-		}
-	}
-	if err := d.sc.Err(); err != nil {
-		return sseEvent{}, err
-	}
-	if d.hasData && string(d.data) == "[DONE]" {
-		d.data, d.hasData = nil, false
-		return sseEvent{Data: []byte("[DONE]")}, nil
-	}
-	return sseEvent{}, io.EOF
-}
-
-// scanSSELines splits on CRLF, LF or CR. A CR at the end of the buffer waits
-// for the next byte, which may be its LF.
-func scanSSELines(data []byte, atEOF bool) (int, []byte, error) {
-	if atEOF && len(data) == 0 {
-		return 0, nil, nil
-	}
-	if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
-		switch {
-		case data[i] == '\n':
-			return i + 1, data[:i], nil
-		case i+1 < len(data) && data[i+1] == '\n':
-			return i + 2, data[:i], nil
-		case i+1 < len(data) || atEOF:
-			return i + 1, data[:i], nil
-		}
-		return 0, nil, nil
-	}
-	if atEOF {
-		return len(data), data, nil
-	}
-	return 0, nil, nil
-}
+// maxEvent bounds one event of an event stream (and so one chunk).
+const maxEvent = 8 << 20
 
 // errBadChunk marks a chunk that is not the JSON it should be.
 var errBadChunk = errors.New("malformed chunk")

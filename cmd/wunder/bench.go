@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/wunder/wunder/internal/client"
 	"github.com/wunder/wunder/internal/loadtest"
+	"github.com/wunder/wunder/internal/sse"
 	"github.com/wunder/wunder/storage"
 )
 
@@ -157,14 +157,15 @@ func directCall(ctx context.Context, f benchFlags) loadtest.Sample {
 		return loadtest.Sample{Err: fmt.Errorf("status %d", resp.StatusCode), Total: time.Since(start)}
 	}
 	var s loadtest.Sample
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
+	for ev, err := range sse.Read(resp.Body) {
+		if err != nil {
+			s.Err = err
+			break
+		}
 		if s.First == 0 {
 			s.First = time.Since(start)
 		}
-		data, ok := strings.CutPrefix(sc.Text(), "data: ")
-		if !ok || s.FirstOutput != 0 {
+		if s.FirstOutput != 0 {
 			continue
 		}
 		var chunk struct {
@@ -174,11 +175,10 @@ func directCall(ctx context.Context, f benchFlags) loadtest.Sample {
 				} `json:"delta"`
 			} `json:"choices"`
 		}
-		if json.Unmarshal([]byte(data), &chunk) == nil && len(chunk.Choices) > 0 && chunk.Choices[0].Delta.Content != "" {
+		if json.Unmarshal(ev.Data, &chunk) == nil && len(chunk.Choices) > 0 && chunk.Choices[0].Delta.Content != "" {
 			s.FirstOutput = time.Since(start)
 		}
 	}
-	s.Err = sc.Err()
 	s.Total = time.Since(start)
 	return s
 }

@@ -19,6 +19,7 @@ import (
 	wunderv1 "github.com/wunder/wunder/gen/wunder/v1"
 	"github.com/wunder/wunder/gen/wunder/v1/wunderv1connect"
 	"github.com/wunder/wunder/internal/config"
+	"github.com/wunder/wunder/internal/sse"
 )
 
 // The isolation matrix of issue 10: every front-end × every resource, run
@@ -442,12 +443,13 @@ func (f *fixture) a2a(t *testing.T, version, method, params string, hdr map[stri
 		return nil, -r.StatusCode
 	}
 	b, _ := io.ReadAll(r.Body)
-	if strings.HasPrefix(r.Header.Get("Content-Type"), "text/event-stream") {
-		for _, line := range strings.Split(string(b), "\n") {
-			if d, ok := strings.CutPrefix(line, "data:"); ok {
-				b = []byte(strings.TrimSpace(d))
-				break
+	if strings.HasPrefix(r.Header.Get("Content-Type"), sse.ContentType) {
+		for ev, err := range sse.Read(bytes.NewReader(b)) {
+			if err != nil {
+				t.Fatalf("%s: %v", method, err)
 			}
+			b = ev.Data
+			break
 		}
 	}
 	var resp struct {

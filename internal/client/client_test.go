@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -122,5 +123,71 @@ func TestFollowUnknownRunAndBadKey(t *testing.T) {
 	_, err := client.New(srv.URL, "wrong", nil).Submit(t.Context(), client.RunRequest{UserID: "u", Question: "q"})
 	if !errors.As(err, &ce) || ce.Code != "unauthenticated" {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// failingLog is the server's backend whose event log fails on the first
+// stream after two events.
+type failingLog struct {
+	*orchestrator.Orchestrator
+	failed atomic.Bool
+}
+
+func (f *failingLog) Events(ctx context.Context, userID, runID string, after int64) iter.Seq2[orchestrator.Event, error] {
+	if f.failed.Swap(true) {
+		return f.Orchestrator.Events(ctx, userID, runID, after)
+	}
+	return func(yield func(orchestrator.Event, error) bool) {
+		n := 0
+		for ev, err := range f.Orchestrator.Events(ctx, userID, runID, after) {
+			if n == 2 {
+				yield(orchestrator.Event{}, errors.New("log down (test)"))
+				return
+			}
+			if !yield(ev, err) {
+				return
+			}
+			n++
+		}
+	}
+}
+
+// When the server's log fails it writes an error event and ends the
+// stream, asking for a resume: Follow yields the error, and when the
+// caller goes on, resumes after the last event it yielded.
+func TestFollowResumesAfterTheServersErrorEvent(t *testing.T) {
+	files := orchestratortest.NewFiles()
+	models := orchestratortest.Models{Model: orchestratortest.NewScriptedModel(orchestratortest.Turn{Content: "an answer in a few deltas"}),
+		Settings: orchestrator.ModelSettings{ToolCallMode: orchestrator.ModeToolCall, Stream: true}}
+	o := orchestrator.New(orchestratortest.NewMemStore(), models, orchestrator.NewRegistry("", nil, files.Toolset()), nil)
+	srv := httptest.NewServer(gateway.New(&failingLog{Orchestrator: o}, &gateway.Options{APIKey: "k"}).Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		_ = o.Close(context.Background())
+	})
+	c := client.New(srv.URL, "k", nil)
+	run, err := c.Submit(t.Context(), client.RunRequest{UserID: "u", Question: "q"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []int64
+	var streamErrs []string
+	for ev, err := range c.Follow(t.Context(), "u", run.ID, 0, nil) {
+		if err != nil {
+			if ev.Type != "error" || !strings.Contains(err.Error(), "stream_failed") {
+				t.Fatalf("after seq %v: %v", seqs, err)
+			}
+			streamErrs = append(streamErrs, err.Error())
+			continue
+		}
+		seqs = append(seqs, ev.Seq)
+	}
+	if len(streamErrs) != 1 || len(seqs) < 3 {
+		t.Fatalf("errors %q, seqs %v; want one error between the first two events and the rest", streamErrs, seqs)
+	}
+	for i, s := range seqs {
+		if s != int64(i+1) {
+			t.Fatalf("seqs = %v", seqs)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"net/http"
@@ -10,8 +11,9 @@ import (
 	"strconv"
 	"time"
 
-	sse "github.com/r3labs/sse/v2"
 	backoff "gopkg.in/cenkalti/backoff.v1"
+
+	"github.com/wunder/wunder/internal/sse"
 )
 
 // FollowOptions tune Follow.
@@ -23,10 +25,15 @@ type FollowOptions struct {
 	OnReconnect func(err error, wait time.Duration)
 }
 
+// errStop ends a follow: the final event came, or the caller stopped.
+var errStop = errors.New("follow stopped")
+
 // Follow streams a run's events after seq `after` until its final event,
-// reconnecting with Last-Event-ID when the connection drops. Each event is
-// yielded once, in seq order, whatever the transport re-sends (r3labs/sse
-// keeps the last id across reconnects and may repeat an event).
+// reconnecting with Last-Event-ID (the last seq it yielded) when the
+// connection drops. Each event is yielded once, in seq order, whatever
+// the server sends again after a reconnect. An error event the server
+// writes into the stream (its log failed) is yielded with an error; if the
+// caller goes on, Follow resumes after the stream ends.
 func (c *Client) Follow(ctx context.Context, userID, runID string, after int64, opts *FollowOptions) iter.Seq2[Event, error] {
 	var o FollowOptions
 	if opts != nil {
@@ -42,113 +49,100 @@ func (c *Client) Follow(ctx context.Context, userID, runID string, after int64, 
 			yield(Event{}, err)
 			return
 		}
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
 		u := c.baseURL + "/wunder/runs/" + url.PathEscape(runID) + "/events?user_id=" + url.QueryEscape(userID)
-		sc := sse.NewClient(u)
-		sc.Connection = c.http
-		if c.apiKey != "" {
-			sc.Headers["X-API-Key"] = c.apiKey
-		}
-		if c.language != "" {
-			sc.Headers["Accept-Language"] = c.language
-		}
-		if after > 0 {
-			sc.LastEventID.Store([]byte(strconv.FormatInt(after, 10)))
-		}
-		var permanent error
-		sc.ResponseValidator = func(_ *sse.Client, resp *http.Response) error {
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err := problemOf(resp)
-			resp.Body.Close()
-			if resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests {
-				permanent = err
-				cancel() // stops the reconnect loop
-			}
-			return err
-		}
 		bo := backoff.NewExponentialBackOff()
 		bo.InitialInterval = 100 * time.Millisecond
 		bo.MaxInterval = 5 * time.Second
 		bo.MaxElapsedTime = o.MaxReconnect
-		sc.ReconnectStrategy = backoff.WithContext(bo, ctx)
-		if o.OnReconnect != nil {
-			sc.ReconnectNotify = o.OnReconnect
-		}
-
-		items := make(chan Event)
-		done := make(chan error, 1)
-		// r3labs records the id: of every event it parses, including the
-		// partial one a cut connection leaves behind, and would resume after
-		// it. The handler owns Last-Event-ID instead: only an event whose
-		// data parsed whole moves it.
-		good := after
-		go func() {
-			done <- sc.SubscribeRawWithContext(ctx, func(msg *sse.Event) {
-				var ev Event
-				err := json.Unmarshal(msg.Data, &ev)
-				if err == nil && ev.Seq > good {
-					good = ev.Seq
-				}
-				sc.LastEventID.Store([]byte(strconv.FormatInt(good, 10)))
-				if err != nil || len(msg.Data) == 0 {
-					if string(msg.Event) != "error" {
-						return // a torn event; it comes again after the resume
-					}
-					ev = Event{Type: "error", Data: append(json.RawMessage(nil), msg.Data...)}
-				}
-				select {
-				case items <- ev:
-				case <-ctx.Done():
-				}
-			})
-		}()
-		subscribed := true
-		defer func() {
-			cancel()
-			if subscribed {
-				<-done
-			}
-		}()
 		last := after
-		for {
-			select {
-			case ev := <-items:
-				if ev.Seq == 0 && ev.Type == "error" {
-					// An error the server wrote into the stream.
-					if !yield(ev, fmt.Errorf("stream error: %s", ev.Data)) {
-						return
-					}
-					continue
-				}
-				if ev.Seq <= last {
-					continue // a repeat after reconnecting
-				}
-				last = ev.Seq
-				if !yield(ev, nil) {
-					return
-				}
-				if ev.Type == "final" {
-					return
-				}
-			case err := <-done:
-				subscribed = false
-				// The subscription ended without a final event: the server
-				// closed a stream it had finished, or reconnecting gave up.
-				switch {
-				case permanent != nil:
-					yield(Event{}, permanent)
-				case ctx.Err() != nil && err == nil:
-					yield(Event{}, ctx.Err())
-				case err != nil:
-					yield(Event{}, fmt.Errorf("event stream lost: %w", err))
-				default:
-					yield(Event{}, fmt.Errorf("event stream closed before the final event (last seq %d)", last))
-				}
-				return
+		var end error // why the follow ended, when not for want of a connection
+		connect := func() error {
+			connected, err := c.followOnce(ctx, u, &last, yield)
+			var ce *Error
+			switch {
+			case err == errStop:
+				end = err
+			case ctx.Err() != nil:
+				end = ctx.Err()
+			case err == nil:
+				end = fmt.Errorf("event stream closed before the final event (last seq %d)", last)
+			case errors.As(err, &ce) && ce.Status < 500 && ce.Status != http.StatusTooManyRequests:
+				end = err
+			case connected:
+				bo.Reset() // MaxReconnect counts from the drop
+				return err
+			default:
+				return err
 			}
+			return backoff.Permanent(end)
+		}
+		var notify backoff.Notify
+		if o.OnReconnect != nil {
+			notify = o.OnReconnect
+		}
+		err := backoff.RetryNotify(connect, backoff.WithContext(bo, ctx), notify)
+		switch {
+		case end == errStop:
+		case end != nil:
+			yield(Event{}, end)
+		case ctx.Err() != nil:
+			yield(Event{}, ctx.Err())
+		default:
+			yield(Event{}, fmt.Errorf("event stream lost: %w", err))
 		}
 	}
+}
+
+// followOnce reads the run's events after *last on one connection. It
+// returns errStop when the final event came or yield said stop, nil when
+// the server ended the stream, the server's error event when one ended it
+// (it asks for a resume), and else why the connection failed; connected
+// says whether the stream had begun.
+func (c *Client) followOnce(ctx context.Context, u string, last *int64, yield func(Event, error) bool) (connected bool, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return false, backoff.Permanent(err)
+	}
+	req.Header.Set("Accept", sse.ContentType)
+	req.Header.Set("Cache-Control", "no-cache")
+	if *last > 0 {
+		req.Header.Set("Last-Event-ID", strconv.FormatInt(*last, 10))
+	}
+	c.auth(req.Header)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, problemOf(resp)
+	}
+	var streamErr error
+	for sev, err := range sse.Read(resp.Body) {
+		if err != nil {
+			return true, err
+		}
+		if sev.Type == "error" && sev.ID == "" {
+			// An error the server wrote into the stream: no id, as it is
+			// no event of the run's (a run's error event has its seq).
+			streamErr = fmt.Errorf("stream error: %s", sev.Data)
+			if !yield(Event{Type: "error", Data: sev.Data}, streamErr) {
+				return true, errStop
+			}
+			continue
+		}
+		var ev Event
+		if err := json.Unmarshal(sev.Data, &ev); err != nil {
+			yield(Event{}, fmt.Errorf("bad event %q: %w", sev.Data, err))
+			return true, errStop
+		}
+		if ev.Seq <= *last {
+			continue // sent again after a reconnect
+		}
+		*last = ev.Seq
+		if !yield(ev, nil) || ev.Type == "final" {
+			return true, errStop
+		}
+	}
+	return true, streamErr
 }

@@ -1,17 +1,3 @@
-// Package sse writes Server-Sent Events (the text/event-stream format of the
-// HTML standard) to an http.ResponseWriter — one event per call, flushed at
-// once, with comment heartbeats — and reads them back ([Read]). The writer
-// is the server side of every stream wunder serves (/wunder, run follow-ups,
-// A2A); the reader is the client side of the streams it follows (A2A peers,
-// wunder itself in internal/client).
-//
-// Why our own: r3labs/sse/v2 renumbers event ids, has no mode for a POST
-// that answers with a stream, and lets one slow subscriber stall the others
-// (DESIGN.md section 8). The writer here is deliberately tiny: the event log
-// in the orchestrator does the buffering and replay. Buffer and Flush let a
-// caller holding several events send them in one write; Pump does that for
-// a stream of items, each batch that arrives at once in one write, with a
-// comment while the stream is idle.
 package sse
 
 import (

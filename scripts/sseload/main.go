@@ -12,7 +12,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -27,6 +26,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wunder/wunder/internal/sse"
 )
 
 func main() {
@@ -86,21 +87,18 @@ func main() {
 	}
 }
 
-// open sends req and returns its event stream's body with a line scanner
-// over it, or why not.
-func open(client *http.Client, req *http.Request) (io.ReadCloser, *bufio.Scanner, error) {
+// open sends req and returns its event stream's body, or why not.
+func open(client *http.Client, req *http.Request) (io.ReadCloser, error) {
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		resp.Body.Close()
-		return nil, nil, fmt.Errorf("status %d: %s", resp.StatusCode, b)
+		return nil, fmt.Errorf("status %d: %s", resp.StatusCode, b)
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
-	return resp.Body, sc, nil
+	return resp.Body, nil
 }
 
 // run posts one question and reads its stream to the final event.
@@ -110,30 +108,23 @@ func run(client *http.Client, url string, body []byte, expect string) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	rc, sc, err := open(client, req)
+	rc, err := open(client, req)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
-	event := ""
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "event:"):
-			event = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-		case strings.HasPrefix(line, "data:") && (event == "final" || event == "error"):
-			data := strings.TrimPrefix(line, "data:")
-			if event == "error" || !strings.Contains(data, expect) {
-				return fmt.Errorf("%s event: %.200s", event, data)
-			}
-			_, _ = io.Copy(io.Discard, rc)
-			return nil
-		case line == "":
-			event = ""
+	for ev, err := range sse.Read(rc) {
+		if err != nil {
+			return err
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return err
+		if ev.Type != "final" && ev.Type != "error" {
+			continue
+		}
+		if ev.Type == "error" || !bytes.Contains(ev.Data, []byte(expect)) {
+			return fmt.Errorf("%s event: %.200s", ev.Type, ev.Data)
+		}
+		_, _ = io.Copy(io.Discard, rc)
+		return nil
 	}
 	return fmt.Errorf("the stream ended without a final event")
 }
@@ -150,34 +141,30 @@ func runA2A(client *http.Client, url, text, id, expect string) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Accept", sse.ContentType)
 	req.Header.Set("A2A-Version", "1.0")
-	rc, sc, err := open(client, req)
+	rc, err := open(client, req)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
 	answered, completed := false, false
-	for sc.Scan() {
-		data, ok := strings.CutPrefix(sc.Text(), "data:")
-		if !ok {
-			continue
+	for ev, err := range sse.Read(rc) {
+		if err != nil {
+			return err
 		}
 		var rpc struct {
 			Result json.RawMessage `json:"result"`
 			Error  json.RawMessage `json:"error"`
 		}
-		if err := json.Unmarshal([]byte(data), &rpc); err != nil {
-			return fmt.Errorf("bad JSON-RPC event: %v: %.200s", err, data)
+		if err := json.Unmarshal(ev.Data, &rpc); err != nil {
+			return fmt.Errorf("bad JSON-RPC event: %v: %.200s", err, ev.Data)
 		}
 		if len(rpc.Error) > 0 && string(rpc.Error) != "null" {
 			return fmt.Errorf("JSON-RPC error: %.200s", rpc.Error)
 		}
 		answered = answered || strings.Contains(string(rpc.Result), expect)
 		completed = strings.Contains(string(rpc.Result), "TASK_STATE_COMPLETED")
-	}
-	if err := sc.Err(); err != nil {
-		return err
 	}
 	if !answered || !completed {
 		return fmt.Errorf("the stream ended without a completed task whose answer has %q", expect)

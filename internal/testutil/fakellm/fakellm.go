@@ -46,6 +46,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/wunder/wunder/internal/sse"
 )
 
 // Server is an http.Handler for POST /v1/chat/completions (and
@@ -207,12 +209,11 @@ func lastQuestion(msgs []chatMessage) string {
 }
 
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, req chatRequest, a answer, usage map[string]int, question string) {
-	w.Header().Set("Content-Type", "text/event-stream")
+	sw := sse.NewDeferredWriter(w) // the headers go with the first chunk, after FirstDelay
 	rc := http.NewResponseController(w)
 	send := func(v any) {
 		b, _ := json.Marshal(v)
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		_ = rc.Flush()
+		_ = sw.Send(sse.Event{Data: b})
 		if s.ChunkDelay > 0 {
 			time.Sleep(s.ChunkDelay)
 		}
@@ -260,8 +261,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req chatRequest,
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 		send(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "choices": []any{}, "usage": usage})
 	}
-	fmt.Fprint(w, "data: [DONE]\n\n")
-	_ = rc.Flush()
+	_ = sw.Send(sse.Event{Data: []byte("[DONE]")})
 }
 
 // scenario decides the next answer from the conversation since the last
