@@ -40,9 +40,14 @@ var policy = map[string]rule{
 	// THE CORE: nothing of ours, no network or database, no SDK.
 	"orchestrator":                  {noStd: []string{"net/http", "database/sql", "os/exec"}},
 	"orchestrator/orchestratortest": {may: []string{"orchestrator"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
+	// Beside the core: what runs use but the run loop is not. Each
+	// imports the core (its types, sentinels and public API) and nothing
+	// else of ours, and no more of the standard library than the core.
+	"toolconfig":                {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
+	"toolconfig/toolconfigtest": {may: []string{"orchestrator", "toolconfig"}, noStd: []string{"net/http", "database/sql"}},
 	// Outward adapters implement the core's interfaces.
-	"adapters": {may: []string{"orchestrator", "internal/sse", "internal/a2awire", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
-	"storage":  {may: []string{"orchestrator", "internal/fsperm"}, thirdParty: true},
+	"adapters": {may: []string{"orchestrator", "toolconfig", "internal/sse", "internal/a2awire", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
+	"storage":  {may: []string{"orchestrator", "toolconfig", "internal/fsperm"}, thirdParty: true},
 	// The lsp tool: the worker pool as a toolset, nothing else of ours.
 	"adapters/lsptools": {may: []string{"orchestrator", "lsp", "internal/proc"}},
 	// Front-ends call the core; never adapters, storage or config.

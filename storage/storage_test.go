@@ -16,6 +16,7 @@ import (
 
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
+	"github.com/wunder/wunder/toolconfig/toolconfigtest"
 )
 
 // The PostgreSQL tests run when WUNDER_TEST_POSTGRES_DSN names a server
@@ -148,7 +149,7 @@ func TestToolFileStoreSuite(t *testing.T) {
 			if be.name == BackendPostgres {
 				postgresDSN(t)
 			}
-			orchestratortest.RunToolFileStoreTests(t, func(t *testing.T) orchestratortest.ToolConfigStore {
+			toolconfigtest.RunStoreTests(t, func(t *testing.T) toolconfigtest.Stores {
 				return open(t, be.fresh(t))
 			})
 		})

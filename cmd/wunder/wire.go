@@ -20,6 +20,7 @@ import (
 	"github.com/wunder/wunder/internal/telemetry"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // loadConfig reads the configuration; its errors carry exitConfig.
@@ -188,7 +189,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	// MCP servers (wire_mcp.go), skills (wire_skills.go).
 	// One reader of users' tool configurations for every source that has
 	// them, so a change made here is seen by all of them at once.
-	toolConfigs := orchestrator.NewUserToolConfigs(store, 0)
+	toolConfigs := toolconfig.NewConfigs(store, 0)
 	skillSet := newSkills(cfg, log, tools, sb, store, toolConfigs)
 	undo = append(undo, func() { _ = skillSet.Close() })
 	toolsets := []orchestrator.Toolset{tools, skillSet}

@@ -40,10 +40,6 @@ func TestMemAccounts(t *testing.T) {
 	RunAccountStoreTests(t, func(*testing.T) orchestrator.AccountStore { return NewMemAccounts() })
 }
 
-func TestMemToolConfig(t *testing.T) {
-	RunToolFileStoreTests(t, func(*testing.T) ToolConfigStore { return NewMemToolConfig() })
-}
-
 func TestMemMemoryStore(t *testing.T) {
 	RunMemoryStoreTests(t, func(*testing.T) orchestrator.MemoryStore { return NewMemStore().(orchestrator.MemoryStore) })
 }
