@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wunder/wunder/accounts"
 	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/orchestrator"
 )
@@ -41,7 +42,7 @@ type AuthOptions struct {
 	APIKey string
 	// Accounts enables user tokens, login and the account routes; nil =
 	// only the API key (and anonymous use) is accepted.
-	Accounts orchestrator.AccountStore
+	Accounts accounts.Store
 	// Verifier, when set, is asked about bearer credentials that are
 	// neither the API key nor a wunder token (JWTs).
 	Verifier Verifier

@@ -51,7 +51,7 @@ func ValidateUserID(id string) error {
 
 // FoldUserID is the key under which user ids are unique: id with each
 // character case-folded (Unicode simple case folding, to lower case), so
-// "Alice", "ALICE" and "alice" share one key. Every [AccountStore] keeps
+// "Alice", "ALICE" and "alice" share one key. Every account store (package accounts) keeps
 // account ids unique by this key, deleted accounts included, and login
 // throttles count attempts by it. It folds case only: the rule for new
 // account ids (gateway.UserIDRule) normalises width and composition (NFKC)

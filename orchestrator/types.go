@@ -218,9 +218,6 @@ func SessionKey(s *Session) *PageKey { return &PageKey{At: s.UpdatedAt, ID: s.ID
 // RunKey is where a listing of runs goes on after r.
 func RunKey(r *Run) *PageKey { return &PageKey{At: r.CreatedAt, ID: r.ID} }
 
-// UserKey is where a listing of users goes on after u.
-func UserKey(u *User) *PageKey { return &PageKey{ID: u.ID} }
-
 // Token encodes k for a client to send back: opaque, URL-safe, and
 // read by [ParsePageToken].
 func (k *PageKey) Token() string {

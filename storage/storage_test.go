@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/accounts"
+	"github.com/wunder/wunder/accounts/accountstest"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 	"github.com/wunder/wunder/toolconfig/toolconfigtest"
@@ -136,7 +138,7 @@ func TestAccountStoreSuite(t *testing.T) {
 			if be.name == BackendPostgres {
 				postgresDSN(t)
 			}
-			orchestratortest.RunAccountStoreTests(t, func(t *testing.T) orchestrator.AccountStore {
+			accountstest.RunStoreTests(t, func(t *testing.T) accounts.Store {
 				return open(t, be.fresh(t))
 			})
 		})

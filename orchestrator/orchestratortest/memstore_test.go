@@ -36,10 +36,6 @@ func FuzzMemStoreText(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) { CheckStoredText(t, s, text) })
 }
 
-func TestMemAccounts(t *testing.T) {
-	RunAccountStoreTests(t, func(*testing.T) orchestrator.AccountStore { return NewMemAccounts() })
-}
-
 func TestMemMemoryStore(t *testing.T) {
 	RunMemoryStoreTests(t, func(*testing.T) orchestrator.MemoryStore { return NewMemStore().(orchestrator.MemoryStore) })
 }
