@@ -18,6 +18,7 @@ import (
 	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/internal/evaluation"
 	"github.com/wunder/wunder/internal/telemetry"
+	"github.com/wunder/wunder/monitor"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
 	"github.com/wunder/wunder/toolconfig"
@@ -279,7 +280,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 
 		Workspaces: workspaceAPI{tools}, WorkspaceLimits: workspaceLimits(cfg), // wire_workspace.go
 		PProf:             cfg.Observability.PProf,
-		Config:            cfgAdmin, // admin_config.go
+		Config:            cfgAdmin,          // admin_config.go
+		Monitor:           monitor.New(orch), // the admin's monitor, over the core
 		MonitorEventLimit: cfg.Observability.MonitorEventLimit,
 		Models:            models, // GET /wunder/models (names only)
 
