@@ -7,10 +7,6 @@ import (
 // FinalResponseToolForTest is the always-on final_response tool.
 var FinalResponseToolForTest Tool = finalResponse{}
 
-// RenderMemoryForTest is the [Long-term Memory] block of records given
-// newest first, within budget estimated tokens.
-var RenderMemoryForTest = renderMemory
-
 // MoveStoredForTest moves a stored run to state to the one way a run's
 // state changes (transition), storing it with UpdateRun.
 func (o *Orchestrator) MoveStoredForTest(ctx context.Context, runID string, to RunState) error {

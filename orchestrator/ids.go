@@ -69,6 +69,15 @@ func CheckRunID(id string) error { return checkID("run", id) }
 // CheckSessionID is [CheckRunID] for session ids.
 func CheckSessionID(id string) error { return checkID("session", id) }
 
+// CheckID is [CheckRunID] for the ids of anything else wunder issues
+// ([NewID]); kind names it in the error ("memory task").
+func CheckID(kind, id string) error { return checkID(kind, id) }
+
+// NewID returns a new id with the prefix, of the form of run and session
+// ids: the time first, so ids issued together sort together, then 80
+// random bits.
+func NewID(prefix string) string { return newID(prefix) }
+
 func checkID(kind, id string) error {
 	if id == "" {
 		return fmt.Errorf("%w: %s id is required", ErrInvalidArgument, kind)

@@ -109,8 +109,8 @@ func (o *Orchestrator) DeleteUserData(ctx context.Context, userID string) error 
 	if busy {
 		return fmt.Errorf("%w: user %s has a run in progress; cancel it first", ErrConflict, userID)
 	}
-	if o.memory != nil {
-		defer o.memory.switches.forget(userID) // the user's switch goes with the data
+	if o.opts.Memory != nil {
+		defer o.opts.Memory.ForgetUser(userID) // the user's switch goes with the data
 	}
 	// A run that just ended may have tool logs still waiting to be stored
 	// (toollog.go): they go first, then with the rest.

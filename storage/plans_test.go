@@ -12,6 +12,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/wunder/wunder/memory"
 	"github.com/wunder/wunder/monitor"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
@@ -353,10 +354,10 @@ func planWorkload(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	// Memory, through the store (the core's memory is off here).
-	if _, err := s.ListMemoryTasks(ctx, orchestrator.MemoryTaskFilter{UserID: "plan_user"}); err != nil {
+	if _, err := s.ListMemoryTasks(ctx, memory.TaskFilter{UserID: "plan_user"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ListMemoryTasks(ctx, orchestrator.MemoryTaskFilter{States: []orchestrator.MemoryTaskState{orchestrator.MemoryQueued}}); err != nil {
+	if _, err := s.ListMemoryTasks(ctx, memory.TaskFilter{States: []memory.TaskState{memory.Queued}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.ClaimMemoryTask(ctx, "plan_owner", time.Now(), time.Minute); err != nil && !errors.Is(err, orchestrator.ErrNotFound) {

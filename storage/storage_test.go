@@ -16,6 +16,8 @@ import (
 
 	"github.com/wunder/wunder/accounts"
 	"github.com/wunder/wunder/accounts/accountstest"
+	"github.com/wunder/wunder/memory"
+	"github.com/wunder/wunder/memory/memorytest"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 	"github.com/wunder/wunder/toolconfig/toolconfigtest"
@@ -198,7 +200,7 @@ func TestMemoryStoreSuite(t *testing.T) {
 			if be.name == BackendPostgres {
 				postgresDSN(t)
 			}
-			orchestratortest.RunMemoryStoreTests(t, func(t *testing.T) orchestrator.MemoryStore {
+			memorytest.RunStoreTests(t, func(t *testing.T) memory.Store {
 				return open(t, be.fresh(t))
 			})
 		})

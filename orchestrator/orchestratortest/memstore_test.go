@@ -36,10 +36,6 @@ func FuzzMemStoreText(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) { CheckStoredText(t, s, text) })
 }
 
-func TestMemMemoryStore(t *testing.T) {
-	RunMemoryStoreTests(t, func(*testing.T) orchestrator.MemoryStore { return NewMemStore().(orchestrator.MemoryStore) })
-}
-
 func TestPageKeyOrder(t *testing.T) {
 	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	k := &orchestrator.PageKey{At: at, ID: "m"}
