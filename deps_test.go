@@ -40,9 +40,13 @@ var policy = map[string]rule{
 	// THE CORE: nothing of ours, no network or database, no SDK.
 	"orchestrator":                  {noStd: []string{"net/http", "database/sql", "os/exec"}},
 	"orchestrator/orchestratortest": {may: []string{"orchestrator"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
-	// Beside the core: what runs use but the run loop is not. Each
-	// imports the core (its types, sentinels and public API) and nothing
-	// else of ours, and no more of the standard library than the core.
+	// Beside the core: what runs use but the run loop is not (memory,
+	// the monitor's aggregation, run-time tool configuration, accounts).
+	// Each imports the core (its types, sentinels and public API) and
+	// nothing else of ours, and no more of the standard library than the
+	// core; the core reaches memory through its own interface
+	// (orchestrator.Memory), which cmd/wunder fills. Front-ends call them,
+	// storage implements their stores, adapters read tool configuration.
 	"accounts":                  {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
 	"accounts/accountstest":     {may: []string{"orchestrator", "accounts"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
 	"memory":                    {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
