@@ -32,7 +32,7 @@ type rule struct {
 	noStd []string
 }
 
-var frontEnd = rule{may: []string{"orchestrator", "internal/sse", "internal/a2awire", "internal/netguard", "internal/i18n", "internal/doc2md", "gen/"}, thirdParty: true}
+var frontEnd = rule{may: []string{"orchestrator", "accounts", "memory", "monitor", "internal/sse", "internal/a2awire", "internal/netguard", "internal/i18n", "internal/doc2md", "gen/"}, thirdParty: true}
 
 // policy maps package prefixes (relative to the module, longest match wins)
 // to their rule.
@@ -40,9 +40,23 @@ var policy = map[string]rule{
 	// THE CORE: nothing of ours, no network or database, no SDK.
 	"orchestrator":                  {noStd: []string{"net/http", "database/sql", "os/exec"}},
 	"orchestrator/orchestratortest": {may: []string{"orchestrator"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
+	// Beside the core: what runs use but the run loop is not (memory,
+	// the monitor's aggregation, run-time tool configuration, accounts).
+	// Each imports the core (its types, sentinels and public API) and
+	// nothing else of ours, and no more of the standard library than the
+	// core; the core reaches memory through its own interface
+	// (orchestrator.Memory), which cmd/wunder fills. Front-ends call them,
+	// storage implements their stores, adapters read tool configuration.
+	"accounts":                  {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
+	"accounts/accountstest":     {may: []string{"orchestrator", "accounts"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
+	"memory":                    {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
+	"memory/memorytest":         {may: []string{"orchestrator", "memory"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
+	"monitor":                   {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
+	"toolconfig":                {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
+	"toolconfig/toolconfigtest": {may: []string{"orchestrator", "toolconfig"}, noStd: []string{"net/http", "database/sql"}},
 	// Outward adapters implement the core's interfaces.
-	"adapters": {may: []string{"orchestrator", "internal/sse", "internal/a2awire", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
-	"storage":  {may: []string{"orchestrator", "internal/fsperm"}, thirdParty: true},
+	"adapters": {may: []string{"orchestrator", "toolconfig", "internal/sse", "internal/a2awire", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
+	"storage":  {may: []string{"orchestrator", "accounts", "memory", "toolconfig", "internal/fsperm"}, thirdParty: true},
 	// The lsp tool: the worker pool as a toolset, nothing else of ours.
 	"adapters/lsptools": {may: []string{"orchestrator", "lsp", "internal/proc"}},
 	// Front-ends call the core; never adapters, storage or config.

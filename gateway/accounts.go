@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wunder/wunder/accounts"
 	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/orchestrator"
 )
@@ -43,7 +44,7 @@ func checkPassword(pw string) error {
 
 // createUser adds an account with a password; its id is held to the rule
 // for new ids (userid.go) and stored in its normal form.
-func (a *Authenticator) createUser(ctx context.Context, id, displayName, password string, roles []string) (*orchestrator.User, error) {
+func (a *Authenticator) createUser(ctx context.Context, id, displayName, password string, roles []string) (*accounts.User, error) {
 	id, err := a.o.UserIDs.Check(id)
 	if err != nil {
 		return nil, err
@@ -59,7 +60,7 @@ func (a *Authenticator) createUser(ctx context.Context, id, displayName, passwor
 	if err != nil {
 		return nil, err
 	}
-	u := &orchestrator.User{ID: id, DisplayName: displayName, Roles: roles, PasswordHash: hash}
+	u := &accounts.User{ID: id, DisplayName: displayName, Roles: roles, PasswordHash: hash}
 	if err := a.o.Accounts.CreateUser(ctx, u); err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func (a *Authenticator) createUser(ctx context.Context, id, displayName, passwor
 // ids: password spraying) and against the user id, its case folded
 // (guessing one account's password); either refusal is 429. An unknown id
 // costs one hash, as a known one does, and gets the same answer.
-func (a *Authenticator) login(ctx context.Context, addr, userID, password string) (string, *orchestrator.Token, *orchestrator.User, error) {
+func (a *Authenticator) login(ctx context.Context, addr, userID, password string) (string, *accounts.Token, *accounts.User, error) {
 	if err := orchestrator.ValidateUserID(userID); err != nil {
 		return "", nil, nil, err
 	}
@@ -97,14 +98,14 @@ func (a *Authenticator) login(ctx context.Context, addr, userID, password string
 		return "", nil, nil, errBadLogin
 	}
 	exp := a.o.Now().Add(a.o.TokenTTL)
-	secret, t, err := a.issue(ctx, u.ID, "login", orchestrator.TokenSession, &exp)
+	secret, t, err := a.issue(ctx, u.ID, "login", accounts.TokenSession, &exp)
 	return secret, t, u, err
 }
 
 // findUser is the account a login names: the id as typed (an account made
 // before ids were normalised keeps its exact id), else its normal form, so
 // "Alice" logs in to the account "alice". Nil when there is none.
-func (a *Authenticator) findUser(ctx context.Context, userID string) (*orchestrator.User, error) {
+func (a *Authenticator) findUser(ctx context.Context, userID string) (*accounts.User, error) {
 	u, err := a.o.Accounts.GetUser(ctx, userID)
 	if errors.Is(err, orchestrator.ErrNotFound) {
 		if c := canonicalUserID(userID); c != userID {
@@ -153,9 +154,9 @@ func (a *Authenticator) tokenTTL(ttlSeconds int64) (time.Duration, error) {
 }
 
 // issue stores a new token of userID and returns its secret.
-func (a *Authenticator) issue(ctx context.Context, userID, name string, kind orchestrator.TokenKind, exp *time.Time) (string, *orchestrator.Token, error) {
+func (a *Authenticator) issue(ctx context.Context, userID, name string, kind accounts.TokenKind, exp *time.Time) (string, *accounts.Token, error) {
 	secret, hash := auth.NewToken()
-	t := &orchestrator.Token{ID: auth.NewID(), Hash: hash, UserID: userID, Name: name, Kind: kind, ExpiresAt: exp, CreatedAt: a.o.Now()}
+	t := &accounts.Token{ID: auth.NewID(), Hash: hash, UserID: userID, Name: name, Kind: kind, ExpiresAt: exp, CreatedAt: a.o.Now()}
 	if err := a.o.Accounts.CreateToken(ctx, t); err != nil {
 		return "", nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"path"
 
+	"github.com/wunder/wunder/accounts"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -33,7 +34,7 @@ func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	us, next := orchestrator.CutPage(page, us, orchestrator.UserKey)
+	us, next := orchestrator.CutPage(page, us, accounts.UserKey)
 	out := make([]*userView, len(us))
 	for i, u := range us {
 		out[i] = viewUser(u)

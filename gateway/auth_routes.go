@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wunder/wunder/accounts"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -42,20 +43,20 @@ type userView struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
-func viewUser(u *orchestrator.User) *userView {
+func viewUser(u *accounts.User) *userView {
 	return &userView{UserID: u.ID, DisplayName: u.DisplayName, Roles: u.Roles, Disabled: u.Disabled, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt}
 }
 
 // tokenView is a token as listed (never the secret or its hash).
 type tokenView struct {
-	ID        string                 `json:"id"`
-	Name      string                 `json:"name"`
-	Kind      orchestrator.TokenKind `json:"kind"`
-	CreatedAt time.Time              `json:"created_at"`
-	ExpiresAt *time.Time             `json:"expires_at"`
+	ID        string             `json:"id"`
+	Name      string             `json:"name"`
+	Kind      accounts.TokenKind `json:"kind"`
+	CreatedAt time.Time          `json:"created_at"`
+	ExpiresAt *time.Time         `json:"expires_at"`
 }
 
-func viewToken(t *orchestrator.Token) tokenView {
+func viewToken(t *accounts.Token) tokenView {
 	return tokenView{ID: t.ID, Name: t.Name, Kind: t.Kind, CreatedAt: t.CreatedAt, ExpiresAt: t.ExpiresAt}
 }
 
@@ -190,7 +191,7 @@ func (s *Server) handleCreateToken(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	secret, t, err := s.auth.issue(r.Context(), userID, req.Name, orchestrator.TokenAPI, &exp)
+	secret, t, err := s.auth.issue(r.Context(), userID, req.Name, accounts.TokenAPI, &exp)
 	if err != nil {
 		writeError(w, r, err)
 		return

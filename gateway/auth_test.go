@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/accounts"
+	"github.com/wunder/wunder/accounts/accountstest"
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
@@ -48,7 +50,7 @@ func newAuthEnvWith(t *testing.T, mod func(*gateway.AuthOptions), turns ...orche
 	var logBuf bytes.Buffer
 	var mu sync.Mutex
 	log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logBuf}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ao := gateway.AuthOptions{Accounts: orchestratortest.NewMemAccounts(), TokenTTL: time.Hour, Now: c.now}
+	ao := gateway.AuthOptions{Accounts: accountstest.NewMemStore(), TokenTTL: time.Hour, Now: c.now}
 	mod(&ao)
 	e := newEnv(t, envOpts{turns: turns, gw: gateway.Options{APIKey: adminKey, Logger: log, Auth: ao}})
 	return &authEnv{env: e, clock: c, log: &logBuf}
@@ -338,8 +340,8 @@ func (fakeVerifier) Verify(_ context.Context, raw string) (*orchestrator.Princip
 // neither the key nor a wdr_ token, and its principals are pinned like
 // tokens; a disabled account is refused even with a valid JWT.
 func TestPluggableVerifier(t *testing.T) {
-	accounts := orchestratortest.NewMemAccounts()
-	e := newEnv(t, envOpts{gw: gateway.Options{APIKey: adminKey, Auth: gateway.AuthOptions{Accounts: accounts, Verifier: fakeVerifier{}}}})
+	accts := accountstest.NewMemStore()
+	e := newEnv(t, envOpts{gw: gateway.Options{APIKey: adminKey, Auth: gateway.AuthOptions{Accounts: accts, Verifier: fakeVerifier{}}}})
 	me := decode[map[string]any](t, e.do(t, "GET", "/wunder/auth/me", "", bearer("jwt-carol")...), 200)
 	if me["user_id"] != "carol" || me["credential"] != "jwt" {
 		t.Fatalf("me with a jwt = %v", me)
@@ -348,7 +350,7 @@ func TestPluggableVerifier(t *testing.T) {
 	wantProblem(t, e.do(t, "GET", "/wunder/auth/me", "", bearer("not-a-jwt")...), 401, "unauthenticated")
 	// A wdr_-prefixed credential is never handed to the verifier.
 	wantProblem(t, e.do(t, "GET", "/wunder/auth/me", "", bearer("wdr_jwt-carol")...), 401, "unauthenticated")
-	if err := accounts.CreateUser(t.Context(), &orchestrator.User{ID: "carol", Roles: []string{"user"}, Disabled: true}); err != nil {
+	if err := accts.CreateUser(t.Context(), &accounts.User{ID: "carol", Roles: []string{"user"}, Disabled: true}); err != nil {
 		t.Fatal(err)
 	}
 	wantProblem(t, e.do(t, "GET", "/wunder/auth/me", "", bearer("jwt-carol")...), 401, "unauthenticated")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/accounts"
 	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/internal/i18n"
 	"github.com/wunder/wunder/orchestrator"
@@ -43,7 +44,7 @@ type AuthOptions struct {
 	APIKey string
 	// Accounts enables user tokens, login and the account routes; nil =
 	// only the API key (and anonymous use) is accepted.
-	Accounts orchestrator.AccountStore
+	Accounts accounts.Store
 	// Verifier, when set, is asked about bearer credentials that are
 	// neither the API key nor a wunder token (JWTs).
 	Verifier Verifier

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/internal/sse"
+	"github.com/wunder/wunder/monitor"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
@@ -45,6 +46,9 @@ func newEnv(t *testing.T, eo envOpts) *env {
 	}
 	reg := orchestrator.NewRegistry("", nil, append([]orchestrator.Toolset{e.files.Toolset()}, eo.extra...)...)
 	e.o = orchestrator.New(orchestratortest.NewMemStore(), models, reg, &eo.orch)
+	if eo.gw.Monitor == nil {
+		eo.gw.Monitor = monitor.New(e.o)
+	}
 	e.h = gateway.New(e.o, &eo.gw).Handler()
 	e.srv = httptest.NewServer(e.h)
 	t.Cleanup(func() {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/accounts/accountstest"
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/orchestrator"
@@ -330,7 +331,7 @@ func TestLoginThrottles(t *testing.T) {
 // An identity provider's token naming an id the server uses is refused:
 // it would read what A2A and MCP traffic stored there.
 func TestJWTNamingServerIDRefused(t *testing.T) {
-	e := newEnv(t, envOpts{gw: gateway.Options{APIKey: adminKey, Auth: gateway.AuthOptions{Accounts: orchestratortest.NewMemAccounts(),
+	e := newEnv(t, envOpts{gw: gateway.Options{APIKey: adminKey, Auth: gateway.AuthOptions{Accounts: accountstest.NewMemStore(),
 		Verifier: fakeVerifier{}, UserIDs: gateway.NewUserIDRule("mcp-user")}}})
 	for _, id := range []string{"a2a", "wunder", "wunder-throughput-1", "mcp-user"} {
 		wantProblem(t, e.do(t, "GET", "/wunder/auth/me", "", bearer("jwt-"+id)...), 401, "unauthenticated")

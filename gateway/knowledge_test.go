@@ -13,11 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/accounts/accountstest"
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/internal/doc2md/doc2mdtest"
 	"github.com/wunder/wunder/orchestrator"
-	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
 // fakeKnowledge keeps bases and files per owner, as the adapter would: a
@@ -128,10 +128,10 @@ type knowledgeEnv struct {
 func newKnowledgeEnv(t *testing.T) *knowledgeEnv {
 	t.Helper()
 	fake := newFakeKnowledge()
-	accounts := orchestratortest.NewMemAccounts()
+	accts := accountstest.NewMemStore()
 	e := newEnv(t, envOpts{gw: gateway.Options{APIKey: adminKey, Knowledge: fake, MaxBodyBytes: 4096, AttachmentBodyBytes: 64 << 10,
 		Attachments: doc2md.New(&doc2md.Options{MaxBytes: 32 << 10}),
-		Auth:        gateway.AuthOptions{Accounts: accounts, TokenTTL: time.Hour}}})
+		Auth:        gateway.AuthOptions{Accounts: accts, TokenTTL: time.Hour}}})
 	ae := &authEnv{env: e}
 	ae.addUser(t, "alice", "alice-password")
 	ae.addUser(t, "bob", "bob-password")

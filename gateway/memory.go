@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/wunder/wunder/memory"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -27,24 +28,23 @@ import (
 //	PUT    /wunder/memory/{session_id}   {"summary":"..."}
 //	DELETE /wunder/memory/{session_id}
 
-// Memory is what the memory routes need of the core;
-// *orchestrator.Orchestrator satisfies it.
+// Memory is what the memory routes need; *memory.Memory satisfies it.
 type Memory interface {
-	MemoryEnabled(ctx context.Context, userID string) (bool, error)
-	SetMemoryEnabled(ctx context.Context, userID string, enabled bool) error
-	MemoryUsers(ctx context.Context) ([]orchestrator.MemoryUser, error)
-	MemoryRecords(ctx context.Context, userID string) ([]orchestrator.MemoryRecord, error)
-	UpdateMemoryRecord(ctx context.Context, userID, sessionID, summary string) error
-	DeleteMemoryRecords(ctx context.Context, userID, sessionID string) (int, error)
-	MemoryTasks(ctx context.Context, f orchestrator.MemoryTaskFilter) ([]orchestrator.MemoryTask, error)
-	MemoryTask(ctx context.Context, id string) (*orchestrator.MemoryTask, error)
+	Enabled(ctx context.Context, userID string) (bool, error)
+	SetEnabled(ctx context.Context, userID string, enabled bool) error
+	Users(ctx context.Context) ([]memory.User, error)
+	Records(ctx context.Context, userID string) ([]memory.Record, error)
+	UpdateRecord(ctx context.Context, userID, sessionID, summary string) error
+	DeleteRecords(ctx context.Context, userID, sessionID string) (int, error)
+	Tasks(ctx context.Context, f memory.TaskFilter) ([]memory.Task, error)
+	Task(ctx context.Context, id string) (*memory.Task, error)
 }
 
-var _ Memory = (*orchestrator.Orchestrator)(nil)
+var _ Memory = (*memory.Memory)(nil)
 
 func (s *Server) memoryRoutes() {
-	mem, ok := s.b.(Memory)
-	if !ok {
+	mem := s.opts.Memory
+	if mem == nil {
 		return
 	}
 	m := &memoryRoutes{mem: mem}
@@ -98,12 +98,12 @@ func (m *memoryRoutes) records(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	enabled, err := m.mem.MemoryEnabled(r.Context(), userID)
+	enabled, err := m.mem.Enabled(r.Context(), userID)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	recs, err := m.mem.MemoryRecords(r.Context(), userID)
+	recs, err := m.mem.Records(r.Context(), userID)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -122,7 +122,7 @@ func (m *memoryRoutes) deleteRecords(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	n, err := m.mem.DeleteMemoryRecords(r.Context(), userID, r.PathValue("session_id"))
+	n, err := m.mem.DeleteRecords(r.Context(), userID, r.PathValue("session_id"))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -145,7 +145,7 @@ func (m *memoryRoutes) setEnabled(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, fmt.Errorf("%w: enabled (true or false) is required", orchestrator.ErrInvalidArgument))
 		return
 	}
-	if err := m.mem.SetMemoryEnabled(r.Context(), userID, *req.Enabled); err != nil {
+	if err := m.mem.SetEnabled(r.Context(), userID, *req.Enabled); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -164,7 +164,7 @@ func (m *memoryRoutes) updateRecord(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sessionID := r.PathValue("session_id")
-	if err := m.mem.UpdateMemoryRecord(r.Context(), userID, sessionID, req.Summary); err != nil {
+	if err := m.mem.UpdateRecord(r.Context(), userID, sessionID, req.Summary); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -175,7 +175,7 @@ func (m *memoryRoutes) users(w http.ResponseWriter, r *http.Request) {
 	if !adminOnly(w, r) {
 		return
 	}
-	users, err := m.mem.MemoryUsers(r.Context())
+	users, err := m.mem.Users(r.Context())
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -185,13 +185,13 @@ func (m *memoryRoutes) users(w http.ResponseWriter, r *http.Request) {
 
 // taskView is a task with its elapsed time.
 type taskView struct {
-	orchestrator.MemoryTask
+	memory.Task
 	// ElapsedS is from start to end (or to now while running).
 	ElapsedS *float64 `json:"elapsed_s,omitempty"`
 }
 
-func viewTask(t orchestrator.MemoryTask) taskView {
-	v := taskView{MemoryTask: t}
+func viewTask(t memory.Task) taskView {
+	v := taskView{Task: t}
 	if t.StartedAt != nil {
 		end := time.Now()
 		if t.FinishedAt != nil {
@@ -209,21 +209,21 @@ func (m *memoryRoutes) tasks(w http.ResponseWriter, r *http.Request) {
 	if !adminOnly(w, r) {
 		return
 	}
-	f := orchestrator.MemoryTaskFilter{UserID: r.URL.Query().Get("user_id")}
+	f := memory.TaskFilter{UserID: r.URL.Query().Get("user_id")}
 	limit, err := queryInt(r, "limit", 100, 1000)
 	if err != nil {
 		writeError(w, r, fmt.Errorf("%w: %v", orchestrator.ErrInvalidArgument, err))
 		return
 	}
 	f.Limit = max(limit, 1)
-	list, err := m.mem.MemoryTasks(r.Context(), f)
+	list, err := m.mem.Tasks(r.Context(), f)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	active, history := []taskView{}, []taskView{}
 	for _, t := range list {
-		if t.State == orchestrator.MemoryQueued || t.State == orchestrator.MemoryRunning {
+		if t.State == memory.Queued || t.State == memory.Running {
 			active = append(active, viewTask(t))
 		} else {
 			history = append(history, viewTask(t))
@@ -236,7 +236,7 @@ func (m *memoryRoutes) task(w http.ResponseWriter, r *http.Request) {
 	if !adminOnly(w, r) {
 		return
 	}
-	t, err := m.mem.MemoryTask(r.Context(), r.PathValue("task_id"))
+	t, err := m.mem.Task(r.Context(), r.PathValue("task_id"))
 	if err != nil {
 		writeError(w, r, err)
 		return

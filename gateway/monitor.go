@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wunder/wunder/monitor"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -29,18 +30,19 @@ import (
 //	DELETE /wunder/admin/monitor/{session_id}
 //	POST   /wunder/admin/monitor/{session_id}/cancel
 
-// Monitor is what the monitor routes need of the core besides Backend.
+// Monitor is what the monitor routes need besides Backend;
+// *monitor.Monitor satisfies it.
 type Monitor interface {
-	Monitor(ctx context.Context, f orchestrator.MonitorFilter) ([]orchestrator.RunView, error)
-	ToolUsage(ctx context.Context, f orchestrator.ToolUsageFilter) ([]orchestrator.ToolUsage, error)
+	Runs(ctx context.Context, f monitor.Filter) ([]monitor.RunView, error)
+	ToolUsage(ctx context.Context, f monitor.ToolUsageFilter) ([]monitor.ToolUsage, error)
 	Stats() orchestrator.Stats
 }
 
-var _ Monitor = (*orchestrator.Orchestrator)(nil)
+var _ Monitor = (*monitor.Monitor)(nil)
 
 func (s *Server) monitorRoutes() {
-	mon, ok := s.b.(Monitor)
-	if !ok {
+	mon := s.opts.Monitor
+	if mon == nil {
 		return
 	}
 	m := &monitorRoutes{s: s, mon: mon}
@@ -96,7 +98,7 @@ func (m *monitorRoutes) runs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	f := orchestrator.MonitorFilter{UserID: q.Get("user_id")}
+	f := monitor.Filter{UserID: q.Get("user_id")}
 	var err error
 	if f.Since, err = since(r); err != nil {
 		writeError(w, r, err)
@@ -118,12 +120,12 @@ func (m *monitorRoutes) runs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.Page = page.Page
-	runs, err := m.mon.Monitor(r.Context(), f)
+	runs, err := m.mon.Runs(r.Context(), f)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	runs, next := orchestrator.CutPage(page, runs, func(v orchestrator.RunView) *orchestrator.PageKey { return orchestrator.RunKey(&v.Run) })
+	runs, next := orchestrator.CutPage(page, runs, func(v monitor.RunView) *orchestrator.PageKey { return orchestrator.RunKey(&v.Run) })
 	writeJSON(w, r, http.StatusOK, map[string]any{"runs": runs, "next_cursor": next})
 }
 
@@ -141,7 +143,7 @@ func (m *monitorRoutes) toolUsage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	f := orchestrator.ToolUsageFilter{Tool: q.Get("tool"), UserID: q.Get("user_id"), Group: q.Get("group")}
+	f := monitor.ToolUsageFilter{Tool: q.Get("tool"), UserID: q.Get("user_id"), Group: q.Get("group")}
 	var err error
 	if f.Since, err = since(r); err != nil {
 		writeError(w, r, err)
@@ -182,9 +184,9 @@ func (m *monitorRoutes) session(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	views := make([]orchestrator.RunView, 0, len(runs))
+	views := make([]monitor.RunView, 0, len(runs))
 	if len(runs) > 0 {
-		all, err := m.mon.Monitor(ctx, orchestrator.MonitorFilter{UserID: sess.UserID, Since: runs[len(runs)-1].CreatedAt, Page: orchestrator.Page{Limit: 1000}})
+		all, err := m.mon.Runs(ctx, monitor.Filter{UserID: sess.UserID, Since: runs[len(runs)-1].CreatedAt, Page: orchestrator.Page{Limit: 1000}})
 		if err != nil {
 			writeError(w, r, err)
 			return

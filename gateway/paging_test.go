@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wunder/wunder/accounts/accountstest"
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
@@ -16,7 +17,7 @@ import (
 // cursor alone.
 func TestListsRefuseForeignCursors(t *testing.T) {
 	e := newEnv(t, envOpts{
-		gw:    gateway.Options{APIKey: adminKey, Auth: gateway.AuthOptions{Accounts: orchestratortest.NewMemAccounts()}},
+		gw:    gateway.Options{APIKey: adminKey, Auth: gateway.AuthOptions{Accounts: accountstest.NewMemStore()}},
 		turns: []orchestratortest.Turn{{Content: "ok"}, {Content: "ok"}},
 	})
 	key := []string{"X-API-Key", adminKey}

@@ -108,6 +108,13 @@ type Options struct {
 	// I18n are the languages requests may name; zero = en and zh, en by
 	// default, no aliases.
 	I18n I18n
+	// Memory, when set, serves the long-term memory routes
+	// /wunder/admin/memory/* and /wunder/memory (memory.go). Nil = no
+	// such routes.
+	Memory Memory
+	// Monitor, when set, serves the monitor's routes
+	// /wunder/admin/monitor/* (monitor.go). Nil = no such routes.
+	Monitor Monitor
 	// MonitorEventLimit is how many events GET
 	// /wunder/admin/monitor/{session_id} shows by default. Default 200.
 	MonitorEventLimit int

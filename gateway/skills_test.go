@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/accounts/accountstest"
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/orchestrator"
-	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
 // fakeSkills records what the routes ask; uploads of "bad" are refused.
@@ -95,7 +95,7 @@ func TestSkillRoutes(t *testing.T) {
 	fs := &fakeSkills{}
 	c := &clock{t: time.Now()}
 	e := newEnv(t, envOpts{gw: gateway.Options{APIKey: adminKey, Skills: fs, MaxBodyBytes: 64 << 10, Auth: gateway.AuthOptions{
-		Accounts: orchestratortest.NewMemAccounts(), TokenTTL: time.Hour, Now: c.now}}})
+		Accounts: accountstest.NewMemStore(), TokenTTL: time.Hour, Now: c.now}}})
 	ae := &authEnv{env: e, clock: c}
 	ae.addUser(t, "alice", "alice-password")
 	ae.addUser(t, "bob", "bob-password")

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/accounts/accountstest"
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/orchestrator"
-	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
 // fakeUserTools keeps one list of servers and a prompt per user; a server
@@ -66,9 +66,9 @@ func (f *fakeUserTools) SetExtraPrompt(_ context.Context, user, p string) (strin
 
 func newUserToolsEnv(t *testing.T) (*env, string, string) {
 	t.Helper()
-	accounts := orchestratortest.NewMemAccounts()
+	accts := accountstest.NewMemStore()
 	e := newEnv(t, envOpts{gw: gateway.Options{APIKey: adminKey, UserTools: &fakeUserTools{servers: map[string][]json.RawMessage{}, prompts: map[string]string{}},
-		Auth: gateway.AuthOptions{Accounts: accounts, TokenTTL: time.Hour}}})
+		Auth: gateway.AuthOptions{Accounts: accts, TokenTTL: time.Hour}}})
 	ae := &authEnv{env: e}
 	ae.addUser(t, "alice", "alice-password")
 	ae.addUser(t, "bob", "bob-password")

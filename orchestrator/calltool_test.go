@@ -204,9 +204,10 @@ func TestDeleteUserDataWaitsForToolLogs(t *testing.T) {
 }
 
 // Tool logs wait to be stored with others (Options.ToolLogDelay), yet the
-// readers of a run that just ended see them: the tool usage counts its
-// call, and deleting its session removes its log. With an hour's delay,
-// nothing but those readers' flush stores the log before Close.
+// readers of a run that just ended see them: ToolCallStats (what the
+// monitor aggregates) counts its call, and deleting its session removes
+// its log. With an hour's delay, nothing but those readers' flush stores
+// the log before Close.
 func TestToolLogReadersSeeLogsStillWaiting(t *testing.T) {
 	st := orchestratortest.NewMemStore()
 	probe := orchestrator.StaticToolset{SetName: "probe", List: []orchestrator.Tool{orchestratortest.NewTool("probe", true,
@@ -220,12 +221,12 @@ func TestToolLogReadersSeeLogsStillWaiting(t *testing.T) {
 	if f := final(t, collect(t, h.o, run.ID, 0)); f.Answer != "done" {
 		t.Fatalf("final = %+v", f)
 	}
-	usage, err := h.o.ToolUsage(t.Context(), orchestrator.ToolUsageFilter{UserID: "u1"})
+	calls, err := h.o.ToolCallStats(t.Context(), orchestrator.ToolLogFilter{UserID: "u1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(usage) != 1 || usage[0].Tool != "probe" || usage[0].Calls != 1 {
-		t.Fatalf("tool usage right after the run = %+v; want probe called once", usage)
+	if len(calls) != 1 || calls[0].Tool != "probe" {
+		t.Fatalf("tool calls right after the run = %+v; want probe called once", calls)
 	}
 
 	// A second run on a new session; its session is deleted as soon as
@@ -239,11 +240,11 @@ func TestToolLogReadersSeeLogsStillWaiting(t *testing.T) {
 	}
 	// The usage stores whatever still waits: the deleted run's log must
 	// not be among it.
-	usage, err = h.o.ToolUsage(t.Context(), orchestrator.ToolUsageFilter{UserID: "u1"})
+	calls, err = h.o.ToolCallStats(t.Context(), orchestrator.ToolLogFilter{UserID: "u1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(usage) != 1 || usage[0].Calls != 1 {
-		t.Fatalf("tool usage after deleting the second run's session = %+v; want only the first run's call", usage)
+	if len(calls) != 1 {
+		t.Fatalf("tool calls after deleting the second run's session = %+v; want only the first run's call", calls)
 	}
 }

@@ -1,13 +1,23 @@
 // Package orchestrator is the core of wunder: the agent loop, the run state
 // machine, the event log, the session manager (locks, limits, queue), the tool
-// registry and its wire naming, the prompt builder, the domain types and the
-// sentinel errors, and the interfaces the core consumes ([Model], [Tool],
-// [Toolset], [Store], [Workspace]).
+// registry and its wire naming, the policy point of tool calls, the prompt
+// builder, the domain types and the sentinel errors, and the interfaces the
+// core consumes ([Model], [Tool], [Toolset], [Store], [Workspace],
+// [Memory], [Observer]).
 //
 // It imports no other wunder package, no net/http, no database driver and no
 // protocol SDK: front-ends (gateway, a2a, mcpserver, connectapi) call it, and
 // adapters (adapters/*, storage) implement its interfaces. deps_test.go at the
 // module root enforces this.
+//
+// What runs use but the run loop is not lives beside it, in packages that
+// import the core and never the reverse: memory (long-term memory: the
+// core asks it through [Memory]), monitor (the admin's aggregation of runs
+// and tool calls, over [Orchestrator.CurrentTool] and
+// [Orchestrator.ToolCallStats]), toolconfig (run-time tool configuration,
+// which reaches the core only as toolsets) and accounts (users and tokens;
+// the [Principal] made from them stays here, as every layer reads it).
+// cmd/wunder wires them.
 //
 // # Runs
 //

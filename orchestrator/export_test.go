@@ -2,18 +2,10 @@ package orchestrator
 
 import (
 	"context"
-	"time"
 )
 
 // FinalResponseToolForTest is the always-on final_response tool.
 var FinalResponseToolForTest Tool = finalResponse{}
-
-// SetConfigsClock replaces the clock of u's cache.
-func SetConfigsClock(u *UserToolConfigs, now func() time.Time) { u.now = now }
-
-// RenderMemoryForTest is the [Long-term Memory] block of records given
-// newest first, within budget estimated tokens.
-var RenderMemoryForTest = renderMemory
 
 // MoveStoredForTest moves a stored run to state to the one way a run's
 // state changes (transition), storing it with UpdateRun.

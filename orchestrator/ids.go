@@ -51,7 +51,7 @@ func ValidateUserID(id string) error {
 
 // FoldUserID is the key under which user ids are unique: id with each
 // character case-folded (Unicode simple case folding, to lower case), so
-// "Alice", "ALICE" and "alice" share one key. Every [AccountStore] keeps
+// "Alice", "ALICE" and "alice" share one key. Every account store (package accounts) keeps
 // account ids unique by this key, deleted accounts included, and login
 // throttles count attempts by it. It folds case only: the rule for new
 // account ids (gateway.UserIDRule) normalises width and composition (NFKC)
@@ -68,6 +68,15 @@ func CheckRunID(id string) error { return checkID("run", id) }
 
 // CheckSessionID is [CheckRunID] for session ids.
 func CheckSessionID(id string) error { return checkID("session", id) }
+
+// CheckID is [CheckRunID] for the ids of anything else wunder issues
+// ([NewID]); kind names it in the error ("memory task").
+func CheckID(kind, id string) error { return checkID(kind, id) }
+
+// NewID returns a new id with the prefix, of the form of run and session
+// ids: the time first, so ids issued together sort together, then 80
+// random bits.
+func NewID(prefix string) string { return newID(prefix) }
 
 func checkID(kind, id string) error {
 	if id == "" {

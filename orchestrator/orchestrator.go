@@ -85,9 +85,9 @@ type Options struct {
 	// Default: host, pid, process start time and a random part (see
 	// instance.go); set it only in tests.
 	InstanceID string
-	// Memory configures per-user long-term memory (memory.go); off by
-	// default.
-	Memory MemoryOptions
+	// Memory is per-user long-term memory (memory.go; package memory
+	// implements it); nil = none.
+	Memory Memory
 	// Compaction configures how an over-long conversation is compacted
 	// (compaction.go).
 	Compaction CompactionOptions
@@ -178,9 +178,7 @@ type Orchestrator struct {
 	stopAll context.CancelFunc
 	wg      sync.WaitGroup
 
-	instance string // Options.InstanceID
-	// memory is long-term memory (memory.go); nil when off.
-	memory     *memory
+	instance   string    // Options.InstanceID
 	toolLogs   *toolLogs // writes tool logs in batches (toollog.go)
 	reaperStop chan struct{}
 	reaperWG   sync.WaitGroup
@@ -227,7 +225,6 @@ func New(store Store, models Models, tools *Registry, opts *Options) *Orchestrat
 	orch.lang.Store(&o.DefaultLanguage)
 	orch.startReaper()
 	orch.startWatcher()
-	orch.startMemory()
 	return orch
 }
 
@@ -563,9 +560,7 @@ func (o *Orchestrator) Close(ctx context.Context) error {
 	o.stopAll()
 	<-done
 	o.reaperWG.Wait()
-	// After the runs: a run's end may queue a memory task, a tool round
-	// tool logs.
-	o.memory.stop()
+	// After the runs: a tool round writes tool logs.
 	o.toolLogs.stop()
 	o.leaseMu.Lock()
 	if o.leased {

@@ -59,9 +59,6 @@ func SessionKey(s *Session) *PageKey { return &PageKey{At: s.UpdatedAt, ID: s.ID
 // RunKey is where a listing of runs goes on after r.
 func RunKey(r *Run) *PageKey { return &PageKey{At: r.CreatedAt, ID: r.ID} }
 
-// UserKey is where a listing of users goes on after u.
-func UserKey(u *User) *PageKey { return &PageKey{ID: u.ID} }
-
 // UserStatsKey is where a listing of the users' statistics goes on after u.
 func UserStatsKey(u UserStats) *PageKey { return &PageKey{At: u.LastActive, ID: u.UserID} }
 

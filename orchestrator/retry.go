@@ -17,7 +17,17 @@ func (o *Orchestrator) retry(ctx context.Context, what string, op func(context.C
 	})
 }
 
-// retryFor is retry with its budget and report given.
+// RetryStore is the core's retry of store writes with its budget and
+// report given: op is called until it succeeds, fails in a way another
+// try cannot change (ErrInvalidArgument, ErrNotFound, ErrConflict,
+// ErrBusy, a cancelled ctx) or budget has passed, backing off from 50ms
+// to 1s; report, when not nil, is told of each failure retried. Each try
+// gets at most 10s. Package memory's writes go through it too.
+func RetryStore(ctx context.Context, budget time.Duration, op func(context.Context) error, report func(attempt int, err error)) error {
+	return retryFor(ctx, budget, op, report)
+}
+
+// retryFor is [RetryStore].
 func retryFor(ctx context.Context, budget time.Duration, op func(context.Context) error, report func(attempt int, err error)) error {
 	deadline := time.Now().Add(budget)
 	backoff := 50 * time.Millisecond

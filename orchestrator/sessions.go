@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 )
 
 func errNotFoundRun(id string) error { return fmt.Errorf("%w: run %s", ErrNotFound, id) }
@@ -69,6 +70,54 @@ func (o *Orchestrator) DeleteSession(ctx context.Context, userID, sessionID stri
 		return err
 	}
 	return o.store.DeleteSession(ctx, sessionID)
+}
+
+// UserStats is a user as the monitor knows them: seen through their
+// sessions.
+type UserStats struct {
+	UserID     string    `json:"user_id"`
+	Sessions   int       `json:"sessions"`
+	Runs       int       `json:"runs"`
+	LastActive time.Time `json:"last_active"`
+}
+
+// Users lists the users that have sessions, most recently active first.
+func (o *Orchestrator) Users(ctx context.Context, page Page) ([]UserStats, error) {
+	return o.store.ListUserStats(ctx, page)
+}
+
+// DeleteUserData deletes every session of a user with its history, runs,
+// events, approvals and tool logs, those of runs that just ended
+// included. It refuses (ErrConflict) while one of the user's runs is in
+// progress: cancel it first.
+func (o *Orchestrator) DeleteUserData(ctx context.Context, userID string) error {
+	if err := validUserID(userID); err != nil {
+		return err
+	}
+	o.mu.Lock()
+	busy := slices.ContainsFunc(mapValues(o.live), func(lr *liveRun) bool {
+		return lr.userID == userID && !lr.snapshot().State.Terminal()
+	})
+	o.mu.Unlock()
+	if !busy {
+		active, err := o.store.ListRuns(ctx, RunFilter{UserID: userID, States: activeStates, Page: Page{Limit: 1}})
+		if err != nil {
+			return err
+		}
+		busy = len(active) > 0
+	}
+	if busy {
+		return fmt.Errorf("%w: user %s has a run in progress; cancel it first", ErrConflict, userID)
+	}
+	if o.opts.Memory != nil {
+		defer o.opts.Memory.ForgetUser(userID) // the user's switch goes with the data
+	}
+	// A run that just ended may have tool logs still waiting to be stored
+	// (toollog.go): they go first, then with the rest.
+	if err := o.toolLogs.flush(ctx); err != nil {
+		return err
+	}
+	return o.store.DeleteUserData(ctx, userID)
 }
 
 func mapValues[K comparable, V any](m map[K]V) []V {

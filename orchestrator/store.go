@@ -36,7 +36,7 @@ type Store interface {
 	ListUserStats(ctx context.Context, page Page) ([]UserStats, error)
 	// DeleteUserData removes every session of the user as DeleteSession
 	// does, the user's tool logs and, in a store that keeps memory
-	// ([MemoryStore]), the user's memory records, tasks and switch.
+	// (a memory.Store), the user's memory records, tasks and switch.
 	DeleteUserData(ctx context.Context, userID string) error
 
 	// AppendMessages adds messages to the end of a session's history.

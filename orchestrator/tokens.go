@@ -134,3 +134,41 @@ func estimateTokens(msgs []Message) int {
 	}
 	return n
 }
+
+// textTokens is estimateTokens for one text.
+func textTokens(s string) int {
+	return estimateTokens([]Message{{Content: s}}) - 4
+}
+
+// EstimateTextTokens is the uncalibrated estimate of one text (the
+// counting of [EstimateCounter]: a token per 4 bytes of ASCII and one per
+// other character).
+func EstimateTextTokens(s string) int { return textTokens(s) }
+
+// ClipTokens cuts s to about n estimated tokens, on a rune boundary, with
+// an ellipsis; s itself when it fits.
+func ClipTokens(s string, n int) string { return clipTokens(s, n) }
+
+// clipTokens is [ClipTokens].
+func clipTokens(s string, n int) string {
+	if textTokens(s) <= n {
+		return s
+	}
+	cost, cut := 0, 0
+	ascii := 0
+	for i, r := range s {
+		if r < utf8.RuneSelf {
+			ascii++
+			if ascii%4 == 1 {
+				cost++
+			}
+		} else {
+			cost++
+		}
+		if cost > n-1 {
+			break
+		}
+		cut = i + utf8.RuneLen(r)
+	}
+	return s[:cut] + "…"
+}

@@ -132,7 +132,20 @@ func renderTextResult(name string, res *ToolResult) string {
 	return toolResponseHead + string(b)
 }
 
-// cleanAnswer removes reasoning blocks some models put in their content.
+// CleanAnswer removes the reasoning blocks some models put in their
+// content, as the core does with an answer.
+func CleanAnswer(s string) string { return cleanAnswer(s) }
+
+// TextHistory is a session's stored history as a model without tools
+// reads it: from its newest compaction summary on (the summary stands for
+// what came before), tool calls and their results written as the text of
+// tool_call mode, attachments as text, consecutive user turns merged.
+// Package memory summarises sessions from it.
+func TextHistory(history []Message) []Message {
+	return renderMessages(fromLastSummary(history), ModeToolCall, nil, false)
+}
+
+// cleanAnswer is [CleanAnswer].
 func cleanAnswer(s string) string {
 	return strings.TrimSpace(thinkBlock.ReplaceAllString(s, ""))
 }

@@ -14,6 +14,26 @@ type ToolLogsAppender interface {
 	AppendToolLogs(ctx context.Context, logs []*ToolLog) error
 }
 
+// ToolCallStat is one call as the usage aggregation reads it
+// ([Orchestrator.ToolCallStats]).
+type ToolCallStat struct {
+	Tool       string
+	UserID     string
+	IsError    bool
+	DurationMS int64
+	CreatedAt  time.Time
+}
+
+// ToolLogFilter selects tool calls from the store.
+type ToolLogFilter struct {
+	Since  time.Time
+	Tool   string
+	UserID string
+	// Limit bounds the calls read (the newest first); 0 means the store's
+	// default.
+	Limit int
+}
+
 // maxToolLogBatch bounds one write of tool logs; a batch this long is
 // written without waiting for the delay.
 const maxToolLogBatch = 256

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/accounts"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -19,7 +20,7 @@ func TestToolAccessChangedElsewhere(t *testing.T) {
 			ctx := t.Context()
 			now := time.Now()
 			a.access.now = func() time.Time { return now }
-			must(t, a.CreateUser(ctx, &orchestrator.User{ID: "alice", DisplayName: "Alice", Roles: []string{"user"}}))
+			must(t, a.CreateUser(ctx, &accounts.User{ID: "alice", DisplayName: "Alice", Roles: []string{"user"}}))
 			if got, err := a.GetToolAccess(ctx, "alice"); err != nil || got != nil {
 				t.Fatalf("GetToolAccess = %+v, %v; want no rule", got, err)
 			}

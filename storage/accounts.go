@@ -9,10 +9,11 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/wunder/wunder/accounts"
 	"github.com/wunder/wunder/orchestrator"
 )
 
-// Accounts: users and their bearer tokens ([orchestrator.AccountStore]).
+// Accounts: users and their bearer tokens ([accounts.Store]).
 //
 // A row's id_key is its id under orchestrator.FoldUserID, and a unique
 // index on it keeps ids unique ignoring case, whatever order concurrent
@@ -20,7 +21,7 @@ import (
 // set, password and tool rule cleared, disabled): every lookup skips it,
 // and its key keeps the id from being registered again.
 
-var _ orchestrator.AccountStore = (*Store)(nil)
+var _ accounts.Store = (*Store)(nil)
 
 type userRow struct {
 	bun.BaseModel `bun:"table:users"`
@@ -52,7 +53,7 @@ type tokenRow struct {
 	ExpiresAt *time.Time `bun:"expires_at"`
 }
 
-func toUserRow(u *orchestrator.User) *userRow {
+func toUserRow(u *accounts.User) *userRow {
 	roles := u.Roles
 	if roles == nil {
 		roles = []string{}
@@ -64,8 +65,8 @@ func toUserRow(u *orchestrator.User) *userRow {
 		Disabled: u.Disabled, CreatedAt: u.CreatedAt, UpdatedAt: &up}
 }
 
-func fromUserRow(r *userRow) *orchestrator.User {
-	u := &orchestrator.User{ID: r.ID, DisplayName: r.DisplayName, PasswordHash: r.PasswordHash, Disabled: r.Disabled,
+func fromUserRow(r *userRow) *accounts.User {
+	u := &accounts.User{ID: r.ID, DisplayName: r.DisplayName, PasswordHash: r.PasswordHash, Disabled: r.Disabled,
 		CreatedAt: r.CreatedAt.UTC(), Roles: []string{}}
 	_ = json.Unmarshal([]byte(r.Roles), &u.Roles)
 	u.UpdatedAt = u.CreatedAt
@@ -75,8 +76,8 @@ func fromUserRow(r *userRow) *orchestrator.User {
 	return u
 }
 
-func fromTokenRow(r *tokenRow) *orchestrator.Token {
-	t := &orchestrator.Token{ID: r.ID, Hash: r.Hash, UserID: r.UserID, Name: r.Name, Kind: orchestrator.TokenKind(r.Kind),
+func fromTokenRow(r *tokenRow) *accounts.Token {
+	t := &accounts.Token{ID: r.ID, Hash: r.Hash, UserID: r.UserID, Name: r.Name, Kind: accounts.TokenKind(r.Kind),
 		CreatedAt: r.CreatedAt.UTC()}
 	if r.ExpiresAt != nil {
 		e := r.ExpiresAt.UTC()
@@ -85,8 +86,8 @@ func fromTokenRow(r *tokenRow) *orchestrator.Token {
 	return t
 }
 
-// CreateUser implements [orchestrator.AccountStore].
-func (s *Store) CreateUser(ctx context.Context, u *orchestrator.User) error {
+// CreateUser implements [accounts.Store].
+func (s *Store) CreateUser(ctx context.Context, u *accounts.User) error {
 	if u == nil || u.ID == "" {
 		return invalid("user id is empty")
 	}
@@ -105,8 +106,8 @@ func (s *Store) CreateUser(ctx context.Context, u *orchestrator.User) error {
 	})
 }
 
-// GetUser implements [orchestrator.AccountStore].
-func (s *Store) GetUser(ctx context.Context, id string) (*orchestrator.User, error) {
+// GetUser implements [accounts.Store].
+func (s *Store) GetUser(ctx context.Context, id string) (*accounts.User, error) {
 	row := new(userRow)
 	if err := s.db.NewSelect().Model(row).Where("id = ?", id).Where("deleted_at IS NULL").Scan(ctx); err != nil {
 		return nil, dbErr(err, "get user", "user "+id)
@@ -114,8 +115,8 @@ func (s *Store) GetUser(ctx context.Context, id string) (*orchestrator.User, err
 	return fromUserRow(row), nil
 }
 
-// ListUsers implements [orchestrator.AccountStore].
-func (s *Store) ListUsers(ctx context.Context, p orchestrator.Page) ([]*orchestrator.User, error) {
+// ListUsers implements [accounts.Store].
+func (s *Store) ListUsers(ctx context.Context, p orchestrator.Page) ([]*accounts.User, error) {
 	var rows []userRow
 	q := s.db.NewSelect().Model(&rows).Where("deleted_at IS NULL").OrderExpr("id ASC")
 	if p.After != nil {
@@ -124,15 +125,15 @@ func (s *Store) ListUsers(ctx context.Context, p orchestrator.Page) ([]*orchestr
 	if err := paged(q, p).Scan(ctx); err != nil {
 		return nil, dbErr(err, "list users", "")
 	}
-	out := make([]*orchestrator.User, len(rows))
+	out := make([]*accounts.User, len(rows))
 	for i := range rows {
 		out[i] = fromUserRow(&rows[i])
 	}
 	return out, nil
 }
 
-// UpdateUser implements [orchestrator.AccountStore].
-func (s *Store) UpdateUser(ctx context.Context, u *orchestrator.User) error {
+// UpdateUser implements [accounts.Store].
+func (s *Store) UpdateUser(ctx context.Context, u *accounts.User) error {
 	if u == nil || u.ID == "" {
 		return invalid("user id is empty")
 	}
@@ -146,7 +147,7 @@ func (s *Store) UpdateUser(ctx context.Context, u *orchestrator.User) error {
 	})
 }
 
-// SetPassword implements [orchestrator.AccountStore]: the new hash and
+// SetPassword implements [accounts.Store]: the new hash and
 // the revocation of the user's tokens commit together.
 func (s *Store) SetPassword(ctx context.Context, userID, hash string) error {
 	now := stamp(time.Time{})
@@ -163,7 +164,7 @@ func (s *Store) SetPassword(ctx context.Context, userID, hash string) error {
 	})
 }
 
-// DeleteUser implements [orchestrator.AccountStore]: the row becomes a
+// DeleteUser implements [accounts.Store]: the row becomes a
 // tombstone (disabled, no password, no tool rule) that keeps its id_key,
 // and the user's tokens go in the same transaction.
 func (s *Store) DeleteUser(ctx context.Context, id string) error {
@@ -184,8 +185,8 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 	})
 }
 
-// CreateToken implements [orchestrator.AccountStore].
-func (s *Store) CreateToken(ctx context.Context, t *orchestrator.Token) error {
+// CreateToken implements [accounts.Store].
+func (s *Store) CreateToken(ctx context.Context, t *accounts.Token) error {
 	if t == nil || t.ID == "" || t.Hash == "" || t.UserID == "" {
 		return invalid("token needs an id, a hash and a user")
 	}
@@ -213,8 +214,8 @@ func (s *Store) CreateToken(ctx context.Context, t *orchestrator.Token) error {
 	})
 }
 
-// TokenByHash implements [orchestrator.AccountStore].
-func (s *Store) TokenByHash(ctx context.Context, hash string) (*orchestrator.Token, error) {
+// TokenByHash implements [accounts.Store].
+func (s *Store) TokenByHash(ctx context.Context, hash string) (*accounts.Token, error) {
 	row := new(tokenRow)
 	if err := s.db.NewSelect().Model(row).Where("hash = ?", hash).Scan(ctx); err != nil {
 		return nil, dbErr(err, "get token", "token")
@@ -222,21 +223,21 @@ func (s *Store) TokenByHash(ctx context.Context, hash string) (*orchestrator.Tok
 	return fromTokenRow(row), nil
 }
 
-// ListTokens implements [orchestrator.AccountStore].
-func (s *Store) ListTokens(ctx context.Context, userID string) ([]*orchestrator.Token, error) {
+// ListTokens implements [accounts.Store].
+func (s *Store) ListTokens(ctx context.Context, userID string) ([]*accounts.Token, error) {
 	var rows []tokenRow
 	err := s.db.NewSelect().Model(&rows).Where("user_id = ?", userID).OrderExpr("created_at DESC, id DESC").Scan(ctx)
 	if err != nil {
 		return nil, dbErr(err, "list tokens", "of user "+userID)
 	}
-	out := make([]*orchestrator.Token, len(rows))
+	out := make([]*accounts.Token, len(rows))
 	for i := range rows {
 		out[i] = fromTokenRow(&rows[i])
 	}
 	return out, nil
 }
 
-// DeleteToken implements [orchestrator.AccountStore]: the user is part of
+// DeleteToken implements [accounts.Store]: the user is part of
 // the query, so nobody revokes another user's token by its id.
 func (s *Store) DeleteToken(ctx context.Context, userID, id string) error {
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
@@ -249,7 +250,7 @@ func (s *Store) DeleteToken(ctx context.Context, userID, id string) error {
 	})
 }
 
-// GetToolAccess implements [orchestrator.AccountStore].
+// GetToolAccess implements [accounts.Store].
 func (s *Store) GetToolAccess(ctx context.Context, userID string) (*orchestrator.ToolAccess, error) {
 	if e, ok := s.access.get(userID); ok {
 		if !e.found {
@@ -285,7 +286,7 @@ func (s *Store) readToolAccess(ctx context.Context, userID string) (*orchestrato
 	return a, nil
 }
 
-// SetToolAccess implements [orchestrator.AccountStore].
+// SetToolAccess implements [accounts.Store].
 func (s *Store) SetToolAccess(ctx context.Context, userID string, a *orchestrator.ToolAccess) error {
 	var raw *string
 	if a != nil {

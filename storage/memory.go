@@ -11,10 +11,11 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/wunder/wunder/memory"
 	"github.com/wunder/wunder/orchestrator"
 )
 
-// Long-term memory ([orchestrator.MemoryStore]): memory_settings,
+// Long-term memory ([memory.Store]): memory_settings,
 // memory_records and memory_tasks (the queue). Every query of a user's
 // memory names the user in its WHERE clause.
 //
@@ -22,7 +23,7 @@ import (
 // on both backends: a lease is long (the summary timeout plus slack), so
 // replicas' clock skew matters little, and tests can drive it.
 
-var _ orchestrator.MemoryStore = (*Store)(nil)
+var _ memory.Store = (*Store)(nil)
 
 type memorySettingRow struct {
 	bun.BaseModel `bun:"table:memory_settings"`
@@ -62,20 +63,20 @@ type memoryTaskRow struct {
 	FinishedAt *time.Time `bun:"finished_at"`
 }
 
-func fromMemoryRecordRow(r *memoryRecordRow) orchestrator.MemoryRecord {
-	return orchestrator.MemoryRecord{ID: r.ID, UserID: r.UserID, SessionID: r.SessionID, Summary: r.Summary,
+func fromMemoryRecordRow(r *memoryRecordRow) memory.Record {
+	return memory.Record{ID: r.ID, UserID: r.UserID, SessionID: r.SessionID, Summary: r.Summary,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 }
 
-func toMemoryTaskRow(t *orchestrator.MemoryTask) *memoryTaskRow {
+func toMemoryTaskRow(t *memory.Task) *memoryTaskRow {
 	return &memoryTaskRow{ID: t.ID, UserID: t.UserID, SessionID: t.SessionID, RunID: t.RunID, Language: t.Language,
 		State: string(t.State), Error: t.Error, Model: t.Model, Attempts: t.Attempts, Owner: t.Owner,
 		LeaseUntil: stampPtr(t.LeaseUntil), QueuedAt: stamp(t.QueuedAt), StartedAt: stampPtr(t.StartedAt), FinishedAt: stampPtr(t.FinishedAt)}
 }
 
-func fromMemoryTaskRow(r *memoryTaskRow) *orchestrator.MemoryTask {
-	return &orchestrator.MemoryTask{ID: r.ID, UserID: r.UserID, SessionID: r.SessionID, RunID: r.RunID, Language: r.Language,
-		State: orchestrator.MemoryTaskState(r.State), Error: r.Error, Model: r.Model, Attempts: r.Attempts, Owner: r.Owner,
+func fromMemoryTaskRow(r *memoryTaskRow) *memory.Task {
+	return &memory.Task{ID: r.ID, UserID: r.UserID, SessionID: r.SessionID, RunID: r.RunID, Language: r.Language,
+		State: memory.TaskState(r.State), Error: r.Error, Model: r.Model, Attempts: r.Attempts, Owner: r.Owner,
 		LeaseUntil: stampPtr(r.LeaseUntil), QueuedAt: r.QueuedAt.UTC(), StartedAt: stampPtr(r.StartedAt), FinishedAt: stampPtr(r.FinishedAt)}
 }
 
@@ -88,7 +89,7 @@ func (s *Store) inTx(ctx context.Context, db bun.IDB, fn func(ctx context.Contex
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return fn(ctx, tx) })
 }
 
-// MemoryEnabled implements [orchestrator.MemoryStore].
+// MemoryEnabled implements [memory.Store].
 func (s *Store) MemoryEnabled(ctx context.Context, userID string) (bool, error) {
 	var on bool
 	err := s.queryRow(ctx, "select_memory_settings", `SELECT "enabled" FROM "memory_settings" WHERE "user_id" = ?`, userID).Scan(&on)
@@ -101,7 +102,7 @@ func (s *Store) MemoryEnabled(ctx context.Context, userID string) (bool, error) 
 	return on, nil
 }
 
-// SetMemoryEnabled implements [orchestrator.MemoryStore].
+// SetMemoryEnabled implements [memory.Store].
 func (s *Store) SetMemoryEnabled(ctx context.Context, userID string, enabled bool, at time.Time) error {
 	row := &memorySettingRow{UserID: userID, Enabled: enabled, UpdatedAt: stamp(at)}
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
@@ -111,8 +112,8 @@ func (s *Store) SetMemoryEnabled(ctx context.Context, userID string, enabled boo
 	})
 }
 
-// ListMemoryUsers implements [orchestrator.MemoryStore].
-func (s *Store) ListMemoryUsers(ctx context.Context) ([]orchestrator.MemoryUser, error) {
+// ListMemoryUsers implements [memory.Store].
+func (s *Store) ListMemoryUsers(ctx context.Context) ([]memory.User, error) {
 	var settings []memorySettingRow
 	if err := s.db.NewSelect().Model(&settings).Scan(ctx); err != nil {
 		return nil, dbErr(err, "list memory users", "")
@@ -127,30 +128,30 @@ func (s *Store) ListMemoryUsers(ctx context.Context) ([]orchestrator.MemoryUser,
 	if err != nil {
 		return nil, dbErr(err, "count memory records", "")
 	}
-	users := map[string]*orchestrator.MemoryUser{}
+	users := map[string]*memory.User{}
 	for _, r := range settings {
-		users[r.UserID] = &orchestrator.MemoryUser{UserID: r.UserID, Enabled: r.Enabled}
+		users[r.UserID] = &memory.User{UserID: r.UserID, Enabled: r.Enabled}
 	}
 	for _, c := range counts {
 		u := users[c.UserID]
 		if u == nil {
-			u = &orchestrator.MemoryUser{UserID: c.UserID}
+			u = &memory.User{UserID: c.UserID}
 			users[c.UserID] = u
 		}
 		last := stamp(c.Last)
 		u.Records, u.LastUpdated = c.N, &last
 	}
-	out := make([]orchestrator.MemoryUser, 0, len(users))
+	out := make([]memory.User, 0, len(users))
 	for _, u := range users {
 		out = append(out, *u)
 	}
-	slices.SortFunc(out, func(a, b orchestrator.MemoryUser) int { return cmp.Compare(a.UserID, b.UserID) })
+	slices.SortFunc(out, func(a, b memory.User) int { return cmp.Compare(a.UserID, b.UserID) })
 	return out, nil
 }
 
-// PutMemoryRecord implements [orchestrator.MemoryStore]: replace, insert
+// PutMemoryRecord implements [memory.Store]: replace, insert
 // and trim in one transaction.
-func (s *Store) PutMemoryRecord(ctx context.Context, r *orchestrator.MemoryRecord, maxRecords int) error {
+func (s *Store) PutMemoryRecord(ctx context.Context, r *memory.Record, maxRecords int) error {
 	if r.ID == "" || r.UserID == "" || r.SessionID == "" {
 		return invalid("memory record id, user id and session id are required")
 	}
@@ -178,20 +179,20 @@ func (s *Store) PutMemoryRecord(ctx context.Context, r *orchestrator.MemoryRecor
 	})
 }
 
-// ListMemoryRecords implements [orchestrator.MemoryStore].
-func (s *Store) ListMemoryRecords(ctx context.Context, userID string) ([]orchestrator.MemoryRecord, error) {
+// ListMemoryRecords implements [memory.Store].
+func (s *Store) ListMemoryRecords(ctx context.Context, userID string) ([]memory.Record, error) {
 	var rows []memoryRecordRow
 	if err := s.db.NewSelect().Model(&rows).Where("user_id = ?", userID).OrderExpr("created_at DESC, id DESC").Scan(ctx); err != nil {
 		return nil, dbErr(err, "list memory records", "user "+userID)
 	}
-	out := make([]orchestrator.MemoryRecord, len(rows))
+	out := make([]memory.Record, len(rows))
 	for i := range rows {
 		out[i] = fromMemoryRecordRow(&rows[i])
 	}
 	return out, nil
 }
 
-// UpdateMemoryRecord implements [orchestrator.MemoryStore].
+// UpdateMemoryRecord implements [memory.Store].
 func (s *Store) UpdateMemoryRecord(ctx context.Context, userID, sessionID, summary string, at time.Time) error {
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		res, err := db.NewUpdate().Model((*memoryRecordRow)(nil)).Set("summary = ?", orchestrator.StoredText(summary)).Set("updated_at = ?", stamp(at)).
@@ -200,7 +201,7 @@ func (s *Store) UpdateMemoryRecord(ctx context.Context, userID, sessionID, summa
 	})
 }
 
-// DeleteMemoryRecords implements [orchestrator.MemoryStore].
+// DeleteMemoryRecords implements [memory.Store].
 func (s *Store) DeleteMemoryRecords(ctx context.Context, userID, sessionID string) (int, error) {
 	var n int64
 	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
@@ -218,10 +219,10 @@ func (s *Store) DeleteMemoryRecords(ctx context.Context, userID, sessionID strin
 	return int(n), err
 }
 
-// EnqueueMemoryTask implements [orchestrator.MemoryStore]. On PostgreSQL
+// EnqueueMemoryTask implements [memory.Store]. On PostgreSQL
 // two replicas queueing the same session at the same instant may both add
 // a task; the second summary then replaces the first's record.
-func (s *Store) EnqueueMemoryTask(ctx context.Context, t *orchestrator.MemoryTask, maxQueued int) error {
+func (s *Store) EnqueueMemoryTask(ctx context.Context, t *memory.Task, maxQueued int) error {
 	if t.ID == "" || t.UserID == "" || t.SessionID == "" {
 		return invalid("memory task id, user id and session id are required")
 	}
@@ -232,7 +233,7 @@ func (s *Store) EnqueueMemoryTask(ctx context.Context, t *orchestrator.MemoryTas
 		return s.inTx(ctx, db, func(ctx context.Context, db bun.IDB) error {
 			var rows []memoryTaskRow
 			err := db.NewSelect().Model(&rows).Where("state = ? AND user_id = ? AND session_id = ?",
-				string(orchestrator.MemoryQueued), t.UserID, t.SessionID).Limit(1).Scan(ctx)
+				string(memory.Queued), t.UserID, t.SessionID).Limit(1).Scan(ctx)
 			if err != nil {
 				return dbErr(err, "find queued memory task", "session "+t.SessionID)
 			}
@@ -240,16 +241,16 @@ func (s *Store) EnqueueMemoryTask(ctx context.Context, t *orchestrator.MemoryTas
 				existing = &rows[0]
 				return nil
 			}
-			queued, err := db.NewSelect().Model((*memoryTaskRow)(nil)).Where("state = ?", string(orchestrator.MemoryQueued)).Count(ctx)
+			queued, err := db.NewSelect().Model((*memoryTaskRow)(nil)).Where("state = ?", string(memory.Queued)).Count(ctx)
 			if err != nil {
 				return dbErr(err, "count queued memory tasks", "")
 			}
 			row := toMemoryTaskRow(t)
-			row.State, row.Owner, row.LeaseUntil, row.Error = string(orchestrator.MemoryQueued), "", nil, ""
+			row.State, row.Owner, row.LeaseUntil, row.Error = string(memory.Queued), "", nil, ""
 			if maxQueued > 0 && queued >= int64(maxQueued) {
 				full = true
 				fin := row.QueuedAt
-				row.State, row.Error, row.FinishedAt = string(orchestrator.MemoryFailed), "queue full", &fin
+				row.State, row.Error, row.FinishedAt = string(memory.Failed), "queue full", &fin
 			}
 			_, err = db.NewInsert().Model(row).Exec(ctx)
 			return dbErr(err, "queue memory task", "memory task "+t.ID)
@@ -262,10 +263,10 @@ func (s *Store) EnqueueMemoryTask(ctx context.Context, t *orchestrator.MemoryTas
 		*t = *fromMemoryTaskRow(existing)
 		return nil
 	}
-	t.QueuedAt, t.State, t.Owner, t.LeaseUntil = stamp(t.QueuedAt), orchestrator.MemoryQueued, "", nil
+	t.QueuedAt, t.State, t.Owner, t.LeaseUntil = stamp(t.QueuedAt), memory.Queued, "", nil
 	if full {
 		fin := t.QueuedAt
-		t.State, t.Error, t.FinishedAt = orchestrator.MemoryFailed, "queue full", &fin
+		t.State, t.Error, t.FinishedAt = memory.Failed, "queue full", &fin
 		return fmt.Errorf("%w: the memory queue is full (%d tasks)", orchestrator.ErrBusy, maxQueued)
 	}
 	return nil
@@ -279,8 +280,8 @@ WHERE id = (SELECT id FROM memory_tasks
     ORDER BY queued_at, id LIMIT 1%s)
 RETURNING *`
 
-// ClaimMemoryTask implements [orchestrator.MemoryStore].
-func (s *Store) ClaimMemoryTask(ctx context.Context, owner string, now time.Time, lease time.Duration) (*orchestrator.MemoryTask, error) {
+// ClaimMemoryTask implements [memory.Store].
+func (s *Store) ClaimMemoryTask(ctx context.Context, owner string, now time.Time, lease time.Duration) (*memory.Task, error) {
 	if owner == "" || lease <= 0 {
 		return nil, invalid("claim needs an owner and a positive lease")
 	}
@@ -308,8 +309,8 @@ func (s *Store) ClaimMemoryTask(ctx context.Context, owner string, now time.Time
 	return fromMemoryTaskRow(row), nil
 }
 
-// EndMemoryTask implements [orchestrator.MemoryStore].
-func (s *Store) EndMemoryTask(ctx context.Context, t *orchestrator.MemoryTask) error {
+// EndMemoryTask implements [memory.Store].
+func (s *Store) EndMemoryTask(ctx context.Context, t *memory.Task) error {
 	fin := stamp(time.Time{})
 	if t.FinishedAt != nil {
 		fin = stamp(*t.FinishedAt)
@@ -318,7 +319,7 @@ func (s *Store) EndMemoryTask(ctx context.Context, t *orchestrator.MemoryTask) e
 		res, err := db.NewUpdate().Model((*memoryTaskRow)(nil)).
 			Set("state = ?", string(t.State)).Set("error = ?", orchestrator.StoredText(t.Error)).Set("model = ?", t.Model).
 			Set("finished_at = ?", fin).Set("lease_until = NULL").
-			Where("id = ? AND state = ? AND owner = ?", t.ID, string(orchestrator.MemoryRunning), t.Owner).Exec(ctx)
+			Where("id = ? AND state = ? AND owner = ?", t.ID, string(memory.Running), t.Owner).Exec(ctx)
 		err = affected(res, err, "end memory task", "memory task "+t.ID)
 		if errors.Is(err, orchestrator.ErrNotFound) {
 			return fmt.Errorf("%w: memory task %s is not running under %s", orchestrator.ErrConflict, t.ID, t.Owner)
@@ -327,18 +328,18 @@ func (s *Store) EndMemoryTask(ctx context.Context, t *orchestrator.MemoryTask) e
 	})
 }
 
-// ReleaseMemoryTask implements [orchestrator.MemoryStore].
+// ReleaseMemoryTask implements [memory.Store].
 func (s *Store) ReleaseMemoryTask(ctx context.Context, id, owner string) error {
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		res, err := db.NewUpdate().Model((*memoryTaskRow)(nil)).
-			Set("state = ?", string(orchestrator.MemoryQueued)).Set("owner = ''").Set("lease_until = NULL").
-			Where("id = ? AND state = ? AND owner = ?", id, string(orchestrator.MemoryRunning), owner).Exec(ctx)
+			Set("state = ?", string(memory.Queued)).Set("owner = ''").Set("lease_until = NULL").
+			Where("id = ? AND state = ? AND owner = ?", id, string(memory.Running), owner).Exec(ctx)
 		return affected(res, err, "release memory task", "memory task "+id+" held by "+owner)
 	})
 }
 
-// ListMemoryTasks implements [orchestrator.MemoryStore].
-func (s *Store) ListMemoryTasks(ctx context.Context, f orchestrator.MemoryTaskFilter) ([]orchestrator.MemoryTask, error) {
+// ListMemoryTasks implements [memory.Store].
+func (s *Store) ListMemoryTasks(ctx context.Context, f memory.TaskFilter) ([]memory.Task, error) {
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
@@ -358,15 +359,15 @@ func (s *Store) ListMemoryTasks(ctx context.Context, f orchestrator.MemoryTaskFi
 	if err := q.Scan(ctx); err != nil {
 		return nil, dbErr(err, "list memory tasks", "")
 	}
-	out := make([]orchestrator.MemoryTask, len(rows))
+	out := make([]memory.Task, len(rows))
 	for i := range rows {
 		out[i] = *fromMemoryTaskRow(&rows[i])
 	}
 	return out, nil
 }
 
-// GetMemoryTask implements [orchestrator.MemoryStore].
-func (s *Store) GetMemoryTask(ctx context.Context, id string) (*orchestrator.MemoryTask, error) {
+// GetMemoryTask implements [memory.Store].
+func (s *Store) GetMemoryTask(ctx context.Context, id string) (*memory.Task, error) {
 	row := new(memoryTaskRow)
 	if err := s.db.NewSelect().Model(row).Where("id = ?", id).Scan(ctx); err != nil {
 		return nil, dbErr(err, "get memory task", "memory task "+id)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/wunder/wunder/memory"
+	"github.com/wunder/wunder/monitor"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
@@ -323,19 +325,20 @@ func planWorkload(t *testing.T, s *Store) {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []orchestrator.MonitorFilter{
+	mon := monitor.New(o)
+	for _, f := range []monitor.Filter{
 		{Page: page},
 		{States: []orchestrator.RunState{orchestrator.RunQueued, orchestrator.RunRunning, orchestrator.RunWaitingApproval, orchestrator.RunCancelling}, Page: page},
 		{UserID: seedUser, Page: page},
 		{Since: time.Now().Add(-time.Hour), Page: page},
 		{Page: orchestrator.Page{Limit: 20, After: &orchestrator.PageKey{At: time.Now().Add(-time.Minute), ID: "run_"}}},
 	} {
-		if _, err := o.Monitor(ctx, f); err != nil {
+		if _, err := mon.Runs(ctx, f); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, f := range []orchestrator.ToolUsageFilter{{}, {Group: "hour"}, {Group: "user"}, {Tool: "lookup"}, {UserID: "plan_user"}} {
-		if _, err := o.ToolUsage(ctx, f); err != nil {
+	for _, f := range []monitor.ToolUsageFilter{{}, {Group: "hour"}, {Group: "user"}, {Tool: "lookup"}, {UserID: "plan_user"}} {
+		if _, err := mon.ToolUsage(ctx, f); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -353,10 +356,10 @@ func planWorkload(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	// Memory, through the store (the core's memory is off here).
-	if _, err := s.ListMemoryTasks(ctx, orchestrator.MemoryTaskFilter{UserID: "plan_user"}); err != nil {
+	if _, err := s.ListMemoryTasks(ctx, memory.TaskFilter{UserID: "plan_user"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.ListMemoryTasks(ctx, orchestrator.MemoryTaskFilter{States: []orchestrator.MemoryTaskState{orchestrator.MemoryQueued}}); err != nil {
+	if _, err := s.ListMemoryTasks(ctx, memory.TaskFilter{States: []memory.TaskState{memory.Queued}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.ClaimMemoryTask(ctx, "plan_owner", time.Now(), time.Minute); err != nil && !errors.Is(err, orchestrator.ErrNotFound) {

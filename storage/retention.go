@@ -6,6 +6,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/wunder/wunder/memory"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -83,7 +84,7 @@ func (s *Store) PruneToolLogs(ctx context.Context, cutoff time.Time) (toolLogs i
 // reports how many went.
 func (s *Store) PruneMemoryTasks(ctx context.Context, cutoff time.Time) (int, error) {
 	cutoff = cutoff.UTC()
-	ended := []string{string(orchestrator.MemoryDone), string(orchestrator.MemoryFailed)}
+	ended := []string{string(memory.Done), string(memory.Failed)}
 	total := 0
 	for ctx.Err() == nil {
 		var n int64

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/memory"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -16,20 +17,20 @@ func TestPruneMemoryTasks(t *testing.T) {
 		t.Run(be.name, func(t *testing.T) {
 			s, ctx := open(t, be.fresh(t)), t.Context()
 			t0 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
-			end := func(id string, queued time.Time, state orchestrator.MemoryTaskState) {
+			end := func(id string, queued time.Time, state memory.TaskState) {
 				t.Helper()
-				task := &orchestrator.MemoryTask{ID: id, UserID: "u_" + id, SessionID: "s_" + id, RunID: "r_" + id, State: orchestrator.MemoryQueued, QueuedAt: queued}
+				task := &memory.Task{ID: id, UserID: "u_" + id, SessionID: "s_" + id, RunID: "r_" + id, State: memory.Queued, QueuedAt: queued}
 				if err := s.EnqueueMemoryTask(ctx, task, 100); err != nil {
 					t.Fatal(err)
 				}
-				if state == orchestrator.MemoryQueued {
+				if state == memory.Queued {
 					return
 				}
 				got, err := s.ClaimMemoryTask(ctx, "w", queued.Add(time.Minute), 1000*time.Hour)
 				if err != nil || got == nil || got.ID != id {
 					t.Fatalf("claim %s: %+v %v", id, got, err)
 				}
-				if state == orchestrator.MemoryRunning {
+				if state == memory.Running {
 					return
 				}
 				fin := queued.Add(2 * time.Minute)
@@ -38,16 +39,16 @@ func TestPruneMemoryTasks(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			end("old_done", t0, orchestrator.MemoryDone)
-			end("old_failed", t0.Add(time.Hour), orchestrator.MemoryFailed)
-			end("old_running", t0.Add(2*time.Hour), orchestrator.MemoryRunning)
-			end("new_done", t0.Add(72*time.Hour), orchestrator.MemoryDone)
-			end("old_queued", t0.Add(3*time.Hour), orchestrator.MemoryQueued)
+			end("old_done", t0, memory.Done)
+			end("old_failed", t0.Add(time.Hour), memory.Failed)
+			end("old_running", t0.Add(2*time.Hour), memory.Running)
+			end("new_done", t0.Add(72*time.Hour), memory.Done)
+			end("old_queued", t0.Add(3*time.Hour), memory.Queued)
 			n, err := s.PruneMemoryTasks(ctx, t0.Add(48*time.Hour))
 			if err != nil || n != 2 {
 				t.Fatalf("PruneMemoryTasks = %d, %v; want the 2 that ended before the cutoff", n, err)
 			}
-			left, err := s.ListMemoryTasks(ctx, orchestrator.MemoryTaskFilter{Limit: 100})
+			left, err := s.ListMemoryTasks(ctx, memory.TaskFilter{Limit: 100})
 			if err != nil {
 				t.Fatal(err)
 			}

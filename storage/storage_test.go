@@ -14,8 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/accounts"
+	"github.com/wunder/wunder/accounts/accountstest"
+	"github.com/wunder/wunder/memory"
+	"github.com/wunder/wunder/memory/memorytest"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
+	"github.com/wunder/wunder/toolconfig/toolconfigtest"
 )
 
 // The PostgreSQL tests run when WUNDER_TEST_POSTGRES_DSN names a server
@@ -135,7 +140,7 @@ func TestAccountStoreSuite(t *testing.T) {
 			if be.name == BackendPostgres {
 				postgresDSN(t)
 			}
-			orchestratortest.RunAccountStoreTests(t, func(t *testing.T) orchestrator.AccountStore {
+			accountstest.RunStoreTests(t, func(t *testing.T) accounts.Store {
 				return open(t, be.fresh(t))
 			})
 		})
@@ -148,7 +153,7 @@ func TestToolFileStoreSuite(t *testing.T) {
 			if be.name == BackendPostgres {
 				postgresDSN(t)
 			}
-			orchestratortest.RunToolFileStoreTests(t, func(t *testing.T) orchestratortest.ToolConfigStore {
+			toolconfigtest.RunStoreTests(t, func(t *testing.T) toolconfigtest.Stores {
 				return open(t, be.fresh(t))
 			})
 		})
@@ -195,7 +200,7 @@ func TestMemoryStoreSuite(t *testing.T) {
 			if be.name == BackendPostgres {
 				postgresDSN(t)
 			}
-			orchestratortest.RunMemoryStoreTests(t, func(t *testing.T) orchestrator.MemoryStore {
+			memorytest.RunStoreTests(t, func(t *testing.T) memory.Store {
 				return open(t, be.fresh(t))
 			})
 		})

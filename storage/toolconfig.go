@@ -11,14 +11,15 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
-// Uploaded tool packages ([orchestrator.ToolFileStore]) and users' tool
-// configurations ([orchestrator.UserToolConfigStore]).
+// Uploaded tool packages ([toolconfig.FileStore]) and users' tool
+// configurations ([toolconfig.Store]).
 
 var (
-	_ orchestrator.ToolFileStore       = (*Store)(nil)
-	_ orchestrator.UserToolConfigStore = (*Store)(nil)
+	_ toolconfig.FileStore = (*Store)(nil)
+	_ toolconfig.Store     = (*Store)(nil)
 )
 
 type toolFileRow struct {
@@ -51,8 +52,8 @@ func packageName(owner, kind, name string) string {
 	return fmt.Sprintf("%s %q of %q", kind, name, owner)
 }
 
-// PutToolFiles implements [orchestrator.ToolFileStore].
-func (s *Store) PutToolFiles(ctx context.Context, owner, kind, name string, files []orchestrator.ToolFile, replace bool) error {
+// PutToolFiles implements [toolconfig.FileStore].
+func (s *Store) PutToolFiles(ctx context.Context, owner, kind, name string, files []toolconfig.File, replace bool) error {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	rows := make([]*toolFileRow, 0, len(files))
 	paths := make([]string, 0, len(files))
@@ -91,8 +92,8 @@ func (s *Store) PutToolFiles(ctx context.Context, owner, kind, name string, file
 	})
 }
 
-// ListToolFiles implements [orchestrator.ToolFileStore].
-func (s *Store) ListToolFiles(ctx context.Context, owner, kind, name string, withData bool) ([]orchestrator.ToolFile, error) {
+// ListToolFiles implements [toolconfig.FileStore].
+func (s *Store) ListToolFiles(ctx context.Context, owner, kind, name string, withData bool) ([]toolconfig.File, error) {
 	var rows []toolFileRow
 	q := s.db.NewSelect().Model(&rows).Column("owner", "kind", "name", "path", "size", "sha256", "updated_at").
 		Where("owner = ? AND kind = ?", owner, kind).OrderExpr("name ASC, path ASC")
@@ -105,9 +106,9 @@ func (s *Store) ListToolFiles(ctx context.Context, owner, kind, name string, wit
 	if err := q.Scan(ctx); err != nil {
 		return nil, dbErr(err, "list tool files", packageName(owner, kind, name))
 	}
-	out := make([]orchestrator.ToolFile, len(rows))
+	out := make([]toolconfig.File, len(rows))
 	for i, r := range rows {
-		out[i] = orchestrator.ToolFile{Owner: r.Owner, Kind: r.Kind, Name: r.Name, Path: r.Path, Size: r.Size,
+		out[i] = toolconfig.File{Owner: r.Owner, Kind: r.Kind, Name: r.Name, Path: r.Path, Size: r.Size,
 			SHA256: r.SHA256, UpdatedAt: r.UpdatedAt.UTC()}
 		if withData {
 			out[i].Data = r.Data
@@ -116,7 +117,7 @@ func (s *Store) ListToolFiles(ctx context.Context, owner, kind, name string, wit
 	return out, nil
 }
 
-// DeleteToolFiles implements [orchestrator.ToolFileStore].
+// DeleteToolFiles implements [toolconfig.FileStore].
 func (s *Store) DeleteToolFiles(ctx context.Context, owner, kind, name string, paths ...string) error {
 	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		q := db.NewDelete().Model((*toolFileRow)(nil)).Where("owner = ? AND kind = ? AND name = ?", owner, kind, name)
@@ -134,8 +135,8 @@ func (s *Store) DeleteToolFiles(ctx context.Context, owner, kind, name string, p
 	})
 }
 
-// GetUserToolConfig implements [orchestrator.UserToolConfigStore].
-func (s *Store) GetUserToolConfig(ctx context.Context, userID string) (*orchestrator.UserToolConfig, error) {
+// GetUserToolConfig implements [toolconfig.Store].
+func (s *Store) GetUserToolConfig(ctx context.Context, userID string) (*toolconfig.UserConfig, error) {
 	row := new(userToolConfigRow)
 	if err := s.db.NewSelect().Model(row).Where("user_id = ?", userID).Scan(ctx); err != nil {
 		return nil, dbErr(err, "get user tool config", fmt.Sprintf("tool configuration of %q", userID))
@@ -143,8 +144,8 @@ func (s *Store) GetUserToolConfig(ctx context.Context, userID string) (*orchestr
 	return fromToolConfigRow(row)
 }
 
-// PutUserToolConfig implements [orchestrator.UserToolConfigStore].
-func (s *Store) PutUserToolConfig(ctx context.Context, c *orchestrator.UserToolConfig) error {
+// PutUserToolConfig implements [toolconfig.Store].
+func (s *Store) PutUserToolConfig(ctx context.Context, c *toolconfig.UserConfig) error {
 	next := *c
 	next.Revision = c.Revision + 1
 	next.UpdatedAt = time.Now().UTC().Truncate(time.Microsecond)
@@ -174,13 +175,13 @@ func (s *Store) PutUserToolConfig(ctx context.Context, c *orchestrator.UserToolC
 	})
 }
 
-// ListSharedToolConfigs implements [orchestrator.UserToolConfigStore].
-func (s *Store) ListSharedToolConfigs(ctx context.Context) ([]*orchestrator.UserToolConfig, error) {
+// ListSharedToolConfigs implements [toolconfig.Store].
+func (s *Store) ListSharedToolConfigs(ctx context.Context) ([]*toolconfig.UserConfig, error) {
 	var rows []userToolConfigRow
 	if err := s.db.NewSelect().Model(&rows).Where("shares = ?", true).OrderExpr("user_id ASC").Scan(ctx); err != nil {
 		return nil, dbErr(err, "list shared tool configs", "shared tool configurations")
 	}
-	out := make([]*orchestrator.UserToolConfig, 0, len(rows))
+	out := make([]*toolconfig.UserConfig, 0, len(rows))
 	for i := range rows {
 		c, err := fromToolConfigRow(&rows[i])
 		if err != nil {
@@ -191,8 +192,8 @@ func (s *Store) ListSharedToolConfigs(ctx context.Context) ([]*orchestrator.User
 	return out, nil
 }
 
-func fromToolConfigRow(r *userToolConfigRow) (*orchestrator.UserToolConfig, error) {
-	c := new(orchestrator.UserToolConfig)
+func fromToolConfigRow(r *userToolConfigRow) (*toolconfig.UserConfig, error) {
+	c := new(toolconfig.UserConfig)
 	if err := json.Unmarshal([]byte(r.Config), c); err != nil {
 		return nil, fmt.Errorf("tool configuration of %q is corrupt: %w", r.UserID, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/uptrace/bun/migrate"
 
+	"github.com/wunder/wunder/accounts"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -89,12 +90,12 @@ func TestIdentityMigrationKeepsCaseDuplicates(t *testing.T) {
 				}
 			}
 			for _, id := range []string{"aLiCe", "BOB", "ÉMILE", "alice"} {
-				err := s.CreateUser(t.Context(), &orchestrator.User{ID: id, Roles: []string{"user"}})
+				err := s.CreateUser(t.Context(), &accounts.User{ID: id, Roles: []string{"user"}})
 				if !errors.Is(err, orchestrator.ErrConflict) {
 					t.Errorf("CreateUser(%q) after the migration = %v; want ErrConflict", id, err)
 				}
 			}
-			must(t, s.CreateUser(t.Context(), &orchestrator.User{ID: "carol", Roles: []string{"user"}}))
+			must(t, s.CreateUser(t.Context(), &accounts.User{ID: "carol", Roles: []string{"user"}}))
 		})
 	}
 }
@@ -107,8 +108,8 @@ func TestIdentityMigrationDown(t *testing.T) {
 	s := open(t, opts)
 	migrateBefore(t, s, identityMigration)
 	must(t, s.Migrate(t.Context())) // the identity migration alone, in a group of its own
-	must(t, s.CreateUser(t.Context(), &orchestrator.User{ID: "alice", Roles: []string{"user"}}))
-	must(t, s.CreateUser(t.Context(), &orchestrator.User{ID: "bob", Roles: []string{"user"}}))
+	must(t, s.CreateUser(t.Context(), &accounts.User{ID: "alice", Roles: []string{"user"}}))
+	must(t, s.CreateUser(t.Context(), &accounts.User{ID: "bob", Roles: []string{"user"}}))
 	must(t, s.DeleteUser(t.Context(), "bob"))
 	m, err := s.migrator()
 	must(t, err)

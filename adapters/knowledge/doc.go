@@ -13,12 +13,12 @@
 //
 // Sources. Configured bases are directories read through an os.Root (no
 // way out by symlink). Uploaded bases live in the store
-// (orchestrator.ToolFileStore, kind "knowledge"), so every replica sees an
+// (toolconfig.FileStore, kind "knowledge"), so every replica sees an
 // upload: the admin's under owner "", a user's under the user's id. Which
 // uploaded bases exist is a list: a user's in their
-// orchestrator.UserToolConfig.Knowledge, the admin's in the configuration
+// toolconfig.UserConfig.Knowledge, the admin's in the configuration
 // of owner "" (the owner admin uploads already have in the file store),
-// both read through orchestrator.UserToolConfigs (cached for a few
+// both read through toolconfig.Configs (cached for a few
 // seconds, updated at once in the process that writes). A user's base
 // never lives at a path anyone chooses; it is searched with its owner's
 // files whoever calls it, and only a base its owner marks shared is offered

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // Managing bases: what the admin routes (/wunder/admin/knowledge, owner
@@ -71,7 +72,7 @@ func (s *Set) managed() error {
 }
 
 // list returns owner's list of uploaded bases.
-func (s *Set) list(ctx context.Context, owner string) ([]orchestrator.UserKnowledge, error) {
+func (s *Set) list(ctx context.Context, owner string) ([]toolconfig.Knowledge, error) {
 	if s.opts.Configs == nil {
 		return nil, nil
 	}
@@ -102,7 +103,7 @@ func (s *Set) Bases(ctx context.Context, owner string) ([]BaseInfo, error) {
 	if err != nil || len(list) == 0 {
 		return out, err
 	}
-	files, err := s.opts.Files.ListToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, "", false)
+	files, err := s.opts.Files.ListToolFiles(ctx, owner, toolconfig.KindKnowledge, "", false)
 	if err != nil {
 		return nil, err
 	}
@@ -129,10 +130,10 @@ func (s *Set) SetBases(ctx context.Context, owner string, specs []BaseSpec) ([]B
 	if len(specs) > s.opts.MaxBases {
 		return nil, fmt.Errorf("%w: %d knowledge bases, over the limit of %d (knowledge.max_bases)", orchestrator.ErrInvalidArgument, len(specs), s.opts.MaxBases)
 	}
-	next := make([]orchestrator.UserKnowledge, 0, len(specs))
+	next := make([]toolconfig.Knowledge, 0, len(specs))
 	seen := map[string]bool{}
 	for _, b := range specs {
-		if err := orchestrator.CheckToolName("knowledge base", b.Name); err != nil {
+		if err := toolconfig.CheckName("knowledge base", b.Name); err != nil {
 			return nil, err
 		}
 		if seen[b.Name] {
@@ -148,9 +149,9 @@ func (s *Set) SetBases(ctx context.Context, owner string, specs []BaseSpec) ([]B
 			}
 			b.Shared = false
 		}
-		next = append(next, orchestrator.UserKnowledge{Name: b.Name, Description: b.Description, Shared: b.Shared})
+		next = append(next, toolconfig.Knowledge{Name: b.Name, Description: b.Description, Shared: b.Shared})
 	}
-	_, err := s.opts.Configs.Update(ctx, owner, func(c *orchestrator.UserToolConfig) error {
+	_, err := s.opts.Configs.Update(ctx, owner, func(c *toolconfig.UserConfig) error {
 		c.Knowledge = next
 		return nil
 	})
@@ -168,7 +169,7 @@ func (s *Set) SetBases(ctx context.Context, owner string, specs []BaseSpec) ([]B
 // delete (so posting the list again finishes the job). A failure is the
 // caller's error, not a log line: the client is told its files remain.
 func (s *Set) dropOrphans(ctx context.Context, owner string, keep map[string]bool) error {
-	files, err := s.opts.Files.ListToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, "", false)
+	files, err := s.opts.Files.ListToolFiles(ctx, owner, toolconfig.KindKnowledge, "", false)
 	if err != nil {
 		return fmt.Errorf("%w: the list of knowledge bases is saved, but the files of removed bases were not checked (%v); post the list again", orchestrator.ErrUnavailable, err)
 	}
@@ -177,7 +178,7 @@ func (s *Set) dropOrphans(ctx context.Context, owner string, keep map[string]boo
 		if keep[f.Name] || slices.Contains(done, f.Name) {
 			continue
 		}
-		err := s.opts.Files.DeleteToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, f.Name)
+		err := s.opts.Files.DeleteToolFiles(ctx, owner, toolconfig.KindKnowledge, f.Name)
 		s.cache.forget(storeSource{owner: owner, name: f.Name}.key())
 		if err != nil && !errors.Is(err, orchestrator.ErrNotFound) {
 			return fmt.Errorf("%w: the list of knowledge bases is saved, but the files of %q were not deleted (%v); post the list again", orchestrator.ErrUnavailable, f.Name, err)
@@ -199,7 +200,7 @@ func (s *Set) dir(name string) *DirBase {
 // resolve finds owner's base: a configured directory (admin only) or an
 // uploaded base of owner's list.
 func (s *Set) resolve(ctx context.Context, owner, name string) (*DirBase, error) {
-	if err := orchestrator.CheckToolName("knowledge base", name); err != nil {
+	if err := toolconfig.CheckName("knowledge base", name); err != nil {
 		return nil, err
 	}
 	if owner == adminOwner {
@@ -211,7 +212,7 @@ func (s *Set) resolve(ctx context.Context, owner, name string) (*DirBase, error)
 	if err != nil {
 		return nil, err
 	}
-	if !slices.ContainsFunc(list, func(k orchestrator.UserKnowledge) bool { return k.Name == name }) || s.managed() != nil {
+	if !slices.ContainsFunc(list, func(k toolconfig.Knowledge) bool { return k.Name == name }) || s.managed() != nil {
 		return nil, fmt.Errorf("%w: knowledge base %q", orchestrator.ErrNotFound, name)
 	}
 	return nil, nil
@@ -227,7 +228,7 @@ func (s *Set) Refresh(ctx context.Context, name string) ([]RefreshInfo, error) {
 		}
 	}
 	if name != "" && len(bases) == 0 {
-		if err := orchestrator.CheckToolName("knowledge base", name); err != nil {
+		if err := toolconfig.CheckName("knowledge base", name); err != nil {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%w: knowledge base %q", orchestrator.ErrNotFound, name)

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // The files of a base, for the management routes (see manage.go): listed
@@ -34,7 +35,7 @@ func (s *Set) Files(ctx context.Context, owner, name string) ([]FileInfo, error)
 		}
 		return out, nil
 	}
-	files, err := s.opts.Files.ListToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, name, false)
+	files, err := s.opts.Files.ListToolFiles(ctx, owner, toolconfig.KindKnowledge, name, false)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +47,7 @@ func (s *Set) Files(ctx context.Context, owner, name string) ([]FileInfo, error)
 
 // ReadFile returns the content of a file of owner's base.
 func (s *Set) ReadFile(ctx context.Context, owner, name, path string) ([]byte, error) {
-	if err := orchestrator.CheckToolFilePath(path); err != nil {
+	if err := toolconfig.CheckFilePath(path); err != nil {
 		return nil, err
 	}
 	d, err := s.resolve(ctx, owner, name)
@@ -65,7 +66,7 @@ func (s *Set) ReadFile(ctx context.Context, owner, name, path string) ([]byte, e
 		}
 		return root.ReadFile(filepath.FromSlash(path))
 	}
-	files, err := s.opts.Files.ListToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, name, true)
+	files, err := s.opts.Files.ListToolFiles(ctx, owner, toolconfig.KindKnowledge, name, true)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +82,7 @@ func (s *Set) ReadFile(ctx context.Context, owner, name, path string) ([]byte, e
 // relative path ending in .md or .txt, UTF-8 text without NUL bytes, at
 // most MaxFileBytes.
 func (s *Set) CheckFile(path string, data []byte) error {
-	if err := orchestrator.CheckToolFilePath(path); err != nil {
+	if err := toolconfig.CheckFilePath(path); err != nil {
 		return err
 	}
 	if !docExt(path) {
@@ -108,7 +109,7 @@ func (s *Set) WriteFile(ctx context.Context, owner, name, path string, data []by
 	if d != nil {
 		return fmt.Errorf("%w: knowledge base %q is a directory of the configuration; change its files there", orchestrator.ErrConflict, name)
 	}
-	files, err := s.opts.Files.ListToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, name, false)
+	files, err := s.opts.Files.ListToolFiles(ctx, owner, toolconfig.KindKnowledge, name, false)
 	if err != nil {
 		return err
 	}
@@ -121,12 +122,12 @@ func (s *Set) WriteFile(ctx context.Context, owner, name, path string, data []by
 	if total > s.opts.MaxBaseBytes {
 		return fmt.Errorf("%w: knowledge base %q would hold %d bytes, over the limit of %d (knowledge.max_base_bytes)", orchestrator.ErrInvalidArgument, name, total, s.opts.MaxBaseBytes)
 	}
-	return s.opts.Files.PutToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, name, []orchestrator.ToolFile{{Path: path, Data: data}}, false)
+	return s.opts.Files.PutToolFiles(ctx, owner, toolconfig.KindKnowledge, name, []toolconfig.File{{Path: path, Data: data}}, false)
 }
 
 // DeleteFile removes a file of owner's uploaded base.
 func (s *Set) DeleteFile(ctx context.Context, owner, name, path string) error {
-	if err := orchestrator.CheckToolFilePath(path); err != nil {
+	if err := toolconfig.CheckFilePath(path); err != nil {
 		return err
 	}
 	d, err := s.resolve(ctx, owner, name)
@@ -136,7 +137,7 @@ func (s *Set) DeleteFile(ctx context.Context, owner, name, path string) error {
 	if d != nil {
 		return fmt.Errorf("%w: knowledge base %q is a directory of the configuration; change its files there", orchestrator.ErrConflict, name)
 	}
-	if err := s.opts.Files.DeleteToolFiles(ctx, owner, orchestrator.ToolKindKnowledge, name, path); err != nil {
+	if err := s.opts.Files.DeleteToolFiles(ctx, owner, toolconfig.KindKnowledge, name, path); err != nil {
 		if errors.Is(err, orchestrator.ErrNotFound) {
 			return fmt.Errorf("%w: file %q of knowledge base %q", orchestrator.ErrNotFound, path, name)
 		}

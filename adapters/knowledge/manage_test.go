@@ -10,13 +10,14 @@ import (
 
 	"github.com/wunder/wunder/adapters/knowledge"
 	"github.com/wunder/wunder/orchestrator"
-	"github.com/wunder/wunder/orchestrator/orchestratortest"
+	"github.com/wunder/wunder/toolconfig"
+	"github.com/wunder/wunder/toolconfig/toolconfigtest"
 )
 
-func managedSet(t *testing.T, o knowledge.Options) (*knowledge.Set, orchestratortest.ToolConfigStore) {
+func managedSet(t *testing.T, o knowledge.Options) (*knowledge.Set, toolconfigtest.Stores) {
 	t.Helper()
-	store := orchestratortest.NewMemToolConfig()
-	o.Files, o.Configs = store, orchestrator.NewUserToolConfigs(store, time.Minute)
+	store := toolconfigtest.NewMemStore()
+	o.Files, o.Configs = store, toolconfig.NewConfigs(store, time.Minute)
 	o.Bases = append(o.Bases, knowledge.DirBase{Name: "handbook", Path: handbook})
 	s := knowledge.New(&o)
 	t.Cleanup(func() { _ = s.Close() })
@@ -88,7 +89,7 @@ func TestManageValidation(t *testing.T) {
 			t.Errorf("%s: %v, want %v mentioning %s", c.name, err, c.want, c.msg)
 		}
 	}
-	files, _ := store.ListToolFiles(ctx, "alice", orchestrator.ToolKindKnowledge, "", false)
+	files, _ := store.ListToolFiles(ctx, "alice", toolconfig.KindKnowledge, "", false)
 	if len(files) != 1 || files[0].Path != "a.md" {
 		t.Errorf("alice's files after refused writes: %+v, want a.md alone", files)
 	}
@@ -138,7 +139,7 @@ func TestManageBases(t *testing.T) {
 	if err != nil || len(bases) != 1 || bases[0].Name != "notes" || !bases[0].Shared {
 		t.Fatalf("alice's bases %+v %v", bases, err)
 	}
-	if fs, _ := store.ListToolFiles(ctx, "alice", orchestrator.ToolKindKnowledge, "old", false); len(fs) != 0 {
+	if fs, _ := store.ListToolFiles(ctx, "alice", toolconfig.KindKnowledge, "old", false); len(fs) != 0 {
 		t.Errorf("files of a dropped base remain: %+v", fs)
 	}
 	if _, err := s.Refresh(ctx, "nope"); !errors.Is(err, orchestrator.ErrNotFound) {
@@ -151,7 +152,7 @@ func TestManageBases(t *testing.T) {
 
 // failingDelete is a store whose deletes fail while down is set.
 type failingDelete struct {
-	orchestratortest.ToolConfigStore
+	toolconfigtest.Stores
 	down bool
 }
 
@@ -159,16 +160,16 @@ func (f *failingDelete) DeleteToolFiles(ctx context.Context, owner, kind, name s
 	if f.down {
 		return fmt.Errorf("%w: store away", orchestrator.ErrUnavailable)
 	}
-	return f.ToolConfigStore.DeleteToolFiles(ctx, owner, kind, name, paths...)
+	return f.Stores.DeleteToolFiles(ctx, owner, kind, name, paths...)
 }
 
 // Taking a base off the list deletes its files; when that fails the
 // client is told so (not a log line), and posting the list again
 // finishes the job.
 func TestRemovedBaseFilesAreDeletedOrReported(t *testing.T) {
-	mem := orchestratortest.NewMemToolConfig()
-	store := &failingDelete{ToolConfigStore: mem}
-	s := knowledge.New(&knowledge.Options{Files: store, Configs: orchestrator.NewUserToolConfigs(store, time.Minute)})
+	mem := toolconfigtest.NewMemStore()
+	store := &failingDelete{Stores: mem}
+	s := knowledge.New(&knowledge.Options{Files: store, Configs: toolconfig.NewConfigs(store, time.Minute)})
 	t.Cleanup(func() { _ = s.Close() })
 	ctx := t.Context()
 	if _, err := s.SetBases(ctx, "alice", []knowledge.BaseSpec{{Name: "a"}, {Name: "b"}}); err != nil {
@@ -187,7 +188,7 @@ func TestRemovedBaseFilesAreDeletedOrReported(t *testing.T) {
 	if _, err := s.SetBases(ctx, "alice", []knowledge.BaseSpec{{Name: "a"}}); err != nil {
 		t.Fatalf("posting the list again: %v", err)
 	}
-	left, _ := mem.ListToolFiles(ctx, "alice", orchestrator.ToolKindKnowledge, "", false)
+	left, _ := mem.ListToolFiles(ctx, "alice", toolconfig.KindKnowledge, "", false)
 	if len(left) != 1 || left[0].Name != "a" {
 		t.Errorf("files left: %+v; want only a's", left)
 	}

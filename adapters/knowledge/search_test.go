@@ -14,6 +14,8 @@ import (
 	"github.com/wunder/wunder/adapters/knowledge"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
+	"github.com/wunder/wunder/toolconfig"
+	"github.com/wunder/wunder/toolconfig/toolconfigtest"
 )
 
 var handbook = filepath.Join("testdata", "quality", "docs")
@@ -108,8 +110,8 @@ func TestEventAndLimits(t *testing.T) {
 func TestIndexCache(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{"a.md": "# Alpha\n\nfirst text\n"})
-	store := orchestratortest.NewMemToolConfig()
-	cfgs := orchestrator.NewUserToolConfigs(store, time.Hour)
+	store := toolconfigtest.NewMemStore()
+	cfgs := toolconfig.NewConfigs(store, time.Hour)
 	ctx := context.Background()
 	s := knowledge.New(&knowledge.Options{Bases: []knowledge.DirBase{{Name: "dir", Path: dir}}, Files: store, Configs: cfgs})
 	t.Cleanup(func() { _ = s.Close() })
@@ -224,10 +226,10 @@ func TestMissingDirectory(t *testing.T) {
 
 func TestToolsetContract(t *testing.T) {
 	orchestratortest.RunToolsetTests(t, func(t *testing.T) orchestrator.Toolset {
-		store := orchestratortest.NewMemToolConfig()
+		store := toolconfigtest.NewMemStore()
 		s := knowledge.New(&knowledge.Options{
 			Bases: []knowledge.DirBase{{Name: "handbook", Path: handbook}},
-			Files: store, Configs: orchestrator.NewUserToolConfigs(store, 0),
+			Files: store, Configs: toolconfig.NewConfigs(store, 0),
 		})
 		t.Cleanup(func() { _ = s.Close() })
 		ctx := context.Background()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // DirBase is a base of the configuration (knowledge.bases): a directory of
@@ -24,12 +25,12 @@ type Options struct {
 	Bases []DirBase
 	// Files keeps uploaded bases (an admin's, owner "", and users'); nil
 	// means none.
-	Files orchestrator.ToolFileStore
+	Files toolconfig.FileStore
 	// Configs holds the lists of uploaded bases: users' in their tool
-	// configurations ([orchestrator.UserToolConfig.Knowledge]) and the
+	// configurations ([toolconfig.UserConfig.Knowledge]) and the
 	// admin's in the configuration of owner "" (the owner of admin
 	// uploads in Files). Nil means no uploaded bases.
-	Configs *orchestrator.UserToolConfigs
+	Configs *toolconfig.Configs
 	// Rerank has a model order the best lexical (or hybrid) candidates.
 	Rerank bool
 	// Models resolves the rerank model; required with Rerank.
@@ -220,7 +221,7 @@ func (s *Set) userBases(ctx context.Context, userID string) []base {
 // adminOwner owns the admin's uploads.
 const adminOwner = ""
 
-func (s *Set) storedBase(owner string, k orchestrator.UserKnowledge) base {
+func (s *Set) storedBase(owner string, k toolconfig.Knowledge) base {
 	name := k.Name
 	if owner != adminOwner {
 		name = owner + "@" + k.Name

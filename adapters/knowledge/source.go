@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // Where a base's files come from: a directory of the configuration
@@ -143,13 +144,13 @@ func (d dirSource) load(ctx context.Context) ([]file, string, error) {
 
 // storeSource is a package of the store: (owner, knowledge, name).
 type storeSource struct {
-	files       orchestrator.ToolFileStore
+	files       toolconfig.FileStore
 	owner, name string
 }
 
 func (s storeSource) key() string { return "db\x00" + s.owner + "\x00" + s.name }
 
-func storeFingerprint(list []orchestrator.ToolFile) string {
+func storeFingerprint(list []toolconfig.File) string {
 	h := sha256.New()
 	for _, f := range list {
 		fmt.Fprintf(h, "%s\x00%s\n", f.Path, f.SHA256)
@@ -158,7 +159,7 @@ func storeFingerprint(list []orchestrator.ToolFile) string {
 }
 
 func (s storeSource) fingerprint(ctx context.Context) (string, error) {
-	list, err := s.files.ListToolFiles(ctx, s.owner, orchestrator.ToolKindKnowledge, s.name, false)
+	list, err := s.files.ListToolFiles(ctx, s.owner, toolconfig.KindKnowledge, s.name, false)
 	if err != nil {
 		return "", err
 	}
@@ -166,7 +167,7 @@ func (s storeSource) fingerprint(ctx context.Context) (string, error) {
 }
 
 func (s storeSource) load(ctx context.Context) ([]file, string, error) {
-	list, err := s.files.ListToolFiles(ctx, s.owner, orchestrator.ToolKindKnowledge, s.name, true)
+	list, err := s.files.ListToolFiles(ctx, s.owner, toolconfig.KindKnowledge, s.name, true)
 	if err != nil {
 		return nil, "", err
 	}

@@ -18,7 +18,8 @@ import (
 
 	"github.com/wunder/wunder/adapters/knowledge"
 	"github.com/wunder/wunder/orchestrator"
-	"github.com/wunder/wunder/orchestrator/orchestratortest"
+	"github.com/wunder/wunder/toolconfig"
+	"github.com/wunder/wunder/toolconfig/toolconfigtest"
 )
 
 // call calls a tool with raw arguments.
@@ -143,24 +144,24 @@ func TestToolArguments(t *testing.T) {
 // failingConfigs is a store whose users' configurations cannot be read
 // while down is set.
 type failingConfigs struct {
-	orchestratortest.ToolConfigStore
+	toolconfigtest.Stores
 	down bool
 }
 
-func (f *failingConfigs) GetUserToolConfig(ctx context.Context, user string) (*orchestrator.UserToolConfig, error) {
+func (f *failingConfigs) GetUserToolConfig(ctx context.Context, user string) (*toolconfig.UserConfig, error) {
 	if f.down {
 		return nil, fmt.Errorf("%w: store away", orchestrator.ErrUnavailable)
 	}
-	return f.ToolConfigStore.GetUserToolConfig(ctx, user)
+	return f.Stores.GetUserToolConfig(ctx, user)
 }
 
 // A store that fails leaves every user the configured bases (and the
 // failure in the log), not an error that would cost the run its tools.
 func TestStoreFailureKeepsConfiguredBases(t *testing.T) {
-	store := &failingConfigs{ToolConfigStore: orchestratortest.NewMemToolConfig()}
+	store := &failingConfigs{Stores: toolconfigtest.NewMemStore()}
 	var logs bytes.Buffer
 	s := knowledge.New(&knowledge.Options{Bases: []knowledge.DirBase{{Name: "handbook", Path: handbook}},
-		Files: store, Configs: orchestrator.NewUserToolConfigs(store, time.Nanosecond), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		Files: store, Configs: toolconfig.NewConfigs(store, time.Nanosecond), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	t.Cleanup(func() { _ = s.Close() })
 	ctx := context.Background()
 	if _, err := s.SetBases(ctx, "", []knowledge.BaseSpec{{Name: "faq"}}); err != nil {
@@ -197,8 +198,8 @@ func TestStoreFailureKeepsConfiguredBases(t *testing.T) {
 // before it was configured: the tool searches the directory; and a user's
 // base of the same name is the user's own tool.
 func TestConfiguredBaseTakesItsName(t *testing.T) {
-	store := orchestratortest.NewMemToolConfig()
-	configs := orchestrator.NewUserToolConfigs(store, time.Minute)
+	store := toolconfigtest.NewMemStore()
+	configs := toolconfig.NewConfigs(store, time.Minute)
 	ctx := context.Background()
 	before := knowledge.New(&knowledge.Options{Files: store, Configs: configs})
 	t.Cleanup(func() { _ = before.Close() })

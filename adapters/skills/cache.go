@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // cache unpacks uploaded packages from the store into folders under root,
@@ -26,7 +27,7 @@ import (
 // process first uses it (never trusted as it is).
 type cache struct {
 	root  string
-	store orchestrator.ToolFileStore
+	store toolconfig.FileStore
 	log   *slog.Logger
 
 	// unpackMu serialises unpacking, so two runs that need the same new
@@ -49,14 +50,14 @@ type retiredDir struct {
 	at  time.Time
 }
 
-func newCache(root string, store orchestrator.ToolFileStore, log *slog.Logger) *cache {
+func newCache(root string, store toolconfig.FileStore, log *slog.Logger) *cache {
 	return &cache{root: root, store: store, log: log, parsed: map[string]*Skill{}, failed: map[string]error{},
 		current: map[string]string{}}
 }
 
 // packageKey is the content key of a package: owner, name and each file's
 // path and digest, in path order (the store lists them so).
-func packageKey(owner, name string, files []orchestrator.ToolFile) string {
+func packageKey(owner, name string, files []toolconfig.File) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", owner, name)
 	for _, f := range files {
@@ -67,7 +68,7 @@ func packageKey(owner, name string, files []orchestrator.ToolFile) string {
 
 // skill returns the parsed skill of the package whose listing (without
 // data) is files, unpacking it first when needed.
-func (c *cache) skill(ctx context.Context, owner, name string, files []orchestrator.ToolFile) (*Skill, error) {
+func (c *cache) skill(ctx context.Context, owner, name string, files []toolconfig.File) (*Skill, error) {
 	key := packageKey(owner, name, files)
 	if sk, err, ok := c.lookup(key); ok {
 		c.use(owner, name, key)
@@ -84,7 +85,7 @@ func (c *cache) skill(ctx context.Context, owner, name string, files []orchestra
 		if !errors.Is(err, fs.ErrNotExist) {
 			c.log.Warn("skill cache folder does not match the store; unpacking again", "dir", dir, "reason", err)
 		}
-		withData, err := c.store.ListToolFiles(ctx, owner, orchestrator.ToolKindSkill, name, true)
+		withData, err := c.store.ListToolFiles(ctx, owner, toolconfig.KindSkill, name, true)
 		if err != nil {
 			return nil, err
 		}
@@ -181,7 +182,7 @@ func (c *cache) sweep(grace time.Duration) {
 
 // verify checks that dir holds exactly files (regular files with these
 // digests, no other files, no links).
-func verify(dir string, files []orchestrator.ToolFile) error {
+func verify(dir string, files []toolconfig.File) error {
 	if _, err := os.Lstat(dir); err != nil {
 		return err
 	}
@@ -224,7 +225,7 @@ func verify(dir string, files []orchestrator.ToolFile) error {
 
 // unpack writes files into a temporary folder under root and renames it
 // to dir (replacing a stale dir).
-func unpack(root, dir string, files []orchestrator.ToolFile) error {
+func unpack(root, dir string, files []toolconfig.File) error {
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return err
 	}
@@ -239,7 +240,7 @@ func unpack(root, dir string, files []orchestrator.ToolFile) error {
 	}
 	for _, f := range files {
 		// The store's rule again: the path stays inside the folder.
-		if err := orchestrator.CheckToolFilePath(f.Path); err != nil {
+		if err := toolconfig.CheckFilePath(f.Path); err != nil {
 			return err
 		}
 		p := filepath.Join(tmp, filepath.FromSlash(f.Path))

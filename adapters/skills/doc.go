@@ -9,14 +9,14 @@
 //	a user's own uploads ────── "alice@review", Owner alice, offered to alice when she enabled it
 //	another user's shared one ─ "alice@review" for bob: alice's files, bob's workspace
 //
-// Uploads live in the store ([orchestrator.ToolFileStore], kind skill), so
+// Uploads live in the store ([toolconfig.FileStore], kind skill), so
 // every replica sees them; each replica unpacks a package into its cache
 // folder (cache.go), keyed by a hash of owner, name and content, written
 // atomically (a temporary folder renamed into place) and checked against
 // the store's digests before first use. A ZIP is checked before anything
 // of it is stored (zip.go, [ReadPackage]). Which uploads are enabled,
-// shared and preloaded is the user's [orchestrator.UserSkills], read
-// through [orchestrator.UserToolConfigs]; the admin's enabled list of
+// shared and preloaded is the user's [toolconfig.Skills], read
+// through [toolconfig.Configs]; the admin's enabled list of
 // every user's skills is the configuration of owner "" (until it is
 // written, Options.Enabled, i.e. skills.enabled). Users' skills are
 // instructions only unless Options.AllowUserCode (skills.allow_user_code):

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // The management API behind /wunder/admin/skills and
@@ -118,7 +119,7 @@ func (s *Set) SetAdminEnabled(ctx context.Context, names []string) (*AdminView, 
 	if bad := missing(names, known); len(bad) > 0 {
 		return nil, fmt.Errorf("%w: no skill %s (the skills are: %s)", orchestrator.ErrInvalidArgument, strings.Join(bad, ", "), strings.Join(known, ", "))
 	}
-	if _, err := s.opts.Configs.Update(ctx, "", func(c *orchestrator.UserToolConfig) error {
+	if _, err := s.opts.Configs.Update(ctx, "", func(c *toolconfig.UserConfig) error {
 		c.Skills.Enabled = names
 		return nil
 	}); err != nil {
@@ -154,11 +155,11 @@ func (s *Set) Upload(ctx context.Context, owner string, zipData []byte) (*Info, 
 			}
 		}
 	}
-	if err := s.opts.Store.PutToolFiles(ctx, owner, orchestrator.ToolKindSkill, sk.Name, pkg.Files, true); err != nil {
+	if err := s.opts.Store.PutToolFiles(ctx, owner, toolconfig.KindSkill, sk.Name, pkg.Files, true); err != nil {
 		return nil, err
 	}
 	s.invalidate(owner)
-	_, err = s.opts.Configs.Update(ctx, owner, func(c *orchestrator.UserToolConfig) error {
+	_, err = s.opts.Configs.Update(ctx, owner, func(c *toolconfig.UserConfig) error {
 		switch {
 		case owner != "" && !slices.Contains(c.Skills.Enabled, sk.Name):
 			c.Skills.Enabled = append(c.Skills.Enabled, sk.Name)
@@ -264,7 +265,7 @@ func (s *Set) Delete(ctx context.Context, owner, name string) error {
 	if sk.Source != SourceUpload {
 		return fmt.Errorf("%w: skill %q comes from skills.paths (%s); remove its folder instead", orchestrator.ErrConflict, sk.Name, sk.Dir)
 	}
-	if err := s.opts.Store.DeleteToolFiles(ctx, owner, orchestrator.ToolKindSkill, sk.Name); err != nil {
+	if err := s.opts.Store.DeleteToolFiles(ctx, owner, toolconfig.KindSkill, sk.Name); err != nil {
 		return err
 	}
 	s.invalidate(owner)
@@ -275,7 +276,7 @@ func (s *Set) Delete(ctx context.Context, owner, name string) error {
 		}
 		return slices.DeleteFunc(slices.Clone(list), func(x string) bool { return x == n })
 	}
-	_, err = s.opts.Configs.Update(ctx, owner, func(c *orchestrator.UserToolConfig) error {
+	_, err = s.opts.Configs.Update(ctx, owner, func(c *toolconfig.UserConfig) error {
 		c.Skills.Enabled = drop(c.Skills.Enabled, sk.Name)
 		c.Skills.Shared = drop(c.Skills.Shared, sk.Name)
 		c.Skills.Preload = drop(c.Skills.Preload, sk.Canonical())
@@ -319,7 +320,7 @@ func (s *Set) SetUserSkills(ctx context.Context, userID string, in UserSettings)
 	for _, sk := range s.uploads(ctx, userID) {
 		own = append(own, sk.Name)
 	}
-	_, err := s.opts.Configs.Update(ctx, userID, func(c *orchestrator.UserToolConfig) error {
+	_, err := s.opts.Configs.Update(ctx, userID, func(c *toolconfig.UserConfig) error {
 		next := c.Skills
 		if in.Enabled != nil {
 			next.Enabled = dedupe(*in.Enabled)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wunder/wunder/internal/sandbox"
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // LoadSkillTool is the canonical name of the tool that loads a skill.
@@ -26,7 +27,7 @@ const (
 	DefaultRetentionTurns = 5
 	DefaultTimeout        = 60 * time.Second
 	DefaultPython         = "python3"
-	DefaultListingTTL     = orchestrator.DefaultSharedTTL
+	DefaultListingTTL     = toolconfig.DefaultTTL
 )
 
 // Options configures a [Set]. nil means the defaults.
@@ -55,13 +56,13 @@ type Options struct {
 	// Logger receives the reasons skills are skipped. Default: discard.
 	Logger *slog.Logger
 
-	// Store keeps uploaded packages (kind orchestrator.ToolKindSkill);
+	// Store keeps uploaded packages (kind toolconfig.KindSkill);
 	// nil: the skills under Paths only, and uploads are refused.
-	Store orchestrator.ToolFileStore
+	Store toolconfig.FileStore
 	// Configs reads users' skill settings (enabled, shared, preload) and
 	// the admin's enabled list (the configuration of owner ""); required
 	// with Store.
-	Configs *orchestrator.UserToolConfigs
+	Configs *toolconfig.Configs
 	// CacheDir is where uploaded packages are unpacked; required with
 	// Store.
 	CacheDir string

@@ -5,13 +5,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // Where a user's skills come from: folders under Options.Paths (read once
 // by New), admin uploads (owner ""), the user's own uploads and the
 // uploads other users share; which are on is the admin's and each user's
-// configuration (orchestrator.UserToolConfigs).
+// configuration (toolconfig.Configs).
 
 // visibleSkills are the skills one user may use, by source.
 type visibleSkills struct {
@@ -116,7 +116,7 @@ func (s *Set) uploads(ctx context.Context, owner string) []*Skill {
 	if ok && time.Since(l.at) < s.opts.ListingTTL {
 		return l.skills
 	}
-	files, err := s.opts.Store.ListToolFiles(ctx, owner, orchestrator.ToolKindSkill, "", false)
+	files, err := s.opts.Store.ListToolFiles(ctx, owner, toolconfig.KindSkill, "", false)
 	if err != nil {
 		s.log.WarnContext(ctx, "uploaded skills unavailable", "owner", owner, "err", err)
 		return l.skills // the last known, if any
@@ -148,8 +148,8 @@ func (s *Set) invalidate(owner string) {
 }
 
 // byPackage groups a listing by package name.
-func byPackage(files []orchestrator.ToolFile) map[string][]orchestrator.ToolFile {
-	out := map[string][]orchestrator.ToolFile{}
+func byPackage(files []toolconfig.File) map[string][]toolconfig.File {
+	out := map[string][]toolconfig.File{}
 	for _, f := range files {
 		out[f.Name] = append(out[f.Name], f)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // Limits bound an uploaded package. The zero value of a field means its
@@ -48,7 +49,7 @@ func (l Limits) withDefaults() Limits {
 // folder, SKILL.md among them) and the skill its SKILL.md declares.
 type Package struct {
 	Skill *Skill
-	Files []orchestrator.ToolFile
+	Files []toolconfig.File
 }
 
 // invalid wraps a refusal of an upload as a bad argument.
@@ -58,7 +59,7 @@ func invalid(format string, args ...any) error {
 
 // ReadPackage checks an uploaded ZIP before anything of it is stored: its
 // size, its entry count, the declared and the actual unpacked size (zip
-// bombs), every path ([orchestrator.CheckToolFilePath]: relative, clean,
+// bombs), every path ([toolconfig.CheckFilePath]: relative, clean,
 // no "..", no backslash), no symlinks, devices or other special files, no
 // path twice; one top-level folder holding everything is stripped; a valid
 // SKILL.md must be at the (stripped) root. Errors wrap
@@ -111,7 +112,7 @@ func ReadPackage(data []byte, lim Limits) (*Package, error) {
 		return nil, invalid("the ZIP holds no files; it needs a SKILL.md")
 	}
 	prefix := commonFolder(entries)
-	files := make([]orchestrator.ToolFile, 0, len(entries))
+	files := make([]toolconfig.File, 0, len(entries))
 	seen := map[string]bool{}
 	budget := lim.UnpackedBytes
 	for _, f := range entries {
@@ -125,7 +126,7 @@ func ReadPackage(data []byte, lim Limits) (*Package, error) {
 			return nil, err
 		}
 		budget -= int64(len(b))
-		files = append(files, orchestrator.ToolFile{Path: p, Data: b})
+		files = append(files, toolconfig.File{Path: p, Data: b})
 	}
 	sk, err := packageSkill(files)
 	if err != nil {
@@ -136,7 +137,7 @@ func ReadPackage(data []byte, lim Limits) (*Package, error) {
 
 // checkPath applies the store's path rule to a ZIP entry name.
 func checkPath(name string) error {
-	if err := orchestrator.CheckToolFilePath(name); err != nil {
+	if err := toolconfig.CheckFilePath(name); err != nil {
 		return invalid("%s", strings.TrimPrefix(err.Error(), orchestrator.ErrInvalidArgument.Error()+": "))
 	}
 	return nil
@@ -176,7 +177,7 @@ func readCapped(f *zip.File, budget int64) ([]byte, error) {
 }
 
 // packageSkill parses the package's SKILL.md and finds its entry script.
-func packageSkill(files []orchestrator.ToolFile) (*Skill, error) {
+func packageSkill(files []toolconfig.File) (*Skill, error) {
 	byPath := map[string][]byte{}
 	for _, f := range files {
 		byPath[f.Path] = f.Data

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wunder/wunder/adapters/skills"
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // entry is one member of a test ZIP.
@@ -188,7 +189,7 @@ func FuzzReadPackage(f *testing.F) {
 			return
 		}
 		for _, f := range pkg.Files {
-			if orchestrator.CheckToolFilePath(f.Path) != nil {
+			if toolconfig.CheckFilePath(f.Path) != nil {
 				t.Fatalf("accepted path %q", f.Path)
 			}
 		}

@@ -6,7 +6,7 @@
 // system prompt of that user's own runs ([Set.ContributePrompt]).
 //
 //	orchestrator.Registry ──Tools(ctx, bob)──▶ *Set
-//	                                            │ configs.Get(bob), configs.Shared()  (orchestrator.UserToolConfigs, 5 s cache)
+//	                                            │ configs.Get(bob), configs.Shared()  (toolconfig.Configs, 5 s cache)
 //	                                            ├─ bob's servers      ─▶ bob@web@search        (Owner bob)
 //	                                            └─ alice's shared ones ─▶ alice@files@grep      (Owner alice; only shared_tools)
 //	                                                    │
@@ -24,7 +24,7 @@
 //
 // [Set.SetServers] refuses, each with an error wrapping
 // orchestrator.ErrInvalidArgument: more servers than Options.MaxServers,
-// names that break orchestrator.CheckToolName or repeat, configurations the
+// names that break toolconfig.CheckName or repeat, configurations the
 // [Connector] refuses (the mcp.servers[] schema, stdio unless allowed, URLs
 // of private addresses unless allowed), and shared_tools that are not among
 // the server's tools the owner may use (its allow_tools, what its tools/list

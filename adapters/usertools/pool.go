@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // maxDiscovery bounds the background opening and first tools/list of a
@@ -56,7 +57,7 @@ func hashOf(config json.RawMessage) string {
 // get returns the pooled entry of owner's server, starting one when there
 // is none, when the configuration changed (the old one is retired) or when
 // a failed one is due for a retry. Nil once the Set is closed.
-func (s *Set) get(owner string, srv orchestrator.UserMCPServer) *entry {
+func (s *Set) get(owner string, srv toolconfig.MCPServer) *entry {
 	key, hash, now := ownerServer{owner, srv.Name}, hashOf(srv.Config), s.now()
 	var old *entry
 	s.mu.Lock()
@@ -226,7 +227,7 @@ func (s *Set) sweep() {
 
 // forget retires the owner's entries of servers that are no longer in the
 // owner's (usable) configuration c.
-func (s *Set) forget(owner string, servers []orchestrator.UserMCPServer) {
+func (s *Set) forget(owner string, servers []toolconfig.MCPServer) {
 	keep := map[string]bool{}
 	for _, sv := range servers {
 		keep[sv.Name] = true

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // ExtraPrompt returns the user's extra prompt ("" when none).
@@ -26,7 +27,7 @@ func (s *Set) SetExtraPrompt(ctx context.Context, userID, prompt string) (string
 	if err := s.checkPrompt(prompt); err != nil {
 		return "", err
 	}
-	c, err := s.configs.Update(ctx, userID, func(c *orchestrator.UserToolConfig) error {
+	c, err := s.configs.Update(ctx, userID, func(c *toolconfig.UserConfig) error {
 		c.ExtraPrompt = prompt
 		return nil
 	})

@@ -12,20 +12,21 @@ import (
 	"time"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // The MCP servers of /wunder/user_tools/mcp: each an mcp.servers entry
 // (name, transport, url, headers, ...) plus shared_tools, stored as
-// orchestrator.UserMCPServer (Config: the entry without shared_tools).
+// toolconfig.MCPServer (Config: the entry without shared_tools).
 
 // Masked stands for a secret value in what [Set.Servers] returns. Sent
 // back unchanged to [Set.SetServers], it keeps the stored value.
 const Masked = "******"
 
 // checkServerName is the rule of a user's server name: a tool name
-// (orchestrator.CheckToolName) in ASCII, as mcp.servers names are.
+// (toolconfig.CheckName) in ASCII, as mcp.servers names are.
 func checkServerName(name string) error {
-	if err := orchestrator.CheckToolName("mcp server", name); err != nil {
+	if err := toolconfig.CheckName("mcp server", name); err != nil {
 		return err
 	}
 	if strings.ContainsFunc(name, func(r rune) bool { return r > 0x7f || r == '.' }) {
@@ -48,7 +49,7 @@ func (s *Set) Servers(ctx context.Context, userID string) ([]json.RawMessage, er
 }
 
 // view renders a stored server with its secrets masked.
-func view(sv orchestrator.UserMCPServer) json.RawMessage {
+func view(sv toolconfig.MCPServer) json.RawMessage {
 	var m map[string]any
 	if err := json.Unmarshal(sv.Config, &m); err != nil || m == nil {
 		m = map[string]any{}
@@ -80,7 +81,7 @@ func (s *Set) SetServers(ctx context.Context, userID string, raw []json.RawMessa
 	if err != nil {
 		return nil, err
 	}
-	servers := make([]orchestrator.UserMCPServer, 0, len(raw))
+	servers := make([]toolconfig.MCPServer, 0, len(raw))
 	for i, r := range raw {
 		sv, err := s.checkEntry(ctx, userID, r, cur, servers)
 		if err != nil {
@@ -88,7 +89,7 @@ func (s *Set) SetServers(ctx context.Context, userID string, raw []json.RawMessa
 		}
 		servers = append(servers, sv)
 	}
-	c, err := s.configs.Update(ctx, userID, func(c *orchestrator.UserToolConfig) error {
+	c, err := s.configs.Update(ctx, userID, func(c *toolconfig.UserConfig) error {
 		c.MCPServers = servers
 		return nil
 	})
@@ -106,12 +107,12 @@ func (s *Set) SetServers(ctx context.Context, userID string, raw []json.RawMessa
 // checkEntry checks one server of a write: its name, its configuration
 // (by the Connector), and its shared tools against what the server
 // offers the owner.
-func (s *Set) checkEntry(ctx context.Context, owner string, raw json.RawMessage, cur *orchestrator.UserToolConfig, before []orchestrator.UserMCPServer) (orchestrator.UserMCPServer, error) {
+func (s *Set) checkEntry(ctx context.Context, owner string, raw json.RawMessage, cur *toolconfig.UserConfig, before []toolconfig.MCPServer) (toolconfig.MCPServer, error) {
 	sv, err := splitEntry(raw)
 	if err != nil {
 		return sv, err
 	}
-	if slices.ContainsFunc(before, func(o orchestrator.UserMCPServer) bool { return o.Name == sv.Name }) {
+	if slices.ContainsFunc(before, func(o toolconfig.MCPServer) bool { return o.Name == sv.Name }) {
 		return sv, fmt.Errorf("the name %q is used by another server", sv.Name)
 	}
 	if sv.Config, err = unmask(sv.Name, sv.Config, cur); err != nil {
@@ -142,7 +143,7 @@ func (s *Set) checkEntry(ctx context.Context, owner string, raw json.RawMessage,
 // checkShared lists the server's tools (through the pool, bounded by the
 // discovery timeout) and checks that each shared tool is one of them and
 // permitted to its owner.
-func (s *Set) checkShared(ctx context.Context, owner string, sv orchestrator.UserMCPServer) error {
+func (s *Set) checkShared(ctx context.Context, owner string, sv toolconfig.MCPServer) error {
 	e := s.get(owner, sv)
 	if e == nil {
 		return fmt.Errorf("%w: shutting down", orchestrator.ErrUnavailable)
@@ -188,8 +189,8 @@ func (s *Set) checkShared(ctx context.Context, owner string, sv orchestrator.Use
 // splitEntry takes name and shared_tools out of a server entry; the rest
 // (with the name, and "endpoint", the original wunder's spelling, read as
 // url) is the server's configuration.
-func splitEntry(raw json.RawMessage) (orchestrator.UserMCPServer, error) {
-	var sv orchestrator.UserMCPServer
+func splitEntry(raw json.RawMessage) (toolconfig.MCPServer, error) {
+	var sv toolconfig.MCPServer
 	var m map[string]json.RawMessage
 	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &m) != nil {
 		return sv, fmt.Errorf("a server must be a JSON object")
@@ -223,7 +224,7 @@ func splitEntry(raw json.RawMessage) (orchestrator.UserMCPServer, error) {
 
 // unmask puts the stored values of the same server back where a write
 // sent [Masked].
-func unmask(name string, config json.RawMessage, cur *orchestrator.UserToolConfig) (json.RawMessage, error) {
+func unmask(name string, config json.RawMessage, cur *toolconfig.UserConfig) (json.RawMessage, error) {
 	if !bytes.Contains(config, []byte(Masked)) {
 		return config, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // Connector opens users' MCP servers; cmd/wunder implements it over
@@ -101,7 +102,7 @@ func (o Options) withDefaults() Options {
 type Set struct {
 	orchestrator.NoAlwaysOnTools // none of its tools is always on
 
-	configs *orchestrator.UserToolConfigs
+	configs *toolconfig.Configs
 	conn    Connector
 	opts    Options
 	log     *slog.Logger
@@ -124,7 +125,7 @@ var (
 
 // New returns the toolset over users' configurations; conn opens their
 // servers.
-func New(configs *orchestrator.UserToolConfigs, conn Connector, opts *Options) *Set {
+func New(configs *toolconfig.Configs, conn Connector, opts *Options) *Set {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -186,13 +187,13 @@ func (s *Set) Tools(ctx context.Context, userID string) ([]orchestrator.Tool, er
 // want is one server a listing needs.
 type want struct {
 	owner string
-	srv   orchestrator.UserMCPServer
+	srv   toolconfig.MCPServer
 }
 
 // usable returns the servers of c that the rules let be used: at most
 // MaxServers, each with a valid name.
-func (s *Set) usable(c *orchestrator.UserToolConfig) []orchestrator.UserMCPServer {
-	var out []orchestrator.UserMCPServer
+func (s *Set) usable(c *toolconfig.UserConfig) []toolconfig.MCPServer {
+	var out []toolconfig.MCPServer
 	for _, sv := range c.MCPServers {
 		if len(out) == s.opts.MaxServers {
 			s.log.Warn("user mcp servers over the limit left out", "user_id", c.UserID, "max_servers", s.opts.MaxServers)

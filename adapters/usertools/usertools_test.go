@@ -13,17 +13,19 @@ import (
 	"github.com/wunder/wunder/adapters/usertools"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
+	"github.com/wunder/wunder/toolconfig"
+	"github.com/wunder/wunder/toolconfig/toolconfigtest"
 )
 
 type env struct {
 	set     *usertools.Set
 	conn    *fakeConnector
-	configs *orchestrator.UserToolConfigs
+	configs *toolconfig.Configs
 }
 
 func newEnv(t *testing.T, opts *usertools.Options) *env {
 	t.Helper()
-	configs := orchestrator.NewUserToolConfigs(orchestratortest.NewMemToolConfig(), time.Minute)
+	configs := toolconfig.NewConfigs(toolconfigtest.NewMemStore(), time.Minute)
 	conn := &fakeConnector{slow: 10 * time.Second}
 	if opts == nil {
 		opts = &usertools.Options{}
@@ -38,9 +40,9 @@ func newEnv(t *testing.T, opts *usertools.Options) *env {
 
 // store writes a user's servers straight into the store, past every check
 // of SetServers (a configuration written under another policy).
-func (e *env) store(t *testing.T, user string, servers ...orchestrator.UserMCPServer) {
+func (e *env) store(t *testing.T, user string, servers ...toolconfig.MCPServer) {
 	t.Helper()
-	if _, err := e.configs.Update(context.Background(), user, func(c *orchestrator.UserToolConfig) error {
+	if _, err := e.configs.Update(context.Background(), user, func(c *toolconfig.UserConfig) error {
 		c.MCPServers = servers
 		return nil
 	}); err != nil {
@@ -48,9 +50,9 @@ func (e *env) store(t *testing.T, user string, servers ...orchestrator.UserMCPSe
 	}
 }
 
-func srv(name, url string, shared ...string) orchestrator.UserMCPServer {
+func srv(name, url string, shared ...string) toolconfig.MCPServer {
 	cfg, _ := json.Marshal(map[string]any{"name": name, "url": url})
-	return orchestrator.UserMCPServer{Name: name, Config: cfg, SharedTools: shared}
+	return toolconfig.MCPServer{Name: name, Config: cfg, SharedTools: shared}
 }
 
 func (e *env) tools(t *testing.T, user string) map[string]orchestrator.Tool {
@@ -131,7 +133,7 @@ func TestSharedCallsHideOwnersSecrets(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
 	cfg := `{"name":"vault","url":"https://vault.example/leak?key=qs-secret-1","bearer_token":"tok-secret-2","headers":{"X-Key":"hdr-secret-3"}}`
-	e.store(t, "alice", orchestrator.UserMCPServer{Name: "vault", Config: json.RawMessage(cfg), SharedTools: []string{"leak"}})
+	e.store(t, "alice", toolconfig.MCPServer{Name: "vault", Config: json.RawMessage(cfg), SharedTools: []string{"leak"}})
 	res := call(t, e.tools(t, "bob")["alice@vault@leak"], "bob")
 	b, _ := json.Marshal(res)
 	for _, secret := range []string{"qs-secret-1", "tok-secret-2", "hdr-secret-3", "vault.example"} {
@@ -157,7 +159,7 @@ func TestSharingRulesOnUse(t *testing.T) {
 	allow, _ := json.Marshal(map[string]any{"name": "limited", "url": "https://l.example/a,b", "allow_tools": []string{"a"}})
 	e.store(t, "alice",
 		srv("files", "https://files.example/grep,secret", "grep", "secret", "nosuch"),
-		orchestrator.UserMCPServer{Name: "limited", Config: allow, SharedTools: []string{"a", "b"}},
+		toolconfig.MCPServer{Name: "limited", Config: allow, SharedTools: []string{"a", "b"}},
 		srv("third", "https://t.example/x", "x"), // over max_servers: not used
 	)
 	e.store(t, "mallory", srv("bad.name", "https://m.example/x", "x"), srv("inside", "https://private.example/x", "x"))
@@ -324,7 +326,7 @@ func TestExtraPrompt(t *testing.T) {
 		t.Errorf("a refused write changed the prompt to %q", got)
 	}
 	// Stored past the check (a lower limit since): cut on use.
-	if _, err := e.configs.Update(ctx, "carol", func(c *orchestrator.UserToolConfig) error {
+	if _, err := e.configs.Update(ctx, "carol", func(c *toolconfig.UserConfig) error {
 		c.ExtraPrompt = strings.Repeat("x", 100)
 		return nil
 	}); err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/wunder/wunder/internal/config"
-	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/memory"
 )
 
 // The console's last admin tabs (issue 16) — language servers, skills,
@@ -233,7 +233,7 @@ func TestConsolePlanReopenAndMemory(t *testing.T) {
 
 	// Memory: a record seeded through the store (records are otherwise
 	// written by the summariser after runs), then the tab.
-	rec := &orchestrator.MemoryRecord{ID: "m-1", UserID: "ivy", SessionID: "sess-ivy", Summary: "Ivy prefers tea to coffee"}
+	rec := &memory.Record{ID: "m-1", UserID: "ivy", SessionID: "sess-ivy", Summary: "Ivy prefers tea to coffee"}
 	if err := s.app.store.PutMemoryRecord(t.Context(), rec, 30); err != nil {
 		t.Fatal(err)
 	}

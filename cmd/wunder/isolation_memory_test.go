@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/memory"
 )
 
 // memoryRows are the isolation matrix's rows of long-term memory. Alice's
@@ -16,7 +16,7 @@ func (f *fixture) memoryRows(t *testing.T) []matrixRow {
 	st := f.s.app.store
 	put := func(session, summary string) {
 		t.Helper()
-		rec := &orchestrator.MemoryRecord{ID: "mem_iso_" + session, UserID: "alice", SessionID: session, Summary: summary, CreatedAt: time.Now()}
+		rec := &memory.Record{ID: "mem_iso_" + session, UserID: "alice", SessionID: session, Summary: summary, CreatedAt: time.Now()}
 		if err := st.PutMemoryRecord(t.Context(), rec, 30); err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func (f *fixture) memoryRows(t *testing.T) []matrixRow {
 	if err := st.SetMemoryEnabled(t.Context(), "alice", true, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	task := &orchestrator.MemoryTask{ID: "mem_task_iso", UserID: "alice", SessionID: "sess_mem_gone", RunID: f.runA, Language: "en", QueuedAt: time.Now()}
+	task := &memory.Task{ID: "mem_task_iso", UserID: "alice", SessionID: "sess_mem_gone", RunID: f.runA, Language: "en", QueuedAt: time.Now()}
 	if err := st.EnqueueMemoryTask(t.Context(), task, 100); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wunder/wunder/accounts"
 	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/internal/config"
 	"github.com/wunder/wunder/orchestrator"
@@ -97,7 +98,7 @@ func newUserCmd(rf *rootFlags) *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("%w: %v", orchestrator.ErrInvalidArgument, err)
 				}
-				u := &orchestrator.User{ID: id, DisplayName: display, Roles: roles, PasswordHash: hash}
+				u := &accounts.User{ID: id, DisplayName: display, Roles: roles, PasswordHash: hash}
 				if err := st.CreateUser(ctx, u); err != nil {
 					return err
 				}
@@ -191,7 +192,7 @@ func newTokenCmd(rf *rootFlags) *cobra.Command {
 				}
 				secret, hash := auth.NewToken()
 				exp := time.Now().Add(ttl)
-				t := &orchestrator.Token{ID: auth.NewID(), Hash: hash, UserID: args[0], Name: name, Kind: orchestrator.TokenAPI, ExpiresAt: &exp}
+				t := &accounts.Token{ID: auth.NewID(), Hash: hash, UserID: args[0], Name: name, Kind: accounts.TokenAPI, ExpiresAt: &exp}
 				if err := st.CreateToken(ctx, t); err != nil {
 					return err
 				}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/accounts"
 	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
@@ -83,7 +84,7 @@ func TestUserAndTokenCommands(t *testing.T) {
 		t.Fatalf("stored user %+v, %v", u, err)
 	}
 	tok, err := st.TokenByHash(t.Context(), auth.HashToken(secret))
-	if err != nil || tok.Name != "ci" || tok.Kind != orchestrator.TokenAPI || tok.ExpiresAt == nil ||
+	if err != nil || tok.Name != "ci" || tok.Kind != accounts.TokenAPI || tok.ExpiresAt == nil ||
 		tok.ExpiresAt.Before(time.Now().Add(364*24*time.Hour)) || tok.ExpiresAt.After(time.Now().Add(365*24*time.Hour)) {
 		t.Fatalf("stored token %+v, %v; want one expiring after auth.max_token_ttl_s (a year)", tok, err)
 	}

@@ -18,8 +18,11 @@ import (
 	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/internal/evaluation"
 	"github.com/wunder/wunder/internal/telemetry"
+	"github.com/wunder/wunder/memory"
+	"github.com/wunder/wunder/monitor"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // loadConfig reads the configuration; its errors carry exitConfig.
@@ -111,6 +114,7 @@ type app struct {
 	models *liveModels // admin_config.go: replaced by /wunder/admin/llm
 	store  *storage.Store
 	orch   *orchestrator.Orchestrator
+	memory *memory.Memory // wire_memory.go
 	gw     *gateway.Server
 	ready  func(context.Context) error // readiness
 	a2a    *a2aParts                   // wire_a2a.go
@@ -188,7 +192,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	// MCP servers (wire_mcp.go), skills (wire_skills.go).
 	// One reader of users' tool configurations for every source that has
 	// them, so a change made here is seen by all of them at once.
-	toolConfigs := orchestrator.NewUserToolConfigs(store, 0)
+	toolConfigs := toolconfig.NewConfigs(store, 0)
 	skillSet := newSkills(cfg, log, tools, sb, store, toolConfigs)
 	undo = append(undo, func() { _ = skillSet.Close() })
 	toolsets := []orchestrator.Toolset{tools, skillSet}
@@ -219,6 +223,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	reg := orchestrator.NewRegistry(cfg.Tools.NameSeparator, log, toolsets...)
 	reg.SetAccess(toolAccess{store}) // per-user tool rules (/wunder/admin/user_accounts/{id}/tool_access)
 	reg.SetPolicy(policyOptions(cfg, store, mcpParts))
+	mem := newMemory(cfg, store, models, log) // wire_memory.go
 	orch := orchestrator.New(store, models, reg, &orchestrator.Options{
 		MaxActiveRuns: cfg.Concurrency.MaxActiveRuns, QueueSize: queueSize(cfg.Concurrency.QueueSize),
 		QueueRetryAfter: cfg.Concurrency.QueueRetryAfter(),
@@ -235,7 +240,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Replan: orchestrator.ReplanPolicy{Enabled: cfg.Replan.Enabled, MaxRetries: cfg.Replan.MaxRetries,
 			MaxReplans: cfg.Replan.MaxReplans, GoalCheck: cfg.GoalCheck.Enabled},
 		Approvals: approvalPolicy(cfg.Approvals), Schemas: schemaValidator{},
-		Memory:     memoryOptions(cfg.Memory), // wire_memory.go
+		Memory:     mem,
 		Compaction: compactionOptions(cfg.Compaction),
 		Tokens:     llm.NewTokenCounter(), // tiktoken for OpenAI models, calibrated estimates for others
 		Observer:   tel,
@@ -279,6 +284,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Workspaces: workspaceAPI{tools}, WorkspaceLimits: workspaceLimits(cfg), // wire_workspace.go
 		PProf:             cfg.Observability.PProf,
 		Config:            cfgAdmin, // admin_config.go
+		Memory:            mem,
+		Monitor:           monitor.New(orch), // the admin's monitor, over the core
 		MonitorEventLimit: cfg.Observability.MonitorEventLimit,
 		Models:            models, // GET /wunder/models (names only)
 
@@ -288,7 +295,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Throughput: throughputAPI{throughput.m}, Evaluation: evaluationAPI{evalMgr}, // wire_throughput.go, wire_evaluation.go
 	})
 	throughput.serve(gw.Handler())
-	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, gw: gw, tel: tel, ready: ready, lsp: lspParts, mcp: mcpParts,
+	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, memory: mem, gw: gw, tel: tel, ready: ready, lsp: lspParts, mcp: mcpParts,
 		userTools: userTools, knowledge: knowledgeParts, skills: skillSet, config: cfgAdmin, builtin: tools,
 		throughput: throughput, evaluation: evalMgr, attach: attach}
 	cfgAdmin.a = a
@@ -345,6 +352,7 @@ func (a *app) close(ctx context.Context) error {
 	a.throughput.close() // before the core: its runs end first
 	a.evaluation.Close()
 	err := a.orch.Close(ctx)
+	a.memory.Close() // after the core: a run's end may queue a memory task
 	a.mcp.close()
 	a.userTools.close()
 	a.knowledge.close()

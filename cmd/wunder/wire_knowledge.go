@@ -11,6 +11,7 @@ import (
 	"github.com/wunder/wunder/internal/config"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // The store keeps the knowledge points' embedding vectors.
@@ -25,7 +26,7 @@ type knowledgeParts struct {
 // newKnowledge builds the toolset: the directories of knowledge.bases
 // (each must exist), uploads in the store, the rerank through the models
 // registry, embeddings kept in the store.
-func newKnowledge(cfg *config.Config, log *slog.Logger, store *storage.Store, models orchestrator.Models, configs *orchestrator.UserToolConfigs) (*knowledgeParts, error) {
+func newKnowledge(cfg *config.Config, log *slog.Logger, store *storage.Store, models orchestrator.Models, configs *toolconfig.Configs) (*knowledgeParts, error) {
 	k := cfg.Knowledge
 	var dirs []knowledge.DirBase
 	for i, b := range k.Bases {

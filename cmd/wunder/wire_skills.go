@@ -20,6 +20,7 @@ import (
 	"github.com/wunder/wunder/internal/sandbox"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // newSkills builds the skills toolset from the skills section: skills from
@@ -28,7 +29,7 @@ import (
 // scripts run in the same sandbox (and with the same timeout) as ptc, in
 // the caller's workspace, skills' MCP servers connected through mcptools.
 func newSkills(cfg *config.Config, log *slog.Logger, tools *builtin.Set, sb *sandbox.Sandbox, store *storage.Store,
-	configs *orchestrator.UserToolConfigs) *skills.Set {
+	configs *toolconfig.Configs) *skills.Set {
 	s := skills.New(&skills.Options{
 		Paths: cfg.SkillPaths(), RetentionTurns: cfg.Skills.RetentionTurns, Enabled: cfg.Skills.Enabled,
 		Sandbox: sb, Timeout: commandTimeout(cfg), Logger: log.With("component", "skills"),

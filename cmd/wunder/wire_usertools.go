@@ -17,6 +17,7 @@ import (
 	"github.com/wunder/wunder/internal/netguard"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
+	"github.com/wunder/wunder/toolconfig"
 )
 
 // userToolsParts are users' own tool configurations (config user_tools):
@@ -27,7 +28,7 @@ type userToolsParts struct {
 
 // newUserTools builds the toolset over the store's configurations; users'
 // servers connect through mcpConnector.
-func newUserTools(cfg *config.Config, log *slog.Logger, store *storage.Store, configs *orchestrator.UserToolConfigs) *userToolsParts {
+func newUserTools(cfg *config.Config, log *slog.Logger, store *storage.Store, configs *toolconfig.Configs) *userToolsParts {
 	u := cfg.UserTools
 	conn := &mcpConnector{policy: u, mcp: cfg.MCP, log: log.With("component", "user_tools"),
 		transport: netguard.Transport(cfg.MCP.Timeout(), u.AllowPrivateURLs)}

@@ -22,6 +22,8 @@ import (
 	"github.com/wunder/wunder/internal/testutil/fakellm"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
+	"github.com/wunder/wunder/toolconfig"
+	"github.com/wunder/wunder/toolconfig/toolconfigtest"
 )
 
 // aliceToken is what alice's MCP server requires; only her configuration
@@ -83,7 +85,7 @@ func newConnector(allowPrivate bool) *mcpConnector {
 func TestUserToolsContract(t *testing.T) {
 	url := userMCPServer(t)
 	orchestratortest.RunToolsetTests(t, func(t *testing.T) orchestrator.Toolset {
-		configs := orchestrator.NewUserToolConfigs(orchestratortest.NewMemToolConfig(), 0)
+		configs := toolconfig.NewConfigs(toolconfigtest.NewMemStore(), 0)
 		set := usertools.New(configs, newConnector(true), &usertools.Options{DiscoveryTimeout: 10 * time.Second})
 		t.Cleanup(func() { _ = set.Close() })
 		if _, err := set.SetServers(t.Context(), "alice", []json.RawMessage{json.RawMessage(aliceServer(url, "echo"))}); err != nil {

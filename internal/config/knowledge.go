@@ -138,7 +138,7 @@ func (c *Config) validateKnowledge(v checker) {
 	atLeast(v, "knowledge.max_cached_indexes", k.MaxCachedIndexes, 1)
 }
 
-// knowledgeNameProblem mirrors orchestrator.CheckToolName (config may not
+// knowledgeNameProblem mirrors toolconfig.CheckName (config may not
 // import the core); "" = valid.
 func knowledgeNameProblem(name string) string {
 	const rule = "must be 1-64 letters, digits, _, - or . (not leading with . or -)"

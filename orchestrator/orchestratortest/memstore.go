@@ -46,8 +46,6 @@ type memStore struct {
 	locks     map[string]memLock
 	// approvals by run, in creation order
 	approvals map[string][]orchestrator.Approval
-	// mem is long-term memory (memstore_memory.go).
-	mem memMemory
 }
 
 type memLock struct {
@@ -661,8 +659,5 @@ func (m *memStore) DeleteUserData(ctx context.Context, userID string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.toolLogs = slices.DeleteFunc(m.toolLogs, func(l orchestrator.ToolLog) bool { return l.UserID == userID })
-	delete(m.mem.enabled, userID)
-	m.mem.records = slices.DeleteFunc(m.mem.records, func(r orchestrator.MemoryRecord) bool { return r.UserID == userID })
-	m.mem.tasks = slices.DeleteFunc(m.mem.tasks, func(t orchestrator.MemoryTask) bool { return t.UserID == userID })
 	return nil
 }

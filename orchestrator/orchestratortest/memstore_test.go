@@ -36,18 +36,6 @@ func FuzzMemStoreText(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) { CheckStoredText(t, s, text) })
 }
 
-func TestMemAccounts(t *testing.T) {
-	RunAccountStoreTests(t, func(*testing.T) orchestrator.AccountStore { return NewMemAccounts() })
-}
-
-func TestMemToolConfig(t *testing.T) {
-	RunToolFileStoreTests(t, func(*testing.T) ToolConfigStore { return NewMemToolConfig() })
-}
-
-func TestMemMemoryStore(t *testing.T) {
-	RunMemoryStoreTests(t, func(*testing.T) orchestrator.MemoryStore { return NewMemStore().(orchestrator.MemoryStore) })
-}
-
 func TestPageKeyOrder(t *testing.T) {
 	at := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
 	k := &orchestrator.PageKey{At: at, ID: "m"}

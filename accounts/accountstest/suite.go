@@ -1,4 +1,4 @@
-package orchestratortest
+package accountstest
 
 import (
 	"errors"
@@ -7,23 +7,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/accounts"
 	"github.com/wunder/wunder/orchestrator"
 )
 
-// RunAccountStoreTests runs the contract every [orchestrator.AccountStore]
+// RunStoreTests runs the contract every [accounts.Store]
 // passes. newStore returns a fresh, empty store on every call and registers
 // its own cleanup (closing it, removing files) with t.Cleanup.
 //
-// Beyond the comments on [orchestrator.AccountStore], the suite pins: times
+// Beyond the comments on [accounts.Store], the suite pins: times
 // round-trip at microsecond precision in UTC; roles keep their order; a
 // token lookup matches the hash exactly; deleting a user deletes their
 // tokens; DeleteToken scoped to another user is ErrNotFound and leaves the
 // token working; ids are unique by orchestrator.FoldUserID, also against
 // concurrent creators and deleted accounts; SetPassword revokes the
 // user's tokens and no one else's.
-func RunAccountStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator.AccountStore) {
+func RunStoreTests(t *testing.T, newStore func(t *testing.T) accounts.Store) {
 	t.Helper()
-	tests := map[string]func(t *testing.T, s orchestrator.AccountStore){
+	tests := map[string]func(t *testing.T, s accounts.Store){
 		"UserRoundTrip":      testUserRoundTrip,
 		"UserConflict":       testUserConflict,
 		"UserUpdate":         testUserUpdate,
@@ -48,18 +49,18 @@ func RunAccountStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator
 	}
 }
 
-func addUser(t *testing.T, s orchestrator.AccountStore, id string, roles ...string) *orchestrator.User {
+func addUser(t *testing.T, s accounts.Store, id string, roles ...string) *accounts.User {
 	t.Helper()
-	u := &orchestrator.User{ID: id, DisplayName: "User " + id, Roles: roles, PasswordHash: "$argon2id$x", CreatedAt: at(0)}
+	u := &accounts.User{ID: id, DisplayName: "User " + id, Roles: roles, PasswordHash: "$argon2id$x", CreatedAt: at(0)}
 	mustDo(t, "CreateUser", s.CreateUser(t.Context(), u))
 	return u
 }
 
-func testUserRoundTrip(t *testing.T, s orchestrator.AccountStore) {
+func testUserRoundTrip(t *testing.T, s accounts.Store) {
 	u := addUser(t, s, "alice", orchestrator.UserRoleUser, orchestrator.UserRoleAdmin)
 	got, err := s.GetUser(t.Context(), "alice")
 	mustDo(t, "GetUser", err)
-	want := &orchestrator.User{ID: "alice", DisplayName: "User alice", Roles: []string{"user", "admin"},
+	want := &accounts.User{ID: "alice", DisplayName: "User alice", Roles: []string{"user", "admin"},
 		PasswordHash: "$argon2id$x", CreatedAt: us(at(0)), UpdatedAt: us(at(0))}
 	diff(t, "GetUser(alice)", want, got)
 	if !u.CreatedAt.Equal(us(at(0))) || u.CreatedAt.Location() != time.UTC {
@@ -75,14 +76,14 @@ func testUserRoundTrip(t *testing.T, s orchestrator.AccountStore) {
 	wantErr(t, "GetUser(bob)", err, orchestrator.ErrNotFound)
 }
 
-func testUserConflict(t *testing.T, s orchestrator.AccountStore) {
+func testUserConflict(t *testing.T, s accounts.Store) {
 	addUser(t, s, "alice", "user")
-	err := s.CreateUser(t.Context(), &orchestrator.User{ID: "alice", Roles: []string{"user"}})
+	err := s.CreateUser(t.Context(), &accounts.User{ID: "alice", Roles: []string{"user"}})
 	wantErr(t, "CreateUser(alice) again", err, orchestrator.ErrConflict)
-	wantErr(t, "CreateUser(empty id)", s.CreateUser(t.Context(), &orchestrator.User{}), orchestrator.ErrInvalidArgument)
+	wantErr(t, "CreateUser(empty id)", s.CreateUser(t.Context(), &accounts.User{}), orchestrator.ErrInvalidArgument)
 }
 
-func testUserUpdate(t *testing.T, s orchestrator.AccountStore) {
+func testUserUpdate(t *testing.T, s accounts.Store) {
 	u := addUser(t, s, "alice", "user")
 	u.Disabled, u.Roles, u.DisplayName, u.PasswordHash, u.UpdatedAt = true, []string{"admin"}, "A", "$argon2id$y", at(time.Hour)
 	u.CreatedAt = at(5 * time.Hour) // ignored: CreatedAt is as created
@@ -90,14 +91,14 @@ func testUserUpdate(t *testing.T, s orchestrator.AccountStore) {
 	got, err := s.GetUser(t.Context(), "alice")
 	mustDo(t, "GetUser", err)
 	// The password hash is ignored too: only SetPassword changes it.
-	want := &orchestrator.User{ID: "alice", DisplayName: "A", Roles: []string{"admin"}, Disabled: true,
+	want := &accounts.User{ID: "alice", DisplayName: "A", Roles: []string{"admin"}, Disabled: true,
 		PasswordHash: "$argon2id$x", CreatedAt: us(at(0)), UpdatedAt: us(at(time.Hour))}
 	diff(t, "GetUser after UpdateUser", want, got)
-	err = s.UpdateUser(t.Context(), &orchestrator.User{ID: "nobody", Roles: []string{"user"}})
+	err = s.UpdateUser(t.Context(), &accounts.User{ID: "nobody", Roles: []string{"user"}})
 	wantErr(t, "UpdateUser(nobody)", err, orchestrator.ErrNotFound)
 }
 
-func testUserListAndDelete(t *testing.T, s orchestrator.AccountStore) {
+func testUserListAndDelete(t *testing.T, s accounts.Store) {
 	for _, id := range []string{"carol", "alice", "bob"} {
 		addUser(t, s, id, "user")
 	}
@@ -112,10 +113,10 @@ func testUserListAndDelete(t *testing.T, s orchestrator.AccountStore) {
 	}
 	diff(t, "ListUsers", []string{"alice", "bob", "carol"}, ids(orchestrator.Page{}))
 	diff(t, "ListUsers(limit 1)", []string{"alice"}, ids(orchestrator.Page{Limit: 1}))
-	diff(t, "ListUsers(after alice)", []string{"bob", "carol"}, ids(orchestrator.Page{After: orchestrator.UserKey(&orchestrator.User{ID: "alice"})}))
+	diff(t, "ListUsers(after alice)", []string{"bob", "carol"}, ids(orchestrator.Page{After: accounts.UserKey(&accounts.User{ID: "alice"})}))
 	diff(t, "ListUsers(after b, limit 1)", []string{"bob"}, ids(orchestrator.Page{Limit: 1, After: &orchestrator.PageKey{ID: "b"}}))
 	diff(t, "ListUsers(after carol)", []string{}, ids(orchestrator.Page{After: &orchestrator.PageKey{ID: "carol"}}))
-	tok := &orchestrator.Token{ID: "t1", Hash: "h1", UserID: "bob", Kind: orchestrator.TokenSession}
+	tok := &accounts.Token{ID: "t1", Hash: "h1", UserID: "bob", Kind: accounts.TokenSession}
 	mustDo(t, "CreateToken", s.CreateToken(t.Context(), tok))
 	mustDo(t, "DeleteUser", s.DeleteUser(t.Context(), "bob"))
 	diff(t, "ListUsers after DeleteUser(bob)", []string{"alice", "carol"}, ids(orchestrator.Page{}))
@@ -124,44 +125,44 @@ func testUserListAndDelete(t *testing.T, s orchestrator.AccountStore) {
 	wantErr(t, "DeleteUser(bob) again", s.DeleteUser(t.Context(), "bob"), orchestrator.ErrNotFound)
 }
 
-func testTokenRoundTrip(t *testing.T, s orchestrator.AccountStore) {
+func testTokenRoundTrip(t *testing.T, s accounts.Store) {
 	addUser(t, s, "alice", "user")
 	exp := at(time.Hour)
-	tok := &orchestrator.Token{ID: "t1", Hash: "abc", UserID: "alice", Name: "ide", Kind: orchestrator.TokenAPI,
+	tok := &accounts.Token{ID: "t1", Hash: "abc", UserID: "alice", Name: "ide", Kind: accounts.TokenAPI,
 		ExpiresAt: &exp, CreatedAt: at(0)}
 	mustDo(t, "CreateToken", s.CreateToken(t.Context(), tok))
 	got, err := s.TokenByHash(t.Context(), "abc")
 	mustDo(t, "TokenByHash", err)
 	uexp := us(exp)
-	diff(t, "TokenByHash(abc)", &orchestrator.Token{ID: "t1", Hash: "abc", UserID: "alice", Name: "ide",
-		Kind: orchestrator.TokenAPI, ExpiresAt: &uexp, CreatedAt: us(at(0))}, got)
+	diff(t, "TokenByHash(abc)", &accounts.Token{ID: "t1", Hash: "abc", UserID: "alice", Name: "ide",
+		Kind: accounts.TokenAPI, ExpiresAt: &uexp, CreatedAt: us(at(0))}, got)
 	for _, h := range []string{"ABC", "ab", "abcd", ""} {
 		_, err := s.TokenByHash(t.Context(), h)
 		wantErr(t, "TokenByHash("+h+")", err, orchestrator.ErrNotFound)
 	}
-	never := &orchestrator.Token{ID: "t2", Hash: "def", UserID: "alice", Kind: orchestrator.TokenAPI}
+	never := &accounts.Token{ID: "t2", Hash: "def", UserID: "alice", Kind: accounts.TokenAPI}
 	mustDo(t, "CreateToken", s.CreateToken(t.Context(), never))
 	got, err = s.TokenByHash(t.Context(), "def")
 	mustDo(t, "TokenByHash", err)
 	if got.ExpiresAt != nil || got.CreatedAt.IsZero() {
 		t.Errorf("token without expiry = %+v; want nil ExpiresAt and CreatedAt set", got)
 	}
-	dup := &orchestrator.Token{ID: "t3", Hash: "abc", UserID: "alice", Kind: orchestrator.TokenAPI}
+	dup := &accounts.Token{ID: "t3", Hash: "abc", UserID: "alice", Kind: accounts.TokenAPI}
 	wantErr(t, "CreateToken(same hash)", s.CreateToken(t.Context(), dup), orchestrator.ErrConflict)
 }
 
-func testTokenNeedsUser(t *testing.T, s orchestrator.AccountStore) {
-	err := s.CreateToken(t.Context(), &orchestrator.Token{ID: "t1", Hash: "h", UserID: "ghost", Kind: orchestrator.TokenAPI})
+func testTokenNeedsUser(t *testing.T, s accounts.Store) {
+	err := s.CreateToken(t.Context(), &accounts.Token{ID: "t1", Hash: "h", UserID: "ghost", Kind: accounts.TokenAPI})
 	wantErr(t, "CreateToken for a missing user", err, orchestrator.ErrNotFound)
 	_, err = s.TokenByHash(t.Context(), "h")
 	wantErr(t, "TokenByHash after the failed create", err, orchestrator.ErrNotFound)
 }
 
-func testTokenScopedDelete(t *testing.T, s orchestrator.AccountStore) {
+func testTokenScopedDelete(t *testing.T, s accounts.Store) {
 	addUser(t, s, "alice", "user")
 	addUser(t, s, "bob", "user")
-	mustDo(t, "CreateToken", s.CreateToken(t.Context(), &orchestrator.Token{ID: "ta", Hash: "ha", UserID: "alice", Kind: orchestrator.TokenAPI}))
-	mustDo(t, "CreateToken", s.CreateToken(t.Context(), &orchestrator.Token{ID: "tb", Hash: "hb", UserID: "bob", Kind: orchestrator.TokenAPI}))
+	mustDo(t, "CreateToken", s.CreateToken(t.Context(), &accounts.Token{ID: "ta", Hash: "ha", UserID: "alice", Kind: accounts.TokenAPI}))
+	mustDo(t, "CreateToken", s.CreateToken(t.Context(), &accounts.Token{ID: "tb", Hash: "hb", UserID: "bob", Kind: accounts.TokenAPI}))
 	wantErr(t, "DeleteToken(bob, ta)", s.DeleteToken(t.Context(), "bob", "ta"), orchestrator.ErrNotFound)
 	if _, err := s.TokenByHash(t.Context(), "ha"); err != nil {
 		t.Fatalf("alice's token after bob's failed delete: %v", err)
@@ -173,14 +174,14 @@ func testTokenScopedDelete(t *testing.T, s orchestrator.AccountStore) {
 	wantErr(t, "DeleteToken(tb) again", s.DeleteToken(t.Context(), "", "tb"), orchestrator.ErrNotFound)
 }
 
-func testTokenListByUser(t *testing.T, s orchestrator.AccountStore) {
+func testTokenListByUser(t *testing.T, s accounts.Store) {
 	addUser(t, s, "alice", "user")
 	addUser(t, s, "bob", "user")
 	for i, id := range []string{"t1", "t2", "t3"} {
-		mustDo(t, "CreateToken", s.CreateToken(t.Context(), &orchestrator.Token{ID: id, Hash: "h" + id, UserID: "alice",
-			Kind: orchestrator.TokenSession, CreatedAt: at(time.Duration(i) * time.Minute)}))
+		mustDo(t, "CreateToken", s.CreateToken(t.Context(), &accounts.Token{ID: id, Hash: "h" + id, UserID: "alice",
+			Kind: accounts.TokenSession, CreatedAt: at(time.Duration(i) * time.Minute)}))
 	}
-	mustDo(t, "CreateToken", s.CreateToken(t.Context(), &orchestrator.Token{ID: "tb", Hash: "hb", UserID: "bob", Kind: orchestrator.TokenAPI}))
+	mustDo(t, "CreateToken", s.CreateToken(t.Context(), &accounts.Token{ID: "tb", Hash: "hb", UserID: "bob", Kind: accounts.TokenAPI}))
 	list, err := s.ListTokens(t.Context(), "alice")
 	mustDo(t, "ListTokens", err)
 	got := []string{}
@@ -195,18 +196,18 @@ func testTokenListByUser(t *testing.T, s orchestrator.AccountStore) {
 	}
 }
 
-func testTokenInvalid(t *testing.T, s orchestrator.AccountStore) {
+func testTokenInvalid(t *testing.T, s accounts.Store) {
 	addUser(t, s, "alice", "user")
-	for _, tok := range []*orchestrator.Token{
-		{Hash: "h", UserID: "alice", Kind: orchestrator.TokenAPI},
-		{ID: "t", UserID: "alice", Kind: orchestrator.TokenAPI},
-		{ID: "t", Hash: "h", Kind: orchestrator.TokenAPI},
+	for _, tok := range []*accounts.Token{
+		{Hash: "h", UserID: "alice", Kind: accounts.TokenAPI},
+		{ID: "t", UserID: "alice", Kind: accounts.TokenAPI},
+		{ID: "t", Hash: "h", Kind: accounts.TokenAPI},
 	} {
 		wantErr(t, "CreateToken(incomplete)", s.CreateToken(t.Context(), tok), orchestrator.ErrInvalidArgument)
 	}
 }
 
-func testToolAccess(t *testing.T, s orchestrator.AccountStore) {
+func testToolAccess(t *testing.T, s accounts.Store) {
 	addUser(t, s, "alice", "user")
 	got, err := s.GetToolAccess(t.Context(), "alice")
 	mustDo(t, "GetToolAccess", err)
@@ -270,10 +271,10 @@ func testToolAccess(t *testing.T, s orchestrator.AccountStore) {
 
 // Ids differing only in case are one account: the second is a conflict,
 // and lookups stay exact (a legacy "Alice" is found as "Alice" only).
-func testIDsUniqueByFold(t *testing.T, s orchestrator.AccountStore) {
+func testIDsUniqueByFold(t *testing.T, s accounts.Store) {
 	for _, pair := range [][2]string{{"alice", "Alice"}, {"BOB", "bob"}, {"Émile", "éMILE"}, {"straße", "STRAẞE"}, {"Σοφία", "ΣΟΦΊΑ"}} {
 		addUser(t, s, pair[0], "user")
-		err := s.CreateUser(t.Context(), &orchestrator.User{ID: pair[1], Roles: []string{"user"}})
+		err := s.CreateUser(t.Context(), &accounts.User{ID: pair[1], Roles: []string{"user"}})
 		wantErr(t, "CreateUser("+pair[1]+") beside "+pair[0], err, orchestrator.ErrConflict)
 		_, err = s.GetUser(t.Context(), pair[1])
 		wantErr(t, "GetUser("+pair[1]+")", err, orchestrator.ErrNotFound)
@@ -285,7 +286,7 @@ func testIDsUniqueByFold(t *testing.T, s orchestrator.AccountStore) {
 
 // Concurrent creators of case variants of one id: exactly one wins, so
 // uniqueness is the store's, not a check before the insert.
-func testIDRace(t *testing.T, s orchestrator.AccountStore) {
+func testIDRace(t *testing.T, s accounts.Store) {
 	ids := []string{"carol", "Carol", "CAROL", "cArOl", "caRol", "CaroL"}
 	errs := make([]error, len(ids))
 	var wg sync.WaitGroup
@@ -293,7 +294,7 @@ func testIDRace(t *testing.T, s orchestrator.AccountStore) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = s.CreateUser(t.Context(), &orchestrator.User{ID: id, Roles: []string{"user"}})
+			errs[i] = s.CreateUser(t.Context(), &accounts.User{ID: id, Roles: []string{"user"}})
 		}()
 	}
 	wg.Wait()
@@ -316,13 +317,13 @@ func testIDRace(t *testing.T, s orchestrator.AccountStore) {
 	}
 }
 
-func testSetPassword(t *testing.T, s orchestrator.AccountStore) {
+func testSetPassword(t *testing.T, s accounts.Store) {
 	addUser(t, s, "alice", "user")
 	addUser(t, s, "bob", "user")
-	for _, tok := range []*orchestrator.Token{
-		{ID: "ta1", Hash: "ha1", UserID: "alice", Kind: orchestrator.TokenSession},
-		{ID: "ta2", Hash: "ha2", UserID: "alice", Kind: orchestrator.TokenAPI},
-		{ID: "tb", Hash: "hb", UserID: "bob", Kind: orchestrator.TokenSession},
+	for _, tok := range []*accounts.Token{
+		{ID: "ta1", Hash: "ha1", UserID: "alice", Kind: accounts.TokenSession},
+		{ID: "ta2", Hash: "ha2", UserID: "alice", Kind: accounts.TokenAPI},
+		{ID: "tb", Hash: "hb", UserID: "bob", Kind: accounts.TokenSession},
 	} {
 		mustDo(t, "CreateToken", s.CreateToken(t.Context(), tok))
 	}
@@ -344,22 +345,22 @@ func testSetPassword(t *testing.T, s orchestrator.AccountStore) {
 
 // A deleted account is gone from every lookup, but its id (and every case
 // variant of it) stays taken.
-func testDeleteTombstone(t *testing.T, s orchestrator.AccountStore) {
+func testDeleteTombstone(t *testing.T, s accounts.Store) {
 	addUser(t, s, "bob", "user")
 	mustDo(t, "SetToolAccess", s.SetToolAccess(t.Context(), "bob", &orchestrator.ToolAccess{Denied: []string{"x"}}))
 	mustDo(t, "DeleteUser(bob)", s.DeleteUser(t.Context(), "bob"))
 	_, err := s.GetUser(t.Context(), "bob")
 	wantErr(t, "GetUser(bob) once deleted", err, orchestrator.ErrNotFound)
 	for _, id := range []string{"bob", "Bob", "BOB"} {
-		err := s.CreateUser(t.Context(), &orchestrator.User{ID: id, Roles: []string{"user"}})
+		err := s.CreateUser(t.Context(), &accounts.User{ID: id, Roles: []string{"user"}})
 		wantErr(t, "CreateUser("+id+") after bob was deleted", err, orchestrator.ErrConflict)
 	}
-	wantErr(t, "UpdateUser(bob) once deleted", s.UpdateUser(t.Context(), &orchestrator.User{ID: "bob", Roles: []string{"user"}}), orchestrator.ErrNotFound)
+	wantErr(t, "UpdateUser(bob) once deleted", s.UpdateUser(t.Context(), &accounts.User{ID: "bob", Roles: []string{"user"}}), orchestrator.ErrNotFound)
 	wantErr(t, "SetPassword(bob) once deleted", s.SetPassword(t.Context(), "bob", "$x"), orchestrator.ErrNotFound)
 	wantErr(t, "SetToolAccess(bob) once deleted", s.SetToolAccess(t.Context(), "bob", nil), orchestrator.ErrNotFound)
 	_, err = s.GetToolAccess(t.Context(), "bob")
 	wantErr(t, "GetToolAccess(bob) once deleted", err, orchestrator.ErrNotFound)
-	err = s.CreateToken(t.Context(), &orchestrator.Token{ID: "t", Hash: "h", UserID: "bob", Kind: orchestrator.TokenAPI})
+	err = s.CreateToken(t.Context(), &accounts.Token{ID: "t", Hash: "h", UserID: "bob", Kind: accounts.TokenAPI})
 	wantErr(t, "CreateToken(bob) once deleted", err, orchestrator.ErrNotFound)
 	wantErr(t, "DeleteUser(bob) again", s.DeleteUser(t.Context(), "bob"), orchestrator.ErrNotFound)
 	list, err := s.ListUsers(t.Context(), orchestrator.Page{})
@@ -372,7 +373,7 @@ func testDeleteTombstone(t *testing.T, s orchestrator.AccountStore) {
 // testUsersWhileAdding pages the accounts (by id) through the cursor
 // helper while accounts are added between pages: those with an id below
 // the cursor's are not shown, those above it are, and none twice.
-func testUsersWhileAdding(t *testing.T, s orchestrator.AccountStore) {
+func testUsersWhileAdding(t *testing.T, s accounts.Store) {
 	var want []string
 	for i := range 23 {
 		id := fmt.Sprintf("m%02d", i)
@@ -380,9 +381,9 @@ func testUsersWhileAdding(t *testing.T, s orchestrator.AccountStore) {
 		want = append(want, id)
 	}
 	var late []string
-	got := pageThrough(t, 4, "users", func(p orchestrator.Page) ([]*orchestrator.User, error) {
+	got := pageThrough(t, 4, "users", func(p orchestrator.Page) ([]*accounts.User, error) {
 		return s.ListUsers(t.Context(), p)
-	}, orchestrator.UserKey, func(u *orchestrator.User) string { return u.ID }, func(p int) {
+	}, accounts.UserKey, func(u *accounts.User) string { return u.ID }, func(p int) {
 		addUser(t, s, fmt.Sprintf("a%02d", p), "user") // ahead of the cursor
 		addUser(t, s, fmt.Sprintf("z%02d", p), "user") // behind it
 		late = append(late, fmt.Sprintf("z%02d", p))

@@ -1,4 +1,4 @@
-package orchestrator
+package memory
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // of a no-tool run's CPU on SQLite, a round trip on PostgreSQL
 // (docs/benchmarks.md). The switch changes rarely, so a run uses it as
 // this process last read it, for up to ttl; a change made through this
-// process (SetMemoryEnabled, DeleteUserData) replaces or forgets the entry
+// process (SetEnabled, ForgetUser) replaces or forgets the entry
 // at once, so only a change made through another replica waits up to ttl.
 // The routes that show the switch read the store.
 type switchCache struct {
@@ -36,7 +36,7 @@ type cachedSwitch struct {
 const maxCachedSwitches = 1 << 16
 
 // enabled returns the user's switch for a run.
-func (m *memory) enabled(ctx context.Context, userID string) (bool, error) {
+func (m *Memory) enabled(ctx context.Context, userID string) (bool, error) {
 	c := &m.switches
 	if c.ttl < 0 {
 		return m.st.MemoryEnabled(ctx, userID)
@@ -94,3 +94,7 @@ func (c *switchCache) forget(userID string) {
 	delete(c.m, userID)
 	c.gen++
 }
+
+// ForgetUser implements [orchestrator.Memory]: the user's data was
+// deleted, their switch with it.
+func (m *Memory) ForgetUser(userID string) { m.switches.forget(userID) }

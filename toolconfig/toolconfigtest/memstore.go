@@ -1,4 +1,4 @@
-package orchestratortest
+package toolconfigtest
 
 import (
 	"cmp"
@@ -12,18 +12,19 @@ import (
 	"time"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
-// ToolConfigStore is both stores of run-time tool configuration.
-type ToolConfigStore interface {
-	orchestrator.ToolFileStore
-	orchestrator.UserToolConfigStore
+// Stores is both stores of run-time tool configuration.
+type Stores interface {
+	toolconfig.FileStore
+	toolconfig.Store
 }
 
-// NewMemToolConfig returns an in-memory [ToolConfigStore] for tests. It
-// passes [RunToolFileStoreTests] with the same rules as the SQL store.
-func NewMemToolConfig() ToolConfigStore {
-	return &memToolConfig{files: map[fileKey]orchestrator.ToolFile{}, configs: map[string][]byte{}}
+// NewMemStore returns an in-memory [Stores] for tests. It
+// passes [RunStoreTests] with the same rules as the SQL store.
+func NewMemStore() Stores {
+	return &memToolConfig{files: map[fileKey]toolconfig.File{}, configs: map[string][]byte{}}
 }
 
 type fileKey struct{ owner, kind, name, path string }
@@ -31,11 +32,11 @@ type fileKey struct{ owner, kind, name, path string }
 type memToolConfig struct {
 	// mu guards files and configs.
 	mu      sync.Mutex
-	files   map[fileKey]orchestrator.ToolFile
+	files   map[fileKey]toolconfig.File
 	configs map[string][]byte // user id -> JSON of the stored UserToolConfig
 }
 
-func (m *memToolConfig) PutToolFiles(_ context.Context, owner, kind, name string, files []orchestrator.ToolFile, replace bool) error {
+func (m *memToolConfig) PutToolFiles(_ context.Context, owner, kind, name string, files []toolconfig.File, replace bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now().UTC().Truncate(time.Microsecond)
@@ -52,16 +53,16 @@ func (m *memToolConfig) PutToolFiles(_ context.Context, owner, kind, name string
 	}
 	for _, f := range files {
 		sum := sha256.Sum256(f.Data)
-		m.files[fileKey{owner, kind, name, f.Path}] = orchestrator.ToolFile{Owner: owner, Kind: kind, Name: name, Path: f.Path,
+		m.files[fileKey{owner, kind, name, f.Path}] = toolconfig.File{Owner: owner, Kind: kind, Name: name, Path: f.Path,
 			Data: append([]byte{}, f.Data...), Size: int64(len(f.Data)), SHA256: hex.EncodeToString(sum[:]), UpdatedAt: now}
 	}
 	return nil
 }
 
-func (m *memToolConfig) ListToolFiles(_ context.Context, owner, kind, name string, withData bool) ([]orchestrator.ToolFile, error) {
+func (m *memToolConfig) ListToolFiles(_ context.Context, owner, kind, name string, withData bool) ([]toolconfig.File, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := []orchestrator.ToolFile{}
+	out := []toolconfig.File{}
 	for k, f := range m.files {
 		if k.owner != owner || k.kind != kind || (name != "" && k.name != name) {
 			continue
@@ -73,7 +74,7 @@ func (m *memToolConfig) ListToolFiles(_ context.Context, owner, kind, name strin
 		}
 		out = append(out, f)
 	}
-	slices.SortFunc(out, func(a, b orchestrator.ToolFile) int {
+	slices.SortFunc(out, func(a, b toolconfig.File) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Path, b.Path))
 	})
 	return out, nil
@@ -95,23 +96,23 @@ func (m *memToolConfig) DeleteToolFiles(_ context.Context, owner, kind, name str
 	return nil
 }
 
-func (m *memToolConfig) GetUserToolConfig(_ context.Context, userID string) (*orchestrator.UserToolConfig, error) {
+func (m *memToolConfig) GetUserToolConfig(_ context.Context, userID string) (*toolconfig.UserConfig, error) {
 	m.mu.Lock()
 	b, ok := m.configs[userID]
 	m.mu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("%w: tool configuration of %q", orchestrator.ErrNotFound, userID)
 	}
-	c := new(orchestrator.UserToolConfig)
+	c := new(toolconfig.UserConfig)
 	return c, json.Unmarshal(b, c)
 }
 
-func (m *memToolConfig) PutUserToolConfig(_ context.Context, c *orchestrator.UserToolConfig) error {
+func (m *memToolConfig) PutUserToolConfig(_ context.Context, c *toolconfig.UserConfig) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var stored int64
 	if b, ok := m.configs[c.UserID]; ok {
-		var old orchestrator.UserToolConfig
+		var old toolconfig.UserConfig
 		_ = json.Unmarshal(b, &old)
 		stored = old.Revision
 	}
@@ -130,7 +131,7 @@ func (m *memToolConfig) PutUserToolConfig(_ context.Context, c *orchestrator.Use
 	return nil
 }
 
-func (m *memToolConfig) ListSharedToolConfigs(ctx context.Context) ([]*orchestrator.UserToolConfig, error) {
+func (m *memToolConfig) ListSharedToolConfigs(ctx context.Context) ([]*toolconfig.UserConfig, error) {
 	m.mu.Lock()
 	ids := make([]string, 0, len(m.configs))
 	for id := range m.configs {
@@ -138,7 +139,7 @@ func (m *memToolConfig) ListSharedToolConfigs(ctx context.Context) ([]*orchestra
 	}
 	m.mu.Unlock()
 	slices.Sort(ids)
-	out := []*orchestrator.UserToolConfig{}
+	out := []*toolconfig.UserConfig{}
 	for _, id := range ids {
 		c, err := m.GetUserToolConfig(ctx, id)
 		if err != nil {

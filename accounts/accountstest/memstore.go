@@ -1,4 +1,4 @@
-package orchestratortest
+package accountstest
 
 import (
 	"cmp"
@@ -8,38 +8,39 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wunder/wunder/accounts"
 	"github.com/wunder/wunder/orchestrator"
 )
 
-// NewMemAccounts returns an in-memory [orchestrator.AccountStore] for tests.
-// It passes [RunAccountStoreTests] with the same rules as the SQL store.
-func NewMemAccounts() orchestrator.AccountStore {
-	return &memAccounts{users: map[string]orchestrator.User{}, keys: map[string]string{}, tokens: map[string]orchestrator.Token{},
+// NewMemStore returns an in-memory [accounts.Store] for tests.
+// It passes [RunStoreTests] with the same rules as the SQL store.
+func NewMemStore() accounts.Store {
+	return &memAccounts{users: map[string]accounts.User{}, keys: map[string]string{}, tokens: map[string]accounts.Token{},
 		access: map[string]*orchestrator.ToolAccess{}}
 }
 
 type memAccounts struct {
 	// mu guards the fields below.
 	mu    sync.Mutex
-	users map[string]orchestrator.User // live accounts, by id
+	users map[string]accounts.User // live accounts, by id
 	// keys maps each orchestrator.FoldUserID key taken to the id that took
 	// it; deleted accounts keep theirs (the tombstone).
 	keys   map[string]string
-	tokens map[string]orchestrator.Token // by id
+	tokens map[string]accounts.Token // by id
 	access map[string]*orchestrator.ToolAccess
 }
 
-func cloneUser(u orchestrator.User) *orchestrator.User {
+func cloneUser(u accounts.User) *accounts.User {
 	u.Roles = slices.Clone(u.Roles)
 	return &u
 }
 
-func cloneToken(t orchestrator.Token) *orchestrator.Token {
+func cloneToken(t accounts.Token) *accounts.Token {
 	t.ExpiresAt = stampPtr(t.ExpiresAt)
 	return &t
 }
 
-func storedUser(u orchestrator.User) orchestrator.User {
+func storedUser(u accounts.User) accounts.User {
 	u.ID, u.DisplayName, u.PasswordHash = txt(u.ID), txt(u.DisplayName), txt(u.PasswordHash)
 	roles := make([]string, len(u.Roles))
 	for i, r := range u.Roles {
@@ -49,7 +50,7 @@ func storedUser(u orchestrator.User) orchestrator.User {
 	return u
 }
 
-func (m *memAccounts) CreateUser(_ context.Context, u *orchestrator.User) error {
+func (m *memAccounts) CreateUser(_ context.Context, u *accounts.User) error {
 	if u == nil || u.ID == "" {
 		return fmt.Errorf("%w: user id is empty", orchestrator.ErrInvalidArgument)
 	}
@@ -70,7 +71,7 @@ func (m *memAccounts) CreateUser(_ context.Context, u *orchestrator.User) error 
 	return nil
 }
 
-func (m *memAccounts) GetUser(_ context.Context, id string) (*orchestrator.User, error) {
+func (m *memAccounts) GetUser(_ context.Context, id string) (*accounts.User, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	u, ok := m.users[txt(id)]
@@ -80,7 +81,7 @@ func (m *memAccounts) GetUser(_ context.Context, id string) (*orchestrator.User,
 	return cloneUser(u), nil
 }
 
-func (m *memAccounts) ListUsers(_ context.Context, p orchestrator.Page) ([]*orchestrator.User, error) {
+func (m *memAccounts) ListUsers(_ context.Context, p orchestrator.Page) ([]*accounts.User, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	ids := make([]string, 0, len(m.users))
@@ -91,14 +92,14 @@ func (m *memAccounts) ListUsers(_ context.Context, p orchestrator.Page) ([]*orch
 	}
 	slices.Sort(ids)
 	ids = ids[:pageLen(p, len(ids))]
-	out := make([]*orchestrator.User, 0, len(ids))
+	out := make([]*accounts.User, 0, len(ids))
 	for _, id := range ids {
 		out = append(out, cloneUser(m.users[id]))
 	}
 	return out, nil
 }
 
-func (m *memAccounts) UpdateUser(_ context.Context, u *orchestrator.User) error {
+func (m *memAccounts) UpdateUser(_ context.Context, u *accounts.User) error {
 	if u == nil || u.ID == "" {
 		return fmt.Errorf("%w: user id is empty", orchestrator.ErrInvalidArgument)
 	}
@@ -151,7 +152,7 @@ func (m *memAccounts) DeleteUser(_ context.Context, id string) error {
 	return nil
 }
 
-func (m *memAccounts) CreateToken(_ context.Context, t *orchestrator.Token) error {
+func (m *memAccounts) CreateToken(_ context.Context, t *accounts.Token) error {
 	if t == nil || t.ID == "" || t.Hash == "" || t.UserID == "" {
 		return fmt.Errorf("%w: token needs an id, a hash and a user", orchestrator.ErrInvalidArgument)
 	}
@@ -161,7 +162,7 @@ func (m *memAccounts) CreateToken(_ context.Context, t *orchestrator.Token) erro
 	defer m.mu.Unlock()
 	row := *t
 	row.ID, row.Hash, row.UserID, row.Name = txt(row.ID), txt(row.Hash), txt(row.UserID), txt(row.Name)
-	row.Kind = orchestrator.TokenKind(txt(string(row.Kind)))
+	row.Kind = accounts.TokenKind(txt(string(row.Kind)))
 	if _, ok := m.users[row.UserID]; !ok {
 		return fmt.Errorf("%w: user %s", orchestrator.ErrNotFound, t.UserID)
 	}
@@ -174,7 +175,7 @@ func (m *memAccounts) CreateToken(_ context.Context, t *orchestrator.Token) erro
 	return nil
 }
 
-func (m *memAccounts) TokenByHash(_ context.Context, hash string) (*orchestrator.Token, error) {
+func (m *memAccounts) TokenByHash(_ context.Context, hash string) (*accounts.Token, error) {
 	hash = txt(hash)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -186,17 +187,17 @@ func (m *memAccounts) TokenByHash(_ context.Context, hash string) (*orchestrator
 	return nil, fmt.Errorf("%w: token", orchestrator.ErrNotFound)
 }
 
-func (m *memAccounts) ListTokens(_ context.Context, userID string) ([]*orchestrator.Token, error) {
+func (m *memAccounts) ListTokens(_ context.Context, userID string) ([]*accounts.Token, error) {
 	userID = txt(userID)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []*orchestrator.Token
+	var out []*accounts.Token
 	for _, t := range m.tokens {
 		if t.UserID == userID {
 			out = append(out, cloneToken(t))
 		}
 	}
-	slices.SortFunc(out, func(a, b *orchestrator.Token) int {
+	slices.SortFunc(out, func(a, b *accounts.Token) int {
 		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(b.ID, a.ID))
 	})
 	return out, nil

@@ -1,4 +1,4 @@
-package orchestratortest
+package memorytest
 
 import (
 	"context"
@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/memory"
 	"github.com/wunder/wunder/orchestrator"
 )
 
-// RunMemoryStoreTests runs the contract every [orchestrator.MemoryStore]
+// RunStoreTests runs the contract every [memory.Store]
 // passes. newStore returns a fresh, empty store on every call and
 // registers its own cleanup.
 //
@@ -19,9 +20,9 @@ import (
 // a user never reaching another's records through any method, the queue
 // bound with its failed task, and each task claimed by exactly one of
 // concurrent claimants.
-func RunMemoryStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator.MemoryStore) {
+func RunStoreTests(t *testing.T, newStore func(t *testing.T) memory.Store) {
 	t.Helper()
-	tests := map[string]func(t *testing.T, s orchestrator.MemoryStore){
+	tests := map[string]func(t *testing.T, s memory.Store){
 		"Switch":         testMemorySwitch,
 		"Records":        testMemoryRecords,
 		"RecordsMax":     testMemoryRecordsMax,
@@ -43,7 +44,7 @@ func RunMemoryStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator.
 
 var memT0 = time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
 
-func testMemorySwitch(t *testing.T, s orchestrator.MemoryStore) {
+func testMemorySwitch(t *testing.T, s memory.Store) {
 	ctx := t.Context()
 	on, err := s.MemoryEnabled(ctx, "alice")
 	mustDo(t, "MemoryEnabled", err)
@@ -64,20 +65,20 @@ func testMemorySwitch(t *testing.T, s orchestrator.MemoryStore) {
 	users, err := s.ListMemoryUsers(ctx)
 	mustDo(t, "ListMemoryUsers", err)
 	at := memT0
-	diff(t, "ListMemoryUsers", []orchestrator.MemoryUser{
+	diff(t, "ListMemoryUsers", []memory.User{
 		{UserID: "alice", Enabled: true}, {UserID: "bob"}, {UserID: "carol", Records: 1, LastUpdated: &at},
 	}, users)
 }
 
-func putRecord(t *testing.T, s orchestrator.MemoryStore, user, session, summary string, at time.Time) orchestrator.MemoryRecord {
+func putRecord(t *testing.T, s memory.Store, user, session, summary string, at time.Time) memory.Record {
 	t.Helper()
-	r := orchestrator.MemoryRecord{ID: fmt.Sprintf("mem_%s_%s_%d", user, session, at.UnixNano()), UserID: user, SessionID: session,
+	r := memory.Record{ID: fmt.Sprintf("mem_%s_%s_%d", user, session, at.UnixNano()), UserID: user, SessionID: session,
 		Summary: summary, CreatedAt: at, UpdatedAt: at}
 	mustDo(t, "PutMemoryRecord", s.PutMemoryRecord(t.Context(), &r, 30))
 	return r
 }
 
-func recordSummaries(t *testing.T, s orchestrator.MemoryStore, user string) []string {
+func recordSummaries(t *testing.T, s memory.Store, user string) []string {
 	t.Helper()
 	recs, err := s.ListMemoryRecords(t.Context(), user)
 	mustDo(t, "ListMemoryRecords", err)
@@ -91,7 +92,7 @@ func recordSummaries(t *testing.T, s orchestrator.MemoryStore, user string) []st
 	return out
 }
 
-func testMemoryRecords(t *testing.T, s orchestrator.MemoryStore) {
+func testMemoryRecords(t *testing.T, s memory.Store) {
 	ctx := t.Context()
 	diff(t, "records of a user without any", []string{}, recordSummaries(t, s, "alice"))
 	first := putRecord(t, s, "alice", "s1", "one", memT0)
@@ -130,7 +131,7 @@ func testMemoryRecords(t *testing.T, s orchestrator.MemoryStore) {
 	diff(t, "after deleting all", []string{}, recordSummaries(t, s, "alice"))
 }
 
-func testMemoryRecordsMax(t *testing.T, s orchestrator.MemoryStore) {
+func testMemoryRecordsMax(t *testing.T, s memory.Store) {
 	for i := range 31 {
 		putRecord(t, s, "alice", fmt.Sprintf("s%02d", i), fmt.Sprintf("r%02d", i), memT0.Add(time.Duration(i)*time.Minute))
 	}
@@ -155,7 +156,7 @@ func last(s []string) string {
 	return s[len(s)-1]
 }
 
-func testMemoryRecordsApart(t *testing.T, s orchestrator.MemoryStore) {
+func testMemoryRecordsApart(t *testing.T, s memory.Store) {
 	ctx := t.Context()
 	putRecord(t, s, "alice", "s1", "alice's", memT0)
 	putRecord(t, s, "bob", "s1", "bob's", memT0) // the same session id, another user
@@ -174,12 +175,12 @@ func testMemoryRecordsApart(t *testing.T, s orchestrator.MemoryStore) {
 	diff(t, "alice's records after carol's 30", []string{"alice's"}, recordSummaries(t, s, "alice"))
 }
 
-func task(id, user, session string, at time.Time) *orchestrator.MemoryTask {
-	return &orchestrator.MemoryTask{ID: id, UserID: user, SessionID: session, RunID: "run_" + id, Language: "en",
-		State: orchestrator.MemoryQueued, QueuedAt: at}
+func task(id, user, session string, at time.Time) *memory.Task {
+	return &memory.Task{ID: id, UserID: user, SessionID: session, RunID: "run_" + id, Language: "en",
+		State: memory.Queued, QueuedAt: at}
 }
 
-func testMemoryQueue(t *testing.T, s orchestrator.MemoryStore) {
+func testMemoryQueue(t *testing.T, s memory.Store) {
 	ctx := t.Context()
 	mustDo(t, "Enqueue t1", s.EnqueueMemoryTask(ctx, task("t1", "alice", "s1", memT0), 10))
 	mustDo(t, "Enqueue t2", s.EnqueueMemoryTask(ctx, task("t2", "bob", "s2", memT0.Add(time.Second)), 10))
@@ -191,7 +192,7 @@ func testMemoryQueue(t *testing.T, s orchestrator.MemoryStore) {
 	}
 	got, err := s.ClaimMemoryTask(ctx, "w1", memT0.Add(time.Minute), time.Minute)
 	mustDo(t, "Claim", err)
-	if got == nil || got.ID != "t1" || got.State != orchestrator.MemoryRunning || got.Owner != "w1" || got.Attempts != 1 || got.StartedAt == nil {
+	if got == nil || got.ID != "t1" || got.State != memory.Running || got.Owner != "w1" || got.Attempts != 1 || got.StartedAt == nil {
 		t.Fatalf("first claim = %+v; want t1 running under w1, attempt 1, started", got)
 	}
 	// Now t1 runs, a new task of s1 is queued again.
@@ -202,15 +203,15 @@ func testMemoryQueue(t *testing.T, s orchestrator.MemoryStore) {
 	}
 	// The fence: only the owner ends a task.
 	end := *got
-	end.Owner, end.State, end.Error = "w2", orchestrator.MemoryFailed, "x"
+	end.Owner, end.State, end.Error = "w2", memory.Failed, "x"
 	wantErr(t, "EndMemoryTask by another owner", s.EndMemoryTask(ctx, &end), orchestrator.ErrConflict)
 	fin := memT0.Add(2 * time.Minute)
-	got.State, got.Model, got.FinishedAt = orchestrator.MemoryDone, "gpt", &fin
+	got.State, got.Model, got.FinishedAt = memory.Done, "gpt", &fin
 	mustDo(t, "EndMemoryTask", s.EndMemoryTask(ctx, got))
 	wantErr(t, "EndMemoryTask twice", s.EndMemoryTask(ctx, got), orchestrator.ErrConflict)
 	stored, err := s.GetMemoryTask(ctx, "t1")
 	mustDo(t, "GetMemoryTask", err)
-	if stored.State != orchestrator.MemoryDone || stored.Model != "gpt" || stored.FinishedAt == nil || !stored.FinishedAt.Equal(fin) {
+	if stored.State != memory.Done || stored.Model != "gpt" || stored.FinishedAt == nil || !stored.FinishedAt.Equal(fin) {
 		t.Errorf("ended task = %+v; want done by gpt at %v", stored, fin)
 	}
 	// Release puts a task back in the queue.
@@ -230,19 +231,19 @@ func testMemoryQueue(t *testing.T, s orchestrator.MemoryStore) {
 	wantErr(t, "GetMemoryTask(missing)", err, orchestrator.ErrNotFound)
 }
 
-func testMemoryQueueBound(t *testing.T, s orchestrator.MemoryStore) {
+func testMemoryQueueBound(t *testing.T, s memory.Store) {
 	ctx := t.Context()
 	mustDo(t, "Enqueue t1", s.EnqueueMemoryTask(ctx, task("t1", "alice", "s1", memT0), 2))
 	mustDo(t, "Enqueue t2", s.EnqueueMemoryTask(ctx, task("t2", "alice", "s2", memT0), 2))
 	wantErr(t, "Enqueue beyond the bound", s.EnqueueMemoryTask(ctx, task("t3", "alice", "s3", memT0), 2), orchestrator.ErrBusy)
 	t3, err := s.GetMemoryTask(ctx, "t3")
 	mustDo(t, "GetMemoryTask(t3)", err)
-	if t3.State != orchestrator.MemoryFailed || t3.Error == "" {
+	if t3.State != memory.Failed || t3.Error == "" {
 		t.Errorf("refused task = %+v; want it logged failed with an error", t3)
 	}
 }
 
-func testMemoryLease(t *testing.T, s orchestrator.MemoryStore) {
+func testMemoryLease(t *testing.T, s memory.Store) {
 	ctx := t.Context()
 	mustDo(t, "Enqueue", s.EnqueueMemoryTask(ctx, task("t1", "alice", "s1", memT0), 10))
 	got, err := s.ClaimMemoryTask(ctx, "w1", memT0, time.Minute)
@@ -262,11 +263,11 @@ func testMemoryLease(t *testing.T, s orchestrator.MemoryStore) {
 	if over == nil || over.ID != "t1" || over.Owner != "w2" {
 		t.Fatalf("claim after the lease = %+v, want t1 under w2", over)
 	}
-	got.State = orchestrator.MemoryDone
+	got.State = memory.Done
 	wantErr(t, "EndMemoryTask by the old owner", s.EndMemoryTask(ctx, got), orchestrator.ErrConflict)
 }
 
-func testMemoryClaimOnce(t *testing.T, s orchestrator.MemoryStore) {
+func testMemoryClaimOnce(t *testing.T, s memory.Store) {
 	ctx := t.Context()
 	const tasks, claimants = 20, 6
 	for i := range tasks {
@@ -302,7 +303,7 @@ func testMemoryClaimOnce(t *testing.T, s orchestrator.MemoryStore) {
 	}
 }
 
-func testMemoryTaskList(t *testing.T, s orchestrator.MemoryStore) {
+func testMemoryTaskList(t *testing.T, s memory.Store) {
 	ctx := t.Context()
 	mustDo(t, "Enqueue", s.EnqueueMemoryTask(ctx, task("t1", "alice", "s1", memT0), 10))
 	mustDo(t, "Enqueue", s.EnqueueMemoryTask(ctx, task("t2", "bob", "s2", memT0.Add(time.Second)), 10))
@@ -310,7 +311,7 @@ func testMemoryTaskList(t *testing.T, s orchestrator.MemoryStore) {
 	if _, err := s.ClaimMemoryTask(ctx, "w", memT0.Add(time.Minute), time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	ids := func(f orchestrator.MemoryTaskFilter) []string {
+	ids := func(f memory.TaskFilter) []string {
 		list, err := s.ListMemoryTasks(ctx, f)
 		mustDo(t, "ListMemoryTasks", err)
 		out := []string{}
@@ -319,21 +320,21 @@ func testMemoryTaskList(t *testing.T, s orchestrator.MemoryStore) {
 		}
 		return out
 	}
-	diff(t, "all tasks, newest first", []string{"t3", "t2", "t1"}, ids(orchestrator.MemoryTaskFilter{}))
-	diff(t, "alice's tasks", []string{"t3", "t1"}, ids(orchestrator.MemoryTaskFilter{UserID: "alice"}))
-	diff(t, "running tasks", []string{"t1"}, ids(orchestrator.MemoryTaskFilter{States: []orchestrator.MemoryTaskState{orchestrator.MemoryRunning}}))
-	diff(t, "limit 1", []string{"t3"}, ids(orchestrator.MemoryTaskFilter{Limit: 1}))
+	diff(t, "all tasks, newest first", []string{"t3", "t2", "t1"}, ids(memory.TaskFilter{}))
+	diff(t, "alice's tasks", []string{"t3", "t1"}, ids(memory.TaskFilter{UserID: "alice"}))
+	diff(t, "running tasks", []string{"t1"}, ids(memory.TaskFilter{States: []memory.TaskState{memory.Running}}))
+	diff(t, "limit 1", []string{"t3"}, ids(memory.TaskFilter{Limit: 1}))
 }
 
-// A store that is also an orchestrator.Store forgets a user's memory
-// (records, tasks, switch) with the rest of the user's data, and only
-// that user's.
-func testMemoryDeleteUserData(t *testing.T, s orchestrator.MemoryStore) {
+// A store that keeps the user's other data too (storage.Store, an
+// orchestrator.Store) forgets a user's memory (records, tasks, switch)
+// with the rest of the user's data, and only that user's.
+func testMemoryDeleteUserData(t *testing.T, s memory.Store) {
 	del, ok := s.(interface {
 		DeleteUserData(ctx context.Context, userID string) error
 	})
 	if !ok {
-		t.Skip("not an orchestrator.Store")
+		t.Skip("the store keeps no other user data (no DeleteUserData)")
 	}
 	ctx := t.Context()
 	for _, u := range []string{"alice", "bob"} {
@@ -347,7 +348,7 @@ func testMemoryDeleteUserData(t *testing.T, s orchestrator.MemoryStore) {
 		mustDo(t, "MemoryEnabled", err)
 		recs, err := s.ListMemoryRecords(ctx, u)
 		mustDo(t, "ListMemoryRecords", err)
-		tasks, err := s.ListMemoryTasks(ctx, orchestrator.MemoryTaskFilter{UserID: u})
+		tasks, err := s.ListMemoryTasks(ctx, memory.TaskFilter{UserID: u})
 		mustDo(t, "ListMemoryTasks", err)
 		if on != (want == 1) || len(recs) != want || len(tasks) != want {
 			t.Errorf("%s after deleting alice's data: enabled %v, %d records, %d tasks; want %d of each", u, on, len(recs), len(tasks), want)

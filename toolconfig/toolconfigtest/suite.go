@@ -1,4 +1,4 @@
-package orchestratortest
+package toolconfigtest
 
 import (
 	"bytes"
@@ -11,22 +11,23 @@ import (
 	"testing"
 
 	"github.com/wunder/wunder/orchestrator"
+	"github.com/wunder/wunder/toolconfig"
 )
 
-// RunToolFileStoreTests runs the contract every store of run-time tool
-// configuration ([orchestrator.ToolFileStore] and
-// [orchestrator.UserToolConfigStore]) passes. newStore returns a fresh,
+// RunStoreTests runs the contract every store of run-time tool
+// configuration ([toolconfig.FileStore] and
+// [toolconfig.Store]) passes. newStore returns a fresh,
 // empty store on every call and registers its own cleanup.
 //
 // Beyond the interfaces' comments the suite pins: binary data (NUL bytes,
 // invalid UTF-8) round-trips exactly; packages of different owners, kinds
 // and names never see each other's files; a configuration round-trips
 // through JSON unchanged; of concurrent writers from one revision exactly
-// one wins; [orchestrator.UserToolConfigs.Update] retries until every
+// one wins; [toolconfig.Configs.Update] retries until every
 // writer's edit is kept.
-func RunToolFileStoreTests(t *testing.T, newStore func(t *testing.T) ToolConfigStore) {
+func RunStoreTests(t *testing.T, newStore func(t *testing.T) Stores) {
 	t.Helper()
-	tests := map[string]func(t *testing.T, s ToolConfigStore){
+	tests := map[string]func(t *testing.T, s Stores){
 		"FilesRoundTrip":       testFilesRoundTrip,
 		"FilesReplace":         testFilesReplace,
 		"FilesKeptApart":       testFilesKeptApart,
@@ -44,11 +45,11 @@ func RunToolFileStoreTests(t *testing.T, newStore func(t *testing.T) ToolConfigS
 	}
 }
 
-func file(path, data string) orchestrator.ToolFile {
-	return orchestrator.ToolFile{Path: path, Data: []byte(data)}
+func file(path, data string) toolconfig.File {
+	return toolconfig.File{Path: path, Data: []byte(data)}
 }
 
-func listFiles(t *testing.T, s ToolConfigStore, owner, kind, name string, withData bool) []orchestrator.ToolFile {
+func listFiles(t *testing.T, s Stores, owner, kind, name string, withData bool) []toolconfig.File {
 	t.Helper()
 	got, err := s.ListToolFiles(t.Context(), owner, kind, name, withData)
 	if err != nil {
@@ -57,7 +58,7 @@ func listFiles(t *testing.T, s ToolConfigStore, owner, kind, name string, withDa
 	return got
 }
 
-func paths(files []orchestrator.ToolFile) []string {
+func paths(files []toolconfig.File) []string {
 	out := []string{}
 	for _, f := range files {
 		out = append(out, f.Name+":"+f.Path)
@@ -65,12 +66,12 @@ func paths(files []orchestrator.ToolFile) []string {
 	return out
 }
 
-func testFilesRoundTrip(t *testing.T, s ToolConfigStore) {
+func testFilesRoundTrip(t *testing.T, s Stores) {
 	ctx := t.Context()
 	binary := "a\x00b\xff\xfe\n中文"
-	mustDo(t, "PutToolFiles", s.PutToolFiles(ctx, "alice", orchestrator.ToolKindSkill, "demo",
-		[]orchestrator.ToolFile{file("SKILL.md", "# demo"), file("bin/data.bin", binary), file("empty", "")}, false))
-	got := listFiles(t, s, "alice", orchestrator.ToolKindSkill, "demo", true)
+	mustDo(t, "PutToolFiles", s.PutToolFiles(ctx, "alice", toolconfig.KindSkill, "demo",
+		[]toolconfig.File{file("SKILL.md", "# demo"), file("bin/data.bin", binary), file("empty", "")}, false))
+	got := listFiles(t, s, "alice", toolconfig.KindSkill, "demo", true)
 	if want := []string{"demo:SKILL.md", "demo:bin/data.bin", "demo:empty"}; !slices.Equal(paths(got), want) {
 		t.Fatalf("files = %v; want %v (ordered by path)", paths(got), want)
 	}
@@ -79,29 +80,29 @@ func testFilesRoundTrip(t *testing.T, s ToolConfigStore) {
 	if !bytes.Equal(f.Data, []byte(binary)) || f.Size != int64(len(binary)) || f.SHA256 != hex.EncodeToString(sum[:]) {
 		t.Errorf("binary file = {data %q size %d sha %s}; want the bytes put, their size and digest", f.Data, f.Size, f.SHA256)
 	}
-	if f.Owner != "alice" || f.Kind != orchestrator.ToolKindSkill || f.Name != "demo" || f.UpdatedAt.IsZero() {
+	if f.Owner != "alice" || f.Kind != toolconfig.KindSkill || f.Name != "demo" || f.UpdatedAt.IsZero() {
 		t.Errorf("file identity = %+v; want alice/skill/demo with a time", f)
 	}
 	if got[2].Data == nil || len(got[2].Data) != 0 {
 		t.Errorf("empty file data = %v; want empty, not nil, when listed with data", got[2].Data)
 	}
-	for _, f := range listFiles(t, s, "alice", orchestrator.ToolKindSkill, "demo", false) {
+	for _, f := range listFiles(t, s, "alice", toolconfig.KindSkill, "demo", false) {
 		if f.Data != nil || f.SHA256 == "" {
 			t.Errorf("listing without data: %s has data %v, sha %q; want no data and the digest", f.Path, f.Data, f.SHA256)
 		}
 	}
 }
 
-func testFilesReplace(t *testing.T, s ToolConfigStore) {
+func testFilesReplace(t *testing.T, s Stores) {
 	ctx := t.Context()
-	k := orchestrator.ToolKindKnowledge
-	mustDo(t, "PutToolFiles", s.PutToolFiles(ctx, "", k, "kb", []orchestrator.ToolFile{file("a.md", "1"), file("b.md", "2")}, false))
-	mustDo(t, "PutToolFiles (merge)", s.PutToolFiles(ctx, "", k, "kb", []orchestrator.ToolFile{file("b.md", "22"), file("c.md", "3")}, false))
+	k := toolconfig.KindKnowledge
+	mustDo(t, "PutToolFiles", s.PutToolFiles(ctx, "", k, "kb", []toolconfig.File{file("a.md", "1"), file("b.md", "2")}, false))
+	mustDo(t, "PutToolFiles (merge)", s.PutToolFiles(ctx, "", k, "kb", []toolconfig.File{file("b.md", "22"), file("c.md", "3")}, false))
 	got := listFiles(t, s, "", k, "kb", true)
 	if want := []string{"kb:a.md", "kb:b.md", "kb:c.md"}; !slices.Equal(paths(got), want) || string(got[1].Data) != "22" {
 		t.Fatalf("after a merge: %v (b.md %q); want %v with b.md overwritten", paths(got), got[1].Data, want)
 	}
-	mustDo(t, "PutToolFiles (replace)", s.PutToolFiles(ctx, "", k, "kb", []orchestrator.ToolFile{file("c.md", "33")}, true))
+	mustDo(t, "PutToolFiles (replace)", s.PutToolFiles(ctx, "", k, "kb", []toolconfig.File{file("c.md", "33")}, true))
 	got = listFiles(t, s, "", k, "kb", true)
 	if want := []string{"kb:c.md"}; !slices.Equal(paths(got), want) || string(got[0].Data) != "33" {
 		t.Fatalf("after a replace: %v; want %v", paths(got), want)
@@ -112,38 +113,38 @@ func testFilesReplace(t *testing.T, s ToolConfigStore) {
 	}
 }
 
-func testFilesKeptApart(t *testing.T, s ToolConfigStore) {
+func testFilesKeptApart(t *testing.T, s Stores) {
 	ctx := t.Context()
 	put := func(owner, kind, name string) {
-		mustDo(t, "PutToolFiles", s.PutToolFiles(ctx, owner, kind, name, []orchestrator.ToolFile{file("f.md", owner+kind+name)}, true))
+		mustDo(t, "PutToolFiles", s.PutToolFiles(ctx, owner, kind, name, []toolconfig.File{file("f.md", owner+kind+name)}, true))
 	}
-	put("", orchestrator.ToolKindSkill, "x")
-	put("alice", orchestrator.ToolKindSkill, "x")
-	put("alice", orchestrator.ToolKindSkill, "y")
-	put("alice", orchestrator.ToolKindKnowledge, "x")
-	put("bob", orchestrator.ToolKindSkill, "x")
-	if got := paths(listFiles(t, s, "alice", orchestrator.ToolKindSkill, "", false)); !slices.Equal(got, []string{"x:f.md", "y:f.md"}) {
+	put("", toolconfig.KindSkill, "x")
+	put("alice", toolconfig.KindSkill, "x")
+	put("alice", toolconfig.KindSkill, "y")
+	put("alice", toolconfig.KindKnowledge, "x")
+	put("bob", toolconfig.KindSkill, "x")
+	if got := paths(listFiles(t, s, "alice", toolconfig.KindSkill, "", false)); !slices.Equal(got, []string{"x:f.md", "y:f.md"}) {
 		t.Errorf("alice's skills = %v; want x and y only", got)
 	}
 	for _, owner := range []string{"", "alice", "bob"} {
-		got := listFiles(t, s, owner, orchestrator.ToolKindSkill, "x", true)
-		if len(got) != 1 || string(got[0].Data) != owner+orchestrator.ToolKindSkill+"x" {
+		got := listFiles(t, s, owner, toolconfig.KindSkill, "x", true)
+		if len(got) != 1 || string(got[0].Data) != owner+toolconfig.KindSkill+"x" {
 			t.Errorf("skill x of %q = %+v; want its own one file", owner, got)
 		}
 	}
-	mustDo(t, "DeleteToolFiles", s.DeleteToolFiles(ctx, "alice", orchestrator.ToolKindSkill, "x"))
-	if got := listFiles(t, s, "bob", orchestrator.ToolKindSkill, "x", false); len(got) != 1 {
+	mustDo(t, "DeleteToolFiles", s.DeleteToolFiles(ctx, "alice", toolconfig.KindSkill, "x"))
+	if got := listFiles(t, s, "bob", toolconfig.KindSkill, "x", false); len(got) != 1 {
 		t.Errorf("deleting alice's x removed bob's: %v", paths(got))
 	}
-	if got := listFiles(t, s, "alice", orchestrator.ToolKindKnowledge, "x", false); len(got) != 1 {
+	if got := listFiles(t, s, "alice", toolconfig.KindKnowledge, "x", false); len(got) != 1 {
 		t.Errorf("deleting alice's skill x removed her knowledge base x: %v", paths(got))
 	}
 }
 
-func testFilesDelete(t *testing.T, s ToolConfigStore) {
+func testFilesDelete(t *testing.T, s Stores) {
 	ctx := t.Context()
-	k := orchestrator.ToolKindKnowledge
-	mustDo(t, "PutToolFiles", s.PutToolFiles(ctx, "u", k, "kb", []orchestrator.ToolFile{file("a.md", "1"), file("b.md", "2"), file("c.md", "3")}, false))
+	k := toolconfig.KindKnowledge
+	mustDo(t, "PutToolFiles", s.PutToolFiles(ctx, "u", k, "kb", []toolconfig.File{file("a.md", "1"), file("b.md", "2"), file("c.md", "3")}, false))
 	mustDo(t, "DeleteToolFiles(a.md, c.md)", s.DeleteToolFiles(ctx, "u", k, "kb", "a.md", "c.md"))
 	if got := paths(listFiles(t, s, "u", k, "kb", false)); !slices.Equal(got, []string{"kb:b.md"}) {
 		t.Fatalf("after deleting two files: %v; want b.md", got)
@@ -160,18 +161,18 @@ func testFilesDelete(t *testing.T, s ToolConfigStore) {
 	}
 }
 
-func sampleConfig(user string) *orchestrator.UserToolConfig {
-	return &orchestrator.UserToolConfig{
+func sampleConfig(user string) *toolconfig.UserConfig {
+	return &toolconfig.UserConfig{
 		UserID: user,
-		MCPServers: []orchestrator.UserMCPServer{{Name: "files", Config: json.RawMessage(`{"url":"https://mcp.example/mcp","headers":{"X":"1"}}`),
+		MCPServers: []toolconfig.MCPServer{{Name: "files", Config: json.RawMessage(`{"url":"https://mcp.example/mcp","headers":{"X":"1"}}`),
 			SharedTools: []string{"read"}}},
-		Skills:      orchestrator.UserSkills{Enabled: []string{"a", "写作"}, Shared: []string{}},
-		Knowledge:   []orchestrator.UserKnowledge{{Name: "docs", Description: "product docs", Shared: false}},
+		Skills:      toolconfig.Skills{Enabled: []string{"a", "写作"}, Shared: []string{}},
+		Knowledge:   []toolconfig.Knowledge{{Name: "docs", Description: "product docs", Shared: false}},
 		ExtraPrompt: "Answer in haiku.\x00",
 	}
 }
 
-func testConfigRoundTrip(t *testing.T, s ToolConfigStore) {
+func testConfigRoundTrip(t *testing.T, s Stores) {
 	ctx := t.Context()
 	if _, err := s.GetUserToolConfig(ctx, "alice"); !errors.Is(err, orchestrator.ErrNotFound) {
 		t.Fatalf("GetUserToolConfig before any write: %v; want ErrNotFound", err)
@@ -192,7 +193,7 @@ func testConfigRoundTrip(t *testing.T, s ToolConfigStore) {
 	}
 }
 
-func testConfigRevision(t *testing.T, s ToolConfigStore) {
+func testConfigRevision(t *testing.T, s Stores) {
 	ctx := t.Context()
 	c := sampleConfig("alice")
 	mustDo(t, "PutUserToolConfig", s.PutUserToolConfig(ctx, c))
@@ -213,9 +214,9 @@ func testConfigRevision(t *testing.T, s ToolConfigStore) {
 	}
 }
 
-func testConfigConcurrentEdit(t *testing.T, s ToolConfigStore) {
+func testConfigConcurrentEdit(t *testing.T, s Stores) {
 	ctx := t.Context()
-	cfgs := orchestrator.NewUserToolConfigs(s, 0)
+	cfgs := toolconfig.NewConfigs(s, 0)
 	const writers = 6
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
@@ -223,8 +224,8 @@ func testConfigConcurrentEdit(t *testing.T, s ToolConfigStore) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := cfgs.Update(ctx, "alice", func(c *orchestrator.UserToolConfig) error {
-				c.Knowledge = append(c.Knowledge, orchestrator.UserKnowledge{Name: string(rune('a' + i))})
+			_, err := cfgs.Update(ctx, "alice", func(c *toolconfig.UserConfig) error {
+				c.Knowledge = append(c.Knowledge, toolconfig.Knowledge{Name: string(rune('a' + i))})
 				return nil
 			})
 			errs <- err
@@ -244,16 +245,16 @@ func testConfigConcurrentEdit(t *testing.T, s ToolConfigStore) {
 	if int(got.Revision) != len(got.Knowledge) || len(got.Knowledge) == 0 {
 		t.Errorf("after %d concurrent edits: revision %d with %d bases; want one base per successful write", writers, got.Revision, len(got.Knowledge))
 	}
-	if _, err := cfgs.Update(ctx, "alice", func(*orchestrator.UserToolConfig) error { return orchestrator.ErrInvalidArgument }); !errors.Is(err, orchestrator.ErrInvalidArgument) {
+	if _, err := cfgs.Update(ctx, "alice", func(*toolconfig.UserConfig) error { return orchestrator.ErrInvalidArgument }); !errors.Is(err, orchestrator.ErrInvalidArgument) {
 		t.Errorf("Update whose edit fails: %v; want the edit's error", err)
 	}
 }
 
-func testConfigShared(t *testing.T, s ToolConfigStore) {
+func testConfigShared(t *testing.T, s Stores) {
 	ctx := t.Context()
-	plain := &orchestrator.UserToolConfig{UserID: "carol", ExtraPrompt: "x"}
+	plain := &toolconfig.UserConfig{UserID: "carol", ExtraPrompt: "x"}
 	mustDo(t, "Put carol", s.PutUserToolConfig(ctx, plain))
-	mustDo(t, "Put bob", s.PutUserToolConfig(ctx, &orchestrator.UserToolConfig{UserID: "bob", Knowledge: []orchestrator.UserKnowledge{{Name: "kb", Shared: true}}}))
+	mustDo(t, "Put bob", s.PutUserToolConfig(ctx, &toolconfig.UserConfig{UserID: "bob", Knowledge: []toolconfig.Knowledge{{Name: "kb", Shared: true}}}))
 	mustDo(t, "Put alice", s.PutUserToolConfig(ctx, sampleConfig("alice")))
 	got, err := s.ListSharedToolConfigs(ctx)
 	if err != nil {

@@ -1,4 +1,4 @@
-package orchestrator_test
+package toolconfig_test
 
 import (
 	"errors"
@@ -7,17 +7,18 @@ import (
 	"time"
 
 	"github.com/wunder/wunder/orchestrator"
-	"github.com/wunder/wunder/orchestrator/orchestratortest"
+	"github.com/wunder/wunder/toolconfig"
+	"github.com/wunder/wunder/toolconfig/toolconfigtest"
 )
 
 func TestCheckToolName(t *testing.T) {
 	for _, ok := range []string{"docs", "code-review", "a.b", "写作", "x_1", strings.Repeat("n", 64)} {
-		if err := orchestrator.CheckToolName("skill", ok); err != nil {
+		if err := toolconfig.CheckName("skill", ok); err != nil {
 			t.Errorf("CheckToolName(%q) = %v; want ok", ok, err)
 		}
 	}
 	for _, bad := range []string{"", "a@b", "a/b", "..", ".hidden", "-x", "a b", "a\x00", "a\\b", strings.Repeat("n", 65), "\xff"} {
-		if err := orchestrator.CheckToolName("skill", bad); !errors.Is(err, orchestrator.ErrInvalidArgument) {
+		if err := toolconfig.CheckName("skill", bad); !errors.Is(err, orchestrator.ErrInvalidArgument) {
 			t.Errorf("CheckToolName(%q) = %v; want ErrInvalidArgument", bad, err)
 		}
 	}
@@ -25,27 +26,27 @@ func TestCheckToolName(t *testing.T) {
 
 func TestCheckToolFilePath(t *testing.T) {
 	for _, ok := range []string{"SKILL.md", "a/b/c.txt", "中文/说明.md", "..a", "a..b/c"} {
-		if err := orchestrator.CheckToolFilePath(ok); err != nil {
+		if err := toolconfig.CheckFilePath(ok); err != nil {
 			t.Errorf("CheckToolFilePath(%q) = %v; want ok", ok, err)
 		}
 	}
 	for _, bad := range []string{"", "/etc/passwd", "../x", "..", "a/../../x", "a/./b", "a//b", "a/", ".", `a\b`, "c:x", "a\x00b", "a\nb", strings.Repeat("p", 513)} {
-		if err := orchestrator.CheckToolFilePath(bad); !errors.Is(err, orchestrator.ErrInvalidArgument) {
+		if err := toolconfig.CheckFilePath(bad); !errors.Is(err, orchestrator.ErrInvalidArgument) {
 			t.Errorf("CheckToolFilePath(%q) = %v; want ErrInvalidArgument", bad, err)
 		}
 	}
 }
 
-// UserToolConfigs: its own writes are seen at once; another writer's (a
+// Configs: its own writes are seen at once; another writer's (a
 // replica sharing the store) within the TTL, never later.
 func TestUserToolConfigsCache(t *testing.T) {
-	store := orchestratortest.NewMemToolConfig()
+	store := toolconfigtest.NewMemStore()
 	ctx := t.Context()
 	ttl := time.Hour // a long TTL makes "not yet" certain; the clock is moved by hand below
-	here := orchestrator.NewUserToolConfigs(store, ttl)
-	other := orchestrator.NewUserToolConfigs(store, ttl)
+	here := toolconfig.NewConfigs(store, ttl)
+	other := toolconfig.NewConfigs(store, ttl)
 	now := time.Unix(1e9, 0)
-	orchestrator.SetConfigsClock(here, func() time.Time { return now })
+	toolconfig.SetClockForTest(here, func() time.Time { return now })
 
 	if c, err := here.Get(ctx, "alice"); err != nil || c.Revision != 0 || c.UserID != "alice" {
 		t.Fatalf("Get before any write = %+v, %v; want an empty configuration", c, err)
@@ -53,8 +54,8 @@ func TestUserToolConfigsCache(t *testing.T) {
 	if s, err := here.Shared(ctx); err != nil || len(s) != 0 {
 		t.Fatalf("Shared before any write = %v, %v; want none", s, err)
 	}
-	if _, err := other.Update(ctx, "alice", func(c *orchestrator.UserToolConfig) error {
-		c.Knowledge = []orchestrator.UserKnowledge{{Name: "kb", Shared: true}}
+	if _, err := other.Update(ctx, "alice", func(c *toolconfig.UserConfig) error {
+		c.Knowledge = []toolconfig.Knowledge{{Name: "kb", Shared: true}}
 		return nil
 	}); err != nil {
 		t.Fatalf("Update: %v", err)
@@ -69,7 +70,7 @@ func TestUserToolConfigsCache(t *testing.T) {
 	if s, _ := here.Shared(ctx); len(s) != 1 || s[0].UserID != "alice" {
 		t.Errorf("Shared after the TTL = %v; want alice's", s)
 	}
-	if _, err := here.Update(ctx, "alice", func(c *orchestrator.UserToolConfig) error {
+	if _, err := here.Update(ctx, "alice", func(c *toolconfig.UserConfig) error {
 		c.Knowledge = nil
 		return nil
 	}); err != nil {

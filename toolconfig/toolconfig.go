@@ -1,4 +1,17 @@
-package orchestrator
+// Package toolconfig keeps the tool sources configured at run time:
+// uploaded packages (skills, knowledge bases: [File], [FileStore]) and each
+// user's own tool configuration ([UserConfig], [Store], read through the
+// [Configs] cache). Both live in the store, so every replica sees the same;
+// adapters/skills, adapters/knowledge and adapters/usertools build tools
+// from them, storage implements the stores (toolconfigtest.RunStoreTests is
+// their contract), and cmd/wunder hands one [Configs] to every source.
+//
+// The orchestrator never reads a tool configuration: the toolsets that
+// use one offer their tools to its registry like any other toolset, and
+// the per-user tool rule the registry's policy applies
+// (orchestrator.ToolAccess) stays in the core. This package imports the
+// core for its sentinel errors only.
+package toolconfig
 
 import (
 	"context"
@@ -11,30 +24,26 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/wunder/wunder/orchestrator"
 )
 
-// Tool sources configured at run time: uploaded packages (skills, knowledge
-// bases) and each user's own tool configuration. Both live in the store so
-// every replica sees the same; adapters/skills, adapters/knowledge and
-// adapters/usertools read them through [ToolFileStore] and
-// [UserToolConfigs].
-
-// Kinds of [ToolFile] packages.
+// Kinds of [File] packages.
 const (
-	ToolKindSkill     = "skill"
-	ToolKindKnowledge = "knowledge"
+	KindSkill     = "skill"
+	KindKnowledge = "knowledge"
 )
 
-// ToolFile is one file of an uploaded package: a skill (Kind
-// [ToolKindSkill], Name the skill's) or a knowledge base
-// ([ToolKindKnowledge], Name the base's).
-type ToolFile struct {
+// File is one file of an uploaded package: a skill (Kind
+// [KindSkill], Name the skill's) or a knowledge base
+// ([KindKnowledge], Name the base's).
+type File struct {
 	// Owner is the user who uploaded it; "" means installed by an admin,
 	// for everyone.
 	Owner string
 	Kind  string
 	Name  string
-	// Path is slash-separated, relative and clean (see [CheckToolFilePath]).
+	// Path is slash-separated, relative and clean (see [CheckFilePath]).
 	Path string
 	// Data is nil when listed without data.
 	Data []byte
@@ -44,21 +53,21 @@ type ToolFile struct {
 	UpdatedAt time.Time
 }
 
-// ToolFileStore keeps uploaded packages. A package is the set of files of
+// FileStore keeps uploaded packages. A package is the set of files of
 // one (owner, kind, name). storage.Store and the in-memory store implement
-// it; both pass orchestratortest.RunToolFileStoreTests.
-type ToolFileStore interface {
+// it; both pass toolconfigtest.RunStoreTests.
+type FileStore interface {
 	// PutToolFiles writes files into the package (owner, kind, name),
 	// replacing files of the same path; with replace, the package's other
 	// files are removed in the same transaction. Size, SHA256 and UpdatedAt
 	// are computed. The files' own Owner, Kind and Name are ignored.
-	PutToolFiles(ctx context.Context, owner, kind, name string, files []ToolFile, replace bool) error
+	PutToolFiles(ctx context.Context, owner, kind, name string, files []File, replace bool) error
 	// ListToolFiles lists the files of owner's packages of kind, of the
 	// package name only when name is not "", ordered by name then path;
 	// Data is filled only when withData.
-	ListToolFiles(ctx context.Context, owner, kind, name string, withData bool) ([]ToolFile, error)
+	ListToolFiles(ctx context.Context, owner, kind, name string, withData bool) ([]File, error)
 	// DeleteToolFiles removes the named paths of a package, or the whole
-	// package when paths is empty. It returns an error wrapping ErrNotFound
+	// package when paths is empty. It returns an error wrapping orchestrator.ErrNotFound
 	// when nothing was removed.
 	DeleteToolFiles(ctx context.Context, owner, kind, name string, paths ...string) error
 }
@@ -69,17 +78,25 @@ const (
 	maxToolPathLen = 512
 )
 
-// CheckToolName reports whether name may name a skill, knowledge base or
+// clipped bounds a name or path echoed in an error message.
+func clipped(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+// CheckName reports whether name may name a skill, knowledge base or
 // user MCP server: 1 to 64 characters, letters (any script), digits, "_",
 // "-" and "." not leading, no "@" (the owner separator). The error wraps
-// ErrInvalidArgument.
-func CheckToolName(kind, name string) error {
+// orchestrator.ErrInvalidArgument.
+func CheckName(kind, name string) error {
 	bad := func(why string) error {
-		return fmt.Errorf("%w: %s name %q %s", ErrInvalidArgument, kind, truncateID(name), why)
+		return fmt.Errorf("%w: %s name %q %s", orchestrator.ErrInvalidArgument, kind, clipped(name), why)
 	}
 	switch {
 	case name == "":
-		return fmt.Errorf("%w: %s name is required", ErrInvalidArgument, kind)
+		return fmt.Errorf("%w: %s name is required", orchestrator.ErrInvalidArgument, kind)
 	case !utf8.ValidString(name):
 		return bad("is not valid UTF-8")
 	case utf8.RuneCountInString(name) > maxToolNameLen:
@@ -95,17 +112,17 @@ func CheckToolName(kind, name string) error {
 	return nil
 }
 
-// CheckToolFilePath reports whether p may be the path of a file in a
+// CheckFilePath reports whether p may be the path of a file in a
 // package: relative, slash-separated, clean (no "." or ".." element, no
 // empty element), no backslash or control character, at most 512 bytes.
-// The error wraps ErrInvalidArgument.
-func CheckToolFilePath(p string) error {
+// The error wraps orchestrator.ErrInvalidArgument.
+func CheckFilePath(p string) error {
 	bad := func(why string) error {
-		return fmt.Errorf("%w: file path %q %s", ErrInvalidArgument, truncateID(p), why)
+		return fmt.Errorf("%w: file path %q %s", orchestrator.ErrInvalidArgument, clipped(p), why)
 	}
 	switch {
 	case p == "":
-		return fmt.Errorf("%w: file path is required", ErrInvalidArgument)
+		return fmt.Errorf("%w: file path is required", orchestrator.ErrInvalidArgument)
 	case len(p) > maxToolPathLen:
 		return bad(fmt.Sprintf("is longer than %d bytes", maxToolPathLen))
 	case !utf8.ValidString(p):
@@ -122,50 +139,50 @@ func CheckToolFilePath(p string) error {
 	return nil
 }
 
-// UserToolConfig is one user's own tool configuration (the original's
+// UserConfig is one user's own tool configuration (the original's
 // /wunder/user_tools/*): MCP servers, skills, knowledge bases and an extra
 // prompt. What the user marks shared is offered to every other user as
 // owner@tool, run with this configuration.
-type UserToolConfig struct {
-	UserID     string          `json:"user_id"`
-	MCPServers []UserMCPServer `json:"mcp_servers"`
-	Skills     UserSkills      `json:"skills"`
-	Knowledge  []UserKnowledge `json:"knowledge"`
+type UserConfig struct {
+	UserID     string      `json:"user_id"`
+	MCPServers []MCPServer `json:"mcp_servers"`
+	Skills     Skills      `json:"skills"`
+	Knowledge  []Knowledge `json:"knowledge"`
 	// ExtraPrompt is added to the system prompt of the user's own runs,
 	// never to anyone else's.
 	ExtraPrompt string `json:"extra_prompt"`
-	// Revision counts writes, from 1; see [UserToolConfigStore].
+	// Revision counts writes, from 1; see [Store].
 	Revision  int64     `json:"revision"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// UserMCPServer is one MCP server of a user. Config is the server as
+// MCPServer is one MCP server of a user. Config is the server as
 // mcp.servers[] takes it (parsed and checked by adapters/usertools).
-type UserMCPServer struct {
+type MCPServer struct {
 	Name        string          `json:"name"`
 	Config      json.RawMessage `json:"config"`
 	SharedTools []string        `json:"shared_tools,omitempty"`
 }
 
-// UserSkills says which of a user's uploaded skills are enabled and which
+// Skills says which of a user's uploaded skills are enabled and which
 // shared (names as in their SKILL.md), and which skills the user's runs
 // preload (canonical names: "code-review", "alice@review", "bob@shared").
-type UserSkills struct {
+type Skills struct {
 	Enabled []string `json:"enabled"`
 	Shared  []string `json:"shared"`
 	Preload []string `json:"preload,omitempty"`
 }
 
-// UserKnowledge is one knowledge base of a user (its files are the
-// user's [ToolKindKnowledge] package of the same name).
-type UserKnowledge struct {
+// Knowledge is one knowledge base of a user (its files are the
+// user's [KindKnowledge] package of the same name).
+type Knowledge struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
 	Shared      bool   `json:"shared"`
 }
 
 // Shares reports whether c offers anything to other users.
-func (c *UserToolConfig) Shares() bool {
+func (c *UserConfig) Shares() bool {
 	if len(c.Skills.Shared) > 0 {
 		return true
 	}
@@ -182,32 +199,32 @@ func (c *UserToolConfig) Shares() bool {
 	return false
 }
 
-// UserToolConfigStore keeps users' tool configurations. storage.Store and
+// Store keeps users' tool configurations. storage.Store and
 // the in-memory store implement it; both pass
-// orchestratortest.RunToolFileStoreTests.
-type UserToolConfigStore interface {
+// toolconfigtest.RunStoreTests.
+type Store interface {
 	// GetUserToolConfig returns the user's configuration, an error
-	// wrapping ErrNotFound when none was ever written.
-	GetUserToolConfig(ctx context.Context, userID string) (*UserToolConfig, error)
+	// wrapping orchestrator.ErrNotFound when none was ever written.
+	GetUserToolConfig(ctx context.Context, userID string) (*UserConfig, error)
 	// PutUserToolConfig writes c whole if the stored revision is still
 	// c.Revision (0: none stored yet), else returns an error wrapping
-	// ErrConflict. On success c.Revision is the new revision and
+	// orchestrator.ErrConflict. On success c.Revision is the new revision and
 	// c.UpdatedAt the time of the write.
-	PutUserToolConfig(ctx context.Context, c *UserToolConfig) error
+	PutUserToolConfig(ctx context.Context, c *UserConfig) error
 	// ListSharedToolConfigs returns the configurations that share anything
-	// ([UserToolConfig.Shares]), by user id.
-	ListSharedToolConfigs(ctx context.Context) ([]*UserToolConfig, error)
+	// ([UserConfig.Shares]), by user id.
+	ListSharedToolConfigs(ctx context.Context) ([]*UserConfig, error)
 }
 
-// DefaultSharedTTL is how long [UserToolConfigs] keeps what it read.
-const DefaultSharedTTL = 5 * time.Second
+// DefaultTTL is how long [Configs] keeps what it read.
+const DefaultTTL = 5 * time.Second
 
-// UserToolConfigs reads users' tool configurations for the toolsets that
+// Configs reads users' tool configurations for the toolsets that
 // build tools from them, with a short cache: a change made through
-// [UserToolConfigs.Update] is seen at once in this process and within the
+// [Configs.Update] is seen at once in this process and within the
 // TTL in every other replica. Safe for concurrent use.
-type UserToolConfigs struct {
-	store UserToolConfigStore
+type Configs struct {
+	store Store
 	ttl   time.Duration
 	now   func() time.Time
 
@@ -217,28 +234,28 @@ type UserToolConfigs struct {
 }
 
 type cachedConfig struct {
-	c  *UserToolConfig // nil: none stored
+	c  *UserConfig // nil: none stored
 	at time.Time
 }
 
 type cachedShared struct {
-	list []*UserToolConfig
+	list []*UserConfig
 	at   time.Time
 	ok   bool
 }
 
-// NewUserToolConfigs returns a reader over store; ttl <= 0 means
-// [DefaultSharedTTL].
-func NewUserToolConfigs(store UserToolConfigStore, ttl time.Duration) *UserToolConfigs {
+// NewConfigs returns a reader over store; ttl <= 0 means
+// [DefaultTTL].
+func NewConfigs(store Store, ttl time.Duration) *Configs {
 	if ttl <= 0 {
-		ttl = DefaultSharedTTL
+		ttl = DefaultTTL
 	}
-	return &UserToolConfigs{store: store, ttl: ttl, now: time.Now, users: map[string]cachedConfig{}}
+	return &Configs{store: store, ttl: ttl, now: time.Now, users: map[string]cachedConfig{}}
 }
 
 // Get returns the user's configuration; an empty one (Revision 0) when
 // none is stored. Callers must not modify it.
-func (u *UserToolConfigs) Get(ctx context.Context, userID string) (*UserToolConfig, error) {
+func (u *Configs) Get(ctx context.Context, userID string) (*UserConfig, error) {
 	u.mu.Lock()
 	e, ok := u.users[userID]
 	u.mu.Unlock()
@@ -247,7 +264,7 @@ func (u *UserToolConfigs) Get(ctx context.Context, userID string) (*UserToolConf
 	}
 	c, err := u.store.GetUserToolConfig(ctx, userID)
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, orchestrator.ErrNotFound):
 		c = nil
 	case err != nil:
 		return nil, err
@@ -260,7 +277,7 @@ func (u *UserToolConfigs) Get(ctx context.Context, userID string) (*UserToolConf
 
 // Shared returns the configurations that share something, by user id.
 // Callers must not modify them.
-func (u *UserToolConfigs) Shared(ctx context.Context) ([]*UserToolConfig, error) {
+func (u *Configs) Shared(ctx context.Context) ([]*UserConfig, error) {
 	u.mu.Lock()
 	e := u.shared
 	u.mu.Unlock()
@@ -277,19 +294,19 @@ func (u *UserToolConfigs) Shared(ctx context.Context) ([]*UserToolConfig, error)
 	return list, nil
 }
 
-// maxUpdateAttempts bounds the retries of [UserToolConfigs.Update] when
+// maxUpdateAttempts bounds the retries of [Configs.Update] when
 // concurrent writers keep winning.
 const maxUpdateAttempts = 8
 
 // Update reads the user's configuration, applies edit to a copy and writes
 // it, retrying from a fresh read when another writer came first. An error
 // from edit is returned as it is, and nothing is written.
-func (u *UserToolConfigs) Update(ctx context.Context, userID string, edit func(*UserToolConfig) error) (*UserToolConfig, error) {
+func (u *Configs) Update(ctx context.Context, userID string, edit func(*UserConfig) error) (*UserConfig, error) {
 	for range maxUpdateAttempts {
 		c, err := u.store.GetUserToolConfig(ctx, userID)
 		switch {
-		case errors.Is(err, ErrNotFound):
-			c = &UserToolConfig{UserID: userID}
+		case errors.Is(err, orchestrator.ErrNotFound):
+			c = &UserConfig{UserID: userID}
 		case err != nil:
 			return nil, err
 		}
@@ -298,7 +315,7 @@ func (u *UserToolConfigs) Update(ctx context.Context, userID string, edit func(*
 		}
 		c.UserID = userID
 		err = u.store.PutUserToolConfig(ctx, c)
-		if errors.Is(err, ErrConflict) {
+		if errors.Is(err, orchestrator.ErrConflict) {
 			continue
 		}
 		if err != nil {
@@ -310,12 +327,12 @@ func (u *UserToolConfigs) Update(ctx context.Context, userID string, edit func(*
 		u.mu.Unlock()
 		return c, nil
 	}
-	return nil, fmt.Errorf("%w: tool configuration of %q changed %d times while being written; try again", ErrBusy, userID, maxUpdateAttempts)
+	return nil, fmt.Errorf("%w: tool configuration of %q changed %d times while being written; try again", orchestrator.ErrBusy, userID, maxUpdateAttempts)
 }
 
-func orEmpty(c *UserToolConfig, userID string) *UserToolConfig {
+func orEmpty(c *UserConfig, userID string) *UserConfig {
 	if c == nil {
-		return &UserToolConfig{UserID: userID}
+		return &UserConfig{UserID: userID}
 	}
 	return c
 }

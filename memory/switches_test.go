@@ -1,4 +1,4 @@
-package orchestrator
+package memory
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// switchStore is the MemoryStore part the cache reads, counting reads.
+// switchStore is the Store part the cache reads, counting reads.
 type switchStore struct {
-	MemoryStore
+	Store
 	on    atomic.Bool
 	reads atomic.Int64
 	// during, when set, runs inside a read, after the value was read.
@@ -28,7 +28,7 @@ func (s *switchStore) MemoryEnabled(context.Context, string) (bool, error) {
 func TestSwitchCache(t *testing.T) {
 	ctx := t.Context()
 	st := &switchStore{}
-	m := &memory{st: st, switches: switchCache{ttl: time.Hour}}
+	m := &Memory{st: st, switches: switchCache{ttl: time.Hour}}
 	// Read once, then served from the cache.
 	for range 3 {
 		if on, err := m.enabled(ctx, "u"); on || err != nil {
