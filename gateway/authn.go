@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wunder/wunder/internal/a2awire"
 	"github.com/wunder/wunder/accounts"
+	"github.com/wunder/wunder/internal/a2awire"
 	"github.com/wunder/wunder/internal/auth"
 	"github.com/wunder/wunder/internal/i18n"
 	"github.com/wunder/wunder/orchestrator"
