@@ -208,10 +208,3 @@ func finalFromRun(r *Run) Event {
 	return Event{RunID: r.ID, SessionID: r.SessionID, Seq: r.LastSeq, Type: EventFinal, Time: t,
 		Data: rawJSON(FinalData{Answer: r.Answer, Usage: r.Usage, StopReason: r.StopReason, State: r.State, Error: r.Error})}
 }
-
-// Settled waits until a run stops executing and returns it as GetRun
-// then answers: stored paused or ended. Front-ends call Wait, which
-// waits so at each pause.
-func (o *Orchestrator) Settled(ctx context.Context, userID, runID string) (*Run, error) {
-	return o.settled(ctx, userID, runID, nil)
-}
