@@ -40,8 +40,8 @@ func (b refusing) Approvals(context.Context, string, string) ([]*orchestrator.Ap
 	return nil, b.err
 }
 
-func (b refusing) Settled(context.Context, string, string) (*orchestrator.Run, error) {
-	return nil, b.err
+func (b refusing) Wait(context.Context, string, string, int64, func(orchestrator.Event) error) (orchestrator.Waited, error) {
+	return orchestrator.Waited{}, b.err
 }
 
 func (b refusing) Decide(context.Context, string, string, string, orchestrator.ApprovalDecision) (*orchestrator.Approval, error) {

@@ -22,12 +22,13 @@ import (
 type Backend interface {
 	Start(ctx context.Context, req orchestrator.RunRequest) (*orchestrator.Run, error)
 	Events(ctx context.Context, userID, runID string, afterSeq int64) iter.Seq2[orchestrator.Event, error]
+	// Wait follows a task to its end or to its pause for a person.
+	Wait(ctx context.Context, userID, runID string, after int64, each func(orchestrator.Event) error) (orchestrator.Waited, error)
 	Cancel(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
 	GetRun(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
 	ListRuns(ctx context.Context, f orchestrator.RunFilter) ([]*orchestrator.Run, error)
 	// Approvals and Decide serve input-required tasks (input.go).
 	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
-	Settled(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
 	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
 }
 

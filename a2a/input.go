@@ -33,8 +33,8 @@ import (
 // waited, SubscribeToTask from the start.
 //
 // Which approvals are pending is read from the store, never inferred from
-// the log alone: a replayed approval_required whose approval was decided
-// is history and the stream goes on past it.
+// the log alone (the core's Wait): a replayed approval_required whose
+// approval was decided is history and the stream goes on past it.
 
 // pendingOf returns the pending approvals of a run, oldest first.
 func (h *Handler) pendingOf(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error) {
@@ -90,52 +90,15 @@ func inputMessage(r *orchestrator.Run, pending []*orchestrator.Approval) *w.Mess
 		Role: w.RoleAgent, Parts: parts}
 }
 
-// interrupt watches a task's log for the point where it waits for a
-// person: an approval_required whose approval is still pending.
-type interrupt struct {
-	h      *Handler
-	userID string
-	runID  string
-	// decided are approvals known to be decided (skipped on replay).
-	decided map[string]bool
-}
-
-// check is called for each approval_required event: it returns the
-// pending approvals when the task now waits (the stream ends there), or
-// nil to go on.
-func (in *interrupt) check(ctx context.Context, ev orchestrator.Event) ([]*orchestrator.Approval, error) {
-	var d orchestrator.ApprovalRequiredData
-	if json.Unmarshal(ev.Data, &d) != nil || d.ApprovalID == "" || in.decided[d.ApprovalID] {
-		return nil, nil
+// pauseStatus is the status update of a task whose run paused (p, from
+// the core's Wait): input-required, with what its pending approvals ask.
+// A question (waiting_input) has no message yet: the core asks none.
+func pauseStatus(r *orchestrator.Run, p orchestrator.Waited) w.Event {
+	st := w.TaskStatus{State: w.StateInputRequired, Timestamp: stamp(p.Event.Time)}
+	if len(p.Approvals) > 0 {
+		st.Message = inputMessage(r, p.Approvals)
 	}
-	pending, err := in.h.pendingOf(ctx, in.userID, in.runID)
-	if err != nil {
-		return nil, err
-	}
-	if slices.ContainsFunc(pending, func(a *orchestrator.Approval) bool { return a.ID == d.ApprovalID }) {
-		// The task is input-required once its wait is stored, so what the
-		// client hears is what GetTask says; a task decided and resumed
-		// meanwhile is followed on.
-		r, err := in.h.b.Settled(ctx, in.userID, in.runID)
-		if err != nil {
-			return nil, err
-		}
-		if r.State != orchestrator.RunWaitingApproval {
-			return nil, nil
-		}
-		return in.h.pendingOf(ctx, in.userID, in.runID)
-	}
-	if in.decided == nil {
-		in.decided = map[string]bool{}
-	}
-	in.decided[d.ApprovalID] = true
-	return nil, nil
-}
-
-// inputStatus is the status update of a task that waits for pending.
-func inputStatus(r *orchestrator.Run, pending []*orchestrator.Approval, ev orchestrator.Event) w.Event {
-	return w.Event{Status: &w.StatusUpdate{TaskID: r.ID, ContextID: r.SessionID, Final: true,
-		Status: w.TaskStatus{State: w.StateInputRequired, Message: inputMessage(r, pending), Timestamp: stamp(ev.Time)}}}
+	return w.Event{Status: &w.StatusUpdate{TaskID: r.ID, ContextID: r.SessionID, Final: true, Status: st}}
 }
 
 // reply is a decision read from a client's message.

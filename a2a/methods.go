@@ -212,48 +212,39 @@ func (h *Handler) send(ctx context.Context, c *call) (any, error) {
 	return w.EncodeEvent(c.v, w.Event{Task: t}), nil
 }
 
-// waitFinal follows the run's events to its final one and returns the run.
+// waitFinal follows the run to its end, through any pause, and returns
+// the run.
 func (h *Handler) waitFinal(ctx context.Context, userID, runID string) (*orchestrator.Run, error) {
-	var final *orchestrator.Event
-	for ev, err := range h.b.Events(ctx, userID, runID, 0) {
-		if err != nil {
+	for after := int64(0); ; {
+		st, err := h.b.Wait(ctx, userID, runID, after, nil)
+		switch {
+		case err != nil:
 			return nil, err
-		}
-		if ev.Type == orchestrator.EventFinal {
-			final = &ev
+		case st.Paused():
+			after = st.Event.Seq
+		case st.Run != nil:
+			return st.Run, nil // it had ended
+		default:
+			return h.runAfter(ctx, userID, runID, &st.Event)
 		}
 	}
-	return h.runAfter(ctx, userID, runID, final)
 }
 
-// settle follows the run's events after afterSeq until it ends or waits
-// for a person (input-required), and returns the run: what a blocking
-// SendMessage answers with.
+// settle waits, after afterSeq, until the run ends or waits for a person
+// (input-required), and returns the run: what a blocking SendMessage
+// answers with.
 func (h *Handler) settle(ctx context.Context, userID string, started *orchestrator.Run, afterSeq int64) (*orchestrator.Run, error) {
-	runID := started.ID
-	in := interrupt{h: h, userID: userID, runID: runID}
-	var final *orchestrator.Event
-	for ev, err := range h.b.Events(ctx, userID, runID, afterSeq) {
-		if err != nil {
-			return nil, err
-		}
-		switch ev.Type {
-		case orchestrator.EventFinal:
-			final = &ev
-		case orchestrator.EventApprovalRequired:
-			pending, err := in.check(ctx, ev)
-			if err != nil {
-				return nil, err
-			}
-			if len(pending) > 0 {
-				return h.b.GetRun(ctx, userID, runID)
-			}
-		}
+	st, err := h.b.Wait(ctx, userID, started.ID, afterSeq, nil)
+	switch {
+	case err != nil:
+		return nil, err
+	case st.Run != nil:
+		return st.Run, nil // waiting, as GetTask says; or it had ended
 	}
-	if r, ok := ended(started, final); ok {
+	if r, ok := ended(started, &st.Event); ok {
 		return r, nil // what the final event says: no need to read the run back
 	}
-	return h.runAfter(ctx, userID, runID, final)
+	return h.runAfter(ctx, userID, started.ID, &st.Event)
 }
 
 // ended is run r as its final event left it, when there is one that says

@@ -56,7 +56,6 @@ func (p *pusher) run(ctx context.Context, userID, taskID string) {
 	// A task that waits for a person is pushed as input-required once per
 	// set of approvals it asks for (the watcher follows on: the run
 	// resumes after a decision); one already waiting is pushed at once.
-	in := interrupt{h: p.h, userID: userID, runID: taskID}
 	told := map[string]bool{}
 	tell := func(pending []*orchestrator.Approval) {
 		if len(pending) == 0 || told[pending[len(pending)-1].ID] {
@@ -70,21 +69,28 @@ func (p *pusher) run(ctx context.Context, userID, taskID string) {
 	if pending, err := p.h.pendingOf(ctx, userID, taskID); err == nil {
 		tell(pending)
 	}
-	for ev, err := range p.h.b.Events(ctx, userID, taskID, r.LastSeq) {
-		if err != nil {
-			return
-		}
+	each := func(ev orchestrator.Event) error {
 		if ev.Type == orchestrator.EventApprovalRequired {
-			if pending, err := in.check(ctx, ev); err == nil {
-				tell(pending)
-			}
-			continue
+			return nil // a wait is told below; a decided approval is history
 		}
 		for _, out := range p.h.eventsOf(r, ev, &started) {
 			if out.Status != nil {
 				p.notify(ctx, userID, taskID)
 			}
 		}
+		return nil
+	}
+	for after := r.LastSeq; ; {
+		st, err := p.h.b.Wait(ctx, userID, taskID, after, each)
+		if err != nil || !st.Paused() {
+			return
+		}
+		if len(st.Approvals) > 0 {
+			tell(st.Approvals)
+		} else {
+			p.notify(ctx, userID, taskID) // a question: told once, at its announcement
+		}
+		after = st.Event.Seq
 	}
 }
 

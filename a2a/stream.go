@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -96,40 +97,35 @@ func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *
 		return
 	}
 	started := run.State != orchestrator.RunQueued
-	in := interrupt{h: h, userID: c.userID, runID: run.ID}
-	for ev, err := range h.b.Events(ctx, c.userID, run.ID, afterSeq) {
-		if err != nil {
-			if ctx.Err() == nil {
-				_ = emit(nil, h.toError(ctx, c.v, err))
-			}
-			return
-		}
+	st, err := h.b.Wait(ctx, c.userID, run.ID, afterSeq, func(ev orchestrator.Event) error {
 		if !taskSent {
 			if taskSent = true; !send(w.Event{Task: t}) {
-				return
+				return errGone
 			}
 		}
 		if ev.Type == orchestrator.EventApprovalRequired {
-			pending, err := in.check(ctx, ev)
-			if err != nil {
-				if ctx.Err() == nil {
-					_ = emit(nil, h.toError(ctx, c.v, err))
-				}
-				return
-			}
-			if len(pending) > 0 {
-				send(inputStatus(run, pending, ev))
-				return
-			}
-			continue
+			return nil // a wait is told below; a decided approval is history
 		}
 		for _, out := range h.eventsOf(run, ev, &started) {
 			if !send(out) {
-				return
+				return errGone
 			}
 		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errGone):
+	case err != nil:
+		if ctx.Err() == nil {
+			_ = emit(nil, h.toError(ctx, c.v, err))
+		}
+	case st.Paused():
+		send(pauseStatus(run, st))
 	}
 }
+
+// errGone stops a stream whose client left.
+var errGone = errors.New("a2a: the stream's client left")
 
 // heartbeat writes SSE comments while a stream is idle; stop ends it and
 // waits for its goroutine.

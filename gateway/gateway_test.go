@@ -37,7 +37,7 @@ type envOpts struct {
 	extra   []orchestrator.Toolset
 }
 
-func newEnv(t *testing.T, eo envOpts) *env {
+func newEnv(t testing.TB, eo envOpts) *env {
 	t.Helper()
 	e := &env{model: orchestratortest.NewScriptedModel(eo.turns...), files: orchestratortest.NewFiles()}
 	models := orchestratortest.Models{Model: e.model, Settings: orchestrator.ModelSettings{Name: "scripted", ToolCallMode: orchestrator.ModeToolCall, MaxRounds: 5, Stream: true}}

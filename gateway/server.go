@@ -29,7 +29,7 @@ type Backend interface {
 	History(ctx context.Context, userID, sessionID string, limit int) ([]orchestrator.Message, error)
 	DeleteSession(ctx context.Context, userID, sessionID string) error
 	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
-	Settled(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
+	Wait(ctx context.Context, userID, runID string, after int64, each func(orchestrator.Event) error) (orchestrator.Waited, error)
 	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
 }
 

@@ -126,39 +126,27 @@ func (s *Server) handleWunder(w http.ResponseWriter, r *http.Request) {
 		s.stream(sse.NewDeferredWriter(w), r, run.UserID, run.ID, 0)
 		return
 	}
+	// The answer comes at the run's end, or at its pause: then it says
+	// what the run asks (its pending approvals, stored before the pause
+	// is), rather than hold the request for as long as the wait lasts.
+	st, err := s.b.Wait(r.Context(), run.UserID, run.ID, 0, nil)
+	if err != nil {
+		// The client went away or the store failed; the run goes on.
+		if r.Context().Err() == nil {
+			writeError(w, r, err)
+		}
+		return
+	}
+	if st.Paused() {
+		writeJSON(w, r, http.StatusOK, wunderResponse{SessionID: run.SessionID, RunID: run.ID,
+			State: st.Run.State, Approvals: st.Approvals})
+		return
+	}
 	var final orchestrator.FinalData
-	for ev, err := range s.b.Events(r.Context(), run.UserID, run.ID, 0) {
-		if err != nil {
-			// The client went away or the store failed; the run goes on.
-			if r.Context().Err() == nil {
-				writeError(w, r, err)
-			}
+	if st.Event.Type == orchestrator.EventFinal {
+		if err := jsonUnmarshal(st.Event.Data, &final); err != nil {
+			writeError(w, r, err)
 			return
-		}
-		if ev.Type == orchestrator.EventApprovalRequired {
-			// The run waits for a person: answer now with what it asks
-			// (every approval of the round is stored before the first
-			// event), rather than hold the request for as long as the
-			// wait lasts; once the wait is stored, so that the answer is
-			// what GetRun says. A run decided and resumed meanwhile is
-			// followed on.
-			settled, err := s.b.Settled(r.Context(), run.UserID, run.ID)
-			if err != nil {
-				if r.Context().Err() == nil {
-					writeError(w, r, err)
-				}
-				return
-			}
-			if settled.State == orchestrator.RunWaitingApproval {
-				s.answerWaiting(w, r, settled)
-				return
-			}
-		}
-		if ev.Type == orchestrator.EventFinal {
-			if err := jsonUnmarshal(ev.Data, &final); err != nil {
-				writeError(w, r, err)
-				return
-			}
 		}
 	}
 	writeJSON(w, r, http.StatusOK, wunderResponse{
@@ -176,23 +164,6 @@ func (s *Server) handleSubmit(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Location", "/wunder/runs/"+run.ID)
 	writeJSON(w, r, http.StatusAccepted, run)
-}
-
-// answerWaiting is the JSON answer of a run that waits for approvals.
-func (s *Server) answerWaiting(w http.ResponseWriter, r *http.Request, run *orchestrator.Run) {
-	list, err := s.b.Approvals(r.Context(), run.UserID, run.ID)
-	if err != nil {
-		writeError(w, r, err)
-		return
-	}
-	var pending []*orchestrator.Approval
-	for _, a := range list {
-		if a.State == orchestrator.ApprovalPending {
-			pending = append(pending, a)
-		}
-	}
-	writeJSON(w, r, http.StatusOK, wunderResponse{SessionID: run.SessionID, RunID: run.ID,
-		State: orchestrator.RunWaitingApproval, Approvals: pending})
 }
 
 // deliveryOf is how a /wunder caller reads its run. POST /wunder/runs

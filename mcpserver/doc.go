@@ -3,7 +3,7 @@
 // and a pass-through route per configured upstream, /wunder/mcp/{server},
 // that makes wunder a full-fidelity MCP gateway.
 //
-//	MCP client ──POST /wunder/mcp──▶ Handler ──wunder@run──▶ Backend.Start / Events / Cancel
+//	MCP client ──POST /wunder/mcp──▶ Handler ──wunder@run──▶ Backend.Start / Wait / Cancel
 //	MCP client ──/wunder/mcp/fs───▶ proxy Server (one per downstream session)
 //	                                  ──▶ Upstreams.Connect("fs") (one upstream session each)
 //	           ──/wunder/mcp/fs───▶ raw path (tools/*, resources/*, prompts/*, completion)

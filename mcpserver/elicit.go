@@ -89,7 +89,6 @@ func (f *follower) elicitAll(ctx context.Context, pending []*orchestrator.Approv
 		if ans != nil {
 			return ans
 		}
-		f.settled[a.ID] = true
 		if decision == orchestrator.DecisionCancel {
 			break // the run ends: nothing more to ask
 		}
@@ -138,7 +137,7 @@ func (f *follower) elicit(ctx, wctx context.Context, a *orchestrator.Approval) (
 	if !slices.ContainsFunc(pending, func(p *orchestrator.Approval) bool { return p.ID == a.ID }) {
 		return "", nil
 	}
-	return "", f.waiting(pending, fmt.Sprintf("Asking for a decision on approval %s failed twice (last: %s); it is still pending.", a.ID, problem))
+	return "", f.waiting(orchestrator.RunWaitingApproval, pending, fmt.Sprintf("Asking for a decision on approval %s failed twice (last: %s); it is still pending.", a.ID, problem))
 }
 
 // ask sends one elicitation/create and maps its result to a decision.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -62,26 +61,19 @@ type follower struct {
 	// approval's approval_required and the approval_required events right
 	// after it (its round's).
 	quietUntil string
-	// settled are the approvals known to be decided.
-	settled map[string]bool
 }
 
-// follow follows the run to its final event and answers the call.
+// follow follows the run to its final event and answers the call; at
+// each pause the core's Wait returns, the caller decides (onPause) and
+// the run is followed on, or the call answers what is pending.
 func (f *follower) follow(ctx context.Context) (*mcp.CallToolResult, RunOutput, error) {
-	f.settled = map[string]bool{}
 	token := f.req.Params.GetProgressToken()
 	quiet, passed := f.quietUntil != "", false
 	n := 0
-	for ev, err := range f.h.b.Events(ctx, f.user, f.runID, 0) {
-		if err != nil {
-			if ctx.Err() != nil {
-				return f.abandon(ctx).unpack()
-			}
-			return f.failed(err)
-		}
+	progress := func(ev orchestrator.Event) error {
 		n++
-		var approval orchestrator.ApprovalRequiredData
 		if ev.Type == orchestrator.EventApprovalRequired {
+			var approval orchestrator.ApprovalRequiredData
 			_ = json.Unmarshal(ev.Data, &approval)
 			passed = passed || approval.ApprovalID == f.quietUntil
 		} else if passed {
@@ -92,19 +84,27 @@ func (f *follower) follow(ctx context.Context) (*mcp.CallToolResult, RunOutput, 
 				ProgressToken: token, Progress: float64(n), Message: progressMessage(ev),
 			})
 		}
-		switch ev.Type {
-		case orchestrator.EventApprovalRequired:
-			if ans := f.onApprovalRequired(ctx, approval.ApprovalID, ev.Seq); ans != nil {
+		return nil
+	}
+	for after := int64(0); ; {
+		st, err := f.h.b.Wait(ctx, f.user, f.runID, after, progress)
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return f.abandon(ctx).unpack()
+			}
+			return f.failed(err)
+		case st.Paused():
+			if ans := f.onPause(ctx, st); ans != nil {
 				return ans.unpack()
 			}
-		case orchestrator.EventFinal:
-			return f.final(ev).unpack()
+			after = st.Event.Seq
+		case st.Event.Type == orchestrator.EventFinal:
+			return f.final(st.Event).unpack()
+		default:
+			return f.failed(fmt.Errorf("%w: the event log of run %s ended without a final event", orchestrator.ErrUnavailable, f.runID))
 		}
 	}
-	if ctx.Err() != nil {
-		return f.abandon(ctx).unpack()
-	}
-	return f.failed(fmt.Errorf("%w: the event log of run %s ended without a final event", orchestrator.ErrUnavailable, f.runID))
 }
 
 // abandon cancels the run of a call its caller cancelled (or left).
@@ -129,46 +129,18 @@ func (f *follower) final(ev orchestrator.Event) *answer {
 	return &answer{res: res, out: out}
 }
 
-// onApprovalRequired handles the approval_required event at seq: when its
-// approval is still pending, the run waits (or is about to) for it and
-// the other approvals of its round, stored before the first of their
-// events. It returns nil to follow on.
-func (f *follower) onApprovalRequired(ctx context.Context, approvalID string, seq int64) *answer {
-	if approvalID == "" || f.settled[approvalID] {
-		return nil
+// onPause answers the call of a paused run p (stored so: the answer is
+// what GetRun says), or returns nil to follow on: a caller that can be
+// asked decides the approvals by elicitation; any other is answered at
+// once with what is pending.
+func (f *follower) onPause(ctx context.Context, p orchestrator.Waited) *answer {
+	if len(p.Approvals) > 0 && f.h.canElicit(f.req.Session) {
+		return f.elicitAll(ctx, p.Approvals, p.Event.Seq)
 	}
-	pending, err := f.pending(ctx)
-	if err != nil {
-		if ctx.Err() != nil {
-			return f.abandon(ctx)
-		}
-		return f.failedAnswer(err)
-	}
-	if !slices.ContainsFunc(pending, func(a *orchestrator.Approval) bool { return a.ID == approvalID }) {
-		return nil // decided meanwhile (by this call, another client or the timeout)
-	}
-	if !f.h.canElicit(f.req.Session) {
-		// Answered once the wait is stored, so the answer is what GetRun
-		// says; a run decided and resumed meanwhile is followed on.
-		r, err := f.h.b.Settled(ctx, f.user, f.runID)
-		if err != nil {
-			if ctx.Err() != nil {
-				return f.abandon(ctx)
-			}
-			return f.failedAnswer(err)
-		}
-		if r.State != orchestrator.RunWaitingApproval {
-			return nil
-		}
-		if pending, err = f.pending(ctx); err != nil {
-			return f.failedAnswer(err)
-		}
-		return f.waiting(pending, "")
-	}
-	return f.elicitAll(ctx, pending, seq)
+	return f.waiting(p.Run.State, p.Approvals, "")
 }
 
-// pending lists the run's pending approvals, noting the decided ones.
+// pending lists the run's pending approvals.
 func (f *follower) pending(ctx context.Context) ([]*orchestrator.Approval, error) {
 	list, err := f.h.b.Approvals(ctx, f.user, f.runID)
 	if err != nil {
@@ -178,21 +150,27 @@ func (f *follower) pending(ctx context.Context) ([]*orchestrator.Approval, error
 	for _, a := range list {
 		if a.State == orchestrator.ApprovalPending {
 			pending = append(pending, a)
-		} else {
-			f.settled[a.ID] = true
 		}
 	}
 	return pending, nil
 }
 
-// waiting answers that the run waits for the pending approvals: text a
-// model can act on, and the structured list. A problem (why asking the
-// caller failed) makes it an error result.
-func (f *follower) waiting(pending []*orchestrator.Approval, problem string) *answer {
-	out := RunOutput{SessionID: f.sessionID, RunID: f.runID, State: orchestrator.RunWaitingApproval}
+// waiting answers that the run waits in state for the pending approvals:
+// text a model can act on, and the structured list. A problem (why asking
+// the caller failed) makes it an error result. A question (waiting_input)
+// has no list: the core asks none yet.
+func (f *follower) waiting(state orchestrator.RunState, pending []*orchestrator.Approval, problem string) *answer {
+	out := RunOutput{SessionID: f.sessionID, RunID: f.runID, State: state}
 	var b strings.Builder
 	if problem != "" {
 		b.WriteString(problem + "\n\n")
+	}
+	if state == orchestrator.RunWaitingInput {
+		fmt.Fprintf(&b, "Run %s waits for an answer to its question.", f.runID)
+		text, _ := json.Marshal(out)
+		return &answer{res: &mcp.CallToolResult{IsError: problem != "", Content: []mcp.Content{
+			&mcp.TextContent{Text: b.String()}, &mcp.TextContent{Text: string(text)},
+		}}, out: out}
 	}
 	fmt.Fprintf(&b, "Run %s waits for a person's decision on %d tool call(s):\n", f.runID, len(pending))
 	for _, a := range pending {

@@ -27,7 +27,7 @@ type Backend interface {
 	Events(ctx context.Context, userID, runID string, afterSeq int64) iter.Seq2[orchestrator.Event, error]
 	Cancel(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
 	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
-	Settled(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
+	Wait(ctx context.Context, userID, runID string, after int64, each func(orchestrator.Event) error) (orchestrator.Waited, error)
 	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
 	Registry() *orchestrator.Registry
 	// The one policy point and its audit, for the pass-through

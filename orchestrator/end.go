@@ -113,7 +113,7 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 	o.mu.Lock()
 	delete(o.live, lr.id)
 	o.mu.Unlock()
-	o.follow.wake(lr.id) // Settled
+	o.follow.wake(lr.id) // Wait, at a pause it announced
 }
 
 // endBroken ends, in the store alone, a run whose log broke or whose end

@@ -17,3 +17,10 @@ func (o *Orchestrator) MoveStoredForTest(ctx context.Context, runID string, to R
 	_, _, err = o.transition(ctx, change{run: r, to: to, store: func(ctx context.Context, r *Run) error { return o.store.UpdateRun(ctx, r) }})
 	return err
 }
+
+// Settled waits until a run stops executing (stored paused, or ended) and
+// returns it as GetRun then says: the wait [Orchestrator.Wait] does at a
+// pause.
+func (o *Orchestrator) Settled(ctx context.Context, userID, runID string) (*Run, error) {
+	return o.settled(ctx, userID, runID, nil)
+}

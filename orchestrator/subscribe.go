@@ -208,39 +208,3 @@ func finalFromRun(r *Run) Event {
 	return Event{RunID: r.ID, SessionID: r.SessionID, Seq: r.LastSeq, Type: EventFinal, Time: t,
 		Data: rawJSON(FinalData{Answer: r.Answer, Usage: r.Usage, StopReason: r.StopReason, State: r.State, Error: r.Error})}
 }
-
-// Settled waits until a run stops executing and returns it as GetRun
-// then answers: stored waiting for its approvals (waiting_approval) or ended.
-// A run announces its approvals (approval_required) before its wait is
-// stored, so a front-end that tells its client "waiting_approval" calls it
-// first: what the client is told is then what GetRun says, and what a
-// restarted server would say. A run decided and resumed meanwhile is
-// waited for until it waits again or ends. This process wakes the call
-// when a run of its own suspends or ends; a run of another replica is
-// polled every Options.FollowInterval.
-func (o *Orchestrator) Settled(ctx context.Context, userID, runID string) (*Run, error) {
-	wake, done := o.follow.wait(runID)
-	defer done()
-	var timer *time.Timer
-	for {
-		r, err := o.GetRun(ctx, userID, runID)
-		if err != nil {
-			return nil, err
-		}
-		if r.State.Waiting() || r.State.Terminal() {
-			return r, nil
-		}
-		if timer == nil {
-			timer = time.NewTimer(o.opts.FollowInterval)
-			defer timer.Stop()
-		} else {
-			timer.Reset(o.opts.FollowInterval)
-		}
-		select {
-		case <-timer.C:
-		case <-wake:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
