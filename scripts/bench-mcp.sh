@@ -23,13 +23,13 @@ port=${PORT:-18895}
 p_up=$port; p_bare=$((port + 1)); p_w=$((port + 2)); p_base=$((port + 3))
 tmp=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; [ -n "${KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"; }
 trap cleanup EXIT
 go build -o "$tmp/bareproxy" ./scripts/bareproxy
 
 "$conf" -http 127.0.0.1:$p_up -stateless=false >"$tmp/conf.log" 2>&1 & up=$!; pids+=($up)
 "$tmp/bareproxy" -addr 127.0.0.1:$p_bare -upstream http://127.0.0.1:$p_up 2>"$tmp/bare.log" & bare=$!; pids+=($bare)
-printf 'mcp:\n  servers:\n    - {name: conf, transport: streamable-http, url: http://127.0.0.1:$p_up/mcp}\n' >"$tmp/pt.yaml"
+printf 'mcp:\n  servers:\n    - {name: conf, transport: streamable-http, url: http://127.0.0.1:%s/mcp}\n' "$p_up" >"$tmp/pt.yaml"
 WUNDER_CONFIG_PATH="$tmp/pt.yaml" WUNDER_DATA_DIR="$tmp/data" WUNDER_HOST=127.0.0.1 WUNDER_PORT=$p_w \
   "$wunder" serve 2>"$tmp/serve.log" & w=$!; pids+=($w)
 for _ in $(seq 100); do curl -fsS http://127.0.0.1:$p_w/readyz >/dev/null 2>&1 && break; sleep 0.1; done
