@@ -39,14 +39,16 @@ type Backend interface {
 
 var _ Backend = (*orchestrator.Orchestrator)(nil)
 
-// Upstreams dials the configured MCP servers for the pass-through routes;
-// implemented by adapters/mcptools.Set. An Upstreams that also implements
-// [HTTPUpstreams] lets the routes forward the hot methods as bytes.
+// Upstreams reaches the configured MCP servers for the pass-through routes;
+// implemented by adapters/mcptools.Set.
 type Upstreams interface {
 	Servers() []string
-	// Connect opens a dedicated session; receiving middleware, if any, is
-	// added to its client before it connects.
-	Connect(ctx context.Context, name string, opts *mcp.ClientOptions, receiving ...mcp.Middleware) (*mcp.ClientSession, error)
+	// HTTPEndpoint is the URL and HTTP client (its credentials included)
+	// of a streamable-HTTP server; ok is false for other transports.
+	HTTPEndpoint(name string) (url string, client *http.Client, ok bool)
+	// Dial opens a dedicated connection to a server of another transport
+	// (stdio, SSE); it lives until closed.
+	Dial(ctx context.Context, name string) (mcp.Connection, error)
 }
 
 // Options configure the front-end; zero values mean the defaults stated.
@@ -112,13 +114,14 @@ type Handler struct {
 	server *mcp.Server
 	mux    *http.ServeMux
 	paths  []string
-	// wg tracks the proxy goroutines (one per downstream session).
+	// wg tracks the pass-through's goroutines (one per session whose
+	// upstream is reached over a connection, passthrough_conn.go).
 	wg sync.WaitGroup
-	// proxiesMu guards proxies, the live pass-through sessions, and closed;
-	// wg.Add happens under it, so never after Close's Wait began.
-	proxiesMu sync.Mutex
-	proxies   map[*proxy]bool
-	closed    bool
+	// sessionsMu guards sessions, the live pass-through sessions, and
+	// closed; wg.Add happens under it, so never after Close's Wait began.
+	sessionsMu sync.Mutex
+	sessions   map[*passSession]bool
+	closed     bool
 	// routesMu guards routes, the pass-through route of each upstream name
 	// used so far.
 	routesMu sync.Mutex
@@ -131,7 +134,7 @@ func New(b Backend, opts *Options) *Handler {
 	if opts != nil {
 		o = *opts
 	}
-	h := &Handler{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), proxies: map[*proxy]bool{}, routes: map[string]http.Handler{}}
+	h := &Handler{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), sessions: map[*passSession]bool{}, routes: map[string]http.Handler{}}
 	h.server = h.newServer()
 	var main http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
 		&mcp.StreamableHTTPOptions{Stateless: h.opts.Stateless, Logger: h.opts.Logger, MaxRequestBodyBytes: h.opts.MaxBodyBytes,
@@ -195,20 +198,18 @@ func (h *Handler) Server() *mcp.Server { return h.server }
 // waits for their goroutines; pass-through sessions initialized afterwards
 // are refused.
 func (h *Handler) Close() {
-	h.proxiesMu.Lock()
+	h.sessionsMu.Lock()
 	h.closed = true
-	live := make([]*proxy, 0, len(h.proxies))
-	for p := range h.proxies {
-		live = append(live, p)
+	live := make([]*passSession, 0, len(h.sessions))
+	for s := range h.sessions {
+		live = append(live, s)
 	}
-	h.proxiesMu.Unlock()
-	for _, p := range live {
-		p.mu.Lock()
-		ss, up := p.ss, p.up
-		p.mu.Unlock()
-		_ = ss.Close()
-		_ = up.Close()
+	h.sessionsMu.Unlock()
+	var ended sync.WaitGroup
+	for _, s := range live {
+		ended.Go(s.close) // each tells its upstream, bounded (closeTimeout)
 	}
+	ended.Wait()
 	h.wg.Wait()
 }
 

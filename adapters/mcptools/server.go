@@ -265,6 +265,35 @@ func (sv *server) connect(ctx context.Context, copts *mcp.ClientOptions, receivi
 	return cs, closeFn, nil
 }
 
+// connectRaw opens a connection for messages forwarded as they are,
+// bounded and kept alive as connect's sessions are; the returned func
+// releases it.
+func (sv *server) connectRaw(ctx context.Context) (mcp.Connection, func(), error) {
+	if sv.cfg.Transport == TransportStreamableHTTP {
+		return nil, nil, errors.New("a streamable-http server is reached over HTTPEndpoint")
+	}
+	t, closeFn, err := sv.transport()
+	if err != nil {
+		return nil, nil, err
+	}
+	life, cancel := context.WithCancel(sv.set.baseCtx)
+	stopCall := context.AfterFunc(ctx, cancel)
+	timer := time.AfterFunc(sv.cfg.Timeout, cancel)
+	conn, err := t.Connect(life)
+	timer.Stop()
+	stopCall()
+	if err == nil && life.Err() != nil {
+		_ = conn.Close()
+		err = life.Err()
+	}
+	if err != nil {
+		cancel()
+		closeFn()
+		return nil, nil, err
+	}
+	return conn, func() { cancel(); closeFn() }, nil
+}
+
 func (sv *server) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 	p := req.Params
 	token := fmt.Sprint(p.ProgressToken)
