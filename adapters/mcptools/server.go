@@ -230,14 +230,13 @@ func (sv *server) dial(ctx context.Context) (*mcp.ClientSession, func(), error) 
 	return sv.connect(ctx, copts)
 }
 
-// connect opens a session with copts and receiving middleware. The session
+// connect opens a session with copts. The session
 // lives until it is closed or the Set closes; the dial itself is bounded by
 // ctx and the server's timeout. The returned func releases what the session
 // leaves behind (its context, a stdio child's process group).
-func (sv *server) connect(ctx context.Context, copts *mcp.ClientOptions, receiving ...mcp.Middleware) (*mcp.ClientSession, func(), error) {
+func (sv *server) connect(ctx context.Context, copts *mcp.ClientOptions) (*mcp.ClientSession, func(), error) {
 	o := sv.set.opts
 	c := mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, copts)
-	c.AddReceivingMiddleware(receiving...)
 	t, closeFn, err := sv.transport()
 	if err != nil {
 		return nil, nil, err
