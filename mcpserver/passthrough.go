@@ -186,9 +186,11 @@ func (rt *passRoute) initialize(w http.ResponseWriter, r *http.Request, m *messa
 			s.version = ans.Result.ProtocolVersion
 			s.mu.Unlock()
 			rt.mu.Lock()
-			rt.sessions[s.id] = s
+			if s.life.Err() == nil { // not closed meanwhile (Handler.Close)
+				rt.sessions[s.id] = s
+				opened = true
+			}
 			rt.mu.Unlock()
-			opened = true
 		}
 		return resp
 	})
@@ -240,12 +242,12 @@ func (rt *passRoute) open(r *http.Request) (*passSession, error) {
 // close ends the session, downstream and upstream, once.
 func (s *passSession) close() {
 	s.once.Do(func() {
+		s.end() // first: initialize adds a session only while it lives
 		s.route.mu.Lock()
 		if s.route.sessions[s.id] == s {
 			delete(s.route.sessions, s.id)
 		}
 		s.route.mu.Unlock()
-		s.end()
 		s.link.close()
 		h := s.route.h
 		h.sessionsMu.Lock()

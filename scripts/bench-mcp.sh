@@ -59,6 +59,13 @@ for r in $(seq "$rounds"); do
   echo "round $r (c=$c, $d each)"
   one direct http://127.0.0.1:$p_up/mcp "$up"
   one bare http://127.0.0.1:$p_bare/mcp "$bare"
-  one wunder http://127.0.0.1:$p_w/wunder/mcp/conf "$w"
-  if [ -n "$base" ]; then one base http://127.0.0.1:$p_base/wunder/mcp/conf "$b"; fi
+  # With a base, the two builds swap places every other round, so neither
+  # always runs right after the bare proxy.
+  if [ -n "$base" ] && [ $((r % 2)) -eq 0 ]; then
+    one base http://127.0.0.1:$p_base/wunder/mcp/conf "$b"
+    one wunder http://127.0.0.1:$p_w/wunder/mcp/conf "$w"
+  else
+    one wunder http://127.0.0.1:$p_w/wunder/mcp/conf "$w"
+    if [ -n "$base" ]; then one base http://127.0.0.1:$p_base/wunder/mcp/conf "$b"; fi
+  fi
 done
