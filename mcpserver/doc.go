@@ -12,10 +12,11 @@
 // The handler checks no credential: mounted behind the gateway's one
 // authenticator (gateway.Server.MountChallenged), it reads the principal
 // the gateway put on the context and hands it to go-sdk as the request's
-// TokenInfo, which binds each session to the user that opened it; a user's
-// credential acts as the user, the API key and the anonymous local
-// operator as Options.UserID. Over stdio (`wunder mcp stdio`) the caller is
-// Options.UserID.
+// TokenInfo, which binds each session to the user that opened it (the
+// pass-through, no SDK handler, reads the principal itself and binds its
+// sessions alike); a user's credential acts as the user, the API key and
+// the anonymous local operator as Options.UserID. Over stdio (`wunder mcp
+// stdio`) the caller is Options.UserID.
 //
 // wunder@run runs a task as the calling principal with CallerAgent, never
 // offers itself to the run it starts, sends the run's events as progress

@@ -14,9 +14,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wunder/wunder/orchestrator"
 )
 
 // The pass-through route /wunder/mcp/{name} is a streamable-HTTP endpoint
@@ -58,8 +59,9 @@ type passSession struct {
 	id    string // the downstream's Mcp-Session-Id, wunder's own
 	route *passRoute
 	link  link
-	// owner is the user of the token that opened the session ("" for
-	// none): only that user's token may use it, the SDK handler's rule.
+	// owner is the user of the principal that opened the session ("" for
+	// none: the API key, the local operator): only that user may use it,
+	// the SDK handler's rule.
 	owner string
 	// user is whom the policy decides for: the owner, else Options.UserID.
 	user string
@@ -155,7 +157,7 @@ func (rt *passRoute) lookup(w http.ResponseWriter, r *http.Request) *passSession
 		return nil
 	}
 	if s.owner != "" {
-		if ti := auth.TokenInfoFromContext(r.Context()); ti == nil || ti.UserID != s.owner {
+		if p, _ := orchestrator.PrincipalFrom(r.Context()); p == nil || p.UserID != s.owner {
 			http.Error(w, "session user mismatch", http.StatusForbidden)
 			return nil
 		}
@@ -203,8 +205,8 @@ func (rt *passRoute) initialize(w http.ResponseWriter, r *http.Request, m *messa
 func (rt *passRoute) open(r *http.Request) (*passSession, error) {
 	h := rt.h
 	s := &passSession{id: rand.Text(), route: rt, user: h.opts.UserID, calls: map[string]*context.CancelFunc{}}
-	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil && ti.UserID != "" {
-		s.owner, s.user = ti.UserID, ti.UserID
+	if p, _ := orchestrator.PrincipalFrom(r.Context()); p != nil && p.UserID != "" {
+		s.owner, s.user = p.UserID, p.UserID
 	}
 	s.life, s.end = context.WithCancel(context.Background())
 	var cl *connLink

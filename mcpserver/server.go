@@ -144,7 +144,9 @@ func New(b Backend, opts *Options) *Handler {
 	if o.Upstreams != nil {
 		// One subtree for every upstream, looked up per request: servers an
 		// admin adds or removes while wunder runs get or lose their route.
-		h.mux.Handle("/wunder/mcp/", h.auth(http.HandlerFunc(h.serveUpstream)))
+		// The pass-through reads the principal itself (it is no SDK
+		// handler): no TokenInfo to carry.
+		h.mux.Handle("/wunder/mcp/", h.requirePrincipal(http.HandlerFunc(h.serveUpstream)))
 		h.paths = append(h.paths, "/wunder/mcp/")
 	}
 	h.mux.HandleFunc("GET "+metadataPath, h.serveMetadata)
@@ -225,15 +227,23 @@ func (h *Handler) auth(next http.Handler) http.Handler {
 	// may have been X-API-Key, or none for the anonymous local operator),
 	// so a placeholder stands in for it and the verifier reads the principal.
 	carry := auth.RequireBearerToken(principalTokenInfo, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+	return h.requirePrincipal(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer principal")
+		carry.ServeHTTP(w, r)
+	}))
+}
+
+// requirePrincipal answers a request without the gateway's principal with
+// the 401 the gateway would give.
+func (h *Handler) requirePrincipal(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := orchestrator.PrincipalFrom(r.Context()); !ok {
 			w.Header().Set("WWW-Authenticate", h.Challenge(r))
 			http.Error(w, "unauthenticated: missing credentials", http.StatusUnauthorized)
 			return
 		}
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer principal")
-		carry.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 	})
 }
 
