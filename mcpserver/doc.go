@@ -4,18 +4,19 @@
 // that makes wunder a full-fidelity MCP gateway.
 //
 //	MCP client ──POST /wunder/mcp──▶ Handler ──wunder@run──▶ Backend.Start / Wait / Cancel
-//	MCP client ──/wunder/mcp/fs───▶ proxy Server (one per downstream session)
-//	                                  ──▶ Upstreams.Connect("fs") (one upstream session each)
-//	           ──/wunder/mcp/fs───▶ raw path (tools/*, resources/*, prompts/*, completion)
-//	                                  ──▶ the same upstream session, as bytes over HTTP
+//	MCP client ──/wunder/mcp/fs───▶ passRoute: session, policy, forward, relay
+//	                                  ──▶ link (one upstream session per downstream session):
+//	                                      bytes over HTTP (Upstreams.HTTPEndpoint), or
+//	                                      a connection's messages (Upstreams.Dial: stdio, SSE)
 //
 // The handler checks no credential: mounted behind the gateway's one
 // authenticator (gateway.Server.MountChallenged), it reads the principal
 // the gateway put on the context and hands it to go-sdk as the request's
-// TokenInfo, which binds each session to the user that opened it; a user's
-// credential acts as the user, the API key and the anonymous local
-// operator as Options.UserID. Over stdio (`wunder mcp stdio`) the caller is
-// Options.UserID.
+// TokenInfo, which binds each session to the user that opened it (the
+// pass-through, no SDK handler, reads the principal itself and binds its
+// sessions alike); a user's credential acts as the user, the API key and
+// the anonymous local operator as Options.UserID. Over stdio (`wunder mcp
+// stdio`) the caller is Options.UserID.
 //
 // wunder@run runs a task as the calling principal with CallerAgent, never
 // offers itself to the run it starts, sends the run's events as progress
@@ -38,32 +39,32 @@
 // become progress (or log) notifications, failures IsError results, unknown
 // names JSON-RPC errors. wunder@run is never part of the catalog.
 //
-// The pass-through proxy forwards tools, resources, prompts, completion,
-// logging and ping to the upstream session, and the upstream's progress,
-// logging, sampling, elicitation, roots/list and list_changed notifications
-// back to the downstream client, on the stream of the downstream request
-// they belong to.
+// The pass-through serves every request of /wunder/mcp/{server} one way.
+// It is a streamable-HTTP endpoint of wunder's own that keeps the
+// downstream sessions (passthrough.go: the session id, the user that owns
+// it, the SDK handler's transport rules) and gives each one its own
+// upstream session. Every message the downstream sends — initialize,
+// requests, notifications, answers to the upstream's requests — is read
+// as a JSON-RPC envelope only and forwarded unchanged, ids included, on
+// the session's link (passthrough_forward.go); the upstream's answer is
+// relayed message by message on the stream of the request it belongs to
+// (passthrough_relay.go), and its standalone stream on the downstream's
+// GET. So tools, resources, prompts, completion, logging, progress,
+// cancellation, sampling, elicitation, roots and list changes all pass,
+// with the upstream's capabilities, and nothing is decoded into the SDK's
+// types. The policy (passthrough_policy.go) sees every request on its way:
+// a call, read, subscription or get of what the user may not see is
+// refused before forwarding, the lists' answers are filtered, and every
+// tools/call is audited. A link is bytes over HTTP for a streamable-HTTP
+// upstream (passthrough_http.go) or a go-sdk Connection for stdio and SSE
+// (passthrough_conn.go), whose messages are handed to the request they
+// belong to.
 //
-// Two paths share each pass-through session (passthrough_raw.go). The SDK
-// path — a go-sdk Server per downstream session whose middleware calls the
-// upstream ClientSession — initializes the session and serves everything
-// with a side effect on the proxy (subscriptions, logging/setLevel, ping,
-// notifications, the standalone stream). Once the session is initialized
-// with the same protocol version on both sides and the upstream is
-// streamable HTTP, the hot methods (tools, resources, prompts, completion)
-// take the raw path: the POST is forwarded as bytes on the same upstream
-// session, only the JSON-RPC envelope is read and only ids are rewritten,
-// and the upstream's answer stream is relayed event by event. The SDK path
-// decodes and encodes every message twice, with a 32 KiB buffer per decode
-// inside the SDK; the raw path costs one HTTP hop (docs/benchmarks.md).
-// Whatever the raw path is unsure of falls back to the SDK path, which
-// answers as it always did.
-//
-// Goroutines: the go-sdk owns the session goroutines; the proxy starts one
-// per downstream session that closes the upstream session (and ends the
-// raw path's calls still waiting) when the downstream one ends, tracked by
-// the Handler and waited for by Close. A raw call runs on its HTTP
-// request's goroutine and starts none.
+// Goroutines: the go-sdk owns the session goroutines of /wunder/mcp. A
+// pass-through request runs on its HTTP request's goroutine and starts
+// none; a session whose link is a connection has one goroutine that reads
+// the upstream's messages and ends the session when the connection ends,
+// tracked by the Handler and waited for by Close.
 // While a tool call elicits approvals, one goroutine follows the run to
 // withdraw the request when the run goes on without the answer; the call
 // waits for it before it returns.

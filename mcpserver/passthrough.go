@@ -1,365 +1,307 @@
 package mcpserver
 
-//lint:file-ignore SA1019 the pass-through forwards MCP logging, sampling and roots (docs/mcp.md). SEP-2577 deprecates them from protocol 2026-07-28 with no replacement; peers on earlier versions still use them.
-
 import (
 	"context"
+	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
+	"net"
 	"net/http"
-	"reflect"
+	"net/netip"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wunder/wunder/orchestrator"
 )
 
-// passThrough serves /wunder/mcp/{name}: every new downstream session gets
-// its own proxy server and, at initialize, its own upstream session. The
-// route is stateful even with Options.Stateless: forwarding needs the
-// session.
-func (h *Handler) passThrough(name string) http.Handler {
-	// template answers the SDK's per-request questions (protocol versions)
-	// for requests of existing sessions; it never gets a session itself.
-	template := mcp.NewServer(&mcp.Implementation{Name: "wunder/" + name, Version: h.opts.Version}, nil)
-	rt := &passRoute{h: h, name: name, sessions: map[string]*proxy{}}
-	rt.sdk = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		if r.Header.Get("Mcp-Session-Id") != "" {
-			return template
-		}
-		return h.newProxy(rt)
-	}, &mcp.StreamableHTTPOptions{Logger: h.opts.Logger, DisableLocalhostProtection: h.opts.HostsChecked}) // always stateful: a downstream session owns an upstream one
-	return rt
+// The pass-through route /wunder/mcp/{name} is a streamable-HTTP endpoint
+// of wunder's own in front of one upstream session per downstream session.
+// Every message goes one way: read as a JSON-RPC envelope (params, results
+// and notifications stay raw bytes), checked against the policy
+// (passthrough_policy.go), forwarded unchanged, ids included, on the
+// session's link (passthrough_http.go for a streamable-HTTP upstream,
+// passthrough_conn.go for stdio and SSE), and answered with what the
+// upstream sent, relayed event by event (passthrough_relay.go). This file
+// keeps the sessions and the transport's rules; passthrough_forward.go
+// serves a session's messages.
+
+const (
+	headerSession  = "Mcp-Session-Id"
+	headerProtocol = "Mcp-Protocol-Version"
+	// maxBody is the SDK handler's request limit, applied alike.
+	maxBody = mcp.DefaultMaxRequestBodyBytes
+)
+
+// passRoute serves /wunder/mcp/{name}. The route is stateful even with
+// Options.Stateless: forwarding needs the session.
+type passRoute struct {
+	h    *Handler
+	name string
+
+	// mu guards sessions.
+	mu       sync.RWMutex
+	sessions map[string]*passSession // downstream session id -> session
 }
 
-// proxy bridges one downstream session to one upstream session.
-type proxy struct {
-	h      *Handler
-	name   string
-	route  *passRoute
-	server *mcp.Server
-	// raw is the upstream session's HTTP side for the raw path
-	// (passthrough_raw.go); nil = everything goes through the SDK. Set
-	// before the session is added to route.
-	raw *rawUpstream
-	// user is the principal's user the session was opened with: the one
-	// the policy decides for (passthrough_policy.go). Set at initialize.
+func (h *Handler) passThrough(name string) http.Handler {
+	return &passRoute{h: h, name: name, sessions: map[string]*passSession{}}
+}
+
+// passSession is one downstream session and its link to its own upstream
+// session.
+type passSession struct {
+	id    string // the downstream's Mcp-Session-Id, wunder's own
+	route *passRoute
+	link  link
+	// owner is the user of the principal that opened the session ("" for
+	// none: the API key, the local operator): only that user may use it,
+	// the SDK handler's rule.
+	owner string
+	// user is whom the policy decides for: the owner, else Options.UserID.
 	user string
+	// life ends with the session, and with it every exchange in flight.
+	life context.Context
+	end  context.CancelFunc
+	once sync.Once
 
 	// mu guards the fields below.
-	mu       sync.Mutex
-	up       *mcp.ClientSession
-	ss       *mcp.ServerSession
-	inflight []context.Context       // downstream request contexts, oldest first
-	byToken  map[any]context.Context // progress token -> downstream request context
+	mu sync.Mutex
+	// version is the protocol version the upstream answered initialize
+	// with; requests without the version header go with it.
+	version string
+	calls   map[string]*context.CancelFunc // request id in flight -> ends its exchange
 }
 
-func (h *Handler) newProxy(rt *passRoute) *mcp.Server {
-	p := &proxy{h: h, name: rt.name, route: rt, byToken: map[any]context.Context{}}
-	s := mcp.NewServer(&mcp.Implementation{Name: "wunder/" + rt.name, Version: h.opts.Version}, &mcp.ServerOptions{
-		Logger:       h.opts.Logger,
-		Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}},
-		// The upstream keeps the subscriptions; the SDK only needs to
-		// accept the methods after they were forwarded.
-		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
-		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
-	})
-	s.AddReceivingMiddleware(p.middleware)
-	s.AddSendingMiddleware(unvalidatedElicit)
-	p.server = s
+func (rt *passRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !rt.h.opts.HostsChecked && rebinding(r) {
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		rt.servePOST(w, r)
+	case http.MethodGet:
+		if _, streamOK := accepts(r); !streamOK {
+			http.Error(w, "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest)
+			return
+		}
+		if s := rt.lookup(w, r); s != nil {
+			s.listen(w, r)
+		}
+	case http.MethodDelete:
+		if s := rt.lookup(w, r); s != nil {
+			s.close()
+			w.WriteHeader(http.StatusNoContent)
+		}
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+func (rt *passRoute) servePOST(w http.ResponseWriter, r *http.Request) {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		http.Error(w, "Content-Type must be 'application/json'", http.StatusUnsupportedMediaType)
+		return
+	}
+	if jsonOK, streamOK := accepts(r); !jsonOK || !streamOK {
+		http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", mbe.Limit), http.StatusRequestEntityTooLarge)
+		} else {
+			http.Error(w, "failed to read body", http.StatusBadRequest)
+		}
+		return
+	}
+	m, err := readMessage(body)
+	if err != nil {
+		http.Error(w, "malformed payload: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if r.Header.Get(headerSession) == "" {
+		if m.kind() != kindRequest || m.Method != "initialize" {
+			http.Error(w, "Bad Request: a session starts with initialize; other messages need an Mcp-Session-Id header", http.StatusBadRequest)
+			return
+		}
+		rt.initialize(w, r, m, body)
+		return
+	}
+	if s := rt.lookup(w, r); s != nil {
+		s.serve(w, r, m, body)
+	}
+}
+
+// lookup is the session the request names, nil when there is none (404)
+// or it is not the caller's (403), the response written.
+func (rt *passRoute) lookup(w http.ResponseWriter, r *http.Request) *passSession {
+	sid := r.Header.Get(headerSession)
+	if sid == "" {
+		http.Error(w, "Bad Request: "+r.Method+" requires an Mcp-Session-Id header", http.StatusBadRequest)
+		return nil
+	}
+	rt.mu.RLock()
+	s := rt.sessions[sid]
+	rt.mu.RUnlock()
+	if s == nil {
+		http.Error(w, "session not found", http.StatusNotFound)
+		return nil
+	}
+	if s.owner != "" {
+		if p, _ := orchestrator.PrincipalFrom(r.Context()); p == nil || p.UserID != s.owner {
+			http.Error(w, "session user mismatch", http.StatusForbidden)
+			return nil
+		}
+	}
 	return s
 }
 
-func (p *proxy) middleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "initialize" {
-			return p.initialize(ctx, next, req)
+// initialize opens a session: its link to a new upstream session, then
+// the downstream's initialize forwarded on it. The session exists once the
+// upstream answered with a result (before the answer goes out, so the
+// client's next request finds it); an error answer leaves none.
+func (rt *passRoute) initialize(w http.ResponseWriter, r *http.Request, m *message, body []byte) {
+	s, err := rt.open(r)
+	if err != nil {
+		writeError(w, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
+		return
+	}
+	w.Header().Set(headerSession, s.id)
+	opened := false
+	s.exchange(w, r, m, body, func(resp []byte) []byte {
+		var ans struct {
+			Result *struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			} `json:"result"`
 		}
-		p.mu.Lock()
-		up := p.up
-		p.mu.Unlock()
-		if up == nil || !forwarded[method] {
-			return next(ctx, method, req)
+		if json.Unmarshal(resp, &ans) == nil && ans.Result != nil {
+			s.mu.Lock()
+			s.version = ans.Result.ProtocolVersion
+			s.mu.Unlock()
+			rt.mu.Lock()
+			if s.life.Err() == nil { // not closed meanwhile (Handler.Close)
+				rt.sessions[s.id] = s
+				opened = true
+			}
+			rt.mu.Unlock()
 		}
-		token, err := progressToken(req.GetParams())
+		return resp
+	})
+	if !opened {
+		s.close()
+	}
+}
+
+// open makes a session and its link, refused once the Handler is closed.
+func (rt *passRoute) open(r *http.Request) (*passSession, error) {
+	h := rt.h
+	s := &passSession{id: rand.Text(), route: rt, user: h.opts.UserID, calls: map[string]*context.CancelFunc{}}
+	if p, _ := orchestrator.PrincipalFrom(r.Context()); p != nil && p.UserID != "" {
+		s.owner, s.user = p.UserID, p.UserID
+	}
+	s.life, s.end = context.WithCancel(context.Background())
+	var cl *connLink
+	if url, client, ok := h.opts.Upstreams.HTTPEndpoint(rt.name); ok {
+		s.link = &httpLink{url: url, client: client}
+	} else {
+		conn, err := h.opts.Upstreams.Dial(r.Context(), rt.name)
 		if err != nil {
-			return nil, err
+			s.end()
+			return nil, fmt.Errorf("upstream %s is unavailable: %v", rt.name, err)
 		}
-		release := p.track(ctx, token)
-		defer release()
-		if err := p.single(ctx, method, req.GetParams()); err != nil {
-			return nil, err // the policy hides it (passthrough_policy.go)
-		}
-		switch method {
-		case "tools/list":
-			res, err := up.ListTools(ctx, req.GetParams().(*mcp.ListToolsParams))
-			if err != nil {
-				return nil, err
-			}
-			return p.filter(ctx, res), nil
-		case "tools/call":
-			return p.callTool(ctx, up, req.GetParams().(*mcp.CallToolParamsRaw))
-		case "resources/list":
-			res, err := up.ListResources(ctx, req.GetParams().(*mcp.ListResourcesParams))
-			if err != nil {
-				return nil, err
-			}
-			return p.filter(ctx, res), nil
-		case "resources/templates/list":
-			res, err := up.ListResourceTemplates(ctx, req.GetParams().(*mcp.ListResourceTemplatesParams))
-			if err != nil {
-				return nil, err
-			}
-			return p.filter(ctx, res), nil
-		case "resources/read":
-			return up.ReadResource(ctx, req.GetParams().(*mcp.ReadResourceParams))
-		case "resources/subscribe":
-			if err := up.Subscribe(ctx, req.GetParams().(*mcp.SubscribeParams)); err != nil {
-				return nil, err
-			}
-			return next(ctx, method, req)
-		case "resources/unsubscribe":
-			if err := up.Unsubscribe(ctx, req.GetParams().(*mcp.UnsubscribeParams)); err != nil {
-				return nil, err
-			}
-			return next(ctx, method, req)
-		case "prompts/list":
-			res, err := up.ListPrompts(ctx, req.GetParams().(*mcp.ListPromptsParams))
-			if err != nil {
-				return nil, err
-			}
-			return p.filter(ctx, res), nil
-		case "prompts/get":
-			return up.GetPrompt(ctx, req.GetParams().(*mcp.GetPromptParams))
-		case "completion/complete":
-			return up.Complete(ctx, req.GetParams().(*mcp.CompleteParams))
-		case "logging/setLevel":
-			// Both sides keep the level: the SDK filters what we forward.
-			if err := up.SetLoggingLevel(ctx, req.GetParams().(*mcp.SetLoggingLevelParams)); err != nil {
-				return nil, err
-			}
-			return next(ctx, method, req)
-		}
-		return next(ctx, method, req)
+		cl = newConnLink(conn)
+		s.link = cl
 	}
+	h.sessionsMu.Lock()
+	defer h.sessionsMu.Unlock()
+	if h.closed {
+		s.end()
+		s.link.close()
+		return nil, errors.New("wunder is shutting down")
+	}
+	h.sessions[s] = true
+	if cl != nil {
+		// The reader ends with the connection, and the session with it.
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			cl.read()
+			s.close()
+		}()
+	}
+	return s, nil
 }
 
-// forwarded are the methods answered by the upstream session.
-var forwarded = map[string]bool{
-	"tools/list": true, "tools/call": true, "resources/list": true, "resources/templates/list": true,
-	"resources/read": true, "resources/subscribe": true, "resources/unsubscribe": true,
-	"prompts/list": true, "prompts/get": true, "completion/complete": true, "logging/setLevel": true,
+// close ends the session, downstream and upstream, once.
+func (s *passSession) close() {
+	s.once.Do(func() {
+		s.end() // first: initialize adds a session only while it lives
+		s.route.mu.Lock()
+		if s.route.sessions[s.id] == s {
+			delete(s.route.sessions, s.id)
+		}
+		s.route.mu.Unlock()
+		s.link.close()
+		h := s.route.h
+		h.sessionsMu.Lock()
+		delete(h.sessions, s)
+		h.sessionsMu.Unlock()
+	})
 }
 
-// initialize dials the upstream with the downstream client's capabilities,
-// lets the SDK initialize the downstream session, and answers with the
-// upstream's capabilities, identity and instructions.
-func (p *proxy) initialize(ctx context.Context, next mcp.MethodHandler, req mcp.Request) (mcp.Result, error) {
-	params, _ := req.GetParams().(*mcp.InitializeParams)
-	ss, _ := req.GetSession().(*mcp.ServerSession)
-	if params == nil || ss == nil {
-		return next(ctx, "initialize", req)
+// versionFor is the protocol version header a request goes upstream with:
+// the downstream's, else the session's.
+func (s *passSession) versionFor(r *http.Request) string {
+	if v := r.Header.Get(headerProtocol); v != "" {
+		return v
 	}
-	opts := &mcp.ClientOptions{
-		Logger:                      p.h.opts.Logger,
-		Capabilities:                &mcp.ClientCapabilities{},
-		ProgressNotificationHandler: p.onProgress,
-		LoggingMessageHandler:       p.onLog,
-		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			_ = p.server.ResourceUpdated(ctx, req.Params)
-		},
-		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
-	}
-	p.listChangedOptions(opts)
-	opts.Capabilities.RootsV2 = rootsCapability(params.Capabilities)
-	if c := params.Capabilities; c != nil {
-		if c.Sampling != nil {
-			opts.Capabilities.Sampling = c.Sampling
-			opts.CreateMessageHandler = p.onCreateMessage
-		}
-		if c.Elicitation != nil {
-			opts.Capabilities.Elicitation = c.Elicitation
-			opts.ElicitationHandler = p.onElicit
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
+
+// accepts reads the Accept header as the SDK handler does.
+func accepts(r *http.Request) (jsonOK, streamOK bool) {
+	for _, v := range r.Header.Values("Accept") {
+		for t := range strings.SplitSeq(v, ",") {
+			t, _, _ = strings.Cut(t, ";")
+			switch strings.ToLower(strings.TrimSpace(t)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				streamOK = true
+			case "*/*":
+				jsonOK, streamOK = true, true
+			}
 		}
 	}
-	p.user = p.h.userOf(req.GetExtra())
-	up, err := p.h.opts.Upstreams.Connect(ctx, p.name, opts, p.rawElicit, p.rawRoots)
+	return jsonOK, streamOK
+}
+
+// rebinding reports a request the SDK handler refuses as DNS rebinding: to a
+// loopback address under a name that is not.
+func rebinding(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && la != nil && loopback(la.String()) && !loopback(r.Host)
+}
+
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("upstream %s is unavailable: %v", p.name, err)}
+		host = strings.Trim(addr, "[]")
 	}
-	res, err := next(ctx, "initialize", req)
-	if err != nil {
-		_ = up.Close()
-		return nil, err
-	}
-	ir, _ := res.(*mcp.InitializeResult)
-	if ir != nil {
-		if uir := up.InitializeResult(); uir != nil {
-			ir.Capabilities, ir.ServerInfo, ir.Instructions = uir.Capabilities, uir.ServerInfo, uir.Instructions
-		}
-	}
-	p.mu.Lock()
-	p.up, p.ss = up, ss
-	p.mu.Unlock()
-	p.h.proxiesMu.Lock()
-	if p.h.closed {
-		p.h.proxiesMu.Unlock()
-		_ = up.Close()
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "wunder is shutting down"}
-	}
-	p.h.proxies[p] = true
-	p.h.wg.Add(1)
-	p.h.proxiesMu.Unlock()
-	sid := ss.ID()
-	if ir != nil && sid != "" {
-		if p.raw = p.rawFor(up, ir.ProtocolVersion, req.GetExtra()); p.raw != nil {
-			p.route.add(sid, p)
-		}
-	}
-	go func() {
-		defer p.h.wg.Done()
-		_ = ss.Wait()
-		if p.raw != nil {
-			p.route.remove(sid)
-			p.raw.close()
-		}
-		_ = up.Close()
-		p.h.proxiesMu.Lock()
-		delete(p.h.proxies, p)
-		p.h.proxiesMu.Unlock()
-	}()
-	return res, nil
-}
-
-// track records a downstream request's context so upstream messages that
-// belong to it travel on its stream.
-func (p *proxy) track(ctx context.Context, token any) func() {
-	p.mu.Lock()
-	p.inflight = append(p.inflight, ctx)
-	if token != nil {
-		p.byToken[token] = ctx
-	}
-	p.mu.Unlock()
-	return func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for i, c := range p.inflight {
-			if c == ctx {
-				p.inflight = append(p.inflight[:i], p.inflight[i+1:]...)
-				break
-			}
-		}
-		if token != nil {
-			delete(p.byToken, token)
-		}
-	}
-}
-
-// target is the downstream session and the context to send on: the request
-// with that progress token, else the newest request in flight, else the
-// session's standalone stream.
-func (p *proxy) target(token any) (*mcp.ServerSession, context.Context) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if validToken(token) {
-		if c, ok := p.byToken[token]; ok {
-			return p.ss, c
-		}
-	}
-	if n := len(p.inflight); n > 0 {
-		return p.ss, p.inflight[n-1]
-	}
-	return p.ss, context.Background()
-}
-
-// progressToken is the request's progress token, nil when it has none. A
-// token that is neither a string nor a number (the spec's types, and the
-// only ones that can key byToken) is an invalid-params error.
-func progressToken(params mcp.Params) (any, error) {
-	pp, ok := params.(interface{ GetProgressToken() any })
-	if !ok || reflect.ValueOf(params).IsNil() {
-		return nil, nil
-	}
-	token := pp.GetProgressToken()
-	if token != nil && !validToken(token) {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "progress token must be a string or a number"}
-	}
-	return token, nil
-}
-
-// validToken reports whether token is a progress token of the spec's types,
-// as decoded from JSON or set by the SDK.
-func validToken(token any) bool {
-	switch token.(type) {
-	case string, float64, int, int32, int64:
+	if host == "localhost" {
 		return true
 	}
-	return false
-}
-
-var errNoSession = errors.New("no downstream session")
-
-func (p *proxy) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-	if ss, ctx := p.target(req.Params.ProgressToken); ss != nil {
-		_ = ss.NotifyProgress(ctx, req.Params)
-	}
-}
-
-func (p *proxy) onLog(_ context.Context, req *mcp.LoggingMessageRequest) {
-	if ss, ctx := p.target(nil); ss != nil {
-		_ = ss.Log(ctx, req.Params)
-	}
-}
-
-func (p *proxy) onCreateMessage(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	ss, dctx := p.target(nil)
-	if ss == nil {
-		return nil, errNoSession
-	}
-	dctx, cancel := linked(dctx, ctx)
-	defer cancel()
-	return ss.CreateMessage(dctx, req.Params)
-}
-
-func (p *proxy) onElicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	ss, dctx := p.target(nil)
-	if ss == nil {
-		return nil, errNoSession
-	}
-	dctx, cancel := linked(dctx, ctx)
-	defer cancel()
-	return ss.Elicit(dctx, req.Params)
-}
-
-// rawElicit hands an upstream's elicitation/create to the downstream client
-// before the SDK client validates its schema: a gateway forwards what the
-// spec allows even where the SDK is stricter (SEP-1330 titled multi-select).
-func (p *proxy) rawElicit(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if er, ok := req.(*mcp.ElicitRequest); ok && method == "elicitation/create" && er.Params != nil {
-			return p.onElicit(ctx, er)
-		}
-		return next(ctx, method, req)
-	}
-}
-
-// unvalidatedElicit lets a forwarded elicitation's answer through unchanged:
-// once the downstream client has answered, the schema is cleared from the
-// (proxy-owned) params, so ServerSession.Elicit neither validates the
-// answer against it nor fills in defaults — the upstream does that itself.
-func unvalidatedElicit(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if ep, ok := req.GetParams().(*mcp.ElicitParams); ok && method == "elicitation/create" && ep != nil {
-			ep.RequestedSchema = nil
-		}
-		return res, err
-	}
-}
-
-// linked returns a context with a's values that is also cancelled with b.
-func linked(a, b context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(a)
-	stop := context.AfterFunc(b, cancel)
-	return ctx, func() { stop(); cancel() }
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }

@@ -17,9 +17,17 @@ import (
 )
 
 // changingUpstream is an in-process go-sdk server whose tool "change" adds a
-// tool, a prompt and a resource (each change notifies its sessions), and
-// whose tool "roots" asks the client for its roots.
+// tool, a prompt and a resource (each change notifies its sessions), whose
+// tool "roots" asks the client for its roots, and whose tool "steps" sends
+// two progress notifications; served over streamable HTTP.
 func changingUpstream(t *testing.T) string {
+	t.Helper()
+	return changingUpstreamOver(t, mcptools.TransportStreamableHTTP)
+}
+
+// changingUpstreamOver serves changingUpstream's server over transport
+// (streamable HTTP or SSE).
+func changingUpstreamOver(t *testing.T, transport string) string {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "changing", Version: "1"}, &mcp.ServerOptions{
 		Capabilities: &mcp.ServerCapabilities{
@@ -57,14 +65,35 @@ func changingUpstream(t *testing.T) string {
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: uris}}}, nil
 		})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	s.AddTool(&mcp.Tool{Name: "steps", Description: "reports progress", InputSchema: empty},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			for i := range 2 {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1), Total: 2})
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	if transport == mcptools.TransportSSE {
+		h = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	}
+	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
 	return ts.URL
 }
 
+// links are the upstream transports the pass-through reaches in the two
+// ways it has: bytes over HTTP, and a connection's messages (SSE, as stdio).
+var links = []string{mcptools.TransportStreamableHTTP, mcptools.TransportSSE}
+
 func passThroughTo(t *testing.T, url string) string {
 	t.Helper()
-	set, err := mcptools.New([]mcptools.ServerConfig{{Name: "up", Transport: mcptools.TransportStreamableHTTP, URL: url}}, nil)
+	return passThroughOver(t, mcptools.TransportStreamableHTTP, url)
+}
+
+func passThroughOver(t *testing.T, transport, url string) string {
+	t.Helper()
+	set, err := mcptools.New([]mcptools.ServerConfig{{Name: "up", Transport: transport, URL: url}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +102,19 @@ func passThroughTo(t *testing.T, url string) string {
 	return e.url + "/wunder/mcp/up"
 }
 
+// The upstream's list_changed notifications reach the client, over
+// either link.
 func TestPassThroughForwardsListChanged(t *testing.T) {
 	t.Parallel()
-	url := passThroughTo(t, changingUpstream(t))
+	for _, transport := range links {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			testForwardsListChanged(t, passThroughOver(t, transport, changingUpstreamOver(t, transport)))
+		})
+	}
+}
+
+func testForwardsListChanged(t *testing.T, url string) {
 	got := make(chan string, 8)
 	cs := connect(t, url, nil, &mcp.ClientOptions{
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { got <- "tools" },
@@ -91,8 +130,7 @@ func TestPassThroughForwardsListChanged(t *testing.T) {
 	if !slices.Equal(kinds, []string{"prompts", "resources", "tools"}) {
 		t.Fatalf("notifications = %q", kinds)
 	}
-	// The lists the client now fetches are the upstream's, placeholders
-	// never included.
+	// The lists the client now fetches are the upstream's.
 	tools, err := cs.ListTools(t.Context(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +140,7 @@ func TestPassThroughForwardsListChanged(t *testing.T) {
 		names = append(names, tool.Name)
 	}
 	slices.Sort(names)
-	if !slices.Equal(names, []string{"added", "change", "roots"}) {
+	if !slices.Equal(names, []string{"added", "change", "roots", "steps"}) {
 		t.Errorf("tools after the change = %q", names)
 	}
 	prompts, err := cs.ListPrompts(t.Context(), nil)
@@ -111,10 +149,23 @@ func TestPassThroughForwardsListChanged(t *testing.T) {
 	}
 }
 
-func TestPassThroughForwardsRootsList(t *testing.T) {
+// The upstream's roots/list, asked during a call, is answered by the
+// client, and a call's progress reaches the call; over either link.
+func TestPassThroughForwardsRootsAndProgress(t *testing.T) {
 	t.Parallel()
-	url := passThroughTo(t, changingUpstream(t))
-	c := mcp.NewClient(&mcp.Implementation{Name: "ide", Version: "1"}, nil) // default capabilities: roots
+	for _, transport := range links {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			testForwardsRootsAndProgress(t, passThroughOver(t, transport, changingUpstreamOver(t, transport)))
+		})
+	}
+}
+
+func testForwardsRootsAndProgress(t *testing.T, url string) {
+	progress := make(chan float64, 4)
+	c := mcp.NewClient(&mcp.Implementation{Name: "ide", Version: "1"}, &mcp.ClientOptions{ // default capabilities: roots
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { progress <- r.Params.Progress },
+	})
 	c.AddRoots(&mcp.Root{URI: "file:///work/a", Name: "a"}, &mcp.Root{URI: "file:///work/b", Name: "b"})
 	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
 	if err != nil {
@@ -127,5 +178,14 @@ func TestPassThroughForwardsRootsList(t *testing.T) {
 	}
 	if text := res.Content[0].(*mcp.TextContent).Text; text != "file:///work/a file:///work/b " {
 		t.Errorf("upstream saw roots %q", text)
+	}
+	params := &mcp.CallToolParams{Name: "steps", Arguments: map[string]any{}}
+	params.SetProgressToken(7)
+	if res, err := cs.CallTool(t.Context(), params); err != nil || res.IsError {
+		t.Fatalf("steps: %v %+v", err, res)
+	}
+	// The test's deadline bounds the wait.
+	if got := []float64{<-progress, <-progress}; got[0] != 1 || got[1] != 2 {
+		t.Errorf("progress = %v, want [1 2]", got)
 	}
 }

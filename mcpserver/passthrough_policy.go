@@ -1,38 +1,109 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wunder/wunder/orchestrator"
 )
 
 // The pass-through meets the one policy point (orchestrator/policy.go) as
-// every other path does. The session's user is the principal it was
-// opened with. Lists are filtered on the SDK path (the raw path hands
-// every list method to it), so a hidden tool, resource or prompt is
-// absent; a call, read or get of one is refused with a JSON-RPC error on
-// either path and never forwarded. Every tools/call is audited: allowed,
-// denied or error, with its duration.
+// every other path does, for the user the session was opened with. A
+// list's answer is filtered, so a hidden tool, resource, template or prompt
+// is absent; a call, read, subscription or get of one is refused with a
+// JSON-RPC error (-32001) and never forwarded. Every tools/call is audited:
+// allowed, denied or error, with its duration.
+
+// single are the requests about one item, decided before they go upstream:
+// the kind of item and where its name is.
+var single = map[string]string{
+	"tools/call":          orchestrator.CheckTool,
+	"resources/read":      orchestrator.CheckResource,
+	"resources/subscribe": orchestrator.CheckResource,
+	"prompts/get":         orchestrator.CheckPrompt,
+}
+
+// lists are the list requests whose answers are filtered: the kind of item
+// and the result's field that holds them.
+var lists = map[string]struct{ what, field string }{
+	"tools/list":               {orchestrator.CheckTool, "tools"},
+	"resources/list":           {orchestrator.CheckResource, "resources"},
+	"resources/templates/list": {orchestrator.CheckResource, "resourceTemplates"},
+	"prompts/list":             {orchestrator.CheckPrompt, "prompts"},
+}
+
+// admit checks a request before it goes upstream: a refusal is the error to
+// answer with. final is what the response passes through on its way back
+// (nil when none came): a list filtered, a tools/call audited.
+func (s *passSession) admit(ctx context.Context, m *message) (final func([]byte) []byte, err *jsonrpc.Error) {
+	pass := func(resp []byte) []byte { return resp }
+	what, one := single[m.Method]
+	if !one && !bytes.Contains(m.Params, []byte(`"progressToken"`)) {
+		if l, ok := lists[m.Method]; ok {
+			return func(resp []byte) []byte { return s.filter(ctx, l.what, l.field, resp) }, nil
+		}
+		return pass, nil
+	}
+	var prm struct {
+		Name      string          `json:"name"`
+		URI       string          `json:"uri"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	if len(m.Params) > 0 {
+		if e := json.Unmarshal(m.Params, &prm); e != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: " + e.Error()}
+		}
+	}
+	// A progress token keys the upstream's progress to its request: a
+	// string or a number, as the spec says.
+	if t := prm.Meta.ProgressToken; t != nil && !idLike(t) && string(t) != "null" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "progress token must be a string or a number"}
+	}
+	if !one {
+		if l, ok := lists[m.Method]; ok {
+			return func(resp []byte) []byte { return s.filter(ctx, l.what, l.field, resp) }, nil
+		}
+		return pass, nil
+	}
+	name := prm.Name
+	if what == orchestrator.CheckResource {
+		name = prm.URI
+	}
+	start := time.Now()
+	d, err := s.decide(ctx, what, name)
+	if what != orchestrator.CheckTool {
+		return pass, err
+	}
+	if err != nil {
+		s.audit(name, prm.Arguments, orchestrator.OutcomeDenied, d.Reason, start)
+		return nil, err
+	}
+	return func(resp []byte) []byte {
+		s.audit(name, prm.Arguments, callOutcome(resp), "", start)
+		return resp
+	}, nil
+}
 
 // check is the policy question of one item of the upstream.
-func (p *proxy) check(what, name string) orchestrator.ToolCheck {
-	c := orchestrator.ToolCheck{UserID: p.user, Server: p.name, Via: orchestrator.ViaPassthrough, What: what, Tool: name}
+func (s *passSession) check(what, name string) orchestrator.ToolCheck {
+	c := orchestrator.ToolCheck{UserID: s.user, Server: s.route.name, Via: orchestrator.ViaPassthrough, What: what, Tool: name}
 	if what == orchestrator.CheckTool {
-		c.Tool = p.name + "@" + name
+		c.Tool = s.route.name + "@" + name
 	}
 	return c
 }
 
 // decide asks the policy about one item; a refusal is the JSON-RPC error
 // to answer with, nil when the item may go upstream.
-func (p *proxy) decide(ctx context.Context, what, name string) (orchestrator.Decision, error) {
-	d := p.h.b.DecideTool(ctx, p.check(what, name))
+func (s *passSession) decide(ctx context.Context, what, name string) (orchestrator.Decision, *jsonrpc.Error) {
+	d := s.route.h.b.DecideTool(ctx, s.check(what, name))
 	if d.Allowed() {
 		return d, nil
 	}
@@ -44,8 +115,8 @@ func (p *proxy) decide(ctx context.Context, what, name string) (orchestrator.Dec
 }
 
 // audit records one tools/call decision and how it went.
-func (p *proxy) audit(name string, args json.RawMessage, outcome, reason string, start time.Time) {
-	p.h.b.RecordToolCall(&orchestrator.ToolLog{UserID: p.user, Tool: p.name + "@" + name, Arguments: clipJSON(args),
+func (s *passSession) audit(name string, args json.RawMessage, outcome, reason string, start time.Time) {
+	s.route.h.b.RecordToolCall(&orchestrator.ToolLog{UserID: s.user, Tool: s.route.name + "@" + name, Arguments: clipJSON(args),
 		FrontEnd: orchestrator.FrontendMCP, Via: orchestrator.ViaPassthrough, Outcome: outcome, Reason: reason,
 		DurationMS: time.Since(start).Milliseconds()})
 }
@@ -61,133 +132,69 @@ func clipJSON(args json.RawMessage) json.RawMessage {
 	return args
 }
 
-// callTool decides a tools/call on the SDK path, forwards it when
-// allowed, and audits it.
-func (p *proxy) callTool(ctx context.Context, up *mcp.ClientSession, raw *mcp.CallToolParamsRaw) (mcp.Result, error) {
-	start := time.Now()
-	if d, err := p.decide(ctx, orchestrator.CheckTool, raw.Name); err != nil {
-		p.audit(raw.Name, raw.Arguments, orchestrator.OutcomeDenied, d.Reason, start)
-		return nil, err
+// callOutcome is the audit's outcome of the response to a tools/call:
+// none, an error, or a result with isError is an error.
+func callOutcome(resp []byte) string {
+	var ans struct {
+		Error  json.RawMessage `json:"error"`
+		Result *struct {
+			IsError bool `json:"isError"`
+		} `json:"result"`
 	}
-	res, err := up.CallTool(ctx, &mcp.CallToolParams{Meta: raw.Meta, Name: raw.Name, Arguments: raw.Arguments})
-	outcome := orchestrator.OutcomeAllowed
-	if err != nil || (res != nil && res.IsError) {
-		outcome = orchestrator.OutcomeError
-	}
-	p.audit(raw.Name, raw.Arguments, outcome, "", start)
-	return res, err
-}
-
-// single decides a read or a get of one resource or prompt; nil when it
-// may go upstream (and for every other method).
-func (p *proxy) single(ctx context.Context, method string, params mcp.Params) error {
-	var err error
-	switch prm := params.(type) {
-	case *mcp.ReadResourceParams:
-		_, err = p.decide(ctx, orchestrator.CheckResource, prm.URI)
-	case *mcp.SubscribeParams:
-		_, err = p.decide(ctx, orchestrator.CheckResource, prm.URI)
-	case *mcp.GetPromptParams:
-		_, err = p.decide(ctx, orchestrator.CheckPrompt, prm.Name)
-	}
-	return err
-}
-
-// filter drops from a list answer what the policy hides from the session's
-// user; other answers pass unchanged.
-func (p *proxy) filter(ctx context.Context, res mcp.Result) mcp.Result {
-	switch r := res.(type) {
-	case *mcp.ListToolsResult:
-		c := *r
-		c.Tools = keep(p, ctx, r.Tools, orchestrator.CheckTool, func(t *mcp.Tool) string { return t.Name })
-		return &c
-	case *mcp.ListResourcesResult:
-		c := *r
-		c.Resources = keep(p, ctx, r.Resources, orchestrator.CheckResource, func(x *mcp.Resource) string { return x.URI })
-		return &c
-	case *mcp.ListResourceTemplatesResult:
-		c := *r
-		c.ResourceTemplates = keep(p, ctx, r.ResourceTemplates, orchestrator.CheckResource, func(x *mcp.ResourceTemplate) string { return x.URITemplate })
-		return &c
-	case *mcp.ListPromptsResult:
-		c := *r
-		c.Prompts = keep(p, ctx, r.Prompts, orchestrator.CheckPrompt, func(x *mcp.Prompt) string { return x.Name })
-		return &c
-	}
-	return res
-}
-
-// keep is the items the policy lets the session's user see, in order.
-func keep[T any](p *proxy, ctx context.Context, items []T, what string, name func(T) string) []T {
-	if len(items) == 0 {
-		return items
-	}
-	checks := make([]orchestrator.ToolCheck, len(items))
-	for i, it := range items {
-		checks[i] = p.check(what, name(it))
-	}
-	out := make([]T, 0, len(items))
-	for i, d := range p.h.b.DecideTools(ctx, checks) {
-		if d.Verdict != orchestrator.VerdictDeny { // one that waits for approval is listed; its call is refused
-			out = append(out, items[i])
-		}
-	}
-	return out
-}
-
-// rawDecide is the policy on the raw path: a tools/call, resources/read or
-// prompts/get of what the policy hides is answered with the refusal and
-// never forwarded (allowed false). audit records a forwarded tools/call's
-// outcome (a no-op for the other methods).
-func (p *proxy) rawDecide(ctx context.Context, w http.ResponseWriter, method string, id, params json.RawMessage) (audit func(outcome string), allowed bool) {
-	var prm struct {
-		Name      string          `json:"name"`
-		URI       string          `json:"uri"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	what := ""
-	switch method {
-	case "tools/call":
-		what = orchestrator.CheckTool
-	case "resources/read":
-		what = orchestrator.CheckResource
-	case "prompts/get":
-		what = orchestrator.CheckPrompt
-	default:
-		return func(string) {}, true
-	}
-	_ = json.Unmarshal(params, &prm) // rawProgressTokenOK has seen an object
-	name := prm.Name
-	if what == orchestrator.CheckResource {
-		name = prm.URI
-	}
-	start := time.Now()
-	d, err := p.decide(ctx, what, name)
-	if err != nil {
-		if what == orchestrator.CheckTool {
-			p.audit(name, prm.Arguments, orchestrator.OutcomeDenied, d.Reason, start)
-		}
-		rpcErr := err.(*jsonrpc.Error)
-		writeRawErrorCode(w, id, rpcErr.Code, rpcErr.Message)
-		return nil, false
-	}
-	if what != orchestrator.CheckTool {
-		return func(string) {}, true
-	}
-	return func(outcome string) { p.audit(name, prm.Arguments, outcome, "", start) }, true
-}
-
-// answerOutcome is the audit's outcome of an upstream's answer to a
-// tools/call: an error, or a result with isError, is an error.
-func answerOutcome(ans envelope) string {
-	if _, ok := ans["error"]; ok {
-		return orchestrator.OutcomeError
-	}
-	var res struct {
-		IsError bool `json:"isError"`
-	}
-	if json.Unmarshal(ans["result"], &res) != nil || res.IsError {
+	if json.Unmarshal(resp, &ans) != nil || ans.Error != nil || ans.Result == nil || ans.Result.IsError {
 		return orchestrator.OutcomeError
 	}
 	return orchestrator.OutcomeAllowed
+}
+
+// filter drops from a list's response the items the policy hides from the
+// session's user (one that waits for approval is listed; its call is
+// refused). A response with nothing hidden goes out as it came.
+func (s *passSession) filter(ctx context.Context, what, field string, resp []byte) []byte {
+	var ans struct {
+		ID     json.RawMessage            `json:"id"`
+		Result map[string]json.RawMessage `json:"result"`
+	}
+	var items []json.RawMessage
+	if resp == nil || json.Unmarshal(resp, &ans) != nil || ans.Result == nil ||
+		json.Unmarshal(ans.Result[field], &items) != nil || len(items) == 0 {
+		return resp
+	}
+	checks := make([]orchestrator.ToolCheck, len(items))
+	for i, it := range items {
+		var n struct {
+			Name        string `json:"name"`
+			URI         string `json:"uri"`
+			URITemplate string `json:"uriTemplate"`
+		}
+		_ = json.Unmarshal(it, &n)
+		switch field {
+		case "resources":
+			n.Name = n.URI
+		case "resourceTemplates":
+			n.Name = n.URITemplate
+		}
+		checks[i] = s.check(what, n.Name)
+	}
+	kept := make([]json.RawMessage, 0, len(items))
+	for i, d := range s.route.h.b.DecideTools(ctx, checks) {
+		if d.Verdict != orchestrator.VerdictDeny {
+			kept = append(kept, items[i])
+		}
+	}
+	if len(kept) == len(items) {
+		return resp
+	}
+	var err error
+	if ans.Result[field], err = json.Marshal(kept); err != nil {
+		return resp
+	}
+	result, err := json.Marshal(ans.Result)
+	if err != nil {
+		return resp
+	}
+	b := append([]byte(`{"jsonrpc":"2.0","id":`), ans.ID...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
 }

@@ -20,10 +20,6 @@ import (
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
-// sdkOnly hides an Upstreams' HTTP side, so every method takes the SDK
-// path.
-type sdkOnly struct{ mcpserver.Upstreams }
-
 // policyEnv is the pass-through to an upstream with tools, resources and
 // prompts, allow-lists on it, two users (alice's tool access denies
 // up@write), and the orchestrator whose policy and audit serve it.
@@ -33,7 +29,7 @@ type policyEnv struct {
 	up  *recordingUpstream // what reached the upstream
 }
 
-func newPolicyEnv(t *testing.T, rawPath bool) *policyEnv {
+func newPolicyEnv(t *testing.T, transport string) *policyEnv {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "policy-upstream", Version: "1"}, nil)
 	obj := map[string]any{"type": "object"}
@@ -61,7 +57,10 @@ func newPolicyEnv(t *testing.T, rawPath bool) *policyEnv {
 		})
 	}
 	rec := &recordingUpstream{}
-	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	var sdk http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	if transport == mcptools.TransportSSE {
+		sdk = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		rec.mu.Lock()
@@ -72,7 +71,7 @@ func newPolicyEnv(t *testing.T, rawPath bool) *policyEnv {
 	}))
 	t.Cleanup(srv.Close)
 	ts := srv.URL
-	set, err := mcptools.New([]mcptools.ServerConfig{{Name: "up", Transport: mcptools.TransportStreamableHTTP, URL: ts,
+	set, err := mcptools.New([]mcptools.ServerConfig{{Name: "up", Transport: transport, URL: ts,
 		AllowTools: []string{"read", "write", "fails"}, AllowResources: []string{"file:///pub/*"}, AllowPrompts: []string{"greet"}}}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -83,11 +82,7 @@ func newPolicyEnv(t *testing.T, rawPath bool) *policyEnv {
 	reg.SetPolicy(orchestrator.PolicyOptions{AllowLists: set})
 	o := orchestrator.New(orchestratortest.NewMemStore(), orchestratortest.Models{}, reg, nil)
 	t.Cleanup(func() { _ = o.Close(context.Background()) })
-	var ups mcpserver.Upstreams = set
-	if !rawPath {
-		ups = sdkOnly{set}
-	}
-	_, url := serve(t, o, &mcpserver.Options{Upstreams: ups}, map[string]string{"alice": "alice", "bob": "bob"})
+	_, url := serve(t, o, &mcpserver.Options{Upstreams: set}, map[string]string{"alice": "alice", "bob": "bob"})
 	return &policyEnv{url: url + "/wunder/mcp/up", o: o, up: rec}
 }
 
@@ -112,16 +107,13 @@ func names[T any](items []T, name func(T) string) []string {
 }
 
 // The pass-through lists what the policy lets the session's user see, and
-// refuses, without forwarding, a call, read or get of anything else; on
-// the raw path as on the SDK's. Every tools/call is audited.
+// refuses, without forwarding, a call, read or get of anything else; over
+// an upstream reached by HTTP as over one reached by a connection. Every
+// tools/call is audited.
 func TestPassThroughPolicy(t *testing.T) {
-	for _, raw := range []bool{true, false} {
-		name := "sdk path"
-		if raw {
-			name = "raw path"
-		}
-		t.Run(name, func(t *testing.T) {
-			e := newPolicyEnv(t, raw)
+	for _, transport := range []string{mcptools.TransportStreamableHTTP, mcptools.TransportSSE} {
+		t.Run(transport, func(t *testing.T) {
+			e := newPolicyEnv(t, transport)
 			rec := e.up
 			alice, bob := e.session(t, "alice"), e.session(t, "bob")
 			tools := func(cs *mcp.ClientSession) []string {

@@ -39,14 +39,16 @@ type Backend interface {
 
 var _ Backend = (*orchestrator.Orchestrator)(nil)
 
-// Upstreams dials the configured MCP servers for the pass-through routes;
-// implemented by adapters/mcptools.Set. An Upstreams that also implements
-// [HTTPUpstreams] lets the routes forward the hot methods as bytes.
+// Upstreams reaches the configured MCP servers for the pass-through routes;
+// implemented by adapters/mcptools.Set.
 type Upstreams interface {
 	Servers() []string
-	// Connect opens a dedicated session; receiving middleware, if any, is
-	// added to its client before it connects.
-	Connect(ctx context.Context, name string, opts *mcp.ClientOptions, receiving ...mcp.Middleware) (*mcp.ClientSession, error)
+	// HTTPEndpoint is the URL and HTTP client (its credentials included)
+	// of a streamable-HTTP server; ok is false for other transports.
+	HTTPEndpoint(name string) (url string, client *http.Client, ok bool)
+	// Dial opens a dedicated connection to a server of another transport
+	// (stdio, SSE); it lives until closed.
+	Dial(ctx context.Context, name string) (mcp.Connection, error)
 }
 
 // Options configure the front-end; zero values mean the defaults stated.
@@ -112,13 +114,14 @@ type Handler struct {
 	server *mcp.Server
 	mux    *http.ServeMux
 	paths  []string
-	// wg tracks the proxy goroutines (one per downstream session).
+	// wg tracks the pass-through's goroutines (one per session whose
+	// upstream is reached over a connection, passthrough_conn.go).
 	wg sync.WaitGroup
-	// proxiesMu guards proxies, the live pass-through sessions, and closed;
-	// wg.Add happens under it, so never after Close's Wait began.
-	proxiesMu sync.Mutex
-	proxies   map[*proxy]bool
-	closed    bool
+	// sessionsMu guards sessions, the live pass-through sessions, and
+	// closed; wg.Add happens under it, so never after Close's Wait began.
+	sessionsMu sync.Mutex
+	sessions   map[*passSession]bool
+	closed     bool
 	// routesMu guards routes, the pass-through route of each upstream name
 	// used so far.
 	routesMu sync.Mutex
@@ -133,7 +136,7 @@ func New(b Backend, opts *Options) *Handler {
 	if opts != nil {
 		o = *opts
 	}
-	h := &Handler{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), proxies: map[*proxy]bool{}, routes: map[string]http.Handler{},
+	h := &Handler{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), sessions: map[*passSession]bool{}, routes: map[string]http.Handler{},
 		toolsPageSize: defaultToolsPageSize}
 	h.server = h.newServer()
 	var main http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
@@ -144,7 +147,9 @@ func New(b Backend, opts *Options) *Handler {
 	if o.Upstreams != nil {
 		// One subtree for every upstream, looked up per request: servers an
 		// admin adds or removes while wunder runs get or lose their route.
-		h.mux.Handle("/wunder/mcp/", h.auth(http.HandlerFunc(h.serveUpstream)))
+		// The pass-through reads the principal itself (it is no SDK
+		// handler): no TokenInfo to carry.
+		h.mux.Handle("/wunder/mcp/", h.requirePrincipal(http.HandlerFunc(h.serveUpstream)))
 		h.paths = append(h.paths, "/wunder/mcp/")
 	}
 	h.mux.HandleFunc("GET "+metadataPath, h.serveMetadata)
@@ -198,20 +203,18 @@ func (h *Handler) Server() *mcp.Server { return h.server }
 // waits for their goroutines; pass-through sessions initialized afterwards
 // are refused.
 func (h *Handler) Close() {
-	h.proxiesMu.Lock()
+	h.sessionsMu.Lock()
 	h.closed = true
-	live := make([]*proxy, 0, len(h.proxies))
-	for p := range h.proxies {
-		live = append(live, p)
+	live := make([]*passSession, 0, len(h.sessions))
+	for s := range h.sessions {
+		live = append(live, s)
 	}
-	h.proxiesMu.Unlock()
-	for _, p := range live {
-		p.mu.Lock()
-		ss, up := p.ss, p.up
-		p.mu.Unlock()
-		_ = ss.Close()
-		_ = up.Close()
+	h.sessionsMu.Unlock()
+	var ended sync.WaitGroup
+	for _, s := range live {
+		ended.Go(s.close) // each tells its upstream, bounded (closeTimeout)
 	}
+	ended.Wait()
 	h.wg.Wait()
 }
 
@@ -227,15 +230,23 @@ func (h *Handler) auth(next http.Handler) http.Handler {
 	// may have been X-API-Key, or none for the anonymous local operator),
 	// so a placeholder stands in for it and the verifier reads the principal.
 	carry := auth.RequireBearerToken(principalTokenInfo, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+	return h.requirePrincipal(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer principal")
+		carry.ServeHTTP(w, r)
+	}))
+}
+
+// requirePrincipal answers a request without the gateway's principal with
+// the 401 the gateway would give.
+func (h *Handler) requirePrincipal(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := orchestrator.PrincipalFrom(r.Context()); !ok {
 			w.Header().Set("WWW-Authenticate", h.Challenge(r))
 			http.Error(w, "unauthenticated: missing credentials", http.StatusUnauthorized)
 			return
 		}
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer principal")
-		carry.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 	})
 }
 

@@ -8,30 +8,35 @@
 # With a second binary (an earlier build), it is measured in the same rounds
 # as "base", so the two builds compare within one run.
 #   scripts/bench-mcp.sh [WUNDER_BIN [BASE_BIN]]     C (8) D (4s) ROUNDS (3)
-# Needs: /tmp/conf-server and the driver (BENCH_LOAD, default
-# /tmp/wunder-eval-bin/load); docs/benchmarks.md "MCP pass-through" builds both.
+# Needs: the conformance server (CONF_SERVER, default /tmp/conf-server) and
+# the driver (BENCH_LOAD, default /tmp/wunder-eval-bin/load);
+# docs/benchmarks.md "MCP pass-through" builds both. PORT (18895) is the
+# first of the four loopback ports it listens on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 wunder=${1:-./bin/wunder}
 base=${2:-}
 c=${C:-8}; d=${D:-4s}; rounds=${ROUNDS:-3}
 load=${BENCH_LOAD:-/tmp/wunder-eval-bin/load}
+conf=${CONF_SERVER:-/tmp/conf-server}
+port=${PORT:-18895}
+p_up=$port; p_bare=$((port + 1)); p_w=$((port + 2)); p_base=$((port + 3))
 tmp=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; [ -n "${KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"; }
 trap cleanup EXIT
 go build -o "$tmp/bareproxy" ./scripts/bareproxy
 
-/tmp/conf-server -http 127.0.0.1:18895 -stateless=false >"$tmp/conf.log" 2>&1 & up=$!; pids+=($up)
-"$tmp/bareproxy" -addr 127.0.0.1:18896 -upstream http://127.0.0.1:18895 2>"$tmp/bare.log" & bare=$!; pids+=($bare)
-printf 'mcp:\n  servers:\n    - {name: conf, transport: streamable-http, url: http://127.0.0.1:18895/mcp}\n' >"$tmp/pt.yaml"
-WUNDER_CONFIG_PATH="$tmp/pt.yaml" WUNDER_DATA_DIR="$tmp/data" WUNDER_HOST=127.0.0.1 WUNDER_PORT=18897 \
+"$conf" -http 127.0.0.1:$p_up -stateless=false >"$tmp/conf.log" 2>&1 & up=$!; pids+=($up)
+"$tmp/bareproxy" -addr 127.0.0.1:$p_bare -upstream http://127.0.0.1:$p_up 2>"$tmp/bare.log" & bare=$!; pids+=($bare)
+printf 'mcp:\n  servers:\n    - {name: conf, transport: streamable-http, url: http://127.0.0.1:%s/mcp}\n' "$p_up" >"$tmp/pt.yaml"
+WUNDER_CONFIG_PATH="$tmp/pt.yaml" WUNDER_DATA_DIR="$tmp/data" WUNDER_HOST=127.0.0.1 WUNDER_PORT=$p_w \
   "$wunder" serve 2>"$tmp/serve.log" & w=$!; pids+=($w)
-for _ in $(seq 100); do curl -fsS http://127.0.0.1:18897/readyz >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 100); do curl -fsS http://127.0.0.1:$p_w/readyz >/dev/null 2>&1 && break; sleep 0.1; done
 if [ -n "$base" ]; then
-  WUNDER_CONFIG_PATH="$tmp/pt.yaml" WUNDER_DATA_DIR="$tmp/data-base" WUNDER_HOST=127.0.0.1 WUNDER_PORT=18898 \
+  WUNDER_CONFIG_PATH="$tmp/pt.yaml" WUNDER_DATA_DIR="$tmp/data-base" WUNDER_HOST=127.0.0.1 WUNDER_PORT=$p_base \
     "$base" serve 2>"$tmp/serve-base.log" & b=$!; pids+=($b)
-  for _ in $(seq 100); do curl -fsS http://127.0.0.1:18898/readyz >/dev/null 2>&1 && break; sleep 0.1; done
+  for _ in $(seq 100); do curl -fsS http://127.0.0.1:$p_base/readyz >/dev/null 2>&1 && break; sleep 0.1; done
 fi
 
 ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
@@ -52,8 +57,15 @@ PY
 }
 for r in $(seq "$rounds"); do
   echo "round $r (c=$c, $d each)"
-  one direct http://127.0.0.1:18895/mcp "$up"
-  one bare http://127.0.0.1:18896/mcp "$bare"
-  one wunder http://127.0.0.1:18897/wunder/mcp/conf "$w"
-  if [ -n "$base" ]; then one base http://127.0.0.1:18898/wunder/mcp/conf "$b"; fi
+  one direct http://127.0.0.1:$p_up/mcp "$up"
+  one bare http://127.0.0.1:$p_bare/mcp "$bare"
+  # With a base, the two builds swap places every other round, so neither
+  # always runs right after the bare proxy.
+  if [ -n "$base" ] && [ $((r % 2)) -eq 0 ]; then
+    one base http://127.0.0.1:$p_base/wunder/mcp/conf "$b"
+    one wunder http://127.0.0.1:$p_w/wunder/mcp/conf "$w"
+  else
+    one wunder http://127.0.0.1:$p_w/wunder/mcp/conf "$w"
+    if [ -n "$base" ]; then one base http://127.0.0.1:$p_base/wunder/mcp/conf "$b"; fi
+  fi
 done

@@ -1,6 +1,8 @@
 // Package mcptools is wunder's MCP client: it offers the tools of external
 // MCP servers (stdio, SSE, streamable HTTP) to runs as `server@tool`, and
-// dials upstream sessions for the pass-through gateway of package mcpserver.
+// reaches them for the pass-through gateway of package mcpserver: a
+// streamable-HTTP server's endpoint and client ([Set.HTTPEndpoint]), or a
+// dedicated connection per session to a stdio or SSE server ([Set.Dial]).
 //
 //	cmd/wunder ──New(configs, opts)──▶ *Set ──Tools(ctx, user)──▶ orchestrator.Registry
 //	                                    │  (cached specs; never dials)
@@ -33,7 +35,7 @@
 // Elicitation requests of servers follow Options.Elicitation: decline (no
 // capability advertised) or defaults (accept with the schema's defaults).
 // ServerConfig.OAuth plugs a go-sdk auth.OAuthHandler into a
-// streamable-http server's transport.
+// streamable-http server's transport (and the pass-through's client).
 //
 // Readiness (ready.go): [Set.Ready] fails until the first discovery of
 // every server has settled (bounded by Options.ReadyTimeout), and

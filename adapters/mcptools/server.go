@@ -230,14 +230,13 @@ func (sv *server) dial(ctx context.Context) (*mcp.ClientSession, func(), error) 
 	return sv.connect(ctx, copts)
 }
 
-// connect opens a session with copts and receiving middleware. The session
+// connect opens a session with copts. The session
 // lives until it is closed or the Set closes; the dial itself is bounded by
 // ctx and the server's timeout. The returned func releases what the session
 // leaves behind (its context, a stdio child's process group).
-func (sv *server) connect(ctx context.Context, copts *mcp.ClientOptions, receiving ...mcp.Middleware) (*mcp.ClientSession, func(), error) {
+func (sv *server) connect(ctx context.Context, copts *mcp.ClientOptions) (*mcp.ClientSession, func(), error) {
 	o := sv.set.opts
 	c := mcp.NewClient(&mcp.Implementation{Name: o.ClientName, Version: o.ClientVersion}, copts)
-	c.AddReceivingMiddleware(receiving...)
 	t, closeFn, err := sv.transport()
 	if err != nil {
 		return nil, nil, err
@@ -263,6 +262,35 @@ func (sv *server) connect(ctx context.Context, copts *mcp.ClientOptions, receivi
 	release := closeFn
 	closeFn = func() { cancel(); release() }
 	return cs, closeFn, nil
+}
+
+// connectRaw opens a connection for messages forwarded as they are,
+// bounded and kept alive as connect's sessions are; the returned func
+// releases it.
+func (sv *server) connectRaw(ctx context.Context) (mcp.Connection, func(), error) {
+	if sv.cfg.Transport == TransportStreamableHTTP {
+		return nil, nil, errors.New("a streamable-http server is reached over HTTPEndpoint")
+	}
+	t, closeFn, err := sv.transport()
+	if err != nil {
+		return nil, nil, err
+	}
+	life, cancel := context.WithCancel(sv.set.baseCtx)
+	stopCall := context.AfterFunc(ctx, cancel)
+	timer := time.AfterFunc(sv.cfg.Timeout, cancel)
+	conn, err := t.Connect(life)
+	timer.Stop()
+	stopCall()
+	if err == nil && life.Err() != nil {
+		_ = conn.Close()
+		err = life.Err()
+	}
+	if err != nil {
+		cancel()
+		closeFn()
+		return nil, nil, err
+	}
+	return conn, func() { cancel(); closeFn() }, nil
 }
 
 func (sv *server) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {

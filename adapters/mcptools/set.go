@@ -429,31 +429,48 @@ func (s *Set) Close() error {
 	return nil
 }
 
-// Connect opens a new, dedicated session to the named server with the given
-// client options (handlers for sampling, elicitation, logging, progress) and
-// receiving middleware, for the pass-through gateway: one upstream session
-// per downstream session. The dial is bounded by ctx and the server's
-// timeout; the session outlives ctx until the caller closes it (or the Set
-// closes). An unknown name wraps [orchestrator.ErrNotFound], a failed dial
+// Dial opens a new, dedicated connection to the named stdio or SSE server
+// for the pass-through gateway (one upstream session per downstream
+// session): messages go both ways as they are, and the downstream client
+// initializes the session itself. The dial is bounded by ctx and the
+// server's timeout; the connection outlives ctx until the caller closes it
+// (or the Set closes), and closing it stops a stdio child. A
+// streamable-http server is reached over [Set.HTTPEndpoint] instead. An
+// unknown name wraps [orchestrator.ErrNotFound], a failed dial
 // [orchestrator.ErrUnavailable].
-func (s *Set) Connect(ctx context.Context, name string, opts *mcp.ClientOptions, receiving ...mcp.Middleware) (*mcp.ClientSession, error) {
+func (s *Set) Dial(ctx context.Context, name string) (mcp.Connection, error) {
 	sv, ok := s.lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("%w: mcp server %q", orchestrator.ErrNotFound, name)
 	}
-	cs, closeFn, err := sv.connect(ctx, opts, receiving...)
+	conn, closeFn, err := sv.connectRaw(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: mcp server %s: %w", orchestrator.ErrUnavailable, name, err)
 	}
+	c := &dialed{Connection: conn, done: make(chan struct{})}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		stop := context.AfterFunc(s.baseCtx, func() { _ = cs.Close() }) // Close ends it too
-		_ = cs.Wait()
+		stop := context.AfterFunc(s.baseCtx, func() { _ = c.Close() })
+		<-c.done
 		stop()
 		closeFn()
 	}()
-	return cs, nil
+	return c, nil
+}
+
+// dialed is a connection of [Set.Dial]: closing it releases what it holds
+// (its context, a stdio child's process group), in the Set's goroutine.
+type dialed struct {
+	mcp.Connection
+	once sync.Once
+	done chan struct{}
+}
+
+func (c *dialed) Close() error {
+	err := c.Connection.Close()
+	c.once.Do(func() { close(c.done) })
+	return err
 }
 
 // AllowsTool implements [orchestrator.ToolAllowList] for the one policy

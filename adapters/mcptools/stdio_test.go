@@ -96,7 +96,7 @@ func TestStdioServersRefusedAtDepth(t *testing.T) {
 	if _, err := s.Refresh(context.Background(), "self"); err == nil || !strings.Contains(err.Error(), "stdio server not started") {
 		t.Errorf("Refresh(self) = %v, want the refusal", err)
 	}
-	if _, err := s.Connect(context.Background(), "self", nil); err == nil || !strings.Contains(err.Error(), "stdio server not started") {
-		t.Errorf("Connect(self) = %v, want the refusal", err)
+	if _, err := s.Dial(context.Background(), "self"); err == nil || !strings.Contains(err.Error(), "stdio server not started") {
+		t.Errorf("Dial(self) = %v, want the refusal", err)
 	}
 }

@@ -3,6 +3,7 @@ package mcptools
 import (
 	"net/http"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -82,15 +83,63 @@ func (h *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.base.RoundTrip(r)
 }
 
-// HTTPEndpoint returns the URL and HTTP client (configured headers and
-// bearer token included) of the named streamable-http server, for a
-// pass-through that forwards requests' bytes on a session opened with
-// [Set.Connect]. ok is false for other transports, unknown names and servers
-// authorized by OAuth (whose tokens only the SDK transport carries).
+// HTTPEndpoint returns the URL and HTTP client (configured headers, bearer
+// token and OAuth handler included) of the named streamable-http server, for
+// the pass-through, which forwards a downstream session's messages to it as
+// bytes. ok is false for other transports (reached with [Set.Dial]) and
+// unknown names.
 func (s *Set) HTTPEndpoint(name string) (url string, client *http.Client, ok bool) {
 	sv, found := s.lookup(name)
-	if !found || sv.cfg.Transport != TransportStreamableHTTP || sv.cfg.OAuth != nil {
+	if !found || sv.cfg.Transport != TransportStreamableHTTP {
 		return "", nil, false
 	}
-	return sv.cfg.URL, sv.httpClient(), true
+	client = sv.httpClient()
+	if sv.cfg.OAuth != nil {
+		client = &http.Client{Transport: &oauthTransport{base: client.Transport, h: sv.cfg.OAuth}}
+	}
+	return sv.cfg.URL, client, true
+}
+
+// oauthTransport authorizes requests as the SDK's streamable transport does
+// with an OAuth handler: the handler's token on each request, and on 401 or
+// 403 its Authorize, then the request once more.
+type oauthTransport struct {
+	base http.RoundTripper
+	h    auth.OAuthHandler
+}
+
+func (t *oauthTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.send(r)
+	if err != nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+		return resp, err
+	}
+	if r.Body != nil && r.GetBody == nil {
+		return resp, nil // the body cannot be sent again
+	}
+	if err := t.h.Authorize(r.Context(), r, resp); err != nil { // Authorize closes resp.Body
+		return nil, err
+	}
+	r = r.Clone(r.Context())
+	if r.GetBody != nil {
+		if r.Body, err = r.GetBody(); err != nil {
+			return nil, err
+		}
+	}
+	return t.send(r)
+}
+
+func (t *oauthTransport) send(r *http.Request) (*http.Response, error) {
+	ts, err := t.h.TokenSource(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	if ts != nil {
+		// A token that cannot be had (say, an expired grant) is left out:
+		// the 401 that follows asks the handler to authorize.
+		if tok, err := ts.Token(); err == nil {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+		}
+	}
+	return t.base.RoundTrip(r)
 }

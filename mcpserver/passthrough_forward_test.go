@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -28,13 +29,15 @@ type recordingUpstream struct {
 	started   chan struct{}
 	cancelled chan struct{}
 
-	mu     sync.Mutex
-	bodies []string
+	mu       sync.Mutex
+	bodies   []string
+	version  map[string][]string // request id -> the version headers it came with
+	nDeletes int
 }
 
 func newRecordingUpstream(t *testing.T) *recordingUpstream {
 	t.Helper()
-	u := &recordingUpstream{started: make(chan struct{}), cancelled: make(chan struct{})}
+	u := &recordingUpstream{started: make(chan struct{}), cancelled: make(chan struct{}), version: map[string][]string{}}
 	s := mcp.NewServer(&mcp.Implementation{Name: "recording", Version: "1"}, nil)
 	empty := map[string]any{"type": "object"}
 	s.AddTool(&mcp.Tool{Name: "steps", InputSchema: empty}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -52,10 +55,22 @@ func newRecordingUpstream(t *testing.T) *recordingUpstream {
 	})
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodDelete {
+			u.mu.Lock()
+			u.nDeletes++
+			u.mu.Unlock()
+		}
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
+			var m struct {
+				ID json.RawMessage `json:"id"`
+			}
+			_ = json.Unmarshal(body, &m)
 			u.mu.Lock()
 			u.bodies = append(u.bodies, string(body))
+			if m.ID != nil {
+				u.version[string(m.ID)] = append(u.version[string(m.ID)], r.Header.Get("Mcp-Protocol-Version"))
+			}
 			u.mu.Unlock()
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			if strings.Contains(string(body), `"name":"explode"`) {
@@ -71,6 +86,20 @@ func newRecordingUpstream(t *testing.T) *recordingUpstream {
 	return u
 }
 
+// versions returns the protocol version headers of the requests with id.
+func (u *recordingUpstream) versions(id string) []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.version[id]
+}
+
+// deletes returns how many DELETEs the upstream received.
+func (u *recordingUpstream) deletes() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.nDeletes
+}
+
 // received returns the bodies the upstream received that contain s.
 func (u *recordingUpstream) received(s string) []string {
 	u.mu.Lock()
@@ -84,10 +113,10 @@ func (u *recordingUpstream) received(s string) []string {
 	return out
 }
 
-// A tools/call takes the raw path (the upstream sees wunder's request id,
-// not the SDK client's numbering), its progress arrives on its stream, and
-// its result is the upstream's.
-func TestPassThroughRawCallWithProgress(t *testing.T) {
+// A tools/call reaches the upstream as the caller sent it (its id and
+// progress token unchanged), its progress arrives on its stream, and its
+// result is the upstream's.
+func TestPassThroughCallWithProgress(t *testing.T) {
 	t.Parallel()
 	up := newRecordingUpstream(t)
 	progress := make(chan float64, 4)
@@ -107,14 +136,14 @@ func TestPassThroughRawCallWithProgress(t *testing.T) {
 		t.Errorf("progress = %v, want [1 2]", got)
 	}
 	calls := up.received(`"tools/call"`)
-	if len(calls) != 1 || !strings.Contains(calls[0], `"id":"wunder-`) || !strings.Contains(calls[0], `"progressToken":"tok"`) {
-		t.Errorf("the upstream received %q, want one call with a wunder- id and the caller's token", calls)
+	if len(calls) != 1 || !strings.Contains(calls[0], `"progressToken":"tok"`) || !strings.Contains(calls[0], `"arguments":{}`) {
+		t.Errorf("the upstream received %q, want one call with the caller's token and arguments", calls)
 	}
 }
 
 // A call the upstream answers with a server error (it may have run) is
 // an error to the caller and is never sent upstream again.
-func TestPassThroughRawServerErrorNotRepeated(t *testing.T) {
+func TestPassThroughServerErrorNotRepeated(t *testing.T) {
 	t.Parallel()
 	up := newRecordingUpstream(t)
 	cs := connect(t, passThroughTo(t, up.url), nil, nil)
@@ -127,8 +156,9 @@ func TestPassThroughRawServerErrorNotRepeated(t *testing.T) {
 	}
 }
 
-// Cancelling a call forwarded on the raw path cancels it upstream.
-func TestPassThroughRawCancel(t *testing.T) {
+// Cancelling a call cancels it upstream: the caller's notifications/cancelled
+// reaches the upstream with the caller's request id.
+func TestPassThroughCancel(t *testing.T) {
 	t.Parallel()
 	up := newRecordingUpstream(t)
 	cs := connect(t, passThroughTo(t, up.url), nil, nil)
@@ -144,15 +174,24 @@ func TestPassThroughRawCancel(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("the cancelled call returned %v", err)
 	}
-	if got := up.received(`"notifications/cancelled"`); len(got) != 1 || !strings.Contains(got[0], `"requestId":"wunder-`) {
-		t.Errorf("the upstream received %q, want one cancellation of a wunder- id", got)
+	blocks := up.received(`"name":"block"`)
+	if len(blocks) != 1 {
+		t.Fatalf("the upstream received %q, want one call of block", blocks)
+	}
+	var call struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(blocks[0]), &call); err != nil {
+		t.Fatal(err)
+	}
+	if got := up.received(`"notifications/cancelled"`); len(got) != 1 || !strings.Contains(got[0], `"requestId":`+string(call.ID)) {
+		t.Errorf("the upstream received %q, want one cancellation of request %s", got, call.ID)
 	}
 }
 
-// A session belongs to the user who opened it, on the raw path as on the
-// SDK's: another user's token with its session id is refused, and nothing
-// reaches the upstream.
-func TestPassThroughRawOtherUser(t *testing.T) {
+// A session belongs to the user who opened it: another user's token with
+// its session id is refused, and nothing reaches the upstream.
+func TestPassThroughOtherUser(t *testing.T) {
 	t.Parallel()
 	up := newRecordingUpstream(t)
 	set, err := mcptools.New([]mcptools.ServerConfig{{Name: "up", Transport: mcptools.TransportStreamableHTTP, URL: up.url}}, nil)
@@ -184,10 +223,10 @@ func TestPassThroughRawOtherUser(t *testing.T) {
 	}
 }
 
-// A request without the protocol version header (the SDK handler takes the
-// session's version then) takes the raw path too; one with another
-// version than the session's is left to the SDK handler.
-func TestPassThroughRawVersionHeader(t *testing.T) {
+// A request without the protocol version header goes upstream with the
+// version the session negotiated; one with another version goes with it,
+// for the upstream to judge.
+func TestPassThroughVersionHeader(t *testing.T) {
 	t.Parallel()
 	up := newRecordingUpstream(t)
 	url := passThroughTo(t, up.url)
@@ -212,13 +251,66 @@ func TestPassThroughRawVersionHeader(t *testing.T) {
 	if got := post(`"no-header"`, ""); !strings.Contains(got, `"id":"no-header"`) || !strings.Contains(got, `"done"`) {
 		t.Errorf("without a version header: %s", got)
 	}
-	if got := up.received(`"tools/call"`); len(got) != 1 || !strings.Contains(got[0], `"id":"wunder-`) {
-		t.Errorf("the upstream received %q, want one call with a wunder- id", got)
-	}
 	if got := post(`"older"`, "2025-03-26"); !strings.Contains(got, `"id":"older"`) || !strings.Contains(got, `"done"`) {
 		t.Errorf("with an older version header: %s", got)
 	}
-	if got := up.received(`"tools/call"`); len(got) != 2 || strings.Contains(got[1], `"id":"wunder-`) {
-		t.Errorf("the upstream received %q, want the second call from the SDK client", got)
+	want := map[string]string{`"no-header"`: cs.InitializeResult().ProtocolVersion, `"older"`: "2025-03-26"}
+	for id, version := range want {
+		if got := up.versions(id); len(got) != 1 || got[0] != version {
+			t.Errorf("request %s reached the upstream with versions %q, want %q", id, got, version)
+		}
+	}
+}
+
+// The transport's rules hold before anything reaches the upstream: a
+// session starts with initialize, names a session that exists, and speaks
+// JSON-RPC 2.0, one message at a time.
+func TestPassThroughTransportRules(t *testing.T) {
+	t.Parallel()
+	up := newRecordingUpstream(t)
+	url := passThroughTo(t, up.url)
+	cs := connect(t, url, nil, nil)
+	do := func(method, session, body string) int {
+		req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"steps","arguments":{}}}`
+	for _, c := range []struct {
+		name, method, session, body string
+		want                        int
+	}{
+		{"a call without a session", "POST", "", call, http.StatusBadRequest},
+		{"a call in an unknown session", "POST", "nope", call, http.StatusNotFound},
+		{"a batch", "POST", cs.ID(), "[" + call + "]", http.StatusBadRequest},
+		{"not JSON-RPC 2.0", "POST", cs.ID(), `{"id":1,"method":"tools/call"}`, http.StatusBadRequest},
+		{"PUT", "PUT", cs.ID(), call, http.StatusMethodNotAllowed},
+		{"DELETE of an unknown session", "DELETE", "nope", "", http.StatusNotFound},
+	} {
+		if got := do(c.method, c.session, c.body); got != c.want {
+			t.Errorf("%s: HTTP %d, want %d", c.name, got, c.want)
+		}
+	}
+	if got := up.received(`"tools/call"`); len(got) != 0 {
+		t.Errorf("the upstream received %q", got)
+	}
+	// DELETE ends the session, downstream and upstream.
+	if got := do("DELETE", cs.ID(), ""); got != http.StatusNoContent {
+		t.Errorf("DELETE: HTTP %d, want 204", got)
+	}
+	if got := do("POST", cs.ID(), call); got != http.StatusNotFound {
+		t.Errorf("a call after DELETE: HTTP %d, want 404", got)
+	}
+	if got := up.deletes(); got != 1 {
+		t.Errorf("the upstream saw %d DELETEs, want 1", got)
 	}
 }
