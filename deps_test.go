@@ -39,7 +39,7 @@ var frontEnd = rule{may: []string{"orchestrator", "internal/sse", "internal/a2aw
 var policy = map[string]rule{
 	// THE CORE: nothing of ours, no network or database, no SDK.
 	"orchestrator":                  {noStd: []string{"net/http", "database/sql", "os/exec"}},
-	"orchestrator/orchestratortest": {may: []string{"orchestrator"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
+	"orchestrator/orchestratortest": {may: []string{"orchestrator", "internal/testutil/fakemodel"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
 	// Outward adapters implement the core's interfaces.
 	"adapters": {may: []string{"orchestrator", "internal/sse", "internal/a2awire", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
 	"storage":  {may: []string{"orchestrator", "internal/fsperm"}, thirdParty: true},
@@ -61,7 +61,10 @@ var policy = map[string]rule{
 	"gen":                       {may: []string{"gen/"}, thirdParty: true},
 	"cmd":                       {may: []string{""}, thirdParty: true},
 	"internal/client":           {may: []string{"internal/sse"}, thirdParty: true},
-	"internal/testutil/fakellm": {},
+	"internal/testutil/fakellm": {may: []string{"orchestrator", "internal/testutil/fakemodel"}},
+	// The one fake model: its engine and in-process face, without HTTP so
+	// that orchestratortest may offer it; fakellm above is its HTTP face.
+	"internal/testutil/fakemodel": {may: []string{"orchestrator"}, noStd: []string{"net/http"}},
 	// The message catalog and the request's language: a leaf, no imports.
 	"internal/i18n": {},
 	// Telemetry implements the core's Observer hook (metrics, traces).
