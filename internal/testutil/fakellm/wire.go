@@ -54,13 +54,14 @@ type chatMessage struct{ orchestrator.Message }
 
 // UnmarshalJSON reads content as a string or as OpenAI content parts (text
 // parts joined, image_url parts with a data URL as image attachments), and
-// the tool calls of an assistant message.
+// the reasoning and tool calls of an assistant message.
 func (m *chatMessage) UnmarshalJSON(b []byte) error {
 	var w struct {
-		Role       string          `json:"role"`
-		Content    json.RawMessage `json:"content"`
-		ToolCallID string          `json:"tool_call_id"`
-		ToolCalls  []struct {
+		Role             string          `json:"role"`
+		Content          json.RawMessage `json:"content"`
+		ReasoningContent string          `json:"reasoning_content"`
+		ToolCallID       string          `json:"tool_call_id"`
+		ToolCalls        []struct {
 			ID       string `json:"id"`
 			Function struct {
 				Name      string          `json:"name"`
@@ -71,7 +72,7 @@ func (m *chatMessage) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
-	m.Message = orchestrator.Message{Role: w.Role, ToolCallID: w.ToolCallID}
+	m.Message = orchestrator.Message{Role: w.Role, ReasoningContent: w.ReasoningContent, ToolCallID: w.ToolCallID}
 	for _, c := range w.ToolCalls {
 		m.ToolCalls = append(m.ToolCalls, orchestrator.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: arguments(c.Function.Arguments)})
 	}
