@@ -39,7 +39,7 @@ var frontEnd = rule{may: []string{"orchestrator", "accounts", "memory", "monitor
 var policy = map[string]rule{
 	// THE CORE: nothing of ours, no network or database, no SDK.
 	"orchestrator":                  {noStd: []string{"net/http", "database/sql", "os/exec"}},
-	"orchestrator/orchestratortest": {may: []string{"orchestrator"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
+	"orchestrator/orchestratortest": {may: []string{"orchestrator", "internal/testutil/fakemodel"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
 	// Beside the core: what runs use but the run loop is not (memory,
 	// the monitor's aggregation, run-time tool configuration, accounts).
 	// Each imports the core (its types, sentinels and public API) and
@@ -75,7 +75,10 @@ var policy = map[string]rule{
 	"gen":                       {may: []string{"gen/"}, thirdParty: true},
 	"cmd":                       {may: []string{""}, thirdParty: true},
 	"internal/client":           {may: []string{"internal/sse"}, thirdParty: true},
-	"internal/testutil/fakellm": {may: []string{"internal/sse"}}, // its streams: the one SSE writer
+	"internal/testutil/fakellm": {may: []string{"orchestrator", "internal/testutil/fakemodel", "internal/sse"}}, // its streams: the one SSE writer
+	// The one fake model: its engine and in-process face, without HTTP so
+	// that orchestratortest may offer it; fakellm above is its HTTP face.
+	"internal/testutil/fakemodel": {may: []string{"orchestrator"}, noStd: []string{"net/http"}},
 	// The message catalog and the request's language: a leaf, no imports.
 	"internal/i18n": {},
 	// Telemetry implements the core's Observer hook (metrics, traces).

@@ -320,8 +320,8 @@ func holdRun(t *testing.T, e *env) string {
 	if err != nil || ev.Task == nil {
 		t.Fatalf("send hold: %v %+v", err, ev)
 	}
-	<-e.model.started
-	t.Cleanup(e.model.release)
+	<-e.model.Held()
+	t.Cleanup(e.model.Release)
 	return ev.Task.ContextID
 }
 

@@ -3,7 +3,6 @@ package a2a_test
 import (
 	"context"
 	"encoding/json"
-	"iter"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -15,76 +14,40 @@ import (
 	"github.com/wunder/wunder/a2a"
 	"github.com/wunder/wunder/agentcard"
 	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/internal/testutil/fakemodel"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
-// echoModel answers "echo: <question>". A question containing "hold"
-// blocks until release is called (or the run is cancelled).
-type echoModel struct {
-	rel     chan struct{}
-	started chan struct{}
-}
-
-func newEchoModel() *echoModel {
-	return &echoModel{rel: make(chan struct{}, 64), started: make(chan struct{}, 64)}
-}
-
-// release lets one held call go on.
-func (m *echoModel) release() { m.rel <- struct{}{} }
-
-func (m *echoModel) Generate(ctx context.Context, req *orchestrator.ModelRequest) iter.Seq2[orchestrator.ModelEvent, error] {
-	return func(yield func(orchestrator.ModelEvent, error) bool) {
-		q, toolResult := "", ""
-		for _, msg := range req.Messages {
-			switch {
-			case msg.Role == orchestrator.RoleTool:
-				toolResult = msg.Content
-			case msg.Role == orchestrator.RoleUser && strings.HasPrefix(msg.Content, "tool_response:"):
-				// tool_call mode: the result comes back as a user message.
-				var r struct{ Content string }
-				toolResult = msg.Content // several results: all of them
-				if json.Unmarshal([]byte(strings.TrimPrefix(msg.Content, "tool_response:")), &r) == nil {
-					toolResult = r.Content
-				}
-			case msg.Role == orchestrator.RoleUser:
-				q, toolResult = msg.Content, ""
-			}
+// newEchoModel is the fake model answering "echo: <question>". A question
+// with "#deploy" calls the tool deploy (twice for "#deploy twice"), then
+// reports what it said; any other question with "hold" is held until
+// released (Release) or the run is cancelled.
+func newEchoModel() *fakemodel.Model {
+	m := fakemodel.Reply(func(req *orchestrator.ModelRequest) fakemodel.Turn {
+		q, results := fakemodel.Conversation(req)
+		switch {
+		case !strings.Contains(q, "#deploy"):
+			return fakemodel.Turn{Content: "echo: " + q}
+		case len(results) > 0:
+			return fakemodel.Turn{Content: "deploy said: " + results[len(results)-1]}
+		case strings.Contains(q, "#deploy twice"):
+			return fakemodel.Turn{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("deploy", `{"env":"prod"}`), orchestratortest.Call("deploy", `{"env":"eu"}`)}}
 		}
-		if strings.Contains(q, "#deploy") {
-			// A tool round: call deploy, then report what it said.
-			answer := `<tool_call>{"name":"deploy","arguments":{"env":"prod"}}</tool_call>`
-			if strings.Contains(q, "#deploy twice") {
-				answer += `<tool_call>{"name":"deploy","arguments":{"env":"eu"}}</tool_call>`
-			}
-			if toolResult != "" {
-				answer = "deploy said: " + toolResult
-			}
-			yield(orchestrator.ModelEvent{Response: &orchestrator.ModelResponse{Content: answer, FinishReason: "stop"}}, nil)
-			return
-		}
-		if strings.Contains(q, "hold") {
-			m.started <- struct{}{}
-			select {
-			case <-m.rel:
-			case <-ctx.Done():
-				yield(orchestrator.ModelEvent{}, ctx.Err())
-				return
-			}
-		}
-		answer := "echo: " + q
-		if !yield(orchestrator.ModelEvent{Delta: answer}, nil) {
-			return
-		}
-		yield(orchestrator.ModelEvent{Response: &orchestrator.ModelResponse{Content: answer, FinishReason: "stop"}}, nil)
-	}
+		return fakemodel.Turn{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("deploy", `{"env":"prod"}`)}}
+	})
+	m.Hold(func(req *orchestrator.ModelRequest) bool {
+		q, _ := fakemodel.Conversation(req)
+		return strings.Contains(q, "hold") && !strings.Contains(q, "#deploy")
+	})
+	return m
 }
 
 type env struct {
 	extra *http.ServeMux // more test routes
 	url   string
 	o     *orchestrator.Orchestrator
-	model *echoModel
+	model *fakemodel.Model
 	h     *a2a.Handler
 	// deploys records the arguments of each call of the deploy tool,
 	// which needs a person's approval.

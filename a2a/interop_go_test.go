@@ -216,7 +216,7 @@ func TestGoSDKCancelAndResubscribe(t *testing.T) {
 				taskID = ev.(*sdk.Task).ID
 				break
 			}
-			<-e.model.started
+			<-e.model.Held()
 			// Resubscribe: the task as it is, then everything to the end.
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
@@ -232,7 +232,7 @@ func TestGoSDKCancelAndResubscribe(t *testing.T) {
 						t.Fatalf("resubscribe must start with the task, got %T", ev)
 					}
 					first = false
-					e.model.release()
+					e.model.Release()
 					continue
 				}
 				switch v := ev.(type) {

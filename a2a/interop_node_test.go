@@ -43,7 +43,7 @@ func TestJSSDKClient(t *testing.T) {
 // on (the JS script cannot reach the model otherwise).
 func (e *env) mountRelease() {
 	e.extra.HandleFunc("POST /test/release", func(w http.ResponseWriter, _ *http.Request) {
-		e.model.release()
+		e.model.Release()
 		w.WriteHeader(http.StatusNoContent)
 	})
 }

@@ -88,8 +88,8 @@ func pushGoSDK(t *testing.T, newClient func(*testing.T, *env) *a2aclient.Client)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("ListTaskPushConfigs: %v, %v", list, err)
 	}
-	<-e.model.started
-	e.model.release()
+	<-e.model.Held()
+	e.model.Release()
 	d := waitState(t, ch, func(b []byte) string {
 		var sr sdk.StreamResponse
 		if json.Unmarshal(b, &sr) != nil {
@@ -140,8 +140,8 @@ func TestPush03(t *testing.T) {
 	if err := json.Unmarshal(r.Result, &list); err != nil || len(list) != 1 || list[0].Config.URL != url || list[0].TaskID != task.ID {
 		t.Fatalf("0.3 list: %s %v", r.Result, err)
 	}
-	<-e.model.started
-	e.model.release()
+	<-e.model.Held()
+	e.model.Release()
 	d := waitState(t, ch, func(b []byte) string {
 		var tk struct {
 			Kind   string `json:"kind"`

@@ -52,7 +52,7 @@ func TestStreamSendsTheTaskOnceStored(t *testing.T) {
 		t.Fatalf("first item %s; want the Task", r.Result)
 	}
 	list := post(t, e, "1.0", `{"jsonrpc":"2.0","id":2,"method":"ListTasks","params":{"contextId":"`+first.Task.ContextID+`"}}`)
-	e.model.release()
+	e.model.Release()
 	if list.Error != nil || !strings.Contains(string(list.Result), first.Task.ID) {
 		t.Fatalf("ListTasks of the Task's context: %+v %s; want the task stored", list.Error, list.Result)
 	}

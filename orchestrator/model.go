@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// Model is a chat model. Implementations live in adapters/llm (and a scripted
-// one in orchestratortest).
+// Model is a chat model. Implementations live in adapters/llm (and the fake
+// one of the tests in internal/testutil/fakemodel).
 //
 // Generate streams [ModelEvent]s: any number of deltas and retries, then
 // exactly one event with Response set, which is the last. A non-streaming

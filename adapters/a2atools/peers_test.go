@@ -16,6 +16,7 @@ import (
 
 	"github.com/wunder/wunder/a2a"
 	"github.com/wunder/wunder/agentcard"
+	"github.com/wunder/wunder/internal/testutil/fakemodel"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
@@ -60,49 +61,26 @@ func startGoEcho(t testing.TB) string {
 	return srv.URL
 }
 
-// peerModel echoes the question; a question with "hold" waits until
-// released or cancelled. Turns, when set, are played instead (for the
-// recursion test).
-type peerModel struct {
-	started chan struct{}
-	rel     chan struct{}
-	script  *orchestratortest.ScriptedModel
-}
-
-func (m *peerModel) Generate(ctx context.Context, req *orchestrator.ModelRequest) iter.Seq2[orchestrator.ModelEvent, error] {
-	if m.script != nil {
-		return m.script.Generate(ctx, req)
-	}
-	return func(yield func(orchestrator.ModelEvent, error) bool) {
-		q := ""
-		for _, msg := range req.Messages {
-			if msg.Role == orchestrator.RoleUser {
-				q = msg.Content
-			}
-		}
-		if strings.Contains(q, "hold") {
-			m.started <- struct{}{}
-			select {
-			case <-m.rel:
-			case <-ctx.Done():
-				yield(orchestrator.ModelEvent{}, ctx.Err())
-				return
-			}
-		}
-		yield(orchestrator.ModelEvent{Response: &orchestrator.ModelResponse{Content: "echo: " + q, FinishReason: "stop"}}, nil)
-	}
-}
-
 type wunderPeer struct {
-	url   string
-	o     *orchestrator.Orchestrator
-	model *peerModel
+	url string
+	o   *orchestrator.Orchestrator
+	// model is the script given, or the directives (a question is
+	// echoed); a question with "hold" is held until released or
+	// cancelled.
+	model *fakemodel.Model
 }
 
 // startWunder serves a second wunder (core + A2A front-end + card) with
 // extra toolsets.
 func startWunder(t testing.TB, script *orchestratortest.ScriptedModel, extra ...orchestrator.Toolset) *wunderPeer {
-	p := &wunderPeer{model: &peerModel{started: make(chan struct{}, 8), rel: make(chan struct{}, 8), script: script}}
+	p := &wunderPeer{model: script}
+	if script == nil {
+		p.model = fakemodel.Directives()
+		p.model.Hold(func(req *orchestrator.ModelRequest) bool {
+			q, _ := fakemodel.Conversation(req)
+			return strings.Contains(q, "hold")
+		})
+	}
 	reg := orchestrator.NewRegistry("", nil, extra...)
 	p.o = orchestrator.New(orchestratortest.NewMemStore(), orchestratortest.Models{Model: p.model,
 		Settings: orchestrator.ModelSettings{Name: "m", ToolCallMode: orchestrator.ModeFunctionCall, MaxRounds: 4}}, reg, nil)

@@ -72,7 +72,7 @@ func TestCancelReachesPeer(t *testing.T) {
 		res, _ := toolNamed(t, s, "a2a@w").Call(ctx, invocation(`{"message":"hold please"}`, &recorder{}, nil))
 		done <- res
 	}()
-	<-peer.model.started
+	<-peer.model.Held()
 	cancel()
 	res := <-done
 	if !res.IsError || !strings.Contains(res.Content, "cancelled") {

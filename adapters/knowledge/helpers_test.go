@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"hash/fnv"
-	"iter"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -20,6 +19,7 @@ import (
 	"unicode"
 
 	"github.com/wunder/wunder/adapters/knowledge"
+	"github.com/wunder/wunder/internal/testutil/fakemodel"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -256,15 +256,9 @@ func rerankPrompt(req *orchestrator.ModelRequest) (string, []string) {
 
 // reply is a model that answers every request with text (or fails).
 func reply(fn func(req *orchestrator.ModelRequest) (string, error)) orchestrator.Model {
-	return orchestrator.ModelFunc(func(ctx context.Context, req *orchestrator.ModelRequest) iter.Seq2[orchestrator.ModelEvent, error] {
-		return func(yield func(orchestrator.ModelEvent, error) bool) {
-			text, err := fn(req)
-			if err != nil {
-				yield(orchestrator.ModelEvent{}, err)
-				return
-			}
-			yield(orchestrator.ModelEvent{Response: &orchestrator.ModelResponse{Content: text}}, nil)
-		}
+	return fakemodel.Reply(func(req *orchestrator.ModelRequest) fakemodel.Turn {
+		text, err := fn(req)
+		return fakemodel.Turn{Content: text, Err: err}
 	})
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wunder/wunder/adapters/knowledge"
+	"github.com/wunder/wunder/internal/testutil/fakemodel"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -48,14 +48,7 @@ func reverse() orchestrator.Model {
 }
 
 // hang blocks until its context ends.
-func hang() orchestrator.Model {
-	return orchestrator.ModelFunc(func(ctx context.Context, _ *orchestrator.ModelRequest) iter.Seq2[orchestrator.ModelEvent, error] {
-		return func(yield func(orchestrator.ModelEvent, error) bool) {
-			<-ctx.Done()
-			yield(orchestrator.ModelEvent{}, ctx.Err())
-		}
-	})
-}
+func hang() orchestrator.Model { return fakemodel.Script(fakemodel.Turn{Hang: true}) }
 
 func callAs(t *testing.T, tl orchestrator.Tool, model, args string) knowledge.Result {
 	t.Helper()

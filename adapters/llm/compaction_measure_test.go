@@ -3,36 +3,34 @@ package llm_test
 import (
 	"context"
 	"fmt"
-	"iter"
 	"math"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wunder/wunder/adapters/llm"
+	"github.com/wunder/wunder/internal/testutil/fakemodel"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
 )
 
-// measureModel is a scripted conversation partner: each question gets a
-// tool call, then an answer; a summary request gets a summary. It reports
-// as usage the request's cl100k_base count (the ground truth here) and
-// records, per request, that truth and the counter's estimate made before
-// the report.
+// measureModel is a scripted conversation partner (the turns of a
+// fakemodel.Reply): each question gets a tool call, then an answer; a
+// summary request gets a summary. It reports as usage the request's
+// cl100k_base count (the ground truth here) and records, per request, that
+// truth and the counter's estimate made before the report.
 type measureModel struct {
 	truth, counter *llm.TokenCounter
 	settings       orchestrator.ModelSettings
 
-	mu                  sync.Mutex
+	// Reply calls turn one request at a time.
 	sent, requests      int
 	absErr, absErrRaw   float64
 	calls, summaryCalls int
 }
 
-func (m *measureModel) Generate(_ context.Context, req *orchestrator.ModelRequest) iter.Seq2[orchestrator.ModelEvent, error] {
+func (m *measureModel) turn(req *orchestrator.ModelRequest) fakemodel.Turn {
 	truth := m.truth.CountTokens(orchestrator.ModelSettings{Name: "truth", ModelID: "gpt-4"}, req)
-	m.mu.Lock()
 	m.sent += truth
 	var content string
 	last := req.Messages[len(req.Messages)-1]
@@ -53,12 +51,7 @@ func (m *measureModel) Generate(_ context.Context, req *orchestrator.ModelReques
 			content = fmt.Sprintf(`<tool_call>{"name":"fetch_page","arguments":{"url":"https://example.com/%d"}}</tool_call>`, m.calls)
 		}
 	}
-	m.mu.Unlock()
-	resp := &orchestrator.ModelResponse{Content: content, FinishReason: "stop",
-		Usage: &orchestrator.Usage{InputTokens: int64(truth), OutputTokens: 50, TotalTokens: int64(truth) + 50}}
-	return func(yield func(orchestrator.ModelEvent, error) bool) {
-		yield(orchestrator.ModelEvent{Response: resp}, nil)
-	}
+	return fakemodel.Turn{Content: content, Usage: &orchestrator.Usage{InputTokens: int64(truth), OutputTokens: 50, TotalTokens: int64(truth) + 50}}
 }
 
 func words(w string, n int) string {
@@ -85,7 +78,7 @@ func TestMeasureCompaction50Turns(t *testing.T) {
 			return &orchestrator.ToolResult{Content: "Page " + string(inv.Arguments) + ": " + words("text", 300)}, nil
 		})
 		reg := orchestrator.NewRegistry("", nil, orchestrator.StaticToolset{SetName: "web", List: []orchestrator.Tool{page}})
-		o := orchestrator.New(orchestratortest.NewMemStore(), orchestratortest.Models{Model: m, Settings: settings}, reg,
+		o := orchestrator.New(orchestratortest.NewMemStore(), orchestratortest.Models{Model: fakemodel.Reply(m.turn), Settings: settings}, reg,
 			&orchestrator.Options{Tokens: m.counter, Compaction: orchestrator.CompactionOptions{KeepTailTokens: 1000}})
 		defer func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -1,18 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/wunder/wunder/internal/config"
 	"github.com/wunder/wunder/internal/testutil/fakellm"
+	"github.com/wunder/wunder/internal/testutil/fakemodel"
+	"github.com/wunder/wunder/orchestrator"
 )
 
 // Long-term memory through the real server (issue 14's "Done when"): the
@@ -23,56 +23,28 @@ import (
 // summarisation calls from the runs' calls.
 const memoryPromptMark = "You maintain an assistant's long-term memory"
 
-// memoryModel is an OpenAI-compatible model: fakellm, with every request
-// recorded, and summarisation calls held while hold is set.
-type memoryModel struct {
-	fake *fakellm.Server
-	mu   sync.Mutex
-	reqs []recordedRequest
-	// hold, when not nil, holds summarisation calls until it is closed or
-	// the caller goes away; held is told of each call held.
-	hold chan struct{}
-	held chan struct{}
-}
+// memoryModel is the fake model over HTTP: the directives, with every
+// request recorded; made with holdSummaries, it holds summarisation calls
+// until released or their caller goes away.
+type memoryModel struct{ *fakellm.Server }
 
-type recordedRequest struct {
-	Messages []struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-	} `json:"messages"`
-}
-
-func (r recordedRequest) summarisation() bool {
-	return len(r.Messages) > 0 && strings.HasPrefix(r.Messages[0].Content, memoryPromptMark)
-}
-
-func (m *memoryModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	var req recordedRequest
-	_ = json.Unmarshal(body, &req)
-	m.mu.Lock()
-	m.reqs = append(m.reqs, req)
-	hold, held := m.hold, m.held
-	m.mu.Unlock()
-	if req.summarisation() && hold != nil {
-		held <- struct{}{}
-		select {
-		case <-hold:
-		case <-r.Context().Done():
-			return
-		}
+func newMemoryModel(holdSummaries bool) *memoryModel {
+	m := fakemodel.Directives()
+	if holdSummaries {
+		m.Hold(summarisation)
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	m.fake.ServeHTTP(w, r)
+	return &memoryModel{&fakellm.Server{Chunks: 3, Model: m}}
+}
+
+func summarisation(r *orchestrator.ModelRequest) bool {
+	return len(r.Messages) > 0 && strings.HasPrefix(r.Messages[0].Content, memoryPromptMark)
 }
 
 // requests returns what was recorded: the runs' calls and the
 // summarisation calls.
-func (m *memoryModel) requests() (runs, summaries []recordedRequest) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, r := range m.reqs {
-		if r.summarisation() {
+func (m *memoryModel) requests() (runs, summaries []*orchestrator.ModelRequest) {
+	for _, r := range m.Model.Requests() {
+		if summarisation(r) {
 			summaries = append(summaries, r)
 		} else {
 			runs = append(runs, r)
@@ -189,7 +161,7 @@ type memoryRecords struct {
 // session merged into one user message.
 func TestMemorySecondRunSeesFirstSummary(t *testing.T) {
 	t.Parallel()
-	rec := &memoryModel{fake: &fakellm.Server{Chunks: 3}}
+	rec := newMemoryModel(false)
 	s := startMemoryServer(t, dataDir(t), rec, nil)
 	mustStatus(t, s.rest(t, "POST", "/wunder/admin/user_accounts", `{"user_id":"alice","password":"alice-password"}`, adminKey), 201)
 	var login struct {
@@ -264,7 +236,7 @@ func TestMemorySecondRunSeesFirstSummary(t *testing.T) {
 // record, and no memory block.
 func TestMemoryDisabledUserNothingStored(t *testing.T) {
 	t.Parallel()
-	rec := &memoryModel{fake: &fakellm.Server{Chunks: 3}}
+	rec := newMemoryModel(false)
 	s := startMemoryServer(t, dataDir(t), rec, nil)
 	s.ask(t, "bob", "never enabled")
 	s.json(t, "POST", "/wunder/admin/memory/carol/enabled", `{"enabled":true}`, adminKey, 200, nil)
@@ -291,7 +263,7 @@ func TestMemoryDisabledUserNothingStored(t *testing.T) {
 func TestMemoryRestartMidQueueLosesNothing(t *testing.T) {
 	t.Parallel()
 	dir := dataDir(t)
-	rec := &memoryModel{fake: &fakellm.Server{Chunks: 3}, hold: make(chan struct{}), held: make(chan struct{}, 4)}
+	rec := newMemoryModel(true)
 	s1 := startMemoryServer(t, dir, rec, nil)
 	s1.json(t, "POST", "/wunder/admin/memory/dora/enabled", `{"enabled":true}`, adminKey, 200, nil)
 	sess := s1.ask(t, "dora", "remember the launch code is 4711")
@@ -300,7 +272,7 @@ func TestMemoryRestartMidQueueLosesNothing(t *testing.T) {
 		t.Fatalf("dora's active tasks = %+v; want one", st)
 	}
 	id := st.Active[0].TaskID
-	<-rec.held // the worker is inside the summarisation call
+	<-rec.Model.Held() // the worker is inside the summarisation call
 	var mid memoryTaskView
 	s1.json(t, "GET", "/wunder/admin/memory/status/"+id, "", adminKey, 200, &mid)
 	if mid.State != "running" {
@@ -308,9 +280,7 @@ func TestMemoryRestartMidQueueLosesNothing(t *testing.T) {
 	}
 	s1.stop()
 
-	rec.mu.Lock()
-	rec.hold = nil // the second server's call goes through
-	rec.mu.Unlock()
+	rec.Model.Hold(nil) // the second server's call goes through
 	s2 := startMemoryServer(t, dir, rec, nil)
 	s2.waitTask(t, id, "done")
 	var recs memoryRecords
@@ -323,7 +293,7 @@ func TestMemoryRestartMidQueueLosesNothing(t *testing.T) {
 // Bad input is a 4xx problem, never a 500; memory off is 503.
 func TestMemoryRoutesRefuseBadInput(t *testing.T) {
 	t.Parallel()
-	rec := &memoryModel{fake: &fakellm.Server{Chunks: 3}}
+	rec := newMemoryModel(false)
 	s := startMemoryServer(t, dataDir(t), rec, nil)
 	for _, c := range []struct {
 		method, path, body string

@@ -1,52 +1,22 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/wunder/wunder/internal/config"
 	"github.com/wunder/wunder/internal/testutil/fakellm"
+	"github.com/wunder/wunder/internal/testutil/fakemodel"
 )
-
-// bodyRecorder is the fake model behind a recorder of request bodies.
-type bodyRecorder struct {
-	fake   *fakellm.Server
-	mu     sync.Mutex
-	bodies []map[string]any
-}
-
-func (b *bodyRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	raw, _ := io.ReadAll(r.Body)
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
-	b.mu.Lock()
-	b.bodies = append(b.bodies, m)
-	b.mu.Unlock()
-	r.Body = io.NopCloser(bytes.NewReader(raw))
-	b.fake.ServeHTTP(w, r)
-}
-
-func (b *bodyRecorder) take() []map[string]any {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := b.bodies
-	b.bodies = nil
-	return out
-}
 
 // skip_tool_calls answers without tools; config_overrides reach the model
 // request, limited to what llm.request_overrides allows.
 func TestSkipToolCallsAndConfigOverrides(t *testing.T) {
-	rec := &bodyRecorder{fake: &fakellm.Server{Chunks: 2}}
-	model := httptest.NewServer(rec)
+	fake := fakemodel.Directives()
+	model := httptest.NewServer(&fakellm.Server{Chunks: 2, Model: fake})
 	t.Cleanup(model.Close)
 	s := startServer(t, func(c *config.Config) {
 		c.Security.APIKey = "k"
@@ -62,12 +32,12 @@ func TestSkipToolCallsAndConfigOverrides(t *testing.T) {
 	if code != 200 || got["state"] != "finished" || got["stop_reason"] != "model_response" {
 		t.Fatalf("skip_tool_calls run: %d %v", code, got)
 	}
-	bodies := rec.take()
-	if len(bodies) != 1 {
-		t.Fatalf("the model got %d calls, want 1", len(bodies))
+	reqs := fake.Take()
+	if len(reqs) != 1 {
+		t.Fatalf("the model got %d calls, want 1", len(reqs))
 	}
-	if _, hasTools := bodies[0]["tools"]; hasTools || strings.Contains(mustJSON(bodies[0]["messages"]), "write_file") {
-		t.Errorf("a skip_tool_calls run offered tools: %s", mustJSON(bodies[0]))
+	if len(reqs[0].Tools) > 0 || strings.Contains(mustJSON(reqs[0].Messages), "write_file") {
+		t.Errorf("a skip_tool_calls run offered tools: %s", mustJSON(reqs[0]))
 	}
 	if _, err := os.Stat(filepath.Join(s.dir, "workspaces", "alice", "notes.txt")); err == nil {
 		t.Error("a skip_tool_calls run wrote notes.txt")
@@ -78,9 +48,9 @@ func TestSkipToolCallsAndConfigOverrides(t *testing.T) {
 	if code != 200 || got["state"] != "finished" {
 		t.Fatalf("run with overrides: %d %v", code, got)
 	}
-	bodies = rec.take()
-	if len(bodies) != 1 || bodies[0]["temperature"] != 0.3 || !strings.Contains(mustJSON(bodies[0]), "77") {
-		t.Errorf("the model request with overrides: %s", mustJSON(bodies))
+	reqs = fake.Take()
+	if len(reqs) != 1 || reqs[0].Temperature == nil || *reqs[0].Temperature != 0.3 || reqs[0].MaxOutput != 77 {
+		t.Errorf("the model request with overrides: %s", mustJSON(reqs))
 	}
 
 	for _, c := range []struct{ body, want string }{
@@ -95,7 +65,7 @@ func TestSkipToolCallsAndConfigOverrides(t *testing.T) {
 			t.Errorf("config_overrides %s: %d %v; want 400 naming %s", c.body, code, got, c.want)
 		}
 	}
-	if bodies := rec.take(); len(bodies) != 0 {
-		t.Errorf("refused requests reached the model %d times", len(bodies))
+	if reqs := fake.Take(); len(reqs) != 0 {
+		t.Errorf("refused requests reached the model %d times", len(reqs))
 	}
 }
