@@ -39,7 +39,7 @@ var frontEnd = rule{may: []string{"orchestrator", "accounts", "memory", "monitor
 var policy = map[string]rule{
 	// THE CORE: nothing of ours, no network or database, no SDK.
 	"orchestrator":                  {noStd: []string{"net/http", "database/sql", "os/exec"}},
-	"orchestrator/orchestratortest": {may: []string{"orchestrator", "internal/testutil/fakemodel"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
+	"orchestrator/orchestratortest": {may: []string{"orchestrator", "internal/testutil/fakemodel", "internal/testutil/storetest"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
 	// Beside the core: what runs use but the run loop is not (memory,
 	// the monitor's aggregation, run-time tool configuration, accounts).
 	// Each imports the core (its types, sentinels and public API) and
@@ -48,12 +48,12 @@ var policy = map[string]rule{
 	// (orchestrator.Memory), which cmd/wunder fills. Front-ends call them,
 	// storage implements their stores, adapters read tool configuration.
 	"accounts":                  {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
-	"accounts/accountstest":     {may: []string{"orchestrator", "accounts"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
+	"accounts/accountstest":     {may: []string{"orchestrator", "accounts", "internal/testutil/storetest"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
 	"memory":                    {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
-	"memory/memorytest":         {may: []string{"orchestrator", "memory"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
+	"memory/memorytest":         {may: []string{"orchestrator", "memory", "internal/testutil/storetest"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
 	"monitor":                   {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
 	"toolconfig":                {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
-	"toolconfig/toolconfigtest": {may: []string{"orchestrator", "toolconfig"}, noStd: []string{"net/http", "database/sql"}},
+	"toolconfig/toolconfigtest": {may: []string{"orchestrator", "toolconfig", "internal/testutil/storetest"}, noStd: []string{"net/http", "database/sql"}},
 	// Outward adapters implement the core's interfaces.
 	"adapters": {may: []string{"orchestrator", "toolconfig", "internal/sse", "internal/a2awire", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
 	"storage":  {may: []string{"orchestrator", "accounts", "memory", "toolconfig", "internal/fsperm"}, thirdParty: true},
@@ -79,6 +79,9 @@ var policy = map[string]rule{
 	// The one fake model: its engine and in-process face, without HTTP so
 	// that orchestratortest may offer it; fakellm above is its HTTP face.
 	"internal/testutil/fakemodel": {may: []string{"orchestrator"}, noStd: []string{"net/http"}},
+	// What the store contract suites share: assertions, the fixed clock,
+	// paging through a list.
+	"internal/testutil/storetest": {may: []string{"orchestrator"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
 	// The message catalog and the request's language: a leaf, no imports.
 	"internal/i18n": {},
 	// Telemetry implements the core's Observer hook (metrics, traces).

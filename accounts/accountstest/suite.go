@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wunder/wunder/accounts"
+	"github.com/wunder/wunder/internal/testutil/storetest"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -381,7 +382,7 @@ func testUsersWhileAdding(t *testing.T, s accounts.Store) {
 		want = append(want, id)
 	}
 	var late []string
-	got := pageThrough(t, 4, "users", func(p orchestrator.Page) ([]*accounts.User, error) {
+	got := storetest.PageThrough(t, 4, "users", func(p orchestrator.Page) ([]*accounts.User, error) {
 		return s.ListUsers(t.Context(), p)
 	}, accounts.UserKey, func(u *accounts.User) string { return u.ID }, func(p int) {
 		addUser(t, s, fmt.Sprintf("a%02d", p), "user") // ahead of the cursor

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wunder/wunder/internal/testutil/storetest"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -52,13 +53,8 @@ type memLock struct {
 	expires time.Time
 }
 
-// stamp is t as the store keeps it: microseconds, UTC; zero becomes now.
-func stamp(t time.Time) time.Time {
-	if t.IsZero() {
-		t = time.Now()
-	}
-	return t.Round(0).Truncate(time.Microsecond).UTC()
-}
+// stamp and stampPtr are times as a store keeps them (storetest).
+var stamp = storetest.Stamp
 
 // pastKey reports whether the item at (at, id) comes after k in a listing
 // ordered newest first (descending time, then descending id), k's time at
@@ -70,13 +66,7 @@ func pastKey(k *orchestrator.PageKey, at time.Time, id string) bool {
 	return id < k.ID
 }
 
-func stampPtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	v := t.Round(0).Truncate(time.Microsecond).UTC()
-	return &v
-}
+var stampPtr = storetest.StampPtr
 
 func cloneRaw(b json.RawMessage) json.RawMessage {
 	if len(b) == 0 {
@@ -113,13 +103,7 @@ func cloneRun(r orchestrator.Run) *orchestrator.Run {
 
 // pageLen is how many of n ordered items, those after p.After, the page
 // holds.
-func pageLen(p orchestrator.Page, n int) int {
-	limit := p.Limit
-	if limit <= 0 {
-		limit = memDefaultLimit
-	}
-	return min(limit, n)
-}
+func pageLen(p orchestrator.Page, n int) int { return storetest.PageLen(p, n, memDefaultLimit) }
 
 func (m *memStore) CreateSession(_ context.Context, s *orchestrator.Session) error {
 	if s == nil || s.ID == "" {

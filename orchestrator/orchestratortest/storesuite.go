@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/internal/testutil/storetest"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -92,14 +93,12 @@ func (st *storeSuite) open(t *testing.T) orchestrator.Store {
 	return s
 }
 
-// t0 is the suite's fixed clock: nanoseconds and a non-UTC zone on purpose,
-// so every test also checks truncation to microseconds and conversion to UTC.
-var t0 = time.Date(2026, 3, 14, 15, 9, 26, 535897932, time.FixedZone("CET", 3600))
-
-func at(d time.Duration) time.Time { return t0.Add(d) }
-
-// us is t as a store gives it back.
-func us(t time.Time) time.Time { return t.Truncate(time.Microsecond).UTC() }
+// The suite's fixed clock and a store's precision (storetest).
+var (
+	t0 = storetest.T0
+	at = storetest.At
+	us = storetest.US
+)
 
 func usp(t *time.Time) *time.Time {
 	if t == nil {

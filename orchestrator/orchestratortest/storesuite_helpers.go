@@ -2,14 +2,12 @@ package orchestratortest
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
+	"github.com/wunder/wunder/internal/testutil/storetest"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -52,20 +50,6 @@ func cloneMessages(in []orchestrator.Message) []orchestrator.Message {
 	return out
 }
 
-func mustDo(t *testing.T, what string, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("%s: unexpected error: %v", what, err)
-	}
-}
-
-func wantErr(t *testing.T, what string, err, target error) {
-	t.Helper()
-	if !errors.Is(err, target) {
-		t.Errorf("%s = %v; want an error wrapping %q", what, err, target)
-	}
-}
-
 // listLen is the outcome of a listing call, for wantLen.
 type listLen struct {
 	n   int
@@ -80,13 +64,6 @@ func wantLen(t *testing.T, what string, n int, got listLen) {
 	mustDo(t, what, got.err)
 	if got.n != n {
 		t.Errorf("%s returned %d items; want %d", what, got.n, n)
-	}
-}
-
-func diff(t *testing.T, what string, want, got any) {
-	t.Helper()
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", what, d)
 	}
 }
 
@@ -112,3 +89,10 @@ func race(n int, fn func(i int)) {
 	close(start)
 	wg.Wait()
 }
+
+// The suites' shared assertions (internal/testutil/storetest).
+var (
+	mustDo  = storetest.MustDo
+	wantErr = storetest.WantErr
+	diff    = storetest.Diff
+)

@@ -2,10 +2,10 @@ package orchestratortest
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/wunder/wunder/internal/testutil/storetest"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -39,7 +39,7 @@ func (st *storeSuite) pagingTests() map[string]func(*testing.T) {
 				want = append(want, fmt.Sprintf("r%02d", i))
 			}
 			var late []string
-			got := pageThrough(t, size, "runs",
+			got := storetest.PageThrough(t, size, "runs",
 				func(p orchestrator.Page) ([]*orchestrator.Run, error) {
 					return s.ListRuns(ctx, orchestrator.RunFilter{UserID: "u1", Page: p})
 				},
@@ -61,7 +61,7 @@ func (st *storeSuite) pagingTests() map[string]func(*testing.T) {
 				want = append(want, fmt.Sprintf("s%02d", i))
 			}
 			var late []string
-			got := pageThrough(t, size, "sessions",
+			got := storetest.PageThrough(t, size, "sessions",
 				func(p orchestrator.Page) ([]*orchestrator.Session, error) {
 					return s.ListSessions(t.Context(), "u1", p)
 				},
@@ -86,7 +86,7 @@ func (st *storeSuite) pagingTests() map[string]func(*testing.T) {
 				want = append(want, fmt.Sprintf("t%02d", i))
 			}
 			var late []string
-			got := pageThrough(t, size, "audit",
+			got := storetest.PageThrough(t, size, "audit",
 				func(p orchestrator.Page) ([]*orchestrator.ToolLog, error) {
 					return s.ListToolLogs(ctx, orchestrator.AuditFilter{Page: p})
 				},
@@ -112,7 +112,7 @@ func (st *storeSuite) pagingTests() map[string]func(*testing.T) {
 				}
 			}
 			var late []string
-			got := pageThrough(t, size, "user_stats",
+			got := storetest.PageThrough(t, size, "user_stats",
 				func(p orchestrator.Page) ([]orchestrator.UserStats, error) {
 					return s.ListUserStats(t.Context(), p)
 				},
@@ -124,37 +124,6 @@ func (st *storeSuite) pagingTests() map[string]func(*testing.T) {
 				})
 			diff(t, "users' statistics paged while users were added", append(want, late...), got)
 		},
-	}
-}
-
-// pageThrough reads a whole list size items at a time through the cursor
-// helper, the way a front-end does, calling between(p) before page p+1;
-// it returns the ids in the order the pages showed them, and fails on an
-// id shown twice.
-func pageThrough[T any](t *testing.T, size int, list string, read func(orchestrator.Page) ([]T, error),
-	key func(T) *orchestrator.PageKey, id func(T) string, between func(p int)) []string {
-	t.Helper()
-	var got []string
-	cursor := ""
-	for p := 0; ; p++ {
-		pg, err := orchestrator.NewPager("cursor", cursor, size, list)
-		mustDo(t, fmt.Sprintf("NewPager(page %d)", p), err)
-		items, err := read(pg.Page)
-		mustDo(t, fmt.Sprintf("list %s (page %d)", list, p), err)
-		items, cursor = orchestrator.CutPage(pg, items, key)
-		for _, x := range items {
-			if slices.Contains(got, id(x)) {
-				t.Fatalf("%s: %s shown twice (page %d)", list, id(x), p)
-			}
-			got = append(got, id(x))
-		}
-		if cursor == "" {
-			return got
-		}
-		if p > 100 {
-			t.Fatalf("%s: more than 100 pages of %d", list, size)
-		}
-		between(p)
 	}
 }
 

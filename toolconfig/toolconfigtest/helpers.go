@@ -1,10 +1,6 @@
 package toolconfigtest
 
-import "testing"
+import "github.com/wunder/wunder/internal/testutil/storetest"
 
-func mustDo(t *testing.T, what string, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatalf("%s: unexpected error: %v", what, err)
-	}
-}
+// mustDo is the suites' shared assertion (internal/testutil/storetest).
+var mustDo = storetest.MustDo
