@@ -95,7 +95,6 @@ func (st *storeSuite) open(t *testing.T) orchestrator.Store {
 
 // The suite's fixed clock and a store's precision (storetest).
 var (
-	t0 = storetest.T0
 	at = storetest.At
 	us = storetest.US
 )
