@@ -32,9 +32,14 @@ func writeA2AError(w http.ResponseWriter, r *http.Request, e *a2awire.Error) boo
 	return true
 }
 
-// a2aVersion is the A2A version of r's error shapes: its A2A-Version
-// header's, 1.0 when the header names none wunder knows.
+// a2aVersion is the A2A version of r's error shapes: 1.0 on the HTTP+JSON
+// binding, which serves 1.0 alone (no header means 1.0 there); else its
+// A2A-Version header's (none means 0.3 on JSON-RPC), 1.0 when the header
+// names none wunder knows.
 func a2aVersion(r *http.Request) a2awire.Version {
+	if strings.HasPrefix(r.URL.Path, "/a2a/v1/") {
+		return a2awire.V10
+	}
 	if v, ok := a2awire.ParseVersion(r.Header.Get("A2A-Version")); ok {
 		return v
 	}
