@@ -291,9 +291,12 @@ var (
 	// The MCP SDK's session ids and random request ids, by where they stand.
 	mcpSessionRE = regexp.MustCompile(`(Mcp-Session-Id: )(\S+)`)
 	requestIDRE  = regexp.MustCompile(`("request_?[iI]d": ?")([^"]+)(")`)
-	timeRE       = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?`)
-	durationRE   = regexp.MustCompile(`("(?:duration_ms|durationMs|elapsed_ms|run_seconds|wait_ms)": ?)[0-9.]+`)
-	hostRE       = regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
+	// Page cursors hold an item's time and id: each is named, and a
+	// request may send it back by its placeholder.
+	cursorRE   = regexp.MustCompile(`("(?:next_cursor|nextCursor|nextPageToken|next_page_token)": ?")([^"]+)(")`)
+	timeRE     = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?`)
+	durationRE = regexp.MustCompile(`("(?:duration_ms|durationMs|elapsed_ms|run_seconds|wait_ms)": ?)[0-9.]+`)
+	hostRE     = regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
 )
 
 // name is the placeholder of real, an id of kind.
@@ -317,6 +320,10 @@ func (n *normalizer) apply(s string) string {
 		return sub[1] + n.name("mcp-session", sub[2])
 	})
 	s = requestIDRE.ReplaceAllString(s, `${1}<request-id>${3}`)
+	s = cursorRE.ReplaceAllStringFunc(s, func(m string) string {
+		sub := cursorRE.FindStringSubmatch(m)
+		return sub[1] + n.name("cursor", sub[2]) + sub[3]
+	})
 	s = timeRE.ReplaceAllString(s, "<time>")
 	s = durationRE.ReplaceAllString(s, "${1}<ms>")
 	return hostRE.ReplaceAllString(s, "http://<host>")
