@@ -133,10 +133,28 @@ func decisionsFor(kind string) []string {
 	return []string{DecisionApprove, DecisionEdit, DecisionReject, DecisionCancel}
 }
 
-// suspend stores the approvals of a round and its calls, emits
-// approval_required for each, and returns the outcome that makes launch
-// suspend the run (see suspendRun).
-func (l *loop) suspend(ctx context.Context, resp *ModelResponse, calls []pendingCall, asks []ask) outcome {
+// pause is a round that waits: its calls, and the approvals they wait
+// for. suspendRun stores it with the run's wait, in one write.
+type pause struct {
+	round     *PendingRound
+	approvals []*Approval
+}
+
+// announce is the events that announce the pause, one approval_required
+// per approval.
+func (p *pause) announce() []lastEvent {
+	evs := make([]lastEvent, len(p.approvals))
+	for i, ap := range p.approvals {
+		evs[i] = lastEvent{EventApprovalRequired, ApprovalRequiredData{ApprovalID: ap.ID, Kind: ap.Kind, Tool: ap.Tool, Arguments: ap.Arguments,
+			Reason: ap.Reason, Decisions: ap.Decisions, Missing: ap.Missing, CallID: ap.CallID, Round: ap.Round, ExpiresAt: ap.ExpiresAt}}
+	}
+	return evs
+}
+
+// suspend makes the round's approvals and returns the outcome that makes
+// launch suspend the run: suspendRun stores them, the round, the wait
+// and their approval_required events in one write.
+func (l *loop) suspend(resp *ModelResponse, calls []pendingCall, asks []ask) outcome {
 	o, lr := l.o, l.lr
 	now := o.opts.Now()
 	var expires *time.Time
@@ -158,25 +176,35 @@ func (l *loop) suspend(ctx context.Context, resp *ModelResponse, calls []pending
 		pending.Calls[a.index].ApprovalID = ap.ID
 	}
 	lr.asked.Store(true) // before the store has them: see noApprovals
-	err := o.retry(context.WithoutCancel(ctx), "store approvals", func(ctx context.Context) error {
-		return o.store.CreateApprovals(ctx, approvals)
+	return outcome{state: RunWaitingApproval, usage: l.usage, pause: &pause{round: pending, approvals: approvals}}
+}
+
+// storePause stores r's wait: the run waiting with its round, the
+// round's approvals, the history kept and the log's last events, the
+// approval_required ones last, in one write (runLog.endWith,
+// Store.SuspendRun). A start still deferred is stored first. On success
+// the events are published; on failure nothing of the pause is stored
+// and the log is closed (the reaper takes the run over as any run whose
+// execution stopped).
+func (o *Orchestrator) storePause(lr *liveRun, r *Run, p *pause) error {
+	if err := lr.log.storeStart(context.Background()); err != nil {
+		lr.log.close()
+		return fmt.Errorf("store the run's start: %w", err)
+	}
+	r.LastSeq = lr.log.visibleSeq()
+	err := lr.log.endWith(p.announce(), func(batch []Event, kept []Message) error {
+		if len(batch) > 0 {
+			r.LastSeq = batch[len(batch)-1].Seq
+		}
+		return o.retry(context.Background(), "store the run's wait", func(ctx context.Context) error {
+			return o.store.SuspendRun(ctx, r, p.approvals, RunTail{Messages: kept, Events: batch})
+		})
 	})
 	if err != nil {
-		return l.fail(ctx, "store", fmt.Errorf("store approvals: %w", err))
+		return err
 	}
-	// The round is stored with the run before anyone hears of it: if this
-	// process dies before the wait is stored, the reaper finds the round
-	// and its pending approvals and makes the run wait (recoverRun).
-	r := lr.update(func(r *Run) { r.Pending = pending; r.Usage = l.usage })
-	err = o.retry(context.WithoutCancel(ctx), "store the waiting round", func(ctx context.Context) error { return o.store.UpdateRun(ctx, &r) })
-	if err != nil {
-		return l.fail(ctx, "store", fmt.Errorf("store the waiting round: %w", err))
-	}
-	for _, ap := range approvals {
-		l.log.emit(EventApprovalRequired, ApprovalRequiredData{ApprovalID: ap.ID, Kind: ap.Kind, Tool: ap.Tool, Arguments: ap.Arguments,
-			Reason: ap.Reason, Decisions: ap.Decisions, Missing: ap.Missing, CallID: ap.CallID, Round: ap.Round, ExpiresAt: ap.ExpiresAt})
-	}
-	return outcome{state: RunWaitingApproval, usage: l.usage}
+	lr.log.publish()
+	return nil
 }
 
 // waitTTL is how long a waiting run's locks are kept: until its approvals
@@ -189,10 +217,11 @@ func (o *Orchestrator) waitTTL() time.Duration {
 }
 
 // suspendRun ends the execution of a run whose loop returned waiting: its
-// heartbeat stops, its locks are extended for the wait, its log is
-// flushed, and only then is the run stored as waiting_approval, so a claimant
-// resuming it continues after every event of this execution. The slot
-// goes to the queue.
+// heartbeat stops, its locks are extended for the wait, and the wait is
+// stored with everything that goes with it in one write (storePause);
+// only then does the run show waiting_approval, so a claimant resuming it
+// continues after every event of this execution. The slot goes to the
+// queue once the wait is stored, before anyone here sees the run waiting.
 func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 	done := make(chan struct{})
 	defer close(done)
@@ -202,10 +231,9 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 	ctx := context.Background()
 	if r := lr.snapshot(); r.State == RunCancelling {
 		o.complete(lr, outcome{stop: StopCancelled, state: RunCancelled, usage: out.usage}, true)
-		o.closeApprovals(ctx, lr.id, "the run was cancelled")
 		return
 	}
-	if lr.abortErr() != nil || lr.isLost() {
+	if lr.abortErr() != nil || lr.isLost() || lr.log.err() != nil {
 		o.complete(lr, out, true)
 		return
 	}
@@ -214,36 +242,39 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 			o.log.Warn("lock of a waiting run not extended", "key", k, "run_id", lr.id, "err", err)
 		}
 	}
-	lr.log.close()
-	if lr.log.err() != nil {
-		o.complete(lr, out, true)
-		return
+	// freeSlot hands the slot to the queue: the execution is over.
+	slotFreed := false
+	freeSlot := func() {
+		slotFreed = true
+		o.mu.Lock()
+		o.active--
+		next := o.nextLocked()
+		o.mu.Unlock()
+		if next != nil {
+			o.launch(next)
+		}
 	}
-	// Its execution is over: the slot goes to the queue before the wait is
-	// stored, so whoever sees the run waiting finds the slot free.
-	o.mu.Lock()
-	o.active--
-	next := o.nextLocked()
-	o.mu.Unlock()
-	if next != nil {
-		o.launch(next)
-	}
-	// Stored first, shown after: GetRun says waiting_approval only once a
-	// restarted server would say so too.
-	// A cancel that came since the check above set cancelling on the live
-	// run (not moved: the wait is stored, not shown); one that comes after
-	// this finds it waiting (cancelLive).
+	// A cancel that comes while the wait is stored sets cancelling on the
+	// live run (not moved: the wait is stored, not shown); one that comes
+	// after finds it waiting (cancelLive).
 	r, moved, err := o.transition(ctx, change{lr: lr, from: RunRunning, to: RunWaitingApproval,
-		set: func(r *Run) { r.LastSeq = lr.log.visibleSeq() },
+		set: func(r *Run) { r.Pending, r.Usage = out.pause.round, out.usage },
 		store: func(ctx context.Context, r *Run) error {
-			return o.retry(ctx, "store the run's wait", func(ctx context.Context) error { return o.store.UpdateRun(ctx, r) })
+			if err := o.storePause(lr, r, out.pause); err != nil {
+				return err
+			}
+			freeSlot()
+			return nil
 		}})
-	cancelled := err == nil && !moved
+	if !slotFreed {
+		freeSlot()
+	}
 	lr.observedEnd(RunEnd{State: RunWaitingApproval, Usage: out.usage})
 	if err != nil {
-		// The events are stored, the state is not: the reaper finds a
-		// running run of this instance that executes nowhere and ends it
-		// (or resumes it) like any interrupted run.
+		// Nothing of the wait is stored: the run is stored running, owned
+		// by this instance, with the events of its last stored round; the
+		// reaper finds it executing nowhere and resumes it (or ends it)
+		// like any interrupted run.
 		o.log.Error("waiting state not stored", "run_id", lr.id, "err", err)
 	}
 	o.mu.Lock()
@@ -255,6 +286,7 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 	if err != nil {
 		return
 	}
+	cancelled := err == nil && !moved
 	if cancelled {
 		// Stored waiting, asked to stop: end it as Cancel ends a waiting run.
 		if err := o.endWaiting(ctx, r, outcome{stop: StopCancelled, state: RunCancelled, usage: r.Usage}); err != nil && !errors.Is(err, ErrConflict) {

@@ -307,9 +307,12 @@ func (o *Orchestrator) closeApprovals(ctx context.Context, runID, reason string)
 	}
 }
 
-// resuspend makes an orphan wait again when its process died while it was
-// suspending: the round and approvals it stored are pending, so the person
-// who was asked can still decide. It reports whether it did.
+// resuspend makes an orphan wait again when it is stored running with a
+// pending round whose approvals are pending: a process of a version
+// before Store.SuspendRun stored the round and approvals first and died
+// before the wait (this one stores them together, so it never leaves
+// that), and the person who was asked can still decide. It reports
+// whether it did.
 func (o *Orchestrator) resuspend(ctx context.Context, r *Run) (bool, error) {
 	if r.Pending == nil || r.State != RunRunning {
 		return false, nil

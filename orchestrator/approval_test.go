@@ -544,33 +544,46 @@ func TestRunDiedWhileSuspendingWaitsAgain(t *testing.T) {
 	}
 }
 
-// holdWait holds the storing of a run's wait (UpdateRun to waiting_approval)
-// until released.
+// holdWait holds the storing of a run's wait (SuspendRun) until released.
+// asked is the approvals of the held wait.
 type holdWait struct {
 	orchestrator.Store
 	holding chan struct{}
 	release chan struct{}
+	asked   []*orchestrator.Approval
 }
 
-func (s *holdWait) UpdateRun(ctx context.Context, r *orchestrator.Run) error {
-	if r.State == orchestrator.RunWaitingApproval {
-		s.holding <- struct{}{}
-		<-s.release
-	}
-	return s.Store.UpdateRun(ctx, r)
+func (s *holdWait) SuspendRun(ctx context.Context, r *orchestrator.Run, approvals []*orchestrator.Approval, tail orchestrator.RunTail) error {
+	s.asked = approvals
+	s.holding <- struct{}{}
+	<-s.release
+	return s.Store.SuspendRun(ctx, r, approvals, tail)
 }
 
-// approval_required comes before the wait is stored; Settled returns
-// only once it is, with the run as GetRun and the store then say. This
-// is what a front-end answering "waiting_approval" relies on.
+// The wait, its approvals and their approval_required events are stored
+// in one write and seen together: while it is stored, GetRun says
+// running, no approval_required is visible, and Settled waits; once it
+// is, Settled returns the run as GetRun and the store then say. This is
+// what a front-end answering "waiting_approval" relies on.
 func TestSettledWaitsForTheStoredWait(t *testing.T) {
 	d := &deployTool{}
 	store := &holdWait{Store: orchestratortest.NewMemStore(), holding: make(chan struct{}, 1), release: make(chan struct{})}
 	h := newHarness(t, harnessOpts{store: store, mode: orchestrator.ModeFunctionCall, toolsets: []orchestrator.Toolset{d.toolset()},
 		opts: orchestrator.Options{Approvals: orchestrator.ApprovalPolicy{Tools: []string{"deploy"}}}, turns: deployTurns})
 	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "ship it", ToolNames: []string{"deploy"}})
-	untilEvent(t, h.o, run.ID, 0, orchestrator.EventApprovalRequired)
 	<-store.holding // the wait is being stored, and is not yet
+	evs, err := store.ListEvents(t.Context(), run.ID, 0, 0)
+	if err != nil {
+		t.Fatalf("ListEvents: %v", err)
+	}
+	for _, ev := range evs {
+		if ev.Type == orchestrator.EventApprovalRequired {
+			t.Fatalf("approval_required stored before the wait: %+v", ev)
+		}
+	}
+	if aps, err := store.ListApprovals(t.Context(), run.ID); err != nil || len(aps) != 0 {
+		t.Fatalf("approvals stored before the wait: %+v, %v", aps, err)
+	}
 	type settled struct {
 		r   *orchestrator.Run
 		err error
@@ -592,6 +605,10 @@ func TestSettledWaitsForTheStoredWait(t *testing.T) {
 	s := <-done
 	if s.err != nil || s.r.State != orchestrator.RunWaitingApproval || s.r.Pending == nil {
 		t.Fatalf("Settled = %+v, %v; want waiting_approval with its round", s.r, s.err)
+	}
+	untilEvent(t, h.o, run.ID, 0, orchestrator.EventApprovalRequired)
+	if aps, err := store.ListApprovals(t.Context(), run.ID); err != nil || len(aps) != 1 || aps[0].State != orchestrator.ApprovalPending {
+		t.Fatalf("approvals after the wait = %+v, %v; want the one pending", aps, err)
 	}
 	if r, err := store.GetRun(t.Context(), run.ID); err != nil || r.State != orchestrator.RunWaitingApproval {
 		t.Fatalf("stored run after Settled = %+v, %v", r, err)

@@ -224,6 +224,15 @@ var errLogBroken = errors.New("event log broken")
 type endJob struct {
 	write func(batch []Event, msgs []Message) error
 	done  chan error
+	// last is how many events at the batch's end are end's own: dropped
+	// when write fails.
+	last int
+}
+
+// lastEvent is an event end appends: its type and data.
+type lastEvent struct {
+	typ  string
+	data any
 }
 
 // end closes the log with its last event (the final one) and has the
@@ -240,15 +249,32 @@ type endJob struct {
 // end) and the rest of the batch is stored on its own, as the flusher
 // would have stored it. Either way the log is closed.
 func (l *runLog) end(typ string, data any, write func(batch []Event, msgs []Message) error) error {
-	raw := l.payload(data)
-	job := &endJob{write: write, done: make(chan error, 1)}
+	return l.endWith([]lastEvent{{typ, data}}, write)
+}
+
+// endWith is end with several last events, in order: a pause's
+// announcements (suspendRun). The drop policy applies to them as to
+// emit's, so the batch may end with fewer (or, with nothing else to
+// store, be empty).
+func (l *runLog) endWith(last []lastEvent, write func(batch []Event, msgs []Message) error) error {
+	raws := make([][]byte, 0, len(last))
+	types := make([]string, 0, len(last))
+	for _, e := range last {
+		if e.typ != EventFinal && e.typ != EventError && slices.Contains(l.policy.Drop, e.typ) {
+			continue
+		}
+		raws, types = append(raws, l.payload(e.data)), append(types, e.typ)
+	}
+	job := &endJob{write: write, done: make(chan error, 1), last: len(raws)}
 	l.mu.Lock()
 	if l.closed {
 		l.mu.Unlock()
 		return errors.New("event log closed")
 	}
 	l.closeLocked()
-	l.appendLocked(typ, raw)
+	for i, raw := range raws {
+		l.appendLocked(types[i], raw)
+	}
 	l.ending = job
 	l.mu.Unlock()
 	select {
@@ -268,10 +294,10 @@ func (l *runLog) finishEnd(job *endJob, batch []Event, msgs []Message, broken bo
 	}
 	if err != nil {
 		l.mu.Lock()
-		l.events = l.events[:len(l.events)-1]
+		l.events = l.events[:len(l.events)-job.last]
 		l.flushed = len(l.events)
 		l.mu.Unlock()
-		if rest := batch[:len(batch)-1]; (len(rest) > 0 || len(msgs) > 0) && !broken {
+		if rest := batch[:len(batch)-job.last]; (len(rest) > 0 || len(msgs) > 0) && !broken {
 			l.persist(rest, msgs)
 		}
 		l.mu.Lock()

@@ -18,6 +18,8 @@ type outcome struct {
 	state   RunState
 	usage   Usage
 	errMsg  string
+	// pause is what a run that waits stores with its wait (suspendRun).
+	pause *pause
 }
 
 // final is the data of the final event that says how the run ended.
@@ -204,7 +206,7 @@ func (l *loop) run(ctx context.Context) outcome {
 			}
 		}
 		if len(asks) > 0 {
-			return l.suspend(ctx, resp, calls, asks)
+			return l.suspend(resp, calls, asks)
 		}
 		var stop *outcome
 		if msgs, stop = l.endRound(ctx, msgs, resp, assistant, calls); stop != nil {

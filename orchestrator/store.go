@@ -79,6 +79,15 @@ type Store interface {
 	// error is that part's (UpdateRun's for the fence). It spares a run's
 	// end three or four commits.
 	EndRun(ctx context.Context, r *Run, at time.Time, keys []string, tail RunTail) error
+	// SuspendRun writes a run's pause in one write: its mutable fields as
+	// UpdateRun does (the waiting state, the pending round, the last seq),
+	// fenced by r.Owner; the approvals it waits for, as CreateApprovals
+	// does; and tail, the messages kept since the last write (to
+	// r.SessionID, as AppendMessages) and the log's last events, those that
+	// announce the pause among them (as AppendEvents). It is all or
+	// nothing, as EndRun: a reader sees the run waiting with its approvals
+	// and their events, or none of them.
+	SuspendRun(ctx context.Context, r *Run, approvals []*Approval, tail RunTail) error
 	// ClaimRun hands a run that is not terminal from owner from to owner
 	// to, atomically: of several processes claiming the same run, one
 	// wins. It returns an error wrapping ErrConflict when the run is

@@ -232,26 +232,37 @@ func TestWaitFollowsARunResumedMeanwhile(t *testing.T) {
 	}
 }
 
-// Decided while it suspends (before its wait is stored): Wait returns no
-// pause, and follows the run, resumed once its wait is stored, to its end.
-func TestWaitDecidedWhileSuspending(t *testing.T) {
+// A decision cannot come while the run suspends: its approvals are
+// stored with its wait, so until then Decide finds none (even given the
+// id), and Wait, once the wait is stored, sees the pause; decided then,
+// the run goes on to its end.
+func TestNoDecisionWhileSuspending(t *testing.T) {
 	d := &deployTool{}
 	store := &holdWait{Store: orchestratortest.NewMemStore(), holding: make(chan struct{}, 1), release: make(chan struct{})}
 	h := newHarness(t, harnessOpts{store: store, mode: orchestrator.ModeFunctionCall, toolsets: []orchestrator.Toolset{d.toolset()},
 		opts: orchestrator.Options{Approvals: orchestrator.ApprovalPolicy{Tools: []string{"deploy"}}}, turns: deployTurns})
 	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "ship it", ToolNames: []string{"deploy"}})
-	evs := untilEvent(t, h.o, run.ID, 0, orchestrator.EventApprovalRequired)
 	<-store.holding // suspending: the wait is not stored yet
-	if _, err := h.o.Decide(t.Context(), "u", run.ID, approvalData(t, evs[len(evs)-1]).ApprovalID, orchestrator.ApprovalDecision{Decision: "approve"}); err != nil {
-		t.Fatal(err)
+	if len(store.asked) != 1 {
+		t.Fatalf("the wait asks %d approvals, want 1", len(store.asked))
+	}
+	id := store.asked[0].ID
+	if _, err := h.o.Decide(t.Context(), "u", run.ID, id, orchestrator.ApprovalDecision{Decision: "approve"}); !errors.Is(err, orchestrator.ErrNotFound) {
+		t.Fatalf("Decide while suspending: %v, want ErrNotFound", err)
 	}
 	done := waitAsync(t.Context(), h.o, "u", run.ID, 0)
 	close(store.release)
 	got := <-done
+	if got.err != nil || !got.w.Paused() || got.w.Run.State != orchestrator.RunWaitingApproval || len(got.w.Approvals) != 1 || got.w.Approvals[0].ID != id {
+		t.Fatalf("Wait = %+v, %v; want the pause with its one approval", got.w, got.err)
+	}
+	if _, err := h.o.Decide(t.Context(), "u", run.ID, id, orchestrator.ApprovalDecision{Decision: "approve"}); err != nil {
+		t.Fatalf("Decide after the wait: %v", err)
+	}
+	got = <-waitAsync(t.Context(), h.o, "u", run.ID, got.w.Event.Seq)
 	if got.err != nil || got.w.Paused() || got.w.Event.Type != orchestrator.EventFinal {
 		t.Fatalf("Wait = %+v, %v; want the end of the resumed run", got.w, got.err)
 	}
-	assertDense(t, got.evs, 1)
 	if f := final(t, got.evs); f.State != orchestrator.RunFinished || len(ofType(got.evs, orchestrator.EventApprovalDecided)) != 1 {
 		t.Fatalf("events %v, final %+v", types(got.evs), f)
 	}

@@ -318,3 +318,57 @@ func inTx(ctx context.Context, db bun.IDB, fn func(ctx context.Context, db bun.I
 	}
 	return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return fn(ctx, tx) })
 }
+
+// SuspendRun implements [orchestrator.Store]: the fenced update, the
+// approvals, the kept messages and the events in one transaction on
+// either backend. A pause is rare next to a run's other writes, so
+// PostgreSQL takes it as a plain transaction rather than as a pipelined
+// batch of the writer (pgwriter.go), and its events notify the other
+// replicas at its commit as AppendEvents' do.
+func (s *Store) SuspendRun(ctx context.Context, r *orchestrator.Run, approvals []*orchestrator.Approval, tail orchestrator.RunTail) error {
+	if r == nil {
+		return invalid("run is nil")
+	}
+	row := toRunRow(r)
+	arows := make([]*approvalRow, len(approvals))
+	for i, a := range approvals {
+		if a == nil || a.ID == "" || a.RunID == "" {
+			return invalid("approval id and run id are required")
+		}
+		a.CreatedAt = stamp(a.CreatedAt)
+		arows[i] = toApprovalRow(a)
+	}
+	mrows, err := messageRows(r.SessionID, tail.Messages)
+	if err != nil {
+		return err
+	}
+	erows, runs, err := eventRows(tail.Events)
+	if err != nil {
+		return err
+	}
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		return inTx(ctx, db, func(ctx context.Context, db bun.IDB) error {
+			res, err := db.NewUpdate().Model(row).Column(runMutable...).WherePK().Where("owner = ?", r.Owner).Exec(ctx)
+			if err := affected(res, err, "suspend run", "run "+r.ID); err != nil {
+				if errors.Is(err, orchestrator.ErrNotFound) {
+					return ownerConflict(ctx, db, r.ID, r.Owner)
+				}
+				return err
+			}
+			if len(arows) > 0 {
+				if _, err := db.NewInsert().Model(&arows).Exec(ctx); err != nil {
+					return dbErr(err, "suspend run", "approval of run "+r.ID)
+				}
+			}
+			if len(mrows) > 0 {
+				if err := s.insertMessages(ctx, db, mrows); err != nil {
+					return dbErr(err, "suspend run", "session "+r.SessionID)
+				}
+			}
+			if len(erows) > 0 {
+				return s.insertEvents(ctx, db, erows, runs)
+			}
+			return nil
+		})
+	})
+}

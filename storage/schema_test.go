@@ -233,7 +233,10 @@ func TestMigrateWaitsForTheLock(t *testing.T) {
 			must(t, err)
 			must(t, other.Init(t.Context()))
 			must(t, other.Lock(t.Context()))
-			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+			// Long enough for Migrate's first queries on a loaded machine
+			// (300 ms ran out before it reached the lock once), short
+			// enough to wait for.
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 			defer cancel()
 			err = s.Migrate(ctx)
 			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting for the migration lock") {

@@ -75,6 +75,16 @@ func (m *memStore) ClaimWaiting(_ context.Context, runID, to string) (*orchestra
 func (m *memStore) CreateApprovals(_ context.Context, approvals []*orchestrator.Approval) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.checkApprovalsLocked(approvals); err != nil {
+		return err
+	}
+	m.createApprovalsLocked(approvals)
+	return nil
+}
+
+// checkApprovalsLocked checks new approvals as CreateApprovals stores
+// them: ids present, runs stored, no id repeated.
+func (m *memStore) checkApprovalsLocked(approvals []*orchestrator.Approval) error {
 	seen := map[string]bool{}
 	for _, a := range approvals {
 		if a == nil || a.ID == "" || a.RunID == "" {
@@ -89,12 +99,15 @@ func (m *memStore) CreateApprovals(_ context.Context, approvals []*orchestrator.
 		}
 		seen[key] = true
 	}
+	return nil
+}
+
+func (m *memStore) createApprovalsLocked(approvals []*orchestrator.Approval) {
 	for _, a := range approvals {
 		a.CreatedAt = stamp(a.CreatedAt)
 		row := storedApproval(*a)
 		m.approvals[row.RunID] = append(m.approvals[row.RunID], row)
 	}
-	return nil
 }
 
 func (m *memStore) GetApproval(_ context.Context, runID, approvalID string) (*orchestrator.Approval, error) {
@@ -137,5 +150,40 @@ func (m *memStore) UpdateApproval(_ context.Context, a *orchestrator.Approval, f
 	}
 	cur.State, cur.Decision, cur.DecidedAt, cur.Execution, cur.Result = in.State, in.Decision, in.DecidedAt, in.Execution, in.Result
 	list[i] = cur
+	return nil
+}
+
+func (m *memStore) SuspendRun(_ context.Context, r *orchestrator.Run, approvals []*orchestrator.Approval, tail orchestrator.RunTail) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// Everything is checked before anything is written: all or nothing.
+	if r == nil {
+		return fmt.Errorf("%w: run is nil", orchestrator.ErrInvalidArgument)
+	}
+	cur, ok := m.runs[txt(r.ID)]
+	if !ok {
+		return fmt.Errorf("%w: run %s", orchestrator.ErrNotFound, r.ID)
+	}
+	if cur.Owner != txt(r.Owner) {
+		return m.updateRunLocked(r) // the fence's error
+	}
+	if err := m.checkApprovalsLocked(approvals); err != nil {
+		return err
+	}
+	if len(tail.Messages) > 0 {
+		if _, ok := m.sessions[txt(r.SessionID)]; !ok {
+			return fmt.Errorf("%w: session %s", orchestrator.ErrNotFound, r.SessionID)
+		}
+	}
+	evs, err := m.checkEventsLocked(tail.Events)
+	if err != nil {
+		return err
+	}
+	if err := m.updateRunLocked(r); err != nil {
+		return err
+	}
+	m.createApprovalsLocked(approvals)
+	m.appendMessagesLocked(txt(r.SessionID), tail.Messages)
+	m.appendEventsLocked(evs)
 	return nil
 }

@@ -61,6 +61,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) orchestrator.Store)
 		{"Owner", st.ownerTests()},
 		{"Lifecycle", st.lifecycleTests()},
 		{"Approval", st.approvalTests()},
+		{"Pause", st.pauseTests()},
 		{"Monitor", st.monitorTests()},
 		{"Audit", st.auditTests()},
 		{"Paging", st.pagingTests()},
