@@ -46,7 +46,7 @@ func TestAuditAndUsageOfRuns(t *testing.T) {
 		turns: []orchestratortest.Turn{
 			{ToolCalls: []orchestrator.ToolCall{
 				{ID: "c1", Name: "write_file", Arguments: []byte(`{"path":"a","content":"x"}`)},
-				{ID: "c2", Name: "read_file", Arguments: []byte(`{"path":"a"}`)},
+				{ID: "c2", Name: "write_file", Arguments: []byte(`{"path":"b","content":"y"}`)},
 				{ID: "c3", Name: "read_file", Arguments: []byte(`{"path":"missing"}`)},
 			}, Usage: usage},
 			{Content: "done", Usage: usage},
@@ -74,9 +74,9 @@ func TestAuditAndUsageOfRuns(t *testing.T) {
 	if err != nil || len(errs) != 1 || errs[0].CallID != "c3" || !errs[0].IsError {
 		t.Errorf("alice's failed calls = %+v, %v; want c3", errs, err)
 	}
-	reads, err := h.o.Audit(ctx, orchestrator.AuditFilter{Tool: "read_file"})
-	if err != nil || len(reads) != 2 {
-		t.Errorf("read_file records = %d, %v; want 2", len(reads), err)
+	writes, err := h.o.Audit(ctx, orchestrator.AuditFilter{Tool: "write_file", Outcome: orchestrator.OutcomeAllowed})
+	if err != nil || len(writes) != 2 {
+		t.Errorf("allowed write_file records = %d, %v; want 2", len(writes), err)
 	}
 	if none, err := h.o.Audit(ctx, orchestrator.AuditFilter{UserID: "alice", Since: time.Now().Add(time.Hour)}); err != nil || len(none) != 0 {
 		t.Errorf("records of the future = %+v, %v", none, err)
