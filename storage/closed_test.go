@@ -21,17 +21,25 @@ func closedCalls(s *Store) map[string]func(ctx context.Context) error {
 	now := time.Now()
 	run := &orchestrator.Run{ID: "r", SessionID: "s", UserID: "u", State: orchestrator.RunRunning}
 	return map[string]func(ctx context.Context) error{
-		"GetSession":    func(ctx context.Context) error { _, err := s.GetSession(ctx, "s"); return err },
-		"ListSessions":  func(ctx context.Context) error { _, err := s.ListSessions(ctx, "u", orchestrator.Page{}); return err },
-		"CreateSession": func(ctx context.Context) error { return s.CreateSession(ctx, &orchestrator.Session{ID: "s2", UserID: "u"}) },
+		"GetSession":   func(ctx context.Context) error { _, err := s.GetSession(ctx, "s"); return err },
+		"ListSessions": func(ctx context.Context) error { _, err := s.ListSessions(ctx, "u", orchestrator.Page{}); return err },
+		"CreateSession": func(ctx context.Context) error {
+			return s.CreateSession(ctx, &orchestrator.Session{ID: "s2", UserID: "u"})
+		},
 		"AppendMessages": func(ctx context.Context) error {
 			return s.AppendMessages(ctx, "s", []orchestrator.Message{{Role: "user", Content: "hi"}})
 		},
 		"ListMessages": func(ctx context.Context) error { _, err := s.ListMessages(ctx, "s", 10); return err },
 		"CreateRun":    func(ctx context.Context) error { return s.CreateRun(ctx, &orchestrator.Run{ID: "r2", SessionID: "s"}) },
 		"GetRun":       func(ctx context.Context) error { _, err := s.GetRun(ctx, "r"); return err },
-		"ListRuns":     func(ctx context.Context) error { _, err := s.ListRuns(ctx, orchestrator.RunFilter{UserID: "u"}); return err },
-		"CountRuns":    func(ctx context.Context) error { _, err := s.CountRuns(ctx, orchestrator.RunFilter{UserID: "u"}); return err },
+		"ListRuns": func(ctx context.Context) error {
+			_, err := s.ListRuns(ctx, orchestrator.RunFilter{UserID: "u"})
+			return err
+		},
+		"CountRuns": func(ctx context.Context) error {
+			_, err := s.CountRuns(ctx, orchestrator.RunFilter{UserID: "u"})
+			return err
+		},
 		"EndRun": func(ctx context.Context) error {
 			r := *run
 			r.State = orchestrator.RunFinished
@@ -40,15 +48,19 @@ func closedCalls(s *Store) map[string]func(ctx context.Context) error {
 		"AppendEvents": func(ctx context.Context) error {
 			return s.AppendEvents(ctx, []orchestrator.Event{{RunID: "r", Seq: 9, Type: "progress"}})
 		},
-		"ListEvents":      func(ctx context.Context) error { _, err := s.ListEvents(ctx, "r", 0, 10); return err },
-		"AcquireLock":     func(ctx context.Context) error { return s.AcquireLock(ctx, "k", "o", time.Minute) },
-		"ReleaseLock":     func(ctx context.Context) error { return s.ReleaseLock(ctx, "k", "o") },
-		"ReleaseLocksOf":  func(ctx context.Context) error { return s.ReleaseLocksOf(ctx, "o") },
-		"LockHeld":        func(ctx context.Context) error { _, err := s.LockHeld(ctx, "k"); return err },
-		"AppendToolLog":   func(ctx context.Context) error { return s.AppendToolLog(ctx, &orchestrator.ToolLog{RunID: "r", Tool: "t"}) },
-		"ConfigRevision":  func(ctx context.Context) error { _, err := s.ConfigRevision(ctx); return err },
-		"ConfigOverride":  func(ctx context.Context) error { _, _, err := s.ConfigOverride(ctx); return err },
-		"SaveThroughput":  func(ctx context.Context) error { return s.SaveThroughput(ctx, "tp", "running", now, json.RawMessage(`{}`)) },
+		"ListEvents":     func(ctx context.Context) error { _, err := s.ListEvents(ctx, "r", 0, 10); return err },
+		"AcquireLock":    func(ctx context.Context) error { return s.AcquireLock(ctx, "k", "o", time.Minute) },
+		"ReleaseLock":    func(ctx context.Context) error { return s.ReleaseLock(ctx, "k", "o") },
+		"ReleaseLocksOf": func(ctx context.Context) error { return s.ReleaseLocksOf(ctx, "o") },
+		"LockHeld":       func(ctx context.Context) error { _, err := s.LockHeld(ctx, "k"); return err },
+		"AppendToolLog": func(ctx context.Context) error {
+			return s.AppendToolLog(ctx, &orchestrator.ToolLog{RunID: "r", Tool: "t"})
+		},
+		"ConfigRevision": func(ctx context.Context) error { _, err := s.ConfigRevision(ctx); return err },
+		"ConfigOverride": func(ctx context.Context) error { _, _, err := s.ConfigOverride(ctx); return err },
+		"SaveThroughput": func(ctx context.Context) error {
+			return s.SaveThroughput(ctx, "tp", "running", now, json.RawMessage(`{}`))
+		},
 		"ListEvaluations": func(ctx context.Context) error { _, err := s.ListEvaluationRuns(ctx, EvaluationFilter{}); return err },
 		"DeleteEvaluation": func(ctx context.Context) error {
 			_, err := s.DeleteEvaluationRun(ctx, "ev")
