@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -135,11 +136,12 @@ func checkRequired(schema json.RawMessage, payload map[string]any) string {
 }
 
 func hasType(v any, want string) bool {
-	switch v.(type) {
+	switch v := v.(type) {
 	case string:
 		return want == "string"
 	case float64:
-		return want == "number" || want == "integer"
+		// JSON has one number type; an integer is a whole one (3 or 3.0).
+		return want == "number" || (want == "integer" && v == math.Trunc(v) && !math.IsInf(v, 0))
 	case bool:
 		return want == "boolean"
 	case []any:
