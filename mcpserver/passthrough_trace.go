@@ -2,9 +2,8 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
+	"strconv"
 
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -22,17 +21,16 @@ import (
 // with ctx's trace context in params._meta; body itself when there is
 // nothing to add or the message is not shaped for it.
 func withTraceContext(ctx context.Context, body []byte) []byte {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
 		return body
 	}
-	carrier := propagation.MapCarrier{}
-	traceContext.Inject(ctx, carrier)
-	if carrier["traceparent"] == "" {
-		return body
-	}
-	fields := `"traceparent":` + quote(carrier["traceparent"])
-	if ts := carrier["tracestate"]; ts != "" {
-		fields += `,"tracestate":` + quote(ts)
+	// The W3C form, as propagation.TraceContext writes it (version 00);
+	// hex digits need no JSON escaping, and a tracestate is printable
+	// ASCII, which strconv.Quote escapes as JSON does.
+	fields := `"traceparent":"00-` + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String() + `"`
+	if ts := sc.TraceState().String(); ts != "" {
+		fields += `,"tracestate":` + strconv.Quote(ts)
 	}
 	ps, pe, ok := member(body, 0, "params")
 	if !ok {
@@ -64,12 +62,6 @@ func withTraceContext(ctx context.Context, body []byte) []byte {
 		return splice(body, ms+1, ms+1, fields+comma(body, ms))
 	}
 	return body
-}
-
-// quote is s as a JSON string.
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
 
 // comma is "," when the object starting at b[at] has members.

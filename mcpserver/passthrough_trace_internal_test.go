@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/trace"
@@ -118,4 +119,25 @@ func FuzzWithTraceContext(f *testing.F) {
 			t.Fatalf("%s became %s", in, out)
 		}
 	})
+}
+
+// What the splice costs a forwarded tools/call, with traces off (no span:
+// the message goes untouched) and on.
+//
+//	go test -run '^$' -bench WithTraceContext ./mcpserver/
+func BenchmarkWithTraceContext(b *testing.B) {
+	body := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` +
+		strings.Repeat("x", 512) + `"},"_meta":{"progressToken":7}}}`)
+	for _, bc := range []struct {
+		name string
+		ctx  context.Context
+	}{{"off", context.Background()}, {"on", spanCtx(b)}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				_ = withTraceContext(bc.ctx, body)
+			}
+		})
+	}
 }
