@@ -201,9 +201,9 @@ func TestMCPAppsThroughCatalog(t *testing.T) {
 	// upstream would serve; names that are no upstream's are not found.
 	for uri, code := range map[string]int64{
 		"ui://weather/weather/secret.html":    -32001,
-		"ui://nowhere/weather/view.html":      mcp.CodeResourceNotFound,
-		"ui://weather/weather/view-gone.html": mcp.CodeResourceNotFound, // the upstream says so
-		"file:///notes.txt":                   mcp.CodeResourceNotFound,
+		"ui://nowhere/weather/view.html":      jsonrpc.CodeInvalidParams,
+		"ui://weather/weather/view-gone.html": jsonrpc.CodeInvalidParams, // the upstream says so
+		"file:///notes.txt":                   jsonrpc.CodeInvalidParams,
 	} {
 		_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
 		var rpcErr *jsonrpc.Error
