@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"reflect"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
@@ -33,8 +34,8 @@ func (h *Handler) traceMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if meta := metaOf(req); meta != nil {
 			ctx = traceContext.Extract(ctx, metaCarrier(meta))
 		}
-		if h.tracer == nil {
-			return next(ctx, method, req)
+		if h.tracer == nil || strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req) // a span per request, none per notification
 		}
 		attrs := []attribute.KeyValue{attribute.String("mcp.method.name", method)}
 		target := ""
