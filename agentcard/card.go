@@ -184,7 +184,7 @@ func Build(ctx context.Context, cat Catalog, o Options, base, userID string) ([]
 		return nil, err
 	}
 	for _, t := range tools {
-		if len(o.ToolNames) > 0 && !t.AlwaysOn && !slices.Contains(o.ToolNames, t.Name) {
+		if t.AppOnly || len(o.ToolNames) > 0 && !t.AlwaysOn && !slices.Contains(o.ToolNames, t.Name) {
 			continue
 		}
 		c.Skills = append(c.Skills, skill{ID: t.Name, Name: t.Name, Description: firstLine(t.Description), Tags: []string{nonEmpty(t.Source, "tool")}})

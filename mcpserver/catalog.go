@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -25,9 +24,10 @@ var _ Catalog = (*orchestrator.Orchestrator)(nil)
 
 // The calling principal's tool catalog is offered on /wunder/mcp next to
 // wunder@run: tools/list lists it after ours (names in the registry's wire
-// encoding; list.go), tools/call of a catalog name runs the tool directly
-// as the caller. wunder@run and wunder@approve are never part of the
-// catalog.
+// encoding; list.go), with each tool's _meta (an MCP App's ui:// URI
+// namespaced, apps.go), and tools/call of a catalog name runs the tool
+// directly as the caller. wunder@run and wunder@approve are never part of
+// the catalog.
 
 // catalogCall is tools/call: of a catalog name, the catalog's tool; of
 // ours, the SDK's.
@@ -50,11 +50,7 @@ func (h *Handler) ownTool(name string) bool {
 func (h *Handler) catalogTools(ctx context.Context, user, lang string) ([]*mcp.Tool, error) {
 	specs, err := h.opts.Catalog.Tools(ctx, user)
 	if err != nil {
-		_, rpcErr := toolError(lang, err)
-		if rpcErr == nil {
-			rpcErr = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-		}
-		return nil, rpcErr
+		return nil, catalogError(lang, err)
 	}
 	reg := h.b.Registry()
 	out := make([]*mcp.Tool, 0, len(specs))
@@ -71,7 +67,7 @@ func (h *Handler) catalogTools(ctx context.Context, user, lang string) ([]*mcp.T
 		if len(schema) == 0 || string(schema) == "null" {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
-		t := &mcp.Tool{Name: wire, Title: s.Name, Description: desc, InputSchema: schema}
+		t := &mcp.Tool{Name: wire, Title: s.Name, Description: desc, InputSchema: schema, Meta: catalogMeta(h.appServer(s), s.Meta)}
 		if s.ReadOnly {
 			t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
 		}

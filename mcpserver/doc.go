@@ -37,7 +37,16 @@
 // lists the caller's tool catalog in the registry's wire encoding and runs a
 // called tool directly as the caller (Catalog.CallTool); output deltas
 // become progress (or log) notifications, failures IsError results, unknown
-// names JSON-RPC errors. wunder@run is never part of the catalog.
+// names JSON-RPC errors. wunder@run is never part of the catalog. A
+// catalog tool keeps its _meta; with Options.Apps an MCP App's ui:// URI
+// in it is namespaced by its upstream (ui://{server}/...), and
+// resources/list and resources/read serve those resources from the
+// upstream through the policy point (apps.go).
+//
+// Trace context (trace.go, SEP-414): a request whose params._meta carries
+// traceparent continues that trace, under a server span of its own with
+// Options.Tracer; the pass-through splices the current span's context into
+// the _meta of the requests it forwards (passthrough_trace.go).
 //
 // The pass-through serves every request of /wunder/mcp/{server} one way.
 // It is a streamable-HTTP endpoint of wunder's own that keeps the

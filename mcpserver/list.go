@@ -12,8 +12,9 @@ import (
 // go-sdk's own default: a catalog that fits is one page.
 const defaultToolsPageSize = 1000
 
-// toolsMiddleware serves tools/list on /wunder/mcp, and with a catalog
-// (Options.Catalog) tools/call of a catalog name (catalog.go).
+// toolsMiddleware serves tools/list on /wunder/mcp, with a catalog
+// (Options.Catalog) tools/call of a catalog name (catalog.go), and with
+// apps too (Options.Apps) resources/list and resources/read (apps.go).
 func (h *Handler) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -22,6 +23,14 @@ func (h *Handler) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tools/call":
 			if h.opts.Catalog != nil {
 				return h.catalogCall(ctx, next, req)
+			}
+		case "resources/list":
+			if h.appsOffered() {
+				return h.listAppResources(ctx, req)
+			}
+		case "resources/read":
+			if h.appsOffered() {
+				return h.readAppResource(ctx, next, req)
 			}
 		}
 		return next(ctx, method, req)

@@ -117,7 +117,7 @@ func (s *passSession) serve(w http.ResponseWriter, r *http.Request, m *message, 
 		writeError(w, m.ID, rpcErr)
 		return
 	}
-	s.exchange(w, r, m, body, final)
+	s.exchange(w, r, m, withTraceContext(r.Context(), body), final)
 }
 
 // exchange forwards the request m and relays its answer to w. final sees

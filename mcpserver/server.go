@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/internal/i18n"
@@ -79,6 +80,15 @@ type Options struct {
 	// an IDE sees wunder as one aggregated MCP endpoint; nil = wunder@run
 	// only.
 	Catalog Catalog
+	// Apps, with Catalog, serves the MCP Apps of the upstreams' catalog
+	// tools: their ui:// resources, namespaced per upstream, in
+	// resources/list and resources/read (apps.go); nil = none (a tool's
+	// ui:// URI is then left out of its _meta).
+	Apps Apps
+	// Tracer, when set, gives each request to /wunder/mcp a server span
+	// (trace.go); nil = none of its own, though a request's trace context
+	// (_meta's traceparent) is still joined.
+	Tracer trace.TracerProvider
 	// Language, when set, is the language of the error messages answering
 	// a call with these HTTP headers (nil headers over stdio); the gateway's
 	// [gateway.Server.HeaderLanguage]: Accept-Language, else
@@ -128,6 +138,8 @@ type Handler struct {
 	routes   map[string]http.Handler
 	// toolsPageSize is how many tools a page of tools/list holds.
 	toolsPageSize int
+	// tracer makes the requests' server spans; nil without Options.Tracer.
+	tracer trace.Tracer
 }
 
 // New returns the MCP front-end over b.
@@ -138,6 +150,9 @@ func New(b Backend, opts *Options) *Handler {
 	}
 	h := &Handler{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), sessions: map[*passSession]bool{}, routes: map[string]http.Handler{},
 		toolsPageSize: defaultToolsPageSize}
+	if h.opts.Tracer != nil {
+		h.tracer = h.opts.Tracer.Tracer("github.com/wunder/wunder/mcpserver")
+	}
 	h.server = h.newServer()
 	var main http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
 		&mcp.StreamableHTTPOptions{Stateless: h.opts.Stateless, Logger: h.opts.Logger, MaxRequestBodyBytes: h.opts.MaxBodyBytes,
@@ -311,14 +326,24 @@ func (h *Handler) newServer() *mcp.Server {
 		&mcp.ServerOptions{
 			Instructions: "wunder runs agent tasks. Call " + h.runName() + " with a task; pass session_id to continue a conversation. " +
 				"A result with state waiting_approval lists tool calls that wait for a person's approval: decide each with " + h.approveName() + ".",
-			Logger: h.opts.Logger,
-			//lint:ignore SA1019 MCP logging (deprecated by SEP-2577 from protocol 2026-07-28, no replacement) carries catalog tool output to clients without a progress token
-			Capabilities: &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}},
+			Logger:       h.opts.Logger,
+			Capabilities: h.capabilities(),
 		})
 	h.addRunTool(s)
 	h.addApproveTool(s)
-	s.AddReceivingMiddleware(h.toolsMiddleware)
+	s.AddReceivingMiddleware(h.traceMiddleware, h.toolsMiddleware)
 	return s
+}
+
+// capabilities are /wunder/mcp's: tools and logging, and resources when
+// it serves apps' resources.
+func (h *Handler) capabilities() *mcp.ServerCapabilities {
+	//lint:ignore SA1019 MCP logging (deprecated by SEP-2577 from protocol 2026-07-28, no replacement) carries catalog tool output to clients without a progress token
+	c := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}}
+	if h.appsOffered() {
+		c.Resources = &mcp.ResourceCapabilities{}
+	}
+	return c
 }
 
 // runName is wunder@run on the wire, per the registry's encoding.

@@ -53,7 +53,8 @@ func GroupOf(spec ToolSpec, userID string) string {
 	return GroupBuiltin
 }
 
-// GroupedCatalog returns every tool the user may select, grouped (every
+// GroupedCatalog returns every tool the user may select for a run (app-only
+// tools left out, [ToolSpec.AppOnly]), grouped (every
 // group present, possibly empty), each group sorted by name. The REST
 // catalog, the A2A card's skills, the MCP aggregated catalog and Connect
 // ListTools all draw on [Registry.Catalog], which this groups.
@@ -67,6 +68,9 @@ func (r *Registry) GroupedCatalog(ctx context.Context, userID string) (map[strin
 		out[g] = []CatalogEntry{}
 	}
 	for _, s := range specs {
+		if s.AppOnly {
+			continue // an MCP App's own tool: no run may select it
+		}
 		var schema any = s.InputSchema
 		if len(s.InputSchema) == 0 {
 			schema = map[string]any{"type": "object"}

@@ -111,6 +111,8 @@ func (in *promptInput) key() string {
 		flag(t.EditsFiles)
 		flag(t.AlwaysOn)
 		flag(t.RunOnly)
+		flag(t.AppOnly)
+		// Meta is not rendered into a prompt: front-ends' metadata.
 	}
 	var sum [sha256.Size]byte
 	return string(h.Sum(sum[:0]))

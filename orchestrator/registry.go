@@ -160,9 +160,11 @@ func (r *Registry) Select(ctx context.Context, userID string, names, exclude []s
 	var unknown []string
 	for _, n := range names {
 		t, ok := all.Lookup(n)
-		if !ok || slices.Contains(exclude, t.Spec().Name) {
+		if !ok || slices.Contains(exclude, t.Spec().Name) || t.Spec().AppOnly {
 			if why := reasons[n]; why != "" && !ok {
 				n += " (" + why + ")"
+			} else if ok && t.Spec().AppOnly {
+				n += " (visible to MCP Apps only: its _meta.ui.visibility leaves out the model)"
 			}
 			unknown = append(unknown, n)
 			continue

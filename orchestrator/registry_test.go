@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -114,7 +115,8 @@ func TestPromptCacheAndLanguages(t *testing.T) {
 
 // Every field of a prompt's input, and of each of its tool specs, goes
 // into its cache key: changing any one changes the key. A field added to
-// promptInput or ToolSpec without being hashed fails here.
+// promptInput or ToolSpec without being hashed fails here (ToolSpec.Meta
+// alone is never rendered into a prompt).
 func TestPromptKeyCoversEveryField(t *testing.T) {
 	base := func() promptInput {
 		return promptInput{Language: "en", Mode: ModeToolCall, Workspace: "w", WireSep: "__", Memory: "m", Extra: []string{"e"},
@@ -146,6 +148,9 @@ func TestPromptKeyCoversEveryField(t *testing.T) {
 		if f.Type == reflect.TypeFor[[]ToolSpec]() {
 			spec := reflect.TypeFor[ToolSpec]()
 			for j := range spec.NumField() {
+				if spec.Field(j).Name == "Meta" {
+					continue // never rendered into a prompt: front-ends' metadata (an MCP tool's _meta)
+				}
 				p := base()
 				change(t, reflect.ValueOf(&p.Tools[0]).Elem().Field(j))
 				if p.key() == key {
@@ -257,5 +262,41 @@ func TestSelectNoToolAsksForAlwaysOnTools(t *testing.T) {
 	sel, _ = reg.Select(context.Background(), "u", nil, []string{"pinned"})
 	if got := strings.Join(sel.Names(), ","); got != "final_response,plain_always" {
 		t.Fatalf("with pinned excluded: %s", got)
+	}
+}
+
+// An app-only tool (an MCP App's own, ToolSpec.AppOnly) stays in the
+// catalog a front-end offers for direct calls, is left out of the grouped
+// catalog runs select from, and a run that names it is refused, saying
+// why.
+func TestAppOnlyToolsAreNeverOffered(t *testing.T) {
+	app := stubTool{ToolSpec{Name: "fs@refresh", Source: SourceMCP, AppOnly: true, InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	show := stubTool{ToolSpec{Name: "fs@show", Source: SourceMCP, InputSchema: json.RawMessage(`{"type":"object"}`)}}
+	reg := NewRegistry("", nil, StaticToolset{SetName: "mcp", List: []Tool{app, show}})
+	ctx := context.Background()
+	specs, err := reg.Catalog(ctx, "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range specs {
+		names = append(names, s.Name)
+	}
+	if !slices.Contains(names, "fs@refresh") || !slices.Contains(names, "fs@show") {
+		t.Errorf("Catalog = %q: want both", names)
+	}
+	groups, err := reg.GroupedCatalog(ctx, "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := groups[GroupMCP]; len(g) != 1 || g[0].Name != "fs@show" {
+		t.Errorf("grouped catalog's MCP tools = %v, want fs@show alone", g)
+	}
+	if _, err := reg.Select(ctx, "u", []string{"fs@show"}, nil); err != nil {
+		t.Errorf("Select(fs@show): %v", err)
+	}
+	_, err = reg.Select(ctx, "u", []string{"fs@show", "fs__refresh"}, nil)
+	if !errors.Is(err, ErrToolNotFound) || !strings.Contains(err.Error(), "fs__refresh (visible to MCP Apps only") {
+		t.Errorf("Select(fs__refresh) = %v, want ErrToolNotFound saying it is for MCP Apps only", err)
 	}
 }

@@ -36,6 +36,17 @@ type ToolSpec struct {
 	// plan); they are not offered for direct calls outside one (the MCP
 	// catalog, CallTool). AlwaysOn tools are run-only too.
 	RunOnly bool `json:"run_only,omitempty"`
+	// AppOnly tools are for MCP Apps alone: an MCP tool whose
+	// _meta.ui.visibility leaves out "model". They are never offered to a
+	// run's model ([Registry.Select] refuses them, the grouped catalog
+	// leaves them out) and stay callable directly, by the app, through the
+	// /wunder/mcp catalog ([Orchestrator.CallTool]).
+	AppOnly bool `json:"app_only,omitempty"`
+	// Meta is the tool's own metadata as its source declared it, for
+	// front-ends that speak its protocol: an MCP tool's _meta (MCP Apps'
+	// ui.resourceUri and ui.visibility among it); nil for most tools. It is
+	// shared: read it, never change it.
+	Meta map[string]any `json:"-"`
 }
 
 // Sources of tools ([ToolSpec.Source]).

@@ -32,6 +32,13 @@
 // requests of HTTP servers (adapters/usertools passes one that refuses
 // private addresses at dial time).
 //
+// Trace context (trace.go, SEP-414): tools/call and resources/read carry
+// the current span's traceparent and tracestate in params._meta, over
+// every transport. MCP Apps (apps.go): a tool spec keeps the tool's _meta
+// (orchestrator.ToolSpec.Meta), a tool visible to its app alone is
+// AppOnly, and [Set.UIResources] and [Set.ReadResource] reach a server's
+// ui:// resources for the aggregated /wunder/mcp.
+//
 // Elicitation requests of servers follow Options.Elicitation: decline (no
 // capability advertised) or defaults (accept with the schema's defaults).
 // ServerConfig.OAuth plugs a go-sdk auth.OAuthHandler into a

@@ -43,6 +43,7 @@ func (t *tool) Spec() orchestrator.ToolSpec {
 	return orchestrator.ToolSpec{
 		Name: t.sv.cfg.Name + "@" + t.remote.Name, Description: desc,
 		InputSchema: schema, Source: "mcp", ReadOnly: ro,
+		Meta: t.remote.Meta, AppOnly: AppOnly(t.remote.Meta),
 	}
 }
 
@@ -71,7 +72,7 @@ func (t *tool) Call(ctx context.Context, inv *orchestrator.ToolInvocation) (*orc
 		}
 		return orchestrator.ErrorResult(fmt.Sprintf("MCP server %s is unavailable: %v", t.sv.cfg.Name, err)), nil
 	}
-	params := &mcp.CallToolParams{Name: t.remote.Name, Arguments: args}
+	params := &mcp.CallToolParams{Name: t.remote.Name, Arguments: args, Meta: traceMeta(ctx, nil)}
 	if inv.Output != nil {
 		token, untrack := t.sv.track(inv.Output)
 		defer untrack()

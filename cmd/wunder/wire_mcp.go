@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/wunder/wunder/adapters/mcptools"
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/internal/config"
@@ -88,7 +90,7 @@ func mountMCP(a *app, p *mcpParts) {
 	if p == nil || !a.cfg.MCP.Server.Enabled {
 		return
 	}
-	p.handler = newMCPHandler(a.cfg, a.orch, p.set, a.gw.HeaderLanguage, a.attach, a.log)
+	p.handler = newMCPHandler(a.cfg, a.orch, p.set, a.gw.HeaderLanguage, a.attach, a.tel.TracerProvider(), a.log)
 	for _, path := range p.handler.Paths() {
 		// Behind the gateway's one authenticator, like every front-end; a
 		// 401 there points to the protected-resource metadata (RFC 9728).
@@ -104,14 +106,16 @@ func mountMCP(a *app, p *mcpParts) {
 // wunder@run's attachments. Over HTTP it reads the principal the gateway
 // established: a user's credential pins the user, and the API key or the
 // anonymous local operator acts as mcp.server.user_id, as does the caller
-// of `wunder mcp stdio`.
+// of `wunder mcp stdio`. tracer, when traces are on, gives each request
+// a span of its own.
 func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcptools.Set,
-	lang func(http.Header) string, attach *doc2md.Converter, log *slog.Logger) *mcpserver.Handler {
+	lang func(http.Header) string, attach *doc2md.Converter, tracer trace.TracerProvider, log *slog.Logger) *mcpserver.Handler {
 	opts := &mcpserver.Options{
 		Stateless: cfg.MCP.Server.Stateless, UserID: cfg.MCP.Server.UserID, PublicURL: cfg.Server.PublicURL, Attachments: attach,
 		MaxBodyBytes: cfg.AttachmentBodyBytes(), // wunder@run's attachments
 		Language:     lang, Version: version, Logger: log.With("component", "mcpserver"),
 		HostsChecked: true, // the gateway's guard (server.allowed_hosts)
+		Tracer:       tracer,
 	}
 	if cfg.Auth.JWT.JWKSURL != "" {
 		opts.AuthorizationServers = []string{cfg.Auth.JWT.Issuer}
@@ -121,6 +125,9 @@ func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcp
 	}
 	if cfg.MCP.Server.ExposeCatalog {
 		opts.Catalog = orch
+		if set != nil {
+			opts.Apps = set // the upstreams' MCP Apps: their ui:// resources
+		}
 	}
 	return mcpserver.New(orch, opts)
 }

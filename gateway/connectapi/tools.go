@@ -30,6 +30,9 @@ func (s *toolService) ListTools(ctx context.Context, req *connect.Request[wunder
 	reg := s.b.Registry()
 	out := &wunderv1.ListToolsResponse{}
 	for _, spec := range specs {
+		if spec.AppOnly {
+			continue // an MCP App's own tool: no run may select it
+		}
 		out.Tools = append(out.Tools, toolProto(spec, reg.WireName(spec.Name), userID))
 	}
 	return connect.NewResponse(out), nil

@@ -113,6 +113,15 @@ func New(ctx context.Context, opts Options) (*Telemetry, error) {
 // Tracing reports whether traces are exported.
 func (t *Telemetry) Tracing() bool { return t.tp != nil }
 
+// TracerProvider makes the spans of components that start their own (the
+// MCP front-end's request spans); nil when traces are off.
+func (t *Telemetry) TracerProvider() trace.TracerProvider {
+	if t == nil || t.tp == nil {
+		return nil
+	}
+	return t.tp
+}
+
 // newExporter is the configured OTLP exporter, or nil when traces are off.
 func newExporter(ctx context.Context, opts Options) (sdktrace.SpanExporter, error) {
 	o, env := opts.OTLP, opts.Getenv

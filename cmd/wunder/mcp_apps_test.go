@@ -1,0 +1,236 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wunder/wunder/internal/config"
+)
+
+// appUpstream is a go-sdk MCP server with an MCP App: show_weather names
+// ui://weather/view.html, refresh_weather is visible to the app alone, the
+// view declares its CSP and permissions (in resources/list and on its
+// contents), and beside it are a second view and a resource that is no
+// app.
+func appUpstream(t *testing.T) (url string) {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1"}, nil)
+	obj := map[string]any{"type": "object"}
+	s.AddTool(&mcp.Tool{Name: "show_weather", Description: "shows the weather", InputSchema: obj,
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://weather/view.html"}, "vendor/x": "kept"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sunny"}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "refresh_weather", Description: "refreshes the view", InputSchema: obj,
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://weather/view.html", "visibility": []any{"app"}}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "refreshed"}}}, nil
+		})
+	uiMeta := mcp.Meta{"ui": map[string]any{
+		"csp":         map[string]any{"connectDomains": []any{"https://api.weather.example"}, "resourceDomains": []any{"https://cdn.weather.example"}},
+		"permissions": map[string]any{"clipboardWrite": map[string]any{}},
+		"domain":      "weather.example",
+	}}
+	for _, r := range []*mcp.Resource{
+		{URI: "ui://weather/view.html", Name: "view", MIMEType: "text/html;profile=mcp-app", Meta: uiMeta},
+		{URI: "ui://weather/secret.html", Name: "secret", MIMEType: "text/html;profile=mcp-app"},
+		{URI: "file:///notes.txt", Name: "notes", MIMEType: "text/plain"},
+	} {
+		s.AddResource(r, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: r.MIMEType,
+				Text: "<html><body>" + r.Name + "</body></html>", Meta: r.Meta}}}, nil
+		})
+	}
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+func connectMCP(t *testing.T, endpoint string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearerRT("k")}}, nil)
+	if err != nil {
+		t.Fatalf("connect %s: %v", endpoint, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// asJSON is v as generic JSON, for comparing what two peers sent.
+func asJSON(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// Through /wunder/mcp/{server}, an MCP App passes as the upstream serves
+// it: the tools' _meta.ui, the ui:// resources with their CSP and
+// permissions, and the view's HTML are what a client reading the
+// upstream directly gets.
+func TestMCPAppsThroughPassThrough(t *testing.T) {
+	up := appUpstream(t)
+	s := startServer(t, func(c *config.Config) {
+		c.Security.APIKey = "k"
+		c.MCP.Servers = []config.MCPServer{{Name: "weather", Transport: config.MCPStreamableHTTP, URL: up, Enabled: true}}
+	})
+	direct, pass := connectMCP(t, up), connectMCP(t, s.url+"/wunder/mcp/weather")
+	for _, step := range []struct {
+		name string
+		get  func(cs *mcp.ClientSession) (any, error)
+	}{
+		{"tools/list", func(cs *mcp.ClientSession) (any, error) { r, err := cs.ListTools(t.Context(), nil); return r, err }},
+		{"resources/list", func(cs *mcp.ClientSession) (any, error) { r, err := cs.ListResources(t.Context(), nil); return r, err }},
+		{"resources/read", func(cs *mcp.ClientSession) (any, error) {
+			return cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ui://weather/view.html"})
+		}},
+	} {
+		want, err := step.get(direct)
+		if err != nil {
+			t.Fatalf("%s direct: %v", step.name, err)
+		}
+		got, err := step.get(pass)
+		if err != nil {
+			t.Fatalf("%s through the pass-through: %v", step.name, err)
+		}
+		if w, g := asJSON(t, want), asJSON(t, got); !reflect.DeepEqual(w, g) {
+			t.Errorf("%s through the pass-through differs:\n got %v\nwant %v", step.name, g, w)
+		}
+	}
+	// And the app's text is there, so the comparison above compared something.
+	res, err := pass.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ui://weather/view.html"})
+	if err != nil || len(res.Contents) != 1 || !strings.Contains(res.Contents[0].Text, "<body>view</body>") ||
+		res.Contents[0].Meta["ui"].(map[string]any)["domain"] != "weather.example" {
+		t.Fatalf("view through the pass-through: %v %+v", err, res)
+	}
+}
+
+// Through the aggregated /wunder/mcp, the catalog copy of an app's tool
+// carries its _meta with the ui:// URI namespaced by the upstream;
+// resources/list lists the namespaced views the policy lets the caller
+// read (allow_resources leaves out secret.html; notes.txt is no app);
+// resources/read fetches one from its upstream with its CSP and
+// permissions; the app-only tool is listed and callable here, and never
+// offered to a run.
+func TestMCPAppsThroughCatalog(t *testing.T) {
+	up := appUpstream(t)
+	s := startServer(t, func(c *config.Config) {
+		c.Security.APIKey = "k"
+		c.MCP.Server.ExposeCatalog = true
+		c.MCP.Servers = []config.MCPServer{{Name: "weather", Transport: config.MCPStreamableHTTP, URL: up, Enabled: true,
+			AllowResources: []string{"ui://weather/view*"}}}
+	})
+	refreshMCP(t, s.url, "weather", "k")
+	cs := connectMCP(t, s.url+"/wunder/mcp")
+
+	list, err := cs.ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]*mcp.Tool{}
+	for _, tool := range list.Tools {
+		byName[tool.Name] = tool
+	}
+	show, refresh := byName["weather__show_weather"], byName["weather__refresh_weather"]
+	if show == nil || refresh == nil {
+		t.Fatalf("catalog lacks the app's tools: %v", slices.Collect(func(yield func(string) bool) {
+			for n := range byName {
+				if !yield(n) {
+					return
+				}
+			}
+		}))
+	}
+	wantShow := map[string]any{"ui": map[string]any{"resourceUri": "ui://weather/weather/view.html"}, "vendor/x": "kept"}
+	if got := asJSON(t, show.Meta); !reflect.DeepEqual(got, wantShow) {
+		t.Errorf("show_weather _meta = %v, want %v", got, wantShow)
+	}
+	wantRefresh := map[string]any{"ui": map[string]any{"resourceUri": "ui://weather/weather/view.html", "visibility": []any{"app"}}}
+	if got := asJSON(t, refresh.Meta); !reflect.DeepEqual(got, wantRefresh) {
+		t.Errorf("refresh_weather _meta = %v, want %v", got, wantRefresh)
+	}
+	if _, ok := byName["wunder__run"]; !ok || byName["wunder__run"].Meta != nil {
+		t.Errorf("wunder__run: want it listed, without _meta")
+	}
+
+	resources, err := cs.ListResources(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resources.Resources) != 1 || resources.Resources[0].URI != "ui://weather/weather/view.html" {
+		t.Fatalf("resources/list = %v, want the namespaced view alone", asJSON(t, resources.Resources))
+	}
+	if got := asJSON(t, resources.Resources[0].Meta); !reflect.DeepEqual(got, map[string]any{"ui": map[string]any{
+		"csp":         map[string]any{"connectDomains": []any{"https://api.weather.example"}, "resourceDomains": []any{"https://cdn.weather.example"}},
+		"permissions": map[string]any{"clipboardWrite": map[string]any{}}, "domain": "weather.example"}}) {
+		t.Errorf("the view's _meta in resources/list = %v", got)
+	}
+
+	read, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "ui://weather/weather/view.html"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(read.Contents) != 1 {
+		t.Fatalf("resources/read = %v", asJSON(t, read))
+	}
+	c := read.Contents[0]
+	if c.URI != "ui://weather/weather/view.html" || c.MIMEType != "text/html;profile=mcp-app" || c.Text != "<html><body>view</body></html>" {
+		t.Errorf("contents = %v", asJSON(t, c))
+	}
+	if csp := c.Meta["ui"].(map[string]any)["csp"].(map[string]any); !reflect.DeepEqual(csp["connectDomains"], []any{"https://api.weather.example"}) {
+		t.Errorf("the contents' CSP = %v", csp)
+	}
+
+	// allow_resources: the policy point refuses the other view, which the
+	// upstream would serve; names that are no upstream's are not found.
+	for uri, code := range map[string]int64{
+		"ui://weather/weather/secret.html":    -32001,
+		"ui://nowhere/weather/view.html":      jsonrpc.CodeInvalidParams,
+		"ui://weather/weather/view-gone.html": jsonrpc.CodeInvalidParams, // the upstream says so
+		"file:///notes.txt":                   jsonrpc.CodeInvalidParams,
+	} {
+		_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+		var rpcErr *jsonrpc.Error
+		if !errors.As(err, &rpcErr) || rpcErr.Code != code {
+			t.Errorf("resources/read %s: %v, want code %d", uri, err, code)
+		}
+	}
+
+	// The app calls its own tool through /wunder/mcp.
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "weather__refresh_weather", Arguments: map[string]any{}})
+	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "refreshed" {
+		t.Fatalf("the app-only tool through the catalog: %v %+v", err, res)
+	}
+
+	// Runs never offer it: not in the catalog a run selects from, and a
+	// run that names it is refused, saying why.
+	resp := s.rest(t, http.MethodGet, "/wunder/tools?user_id=u1", "", map[string]string{"X-API-Key": "k"})
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "weather@show_weather") || strings.Contains(string(body), "refresh_weather") {
+		t.Errorf("GET /wunder/tools = %d %s: want show_weather and no refresh_weather", resp.StatusCode, body)
+	}
+	resp = s.rest(t, http.MethodPost, "/wunder", `{"user_id":"u1","question":"hi","stream":false,"tool_names":["weather@refresh_weather"]}`,
+		map[string]string{"X-API-Key": "k", "Content-Type": "application/json"})
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "visible to MCP Apps only") {
+		t.Errorf("a run naming the app-only tool = %d %s, want 400 saying why", resp.StatusCode, body)
+	}
+}
