@@ -150,6 +150,9 @@ type upReq struct {
 	body []byte
 	id   json.RawMessage
 	out  outHeader
+	// status is the HTTP status of a response relayed as plain JSON; nil
+	// for 200.
+	status func([]byte) int
 }
 
 // exchange forwards the request m (upstream as up) and relays its answer
@@ -162,7 +165,7 @@ func (s *passSession) exchange(w http.ResponseWriter, r *http.Request, m *messag
 	msgs, err := s.link.call(ctx, up.out, up.body, up.id)
 	answered, streamed := false, false
 	if err == nil {
-		answered, streamed = relay(w, msgs, up.id, final)
+		answered, streamed = relay(w, msgs, up.id, final, up.status)
 	}
 	if answered {
 		return false
@@ -278,7 +281,7 @@ func (s *passSession) listen(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		http.Error(w, "upstream "+s.route.name+" is unavailable: "+err.Error(), http.StatusBadGateway)
 	default:
-		relay(w, msgs, nil, nil)
+		relay(w, msgs, nil, nil, nil)
 	}
 }
 

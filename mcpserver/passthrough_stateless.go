@@ -109,7 +109,7 @@ func (rt *passRoute) serveStateless(w http.ResponseWriter, r *http.Request, m *m
 	params := legacyParams(m.Params)
 	for try := 0; ; try++ {
 		upID := json.RawMessage(strconv.AppendInt(nil, s.nextID(), 10))
-		up := upReq{body: envelope(upID, m.Method, params), id: upID, out: outHeader{version: s.versionNow()}}
+		up := upReq{body: envelope(upID, m.Method, params), id: upID, out: outHeader{version: s.versionNow()}, status: errorStatus}
 		back := func(resp []byte) []byte { return final(modernAnswer(resp, m.ID)) }
 		if !s.exchange(w, r, m, up, back) {
 			return
@@ -379,6 +379,27 @@ func modernAnswer(resp []byte, id json.RawMessage) []byte {
 		return resp
 	}
 	return b
+}
+
+// errorStatus is the HTTP status of a response as a 2026-07-28 server
+// sends it: 404 for -32601, 400 for invalid params and the SEP-2575
+// refusals, else 200.
+func errorStatus(resp []byte) int {
+	var ans struct {
+		Error *struct {
+			Code int64 `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(resp, &ans) != nil || ans.Error == nil {
+		return http.StatusOK
+	}
+	switch ans.Error.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, codeUnsupportedVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
 }
 
 // writeErrorStatus answers the request id with a JSON-RPC error and an
