@@ -111,7 +111,12 @@ func (rt *passRoute) serveStateless(w http.ResponseWriter, r *http.Request, m *m
 		upID := json.RawMessage(strconv.AppendInt(nil, s.nextID(), 10))
 		up := upReq{body: envelope(upID, m.Method, params), id: upID, out: outHeader{version: s.versionNow()}, status: errorStatus}
 		back := func(resp []byte) []byte { return final(modernAnswer(resp, m.ID)) }
-		if !s.exchange(w, r, m, up, back) {
+		// A stateless client cancels by ending its request; the upstream
+		// session hears it as notifications/cancelled.
+		stop := context.AfterFunc(r.Context(), func() { s.cancelUpstream(upID) })
+		gone := s.exchange(w, r, m, up, back)
+		stop()
+		if !gone {
 			return
 		}
 		s.close() // the upstream forgot it: open another, once
@@ -252,6 +257,16 @@ func (s *passSession) handshake(ctx context.Context) error {
 	s.version, s.init = init.ProtocolVersion, res
 	s.mu.Unlock()
 	return s.link.send(ctx, outHeader{version: init.ProtocolVersion}, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+}
+
+// cancelUpstream tells the gateway's upstream session that the request
+// id is cancelled.
+func (s *passSession) cancelUpstream(id json.RawMessage) {
+	ctx, cancel := context.WithTimeout(context.Background(), notifyTimeout)
+	defer cancel()
+	defer context.AfterFunc(s.life, cancel)()
+	msg := append(append([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`), id...), "}}"...)
+	_ = s.link.send(ctx, outHeader{version: s.versionNow()}, msg)
 }
 
 func (s *passSession) versionNow() string {
