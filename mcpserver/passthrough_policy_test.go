@@ -29,13 +29,8 @@ type policyEnv struct {
 	up  *recordingUpstream // what reached the upstream
 }
 
-func newPolicyEnv(t *testing.T, transport string) *policyEnv {
-	t.Helper()
-	return newPolicyEnvUp(t, transport, false)
-}
-
-// newPolicyEnvUp is newPolicyEnv with a streamable-HTTP upstream that is
-// stateless when stateless is set (and so serves 2026-07-28).
+// newPolicyEnvUp's streamable-HTTP upstream is stateless when stateless is
+// set (and so serves 2026-07-28).
 func newPolicyEnvUp(t *testing.T, transport string, stateless bool) *policyEnv {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "policy-upstream", Version: "1"}, nil)
@@ -97,11 +92,6 @@ type accessRules map[string]*orchestrator.ToolAccess
 
 func (a accessRules) ToolAccess(_ context.Context, u string) (*orchestrator.ToolAccess, error) {
 	return a[u], nil
-}
-
-func (e *policyEnv) session(t *testing.T, user string) *mcp.ClientSession {
-	t.Helper()
-	return connect(t, e.url, &http.Client{Transport: bearer(user)}, nil)
 }
 
 // sessionAt is a session of user whose client asks for protocol version.

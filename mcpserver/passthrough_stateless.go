@@ -53,6 +53,8 @@ const (
 // metaKeys are the SEP-2575 keys of a request's _meta, which a session's
 // upstream must not see (a go-sdk server refuses a request that has them
 // on a session).
+//
+//lint:ignore SA1019 the key is deprecated with logging, and still sent: it must not reach a session
 var metaKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities, mcp.MetaKeyLogLevel}
 
 // removed are the methods 2026-07-28 no longer has.
