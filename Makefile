@@ -96,6 +96,11 @@ faults:
 conformance:
 	$(GO) test -count=1 -run 'Conformance' -v ./mcpserver/ ./cmd/mcpconformanceclient/
 
+.PHONY: mcp-conformance
+## mcp-conformance: the MCP conformance suite's main branch built from source (SRC, default /tmp/conformance, a checkout of github.com/modelcontextprotocol/conformance) against the go-sdk everything-server, stateless and stateful, direct and through /wunder/mcp/{server}, at --requirements 2026-07-28 and 2025-11-25
+mcp-conformance:
+	./scripts/mcp-conformance.sh
+
 ## web: rebuild the web console (web/ -> gateway/webui/dist, embedded and committed; needs Node 20 and npm)
 web:
 	cd web && npm ci --no-audit --no-fund && npm run build

@@ -19,13 +19,25 @@ import (
 // as the SDK, v1.8.0) and starts it, stateful, on a free port.
 func everythingServer(t *testing.T) string {
 	t.Helper()
+	return everythingServerRun(t, everythingServerBin(t), false)
+}
+
+func everythingServerBin(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "everything-server")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server").CombinedOutput()
 	if err != nil {
 		t.Fatalf("building the conformance server: %v\n%s", err, out)
 	}
+	return bin
+}
+
+// everythingServerRun starts bin, stateless (2026-07-28 and older, no
+// sessions) or stateful (sessions, 2025-11-25 at most), on a free port.
+func everythingServerRun(t *testing.T, bin string, stateless bool) string {
+	t.Helper()
 	addr := "127.0.0.1:" + strconv.Itoa(mcpnpm.FreePort(t))
-	mcpnpm.Start(t, nil, "listening", bin, "-http", addr, "-stateless=false")
+	mcpnpm.Start(t, nil, "listening", bin, "-http", addr, "-stateless="+strconv.FormatBool(stateless))
 	return "http://" + addr + "/mcp"
 }
 

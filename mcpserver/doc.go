@@ -69,6 +69,24 @@
 // (passthrough_conn.go), whose messages are handed to the request they
 // belong to.
 //
+// Revisions: the same path serves a client of any revision in front of an
+// upstream of any revision. A 2025-11-25 (or older) client's initialize
+// opens its own upstream session, so the two sides negotiate as they
+// would directly, and its requests go with its version header. A
+// 2026-07-28 client holds no session (MCP-Protocol-Version 2026-07-28, no
+// Mcp-Session-Id, SEP-2575 _meta on each request); its requests are served
+// by a session the gateway holds per user and upstream
+// (passthrough_stateless.go): forwarded unchanged, with the standard
+// headers (Mcp-Method, Mcp-Name, Mcp-Param-*), to an upstream that serves
+// the revision itself (asked once per route with server/discover); else
+// on an upstream session the gateway opened with its own initialize at
+// 2025-11-25, with ids of its own and the SEP-2575 _meta keys left out,
+// server/discover answered from that initialize, the removed methods 404
+// -32601, and the session opened anew when the upstream answers 404. A
+// JSON-RPC answer with a status other than 200 (a 2026-07-28 server's 404
+// and 400) is relayed with its status. Policy and audit are the same on
+// every one of these paths.
+//
 // Goroutines: the go-sdk owns the session goroutines of /wunder/mcp. A
 // pass-through request runs on its HTTP request's goroutine and starts
 // none; a session whose link is a connection has one goroutine that reads

@@ -34,6 +34,9 @@ import (
 const (
 	headerSession  = "Mcp-Session-Id"
 	headerProtocol = "Mcp-Protocol-Version"
+	headerMethod   = "Mcp-Method"
+	headerName     = "Mcp-Name"
+	headerParam    = "Mcp-Param-"
 	// maxBody is the SDK handler's request limit, applied alike.
 	maxBody = mcp.DefaultMaxRequestBodyBytes
 )
@@ -44,9 +47,14 @@ type passRoute struct {
 	h    *Handler
 	name string
 
-	// mu guards sessions.
+	// mu guards the fields below.
 	mu       sync.RWMutex
 	sessions map[string]*passSession // downstream session id -> session
+	// slots hold the sessions serving stateless requests, by user
+	// (passthrough_stateless.go); modes whether the upstream serves a
+	// stateless revision itself.
+	slots map[string]*sharedSlot
+	modes map[string]bool
 }
 
 func (h *Handler) passThrough(name string) http.Handler {
@@ -65,6 +73,10 @@ type passSession struct {
 	owner string
 	// user is whom the policy decides for: the owner, else Options.UserID.
 	user string
+	// shared marks a session the gateway holds for stateless downstream
+	// requests (passthrough_stateless.go), no downstream's own; modern
+	// that its upstream serves them without a session, as they came.
+	shared, modern bool
 	// life ends with the session, and with it every exchange in flight.
 	life context.Context
 	end  context.CancelFunc
@@ -76,6 +88,10 @@ type passSession struct {
 	// with; requests without the version header go with it.
 	version string
 	calls   map[string]*context.CancelFunc // request id in flight -> ends its exchange
+	// init is the upstream's initialize result and ids the last request id
+	// the gateway gave upstream, on a shared session of its own.
+	init json.RawMessage
+	ids  int64
 }
 
 func (rt *passRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -86,6 +102,24 @@ func (rt *passRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 		rt.servePOST(w, r)
+	case http.MethodGet, http.MethodDelete:
+		if r.Header.Get(headerSession) == "" && stateless(r.Header.Get(headerProtocol)) {
+			// A revision without sessions has no GET stream to listen on
+			// and nothing to end.
+			w.Header().Set("Allow", "POST")
+			http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		rt.serveSession(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+	}
+}
+
+// serveSession serves a GET or DELETE of a session.
+func (rt *passRoute) serveSession(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
 	case http.MethodGet:
 		if _, streamOK := accepts(r); !streamOK {
 			http.Error(w, "Accept must contain 'text/event-stream' for GET requests", http.StatusBadRequest)
@@ -99,9 +133,6 @@ func (rt *passRoute) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.close()
 			w.WriteHeader(http.StatusNoContent)
 		}
-	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
-		http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
 	}
 }
 
@@ -129,6 +160,10 @@ func (rt *passRoute) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Header.Get(headerSession) == "" {
+		if stateless(r.Header.Get(headerProtocol)) {
+			rt.serveStateless(w, r, m, body)
+			return
+		}
 		if m.kind() != kindRequest || m.Method != "initialize" {
 			http.Error(w, "Bad Request: a session starts with initialize; other messages need an Mcp-Session-Id header", http.StatusBadRequest)
 			return
@@ -177,7 +212,7 @@ func (rt *passRoute) initialize(w http.ResponseWriter, r *http.Request, m *messa
 	}
 	w.Header().Set(headerSession, s.id)
 	opened := false
-	s.exchange(w, r, m, body, func(resp []byte) []byte {
+	gone := s.exchange(w, r, m, upReq{body: body, id: m.ID, out: s.outFor(r)}, func(resp []byte) []byte {
 		var ans struct {
 			Result *struct {
 				ProtocolVersion string `json:"protocolVersion"`
@@ -196,6 +231,9 @@ func (rt *passRoute) initialize(w http.ResponseWriter, r *http.Request, m *messa
 		}
 		return resp
 	})
+	if gone {
+		http.Error(w, "session not found", http.StatusNotFound)
+	}
 	if !opened {
 		s.close()
 	}
@@ -258,15 +296,32 @@ func (s *passSession) close() {
 	})
 }
 
-// versionFor is the protocol version header a request goes upstream with:
-// the downstream's, else the session's.
-func (s *passSession) versionFor(r *http.Request) string {
-	if v := r.Header.Get(headerProtocol); v != "" {
-		return v
+// outFor is the headers a downstream request goes upstream with: the
+// downstream's protocol version, else the session's, and its standard
+// headers.
+func (s *passSession) outFor(r *http.Request) outHeader {
+	out := outHeader{version: r.Header.Get(headerProtocol), mcp: standardHeaders(r.Header)}
+	if out.version == "" {
+		s.mu.Lock()
+		out.version = s.version
+		s.mu.Unlock()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.version
+	return out
+}
+
+// standardHeaders are the 2026-07-28 standard headers of h (Mcp-Method,
+// Mcp-Name, Mcp-Param-*), nil when it has none.
+func standardHeaders(h http.Header) http.Header {
+	if len(h.Values(headerMethod)) == 0 {
+		return nil // every request of the revision that has them has Mcp-Method
+	}
+	out := http.Header{}
+	for k, v := range h {
+		if k == headerMethod || k == headerName || strings.HasPrefix(k, headerParam) {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // accepts reads the Accept header as the SDK handler does.

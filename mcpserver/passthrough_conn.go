@@ -113,7 +113,7 @@ func (l *connLink) route(msg jsonrpc.Message, data []byte) {
 	}
 }
 
-func (l *connLink) call(ctx context.Context, _ string, msg []byte, _ json.RawMessage) (iter.Seq[[]byte], error) {
+func (l *connLink) call(ctx context.Context, _ outHeader, msg []byte, _ json.RawMessage) (iter.Seq[[]byte], error) {
 	m, err := jsonrpc.DecodeMessage(msg)
 	if err != nil {
 		return nil, err
@@ -179,7 +179,7 @@ func (l *connLink) forget(c *connCall) {
 	close(c.gone)
 }
 
-func (l *connLink) send(ctx context.Context, _ string, msg []byte) error {
+func (l *connLink) send(ctx context.Context, _ outHeader, msg []byte) error {
 	m, err := jsonrpc.DecodeMessage(msg)
 	if err != nil {
 		return err
@@ -187,7 +187,7 @@ func (l *connLink) send(ctx context.Context, _ string, msg []byte) error {
 	return l.conn.Write(ctx, m)
 }
 
-func (l *connLink) listen(ctx context.Context, _ string) (iter.Seq[[]byte], error) {
+func (l *connLink) listen(ctx context.Context, _ outHeader) (iter.Seq[[]byte], error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.listening {

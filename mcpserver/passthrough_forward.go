@@ -25,18 +25,37 @@ type link interface {
 	// of its answer in order, the response to id among them, last.
 	// Ranging over them to the end, or stopping early, releases the
 	// exchange.
-	call(ctx context.Context, version string, msg []byte, id json.RawMessage) (iter.Seq[[]byte], error)
+	call(ctx context.Context, out outHeader, msg []byte, id json.RawMessage) (iter.Seq[[]byte], error)
 	// send sends a notification, or the answer to a request of the
 	// upstream.
-	send(ctx context.Context, version string, msg []byte) error
+	send(ctx context.Context, out outHeader, msg []byte) error
 	// listen returns the messages of the upstream's standalone stream,
 	// those that belong to no request.
-	listen(ctx context.Context, version string) (iter.Seq[[]byte], error)
+	listen(ctx context.Context, out outHeader) (iter.Seq[[]byte], error)
 	// close ends the upstream session.
 	close()
 }
 
+// outHeader is what a message upstream carries of HTTP headers besides
+// the link's own: the protocol version, and the downstream's standard
+// headers of 2026-07-28 (Mcp-Method, Mcp-Name, Mcp-Param-*), which the
+// upstream checks against the body, as the downstream sent them.
+type outHeader struct {
+	version string      // Mcp-Protocol-Version; "" for none
+	mcp     http.Header // nil for none
+}
+
 var errGone = errors.New("the upstream session ended")
+
+// rpcAnswer is an upstream's JSON-RPC answer that came with an HTTP status
+// other than 200, as 2026-07-28 servers answer errors (404 for a method
+// they do not have, 400 for bad params): relayed with its status.
+type rpcAnswer struct {
+	status int
+	msg    []byte
+}
+
+func (e *rpcAnswer) Error() string { return "answered HTTP " + strconv.Itoa(e.status) }
 
 // statusError is an upstream's HTTP status other than the one expected.
 type statusError int
@@ -103,10 +122,11 @@ func idLike(id json.RawMessage) bool {
 
 // serve forwards one POSTed message of the session.
 func (s *passSession) serve(w http.ResponseWriter, r *http.Request, m *message, body []byte) {
+	out := s.outFor(r)
 	if m.kind() != kindRequest {
 		// A notification, or the downstream's answer to a request of the
 		// upstream (sampling, elicitation, roots, ping).
-		s.send(w, r, body)
+		s.send(w, r, out, body)
 		if m.Method == "notifications/cancelled" {
 			s.cancel(m.Params) // after the upstream was told
 		}
@@ -117,29 +137,53 @@ func (s *passSession) serve(w http.ResponseWriter, r *http.Request, m *message, 
 		writeError(w, m.ID, rpcErr)
 		return
 	}
-	s.exchange(w, r, m, withTraceContext(r.Context(), body), final)
+	if s.exchange(w, r, m, upReq{body: withTraceContext(r.Context(), body), id: m.ID, out: out}, final) {
+		final(nil)
+		s.close()
+		http.Error(w, "session not found", http.StatusNotFound)
+	}
 }
 
-// exchange forwards the request m and relays its answer to w. final sees
-// the response before it goes out (and may rewrite it); it sees nil when
-// no response came.
-func (s *passSession) exchange(w http.ResponseWriter, r *http.Request, m *message, body []byte, final func([]byte) []byte) {
+// upReq is a request as it goes upstream: its bytes, its id there and the
+// headers it carries.
+type upReq struct {
+	body []byte
+	id   json.RawMessage
+	out  outHeader
+	// status is the HTTP status of a response relayed as plain JSON; nil
+	// for 200.
+	status func([]byte) int
+}
+
+// exchange forwards the request m (upstream as up) and relays its answer
+// to w. final sees the response before it goes out (and may rewrite it);
+// it sees nil when no response came. gone says the upstream session is
+// gone and nothing was written: the caller answers, or tries anew.
+func (s *passSession) exchange(w http.ResponseWriter, r *http.Request, m *message, up upReq, final func([]byte) []byte) (gone bool) {
 	ctx, done := s.begin(r.Context(), m.ID)
 	defer done()
-	msgs, err := s.link.call(ctx, s.versionFor(r), body, m.ID)
+	msgs, err := s.link.call(ctx, up.out, up.body, up.id)
 	answered, streamed := false, false
 	if err == nil {
-		answered, streamed = relay(w, msgs, m.ID, final)
+		answered, streamed = relay(w, msgs, up.id, final, up.status)
 	}
 	if answered {
-		return
+		return false
+	}
+	var ra *rpcAnswer
+	if errors.As(err, &ra) && responseTo(ra.msg, up.id) {
+		msg := final(ra.msg)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(ra.status)
+		_, _ = w.Write(msg)
+		return false
+	}
+	if errors.Is(err, errGone) {
+		return true // final is the caller's to call, once it gave up
 	}
 	final(nil)
 	name := s.route.name
 	switch {
-	case errors.Is(err, errGone):
-		s.close()
-		http.Error(w, "session not found", http.StatusNotFound)
 	case ctx.Err() != nil && s.life.Err() == nil:
 		// Cancelled by the caller (its notifications/cancelled, or its
 		// request gone): nothing to answer.
@@ -149,13 +193,14 @@ func (s *passSession) exchange(w http.ResponseWriter, r *http.Request, m *messag
 		writeError(w, m.ID, internalError("the pass-through session to "+name+" ended"))
 	case err == nil:
 		writeError(w, m.ID, internalError("upstream "+name+" ended its answer without a response"))
-	case errors.As(err, new(statusError)):
+	case ra != nil, errors.As(err, new(statusError)):
 		// The upstream may have run it (a 5xx after a tool's side
 		// effect): it is never sent again.
 		writeError(w, m.ID, internalError("upstream "+name+" "+err.Error()))
 	default:
 		writeError(w, m.ID, internalError("upstream "+name+" is unavailable: "+err.Error()))
 	}
+	return false
 }
 
 // begin is the context of a request's exchange: the downstream request's,
@@ -164,6 +209,11 @@ func (s *passSession) exchange(w http.ResponseWriter, r *http.Request, m *messag
 func (s *passSession) begin(rctx context.Context, id json.RawMessage) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(rctx)
 	stop := context.AfterFunc(s.life, cancel)
+	if s.shared {
+		// Requests of many downstream clients, whose ids may be alike: a
+		// stateless client cancels by ending its request.
+		return ctx, func() { stop(); cancel() }
+	}
 	key, c := string(id), &cancel
 	s.mu.Lock()
 	s.calls[key] = c
@@ -198,13 +248,13 @@ func (s *passSession) cancel(params json.RawMessage) {
 // send forwards a message that expects no answer and tells the downstream
 // 202, as the SDK handler does; a failure is logged (or, when the upstream
 // session is gone, a 404 ends this one too).
-func (s *passSession) send(w http.ResponseWriter, r *http.Request, body []byte) {
+func (s *passSession) send(w http.ResponseWriter, r *http.Request, out outHeader, body []byte) {
 	// Not cancelled with the downstream's request, but bounded, and ended
 	// with the session.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), notifyTimeout)
 	defer cancel()
 	defer context.AfterFunc(s.life, cancel)()
-	if err := s.link.send(ctx, s.versionFor(r), body); err != nil {
+	if err := s.link.send(ctx, out, body); err != nil {
 		if errors.Is(err, errGone) {
 			s.close()
 			http.Error(w, "session not found", http.StatusNotFound)
@@ -220,7 +270,7 @@ func (s *passSession) listen(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	defer context.AfterFunc(s.life, cancel)()
-	msgs, err := s.link.listen(ctx, s.versionFor(r))
+	msgs, err := s.link.listen(ctx, s.outFor(r))
 	var status statusError
 	switch {
 	case errors.Is(err, errGone):
@@ -231,7 +281,7 @@ func (s *passSession) listen(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		http.Error(w, "upstream "+s.route.name+" is unavailable: "+err.Error(), http.StatusBadGateway)
 	default:
-		relay(w, msgs, nil, nil)
+		relay(w, msgs, nil, nil, nil)
 	}
 }
 

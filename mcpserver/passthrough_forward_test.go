@@ -157,35 +157,48 @@ func TestPassThroughServerErrorNotRepeated(t *testing.T) {
 }
 
 // Cancelling a call cancels it upstream: the caller's notifications/cancelled
-// reaches the upstream with the caller's request id.
+// reaches the upstream with the caller's request id. A 2026-07-28 caller
+// has no session and cancels by ending its request; the gateway, which
+// holds the upstream session, tells the upstream with the id it gave.
 func TestPassThroughCancel(t *testing.T) {
 	t.Parallel()
-	up := newRecordingUpstream(t)
-	cs := connect(t, passThroughTo(t, up.url), nil, nil)
-	ctx, cancel := context.WithCancel(t.Context())
-	errc := make(chan error, 1)
-	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "block", Arguments: map[string]any{}})
-		errc <- err
-	}()
-	<-up.started
-	cancel()
-	<-up.cancelled // the test's deadline bounds the wait
-	if err := <-errc; !errors.Is(err, context.Canceled) {
-		t.Errorf("the cancelled call returned %v", err)
-	}
-	blocks := up.received(`"name":"block"`)
-	if len(blocks) != 1 {
-		t.Fatalf("the upstream received %q, want one call of block", blocks)
-	}
-	var call struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if err := json.Unmarshal([]byte(blocks[0]), &call); err != nil {
-		t.Fatal(err)
-	}
-	if got := up.received(`"notifications/cancelled"`); len(got) != 1 || !strings.Contains(got[0], `"requestId":`+string(call.ID)) {
-		t.Errorf("the upstream received %q, want one cancellation of request %s", got, call.ID)
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			up := newRecordingUpstream(t)
+			c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+			cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: passThroughTo(t, up.url)},
+				&mcp.ClientSessionOptions{ProtocolVersion: version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = cs.Close() })
+			ctx, cancel := context.WithCancel(t.Context())
+			errc := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "block", Arguments: map[string]any{}})
+				errc <- err
+			}()
+			<-up.started
+			cancel()
+			<-up.cancelled // the test's deadline bounds the wait
+			if err := <-errc; !errors.Is(err, context.Canceled) {
+				t.Errorf("the cancelled call returned %v", err)
+			}
+			blocks := up.received(`"name":"block"`)
+			if len(blocks) != 1 {
+				t.Fatalf("the upstream received %q, want one call of block", blocks)
+			}
+			var call struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if err := json.Unmarshal([]byte(blocks[0]), &call); err != nil {
+				t.Fatal(err)
+			}
+			if got := up.received(`"notifications/cancelled"`); len(got) != 1 || !strings.Contains(got[0], `"requestId":`+string(call.ID)) {
+				t.Errorf("the upstream received %q, want one cancellation of request %s", got, call.ID)
+			}
+		})
 	}
 }
 
@@ -200,7 +213,7 @@ func TestPassThroughOtherUser(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = set.Close() })
 	e := newEnvTokens(t, mcpserver.Options{Upstreams: set}, map[string]string{"a": "alice", "b": "bob"}, orchestratortest.Turn{Content: "ok"})
-	cs := connect(t, e.url+"/wunder/mcp/up", &http.Client{Transport: bearer("a")}, nil)
+	cs := connectSession(t, e.url+"/wunder/mcp/up", &http.Client{Transport: bearer("a")}, nil)
 	if _, err := cs.ListTools(t.Context(), nil); err != nil {
 		t.Fatalf("alice's own session: %v", err)
 	}
@@ -230,7 +243,7 @@ func TestPassThroughVersionHeader(t *testing.T) {
 	t.Parallel()
 	up := newRecordingUpstream(t)
 	url := passThroughTo(t, up.url)
-	cs := connect(t, url, nil, nil)
+	cs := connectSession(t, url, nil, nil)
 	post := func(id, version string) string {
 		body := `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"steps","arguments":{}}}`
 		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
@@ -269,7 +282,7 @@ func TestPassThroughTransportRules(t *testing.T) {
 	t.Parallel()
 	up := newRecordingUpstream(t)
 	url := passThroughTo(t, up.url)
-	cs := connect(t, url, nil, nil)
+	cs := connectSession(t, url, nil, nil)
 	do := func(method, session, body string) int {
 		req, _ := http.NewRequestWithContext(t.Context(), method, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")

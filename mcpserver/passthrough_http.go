@@ -41,10 +41,21 @@ var initialHeader = http.Header{
 
 // headers is the header of a request upstream; never written to (net/http
 // does not, and the upstream client's round trippers clone first).
-func (l *httpLink) headers(version string) http.Header {
+func (l *httpLink) headers(out outHeader) http.Header {
 	base := l.header.Load()
 	if base == nil {
 		base = &initialHeader
+	}
+	version := out.version
+	if out.mcp != nil {
+		h := base.Clone()
+		if version != "" {
+			h.Set(headerProtocol, version)
+		}
+		for k, v := range out.mcp {
+			h[k] = v
+		}
+		return h
 	}
 	if version == "" {
 		return *base
@@ -58,7 +69,7 @@ func (l *httpLink) headers(version string) http.Header {
 	return h
 }
 
-func (l *httpLink) do(ctx context.Context, method, version string, body []byte) (*http.Response, error) {
+func (l *httpLink) do(ctx context.Context, method string, out outHeader, body []byte) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -67,7 +78,7 @@ func (l *httpLink) do(ctx context.Context, method, version string, body []byte) 
 	if err != nil {
 		return nil, err
 	}
-	req.Header = l.headers(version)
+	req.Header = l.headers(out)
 	return l.client.Do(req)
 }
 
@@ -83,12 +94,22 @@ func (l *httpLink) refused(resp *http.Response) error {
 	return statusError(resp.StatusCode)
 }
 
-func (l *httpLink) call(ctx context.Context, version string, msg []byte, _ json.RawMessage) (iter.Seq[[]byte], error) {
-	resp, err := l.do(ctx, http.MethodPost, version, msg)
+func (l *httpLink) call(ctx context.Context, out outHeader, msg []byte, _ json.RawMessage) (iter.Seq[[]byte], error) {
+	resp, err := l.do(ctx, http.MethodPost, out, msg)
 	if err != nil {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
+		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" &&
+			!(resp.StatusCode == http.StatusNotFound && l.hasSession()) {
+			// A JSON-RPC answer with its own status (2026-07-28).
+			data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+			_ = resp.Body.Close()
+			if err == nil && len(data) <= maxAnswer {
+				return nil, &rpcAnswer{status: resp.StatusCode, msg: data}
+			}
+			return nil, statusError(resp.StatusCode)
+		}
 		return nil, l.refused(resp)
 	}
 	if sid := resp.Header.Get(headerSession); sid != "" && !l.hasSession() {
@@ -107,8 +128,8 @@ func (l *httpLink) call(ctx context.Context, version string, msg []byte, _ json.
 	return nil, errors.New("answered with Content-Type " + strconv.Quote(mt))
 }
 
-func (l *httpLink) send(ctx context.Context, version string, msg []byte) error {
-	resp, err := l.do(ctx, http.MethodPost, version, msg)
+func (l *httpLink) send(ctx context.Context, out outHeader, msg []byte) error {
+	resp, err := l.do(ctx, http.MethodPost, out, msg)
 	if err != nil {
 		return err
 	}
@@ -119,8 +140,8 @@ func (l *httpLink) send(ctx context.Context, version string, msg []byte) error {
 	return resp.Body.Close()
 }
 
-func (l *httpLink) listen(ctx context.Context, version string) (iter.Seq[[]byte], error) {
-	resp, err := l.do(ctx, http.MethodGet, version, nil)
+func (l *httpLink) listen(ctx context.Context, out outHeader) (iter.Seq[[]byte], error) {
+	resp, err := l.do(ctx, http.MethodGet, out, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +161,7 @@ func (l *httpLink) close() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
-	if resp, err := l.do(ctx, http.MethodDelete, "", nil); err == nil {
+	if resp, err := l.do(ctx, http.MethodDelete, outHeader{}, nil); err == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		_ = resp.Body.Close()
 	}

@@ -116,7 +116,7 @@ func TestPassThroughForwardsListChanged(t *testing.T) {
 
 func testForwardsListChanged(t *testing.T, url string) {
 	got := make(chan string, 8)
-	cs := connect(t, url, nil, &mcp.ClientOptions{
+	cs := connectSession(t, url, nil, &mcp.ClientOptions{
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { got <- "tools" },
 		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { got <- "prompts" },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { got <- "resources" },
@@ -167,7 +167,7 @@ func testForwardsRootsAndProgress(t *testing.T, url string) {
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { progress <- r.Params.Progress },
 	})
 	c.AddRoots(&mcp.Root{URI: "file:///work/a", Name: "a"}, &mcp.Root{URI: "file:///work/b", Name: "b"})
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,9 @@ type policyEnv struct {
 	up  *recordingUpstream // what reached the upstream
 }
 
-func newPolicyEnv(t *testing.T, transport string) *policyEnv {
+// newPolicyEnvUp's streamable-HTTP upstream is stateless when stateless is
+// set (and so serves 2026-07-28).
+func newPolicyEnvUp(t *testing.T, transport string, stateless bool) *policyEnv {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "policy-upstream", Version: "1"}, nil)
 	obj := map[string]any{"type": "object"}
@@ -57,7 +59,7 @@ func newPolicyEnv(t *testing.T, transport string) *policyEnv {
 		})
 	}
 	rec := &recordingUpstream{}
-	var sdk http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	var sdk http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: stateless})
 	if transport == mcptools.TransportSSE {
 		sdk = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)
 	}
@@ -92,9 +94,17 @@ func (a accessRules) ToolAccess(_ context.Context, u string) (*orchestrator.Tool
 	return a[u], nil
 }
 
-func (e *policyEnv) session(t *testing.T, user string) *mcp.ClientSession {
+// sessionAt is a session of user whose client asks for protocol version.
+func (e *policyEnv) sessionAt(t *testing.T, user, version string) *mcp.ClientSession {
 	t.Helper()
-	return connect(t, e.url, &http.Client{Transport: bearer(user)}, nil)
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: e.url, HTTPClient: &http.Client{Transport: bearer(user)}},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
 }
 
 func names[T any](items []T, name func(T) string) []string {
@@ -110,12 +120,35 @@ func names[T any](items []T, name func(T) string) []string {
 // refuses, without forwarding, a call, read or get of anything else; over
 // an upstream reached by HTTP as over one reached by a connection. Every
 // tools/call is audited.
+//
+// It holds for every revision on either side: a 2026-07-28 client (no
+// session: the gateway holds the upstream's where it needs one) and a
+// 2025-11-25 client, in front of a stateless upstream (2026-07-28) and a
+// session-based one (2025-11-25 at most over HTTP), and over SSE.
 func TestPassThroughPolicy(t *testing.T) {
-	for _, transport := range []string{mcptools.TransportStreamableHTTP, mcptools.TransportSSE} {
-		t.Run(transport, func(t *testing.T) {
-			e := newPolicyEnv(t, transport)
+	for _, c := range []struct {
+		name, transport, client string
+		stateless               bool
+	}{
+		{"http/2025-client/stateful-upstream", mcptools.TransportStreamableHTTP, "2025-11-25", false},
+		{"http/2025-client/stateless-upstream", mcptools.TransportStreamableHTTP, "2025-11-25", true},
+		{"http/2026-client/stateful-upstream", mcptools.TransportStreamableHTTP, "2026-07-28", false},
+		{"http/2026-client/stateless-upstream", mcptools.TransportStreamableHTTP, "2026-07-28", true},
+		{"sse/2025-client", mcptools.TransportSSE, "2025-11-25", false},
+		{"sse/2026-client", mcptools.TransportSSE, "2026-07-28", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newPolicyEnvUp(t, c.transport, c.stateless)
 			rec := e.up
-			alice, bob := e.session(t, "alice"), e.session(t, "bob")
+			alice, bob := e.sessionAt(t, "alice", c.client), e.sessionAt(t, "bob", c.client)
+			for _, cs := range []*mcp.ClientSession{alice, bob} {
+				if got := cs.InitializeResult().ProtocolVersion; got != c.client {
+					t.Fatalf("the client's revision through the pass-through = %s, want %s", got, c.client)
+				}
+				if stateless := cs.ID() == ""; stateless != (c.client >= "2026-07-28") {
+					t.Errorf("session id %q for a %s client", cs.ID(), c.client)
+				}
+			}
 			tools := func(cs *mcp.ClientSession) []string {
 				res, err := cs.ListTools(t.Context(), nil)
 				if err != nil {
@@ -199,6 +232,37 @@ func TestPassThroughPolicy(t *testing.T) {
 			want := []string{"alice up@fails error", "alice up@secret denied", "alice up@write denied", "bob up@secret denied", "bob up@write allowed"}
 			if !slices.Equal(got, want) {
 				t.Errorf("audit = %q, want %q", got, want)
+			}
+
+			// How the upstream was spoken to: a 2026 client's requests go
+			// unchanged to an upstream that serves 2026-07-28, and on the
+			// gateway's own session (one per user, opened with its own
+			// initialize, without the SEP-2575 _meta keys) to one that
+			// does not; a 2025 client's on its own session.
+			inits := rec.received(`"method":"initialize"`)
+			gateways := rec.received(`"clientInfo":{"name":"wunder"`)
+			modern := rec.received(`"io.modelcontextprotocol/protocolVersion"`)
+			switch {
+			case c.client < "2026-07-28":
+				if len(inits) != 2 || len(gateways) != 0 {
+					t.Errorf("a 2025 client's sessions: %d initialize upstream, %d of the gateway; want the clients' 2", len(inits), len(gateways))
+				}
+			case c.stateless:
+				if len(inits) != 0 || len(modern) == 0 {
+					t.Errorf("2026 to a stateless upstream: %d initialize, %d 2026 requests; want none and all", len(inits), len(modern))
+				}
+			default:
+				// Only the gateway's question, once per route, over HTTP:
+				// does the upstream serve 2026-07-28 itself?
+				asked := 0
+				if c.transport == mcptools.TransportStreamableHTTP {
+					asked = 1
+				}
+				probes := rec.received(`"method":"server/discover"`)
+				if len(inits) != 2 || len(gateways) != 2 || len(modern) != asked || len(probes) != asked {
+					t.Errorf("2026 to a session upstream: %d initialize (%d the gateway's), %d with 2026 _meta (%d server/discover); want 2, 2, %d (%[5]d)",
+						len(inits), len(gateways), len(modern), len(probes), asked)
+				}
 			}
 		})
 	}

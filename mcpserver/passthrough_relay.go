@@ -24,9 +24,10 @@ const maxAnswer = 32 << 20
 
 // relay writes msgs to w until the response to id, which passes through
 // final on its way (id nil: the standalone stream, relayed as it comes
-// until it ends). answered says the response went out; streamed that w
-// is an event stream already.
-func relay(w http.ResponseWriter, msgs iter.Seq[[]byte], id json.RawMessage, final func([]byte) []byte) (answered, streamed bool) {
+// until it ends). A response that goes out as plain JSON does so with the
+// HTTP status status gives it (nil: 200). answered says the response went
+// out; streamed that w is an event stream already.
+func relay(w http.ResponseWriter, msgs iter.Seq[[]byte], id json.RawMessage, final func([]byte) []byte, status func([]byte) int) (answered, streamed bool) {
 	var sw *sse.Writer
 	start := func() {
 		sw = sse.NewDeferredWriter(w)
@@ -44,6 +45,9 @@ func relay(w http.ResponseWriter, msgs iter.Seq[[]byte], id json.RawMessage, fin
 			if !streamed {
 				w.Header().Set("Content-Type", "application/json")
 				w.Header().Set("Cache-Control", "no-cache, no-transform")
+				if status != nil {
+					w.WriteHeader(status(msg))
+				}
 				_, _ = w.Write(msg)
 			} else {
 				_ = sw.Send(sseMessage(msg))
