@@ -144,9 +144,16 @@ func TestClientDrivesA2AGoAgent(t *testing.T) {
 			if err != nil || task.Status.State != w.StateInputRequired || task.Status.Message.Text() != "which one?" {
 				t.Fatalf("get: %+v %v", task, err)
 			}
+			// a2a-go cancels an input-required task while its execution is
+			// still being wound up, and refuses once it is (-32002, "task
+			// cannot be canceled"): which one this is depends on its
+			// goroutines. Either answer must come back decoded.
 			task, err = c.CancelTask(t.Context(), taskID)
-			if err != nil || task.Status.State != w.StateCanceled {
-				t.Fatalf("cancel: %+v %v", task, err)
+			switch {
+			case err == nil && task.Status.State == w.StateCanceled:
+			case err != nil && errors.Is(err, w.ErrTaskNotCancelable) && errors.Is(err, orchestrator.ErrConflict):
+			default:
+				t.Fatalf("cancel: %+v %v; want canceled, or not cancelable decoded as such", task, err)
 			}
 			_, err = c.GetTask(t.Context(), "no-such-task")
 			if !errors.Is(err, orchestrator.ErrNotFound) {
