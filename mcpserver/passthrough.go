@@ -128,6 +128,9 @@ func (rt *passRoute) servePOST(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "malformed payload: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	if checkStandardHeaders(w, r, m) {
+		return
+	}
 	if r.Header.Get(headerSession) == "" {
 		if m.kind() != kindRequest || m.Method != "initialize" {
 			http.Error(w, "Bad Request: a session starts with initialize; other messages need an Mcp-Session-Id header", http.StatusBadRequest)
