@@ -60,8 +60,10 @@ func (f *fixture) mcpInputRequiredRow() matrixRow {
 	var once sync.Once
 	var waiting [2]*mcp.CallToolParams // the retries, answered "approve"
 	manual := &mcp.ClientOptions{
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, errors.New("not asked here") },
-		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return nil, errors.New("not asked here")
+		},
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	}
 	connect := func(t *testing.T, hdr map[string]string) *mcp.ClientSession {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "matrix", Version: "1"}, manual).Connect(t.Context(),
