@@ -343,3 +343,16 @@ func TestSessionIsTheOpenersBesideSessionless(t *testing.T) {
 		t.Errorf("bob with alice's session at %s: %d %s, want 403", current, status, body)
 	}
 }
+
+// With mcp.server.stateless a 2026-07-28 client is asked for approvals
+// with input requests all the same (they need no session).
+func TestStatelessInputRequired(t *testing.T) {
+	t.Parallel()
+	e := newApprovalEnv(t, mcpserver.Options{Stateless: true}, deployTurns(`{"env":"prod"}`)...)
+	el := &elicitations{answers: []*mcp.ElicitResult{accept(map[string]any{"decision": "approve"})}}
+	cs := connect(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler})
+	res, out := runTask(t, cs, map[string]any{"task": "deploy it", "tool_names": []string{"deploy"}})
+	if res.IsError || out.State != orchestrator.RunFinished || len(el.requests()) != 1 || len(e.deploy.called()) != 1 {
+		t.Fatalf("result %+v (%d input requests, deploy ran %d): %s", out, len(el.requests()), len(e.deploy.called()), text(res))
+	}
+}
