@@ -173,7 +173,7 @@ func TestElicitApprove(t *testing.T) {
 	t.Parallel()
 	e := newApprovalEnv(t, mcpserver.Options{}, deployTurns(`{"env":"prod"}`)...)
 	el := &elicitations{answers: []*mcp.ElicitResult{accept(map[string]any{"decision": "approve"})}}
-	cs := connect(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler})
+	cs := connectAt(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler}, legacy)
 	res, out := runTask(t, cs, map[string]any{"task": "deploy it", "tool_names": []string{"deploy"}})
 	if res.IsError || out.State != orchestrator.RunFinished || out.Answer != "all done" {
 		t.Fatalf("result %+v: %s", out, text(res))
@@ -220,7 +220,7 @@ func TestElicitEdit(t *testing.T) {
 		accept(map[string]any{"decision": "edit", "arguments": "env=staging"}),
 		accept(map[string]any{"decision": "edit", "arguments": `{"env":"staging"}`}),
 	}}
-	cs := connect(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler})
+	cs := connectAt(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler}, legacy)
 	res, out := runTask(t, cs, map[string]any{"task": "deploy it", "tool_names": []string{"deploy"}})
 	if res.IsError || out.State != orchestrator.RunFinished {
 		t.Fatalf("result %+v: %s", out, text(res))
@@ -243,7 +243,7 @@ func TestElicitGivesUpAfterTwoBadAnswers(t *testing.T) {
 		accept(map[string]any{"decision": "edit", "arguments": "["}),
 		accept(map[string]any{"decision": "edit", "arguments": `{"env":7}`}), // the tool's schema refuses it
 	}}
-	cs := connect(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler})
+	cs := connectAt(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler}, legacy)
 	res, out := runTask(t, cs, map[string]any{"task": "deploy it", "tool_names": []string{"deploy"}})
 	if !res.IsError || out.State != orchestrator.RunWaitingApproval || len(out.Approvals) != 1 || !strings.Contains(text(res), "failed twice") {
 		t.Fatalf("result %+v: %s", out, text(res))
@@ -261,7 +261,7 @@ func TestElicitDeclineRejects(t *testing.T) {
 	t.Parallel()
 	e := newApprovalEnv(t, mcpserver.Options{}, deployTurns(`{"env":"prod"}`)...)
 	el := &elicitations{answers: []*mcp.ElicitResult{{Action: "decline"}}}
-	cs := connect(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler})
+	cs := connectAt(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler}, legacy)
 	res, out := runTask(t, cs, map[string]any{"task": "deploy it", "tool_names": []string{"deploy"}})
 	if res.IsError || out.State != orchestrator.RunFinished || out.Answer != "all done" {
 		t.Fatalf("result %+v: %s", out, text(res))
@@ -278,7 +278,7 @@ func TestElicitCancelCancelsRun(t *testing.T) {
 	t.Parallel()
 	e := newApprovalEnv(t, mcpserver.Options{}, deployTurns(`{"env":"prod"}`)...)
 	el := &elicitations{answers: []*mcp.ElicitResult{{Action: "cancel"}}}
-	cs := connect(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler})
+	cs := connectAt(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler}, legacy)
 	res, out := runTask(t, cs, map[string]any{"task": "deploy it", "tool_names": []string{"deploy"}})
 	if !res.IsError || out.State != orchestrator.RunCancelled || !strings.Contains(text(res), "run cancelled") {
 		t.Fatalf("result %+v: %s", out, text(res))
@@ -301,7 +301,7 @@ func TestElicitSeveralAndParamRequired(t *testing.T) {
 		accept(map[string]any{"decision": "approve"}),
 		accept(map[string]any{"decision": "edit", "env": "qa"}),
 	}}
-	cs := connect(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler})
+	cs := connectAt(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler}, legacy)
 	res, out := runTask(t, cs, map[string]any{"task": "deploy twice", "tool_names": []string{"deploy"}})
 	if res.IsError || out.State != orchestrator.RunFinished {
 		t.Fatalf("result %+v: %s", out, text(res))
@@ -432,14 +432,14 @@ func TestCancelDuringElicitation(t *testing.T) {
 	t.Parallel()
 	e := newApprovalEnv(t, mcpserver.Options{}, deployTurns(`{"env":"prod"}`)...)
 	asked, release := make(chan struct{}), make(chan struct{})
-	cs := connect(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	cs := connectAt(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		close(asked)
 		select { // the person never answers
 		case <-ctx.Done():
 		case <-release:
 		}
 		return &mcp.ElicitResult{Action: "cancel"}, nil
-	}})
+	}}, legacy)
 	t.Cleanup(func() { close(release) }) // before the session closes: Close waits for its handlers
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
@@ -480,14 +480,14 @@ func TestElicitWithdrawnWhenDecidedElsewhere(t *testing.T) {
 	t.Parallel()
 	e := newApprovalEnv(t, mcpserver.Options{}, deployTurns(`{"env":"prod"}`)...)
 	asked, release := make(chan struct{}), make(chan struct{})
-	cs := connect(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	cs := connectAt(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: func(ctx context.Context, _ *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		close(asked)
 		select { // the person never answers (the SDK's notifications/cancelled is best effort)
 		case <-ctx.Done():
 		case <-release:
 		}
 		return &mcp.ElicitResult{Action: "decline"}, nil
-	}})
+	}}, legacy)
 	t.Cleanup(func() { close(release) }) // before the session closes: Close waits for its handlers
 	type result struct {
 		res *mcp.CallToolResult
@@ -520,12 +520,14 @@ func TestElicitWithdrawnWhenDecidedElsewhere(t *testing.T) {
 }
 
 // A stateless server cannot send requests to its clients: even a client
-// with elicitation gets what is pending.
+// with elicitation gets what is pending when it speaks a revision before
+// 2026-07-28 (from 2026-07-28 on it is asked with input requests:
+// TestInputRequired*).
 func TestStatelessAnswersPending(t *testing.T) {
 	t.Parallel()
 	e := newApprovalEnv(t, mcpserver.Options{Stateless: true}, deployTurns(`{"env":"prod"}`)...)
 	el := &elicitations{}
-	cs := connect(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler})
+	cs := connectAt(t, e.url+"/wunder/mcp", nil, &mcp.ClientOptions{ElicitationHandler: el.handler}, legacy)
 	res, out := runTask(t, cs, map[string]any{"task": "deploy it", "tool_names": []string{"deploy"}})
 	if res.IsError || out.State != orchestrator.RunWaitingApproval || len(out.Approvals) != 1 || len(el.requests()) != 0 {
 		t.Fatalf("result %+v (%d elicitations): %s", out, len(el.requests()), text(res))

@@ -44,6 +44,9 @@ func (h *Handler) addApproveTool(s *mcp.Server) {
 
 // approve is wunder@approve: decide as the caller, then follow the run.
 func (h *Handler) approve(ctx context.Context, req *mcp.CallToolRequest, in ApproveInput) (*mcp.CallToolResult, RunOutput, error) {
+	if req.Params.RequestState != "" {
+		return h.resume(ctx, req) // the retry of an input-required result
+	}
 	user := h.userOf(req.Extra)
 	d := orchestrator.ApprovalDecision{Decision: in.Decision, Reason: in.Reason}
 	if in.Arguments != nil {

@@ -169,9 +169,10 @@ func TestCatalogLogNotifications(t *testing.T) {
 	t.Parallel()
 	_, url := newCatalogEnv(t, true)
 	logc := make(chan any, 8)
-	cs := connect(t, url, &http.Client{Transport: bearer("bob")}, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
+	// logging/setLevel is a session's (2026-07-28 has no such method).
+	cs := connectAt(t, url, &http.Client{Transport: bearer("bob")}, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) {
 		logc <- r.Params.Data
-	}})
+	}}, legacy)
 	//lint:ignore SA1019 tests the catalog's MCP log notifications (SEP-2577 deprecation, still served)
 	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)

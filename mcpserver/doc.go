@@ -9,6 +9,14 @@
 //	                                      bytes over HTTP (Upstreams.HTTPEndpoint), or
 //	                                      a connection's messages (Upstreams.Dial: stdio, SSE)
 //
+// /wunder/mcp serves protocol 2026-07-28 without sessions beside the older
+// revisions with sessions (revisions.go): go-sdk has a stateless and a
+// stateful StreamableHTTPHandler, and the endpoint holds one of each over
+// the one *mcp.Server, choosing per request by Mcp-Session-Id and the
+// revision (header, else _meta). Options.Stateless keeps only the
+// stateless one. Lists carry cacheScope private (the catalog is the
+// caller's own) and a ttlMs.
+//
 // The handler checks no credential: mounted behind the gateway's one
 // authenticator (gateway.Server.MountChallenged), it reads the principal
 // the gateway put on the context and hands it to go-sdk as the request's
@@ -31,7 +39,10 @@
 // approval after another, and goes on; otherwise the call answers at once
 // with state waiting_approval and the pending approvals, and wunder@approve
 // (wunder__approve) decides one as the same user and follows the run like
-// wunder@run (follow.go).
+// wunder@run (follow.go). A caller of revision 2026-07-28, where servers
+// send no requests, is asked with an input-required result instead
+// (input.go): its retry carries the answers and a requestState naming the
+// run, looked up as the caller.
 //
 // With Options.Catalog (config mcp.server.expose_catalog) /wunder/mcp also
 // lists the caller's tool catalog in the registry's wire encoding and runs a
@@ -64,7 +75,9 @@
 // types. The policy (passthrough_policy.go) sees every request on its way:
 // a call, read, subscription or get of what the user may not see is
 // refused before forwarding, the lists' answers are filtered, and every
-// tools/call is audited. A link is bytes over HTTP for a streamable-HTTP
+// tools/call is audited. A 2026-07-28 request whose Mcp-Method or Mcp-Name
+// differs from its body is refused before all that, as go-sdk refuses it
+// (passthrough_headers.go). A link is bytes over HTTP for a streamable-HTTP
 // upstream (passthrough_http.go) or a go-sdk Connection for stdio and SSE
 // (passthrough_conn.go), whose messages are handed to the request they
 // belong to.

@@ -61,6 +61,11 @@ type follower struct {
 	// approval's approval_required and the approval_required events right
 	// after it (its round's).
 	quietUntil string
+	// problems are why the last answers to input requests could not be
+	// used, by approval id, and failedRounds how many rounds in a row had
+	// one (input.go).
+	problems     map[string]string
+	failedRounds int
 }
 
 // follow follows the run to its final event and answers the call; at
@@ -132,10 +137,16 @@ func (f *follower) final(ev orchestrator.Event) *answer {
 // onPause answers the call of a paused run p (stored so: the answer is
 // what GetRun says), or returns nil to follow on: a caller that can be
 // asked decides the approvals by elicitation; any other is answered at
-// once with what is pending.
+// once with what is pending. A caller of revision 2026-07-28 is asked with
+// an input-required result (input.go).
 func (f *follower) onPause(ctx context.Context, p orchestrator.Waited) *answer {
-	if len(p.Approvals) > 0 && f.h.canElicit(f.req.Session) {
-		return f.elicitAll(ctx, p.Approvals, p.Event.Seq)
+	if len(p.Approvals) > 0 {
+		switch {
+		case f.h.canElicit(f.req.Session):
+			return f.elicitAll(ctx, p.Approvals, p.Event.Seq)
+		case f.h.canAskInput(f.req.Session):
+			return f.inputRequired(p.Approvals)
+		}
 	}
 	return f.waiting(p.Run.State, p.Approvals, "")
 }

@@ -89,23 +89,29 @@ func asGateway(h *mcpserver.Handler, tokens map[string]string) http.Handler {
 
 // connectSession is connect for a client of 2025-11-25, the newest
 // revision with sessions (a go-sdk v1.8.0 client asks for 2026-07-28,
-// which has none, and the pass-through serves it so).
+// which has none).
 func connectSession(t testing.TB, url string, hc *http.Client, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc},
-		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
+	return connectAt(t, url, hc, opts, legacy)
 }
 
+// connect connects a go-sdk client as it connects by default: at revision
+// 2026-07-28 (server/discover, no session) where the server offers it.
 func connect(t testing.TB, url string, hc *http.Client, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return connectAt(t, url, hc, opts, "")
+}
+
+// legacy is the newest revision with sessions (initialize, Mcp-Session-Id,
+// requests from the server such as elicitation).
+const legacy = "2025-11-25"
+
+// connectAt connects a go-sdk client asking for revision version ("": the
+// SDK's latest).
+func connectAt(t testing.TB, url string, hc *http.Client, opts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}

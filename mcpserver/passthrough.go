@@ -159,6 +159,9 @@ func (rt *passRoute) servePOST(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "malformed payload: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	if checkStandardHeaders(w, r, m) {
+		return
+	}
 	if r.Header.Get(headerSession) == "" {
 		if stateless(r.Header.Get(headerProtocol)) {
 			rt.serveStateless(w, r, m, body)

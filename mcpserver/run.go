@@ -61,6 +61,9 @@ func (h *Handler) addRunTool(s *mcp.Server) {
 
 // run is wunder@run: decode, start, follow the event log, encode.
 func (h *Handler) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput) (*mcp.CallToolResult, RunOutput, error) {
+	if req.Params.RequestState != "" {
+		return h.resume(ctx, req) // the retry of an input-required result
+	}
 	if strings.TrimSpace(in.Task) == "" {
 		return nil, RunOutput{}, invalidParams(h.langOf(req.Extra), "task is required")
 	}

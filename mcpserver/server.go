@@ -54,7 +54,11 @@ type Upstreams interface {
 
 // Options configure the front-end; zero values mean the defaults stated.
 type Options struct {
-	// Stateless serves streamable HTTP without sessions. Default false.
+	// Stateless serves /wunder/mcp without sessions only: every request
+	// goes to go-sdk's stateless handler, so revision 2026-07-28 works and
+	// older clients get no session (no elicitation, no GET stream). Default
+	// false: 2026-07-28 is served stateless and the older revisions get
+	// their sessions, side by side (revisions.go).
 	Stateless bool
 	// UserID is who a caller acts as when its principal belongs to no user
 	// (the API key, the anonymous local operator) and over stdio. Default
@@ -154,9 +158,21 @@ func New(b Backend, opts *Options) *Handler {
 		h.tracer = h.opts.Tracer.Tracer("github.com/wunder/wunder/mcpserver")
 	}
 	h.server = h.newServer()
-	var main http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
-		&mcp.StreamableHTTPOptions{Stateless: h.opts.Stateless, Logger: h.opts.Logger, MaxRequestBodyBytes: h.opts.MaxBodyBytes,
-			DisableLocalhostProtection: h.opts.HostsChecked})
+	// One server, two handlers (revisions.go): sessions for the revisions
+	// before 2026-07-28, none from it on.
+	handler := func(stateless bool) http.Handler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
+			&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: h.opts.Logger, MaxRequestBodyBytes: h.opts.MaxBodyBytes,
+				DisableLocalhostProtection: h.opts.HostsChecked,
+				// From 2026-07-28 the POST is the request's whole life: a
+				// client cancels a call by closing it, and a wunder@run
+				// call cancelled so cancels its run.
+				PropagateRequestCancellation: true})
+	}
+	main := handler(true)
+	if !h.opts.Stateless {
+		main = h.revisionMux(handler(false), main)
+	}
 	h.paths = []string{"/wunder/mcp"}
 	h.mux.Handle("/wunder/mcp", h.auth(main))
 	if o.Upstreams != nil {
@@ -327,6 +343,7 @@ func (h *Handler) newServer() *mcp.Server {
 			Instructions: "wunder runs agent tasks. Call " + h.runName() + " with a task; pass session_id to continue a conversation. " +
 				"A result with state waiting_approval lists tool calls that wait for a person's approval: decide each with " + h.approveName() + ".",
 			Logger:       h.opts.Logger,
+			SetCacheable: setCacheable,
 			Capabilities: h.capabilities(),
 		})
 	h.addRunTool(s)
