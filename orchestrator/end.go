@@ -123,7 +123,11 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 // after its last stored one, its state and its freed locks (endStored).
 func (o *Orchestrator) endBroken(ctx context.Context, lr *liveRun, r Run, out outcome, history []Message) error {
 	if st := lr.log.pendingStart(); st != nil {
-		if err := o.endUnstarted(ctx, st, r, out, history); !errors.Is(err, errStartStored) {
+		err := o.endUnstarted(ctx, st, r, out, history)
+		if err == nil {
+			o.releaseClusterSlot(lr)
+		}
+		if !errors.Is(err, errStartStored) {
 			return err
 		}
 		// Its start is in the store after all: end it as a stored run.
@@ -177,9 +181,13 @@ func (o *Orchestrator) storeEnd(lr *liveRun, r *Run, out outcome, history []Mess
 			// locks were never stored, so there are none to free.
 			sess, msgs := st.whole(now, tail.Messages)
 			tail.Messages = msgs
-			return o.retry(context.Background(), "store the run", func(ctx context.Context) error {
+			err := o.retry(context.Background(), "store the run", func(ctx context.Context) error {
 				return ownCreation(ctx, o.store, r.ID, o.store.CreateRunWith(ctx, sess, r, tail))
 			})
+			if err == nil {
+				o.releaseClusterSlot(lr)
+			}
+			return err
 		}
 		return o.retry(context.Background(), "store the run's end", func(ctx context.Context) error {
 			return o.store.EndRun(ctx, r, now, lr.locks, tail)

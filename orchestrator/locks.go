@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,24 @@ func sessionLockKey(sessionID string) string { return "session:" + sessionID }
 // keys then ends with it and folded is set; persistNew falls back to
 // acquireSlot when that slot is taken.
 func (o *Orchestrator) acquireLocks(ctx context.Context, req RunRequest, sessionID, runID string, freshSession bool) (keys []string, folded bool, err error) {
+	keys, folded, err = o.acquireRunLocks(ctx, req, sessionID, runID, freshSession)
+	if err != nil || o.opts.ClusterMaxRuns <= 0 {
+		return keys, folded, err
+	}
+	// Last, so a run refused for its session or user takes no cluster
+	// slot; held from now (never folded into the run's first write).
+	key, err := o.acquireClusterSlot(ctx, runID)
+	if err != nil {
+		if !freshSession {
+			o.releaseKeys(keys, runID)
+		}
+		return nil, false, err
+	}
+	return append(keys, key), folded, nil
+}
+
+// acquireRunLocks is acquireLocks' session lock and user slot.
+func (o *Orchestrator) acquireRunLocks(ctx context.Context, req RunRequest, sessionID, runID string, freshSession bool) (keys []string, folded bool, err error) {
 	sessKey := sessionLockKey(sessionID)
 	if freshSession {
 		if o.slotLimit(req) == 0 {
@@ -112,7 +131,39 @@ func (o *Orchestrator) acquireSlot(ctx context.Context, req RunRequest, runID st
 	return "", userBusy(req.UserID, limit)
 }
 
+// clusterSlotPrefix begins the key of every cluster slot.
+const clusterSlotPrefix = "cluster#"
+
+func isClusterSlot(key string) bool { return strings.HasPrefix(key, clusterSlotPrefix) }
+
+// acquireClusterSlot takes a free cluster slot (Options.ClusterMaxRuns)
+// for runID. It tries the slots from a random one on, so that replicas
+// starting runs at once seldom ask for the same; a full cluster costs a
+// try of every slot before its refusal.
+func (o *Orchestrator) acquireClusterSlot(ctx context.Context, runID string) (string, error) {
+	n := o.opts.ClusterMaxRuns
+	from := rand.IntN(n)
+	for i := range n {
+		key := clusterSlotPrefix + strconv.Itoa((from+i)%n)
+		err := o.acquireLock(ctx, key, runID, o.opts.LockTTL)
+		if err == nil {
+			return key, nil
+		}
+		if !errors.Is(err, ErrBusy) {
+			return "", err
+		}
+	}
+	return "", WithRetryAfter(messagef(ErrUnavailable, "cluster_full", "%d runs are in flight across the cluster, its limit", n), o.opts.QueueRetryAfter)
+}
+
 func (o *Orchestrator) releaseLocks(lr *liveRun) { o.releaseKeys(lr.locks, lr.id) }
+
+// releaseClusterSlot frees lr's cluster slot, the one lock taken before
+// its start is stored (acquireLocks), when its deferred start is stored
+// with its end: that write frees no lock.
+func (o *Orchestrator) releaseClusterSlot(lr *liveRun) {
+	o.releaseKeys(slices.DeleteFunc(slices.Clone(lr.locks), func(k string) bool { return !isClusterSlot(k) }), lr.id)
+}
 
 func (o *Orchestrator) releaseKeys(keys []string, owner string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -143,8 +194,8 @@ func (o *Orchestrator) startHeartbeat(lr *liveRun) {
 			case <-t.C:
 			}
 			for _, k := range lr.locks {
-				if lr.log.pendingStart() != nil {
-					break // not stored yet: its start stores them
+				if lr.log.pendingStart() != nil && !isClusterSlot(k) {
+					continue // not stored yet: its start stores them (a cluster slot is held already)
 				}
 				err := o.store.RenewLock(ctx, k, lr.id, o.opts.LockTTL)
 				if err == nil || ctx.Err() != nil {

@@ -29,6 +29,14 @@ type Options struct {
 	// PerUserAgents bounds them for callers that are agents (A2A, MCP,
 	// Connect). Default: MaxActiveRuns.
 	PerUserAgents int
+	// ClusterMaxRuns bounds the runs in flight (queued, running or
+	// waiting) across every replica sharing the store: each holds one of
+	// as many cluster slots, store locks taken at Start beside the user's
+	// slot and freed at its end (locks.go). Beyond it Start answers
+	// ErrUnavailable (cluster_full) with the QueueRetryAfter hint. 0, the
+	// default, is no such limit: MaxActiveRuns and the queue bound each
+	// process alone.
+	ClusterMaxRuns int
 	// LockTTL is the lease of the store-backed locks; they are renewed every
 	// LockTTL/3 while the run lives. Default 30s.
 	LockTTL time.Duration

@@ -232,10 +232,10 @@ func (o *Orchestrator) persistNew(ctx context.Context, lr *liveRun, sess *Sessio
 		// also takes over an expired one, then store the run without it.
 		key, serr := o.acquireSlot(ctx, lr.req, lr.id)
 		if serr != nil {
-			lr.locks = lr.locks[:1] // the session's alone; nothing stored
+			lr.locks = append(lr.locks[:1:1], lr.locks[2:]...) // the session's (and a cluster slot); nothing stored
 			return serr
 		}
-		lr.locks = []string{lr.locks[0], key}
+		lr.locks = append([]string{lr.locks[0], key}, lr.locks[2:]...)
 		err = o.store.CreateRunWith(ctx, sess, r, RunTail{Messages: []Message{q}}, locks[0])
 	}
 	if err != nil {
@@ -262,7 +262,9 @@ func (o *Orchestrator) firstWrite(lr *liveRun, sess *Session, newSession bool) r
 		// user's first slot when acquireLocks folded it.
 		st.session = sess
 		for _, k := range lr.locks {
-			st.locks = append(st.locks, NewLock{Key: k, TTL: o.opts.LockTTL})
+			if !isClusterSlot(k) { // held already (acquireLocks)
+				st.locks = append(st.locks, NewLock{Key: k, TTL: o.opts.LockTTL})
+			}
 		}
 	}
 	return st

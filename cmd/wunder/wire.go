@@ -228,7 +228,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		MaxActiveRuns: cfg.Concurrency.MaxActiveRuns, QueueSize: queueSize(cfg.Concurrency.QueueSize),
 		QueueRetryAfter: cfg.Concurrency.QueueRetryAfter(),
 		PerUser:         cfg.Concurrency.UserLimit(), PerUserAgents: cfg.Concurrency.AgentUserLimit(),
-		LockTTL: cfg.Concurrency.LockTTL(), ResumeInterrupted: cfg.Concurrency.ResumeInterrupted,
+		ClusterMaxRuns: cfg.Concurrency.ClusterMaxRuns,
+		LockTTL:        cfg.Concurrency.LockTTL(), ResumeInterrupted: cfg.Concurrency.ResumeInterrupted,
 		OneProcess:      store.Sole(), // SQLite, held alone: a person's slot may be held in memory
 		MaxHistoryItems: cfg.Workspace.MaxHistoryItems,
 		DefaultLanguage: cfg.I18n.DefaultLanguage, Workspace: tools,

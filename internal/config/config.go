@@ -237,6 +237,11 @@ type Concurrency struct {
 	// PerUserAgents is the same limit for A2A, MCP and Connect callers;
 	// 0 = the global limit. Default 0.
 	PerUserAgents int `yaml:"per_user_agents"`
+	// ClusterMaxRuns bounds the runs in flight (queued, running or
+	// waiting) across every replica sharing the store; beyond it a request
+	// gets 503 cluster_full with Retry-After. 0 = none: max_active_runs and
+	// the queue bound each replica alone. Default 0.
+	ClusterMaxRuns int `yaml:"cluster_max_runs"`
 	// LockTTLSeconds (lock_ttl_s) is the time-to-live of a session lock,
 	// renewed by a heartbeat while the run lives. Default 30.
 	LockTTLSeconds int `yaml:"lock_ttl_s"`

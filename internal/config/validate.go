@@ -68,6 +68,7 @@ func (c *Config) validate(p *problems) {
 	atLeast(v, "concurrency.queue_retry_after_s", cc.QueueRetryAfterSeconds, 1)
 	atLeast(v, "concurrency.per_user", cc.PerUser, 0)
 	atLeast(v, "concurrency.per_user_agents", cc.PerUserAgents, 0)
+	atLeast(v, "concurrency.cluster_max_runs", cc.ClusterMaxRuns, 0)
 	atLeast(v, "concurrency.lock_ttl_s", cc.LockTTLSeconds, 1)
 	c.validatePlanning(v)
 	c.validateEvaluation(v)

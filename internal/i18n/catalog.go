@@ -29,6 +29,7 @@ var messages = map[string]map[string]string{
 		"busy_user":         "busy: user %s already has a running run",
 		"busy_user_n":       "busy: user %s already has %d running runs",
 		"queue_full":        "unavailable: %d runs active and the queue of %d is full",
+		"cluster_full":      "unavailable: %d runs are in flight across the cluster, its limit",
 		"shutting_down":     "unavailable: shutting down",
 		"deadline_exceeded": "deadline exceeded",
 		// The HTTP gateway's own codes.
@@ -100,6 +101,7 @@ var messages = map[string]map[string]string{
 		"busy_user":         "忙碌中：用户 %s 已有正在进行的运行",
 		"busy_user_n":       "忙碌中：用户 %s 已有 %d 个正在进行的运行",
 		"queue_full":        "服务暂不可用：%d 个运行正在进行，%d 个位置的队列已满",
+		"cluster_full":      "服务暂不可用：集群中已有 %d 个运行，达到上限",
 		"shutting_down":     "服务暂不可用：正在关闭",
 		"deadline_exceeded": "超时",
 
