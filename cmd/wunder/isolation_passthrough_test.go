@@ -36,13 +36,21 @@ func passThroughUpstream(t *testing.T) config.MCPServer {
 // credential (the API key goes as a bearer token, as MCP clients send it).
 func (f *fixture) passClient(t *testing.T, hdr map[string]string) *mcp.ClientSession {
 	t.Helper()
+	return f.passClientAt(t, hdr, "")
+}
+
+// passClientAt is passClient asking for revision version ("": go-sdk's
+// latest, 2026-07-28, which has no sessions).
+func (f *fixture) passClientAt(t *testing.T, hdr map[string]string, version string) *mcp.ClientSession {
+	t.Helper()
 	h := clone(hdr)
 	if k, isKey := h["X-API-Key"]; isKey {
 		delete(h, "X-API-Key")
 		h["Authorization"] = "Bearer " + k
 	}
 	cl := mcp.NewClient(&mcp.Implementation{Name: "matrix", Version: "1"}, nil)
-	cs, err := cl.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.s.url + "/wunder/mcp/up", HTTPClient: &http.Client{Transport: headerRT{hdr: h}}}, nil)
+	cs, err := cl.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: f.s.url + "/wunder/mcp/up", HTTPClient: &http.Client{Transport: headerRT{hdr: h}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("pass-through connect: %v", err)
 	}
@@ -51,7 +59,12 @@ func (f *fixture) passClient(t *testing.T, hdr map[string]string) *mcp.ClientSes
 }
 
 func (f *fixture) passThroughRows(t *testing.T) []matrixRow {
-	session := f.passClient(t, bearerOf(f.alice)) // alice's session, which the others try to use
+	// alice's session, which the others try to use: 2025-11-25, the newest
+	// revision with sessions.
+	session := f.passClientAt(t, bearerOf(f.alice), "2025-11-25")
+	if session.ID() == "" {
+		t.Fatal("a 2025-11-25 pass-through client got no session")
+	}
 	call := func(cs *mcp.ClientSession, tool string) string {
 		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
 		switch {

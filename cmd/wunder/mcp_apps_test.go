@@ -59,8 +59,16 @@ func appUpstream(t *testing.T) (url string) {
 
 func connectMCP(t *testing.T, endpoint string) *mcp.ClientSession {
 	t.Helper()
+	return connectMCPAt(t, endpoint, "")
+}
+
+// connectMCPAt connects a host asking for revision version ("": go-sdk's
+// latest, 2026-07-28).
+func connectMCPAt(t *testing.T, endpoint, version string) *mcp.ClientSession {
+	t.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(t.Context(),
-		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearerRT("k")}}, nil)
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearerRT("k")}},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect %s: %v", endpoint, err)
 	}
@@ -90,7 +98,10 @@ func TestMCPAppsThroughPassThrough(t *testing.T) {
 		c.Security.APIKey = "k"
 		c.MCP.Servers = []config.MCPServer{{Name: "weather", Transport: config.MCPStreamableHTTP, URL: up, Enabled: true}}
 	})
-	direct, pass := connectMCP(t, up), connectMCP(t, s.url+"/wunder/mcp/weather")
+	// Both at the upstream's own revision (a stateful go-sdk server speaks
+	// 2025-11-25): a 2026-07-28 client's answers carry that revision's
+	// resultType, which a 2025-11-25 upstream does not write.
+	direct, pass := connectMCPAt(t, up, "2025-11-25"), connectMCPAt(t, s.url+"/wunder/mcp/weather", "2025-11-25")
 	for _, step := range []struct {
 		name string
 		get  func(cs *mcp.ClientSession) (any, error)

@@ -136,7 +136,9 @@ func TestMCPTraceContextInMeta(t *testing.T) {
 	if got := hex.EncodeToString(server.ParentSpanId); got != runParent {
 		t.Errorf("the server span's parent = %s, want the caller's %s", got, runParent)
 	}
-	if attr(server, "mcp.method.name") != "tools/call" || attr(server, "gen_ai.tool.name") != "wunder__run" || attr(server, "mcp.session.id") == "" {
+	// A 2026-07-28 client (go-sdk's default) has no session: the span
+	// names one only when there is one.
+	if attr(server, "mcp.method.name") != "tools/call" || attr(server, "gen_ai.tool.name") != "wunder__run" || attr(server, "mcp.session.id") != cs.ID() {
 		t.Errorf("server span attributes: %v", server.Attributes)
 	}
 	if !descends(spans, run, server) || !descends(spans, tool, run) {
