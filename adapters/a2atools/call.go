@@ -37,8 +37,12 @@ func (o *outcome) result() *orchestrator.ToolResult {
 		return &orchestrator.ToolResult{Content: fmt.Sprintf("a2a@%s failed: %s", o.Service, o.Error), IsError: true, Data: o}
 	}
 	content := o.Answer
-	if o.ContextID != "" {
+	switch {
+	case o.ContextID == "":
+	case o.TaskID != "":
 		content += fmt.Sprintf("\n\n(task %s, context_id %s)", o.TaskID, o.ContextID)
+	default: // the agent answered with a message: there is no task to name
+		content += fmt.Sprintf("\n\n(context_id %s)", o.ContextID)
 	}
 	return &orchestrator.ToolResult{Content: content, IsError: o.State == w.StateFailed || o.State == w.StateRejected || o.State == w.StateCanceled, Data: o}
 }

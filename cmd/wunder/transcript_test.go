@@ -36,7 +36,9 @@ import (
 //
 //   - its comment: what it shows;
 //   - "config.yaml", optional: YAML applied over the test server's
-//     configuration;
+//     configuration, where <upstream> and <upstream-stateless> are the
+//     URL of an MCP server started for the case
+//     (transcript_upstream_test.go);
 //   - steps, each "NN METHOD PATH" (headers, a blank line, the body) or
 //     "NN restart" (the server stops and starts again on the same data
 //     directory, as a crash's recovery or a rolling restart would);
@@ -130,7 +132,7 @@ func (tr *transcript) start() {
 	cfg.Observability.KeepOutputChunks = true
 	for _, f := range tr.ar.Files {
 		if f.Name == "config.yaml" {
-			if err := yaml.Unmarshal(f.Data, cfg); err != nil {
+			if err := yaml.Unmarshal(withUpstreams(t, f.Data), cfg); err != nil {
 				t.Fatalf("config.yaml: %v", err)
 			}
 		}

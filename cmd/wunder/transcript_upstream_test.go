@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The upstream MCP server of the pass-through transcripts
+// (testdata/transcripts/mcp-passthrough): a go-sdk v1.8.0 server in
+// process, on httptest. A case's config.yaml names it by placeholder as an
+// mcp.servers URL, and the harness starts it before the gateway reads the
+// configuration:
+//
+//   - <upstream>: served with sessions, as a 2025-11-25 server is;
+//   - <upstream-stateless>: served without sessions (2026-07-28).
+//
+// Its tools answer the same way every time, so that what the gateway
+// relays can be pinned letter by letter:
+//
+//   - echo: a text of its arguments;
+//   - secret: never reached in a case whose allow_tools hides it;
+//   - broken: a tool error (a result with isError);
+//   - fail: a JSON-RPC error of the upstream's own, code -32050 with data.
+var transcriptUpstreams = map[string]bool{"<upstream>": false, "<upstream-stateless>": true}
+
+// failCode is the code of the upstream's own JSON-RPC error (in the
+// implementation-defined server range).
+const failCode = -32050
+
+// withUpstreams replaces each upstream placeholder of a case's
+// config.yaml with the URL of a server started for the case.
+func withUpstreams(t *testing.T, cfg []byte) []byte {
+	s := string(cfg)
+	for name, stateless := range transcriptUpstreams {
+		if strings.Contains(s, name) {
+			s = strings.ReplaceAll(s, name, transcriptUpstream(t, stateless))
+		}
+	}
+	return []byte(s)
+}
+
+// transcriptUpstream serves the upstream and returns its URL.
+func transcriptUpstream(t *testing.T, stateless bool) string {
+	t.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "upstream", Title: "transcript upstream", Version: "1.0.0"}, nil)
+	obj := map[string]any{"type": "object"}
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	s.AddTool(&mcp.Tool{Name: "echo", Description: "says its arguments back", InputSchema: obj},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("echo " + string(req.Params.Arguments)), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "secret", Description: "a tool the policy hides", InputSchema: obj},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("the secret"), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "broken", Description: "fails as a tool", InputSchema: obj},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var res mcp.CallToolResult
+			res.SetError(errors.New("the disk is full"))
+			return &res, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "fail", Description: "fails as a server", InputSchema: obj},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return nil, &jsonrpc.Error{Code: failCode, Message: "the upstream's database is down", Data: []byte(`{"retry":false}`)}
+		})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{Stateless: stateless})
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
