@@ -31,6 +31,9 @@ type Backend interface {
 	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
 	Wait(ctx context.Context, userID, runID string, after int64, each func(orchestrator.Event) error) (orchestrator.Waited, error)
 	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
+	// AppResource is the one rule of reading an MCP App's page
+	// (GET /wunder/mcp-apps/resource).
+	AppResource(ctx context.Context, userID, uri string) (server, upstream string, err error)
 }
 
 var _ Backend = (*orchestrator.Orchestrator)(nil)
@@ -86,6 +89,10 @@ type Options struct {
 	// MCP, when set, serves POST /wunder/admin/mcp/{name}/refresh
 	// (admin_mcp.go). Nil = no such route.
 	MCP MCPAdmin
+	// MCPApps reads the MCP Apps' pages of the configured MCP servers for
+	// GET /wunder/mcp-apps/resource (mcp_apps.go); nil = no MCP servers
+	// (every read is 404).
+	MCPApps MCPApps
 	// UserTools, when set, serves the /wunder/user_tools routes of MCP
 	// servers, tools and the extra prompt (user_tools.go). Nil = none.
 	UserTools UserTools
@@ -275,6 +282,7 @@ func (s *Server) routes() {
 	s.throughputRoutes() // throughput.go
 	s.evaluationRoutes() // evaluation.go
 	s.consoleRoutes()    // console_api.go
+	s.mcpAppRoutes()     // mcp_apps.go
 	s.webRoutes()        // webui.go
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)

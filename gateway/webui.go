@@ -25,9 +25,26 @@ import (
 var webDist embed.FS
 
 // webCSP is the console's Content-Security-Policy: its own origin only, no
-// inline script or style, no frames, no plugins.
+// inline script or style, no plugins; the only frames are its own files
+// (the MCP App frame, appFrame), and nobody frames it.
 const webCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	"connect-src 'self'; font-src 'self'; manifest-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// appFrame is the console's frame for an MCP App (web/public/app-frame.html):
+// the console loads it in an iframe with sandbox="allow-scripts" (an
+// opaque origin: no cookies, storage or same-origin reads of wunder) and
+// posts it the app's page, which it writes as its document with the CSP
+// the console built from the page's _meta.ui.csp in a meta element first.
+// The page cannot be the iframe's srcdoc: a srcdoc document inherits the
+// console's own CSP, whose script-src 'self' stops every inline script of
+// an app. This header is the outer bound: inline script and style, https
+// resources and connections; the meta narrows it to the domains the app
+// declared (none by default). frame-ancestors 'self': only the console
+// embeds it.
+const appFrame = "app-frame.html"
+const appFrameCSP = "default-src 'none'; script-src 'unsafe-inline' https:; style-src 'unsafe-inline' https:; img-src data: https:; " +
+	"media-src data: https:; font-src data: https:; connect-src https: wss:; frame-src https:; object-src 'none'; base-uri 'none'; " +
+	"form-action 'none'; frame-ancestors 'self'"
 
 // webFile is one embedded file, with its gzip form when that is smaller.
 type webFile struct {
@@ -108,6 +125,9 @@ func (s *Server) handleWeb(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasPrefix(p, "assets/"):
 		h.Set("Cache-Control", "public, max-age=31536000, immutable")
+	case p == appFrame:
+		h.Set("Cache-Control", "no-store")
+		h.Set("Content-Security-Policy", appFrameCSP)
 	case p == "index.html":
 		h.Set("Cache-Control", "no-store")
 		h.Set("Content-Security-Policy", webCSP)

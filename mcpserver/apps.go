@@ -3,7 +3,6 @@ package mcpserver
 import (
 	"context"
 	"errors"
-	"maps"
 	"slices"
 	"strings"
 
@@ -20,8 +19,9 @@ import (
 // never collide. resources/list lists the namespaced ui:// resources of
 // the upstreams whose tools in the caller's catalog name one, and
 // resources/read of a namespaced URI reads the resource from its upstream,
-// for the calling user: the one policy point decides it first
-// (mcp.servers[].allow_resources). Everything else in _meta — visibility,
+// for the calling user: the one rule of app reads decides it first
+// (orchestrator.AppResource: mcp.servers[].allow_resources), as it does
+// for the console's GET /wunder/mcp-apps/resource. Everything else in _meta — visibility,
 // the resource's CSP, permissions, domain — passes unchanged. An app-only
 // tool (_meta.ui.visibility without "model") is listed here, where the
 // host keeps it from its model, and callable; runs never offer it
@@ -37,73 +37,20 @@ type Apps interface {
 	ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error)
 }
 
-const uiScheme = "ui://"
-
-// appURI namespaces an upstream's ui:// URI by its server.
-func appURI(server, uri string) string {
-	return uiScheme + server + "/" + strings.TrimPrefix(uri, uiScheme)
-}
-
-// upstreamURI is the inverse of appURI: the server and the upstream's URI.
-func upstreamURI(uri string) (server, up string, ok bool) {
-	rest, ok := strings.CutPrefix(uri, uiScheme)
-	if !ok {
-		return "", "", false
-	}
-	server, path, ok := strings.Cut(rest, "/")
-	if !ok || server == "" || path == "" {
-		return "", "", false
-	}
-	return server, uiScheme + path, true
-}
-
 // appServer is the configured MCP server of a catalog tool whose apps the
 // catalog serves ("" for any other tool: a built-in, a user's own MCP
-// server's tool).
+// server's tool), orchestrator.AppServer when apps are offered.
 func (h *Handler) appServer(s orchestrator.ToolSpec) string {
-	if h.opts.Apps == nil || s.Source != orchestrator.SourceMCP || s.Owner != "" {
+	if h.opts.Apps == nil {
 		return ""
 	}
-	server, _, _ := strings.Cut(s.Name, "@")
-	return server
+	return orchestrator.AppServer(s)
 }
 
 // catalogMeta is a catalog tool's _meta: the tool's own, with its app's
-// ui:// URI namespaced by server (ui.resourceUri, and the older flat key
-// ui/resourceUri). With no server the URI cannot be served here, so it is
-// left out.
+// ui:// URI namespaced by server (orchestrator.AppMeta).
 func catalogMeta(server string, meta map[string]any) mcp.Meta {
-	if len(meta) == 0 {
-		return nil
-	}
-	out := maps.Clone(meta)
-	if ui, ok := meta["ui"].(map[string]any); ok {
-		if uri, ok := ui["resourceUri"].(string); ok {
-			ui = maps.Clone(ui)
-			if server != "" && strings.HasPrefix(uri, uiScheme) {
-				ui["resourceUri"] = appURI(server, uri)
-			} else {
-				delete(ui, "resourceUri")
-			}
-			out["ui"] = ui
-		}
-	}
-	if uri, ok := meta["ui/resourceUri"].(string); ok {
-		if server != "" && strings.HasPrefix(uri, uiScheme) {
-			out["ui/resourceUri"] = appURI(server, uri)
-		} else {
-			delete(out, "ui/resourceUri")
-		}
-	}
-	return out
-}
-
-// namesApp reports whether a tool's _meta names a ui:// resource.
-func namesApp(meta map[string]any) bool {
-	ui, _ := meta["ui"].(map[string]any)
-	uri, _ := ui["resourceUri"].(string)
-	flat, _ := meta["ui/resourceUri"].(string)
-	return strings.HasPrefix(uri, uiScheme) || strings.HasPrefix(flat, uiScheme)
+	return orchestrator.AppMeta(server, meta)
 }
 
 // appsOffered says whether /wunder/mcp serves apps' resources.
@@ -124,7 +71,7 @@ func (h *Handler) listAppResources(ctx context.Context, req mcp.Request) (mcp.Re
 	}
 	var servers []string
 	for _, s := range specs {
-		if sv := h.appServer(s); sv != "" && namesApp(s.Meta) && !slices.Contains(servers, sv) {
+		if sv := h.appServer(s); sv != "" && orchestrator.NamesApp(s.Meta) && !slices.Contains(servers, sv) {
 			servers = append(servers, sv)
 		}
 	}
@@ -148,7 +95,7 @@ func (h *Handler) listAppResources(ctx context.Context, req mcp.Request) (mcp.Re
 				continue
 			}
 			r := *list[i]
-			r.URI = appURI(server, r.URI)
+			r.URI = orchestrator.AppURI(server, r.URI)
 			out.Resources = append(out.Resources, &r)
 		}
 	}
@@ -165,14 +112,13 @@ func (h *Handler) readAppResource(ctx context.Context, next mcp.MethodHandler, r
 		return next(ctx, "resources/read", req)
 	}
 	uri := rr.Params.URI
-	server, up, ok := upstreamURI(uri)
-	if !ok {
-		return nil, mcp.ResourceNotFoundError(uri)
-	}
 	user, lang := h.userOf(req.GetExtra()), h.langOf(req.GetExtra())
-	d := h.b.DecideTool(ctx, orchestrator.ToolCheck{UserID: user, Tool: up, Server: server, What: orchestrator.CheckResource, Via: orchestrator.ViaCatalog})
-	if !d.Allowed() {
-		return nil, &jsonrpc.Error{Code: codeUnauthorized, Message: localize(lang, "permission_denied", orchestrator.ErrPermissionDenied.Error()+": "+d.Reason)}
+	server, up, err := h.b.AppResource(ctx, user, uri) // the one rule, shared with the console's route
+	switch {
+	case errors.Is(err, orchestrator.ErrInvalidArgument):
+		return nil, mcp.ResourceNotFoundError(uri)
+	case err != nil:
+		return nil, &jsonrpc.Error{Code: codeUnauthorized, Message: localize(lang, "permission_denied", err.Error())}
 	}
 	res, err := h.opts.Apps.ReadResource(ctx, server, up)
 	var rpcErr *jsonrpc.Error
@@ -188,8 +134,8 @@ func (h *Handler) readAppResource(ctx context.Context, next mcp.MethodHandler, r
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: localize(lang, "unavailable", err.Error())}
 	}
 	for _, c := range res.Contents {
-		if c != nil && strings.HasPrefix(c.URI, uiScheme) {
-			c.URI = appURI(server, c.URI)
+		if c != nil && strings.HasPrefix(c.URI, orchestrator.AppScheme) {
+			c.URI = orchestrator.AppURI(server, c.URI)
 		}
 	}
 	return res, nil

@@ -35,6 +35,7 @@ type Backend interface {
 	// (passthrough_policy.go).
 	DecideTool(ctx context.Context, c orchestrator.ToolCheck) orchestrator.Decision
 	DecideTools(ctx context.Context, checks []orchestrator.ToolCheck) []orchestrator.Decision
+	AppResource(ctx context.Context, userID, uri string) (server, upstream string, err error)
 	RecordToolCall(l *orchestrator.ToolLog)
 }
 

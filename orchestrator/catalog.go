@@ -28,6 +28,19 @@ type CatalogEntry struct {
 	ReadOnly    bool     `json:"read_only,omitempty"`
 	// Owner is set on user and shared tools.
 	Owner string `json:"owner,omitempty"`
+	// App is the namespaced ui:// URI (ui://{server}/…) of the MCP App a
+	// configured MCP server's tool names in _meta.ui.resourceUri, which
+	// GET /wunder/mcp-apps/resource reads; "" for every other tool.
+	App string `json:"app,omitempty"`
+}
+
+// appOf is [CatalogEntry.App] of s.
+func appOf(s ToolSpec) string {
+	server, uri := AppServer(s), AppResourceURI(s.Meta)
+	if server == "" || uri == "" {
+		return ""
+	}
+	return AppURI(server, uri)
 }
 
 // GroupOf says which catalog group a tool belongs to for userID: a tool of
@@ -77,7 +90,7 @@ func (r *Registry) GroupedCatalog(ctx context.Context, userID string) (map[strin
 		}
 		g := GroupOf(s, userID)
 		out[g] = append(out[g], CatalogEntry{Name: s.Name, WireName: r.WireName(s.Name), Description: s.Description,
-			InputSchema: schema, Aliases: s.Aliases, Source: s.Source, ReadOnly: s.ReadOnly, Owner: s.Owner})
+			InputSchema: schema, Aliases: s.Aliases, Source: s.Source, ReadOnly: s.ReadOnly, Owner: s.Owner, App: appOf(s)})
 	}
 	return out, nil
 }

@@ -140,6 +140,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 	rows = append(rows, f.evalRows(t)...)        // isolation_eval_test.go
 	rows = append(rows, f.attachmentRows(t)...)  // isolation_attachments_test.go
 	rows = append(rows, f.passThroughRows(t)...) // isolation_passthrough_test.go
+	rows = append(rows, f.mcpAppRows()...)       // isolation_mcpapps_test.go
 	rows = append(rows, f.adminSkillRows(t)...)  // isolation_skills_test.go
 	rows = append(rows, f.workspaceRows()...)    // isolation_workspace_test.go; last: it empties alice's workspace
 	var table strings.Builder

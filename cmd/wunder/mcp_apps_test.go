@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -243,5 +245,83 @@ func TestMCPAppsThroughCatalog(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "visible to MCP Apps only") {
 		t.Errorf("a run naming the app-only tool = %d %s, want 400 saying why", resp.StatusCode, body)
+	}
+}
+
+// The console's route: GET /wunder/mcp-apps/resource reads an app's page
+// from its go-sdk upstream for the calling user, under the one rule of
+// app reads (allow_resources, as resources/read on /wunder/mcp), and
+// answers every refusal as a problem; GET /wunder/tools names the app of
+// the tool that has one.
+func TestMCPAppResourceRoute(t *testing.T) {
+	up := appUpstream(t)
+	s := startServer(t, func(c *config.Config) {
+		c.Security.APIKey = "k"
+		c.MCP.Servers = []config.MCPServer{{Name: "weather", Transport: config.MCPStreamableHTTP, URL: up, Enabled: true,
+			AllowResources: []string{"ui://weather/view*"}}}
+	})
+	refreshMCP(t, s.url, "weather", "k")
+	key := map[string]string{"X-API-Key": "k"}
+	get := func(query string) (int, map[string]any, http.Header) {
+		t.Helper()
+		resp := s.rest(t, http.MethodGet, "/wunder/mcp-apps/resource?user_id=u1&"+query, "", key)
+		defer resp.Body.Close()
+		var body map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+			t.Fatalf("%s: %d, not JSON: %v", query, resp.StatusCode, err)
+		}
+		return resp.StatusCode, body, resp.Header
+	}
+
+	code, body, hdr := get("uri=" + url.QueryEscape("ui://weather/weather/view.html"))
+	if code != http.StatusOK || hdr.Get("Cache-Control") != "no-store" {
+		t.Fatalf("the view: %d %v %v", code, body, hdr)
+	}
+	want := map[string]any{"contents": []any{map[string]any{
+		"uri": "ui://weather/weather/view.html", "mimeType": "text/html;profile=mcp-app", "text": "<html><body>view</body></html>",
+		"_meta": map[string]any{"ui": map[string]any{
+			"csp":         map[string]any{"connectDomains": []any{"https://api.weather.example"}, "resourceDomains": []any{"https://cdn.weather.example"}},
+			"permissions": map[string]any{"clipboardWrite": map[string]any{}}, "domain": "weather.example"}},
+	}}}
+	if !reflect.DeepEqual(body, want) {
+		t.Errorf("the view = %v\nwant %v", body, want)
+	}
+
+	for _, c := range []struct {
+		query, code, detail string
+		status              int
+	}{
+		{"uri=" + url.QueryEscape("ui://weather/weather/secret.html"), "permission_denied", "mcp.servers[weather].allow_resources", http.StatusForbidden},
+		{"uri=" + url.QueryEscape("ui://nowhere/weather/view.html"), "not_found", `mcp server "nowhere"`, http.StatusNotFound},
+		{"uri=" + url.QueryEscape("ui://weather/weather/view-gone.html"), "not_found", "view-gone.html", http.StatusNotFound}, // the upstream says so
+		{"uri=" + url.QueryEscape("file:///notes.txt"), "invalid_argument", "ui://{server}/{path}", http.StatusBadRequest},
+		{"uri=" + url.QueryEscape("ui://weather"), "invalid_argument", "ui://{server}/{path}", http.StatusBadRequest},
+		{"", "missing_uri", "uri", http.StatusBadRequest},
+	} {
+		code, body, hdr := get(c.query)
+		if code != c.status || body["code"] != c.code || !strings.Contains(fmt.Sprint(body["detail"]), c.detail) ||
+			!strings.HasPrefix(hdr.Get("Content-Type"), "application/problem+json") {
+			t.Errorf("%s: %d %v; want %d %s naming %q", c.query, code, body, c.status, c.code, c.detail)
+		}
+	}
+
+	// The catalog names the app of show_weather, namespaced, and no app
+	// on tools without one.
+	resp := s.rest(t, http.MethodGet, "/wunder/tools?user_id=u1", "", key)
+	var cat map[string][]struct{ Name, App string }
+	if err := json.NewDecoder(resp.Body).Decode(&cat); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	apps := map[string]string{}
+	for _, group := range cat {
+		for _, e := range group {
+			if e.App != "" {
+				apps[e.Name] = e.App
+			}
+		}
+	}
+	if !reflect.DeepEqual(apps, map[string]string{"weather@show_weather": "ui://weather/weather/view.html"}) {
+		t.Errorf("catalog apps = %v; want show_weather's alone", apps)
 	}
 }

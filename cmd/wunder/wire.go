@@ -277,6 +277,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Logger:  log,
 		LSP:     lspParts,
 		MCP:     mcpParts.admin(), // wire_mcp.go
+		MCPApps: mcpParts.apps(),  // wire_mcp.go
 
 		UserTools: userTools.api(),       // wire_usertools.go
 		Knowledge: knowledgeParts.api(),  // wire_knowledge.go

@@ -151,6 +151,15 @@ func (p *mcpParts) admin() gateway.MCPAdmin {
 	return mcpAdmin{p.set}
 }
 
+// apps reads the configured servers' MCP Apps for the console's route;
+// nil when there are none.
+func (p *mcpParts) apps() gateway.MCPApps {
+	if p == nil {
+		return nil
+	}
+	return p.set
+}
+
 type mcpAdmin struct{ set *mcptools.Set }
 
 func (m mcpAdmin) RefreshMCP(ctx context.Context, server string) (any, error) {

@@ -19,6 +19,8 @@ interface CatalogEntry {
   wire_name?: string;
   description: string;
   input_schema?: unknown;
+  /** the namespaced ui:// URI of the MCP App the tool names */
+  app?: string;
 }
 type Catalog = Record<string, CatalogEntry[]>;
 
@@ -47,6 +49,11 @@ export function Chat() {
   const abort = useRef<AbortController | null>(null);
   const frame = useRef(0);
 
+  const apps = useMemo(() => {
+    const m = new Map<string, string>();
+    for (const g of Object.values(catalog)) for (const t of g || []) if (t.app) for (const n of [t.name, t.wire_name]) if (n) m.set(n, t.app);
+    return m;
+  }, [catalog]);
   const live = runs.length ? runs[runs.length - 1] : null;
   const busy = !!live && (live.state === 'running' || live.state.startsWith('waiting_'));
 
@@ -258,7 +265,7 @@ export function Chat() {
       </aside>
       <section class="conversation" aria-label={s.chat}>
         {live?.plan ? <PlanPanel s={s} plan={live.plan} /> : !runs.length && savedPlan && <PlanPanel s={s} plan={savedPlan} />}
-        <Transcript s={s} history={history} runs={runs} />
+        <Transcript s={s} history={history} runs={runs} apps={apps} />
         {reconnecting && (
           <p class="status" role="status">
             {s.reconnecting}

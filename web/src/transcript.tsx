@@ -5,6 +5,10 @@ import { useEffect, useMemo, useRef } from 'preact/hooks';
 import type { Strings } from './i18n';
 import { visibleText, type Plan, type RunView, type ToolView } from './run';
 import { Chips, type Attachment } from './attach';
+import { McpApp } from './mcpapp';
+
+/** Apps maps a tool's name and wire name to the namespaced ui:// URI of the MCP App it names (the catalog's `app`). */
+export type Apps = Map<string, string>;
 
 export interface Message {
   role: string;
@@ -16,7 +20,7 @@ export interface Message {
   attachments?: Attachment[];
 }
 
-export function Transcript({ s, history, runs }: { s: Strings; history: Message[]; runs: RunView[] }) {
+export function Transcript({ s, history, runs, apps }: { s: Strings; history: Message[]; runs: RunView[]; apps: Apps }) {
   const ref = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
   useEffect(() => {
@@ -42,13 +46,13 @@ export function Transcript({ s, history, runs }: { s: Strings; history: Message[
             {m.reasoning && <Reasoning s={s} text={m.reasoning} />}
             {m.text && <div class="text">{m.text}</div>}
             {m.tools.map((t) => (
-              <ToolCall s={s} t={t} />
+              <ToolCall s={s} t={t} apps={apps} />
             ))}
           </div>
         ),
       )}
       {runs.map((r) => (
-        <RunBlock s={s} r={r} />
+        <RunBlock s={s} r={r} apps={apps} />
       ))}
     </div>
   );
@@ -108,7 +112,7 @@ function foldHistory(history: Message[]): Turn[] {
   return out;
 }
 
-function RunBlock({ s, r }: { s: Strings; r: RunView }) {
+function RunBlock({ s, r, apps }: { s: Strings; r: RunView; apps: Apps }) {
   return (
     <>
       <div class="msg user">
@@ -124,7 +128,7 @@ function RunBlock({ s, r }: { s: Strings; r: RunView }) {
                 {visibleText(it.text) && <div class="text">{visibleText(it.text)}</div>}
               </>
             );
-          if (it.kind === 'tool') return <ToolCall s={s} t={it.tool} />;
+          if (it.kind === 'tool') return <ToolCall s={s} t={it.tool} apps={apps} />;
           return <div class={'note' + (it.error ? ' error' : '')}>{it.text}</div>;
         })}
         {r.state === 'running' && r.items.length === 0 && <div class="muted">{s.running}</div>}
@@ -191,9 +195,10 @@ function pretty(v: unknown): string {
   return JSON.stringify(v, null, 2);
 }
 
-function ToolCall({ s, t }: { s: Strings; t: ToolView }) {
+function ToolCall({ s, t, apps }: { s: Strings; t: ToolView; apps: Apps }) {
   const done = t.result !== undefined;
-  return (
+  const app = apps.get(t.name);
+  const card = (
     <details class={'tool' + (t.isError ? ' failed' : '')} data-tool={t.name}>
       <summary>
         <span class="tool-name">{t.name}</span>
@@ -210,5 +215,12 @@ function ToolCall({ s, t }: { s: Strings; t: ToolView }) {
         </>
       )}
     </details>
+  );
+  if (!app) return card;
+  return (
+    <div class="tool-with-app">
+      {card}
+      <McpApp s={s} uri={app} t={t} />
+    </div>
   );
 }

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"net/url"
+	"testing"
+)
+
+// The MCP Apps rows of the isolation matrix: GET /wunder/mcp-apps/resource
+// reads a page of the MCP server "up", configured for everyone
+// (isolation_passthrough_test.go). A page belongs to no user: whoever
+// calls reads it as themselves, under the server's allow_resources, and
+// only an admin may name another user. allow_resources offers app.html
+// and leaves out hidden.html, for every caller alike.
+func (f *fixture) mcpAppRows() []matrixRow {
+	row := func(page, note string, want [4]string) matrixRow {
+		return matrixRow{frontend: "REST", resource: "MCP App page ui://up/" + page + note, action: "read", want: want,
+			try: func(t *testing.T, c caller) string {
+				p := "/wunder/mcp-apps/resource?uri=" + url.QueryEscape("ui://up/"+page)
+				if c.names != "" {
+					p += "&user_id=" + c.names
+				}
+				return restOutcome(f.rest(t, "GET", p, "", c.hdr))
+			}}
+	}
+	return []matrixRow{
+		row("app.html", "", [4]string{ok, ok, forbidden, ok}),
+		row("hidden.html", " (allow_resources leaves it out)", [4]string{forbidden, forbidden, forbidden, forbidden}),
+	}
+}
