@@ -24,6 +24,7 @@ import (
 type env struct {
 	srv   *httptest.Server
 	h     http.Handler // what srv serves, for a test that calls it directly
+	gw    *gateway.Server
 	o     *orchestrator.Orchestrator
 	model *orchestratortest.ScriptedModel
 	files *orchestratortest.Files
@@ -49,7 +50,8 @@ func newEnv(t testing.TB, eo envOpts) *env {
 	if eo.gw.Monitor == nil {
 		eo.gw.Monitor = monitor.New(e.o)
 	}
-	e.h = gateway.New(e.o, &eo.gw).Handler()
+	e.gw = gateway.New(e.o, &eo.gw)
+	e.h = e.gw.Handler()
 	e.srv = httptest.NewServer(e.h)
 	t.Cleanup(func() {
 		e.srv.Close()

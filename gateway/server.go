@@ -180,6 +180,10 @@ type Server struct {
 	bodyLimits map[string]int64
 	// live holds what SetLive changes while the server runs.
 	live atomic.Pointer[liveState]
+	// draining ends when Drain is called: the event streams it serves
+	// end resumably (drain.go).
+	draining context.Context
+	drain    context.CancelFunc
 }
 
 // New returns a gateway over b.
@@ -189,6 +193,7 @@ func New(b Backend, opts *Options) *Server {
 		o = *opts
 	}
 	s := &Server{b: b, opts: o.withDefaults(), mux: http.NewServeMux()}
+	s.draining, s.drain = context.WithCancel(context.Background())
 	s.SetLive(Live{MaxBodyBytes: s.opts.MaxBodyBytes, Heartbeat: s.opts.Heartbeat, CORS: s.opts.CORS, I18n: s.opts.I18n})
 	ao := s.opts.Auth
 	ao.APIKey, ao.Anonymous = s.opts.APIKey, s.opts.APIKey == ""

@@ -22,7 +22,8 @@ import (
 func (s *Server) stream(sw *sse.Writer, r *http.Request, userID, runID string, after int64) {
 	openStreams.Add(1)
 	defer openStreams.Add(-1)
-	ctx := r.Context()
+	ctx, stop := s.drainable(r.Context())
+	defer stop()
 	events := func(ctx context.Context) iter.Seq2[orchestrator.Event, error] {
 		return s.b.Events(ctx, userID, runID, after)
 	}
@@ -49,4 +50,5 @@ func (s *Server) stream(sw *sse.Writer, r *http.Request, userID, runID string, a
 			ev.Type != orchestrator.EventFinal
 	}
 	sse.Pump(ctx, sw, s.live.Load().heartbeat, events, send)
+	s.drained(sw, r)
 }

@@ -4,7 +4,7 @@ package orchestrator
 // concurrency.max_active_runs) or a place in the bounded FIFO queue; a
 // run's end or pause hands its slot to the head of the queue.
 
-import "fmt"
+import "time"
 
 // admissible reports whether a run could be admitted now.
 func (o *Orchestrator) admissible() error {
@@ -17,13 +17,22 @@ func (o *Orchestrator) admissible() error {
 func (o *Orchestrator) refusalLocked() error {
 	switch {
 	case o.closed:
-		return messagef(ErrUnavailable, "shutting_down", "shutting down")
+		return shuttingDown()
 	case o.active < o.opts.MaxActiveRuns || len(o.queue) < o.opts.QueueSize:
 		return nil
 	default:
 		return WithRetryAfter(messagef(ErrUnavailable, "queue_full", "%d runs active and the queue of %d is full", o.active, o.opts.QueueSize), o.opts.QueueRetryAfter)
 	}
 }
+
+// shuttingDown is the refusal of a process that is stopping: another
+// replica takes the run at once, so the hint is short.
+func shuttingDown() error {
+	return WithRetryAfter(messagef(ErrUnavailable, "shutting_down", "shutting down"), shutdownRetryAfter)
+}
+
+// shutdownRetryAfter is the retry hint of a stopping process's refusals.
+const shutdownRetryAfter = time.Second
 
 // reserveSlot takes an execution slot for a run Start is about to store,
 // when one is free and no run waits in the queue for one (which would be
@@ -57,7 +66,7 @@ func (o *Orchestrator) admit(lr *liveRun, reserved bool) (startNow bool, pos int
 	defer o.mu.Unlock()
 	if reserved {
 		if o.closed {
-			return false, 0, fmt.Errorf("%w: shutting down", ErrUnavailable)
+			return false, 0, shuttingDown()
 		}
 		o.live[lr.id] = lr
 		return true, 0, nil

@@ -143,6 +143,11 @@ func TestStartAfterCloseIsShuttingDown(t *testing.T) {
 	if key, _ := keyed.MessageKey(); key != "shutting_down" {
 		t.Errorf("key = %q; want shutting_down", key)
 	}
+	// Another replica takes it at once: a short hint, which every
+	// front-end sends as Retry-After.
+	if d, ok := orchestrator.RetryAfter(err); !ok || d != time.Second {
+		t.Errorf("retry hint = %v, %v; want 1s", d, ok)
+	}
 	if runs, err := h.store.ListRuns(t.Context(), orchestrator.RunFilter{}); err != nil || len(runs) != 0 {
 		t.Errorf("runs stored by a refused Start = %+v, %v", runs, err)
 	}

@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -107,6 +109,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 		return err
 	case <-ctx.Done():
 	}
+	a.drain(ctx)
 	a.log.Info("shutting down", "timeout", a.cfg.Server.ShutdownTimeout())
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.Server.ShutdownTimeout())
 	defer cancel()
@@ -124,6 +127,26 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("shutdown: %w", serr)
 	}
 	return cerr
+}
+
+// drain is the start of a stop: /readyz says 503 at once (the balancer
+// stops sending work), the server goes on serving for
+// server.drain_delay_s (not after Ctrl-C: nobody balances a terminal),
+// then its event streams end resumably (gateway.Server.Drain), and the
+// stop goes on: new work is refused with 503 shutting_down and a
+// Retry-After, the runs finish or are cut at the shutdown deadline.
+func (a *app) drain(ctx context.Context) {
+	a.draining.Store(true)
+	delay := a.cfg.Server.DrainDelay()
+	if cause := context.Cause(ctx); cause != nil && strings.HasPrefix(cause.Error(), os.Interrupt.String()) {
+		delay = 0
+	}
+	if delay > 0 {
+		a.log.Info("draining: /readyz says 503; serving on until the balancer has seen it", "drain_delay", delay)
+		t := time.NewTimer(delay)
+		<-t.C
+	}
+	a.gw.Drain()
 }
 
 // exposure says who can call the server on addr, for the start-up log, and

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"sync/atomic"
 
 	"github.com/wunder/wunder/adapters/builtin"
 	"github.com/wunder/wunder/adapters/llm"
@@ -117,10 +118,13 @@ type app struct {
 	memory *memory.Memory // wire_memory.go
 	gw     *gateway.Server
 	ready  func(context.Context) error // readiness
-	a2a    *a2aParts                   // wire_a2a.go
-	lsp    *lspLive                    // wire_lsp.go
-	mcp    *mcpParts                   // wire_mcp.go
-	attach *doc2md.Converter           // wire_attachments.go
+	// draining is set when the server begins to stop (serve.go): it is
+	// not ready from then on.
+	draining *atomic.Bool
+	a2a      *a2aParts         // wire_a2a.go
+	lsp      *lspLive          // wire_lsp.go
+	mcp      *mcpParts         // wire_mcp.go
+	attach   *doc2md.Converter // wire_attachments.go
 
 	userTools *userToolsParts      // wire_usertools.go
 	knowledge *knowledgeParts      // wire_knowledge.go
@@ -254,7 +258,8 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		log.Info("ended runs a stopped process left unfinished", "count", n)
 	}
 	warnServerOwnedAccounts(ctx, cfg, store, log) // wire_auth.go
-	ready := readiness(store, mcpParts)
+	draining := new(atomic.Bool)
+	ready := readiness(store, mcpParts, draining)
 	throughput := newThroughput(cfg, store, orch, log)             // wire_throughput.go; served below
 	evalMgr := newEvaluation(cfg, log, models, store, orch, tools) // wire_evaluation.go
 	cfgAdmin := newConfigAdmin(cfg, cfgStore, cfgRev)              // admin_config.go; its app is set below
@@ -297,7 +302,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Throughput: throughputAPI{throughput.m}, Evaluation: evaluationAPI{evalMgr}, // wire_throughput.go, wire_evaluation.go
 	})
 	throughput.serve(gw.Handler())
-	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, memory: mem, gw: gw, tel: tel, ready: ready, lsp: lspParts, mcp: mcpParts,
+	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, memory: mem, gw: gw, tel: tel, ready: ready, draining: draining, lsp: lspParts, mcp: mcpParts,
 		userTools: userTools, knowledge: knowledgeParts, skills: skillSet, config: cfgAdmin, builtin: tools,
 		throughput: throughput, evaluation: evalMgr, attach: attach}
 	cfgAdmin.a = a
@@ -322,17 +327,24 @@ func corsOptions(cfg *config.Config) gateway.CORSOptions {
 	}
 }
 
-// readiness is the check of /readyz and gRPC health: the store answers,
-// and the first discovery of every MCP server has settled (bounded by
-// mcp.ready_timeout_s, wire_mcp.go).
-func readiness(store *storage.Store, mcp *mcpParts) func(context.Context) error {
+// readiness is the check of /readyz and gRPC health: the server is not
+// stopping (draining), the store answers, and the first discovery of
+// every MCP server has settled (bounded by mcp.ready_timeout_s,
+// wire_mcp.go).
+func readiness(store *storage.Store, mcp *mcpParts, draining *atomic.Bool) func(context.Context) error {
 	return func(ctx context.Context) error {
+		if draining.Load() {
+			return errDraining
+		}
 		if err := store.Ping(ctx); err != nil {
 			return err
 		}
 		return mcp.ready(ctx)
 	}
 }
+
+// errDraining is readiness's answer while the server stops.
+var errDraining = errors.New("draining: the server is stopping")
 
 // queueSize maps the config's "0 = no queue" to the orchestrator's
 // "negative = no queue" (its zero means the default).

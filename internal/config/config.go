@@ -88,6 +88,12 @@ type Server struct {
 	// ShutdownTimeoutSeconds (shutdown_timeout_s) bounds graceful shutdown.
 	// Default 15.
 	ShutdownTimeoutSeconds int `yaml:"shutdown_timeout_s"`
+	// DrainDelaySeconds (drain_delay_s) is how long a server told to stop
+	// with SIGTERM keeps serving after its /readyz turned 503, so that a
+	// load balancer's health checks take it out of rotation before it
+	// stops taking work (docs/operations.md). Ctrl-C (SIGINT) does not
+	// wait. Default 0.
+	DrainDelaySeconds int `yaml:"drain_delay_s"`
 	// SSEHeartbeatSeconds (sse_heartbeat_s) is the interval of SSE comment
 	// heartbeats; 0 turns them off. Default 15.
 	SSEHeartbeatSeconds int `yaml:"sse_heartbeat_s"`
@@ -120,6 +126,9 @@ func (s Server) ReadTimeout() time.Duration { return seconds(s.ReadTimeoutSecond
 
 // IdleTimeout is idle_timeout_s as a duration.
 func (s Server) IdleTimeout() time.Duration { return seconds(s.IdleTimeoutSeconds) }
+
+// DrainDelay is drain_delay_s as a duration.
+func (s Server) DrainDelay() time.Duration { return seconds(s.DrainDelaySeconds) }
 
 // ShutdownTimeout is shutdown_timeout_s as a duration.
 func (s Server) ShutdownTimeout() time.Duration { return seconds(s.ShutdownTimeoutSeconds) }

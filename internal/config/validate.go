@@ -53,6 +53,7 @@ func (c *Config) validate(p *problems) {
 	v.between("server.max_header_bytes", s.MaxHeaderBytes, 4096, 16<<20)
 	c.validateAllowedHosts(v)
 	atLeast(v, "server.shutdown_timeout_s", s.ShutdownTimeoutSeconds, 0)
+	atLeast(v, "server.drain_delay_s", s.DrainDelaySeconds, 0)
 	atLeast(v, "server.sse_heartbeat_s", s.SSEHeartbeatSeconds, 0)
 	c.validateTuning(v)
 	v.httpURL("server.public_url", s.PublicURL, false)

@@ -157,6 +157,21 @@ func appendClean(dst []byte, s string) []byte {
 	}
 }
 
+// Retry writes a block with the retry: field alone, which sets the
+// client's reconnection delay and dispatches no event (it has no data):
+// a stream that ends on purpose, for its client to resume, ends with it.
+func (w *Writer) Retry(d time.Duration) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	w.held = false
+	w.writeLocked(strconv.AppendInt([]byte("retry: "), max(d.Milliseconds(), 0), 10), false)
+	w.writeLocked([]byte("\n\n"), true)
+	return w.err
+}
+
 // Comment writes a comment line (": text"), which clients ignore; it keeps
 // idle connections and proxies alive. A deferred writer drops it before
 // its first event.
