@@ -84,6 +84,9 @@ func (s *Server) start(w http.ResponseWriter, r *http.Request, submit bool) (*or
 		ModelName: req.ModelName, ToolCallMode: req.ToolCallMode, Language: s.language(r, req.Language),
 		MaxRounds: req.MaxRounds, Caller: orchestrator.CallerUser, Frontend: orchestrator.FrontendREST, ApprovalMode: req.ApprovalMode,
 		SkipToolCalls: req.SkipToolCalls, Delivery: deliveryOf(req.Stream, submit),
+		// A retry with the same key gets the first submit's run (and, on
+		// POST /wunder, its whole stream or answer).
+		IdempotencyKey: r.Header.Get("Idempotency-Key"),
 	}
 	if err := applyOverrides(&rr, req.ConfigOverrides, s.opts.RequestOverrides); err != nil {
 		writeError(w, r, err)

@@ -37,6 +37,9 @@ type Options struct {
 	// default, is no such limit: MaxActiveRuns and the queue bound each
 	// process alone.
 	ClusterMaxRuns int
+	// IdempotencyTTL is how long a RunRequest.IdempotencyKey names its
+	// run. Default 24h.
+	IdempotencyTTL time.Duration
 	// LockTTL is the lease of the store-backed locks; they are renewed every
 	// LockTTL/3 while the run lives. Default 30s.
 	LockTTL time.Duration
@@ -132,6 +135,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LockTTL <= 0 {
 		o.LockTTL = 30 * time.Second
+	}
+	if o.IdempotencyTTL <= 0 {
+		o.IdempotencyTTL = 24 * time.Hour
 	}
 	if o.MaxHistoryItems <= 0 {
 		o.MaxHistoryItems = 200
@@ -299,6 +305,9 @@ type RunRequest struct {
 	// model's answer streams and when the run's start and events are
 	// stored.
 	Delivery Delivery
+	// IdempotencyKey, when set, makes a retried Start return the run the
+	// first one started (idempotency.go).
+	IdempotencyKey string
 	// Metadata travels with the run to its tools (ToolInvocation.Metadata);
 	// the A2A front-end puts the delegation depth here for the recursion
 	// guard of a2a@service tools.

@@ -16,6 +16,14 @@ import (
 // (unknown session), ErrUnavailable (no model; queue full, with a
 // [RetryAfter] hint), ErrBusy (the user or session already has a run).
 func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) {
+	if req.IdempotencyKey != "" {
+		return o.startIdempotent(ctx, req)
+	}
+	return o.start(ctx, req, newID("run_"))
+}
+
+// start is Start of a run whose id is runID.
+func (o *Orchestrator) start(ctx context.Context, req RunRequest, runID string) (*Run, error) {
 	if err := o.validate(&req); err != nil {
 		return nil, err
 	}
@@ -42,7 +50,6 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 	if err := o.ensureLease(ctx); err != nil {
 		return nil, err
 	}
-	runID := newID("run_")
 	locks, folded, err := o.acquireLocks(ctx, req, sess.ID, runID, req.SessionID == "")
 	if err != nil {
 		return nil, err
@@ -84,7 +91,8 @@ func (o *Orchestrator) Start(ctx context.Context, req RunRequest) (*Run, error) 
 		o.discard(lr)
 		return nil, err
 	}
-	if reserved && lr.freshSession && lr.log.policy.defersStart() && (!folded || o.claimSlot(ctx, lr)) {
+	// A run with an idempotency key is stored at once: a retry must find it.
+	if reserved && lr.freshSession && lr.log.policy.defersStart() && req.IdempotencyKey == "" && (!folded || o.claimSlot(ctx, lr)) {
 		// A blocking run on a new session that runs at once, or a
 		// streamed one whose ids go out with its events: nobody can know
 		// its run or session before its caller is answered or sent an

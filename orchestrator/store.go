@@ -159,6 +159,9 @@ type Store interface {
 	// lease has expired: AcquireLock would take such a lock over, but a
 	// lock stored with a new run (CreateRunWith) would conflict with it.
 	LockHeld(ctx context.Context, key string) (bool, error)
+	// LockOwner returns the owner of the named lock while its lease runs;
+	// ErrNotFound when it has none, or its lease has expired.
+	LockOwner(ctx context.Context, key string) (string, error)
 
 	Close() error
 }

@@ -141,6 +141,21 @@ func (s *Store) ReleaseLocksOf(ctx context.Context, owner string) error {
 	})
 }
 
+// LockOwner implements [orchestrator.Store].
+func (s *Store) LockOwner(ctx context.Context, key string) (string, error) {
+	var owner string
+	var err error
+	if s.backend == BackendPostgres {
+		err = s.queryRow(ctx, "select_lock_owner_pg", `SELECT owner FROM session_locks WHERE "key" = ? AND expires_at >= now()`, key).Scan(&owner)
+	} else {
+		err = s.queryRow(ctx, "select_lock_owner", `SELECT owner FROM session_locks WHERE "key" = ? AND expires_at >= ?`, key, stamp(time.Time{})).Scan(&owner)
+	}
+	if err != nil {
+		return "", dbErr(err, "read lock", "lock "+key)
+	}
+	return owner, nil
+}
+
 // LockHeld implements [orchestrator.Store] with one read of the lock's row.
 func (s *Store) LockHeld(ctx context.Context, key string) (bool, error) {
 	var n int

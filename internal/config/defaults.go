@@ -60,7 +60,7 @@ func Default() *Config {
 		CORS: CORS{
 			AllowOrigins: []string{},
 			AllowMethods: []string{"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"},
-			AllowHeaders: []string{"Content-Type", "Authorization", "X-API-Key", "Last-Event-ID"},
+			AllowHeaders: []string{"Content-Type", "Authorization", "X-API-Key", "Last-Event-ID", "Idempotency-Key"},
 		},
 		LLM: LLM{
 			Models:             map[string]Model{},

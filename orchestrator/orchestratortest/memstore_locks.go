@@ -83,6 +83,16 @@ func (m *memStore) ReleaseLocksOf(_ context.Context, owner string) error {
 	return nil
 }
 
+func (m *memStore) LockOwner(_ context.Context, key string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.locks[txt(key)]
+	if !ok || l.expires.Before(time.Now()) {
+		return "", fmt.Errorf("%w: lock %s", orchestrator.ErrNotFound, key)
+	}
+	return l.owner, nil
+}
+
 func (m *memStore) LockHeld(_ context.Context, key string) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

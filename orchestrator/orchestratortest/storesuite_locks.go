@@ -46,6 +46,21 @@ func (st *storeSuite) lockTests() map[string]func(*testing.T) {
 			mustDo(t, "AcquireLock(expiring at once)", s.AcquireLock(ctx, "k", "a", time.Nanosecond))
 			held("expired", "k", true)
 		},
+		"Owner": func(t *testing.T) {
+			s, ctx := st.open(t), t.Context()
+			wantErr(t, "LockOwner(never taken)", func() error { _, err := s.LockOwner(ctx, "k"); return err }(), orchestrator.ErrNotFound)
+			mustDo(t, "AcquireLock", s.AcquireLock(ctx, "k", "a", ttl))
+			if owner, err := s.LockOwner(ctx, "k"); err != nil || owner != "a" {
+				t.Fatalf("LockOwner(taken) = %q, %v; want a", owner, err)
+			}
+			wantErr(t, "LockOwner(another key)", func() error { _, err := s.LockOwner(ctx, "k2"); return err }(), orchestrator.ErrNotFound)
+			mustDo(t, "ReleaseLock", s.ReleaseLock(ctx, "k", "a"))
+			wantErr(t, "LockOwner(released)", func() error { _, err := s.LockOwner(ctx, "k"); return err }(), orchestrator.ErrNotFound)
+			// Unlike LockHeld, an expired lease has no owner.
+			mustDo(t, "AcquireLock(expiring at once)", s.AcquireLock(ctx, "k", "a", time.Nanosecond))
+			time.Sleep(time.Millisecond) // past a lease of a nanosecond, not a synchronisation
+			wantErr(t, "LockOwner(expired)", func() error { _, err := s.LockOwner(ctx, "k"); return err }(), orchestrator.ErrNotFound)
+		},
 		"Renew": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()
 			mustDo(t, "AcquireLock", s.AcquireLock(ctx, "k", "a", expire))
