@@ -27,7 +27,7 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 go build -o "$tmp/bareproxy" ./scripts/bareproxy
 
-"$conf" -http 127.0.0.1:$p_up -stateless=false >"$tmp/conf.log" 2>&1 & up=$!; pids+=($up)
+"$conf" -http 127.0.0.1:$p_up -stateless="${UPSTREAM_STATELESS:-false}" >"$tmp/conf.log" 2>&1 & up=$!; pids+=($up)
 "$tmp/bareproxy" -addr 127.0.0.1:$p_bare -upstream http://127.0.0.1:$p_up 2>"$tmp/bare.log" & bare=$!; pids+=($bare)
 printf 'mcp:\n  servers:\n    - {name: conf, transport: streamable-http, url: http://127.0.0.1:%s/mcp}\n' "$p_up" >"$tmp/pt.yaml"
 WUNDER_CONFIG_PATH="$tmp/pt.yaml" WUNDER_DATA_DIR="$tmp/data" WUNDER_HOST=127.0.0.1 WUNDER_PORT=$p_w \
