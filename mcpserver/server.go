@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/internal/i18n"
+	"github.com/wunder/wunder/mcpsession"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -104,8 +106,17 @@ type Options struct {
 	// Attachments converts the attachments argument of wunder@run as
 	// POST /wunder converts its attachments; nil = doc2md's default limits.
 	Attachments *doc2md.Converter
-	Version     string
-	Logger      *slog.Logger
+	// Sessions keeps the records of the MCP sessions (of /wunder/mcp's
+	// session-based revisions and of the pass-through), so that every
+	// replica on one database serves every session (sessions.go); nil = in
+	// memory, the sessions of this process.
+	Sessions mcpsession.Store
+	// SessionTimeout ends a session no request used for this long
+	// (mcp.server.session_timeout_s). Default DefaultSessionTimeout; < 0:
+	// never.
+	SessionTimeout time.Duration
+	Version        string
+	Logger         *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -117,6 +128,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Sessions == nil {
+		o.Sessions = mcpsession.NewMemStore()
+	}
+	switch {
+	case o.SessionTimeout == 0:
+		o.SessionTimeout = DefaultSessionTimeout
+	case o.SessionTimeout < 0:
+		o.SessionTimeout = 0
 	}
 	return o
 }
@@ -144,6 +164,12 @@ type Handler struct {
 	toolsPageSize int
 	// tracer makes the requests' server spans; nil without Options.Tracer.
 	tracer trace.Tracer
+	// front serves /wunder/mcp's sessions (sessions.go); nil with
+	// Options.Stateless.
+	front *sessionFront
+	// purgeMu guards lastPurge, when idle session records were last purged.
+	purgeMu   sync.Mutex
+	lastPurge time.Time
 }
 
 // New returns the MCP front-end over b.
@@ -159,19 +185,18 @@ func New(b Backend, opts *Options) *Handler {
 	}
 	h.server = h.newServer()
 	// One server, two handlers (revisions.go): sessions for the revisions
-	// before 2026-07-28, none from it on.
-	handler := func(stateless bool) http.Handler {
-		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
-			&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: h.opts.Logger, MaxRequestBodyBytes: h.opts.MaxBodyBytes,
-				DisableLocalhostProtection: h.opts.HostsChecked,
-				// From 2026-07-28 the POST is the request's whole life: a
-				// client cancels a call by closing it, and a wunder@run
-				// call cancelled so cancels its run.
-				PropagateRequestCancellation: true})
-	}
-	main := handler(true)
+	// before 2026-07-28 (wunder's own, kept in the store: sessions.go),
+	// none from it on (the SDK's stateless handler).
+	var main http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: h.opts.Logger, MaxRequestBodyBytes: h.opts.MaxBodyBytes,
+			DisableLocalhostProtection: h.opts.HostsChecked,
+			// From 2026-07-28 the POST is the request's whole life: a
+			// client cancels a call by closing it, and a wunder@run call
+			// cancelled so cancels its run.
+			PropagateRequestCancellation: true})
 	if !h.opts.Stateless {
-		main = h.revisionMux(handler(false), main)
+		h.front = newSessionFront(h)
+		main = h.revisionMux(h.front, main)
 	}
 	h.paths = []string{"/wunder/mcp"}
 	h.mux.Handle("/wunder/mcp", h.auth(main))
@@ -234,6 +259,9 @@ func (h *Handler) Server() *mcp.Server { return h.server }
 // waits for their goroutines; pass-through sessions initialized afterwards
 // are refused.
 func (h *Handler) Close() {
+	if h.front != nil {
+		h.front.close()
+	}
 	h.sessionsMu.Lock()
 	h.closed = true
 	live := make([]*passSession, 0, len(h.sessions))
@@ -348,7 +376,7 @@ func (h *Handler) newServer() *mcp.Server {
 		})
 	h.addRunTool(s)
 	h.addApproveTool(s)
-	s.AddReceivingMiddleware(h.traceMiddleware, h.toolsMiddleware)
+	s.AddReceivingMiddleware(h.traceMiddleware, h.toolsMiddleware, h.sessionMiddleware)
 	return s
 }
 
