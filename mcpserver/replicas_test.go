@@ -13,12 +13,14 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wunder/wunder/adapters/mcptools"
 	"github.com/wunder/wunder/mcpserver"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
@@ -347,6 +349,79 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 			`{"jsonrpc":"2.0","id":10,"method":"tools/list"}`)
 		if status != http.StatusNotFound {
 			t.Errorf("after DELETE on replica %d, a POST on replica %d: HTTP %d, want 404", last.replica, replica, status)
+		}
+	}
+}
+
+// A pass-through session moves between two replicas on every request: the
+// upstream session (a go-sdk v1.8.0 server with sessions) is reused by the
+// replica that did not open it, and when the upstream forgets it (a
+// restart) it is opened anew with the client's initialize, once for both
+// replicas, unseen by the client. Another user is refused on both
+// replicas; DELETE on one ends it on both and upstream.
+func TestPassThroughSessionsAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	up := newRevisionUpstream(t, false)
+	set, err := mcptools.New([]mcptools.ServerConfig{{Name: "up", Transport: mcptools.TransportStreamableHTTP, URL: up.url}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = set.Close() })
+	urls := replicas(t, mcpserver.Options{Upstreams: set}, map[string]string{"alice": "alice", "bob": "bob"})
+	rr := &roundRobin{urls: urls, token: "alice"}
+	cs := connectAt(t, urls[0]+"/wunder/mcp/up", &http.Client{Transport: rr}, nil, legacy)
+	sid := cs.ID()
+	for i := range 4 {
+		arg := strconv.Itoa(i)
+		if got, want := echo(t, cs, arg), `echo {"a":"`+arg+`"}`; got != want {
+			t.Fatalf("echo: %q, want %q", got, want)
+		}
+	}
+	if got := up.inits.Load(); got != 1 {
+		t.Errorf("the upstream saw %d initialize requests before its restart, want 1 (its session reused)", got)
+	}
+	up.restart()
+	for i := range 4 {
+		arg := "after-" + strconv.Itoa(i)
+		if got, want := echo(t, cs, arg), `echo {"a":"`+arg+`"}`; got != want {
+			t.Fatalf("echo after the upstream's restart: %q, want %q", got, want)
+		}
+	}
+	if got := up.inits.Load(); got != 2 {
+		t.Errorf("the upstream saw %d initialize requests, want 2 (opened anew once, for both replicas)", got)
+	}
+	served := map[int]int{}
+	for _, h := range rr.hops() {
+		if h.session != sid || h.method != http.MethodPost {
+			continue
+		}
+		if h.status/100 != 2 {
+			t.Errorf("%s %s on replica %d: HTTP %d", h.method, h.what, h.replica, h.status)
+		}
+		served[h.replica]++
+	}
+	if served[0] < 3 || served[1] < 3 {
+		t.Errorf("POSTs of the session per replica: %v, want both to serve several", served)
+	}
+	call := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{}}}`
+	for replica := range urls {
+		status, _ := post(t, urls[replica]+"/wunder/mcp/up", map[string]string{"Authorization": "Bearer bob", "Mcp-Session-Id": sid, "Mcp-Protocol-Version": legacy}, call)
+		if status != http.StatusForbidden {
+			t.Errorf("bob's call in alice's session on replica %d: HTTP %d, want 403", replica, status)
+		}
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	hops := rr.hops()
+	last := hops[len(hops)-1]
+	if last.method != http.MethodDelete || last.status != http.StatusNoContent {
+		t.Fatalf("the client's DELETE: %+v", last)
+	}
+	for replica := range urls {
+		status, _ := post(t, urls[replica]+"/wunder/mcp/up", map[string]string{"Authorization": "Bearer alice", "Mcp-Session-Id": sid, "Mcp-Protocol-Version": legacy}, call)
+		if status != http.StatusNotFound {
+			t.Errorf("after DELETE on replica %d, a call on replica %d: HTTP %d, want 404", last.replica, replica, status)
 		}
 	}
 }
