@@ -13,6 +13,8 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,6 +52,8 @@ type passRoute struct {
 	// mu guards the fields below.
 	mu       sync.RWMutex
 	sessions map[string]*passSession // downstream session id -> session
+	// swept is when idle sessions were last dropped (sweep).
+	swept time.Time
 	// slots hold the sessions serving stateless requests, by user
 	// (passthrough_stateless.go); modes whether the upstream serves a
 	// stateless revision itself.
@@ -82,6 +86,9 @@ type passSession struct {
 	// makes one request at a time do that.
 	initParams json.RawMessage
 	reinit     sync.Mutex
+	// busy counts the requests being served, used is when the last one
+	// ended (unix nanoseconds): an idle session is dropped here (sweep).
+	busy, used atomic.Int64
 	// life ends with the session, and with it every exchange in flight.
 	life context.Context
 	end  context.CancelFunc
@@ -131,6 +138,7 @@ func (rt *passRoute) serveSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if s := rt.lookup(w, r); s != nil {
+			defer s.use()()
 			s.listen(w, r)
 		}
 	case http.MethodDelete:
@@ -185,6 +193,7 @@ func (rt *passRoute) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s := rt.lookup(w, r); s != nil {
+		defer s.use()()
 		s.serve(w, r, m, body)
 	}
 }
@@ -199,6 +208,7 @@ func (rt *passRoute) lookup(w http.ResponseWriter, r *http.Request) *passSession
 		http.Error(w, "Bad Request: "+r.Method+" requires an Mcp-Session-Id header", http.StatusBadRequest)
 		return nil
 	}
+	rt.sweep()
 	rec, status := rt.h.record(r, sid, rt.name)
 	rt.mu.RLock()
 	s := rt.sessions[sid]
@@ -269,6 +279,7 @@ func (rt *passRoute) initialize(w http.ResponseWriter, r *http.Request, m *messa
 func (rt *passRoute) open(r *http.Request, id string) (*passSession, error) {
 	h := rt.h
 	s := &passSession{id: id, route: rt, user: h.opts.UserID, calls: map[string]*context.CancelFunc{}}
+	s.used.Store(time.Now().UnixNano())
 	if p, _ := orchestrator.PrincipalFrom(r.Context()); p != nil && p.UserID != "" {
 		s.owner, s.user = p.UserID, p.UserID
 	}

@@ -94,10 +94,7 @@ func (rt *passRoute) takeOver(r *http.Request, rec *mcpsession.Session) (*passSe
 	rt.mu.Unlock()
 	switch {
 	case other != nil: // taken over by another request meanwhile: it serves
-		if hl, ok := s.link.(*httpLink); ok {
-			hl.header.Store(nil) // the upstream session is the other's: not ended
-		}
-		s.close()
+		s.detach() // the upstream session is the other's: not ended
 		return other, nil
 	case s.life.Err() != nil:
 		return nil, errors.New("wunder is shutting down")
@@ -185,4 +182,47 @@ func errorAnswer(id json.RawMessage, e *jsonrpc.Error) []byte {
 	b = append(b, `,"message":`...)
 	b = append(b, msg...)
 	return append(b, "}}"...)
+}
+
+// use marks a request of the session being served; the func it returns
+// marks its end.
+func (s *passSession) use() func() {
+	s.busy.Add(1)
+	return func() {
+		s.used.Store(time.Now().UnixNano())
+		s.busy.Add(-1)
+	}
+}
+
+// sweep drops the sessions no request used for localIdle, at most once a
+// minute per route: a session taken over here lives on in its record and
+// at other replicas, so a dropped one is detached from a reused upstream
+// session, not ended (a connection of this replica's own is closed).
+func (rt *passRoute) sweep() {
+	now := time.Now()
+	rt.mu.Lock()
+	if now.Sub(rt.swept) < time.Minute {
+		rt.mu.Unlock()
+		return
+	}
+	rt.swept = now
+	var idle []*passSession
+	for _, s := range rt.sessions {
+		if s.busy.Load() == 0 && now.Sub(time.Unix(0, s.used.Load())) > localIdle {
+			idle = append(idle, s)
+		}
+	}
+	rt.mu.Unlock()
+	for _, s := range idle {
+		s.detach()
+	}
+}
+
+// detach ends the session here without ending its upstream session, which
+// another replica may go on using.
+func (s *passSession) detach() {
+	if hl, ok := s.link.(*httpLink); ok {
+		hl.header.Store(nil)
+	}
+	s.close()
 }
