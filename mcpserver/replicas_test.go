@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -88,11 +89,19 @@ func postgresStores(t *testing.T, n int) []*storage.Store {
 // alike. It returns the replicas' base URLs.
 func replicas(t *testing.T, opts mcpserver.Options, tokens map[string]string, turns ...orchestratortest.Turn) []string {
 	t.Helper()
-	var urls []string
-	for _, st := range postgresStores(t, 2) {
+	return replicasOf(t, opts, tokens, func(st orchestrator.Store) *orchestrator.Orchestrator {
 		models := orchestratortest.Models{Model: orchestratortest.NewScriptedModel(turns...),
 			Settings: orchestrator.ModelSettings{Name: "scripted", ToolCallMode: orchestrator.ModeFunctionCall, MaxRounds: 5, Stream: true}}
-		o := orchestrator.New(st, models, orchestrator.NewRegistry("", nil), nil)
+		return orchestrator.New(st, models, orchestrator.NewRegistry("", nil), nil)
+	})
+}
+
+// replicasOf is replicas with each replica's orchestrator made by newOrch.
+func replicasOf(t *testing.T, opts mcpserver.Options, tokens map[string]string, newOrch func(orchestrator.Store) *orchestrator.Orchestrator) []string {
+	t.Helper()
+	var urls []string
+	for _, st := range postgresStores(t, 2) {
+		o := newOrch(st)
 		t.Cleanup(func() { _ = o.Close(context.Background()) })
 		o2 := opts
 		o2.Sessions = st
@@ -111,6 +120,9 @@ type roundRobin struct {
 	// stream cut after its first event (the server wrote it whole): the
 	// client resumes it with GET and Last-Event-ID.
 	cut func(body string) bool
+	// pin, when it says so for a POST's body, sends it to that replica
+	// instead of the next one.
+	pin func(body string, hops []hop) (int, bool)
 
 	mu   sync.Mutex
 	n    int
@@ -132,9 +144,22 @@ type hop struct {
 }
 
 func (rr *roundRobin) RoundTrip(r *http.Request) (*http.Response, error) {
+	var body string
+	if r.Body != nil {
+		b, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, err
+		}
+		body = string(b)
+	}
 	rr.mu.Lock()
 	i := rr.n % len(rr.urls)
 	rr.n++
+	if rr.pin != nil {
+		if p, ok := rr.pin(body, rr.log); ok {
+			i = p
+		}
+	}
 	rr.mu.Unlock()
 	base, _ := url.Parse(rr.urls[i])
 	r = r.Clone(r.Context())
@@ -143,16 +168,12 @@ func (rr *roundRobin) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set("Authorization", "Bearer "+rr.token)
 	}
 	h := hop{replica: i, method: r.Method, session: r.Header.Get("Mcp-Session-Id"), what: r.Header.Get("Last-Event-ID")}
-	var body string
 	if r.Body != nil {
-		b, err := io.ReadAll(r.Body)
-		if err != nil {
-			return nil, err
-		}
-		body = string(b)
-		r.Body = io.NopCloser(bytes.NewReader(b))
+		r.Body = io.NopCloser(strings.NewReader(body))
 		if m := methodRE.FindStringSubmatch(body); m != nil {
 			h.what = m[1]
+		} else if strings.Contains(body, `"result"`) {
+			h.what = "answer"
 		}
 	}
 	resp, err := http.DefaultTransport.RoundTrip(r)
@@ -423,5 +444,77 @@ func TestPassThroughSessionsAcrossReplicas(t *testing.T) {
 		if status != http.StatusNotFound {
 			t.Errorf("after DELETE on replica %d, a call on replica %d: HTTP %d, want 404", last.replica, replica, status)
 		}
+	}
+}
+
+// A wunder__run call on one replica asks its approval with
+// elicitation/create; the client's answer goes to the other replica,
+// which decides the approval from the session's record; the call on the
+// first follows the run and answers with its end.
+func TestElicitationAnsweredOnAnotherReplica(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var deployed []string
+	// One model for both replicas, as an LLM is: the run may go on at
+	// the replica that decided its approval.
+	model := orchestratortest.NewScriptedModel(deployTurns(`{"env":"prod"}`)...)
+	urls := replicasOf(t, mcpserver.Options{}, map[string]string{"alice": "alice"}, func(st orchestrator.Store) *orchestrator.Orchestrator {
+		tool := orchestratortest.NewTool("deploy", false, func(_ context.Context, inv *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
+			mu.Lock()
+			deployed = append(deployed, string(inv.Arguments))
+			mu.Unlock()
+			return &orchestrator.ToolResult{Content: "deployed " + string(inv.Arguments)}, nil
+		})
+		tool.S.InputSchema = json.RawMessage(`{"type":"object","properties":{"env":{"type":"string"}},"required":["env"]}`)
+		reg := orchestrator.NewRegistry("", nil, orchestrator.StaticToolset{SetName: "ops", List: []orchestrator.Tool{tool}})
+		models := orchestratortest.Models{Model: model,
+			Settings: orchestrator.ModelSettings{Name: "scripted", ToolCallMode: orchestrator.ModeFunctionCall, MaxRounds: 5, Stream: true}}
+		return orchestrator.New(st, models, reg, &orchestrator.Options{Approvals: orchestrator.ApprovalPolicy{Tools: []string{"deploy"}}, Schemas: validator{}})
+	})
+	// The answer to the elicitation goes to the replica that did not
+	// serve the call.
+	rr := &roundRobin{urls: urls, token: "alice", pin: func(body string, hops []hop) (int, bool) {
+		if strings.Contains(body, `"method"`) || !strings.Contains(body, `"result"`) {
+			return 0, false
+		}
+		for i := len(hops) - 1; i >= 0; i-- {
+			if hops[i].what == "tools/call" {
+				return 1 - hops[i].replica, true
+			}
+		}
+		return 0, false
+	}}
+	el := &elicitations{answers: []*mcp.ElicitResult{accept(map[string]any{"decision": "approve"})}}
+	cs := connectAt(t, urls[0]+"/wunder/mcp", &http.Client{Transport: rr}, &mcp.ClientOptions{ElicitationHandler: el.handler}, legacy)
+	res, out := runTask(t, cs, map[string]any{"task": "deploy it", "tool_names": []string{"deploy"}})
+	if res.IsError || out.State != orchestrator.RunFinished || out.Answer != "all done" {
+		for _, h := range rr.hops() {
+			t.Logf("hop %+v", h)
+		}
+		t.Fatalf("result %+v: %s (%d elicitations)", out, text(res), len(el.requests()))
+	}
+	mu.Lock()
+	got := slices.Clone(deployed)
+	mu.Unlock()
+	if !slices.Equal(got, []string{`{"env":"prod"}`}) {
+		t.Errorf("deploy ran %q, want once", got)
+	}
+	if n := len(el.requests()); n != 1 {
+		t.Errorf("%d elicitations, want 1", n)
+	}
+	call, answer := -1, -1
+	for _, h := range rr.hops() {
+		switch h.what {
+		case "tools/call":
+			call = h.replica
+		case "answer":
+			answer = h.replica
+			if h.status != http.StatusAccepted {
+				t.Errorf("the answer on replica %d: HTTP %d, want 202", h.replica, h.status)
+			}
+		}
+	}
+	if call < 0 || answer < 0 || call == answer {
+		t.Errorf("the call went to replica %d and the answer to %d, want two replicas", call, answer)
 	}
 }

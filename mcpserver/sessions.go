@@ -67,6 +67,9 @@ type sessionState struct {
 	LogLevel mcp.LoggingLevel `json:"logLevel,omitempty"`
 	// Upstream is the pass-through's upstream session id.
 	Upstream string `json:"upstream,omitempty"`
+	// Elicits are the approvals being asked with elicitation/create, by
+	// the request's wire id (elicit_replicas.go).
+	Elicits map[string]pendingElicit `json:"elicits,omitempty"`
 }
 
 func readState(raw json.RawMessage) sessionState {
@@ -97,6 +100,7 @@ type localSession struct {
 	id, owner string
 	ss        *mcp.ServerSession
 	t         *mcp.StreamableServerTransport
+	conn      *replicaConn
 	// guarded by sessionFront.mu:
 	refs  int
 	timer *time.Timer
@@ -205,6 +209,9 @@ func (f *sessionFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if s := f.lookup(w, r); s != nil {
 			f.begin(s)
 			defer f.end(s)
+			if f.answeredElsewhere(w, r, s) {
+				return
+			}
 			s.t.ServeHTTP(w, r)
 		}
 	case http.MethodDelete:
@@ -226,7 +233,7 @@ func (f *sessionFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // open serves a POST without a session id: a new session, kept once its
 // initialize stored the record (sessionMiddleware), closed otherwise.
 func (f *sessionFront) open(w http.ResponseWriter, r *http.Request) {
-	t := &mcp.StreamableServerTransport{SessionID: rand.Text(), EventStore: f.events}
+	t := &replicaTransport{StreamableServerTransport: &mcp.StreamableServerTransport{SessionID: rand.Text(), EventStore: f.events}, h: f.h}
 	// The request's context, as the SDK handler passes it: the session
 	// detaches from it.
 	ss, err := f.h.server.Connect(r.Context(), t, nil)
@@ -235,7 +242,7 @@ func (f *sessionFront) open(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "failed connection", http.StatusInternalServerError)
 		return
 	}
-	s := &localSession{id: t.SessionID, ss: ss, t: t, owner: tokenUser(r)}
+	s := &localSession{id: t.SessionID, ss: ss, t: t.StreamableServerTransport, conn: t.conn, owner: tokenUser(r)}
 	if !f.add(s) {
 		_ = ss.Close()
 		http.Error(w, "wunder is shutting down", http.StatusServiceUnavailable)
@@ -349,12 +356,12 @@ func (f *sessionFront) takeOver(r *http.Request, rec *mcpsession.Session) (*loca
 	}
 	state := &mcp.ServerSessionState{InitializeParams: init, NegotiatedProtocolVersion: rec.ProtocolVersion,
 		LogLevel: readState(rec.State).LogLevel}
-	t := &mcp.StreamableServerTransport{SessionID: rec.ID, EventStore: f.events}
+	t := &replicaTransport{StreamableServerTransport: &mcp.StreamableServerTransport{SessionID: rec.ID, EventStore: f.events}, h: f.h}
 	ss, err := f.h.server.Connect(r.Context(), t, &mcp.ServerSessionOptions{State: state})
 	if err != nil {
 		return nil, err
 	}
-	s := &localSession{id: rec.ID, owner: rec.UserID, ss: ss, t: t}
+	s := &localSession{id: rec.ID, owner: rec.UserID, ss: ss, t: t.StreamableServerTransport, conn: t.conn}
 	f.local[s.id] = s
 	f.idleLocked(s)
 	return s, nil
