@@ -87,7 +87,7 @@ func postgresStores(t *testing.T, n int) []*storage.Store {
 // replicas serves two front-ends over two orchestrators on one database;
 // opts (Sessions set per replica) and turns (each replica's model) are
 // alike. It returns the replicas' base URLs.
-func replicas(t *testing.T, opts mcpserver.Options, tokens map[string]string, turns ...orchestratortest.Turn) []string {
+func replicas(t *testing.T, opts mcpserver.Options, tokens map[string]string, turns ...orchestratortest.Turn) ([]string, []*storage.Store) {
 	t.Helper()
 	return replicasOf(t, opts, tokens, func(st orchestrator.Store) *orchestrator.Orchestrator {
 		models := orchestratortest.Models{Model: orchestratortest.NewScriptedModel(turns...),
@@ -97,10 +97,11 @@ func replicas(t *testing.T, opts mcpserver.Options, tokens map[string]string, tu
 }
 
 // replicasOf is replicas with each replica's orchestrator made by newOrch.
-func replicasOf(t *testing.T, opts mcpserver.Options, tokens map[string]string, newOrch func(orchestrator.Store) *orchestrator.Orchestrator) []string {
+func replicasOf(t *testing.T, opts mcpserver.Options, tokens map[string]string, newOrch func(orchestrator.Store) *orchestrator.Orchestrator) ([]string, []*storage.Store) {
 	t.Helper()
 	var urls []string
-	for _, st := range postgresStores(t, 2) {
+	stores := postgresStores(t, 2)
+	for _, st := range stores {
 		o := newOrch(st)
 		t.Cleanup(func() { _ = o.Close(context.Background()) })
 		o2 := opts
@@ -108,7 +109,7 @@ func replicasOf(t *testing.T, opts mcpserver.Options, tokens map[string]string, 
 		_, u := serve(t, o, &o2, tokens)
 		urls = append(urls, u)
 	}
-	return urls
+	return urls, stores
 }
 
 // roundRobin sends each request to the next replica (the request's own
@@ -223,7 +224,7 @@ func (rr *roundRobin) hops() []hop {
 func TestSessionsAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	turns := []orchestratortest.Turn{{Content: "first"}, {Content: "second"}, {Content: "third"}}
-	urls := replicas(t, mcpserver.Options{}, map[string]string{"alice": "alice", "bob": "bob"}, turns...)
+	urls, stores := replicas(t, mcpserver.Options{}, map[string]string{"alice": "alice", "bob": "bob"}, turns...)
 	calls := 0
 	rr := &roundRobin{urls: urls, token: "alice", cut: func(body string) bool {
 		if strings.Contains(body, `"tools/call"`) {
@@ -250,6 +251,12 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 	//lint:ignore SA1019 logging is part of 2025-11-25, the revision of this session
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatal(err)
+	}
+	// The level is the session's, in its record: a replica taking the
+	// session over logs at it.
+	rec, err := stores[1].MCPSession(ctx, sid)
+	if err != nil || !strings.Contains(string(rec.State), `"logLevel":"debug"`) || rec.UserID != "alice" || rec.ProtocolVersion != legacy {
+		t.Fatalf("the session's record: %+v, %v", rec, err)
 	}
 	var answers []string
 	for _, task := range []string{"one", "two", "three"} {
@@ -388,7 +395,7 @@ func TestPassThroughSessionsAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = set.Close() })
-	urls := replicas(t, mcpserver.Options{Upstreams: set}, map[string]string{"alice": "alice", "bob": "bob"})
+	urls, _ := replicas(t, mcpserver.Options{Upstreams: set}, map[string]string{"alice": "alice", "bob": "bob"})
 	rr := &roundRobin{urls: urls, token: "alice"}
 	cs := connectAt(t, urls[0]+"/wunder/mcp/up", &http.Client{Transport: rr}, nil, legacy)
 	sid := cs.ID()
@@ -458,7 +465,7 @@ func TestElicitationAnsweredOnAnotherReplica(t *testing.T) {
 	// One model for both replicas, as an LLM is: the run may go on at
 	// the replica that decided its approval.
 	model := orchestratortest.NewScriptedModel(deployTurns(`{"env":"prod"}`)...)
-	urls := replicasOf(t, mcpserver.Options{}, map[string]string{"alice": "alice"}, func(st orchestrator.Store) *orchestrator.Orchestrator {
+	urls, _ := replicasOf(t, mcpserver.Options{}, map[string]string{"alice": "alice"}, func(st orchestrator.Store) *orchestrator.Orchestrator {
 		tool := orchestratortest.NewTool("deploy", false, func(_ context.Context, inv *orchestrator.ToolInvocation) (*orchestrator.ToolResult, error) {
 			mu.Lock()
 			deployed = append(deployed, string(inv.Arguments))

@@ -64,7 +64,7 @@ const (
 // sessionState is a record's mutable state (mcpsession.Session.State).
 type sessionState struct {
 	// LogLevel is the client's logging/setLevel (/wunder/mcp).
-	LogLevel mcp.LoggingLevel `json:"logLevel,omitempty"`
+	LogLevel string `json:"logLevel,omitempty"`
 	// Upstream is the pass-through's upstream session id.
 	Upstream string `json:"upstream,omitempty"`
 	// Elicits are the approvals being asked with elicitation/create, by
@@ -89,10 +89,9 @@ type sessionFront struct {
 	// with the version on it, which the transport reads (stampVersion).
 	probe http.Handler
 
-	mu        sync.Mutex
-	local     map[string]*localSession
-	closed    bool
-	lastPurge time.Time
+	mu     sync.Mutex
+	local  map[string]*localSession
+	closed bool
 }
 
 // localSession is a session this replica holds.
@@ -355,7 +354,8 @@ func (f *sessionFront) takeOver(r *http.Request, rec *mcpsession.Session) (*loca
 		return nil, fmt.Errorf("stored initialize params: %w", err)
 	}
 	state := &mcp.ServerSessionState{InitializeParams: init, NegotiatedProtocolVersion: rec.ProtocolVersion,
-		LogLevel: readState(rec.State).LogLevel}
+		//lint:ignore SA1019 MCP logging (deprecated by SEP-2577 from 2026-07-28) is part of the session revisions served here
+		LogLevel: mcp.LoggingLevel(readState(rec.State).LogLevel)}
 	t := &replicaTransport{StreamableServerTransport: &mcp.StreamableServerTransport{SessionID: rec.ID, EventStore: f.events}, h: f.h}
 	ss, err := f.h.server.Connect(r.Context(), t, &mcp.ServerSessionOptions{State: state})
 	if err != nil {
@@ -529,8 +529,9 @@ func (h *Handler) sessionMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, internalError("the session could not be stored: " + err.Error())
 			}
 		case "logging/setLevel":
+			//lint:ignore SA1019 MCP logging (deprecated by SEP-2577 from 2026-07-28) is part of the session revisions served here
 			if p, _ := req.GetParams().(*mcp.SetLoggingLevelParams); p != nil {
-				h.setState(ctx, ss.ID(), func(st *sessionState) { st.LogLevel = p.Level })
+				h.setState(ctx, ss.ID(), func(st *sessionState) { st.LogLevel = string(p.Level) })
 			}
 		}
 		return res, err
