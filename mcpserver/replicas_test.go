@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"regexp"
@@ -525,3 +526,62 @@ func TestElicitationAnsweredOnAnotherReplica(t *testing.T) {
 		t.Errorf("the call went to replica %d and the answer to %d, want two replicas", call, answer)
 	}
 }
+
+// Over an SSE upstream (a connection per session, no session id to
+// reuse) each replica that serves the session dials its own connection and
+// initializes it with the client's stored initialize: the client sees one
+// session all along, and DELETE ends it on both replicas.
+func TestPassThroughSSESessionsAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	s := mcp.NewServer(&mcp.Implementation{Name: "sse-up", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo " + string(req.Params.Arguments)}}}, nil
+	})
+	var mu sync.Mutex
+	var clients []string // the clientInfo names of the initialize requests the upstream got
+	sse := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b, ok := peek(r); ok && strings.Contains(b, `"method":"initialize"`) {
+			mu.Lock()
+			clients = append(clients, clientNameRE.FindString(b))
+			mu.Unlock()
+		}
+		sse.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	set, err := mcptools.New([]mcptools.ServerConfig{{Name: "up", Transport: mcptools.TransportSSE, URL: ts.URL}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = set.Close() })
+	urls, _ := replicas(t, mcpserver.Options{Upstreams: set}, map[string]string{"alice": "alice"})
+	rr := &roundRobin{urls: urls, token: "alice"}
+	cs := connectAt(t, urls[0]+"/wunder/mcp/up", &http.Client{Transport: rr}, nil, legacy)
+	sid := cs.ID()
+	for i := range 4 {
+		arg := strconv.Itoa(i)
+		if got, want := echo(t, cs, arg), `echo {"a":"`+arg+`"}`; got != want {
+			t.Fatalf("echo: %q, want %q", got, want)
+		}
+	}
+	mu.Lock()
+	got := slices.Clone(clients)
+	mu.Unlock()
+	// The client's own initialize, once per replica's connection.
+	if len(got) != 2 || got[0] != got[1] || got[0] != `"name":"test"` {
+		t.Errorf("the upstream's initialize requests came from %q, want the client's twice (a connection per replica)", got)
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for replica := range urls {
+		status, _ := post(t, urls[replica]+"/wunder/mcp/up", map[string]string{"Authorization": "Bearer alice", "Mcp-Session-Id": sid, "Mcp-Protocol-Version": legacy},
+			`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`)
+		if status != http.StatusNotFound {
+			t.Errorf("after DELETE, a request on replica %d: HTTP %d, want 404", replica, status)
+		}
+	}
+}
+
+// clientNameRE finds the client's name in an initialize request.
+var clientNameRE = regexp.MustCompile(`"name":"[^"]*"`)
