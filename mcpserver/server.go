@@ -167,6 +167,9 @@ type Handler struct {
 	// front serves /wunder/mcp's sessions (sessions.go); nil with
 	// Options.Stateless.
 	front *sessionFront
+	// shared says the session records outlive this process (Options.Sessions
+	// given): Close then leaves the upstream sessions to other replicas.
+	shared bool
 	// purgeMu guards lastPurge, when idle session records were last purged.
 	purgeMu   sync.Mutex
 	lastPurge time.Time
@@ -178,7 +181,7 @@ func New(b Backend, opts *Options) *Handler {
 	if opts != nil {
 		o = *opts
 	}
-	h := &Handler{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), sessions: map[*passSession]bool{}, routes: map[string]http.Handler{},
+	h := &Handler{b: b, opts: o.withDefaults(), shared: o.Sessions != nil, mux: http.NewServeMux(), sessions: map[*passSession]bool{}, routes: map[string]http.Handler{},
 		toolsPageSize: defaultToolsPageSize}
 	if h.opts.Tracer != nil {
 		h.tracer = h.opts.Tracer.Tracer("github.com/wunder/wunder/mcpserver")
@@ -255,9 +258,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 // Server returns the MCP server of /wunder/mcp, for `wunder mcp stdio`.
 func (h *Handler) Server() *mcp.Server { return h.server }
 
-// Close ends the live pass-through sessions (downstream and upstream) and
-// waits for their goroutines; pass-through sessions initialized afterwards
-// are refused.
+// Close ends this process's copies of the live sessions and waits for
+// their goroutines; sessions initialized afterwards are refused. A
+// pass-through session's upstream session is ended too, unless the
+// session records outlive the process (Options.Sessions), so that other
+// replicas go on with it.
 func (h *Handler) Close() {
 	if h.front != nil {
 		h.front.close()
@@ -271,6 +276,12 @@ func (h *Handler) Close() {
 	h.sessionsMu.Unlock()
 	var ended sync.WaitGroup
 	for _, s := range live {
+		if h.shared && !s.shared {
+			// Another replica may go on with it: its upstream session is
+			// left open.
+			ended.Go(s.detach)
+			continue
+		}
 		ended.Go(s.close) // each tells its upstream, bounded (closeTimeout)
 	}
 	ended.Wait()
