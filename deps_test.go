@@ -32,7 +32,7 @@ type rule struct {
 	noStd []string
 }
 
-var frontEnd = rule{may: []string{"orchestrator", "accounts", "memory", "monitor", "internal/sse", "internal/a2awire", "internal/netguard", "internal/i18n", "internal/doc2md", "gen/"}, thirdParty: true}
+var frontEnd = rule{may: []string{"orchestrator", "accounts", "memory", "mcpsession", "monitor", "internal/sse", "internal/a2awire", "internal/netguard", "internal/i18n", "internal/doc2md", "gen/"}, thirdParty: true}
 
 // policy maps package prefixes (relative to the module, longest match wins)
 // to their rule.
@@ -47,16 +47,20 @@ var policy = map[string]rule{
 	// core; the core reaches memory through its own interface
 	// (orchestrator.Memory), which cmd/wunder fills. Front-ends call them,
 	// storage implements their stores, adapters read tool configuration.
-	"accounts":                  {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
-	"accounts/accountstest":     {may: []string{"orchestrator", "accounts", "internal/testutil/storetest"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
-	"memory":                    {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
-	"memory/memorytest":         {may: []string{"orchestrator", "memory", "internal/testutil/storetest"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
-	"monitor":                   {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
-	"toolconfig":                {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
+	"accounts":              {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
+	"accounts/accountstest": {may: []string{"orchestrator", "accounts", "internal/testutil/storetest"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
+	"memory":                {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
+	"memory/memorytest":     {may: []string{"orchestrator", "memory", "internal/testutil/storetest"}, thirdParty: true, noStd: []string{"net/http", "database/sql"}},
+	"monitor":               {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
+	"toolconfig":            {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
+	// MCP session records, shared by the replicas (mcpserver keeps them,
+	// storage implements their store).
+	"mcpsession":                {may: []string{"orchestrator"}, noStd: []string{"net/http", "database/sql", "os/exec"}},
+	"mcpsession/mcpsessiontest": {may: []string{"orchestrator", "mcpsession", "internal/testutil/storetest"}, noStd: []string{"net/http", "database/sql"}},
 	"toolconfig/toolconfigtest": {may: []string{"orchestrator", "toolconfig", "internal/testutil/storetest"}, noStd: []string{"net/http", "database/sql"}},
 	// Outward adapters implement the core's interfaces.
 	"adapters": {may: []string{"orchestrator", "toolconfig", "internal/sse", "internal/a2awire", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
-	"storage":  {may: []string{"orchestrator", "accounts", "memory", "toolconfig", "internal/fsperm"}, thirdParty: true},
+	"storage":  {may: []string{"orchestrator", "accounts", "memory", "mcpsession", "toolconfig", "internal/fsperm"}, thirdParty: true},
 	// The lsp tool: the worker pool as a toolset, nothing else of ours.
 	"adapters/lsptools": {may: []string{"orchestrator", "lsp", "internal/proc"}},
 	// Front-ends call the core; never adapters, storage or config.

@@ -10,12 +10,30 @@
 //	                                      a connection's messages (Upstreams.Dial: stdio, SSE)
 //
 // /wunder/mcp serves protocol 2026-07-28 without sessions beside the older
-// revisions with sessions (revisions.go): go-sdk has a stateless and a
-// stateful StreamableHTTPHandler, and the endpoint holds one of each over
+// revisions with sessions (revisions.go): go-sdk's stateless
+// StreamableHTTPHandler for the first, and for the sessions wunder's own
+// handler over go-sdk's StreamableServerTransport (sessions.go), both over
 // the one *mcp.Server, choosing per request by Mcp-Session-Id and the
 // revision (header, else _meta). Options.Stateless keeps only the
 // stateless one. Lists carry cacheScope private (the catalog is the
 // caller's own) and a ttlMs.
+//
+// Sessions live on every replica (sessions.go, passthrough_replicas.go):
+// a session's record (owner, route, negotiated version, the client's
+// initialize params, log level, upstream session id) is kept in
+// Options.Sessions (package mcpsession; the database when replicas share
+// PostgreSQL), written when initialize succeeds. A replica that gets a
+// request for a session it does not hold checks the record (owner: 403;
+// gone or idle past Options.SessionTimeout: 404) and takes the session
+// over, unseen by the client: a go-sdk session connected with the stored
+// ServerSessionState on /wunder/mcp; on the pass-through the upstream
+// session reused by its stored id, or a connection of its own initialized
+// with the client's stored params. DELETE deletes the record, so every
+// replica answers 404 from then on. The events of /wunder/mcp's response
+// streams are stored too, so Last-Event-ID resumes on any replica; an
+// approval asked by elicitation and answered at another replica is decided
+// there (elicit_replicas.go). A replica forgets its copy of a session idle
+// for a while; the record stays.
 //
 // The handler checks no credential: mounted behind the gateway's one
 // authenticator (gateway.Server.MountChallenged), it reads the principal
@@ -100,7 +118,8 @@
 // and 400) is relayed with its status. Policy and audit are the same on
 // every one of these paths.
 //
-// Goroutines: the go-sdk owns the session goroutines of /wunder/mcp. A
+// Goroutines: the go-sdk owns the session goroutines of /wunder/mcp; a
+// local session's idle timer (time.AfterFunc) closes it when it fires. A
 // pass-through request runs on its HTTP request's goroutine and starts
 // none; a session whose link is a connection has one goroutine that reads
 // the upstream's messages and ends the session when the connection ends,

@@ -142,7 +142,13 @@ func (f *follower) elicit(ctx, wctx context.Context, a *orchestrator.Approval) (
 
 // ask sends one elicitation/create and maps its result to a decision.
 func (f *follower) ask(ctx context.Context, form *approvalForm, problem string) (orchestrator.ApprovalDecision, error) {
-	res, err := f.req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: form.message(problem), RequestedSchema: form.schema})
+	// The approval asked is recorded with the request, so that another
+	// replica that receives the answer decides it (elicit_replicas.go).
+	ask := &elicitAsk{run: f.runID, approval: form.a.ID}
+	res, err := f.req.Session.Elicit(context.WithValue(ctx, elicitKey{}, ask), &mcp.ElicitParams{Mode: "form", Message: form.message(problem), RequestedSchema: form.schema})
+	if ask.wire != "" {
+		f.h.forgetElicit(ctx, f.req.Session.ID(), ask.wire)
+	}
 	if err != nil {
 		return orchestrator.ApprovalDecision{}, err
 	}

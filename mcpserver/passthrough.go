@@ -13,6 +13,8 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,6 +52,8 @@ type passRoute struct {
 	// mu guards the fields below.
 	mu       sync.RWMutex
 	sessions map[string]*passSession // downstream session id -> session
+	// swept is when idle sessions were last dropped (sweep).
+	swept time.Time
 	// slots hold the sessions serving stateless requests, by user
 	// (passthrough_stateless.go); modes whether the upstream serves a
 	// stateless revision itself.
@@ -77,6 +81,14 @@ type passSession struct {
 	// requests (passthrough_stateless.go), no downstream's own; modern
 	// that its upstream serves them without a session, as they came.
 	shared, modern bool
+	// initParams are the downstream's initialize params, with which an
+	// upstream session is opened anew (passthrough_replicas.go); reinit
+	// makes one request at a time do that.
+	initParams json.RawMessage
+	reinit     sync.Mutex
+	// busy counts the requests being served, used is when the last one
+	// ended (unix nanoseconds): an idle session is dropped here (sweep).
+	busy, used atomic.Int64
 	// life ends with the session, and with it every exchange in flight.
 	life context.Context
 	end  context.CancelFunc
@@ -126,10 +138,16 @@ func (rt *passRoute) serveSession(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if s := rt.lookup(w, r); s != nil {
+			defer s.use()()
 			s.listen(w, r)
 		}
 	case http.MethodDelete:
 		if s := rt.lookup(w, r); s != nil {
+			if err := rt.h.opts.Sessions.CloseMCPSession(r.Context(), s.id); err != nil {
+				rt.h.opts.Logger.Error("closing an MCP session in the store", "err", err)
+				http.Error(w, "the session could not be closed: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
 			s.close()
 			w.WriteHeader(http.StatusNoContent)
 		}
@@ -175,30 +193,40 @@ func (rt *passRoute) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s := rt.lookup(w, r); s != nil {
+		defer s.use()()
 		s.serve(w, r, m, body)
 	}
 }
 
-// lookup is the session the request names, nil when there is none (404)
-// or it is not the caller's (403), the response written.
+// lookup is the session the request names, held here or taken over from
+// its record (passthrough_replicas.go); nil when there is none (404:
+// unknown, deleted, idle past the timeout) or it is not the caller's
+// (403), the response written.
 func (rt *passRoute) lookup(w http.ResponseWriter, r *http.Request) *passSession {
 	sid := r.Header.Get(headerSession)
 	if sid == "" {
 		http.Error(w, "Bad Request: "+r.Method+" requires an Mcp-Session-Id header", http.StatusBadRequest)
 		return nil
 	}
+	rt.sweep()
+	rec, status := rt.h.record(r, sid, rt.name)
 	rt.mu.RLock()
 	s := rt.sessions[sid]
 	rt.mu.RUnlock()
-	if s == nil {
-		http.Error(w, "session not found", http.StatusNotFound)
+	if status != 0 {
+		if s != nil && status == http.StatusNotFound {
+			s.close() // ended on another replica, or expired
+		}
+		http.Error(w, sessionProblem[status], status)
 		return nil
 	}
-	if s.owner != "" {
-		if p, _ := orchestrator.PrincipalFrom(r.Context()); p == nil || p.UserID != s.owner {
-			http.Error(w, "session user mismatch", http.StatusForbidden)
-			return nil
-		}
+	if s != nil {
+		return s
+	}
+	s, err := rt.takeOver(r, rec)
+	if err != nil {
+		http.Error(w, "the session could not be resumed here: "+err.Error(), http.StatusBadGateway)
+		return nil
 	}
 	return s
 }
@@ -208,7 +236,7 @@ func (rt *passRoute) lookup(w http.ResponseWriter, r *http.Request) *passSession
 // upstream answered with a result (before the answer goes out, so the
 // client's next request finds it); an error answer leaves none.
 func (rt *passRoute) initialize(w http.ResponseWriter, r *http.Request, m *message, body []byte) {
-	s, err := rt.open(r)
+	s, err := rt.open(r, rand.Text())
 	if err != nil {
 		writeError(w, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
 		return
@@ -225,6 +253,11 @@ func (rt *passRoute) initialize(w http.ResponseWriter, r *http.Request, m *messa
 			s.mu.Lock()
 			s.version = ans.Result.ProtocolVersion
 			s.mu.Unlock()
+			s.initParams = m.Params
+			if err := rt.store(r.Context(), s); err != nil {
+				rt.h.opts.Logger.Error("storing an MCP session", "err", err)
+				return errorAnswer(m.ID, internalError("the session could not be stored: "+err.Error()))
+			}
 			rt.mu.Lock()
 			if s.life.Err() == nil { // not closed meanwhile (Handler.Close)
 				rt.sessions[s.id] = s
@@ -242,10 +275,11 @@ func (rt *passRoute) initialize(w http.ResponseWriter, r *http.Request, m *messa
 	}
 }
 
-// open makes a session and its link, refused once the Handler is closed.
-func (rt *passRoute) open(r *http.Request) (*passSession, error) {
+// open makes session id and its link, refused once the Handler is closed.
+func (rt *passRoute) open(r *http.Request, id string) (*passSession, error) {
 	h := rt.h
-	s := &passSession{id: rand.Text(), route: rt, user: h.opts.UserID, calls: map[string]*context.CancelFunc{}}
+	s := &passSession{id: id, route: rt, user: h.opts.UserID, calls: map[string]*context.CancelFunc{}}
+	s.used.Store(time.Now().UnixNano())
 	if p, _ := orchestrator.PrincipalFrom(r.Context()); p != nil && p.UserID != "" {
 		s.owner, s.user = p.UserID, p.UserID
 	}

@@ -137,10 +137,16 @@ func (s *passSession) serve(w http.ResponseWriter, r *http.Request, m *message, 
 		writeError(w, m.ID, rpcErr)
 		return
 	}
-	if s.exchange(w, r, m, upReq{body: withTraceContext(r.Context(), body), id: m.ID, out: out}, final) {
+	up := upReq{body: withTraceContext(r.Context(), body), id: m.ID, out: out}
+	if s.exchange(w, r, m, up, final) {
+		if s.again(r.Context()) {
+			up.out = s.outFor(r)
+			if !s.exchange(w, r, m, up, final) {
+				return
+			}
+		}
 		final(nil)
-		s.close()
-		http.Error(w, "session not found", http.StatusNotFound)
+		s.gone(w, r)
 	}
 }
 
@@ -254,10 +260,13 @@ func (s *passSession) send(w http.ResponseWriter, r *http.Request, out outHeader
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), notifyTimeout)
 	defer cancel()
 	defer context.AfterFunc(s.life, cancel)()
-	if err := s.link.send(ctx, out, body); err != nil {
+	err := s.link.send(ctx, out, body)
+	if errors.Is(err, errGone) && s.again(ctx) {
+		err = s.link.send(ctx, s.outFor(r), body)
+	}
+	if err != nil {
 		if errors.Is(err, errGone) {
-			s.close()
-			http.Error(w, "session not found", http.StatusNotFound)
+			s.gone(w, r)
 			return
 		}
 		s.route.h.opts.Logger.Warn("pass-through message not forwarded", "server", s.route.name, "err", err)
@@ -271,11 +280,13 @@ func (s *passSession) listen(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	defer context.AfterFunc(s.life, cancel)()
 	msgs, err := s.link.listen(ctx, s.outFor(r))
+	if errors.Is(err, errGone) && s.again(ctx) {
+		msgs, err = s.link.listen(ctx, s.outFor(r))
+	}
 	var status statusError
 	switch {
 	case errors.Is(err, errGone):
-		s.close()
-		http.Error(w, "session not found", http.StatusNotFound)
+		s.gone(w, r)
 	case errors.As(err, &status):
 		http.Error(w, "upstream "+s.route.name+" "+err.Error(), int(status))
 	case err != nil:

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -157,7 +158,7 @@ func (rt *passRoute) shared(r *http.Request, version string) (*passSession, erro
 	if s := slot.s; s != nil && s.life.Err() == nil {
 		return s, nil
 	}
-	s, err := rt.open(r)
+	s, err := rt.open(r, rand.Text())
 	if err != nil {
 		return nil, err
 	}

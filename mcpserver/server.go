@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/internal/i18n"
+	"github.com/wunder/wunder/mcpsession"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -105,8 +107,17 @@ type Options struct {
 	// Attachments converts the attachments argument of wunder@run as
 	// POST /wunder converts its attachments; nil = doc2md's default limits.
 	Attachments *doc2md.Converter
-	Version     string
-	Logger      *slog.Logger
+	// Sessions keeps the records of the MCP sessions (of /wunder/mcp's
+	// session-based revisions and of the pass-through), so that every
+	// replica on one database serves every session (sessions.go); nil = in
+	// memory, the sessions of this process.
+	Sessions mcpsession.Store
+	// SessionTimeout ends a session no request used for this long
+	// (mcp.server.session_timeout_s). Default DefaultSessionTimeout; < 0:
+	// never.
+	SessionTimeout time.Duration
+	Version        string
+	Logger         *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -118,6 +129,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Sessions == nil {
+		o.Sessions = mcpsession.NewMemStore()
+	}
+	switch {
+	case o.SessionTimeout == 0:
+		o.SessionTimeout = DefaultSessionTimeout
+	case o.SessionTimeout < 0:
+		o.SessionTimeout = 0
 	}
 	return o
 }
@@ -145,6 +165,15 @@ type Handler struct {
 	toolsPageSize int
 	// tracer makes the requests' server spans; nil without Options.Tracer.
 	tracer trace.Tracer
+	// front serves /wunder/mcp's sessions (sessions.go); nil with
+	// Options.Stateless.
+	front *sessionFront
+	// shared says the session records outlive this process (Options.Sessions
+	// given): Close then leaves the upstream sessions to other replicas.
+	shared bool
+	// purgeMu guards lastPurge, when idle session records were last purged.
+	purgeMu   sync.Mutex
+	lastPurge time.Time
 }
 
 // New returns the MCP front-end over b.
@@ -153,26 +182,25 @@ func New(b Backend, opts *Options) *Handler {
 	if opts != nil {
 		o = *opts
 	}
-	h := &Handler{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), sessions: map[*passSession]bool{}, routes: map[string]http.Handler{},
+	h := &Handler{b: b, opts: o.withDefaults(), shared: o.Sessions != nil, mux: http.NewServeMux(), sessions: map[*passSession]bool{}, routes: map[string]http.Handler{},
 		toolsPageSize: defaultToolsPageSize}
 	if h.opts.Tracer != nil {
 		h.tracer = h.opts.Tracer.Tracer("github.com/wunder/wunder/mcpserver")
 	}
 	h.server = h.newServer()
 	// One server, two handlers (revisions.go): sessions for the revisions
-	// before 2026-07-28, none from it on.
-	handler := func(stateless bool) http.Handler {
-		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
-			&mcp.StreamableHTTPOptions{Stateless: stateless, Logger: h.opts.Logger, MaxRequestBodyBytes: h.opts.MaxBodyBytes,
-				DisableLocalhostProtection: h.opts.HostsChecked,
-				// From 2026-07-28 the POST is the request's whole life: a
-				// client cancels a call by closing it, and a wunder@run
-				// call cancelled so cancels its run.
-				PropagateRequestCancellation: true})
-	}
-	main := handler(true)
+	// before 2026-07-28 (wunder's own, kept in the store: sessions.go),
+	// none from it on (the SDK's stateless handler).
+	var main http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return h.server },
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: h.opts.Logger, MaxRequestBodyBytes: h.opts.MaxBodyBytes,
+			DisableLocalhostProtection: h.opts.HostsChecked,
+			// From 2026-07-28 the POST is the request's whole life: a
+			// client cancels a call by closing it, and a wunder@run call
+			// cancelled so cancels its run.
+			PropagateRequestCancellation: true})
 	if !h.opts.Stateless {
-		main = h.revisionMux(handler(false), main)
+		h.front = newSessionFront(h)
+		main = h.revisionMux(h.front, main)
 	}
 	h.paths = []string{"/wunder/mcp"}
 	h.mux.Handle("/wunder/mcp", h.auth(main))
@@ -231,10 +259,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 // Server returns the MCP server of /wunder/mcp, for `wunder mcp stdio`.
 func (h *Handler) Server() *mcp.Server { return h.server }
 
-// Close ends the live pass-through sessions (downstream and upstream) and
-// waits for their goroutines; pass-through sessions initialized afterwards
-// are refused.
+// Close ends this process's copies of the live sessions and waits for
+// their goroutines; sessions initialized afterwards are refused. A
+// pass-through session's upstream session is ended too, unless the
+// session records outlive the process (Options.Sessions), so that other
+// replicas go on with it.
 func (h *Handler) Close() {
+	if h.front != nil {
+		h.front.close()
+	}
 	h.sessionsMu.Lock()
 	h.closed = true
 	live := make([]*passSession, 0, len(h.sessions))
@@ -244,6 +277,12 @@ func (h *Handler) Close() {
 	h.sessionsMu.Unlock()
 	var ended sync.WaitGroup
 	for _, s := range live {
+		if h.shared && !s.shared {
+			// Another replica may go on with it: its upstream session is
+			// left open.
+			ended.Go(s.detach)
+			continue
+		}
 		ended.Go(s.close) // each tells its upstream, bounded (closeTimeout)
 	}
 	ended.Wait()
@@ -349,7 +388,7 @@ func (h *Handler) newServer() *mcp.Server {
 		})
 	h.addRunTool(s)
 	h.addApproveTool(s)
-	s.AddReceivingMiddleware(h.traceMiddleware, h.toolsMiddleware)
+	s.AddReceivingMiddleware(h.traceMiddleware, h.toolsMiddleware, h.sessionMiddleware)
 	return s
 }
 

@@ -16,6 +16,8 @@ import (
 
 	"github.com/wunder/wunder/accounts"
 	"github.com/wunder/wunder/accounts/accountstest"
+	"github.com/wunder/wunder/mcpsession"
+	"github.com/wunder/wunder/mcpsession/mcpsessiontest"
 	"github.com/wunder/wunder/memory"
 	"github.com/wunder/wunder/memory/memorytest"
 	"github.com/wunder/wunder/orchestrator"
@@ -141,6 +143,19 @@ func TestAccountStoreSuite(t *testing.T) {
 				postgresDSN(t)
 			}
 			accountstest.RunStoreTests(t, func(t *testing.T) accounts.Store {
+				return open(t, be.fresh(t))
+			})
+		})
+	}
+}
+
+func TestMCPSessionStoreSuite(t *testing.T) {
+	for _, be := range backends() {
+		t.Run(be.name, func(t *testing.T) {
+			if be.name == BackendPostgres {
+				postgresDSN(t)
+			}
+			mcpsessiontest.RunStoreTests(t, func(t *testing.T) mcpsession.Store {
 				return open(t, be.fresh(t))
 			})
 		})

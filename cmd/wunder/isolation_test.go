@@ -63,7 +63,11 @@ type matrixRow struct {
 }
 
 type fixture struct {
-	s                    *server
+	s *server
+	// replica is a second wunder on the same database (PostgreSQL), for
+	// the rows of what must hold across replicas; on SQLite, which one
+	// process owns, it is s.
+	replica              *server
 	alice, bob           string // tokens
 	runA, sessA, sessDel string
 	// sessDel2 and push config p2 are what the others try to delete after
@@ -81,7 +85,7 @@ func TestIsolationMatrix(t *testing.T) {
 
 func isolationMatrix(t *testing.T, dsn string) {
 	up := passThroughUpstream(t) // isolation_passthrough_test.go
-	s := startServer(t, func(c *config.Config) {
+	configure := func(c *config.Config) {
 		c.MCP.Servers = append(c.MCP.Servers, up)
 		if dsn != "" {
 			c.Storage.Postgres.DSN = dsn
@@ -92,8 +96,12 @@ func isolationMatrix(t *testing.T, dsn string) {
 		c.UserTools.AllowPrivateURLs = true // alice's MCP server (isolation_usertools_test.go)
 		c.Concurrency.PerUser = 2           // two of alice's runs wait for approval at once (isolation_approvals_test.go)
 		c.Observability.PProf = true        // admins only (isolation_monitor_test.go)
-	})
-	f := &fixture{s: s}
+	}
+	s := startServer(t, configure)
+	f := &fixture{s: s, replica: s}
+	if dsn != "" {
+		f.replica = startServer(t, configure)
+	}
 	admin := map[string]string{"X-API-Key": "admin-key"}
 	for _, u := range []string{"alice", "bob"} {
 		mustStatus(t, f.rest(t, "POST", "/wunder/admin/user_accounts", `{"user_id":"`+u+`","password":"`+u+`-password"}`, admin), 201)

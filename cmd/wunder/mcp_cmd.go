@@ -31,7 +31,7 @@ func newMCPCmd(rf *rootFlags) *cobra.Command {
 			if err != nil {
 				return withCode(exitFailure, err)
 			}
-			h := newMCPHandler(cfg, a.orch, a.mcp.set, a.gw.HeaderLanguage, a.attach, a.tel.TracerProvider(), log) // no headers: i18n.default_language
+			h := newMCPHandler(cfg, a.orch, a.mcp.set, nil, a.gw.HeaderLanguage, a.attach, a.tel.TracerProvider(), log) // no headers: i18n.default_language
 			err = h.Server().Run(ctx, &mcp.IOTransport{Reader: readCloser{cmd.InOrStdin()}, Writer: writeCloser{cmd.OutOrStdout()}})
 			cerr := a.close(context.WithoutCancel(ctx))
 			if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {

@@ -293,6 +293,9 @@ var (
 	// The MCP SDK's session ids and random request ids, by where they stand.
 	mcpSessionRE = regexp.MustCompile(`(Mcp-Session-Id: )(\S+)`)
 	requestIDRE  = regexp.MustCompile(`("request_?[iI]d": ?")([^"]+)(")`)
+	// The SSE event ids of an MCP session's streams (<stream>_<index>),
+	// by which a client resumes one.
+	mcpEventRE = regexp.MustCompile(`(?m)^(id: )([A-Z2-7]{26})(_\d+)$`)
 	// Page cursors hold an item's time and id: each is named, and a
 	// request may send it back by its placeholder.
 	cursorRE   = regexp.MustCompile(`("(?:next_cursor|nextCursor|nextPageToken|next_page_token)": ?")([^"]+)(")`)
@@ -320,6 +323,10 @@ func (n *normalizer) apply(s string) string {
 	s = mcpSessionRE.ReplaceAllStringFunc(s, func(m string) string {
 		sub := mcpSessionRE.FindStringSubmatch(m)
 		return sub[1] + n.name("mcp-session", sub[2])
+	})
+	s = mcpEventRE.ReplaceAllStringFunc(s, func(m string) string {
+		sub := mcpEventRE.FindStringSubmatch(m)
+		return sub[1] + n.name("mcp-stream", sub[2]) + sub[3]
 	})
 	s = requestIDRE.ReplaceAllString(s, `${1}<request-id>${3}`)
 	s = cursorRE.ReplaceAllStringFunc(s, func(m string) string {

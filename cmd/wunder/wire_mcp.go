@@ -13,6 +13,7 @@ import (
 	"github.com/wunder/wunder/internal/config"
 	"github.com/wunder/wunder/internal/doc2md"
 	"github.com/wunder/wunder/mcpserver"
+	"github.com/wunder/wunder/mcpsession"
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/storage"
 )
@@ -90,7 +91,11 @@ func mountMCP(a *app, p *mcpParts) {
 	if p == nil || !a.cfg.MCP.Server.Enabled {
 		return
 	}
-	p.handler = newMCPHandler(a.cfg, a.orch, p.set, a.gw.HeaderLanguage, a.attach, a.tel.TracerProvider(), a.log)
+	var sessions mcpsession.Store // nil: in memory
+	if a.cfg.MCP.Server.SessionsInDatabase(a.cfg.Storage.EffectiveBackend()) {
+		sessions = a.store
+	}
+	p.handler = newMCPHandler(a.cfg, a.orch, p.set, sessions, a.gw.HeaderLanguage, a.attach, a.tel.TracerProvider(), a.log)
 	for _, path := range p.handler.Paths() {
 		// Behind the gateway's one authenticator, like every front-end; a
 		// 401 there points to the protected-resource metadata (RFC 9728).
@@ -101,14 +106,16 @@ func mountMCP(a *app, p *mcpParts) {
 	}
 }
 
-// newMCPHandler is the MCP front-end; lang is the language of its error
+// newMCPHandler is the MCP front-end; sessions keeps its sessions' records
+// (nil: in memory; the storage backend with mcp.server.session_store, so
+// that every replica serves every session); lang is the language of its error
 // messages for a call's headers (the gateway's rule); attach converts
 // wunder@run's attachments. Over HTTP it reads the principal the gateway
 // established: a user's credential pins the user, and the API key or the
 // anonymous local operator acts as mcp.server.user_id, as does the caller
 // of `wunder mcp stdio`. tracer, when traces are on, gives each request
 // a span of its own.
-func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcptools.Set,
+func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcptools.Set, sessions mcpsession.Store,
 	lang func(http.Header) string, attach *doc2md.Converter, tracer trace.TracerProvider, log *slog.Logger) *mcpserver.Handler {
 	opts := &mcpserver.Options{
 		Stateless: cfg.MCP.Server.Stateless, UserID: cfg.MCP.Server.UserID, PublicURL: cfg.Server.PublicURL, Attachments: attach,
@@ -116,6 +123,7 @@ func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcp
 		Language:     lang, Version: version, Logger: log.With("component", "mcpserver"),
 		HostsChecked: true, // the gateway's guard (server.allowed_hosts)
 		Tracer:       tracer,
+		Sessions:     sessions, SessionTimeout: cfg.MCP.Server.SessionTimeout(),
 	}
 	if cfg.Auth.JWT.JWKSURL != "" {
 		opts.AuthorizationServers = []string{cfg.Auth.JWT.Issuer}

@@ -116,13 +116,49 @@ type MCPEndpoint struct {
 	// knowledge bases, built-ins) on /wunder/mcp next to wunder@run, so an
 	// IDE sees wunder as one aggregated MCP endpoint. Default false.
 	ExposeCatalog bool `yaml:"expose_catalog"`
+	// SessionStore is where the MCP sessions (of /wunder/mcp and the
+	// pass-through routes) are kept: "database" (the storage backend, so
+	// that every replica on one PostgreSQL serves every session),
+	// "memory" (this process only), or "auto" (the default: database on
+	// PostgreSQL, memory on SQLite).
+	SessionStore string `yaml:"session_store"`
+	// SessionTimeoutSeconds ends an MCP session no request used for this
+	// long; 0 = never. Default 86400 (a day).
+	SessionTimeoutSeconds int `yaml:"session_timeout_s"`
+}
+
+// MCP session stores (mcp.server.session_store).
+const (
+	MCPSessionsAuto     = "auto"
+	MCPSessionsDatabase = "database"
+	MCPSessionsMemory   = "memory"
+)
+
+// SessionsInDatabase reports whether the MCP sessions are kept in the
+// storage backend (backend is storage's effective backend).
+func (e MCPEndpoint) SessionsInDatabase(backend string) bool {
+	switch e.SessionStore {
+	case MCPSessionsDatabase:
+		return true
+	case MCPSessionsMemory:
+		return false
+	}
+	return backend == "postgres"
+}
+
+// SessionTimeout is mcp.server.session_timeout_s; < 0 for never.
+func (e MCPEndpoint) SessionTimeout() time.Duration {
+	if e.SessionTimeoutSeconds <= 0 {
+		return -1
+	}
+	return seconds(e.SessionTimeoutSeconds)
 }
 
 func mcpDefaults() MCP {
 	return MCP{
 		TimeoutSeconds:      60,
 		Servers:             []MCPServer{},
-		Server:              MCPEndpoint{Enabled: true, UserID: "wunder"},
+		Server:              MCPEndpoint{Enabled: true, UserID: "wunder", SessionStore: MCPSessionsAuto, SessionTimeoutSeconds: 86400},
 		Elicitation:         MCPElicitDecline,
 		ReadyTimeoutSeconds: 30,
 	}
@@ -137,6 +173,8 @@ func (c *Config) validateMCP(v checker) {
 	atLeast(v, "mcp.timeout_s", m.TimeoutSeconds, 1)
 	atLeast(v, "mcp.ready_timeout_s", m.ReadyTimeoutSeconds, 1)
 	v.oneOf("mcp.elicitation", m.Elicitation, []string{MCPElicitDecline, MCPElicitDefaults})
+	v.oneOf("mcp.server.session_store", m.Server.SessionStore, []string{MCPSessionsAuto, MCPSessionsDatabase, MCPSessionsMemory})
+	atLeast(v, "mcp.server.session_timeout_s", m.Server.SessionTimeoutSeconds, 0)
 	if err := validUserIDString(m.Server.UserID); err != "" {
 		v.fail("mcp.server.user_id", "%s", err)
 	}

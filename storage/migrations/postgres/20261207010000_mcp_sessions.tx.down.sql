@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS mcp_events;
+DROP TABLE IF EXISTS mcp_sessions;
