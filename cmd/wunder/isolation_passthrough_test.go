@@ -27,9 +27,17 @@ func passThroughUpstream(t *testing.T) config.MCPServer {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: name + " ran"}}}, nil
 		})
 	}
+	// Two MCP App pages (isolation_mcpapps_test.go): allow_resources
+	// offers app.html and leaves out hidden.html.
+	for _, name := range []string{"app", "hidden"} {
+		s.AddResource(&mcp.Resource{URI: "ui://" + name + ".html", Name: name, MIMEType: "text/html;profile=mcp-app"},
+			func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+				return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "text/html;profile=mcp-app", Text: "<p>" + name + "</p>"}}}, nil
+			})
+	}
 	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	t.Cleanup(ts.Close)
-	return config.MCPServer{Name: "up", Transport: config.MCPStreamableHTTP, URL: ts.URL, Enabled: true}
+	return config.MCPServer{Name: "up", Transport: config.MCPStreamableHTTP, URL: ts.URL, Enabled: true, AllowResources: []string{"ui://app.html"}}
 }
 
 // passClient opens a pass-through session to up as the caller's
