@@ -142,7 +142,11 @@ func (f *follower) elicit(ctx, wctx context.Context, a *orchestrator.Approval) (
 
 // ask sends one elicitation/create and maps its result to a decision.
 func (f *follower) ask(ctx context.Context, form *approvalForm, problem string) (orchestrator.ApprovalDecision, error) {
-	res, err := f.req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: form.message(problem), RequestedSchema: form.schema})
+	p := &mcp.ElicitParams{Mode: "form", Message: form.message(problem), RequestedSchema: form.schema}
+	if f.task != "" {
+		p.Meta = relatedTask(f.task) // asked for a task's tasks/result
+	}
+	res, err := f.req.Session.Elicit(ctx, p)
 	if err != nil {
 		return orchestrator.ApprovalDecision{}, err
 	}

@@ -33,7 +33,8 @@ func checkStandardHeaders(w http.ResponseWriter, r *http.Request, m *message) (r
 	case method != m.Method:
 		problem = fmt.Sprintf("header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, m.Method)
 	default:
-		key := map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}[m.Method]
+		key := map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+			"tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}[m.Method] // tasks: SEP-2663
 		if key == "" {
 			return false
 		}
