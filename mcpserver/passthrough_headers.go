@@ -43,6 +43,8 @@ func checkStandardHeaders(w http.ResponseWriter, r *http.Request, m *message) (r
 		_ = json.Unmarshal(m.Params, &params)
 		_ = json.Unmarshal(params[key], &body)
 		switch name := r.Header.Get(headerName); {
+		case name == "" && key == "taskId":
+			return false // go-sdk v1.8.0 clients, which know no tasks, send none: a mismatch is refused
 		case name == "":
 			problem = fmt.Sprintf("missing required Mcp-Name header for method %q", m.Method)
 		case name != body:

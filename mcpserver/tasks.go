@@ -504,9 +504,12 @@ func (h *Handler) taskAnswer(ctx context.Context, req *mcp.ServerRequest[*taskPa
 	if run.State.Terminal() && run.LastSeq > 0 {
 		f.from = run.LastSeq - 1 // the final event is the last
 	}
-	res, _, err := f.follow(ctx)
+	res, out, err := f.follow(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if b, err := json.Marshal(out); err == nil { // as the SDK fills a typed tool's result
+		res.StructuredContent = json.RawMessage(b)
 	}
 	res.Meta = relatedTask(run.ID)
 	return res, nil
