@@ -378,7 +378,7 @@ func TestTaskLegacyElicit(t *testing.T) {
 
 // tasksCaps declares the tasks extension (2026-07-28, per request).
 var tasksCaps = &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{
-	Extensions: map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}},
+	Extensions:  map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}},
 	Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}},
 }}
 
