@@ -36,18 +36,21 @@ type taskReply struct {
 	InputRequests mcp.InputRequestMap `json:"inputRequests"`
 }
 
-// taskSession connects a go-sdk client that sends tasks/get and
-// tasks/result, at revision version ("": 2026-07-28).
-func taskSession(t *testing.T, url, version string, opts *mcp.ClientOptions) *mcp.ClientSession {
+// taskSession connects a go-sdk client that sends tasks/get, tasks/cancel
+// and tasks/result, at revision version ("": 2026-07-28), with headers hdr.
+func taskSession(t *testing.T, url, version string, hdr map[string]string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "ide", Version: "1"}, opts)
-	if err := mcp.AddSendingCustomMethod[*taskParams, *taskReply](c, "tasks/get"); err != nil {
-		t.Fatal(err)
+	for _, m := range []string{"tasks/get", "tasks/cancel"} {
+		if err := mcp.AddSendingCustomMethod[*taskParams, *taskReply](c, m); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := mcp.AddSendingCustomMethod[*taskParams, *mcp.CallToolResult](c, "tasks/result"); err != nil {
 		t.Fatal(err)
 	}
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + "/wunder/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url + "/wunder/mcp", HTTPClient: &http.Client{Transport: headerRT{hdr: hdr}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,13 +61,16 @@ func taskSession(t *testing.T, url, version string, opts *mcp.ClientOptions) *mc
 // startTask sends a 2025-11-25 session's tools/call of wunder__run with
 // params.task as raw JSON-RPC (go-sdk's CallToolParams has no task) and
 // returns the task id.
-func startTask(t *testing.T, url string, cs *mcp.ClientSession, args map[string]any) string {
+func startTask(t *testing.T, url string, hdr map[string]string, cs *mcp.ClientSession, args map[string]any) string {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call",
 		"params": map[string]any{"name": "wunder__run", "arguments": args, "task": map[string]any{"ttl": 60000}}})
 	req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, url+"/wunder/mcp", bytes.NewReader(body))
 	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
 		"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": "2025-11-25"} {
+		req.Header.Set(k, v)
+	}
+	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
@@ -108,25 +114,13 @@ func TestMCPTaskProcess(t *testing.T) {
 	dir, port := dataDir(t), freePort(t)
 	cfgPath := writeFaultConfig(t, dir, port, model.URL, "", "approvals:\n  tools: [write_file]")
 	a := startWunder(t, cfgPath, port)
-	id := startTask(t, a.URL, taskSession(t, a.URL, "2025-11-25", nil), map[string]any{"task": "write a note", "tool_names": []string{"write_file"}})
-	c := client.New(a.URL, "", nil)
-	for ev, err := range c.Follow(t.Context(), "wunder", id, 0, nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if ev.Type == "approval_required" {
-			break
-		}
-	}
-	waitFor(t, 10*time.Second, "the run to be stored waiting", func() bool {
-		r, err := c.GetRun(t.Context(), "wunder", id)
-		return err == nil && r.State == "waiting_approval"
-	})
+	id := startTask(t, a.URL, nil, taskSession(t, a.URL, "2025-11-25", nil, nil), map[string]any{"task": "write a note", "tool_names": []string{"write_file"}})
+	awaitApproval(t, a.URL, nil, "wunder", id)
 	a.Kill9(t)
 
 	b := startWunder(t, cfgPath, port)
 	var asked atomic.Int32
-	cs := taskSession(t, b.URL, "2025-11-25", &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	cs := taskSession(t, b.URL, "2025-11-25", nil, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		asked.Add(1)
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": "approve"}}, nil
 	}})
@@ -141,10 +135,29 @@ func TestMCPTaskProcess(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(dir, "workspaces", "wunder", "notes.txt")); err != nil || string(got) != "hello from fakellm" {
 		t.Errorf("notes.txt: %q %v", got, err)
 	}
-	cur := taskSession(t, b.URL, "", &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{
+	cur := taskSession(t, b.URL, "", nil, &mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{
 		Extensions: map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}})
 	got, err = mcp.CallCustomMethod[*taskParams, *taskReply](t.Context(), cur, "tasks/get", &taskParams{TaskID: id})
 	if err != nil || got.Status != "completed" || got.Result == nil || !strings.Contains(resultText(got.Result), `"state":"finished"`) {
 		t.Fatalf("tasks/get at 2026-07-28: %v %+v", err, got)
 	}
+}
+
+// awaitApproval follows run id (of user, as hdr says) over REST until it
+// asks for an approval and is stored waiting.
+func awaitApproval(t *testing.T, url string, hdr map[string]string, user, id string) {
+	t.Helper()
+	c := client.New(url, "", &http.Client{Transport: headerRT{hdr: hdr}})
+	for ev, err := range c.Follow(t.Context(), user, id, 0, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == "approval_required" {
+			break
+		}
+	}
+	waitFor(t, 10*time.Second, "the run to be stored waiting", func() bool {
+		r, err := c.GetRun(t.Context(), user, id)
+		return err == nil && r.State == "waiting_approval"
+	})
 }
