@@ -62,6 +62,18 @@
 // (input.go): its retry carries the answers and a requestState naming the
 // run, looked up as the caller.
 //
+// wunder@run is also an MCP task (tasks.go): at 2025-11-25 a tools/call
+// with params.task, in the 2026-07-28 tasks extension a call whose client
+// declares it, answers at once with a task whose id is the run's;
+// tasks/get maps the run's state, tasks/result (2025-11-25) follows the
+// run with the core's Wait to the plain call's answer (eliciting
+// approvals), tasks/get inlines it in the extension, whose tasks/update
+// decides approvals with input.go's forms; tasks/cancel cancels the run
+// and tasks/list pages the caller's tasks. Every lookup is the caller's,
+// and a task holds no state beyond its run. go-sdk knows no tasks: the
+// methods are custom methods served by tasksMiddleware, and taskHeaders,
+// in front of the SDK's handler, moves params.task into _meta.
+//
 // With Options.Catalog (config mcp.server.expose_catalog) /wunder/mcp also
 // lists the caller's tool catalog in the registry's wire encoding and runs a
 // called tool directly as the caller (Catalog.CallTool); output deltas

@@ -145,7 +145,11 @@ func (f *follower) ask(ctx context.Context, form *approvalForm, problem string) 
 	// The approval asked is recorded with the request, so that another
 	// replica that receives the answer decides it (elicit_replicas.go).
 	ask := &elicitAsk{run: f.runID, approval: form.a.ID}
-	res, err := f.req.Session.Elicit(context.WithValue(ctx, elicitKey{}, ask), &mcp.ElicitParams{Mode: "form", Message: form.message(problem), RequestedSchema: form.schema})
+	p := &mcp.ElicitParams{Mode: "form", Message: form.message(problem), RequestedSchema: form.schema}
+	if f.task != "" {
+		p.Meta = relatedTask(f.task) // asked for a task's tasks/result
+	}
+	res, err := f.req.Session.Elicit(context.WithValue(ctx, elicitKey{}, ask), p)
 	if ask.wire != "" {
 		f.h.forgetElicit(ctx, f.req.Session.ID(), ask.wire)
 	}

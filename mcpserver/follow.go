@@ -32,13 +32,15 @@ type answer struct {
 	res *mcp.CallToolResult
 	out RunOutput
 	err error
+	// pending: the answer lists what the run waits for (waiting).
+	pending bool
 }
 
 func (a *answer) unpack() (*mcp.CallToolResult, RunOutput, error) { return a.res, a.out, a.err }
 
 func (f *follower) failedAnswer(err error) *answer {
 	res, out, err := f.failed(err)
-	return &answer{res, out, err}
+	return &answer{res: res, out: out, err: err}
 }
 
 // failed is the answer of a core error, in the caller's language.
@@ -66,6 +68,11 @@ type follower struct {
 	// one (input.go).
 	problems     map[string]string
 	failedRounds int
+	// task is the MCP task whose result the follower reads (tasks.go):
+	// then the run goes on when the caller leaves, a pause the caller
+	// cannot decide is waited out, and the follow starts after seq from.
+	task string
+	from int64
 }
 
 // follow follows the run to its final event and answers the call; at
@@ -91,7 +98,7 @@ func (f *follower) follow(ctx context.Context) (*mcp.CallToolResult, RunOutput, 
 		}
 		return nil
 	}
-	for after := int64(0); ; {
+	for after := f.from; ; {
 		st, err := f.h.b.Wait(ctx, f.user, f.runID, after, progress)
 		switch {
 		case err != nil:
@@ -106,15 +113,23 @@ func (f *follower) follow(ctx context.Context) (*mcp.CallToolResult, RunOutput, 
 			after = st.Event.Seq
 		case st.Event.Type == orchestrator.EventFinal:
 			return f.final(st.Event).unpack()
+		case f.task != "" && st.Run != nil && st.Run.State.Terminal():
+			// Ended at or before seq from, its final event no longer
+			// logged (storage.event_retention_days): the stored run says
+			// the same.
+			return f.finalOf(st.Run).unpack()
 		default:
 			return f.failed(fmt.Errorf("%w: the event log of run %s ended without a final event", orchestrator.ErrUnavailable, f.runID))
 		}
 	}
 }
 
-// abandon cancels the run of a call its caller cancelled (or left).
+// abandon cancels the run of a call its caller cancelled (or left); a
+// task's run goes on (tasks/cancel cancels it).
 func (f *follower) abandon(ctx context.Context) *answer {
-	_, _ = f.h.b.Cancel(context.WithoutCancel(ctx), f.user, f.runID)
+	if f.task == "" {
+		_, _ = f.h.b.Cancel(context.WithoutCancel(ctx), f.user, f.runID)
+	}
 	return &answer{err: ctx.Err()}
 }
 
@@ -124,6 +139,16 @@ func (f *follower) final(ev orchestrator.Event) *answer {
 	if err := json.Unmarshal(ev.Data, &fd); err != nil {
 		return f.failedAnswer(fmt.Errorf("final event: %w", err))
 	}
+	return f.finalData(fd)
+}
+
+// finalOf is the answer of an ended run as stored.
+func (f *follower) finalOf(r *orchestrator.Run) *answer {
+	return f.finalData(orchestrator.FinalData{Answer: r.Answer, State: r.State, Usage: r.Usage, StopReason: r.StopReason, Error: r.Error})
+}
+
+// finalData is the answer of a run that ended so.
+func (f *follower) finalData(fd orchestrator.FinalData) *answer {
 	out := RunOutput{Answer: fd.Answer, SessionID: f.sessionID, RunID: f.runID, State: fd.State, Usage: &fd.Usage, StopReason: string(fd.StopReason)}
 	text, _ := json.Marshal(out)
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}}
@@ -140,6 +165,18 @@ func (f *follower) final(ev orchestrator.Event) *answer {
 // once with what is pending. A caller of revision 2026-07-28 is asked with
 // an input-required result (input.go).
 func (f *follower) onPause(ctx context.Context, p orchestrator.Waited) *answer {
+	if f.task != "" {
+		// A task's result waits for the run's end: a caller that can be
+		// asked decides by elicitation, and the pause of one that cannot
+		// (or did not answer) is decided elsewhere (wunder@approve, the
+		// console).
+		if len(p.Approvals) > 0 && f.h.canElicit(f.req.Session) {
+			if ans := f.elicitAll(ctx, p.Approvals, p.Event.Seq); ans != nil && !ans.pending {
+				return ans
+			}
+		}
+		return nil
+	}
 	if len(p.Approvals) > 0 {
 		switch {
 		case f.h.canElicit(f.req.Session):
@@ -181,7 +218,7 @@ func (f *follower) waiting(state orchestrator.RunState, pending []*orchestrator.
 		text, _ := json.Marshal(out)
 		return &answer{res: &mcp.CallToolResult{IsError: problem != "", Content: []mcp.Content{
 			&mcp.TextContent{Text: b.String()}, &mcp.TextContent{Text: string(text)},
-		}}, out: out}
+		}}, out: out, pending: true}
 	}
 	fmt.Fprintf(&b, "Run %s waits for a person's decision on %d tool call(s):\n", f.runID, len(pending))
 	for _, a := range pending {
@@ -199,5 +236,5 @@ func (f *follower) waiting(state orchestrator.RunState, pending []*orchestrator.
 	res := &mcp.CallToolResult{IsError: problem != "", Content: []mcp.Content{
 		&mcp.TextContent{Text: b.String()}, &mcp.TextContent{Text: string(text)},
 	}}
-	return &answer{res: res, out: out}
+	return &answer{res: res, out: out, pending: true}
 }

@@ -78,13 +78,20 @@ func (h *Handler) canAskInput(ss *mcp.ServerSession) bool {
 // elicitation per approval, the problems of the last answers at the top of
 // their messages.
 func (f *follower) inputRequired(pending []*orchestrator.Approval) *answer {
+	state := inputState{Run: f.runID, Session: f.sessionID, Failed: f.failedRounds}
+	return &answer{res: &mcp.CallToolResult{InputRequests: approvalRequests(f.runID, pending, f.problems), RequestState: state.encode()}}
+}
+
+// approvalRequests are the input requests of a run's pending approvals,
+// keyed by approval id (unique over the run's life): an input-required
+// result's, and a task's inputRequests (tasks.go).
+func approvalRequests(runID string, pending []*orchestrator.Approval, problems map[string]string) mcp.InputRequestMap {
 	reqs := mcp.InputRequestMap{}
 	for _, a := range pending {
-		form := newApprovalForm(a, f.runID)
-		reqs[a.ID] = &mcp.ElicitParams{Mode: "form", Message: form.message(f.problems[a.ID]), RequestedSchema: form.schema}
+		form := newApprovalForm(a, runID)
+		reqs[a.ID] = &mcp.ElicitParams{Mode: "form", Message: form.message(problems[a.ID]), RequestedSchema: form.schema}
 	}
-	state := inputState{Run: f.runID, Session: f.sessionID, Failed: f.failedRounds}
-	return &answer{res: &mcp.CallToolResult{InputRequests: reqs, RequestState: state.encode()}}
+	return reqs
 }
 
 // resume serves the retry of a call that answered input-required: it
@@ -95,31 +102,23 @@ func (h *Handler) resume(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if err != nil {
 		return nil, RunOutput{}, invalidParams(lang, "requestState is not one wunder issued: "+err.Error())
 	}
-	f := &follower{h: h, req: req, user: h.userOf(req.Extra), runID: st.Run, sessionID: st.Session, problems: map[string]string{}}
+	f := &follower{h: h, req: req, user: h.userOf(req.Extra), runID: st.Run, sessionID: st.Session}
 	pending, err := f.pending(ctx) // as the caller: another user's run is not found
 	if err != nil {
 		return failed(lang, err)
 	}
-	for _, a := range pending {
-		f.quietUntil = a.ID // the follow replays the log: quiet up to this round
-		r, ok := req.Params.InputResponses[a.ID].(*mcp.ElicitResult)
-		if !ok {
-			continue // not answered: asked again
-		}
-		d, err := newApprovalForm(a, st.Run).decision(r)
-		if err == nil {
-			_, err = h.b.Decide(ctx, f.user, st.Run, a.ID, d)
-			switch {
-			case err == nil && d.Decision == orchestrator.DecisionCancel:
-				return f.follow(ctx) // the run ends: nothing more to decide
-			case err == nil, errors.Is(err, orchestrator.ErrConflict): // decided (here or elsewhere meanwhile)
-				continue
-			case !errors.Is(err, orchestrator.ErrInvalidArgument):
-				return failed(lang, err)
-			}
-		}
-		f.problems[a.ID] = err.Error()
+	if len(pending) > 0 {
+		f.quietUntil = pending[len(pending)-1].ID // the follow replays the log: quiet up to this round
 	}
+	problems, cancelledBy, err := h.decideAnswers(ctx, f.user, st.Run, pending, req.Params.InputResponses)
+	switch {
+	case err != nil:
+		return failed(lang, err)
+	case cancelledBy != "":
+		f.quietUntil = cancelledBy
+		return f.follow(ctx) // the run ends: nothing more to decide
+	}
+	f.problems = problems
 	if len(f.problems) > 0 {
 		f.failedRounds = st.Failed + 1
 	}
@@ -135,4 +134,35 @@ func (h *Handler) resume(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 			fmt.Sprintf("Asking for decisions failed twice (last: %s); %d approval(s) are still pending.", last, len(pending))).unpack()
 	}
 	return f.follow(ctx)
+}
+
+// decideAnswers decides, as user, each of a run's pending approvals that
+// responses answer (keyed by approval id, as inputRequests asked them):
+// the retry of an input-required result, and a task's tasks/update
+// (tasks.go). An unanswered approval is left pending. It returns why the
+// answers it could not use were unusable, by approval id; the approval
+// whose answer cancelled the run (nothing more is decided after it); and
+// a core error. An approval decided elsewhere meanwhile is no problem.
+func (h *Handler) decideAnswers(ctx context.Context, user, runID string, pending []*orchestrator.Approval, responses mcp.InputResponseMap) (problems map[string]string, cancelledBy string, err error) {
+	problems = map[string]string{}
+	for _, a := range pending {
+		r, ok := responses[a.ID].(*mcp.ElicitResult)
+		if !ok {
+			continue // not answered: asked again
+		}
+		d, err := newApprovalForm(a, runID).decision(r)
+		if err == nil {
+			_, err = h.b.Decide(ctx, user, runID, a.ID, d)
+			switch {
+			case err == nil && d.Decision == orchestrator.DecisionCancel:
+				return problems, a.ID, nil
+			case err == nil, errors.Is(err, orchestrator.ErrConflict): // decided (here or elsewhere meanwhile)
+				continue
+			case !errors.Is(err, orchestrator.ErrInvalidArgument):
+				return problems, "", err
+			}
+		}
+		problems[a.ID] = err.Error()
+	}
+	return problems, "", nil
 }

@@ -33,7 +33,8 @@ func checkStandardHeaders(w http.ResponseWriter, r *http.Request, m *message) (r
 	case method != m.Method:
 		problem = fmt.Sprintf("header mismatch: Mcp-Method header value '%s' does not match body value '%s'", method, m.Method)
 	default:
-		key := map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}[m.Method]
+		key := map[string]string{"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+			"tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}[m.Method] // tasks: SEP-2663
 		if key == "" {
 			return false
 		}
@@ -42,6 +43,8 @@ func checkStandardHeaders(w http.ResponseWriter, r *http.Request, m *message) (r
 		_ = json.Unmarshal(m.Params, &params)
 		_ = json.Unmarshal(params[key], &body)
 		switch name := r.Header.Get(headerName); {
+		case name == "" && key == "taskId":
+			return false // go-sdk v1.8.0 clients, which know no tasks, send none: a mismatch is refused
 		case name == "":
 			problem = fmt.Sprintf("missing required Mcp-Name header for method %q", m.Method)
 		case name != body:

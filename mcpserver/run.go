@@ -67,21 +67,28 @@ func (h *Handler) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput
 	if strings.TrimSpace(in.Task) == "" {
 		return nil, RunOutput{}, invalidParams(h.langOf(req.Extra), "task is required")
 	}
-	user := h.userOf(req.Extra)
-	atts, err := h.attachments(ctx, in.Attachments)
-	if err != nil {
-		return failed(h.langOf(req.Extra), err) // before the run starts: nothing is stored
-	}
-	run, err := h.b.Start(ctx, orchestrator.RunRequest{
-		UserID: user, SessionID: in.SessionID, Question: in.Task, ToolNames: in.ToolNames, PreloadSkills: in.PreloadSkills,
-		ExcludeTools: []string{RunTool, ApproveTool}, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendMCP, ApprovalMode: in.ApprovalMode,
-		Attachments: atts, Delivery: deliveryOf(req.Params.GetProgressToken()),
-	})
+	run, err := h.startRun(ctx, req, in, deliveryOf(req.Params.GetProgressToken()), nil)
 	if err != nil {
 		return failed(h.langOf(req.Extra), err)
 	}
-	f := &follower{h: h, req: req, user: user, runID: run.ID, sessionID: run.SessionID}
+	f := &follower{h: h, req: req, user: h.userOf(req.Extra), runID: run.ID, sessionID: run.SessionID}
 	return f.follow(ctx)
+}
+
+// startRun starts the run of a wunder@run call as the caller, read with
+// delivery d; metadata goes with it (tasks.go marks a task's run so). Its
+// errors are the core's (an unusable attachment is one before the run
+// starts: nothing is stored).
+func (h *Handler) startRun(ctx context.Context, req *mcp.CallToolRequest, in RunInput, d orchestrator.Delivery, metadata map[string]string) (*orchestrator.Run, error) {
+	atts, err := h.attachments(ctx, in.Attachments)
+	if err != nil {
+		return nil, err
+	}
+	return h.b.Start(ctx, orchestrator.RunRequest{
+		UserID: h.userOf(req.Extra), SessionID: in.SessionID, Question: in.Task, ToolNames: in.ToolNames, PreloadSkills: in.PreloadSkills,
+		ExcludeTools: []string{RunTool, ApproveTool}, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendMCP, ApprovalMode: in.ApprovalMode,
+		Attachments: atts, Delivery: d, Metadata: metadata,
+	})
 }
 
 // attachments converts wunder@run's attachments (internal/doc2md); an

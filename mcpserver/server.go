@@ -32,6 +32,9 @@ type Backend interface {
 	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
 	Wait(ctx context.Context, userID, runID string, after int64, each func(orchestrator.Event) error) (orchestrator.Waited, error)
 	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
+	// GetRun and ListRuns read the runs of wunder@run's tasks (tasks.go).
+	GetRun(ctx context.Context, userID, runID string) (*orchestrator.Run, error)
+	ListRuns(ctx context.Context, f orchestrator.RunFilter) ([]*orchestrator.Run, error)
 	Registry() *orchestrator.Registry
 	// The one policy point and its audit, for the pass-through
 	// (passthrough_policy.go).
@@ -203,7 +206,7 @@ func New(b Backend, opts *Options) *Handler {
 		main = h.revisionMux(h.front, main)
 	}
 	h.paths = []string{"/wunder/mcp"}
-	h.mux.Handle("/wunder/mcp", h.auth(main))
+	h.mux.Handle("/wunder/mcp", h.auth(h.taskHeaders(main)))
 	if o.Upstreams != nil {
 		// One subtree for every upstream, looked up per request: servers an
 		// admin adds or removes while wunder runs get or lose their route.
@@ -388,7 +391,8 @@ func (h *Handler) newServer() *mcp.Server {
 		})
 	h.addRunTool(s)
 	h.addApproveTool(s)
-	s.AddReceivingMiddleware(h.traceMiddleware, h.toolsMiddleware, h.sessionMiddleware)
+	h.addTaskMethods(s)
+	s.AddReceivingMiddleware(h.traceMiddleware, h.tasksMiddleware, h.toolsMiddleware, h.sessionMiddleware)
 	return s
 }
 

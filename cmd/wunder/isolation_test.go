@@ -290,6 +290,7 @@ func (f *fixture) rows() []matrixRow {
 	mcpRow("session", "continue (wunder__run)", "wunder__run", map[string]any{"task": "again", "session_id": f.sessA})
 	mcpRow("workspace file", "read (catalog read_file)", "read_file", map[string]any{"path": "notes.txt"})
 	rows = append(rows, f.mcpApprovalRows()...) // isolation_mcpapprovals_test.go
+	rows = append(rows, f.mcpTaskRows()...)     // isolation_mcptasks_test.go
 
 	// Connect over each protocol.
 	for _, p := range []struct {
