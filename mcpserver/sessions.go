@@ -208,7 +208,7 @@ func (f *sessionFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if s := f.lookup(w, r); s != nil {
 			f.begin(s)
 			defer f.end(s)
-			if f.answeredElsewhere(w, r, s) {
+			if f.answeredElsewhere(w, r, s) || f.servedTask(w, r, s) {
 				return
 			}
 			s.t.ServeHTTP(w, r)
