@@ -1,13 +1,10 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -288,64 +285,6 @@ func (h *Handler) tasksMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// tasksInitialize is a 2025-11-25 InitializeResult with capabilities.tasks
-// (go-sdk's ServerCapabilities has no such field).
-type tasksInitialize struct{ *mcp.InitializeResult }
-
-func (t *tasksInitialize) MarshalJSON() ([]byte, error) {
-	return patchJSON(t.InitializeResult, func(m map[string]json.RawMessage) error {
-		var caps map[string]json.RawMessage
-		if err := json.Unmarshal(m["capabilities"], &caps); err != nil {
-			return err
-		}
-		caps["tasks"] = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
-		b, err := json.Marshal(caps)
-		m["capabilities"] = b
-		return err
-	})
-}
-
-// tasksToolList is a 2025-11-25 tools/list page whose wunder@run says
-// execution.taskSupport optional (go-sdk's Tool has no such field).
-type tasksToolList struct {
-	*mcp.ListToolsResult
-	run string
-}
-
-func (t *tasksToolList) MarshalJSON() ([]byte, error) {
-	return patchJSON(t.ListToolsResult, func(m map[string]json.RawMessage) error {
-		var tools []map[string]json.RawMessage
-		if err := json.Unmarshal(m["tools"], &tools); err != nil {
-			return err
-		}
-		for _, tool := range tools {
-			var name string
-			if json.Unmarshal(tool["name"], &name) == nil && name == t.run {
-				tool["execution"] = json.RawMessage(`{"taskSupport":"optional"}`)
-			}
-		}
-		b, err := json.Marshal(tools)
-		m["tools"] = b
-		return err
-	})
-}
-
-// patchJSON marshals v as an object and has patch change its members.
-func patchJSON(v any, patch func(map[string]json.RawMessage) error) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, err
-	}
-	if err := patch(m); err != nil {
-		return nil, err
-	}
-	return json.Marshal(m)
-}
-
 // createTask serves a tools/call that asks for a task, and reports whether
 // it did: one with params.task on 2025-11-25 (moved into _meta by
 // taskHeaders), and a call of wunder@run whose 2026-07-28 client declares
@@ -607,81 +546,3 @@ func (h *Handler) listTasks(ctx context.Context, user, lang, cursor string) (mcp
 
 // taskListScan bounds the pages of runs one tasks/list reads.
 const taskListScan = 10
-
-// taskHeaders is the HTTP side of tasks in front of the SDK's handler: a
-// 2025-11-25 session's tools/call with params.task gets it moved into
-// _meta (metaTaskParam), which the SDK keeps; a 2026-07-28 tasks/get,
-// tasks/update or tasks/cancel whose Mcp-Name is not its taskId is
-// refused with HTTP 400 and -32020, as go-sdk refuses a tools/call's
-// (SEP-2663's routing header). Other requests pass unread, and a body it
-// reads goes on whole (over the size limit: unchanged, the SDK answers).
-func (h *Handler) taskHeaders(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rev := r.Header.Get(headerProtocol)
-		switch {
-		case r.Method != http.MethodPost || r.Body == nil:
-		case rev >= protocolNoServerRequests:
-			switch r.Header.Get(headerMethod) {
-			case "tasks/get", "tasks/update", "tasks/cancel":
-				body, m, _ := h.peek(r)
-				if m != nil && checkStandardHeaders(w, r, m) {
-					return
-				}
-				r.Body = body
-			}
-		case rev == revisionTasks && r.Header.Get(headerSession) != "":
-			body, m, head := h.peek(r)
-			if m != nil && m.Method == "tools/call" && m.kind() == kindRequest {
-				if b, ok := moveTaskParam(m.Params, head); ok {
-					body = io.NopCloser(bytes.NewReader(b))
-					r.ContentLength = int64(len(b))
-					r.Header.Del("Content-Length")
-				}
-			}
-			r.Body = body
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// peek reads a request's body (up to the limit) and its message, nil when
-// it is none (a batch, not JSON, too large); the body returned reads it
-// all again.
-func (h *Handler) peek(r *http.Request) (io.ReadCloser, *message, []byte) {
-	limit := h.opts.MaxBodyBytes
-	if limit <= 0 {
-		limit = mcp.DefaultMaxRequestBodyBytes
-	}
-	head, err := io.ReadAll(io.LimitReader(r.Body, limit))
-	body := readCloser{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
-	if err != nil || int64(len(head)) >= limit || !bytes.Contains(head, []byte(`"task`)) {
-		return body, nil, nil
-	}
-	m, err := readMessage(head)
-	if err != nil {
-		return body, nil, nil
-	}
-	return body, m, head
-}
-
-// moveTaskParam moves a tools/call's params.task into params._meta
-// (metaTaskParam) and returns the message, body, anew; false when it has
-// none.
-func moveTaskParam(raw json.RawMessage, body []byte) ([]byte, bool) {
-	var params, meta, msg map[string]json.RawMessage
-	if json.Unmarshal(raw, &params) != nil || params["task"] == nil || json.Unmarshal(body, &msg) != nil {
-		return nil, false
-	}
-	if m := params["_meta"]; m != nil && json.Unmarshal(m, &meta) != nil {
-		return nil, false
-	}
-	if meta == nil {
-		meta = map[string]json.RawMessage{}
-	}
-	meta[metaTaskParam] = params["task"]
-	delete(params, "task")
-	params["_meta"], _ = json.Marshal(meta)
-	msg["params"], _ = json.Marshal(params)
-	b, err := json.Marshal(msg)
-	return b, err == nil
-}
