@@ -59,7 +59,7 @@ func (s *Server) handleAppResource(w http.ResponseWriter, r *http.Request) {
 	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
-	case errors.As(err, &rpcErr) && (rpcErr.Code == mcp.CodeResourceNotFound || rpcErr.Code == -32002):
+	case errors.As(err, &rpcErr) && (rpcErr.Code == jsonrpc.CodeInvalidParams || rpcErr.Code == -32002):
 		// go-sdk v1.8.0 answers -32602, older servers the custom -32002
 		writeError(w, r, fmt.Errorf("%w: resource %s of mcp server %s: %s", orchestrator.ErrNotFound, upstream, server, rpcErr.Message))
 		return
