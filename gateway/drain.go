@@ -8,9 +8,9 @@ import (
 	"github.com/wunder/wunder/internal/sse"
 )
 
-// Drain ends, at once, every event stream the server serves and every
-// one it opens from now on, resumably: each ends with a retry: hint and
-// no error event, and its client reconnects with Last-Event-ID (behind a
+// Drain ends, at once, every event stream the server serves, resumably,
+// and every one opened from now on before its first event: each ends with
+// a retry: hint and no error event, and its client reconnects with Last-Event-ID (behind a
 // balancer, to another replica) and misses nothing. A stopping server
 // calls it once its readiness said no for long enough
 // (server.drain_delay_s), before it stops its runs. It may be called more

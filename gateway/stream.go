@@ -22,6 +22,9 @@ import (
 func (s *Server) stream(sw *sse.Writer, r *http.Request, userID, runID string, after int64) {
 	openStreams.Add(1)
 	defer openStreams.Add(-1)
+	if s.drained(sw, r) {
+		return // opened while draining: the client goes elsewhere at once
+	}
 	ctx, stop := s.drainable(r.Context())
 	defer stop()
 	events := func(ctx context.Context) iter.Seq2[orchestrator.Event, error] {

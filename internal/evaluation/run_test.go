@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -310,10 +311,31 @@ func TestCancelledEvaluation(t *testing.T) {
 	if _, err := m.Cancel(t.Context(), "ev_unknown"); !errors.Is(err, orchestrator.ErrNotFound) {
 		t.Errorf("Cancel of an unknown run = %v, want not found", err)
 	}
+	// Follow it live before the cancel: a watch that begins after the end
+	// replays the stored run, which keeps no eval_log.
+	next, stop := iter.Pull2(m.Watch(t.Context(), started.ID))
+	defer stop()
+	first, err, ok := next()
+	if !ok || err != nil {
+		t.Fatalf("watching the running evaluation: %v", err)
+	}
 	if _, err := m.Cancel(t.Context(), started.ID); err != nil {
 		t.Fatal(err)
 	}
-	evs := watch(t, m, started.ID)
+	evs := []Event{first}
+	for {
+		ev, err, ok := next()
+		if !ok {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	if evs[len(evs)-1].Type != "eval_finished" {
+		t.Fatalf("the stream did not end with eval_finished: %+v", evs)
+	}
 	if fin, _ := evs[len(evs)-1].Data.(Run); fin.Status != StatusCancelled {
 		t.Errorf("finished = %+v, want cancelled", fin)
 	}
