@@ -28,7 +28,11 @@ func TestCoreIsolatesUsers(t *testing.T) {
 	waiting := mustStart(t, h.o, orchestrator.RunRequest{UserID: "alice", Question: "ship it", ToolNames: []string{"deploy"}})
 	evs := untilEvent(t, h.o, waiting.ID, 0, orchestrator.EventApprovalRequired)
 	approvalID := approvalData(t, evs[len(evs)-1]).ApprovalID
-	waitState(t, h.store, waiting.ID, orchestrator.RunWaitingApproval)
+	// Settled, not the store: the live run shows the wait a moment after
+	// the store has it.
+	if r, err := h.o.Settled(ctx, "alice", waiting.ID); err != nil || r.State != orchestrator.RunWaitingApproval {
+		t.Fatalf("alice's run settled = %+v, %v; want waiting_approval", r, err)
+	}
 	history, err := h.o.History(ctx, "alice", done.SessionID, 0)
 	if err != nil || len(history) == 0 {
 		t.Fatalf("alice's history = %v, %v", history, err)
