@@ -2,7 +2,10 @@ package mcpserver
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -33,8 +36,23 @@ func (h *Handler) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return h.readAppResource(ctx, next, req)
 			}
 		}
+		if undeclared[method] && (h.capabilities().Resources == nil || !strings.HasPrefix(method, "resources/")) {
+			// go-sdk answers these with empty lists whatever the server
+			// declared; a client (and the conformance suite) then takes
+			// the server to offer what it says it does not.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found: this server offers no %s", method, strings.Split(method, "/")[0])}
+		}
 		return next(ctx, method, req)
 	}
+}
+
+// undeclared are the methods of the capabilities /wunder/mcp declares
+// only when it offers them: prompts never, resources with MCP Apps
+// (capabilities).
+var undeclared = map[string]bool{
+	"prompts/list": true, "prompts/get": true,
+	"resources/list": true, "resources/read": true, "resources/templates/list": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
 }
 
 // listTools answers tools/list: wunder@run and wunder@approve (as the SDK
