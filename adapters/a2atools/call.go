@@ -76,14 +76,37 @@ func (o *outcome) putArtifact(a w.Artifact, appendTo bool) {
 	for i := range o.Artifacts {
 		if o.Artifacts[i].ID == a.ArtifactID {
 			if appendTo {
-				o.Artifacts[i].Text += a.Text()
+				o.Artifacts[i].Text += artifactText(a)
 			} else {
-				o.Artifacts[i].Text = a.Text()
+				o.Artifacts[i].Text = artifactText(a)
 			}
 			return
 		}
 	}
-	o.Artifacts = append(o.Artifacts, artifact{ID: a.ArtifactID, Name: a.Name, Text: a.Text()})
+	o.Artifacts = append(o.Artifacts, artifact{ID: a.ArtifactID, Name: a.Name, Text: artifactText(a)})
+}
+
+// artifactText is an artifact's text as one. Its text parts are the
+// chunks of one text, joined as they came: a streamed append lands as a
+// part of its own, and a snapshot of the task (a resubscription's first
+// event) carries the chunks so, which must read as the appends did. Data
+// and file parts stand on lines of their own.
+func artifactText(a w.Artifact) string {
+	var b strings.Builder
+	prevText := false
+	for _, p := range a.Parts {
+		isText := p.Kind == "text" || (p.Kind == "" && p.Text != "")
+		s := (&w.Artifact{Parts: []w.Part{p}}).Text()
+		if s == "" {
+			continue
+		}
+		if b.Len() > 0 && !(isText && prevText) {
+			b.WriteString("\n")
+		}
+		b.WriteString(s)
+		prevText = isText
+	}
+	return b.String()
 }
 
 func (o *outcome) finish() {
