@@ -72,6 +72,15 @@ func (l *loop) applyDecision(c pendingCall, a *Approval) pendingCall {
 	if a.Decision != nil {
 		d = *a.Decision
 	}
+	if a.Kind == KindQuestion {
+		if a.State != ApprovalAnswered {
+			c.preset = ErrorResult("the user did not answer this question")
+			return c
+		}
+		l.log.emit(EventUserInputAnswered, UserInputAnsweredData{QuestionID: a.ID, Answer: d.Answer, By: d.By})
+		c.preset = answerResult(a)
+		return c
+	}
 	l.log.emit(EventApprovalDecided, ApprovalDecidedData{ApprovalID: a.ID, Tool: a.Tool, State: a.State, Decision: d.Decision,
 		Arguments: d.Arguments, Reason: d.Reason, By: d.By})
 	switch a.State {

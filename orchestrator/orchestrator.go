@@ -70,6 +70,9 @@ type Options struct {
 	// Approvals says which calls wait for a person's decision
 	// (approval.go); by default none.
 	Approvals ApprovalPolicy
+	// Questions says how long ask_user's questions wait and what happens
+	// when nobody answers (question.go).
+	Questions QuestionPolicy
 	// Schemas validates the arguments of an edited approval against the
 	// tool's input schema; nil checks only required properties.
 	Schemas SchemaValidator
@@ -164,6 +167,7 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	o.Approvals = o.Approvals.withDefaults()
+	o.Questions = o.Questions.withDefaults()
 	o.Compaction = o.Compaction.withDefaults()
 	if o.Tokens == nil {
 		o.Tokens = NewEstimateCounter()

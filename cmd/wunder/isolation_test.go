@@ -94,7 +94,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 		c.A2A.Push.AllowPrivate = true
 		c.MCP.Server.ExposeCatalog = true
 		c.UserTools.AllowPrivateURLs = true // alice's MCP server (isolation_usertools_test.go)
-		c.Concurrency.PerUser = 2           // two of alice's runs wait for approval at once (isolation_approvals_test.go)
+		c.Concurrency.PerUser = 4           // two of alice's runs wait for approval, two for her answer, at once (isolation_approvals_test.go, isolation_questions_test.go)
 		c.Observability.PProf = true        // admins only (isolation_monitor_test.go)
 	}
 	s := startServer(t, configure)
@@ -271,6 +271,7 @@ func (f *fixture) rows() []matrixRow {
 
 	rows = append(rows, f.knowledgeRows()...) // isolation_knowledge_test.go
 	rows = append(rows, f.approvalRows()...)  // isolation_approvals_test.go
+	rows = append(rows, f.questionRows()...)  // isolation_questions_test.go
 	rows = append(rows, f.monitorRows()...)   // isolation_monitor_test.go
 	rows = append(rows, f.authRows()...)      // isolation_auth_test.go
 	rows = append(rows, f.configRows()...)    // isolation_config_test.go

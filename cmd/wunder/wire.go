@@ -244,7 +244,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Watcher:      store.Watcher(), // PostgreSQL: replicas hear of each other's runs at once
 		Replan: orchestrator.ReplanPolicy{Enabled: cfg.Replan.Enabled, MaxRetries: cfg.Replan.MaxRetries,
 			MaxReplans: cfg.Replan.MaxReplans, GoalCheck: cfg.GoalCheck.Enabled},
-		Approvals: approvalPolicy(cfg.Approvals), Schemas: schemaValidator{},
+		Approvals: approvalPolicy(cfg.Approvals), Questions: questionPolicy(cfg.Questions), Schemas: schemaValidator{},
 		Memory:     mem,
 		Compaction: compactionOptions(cfg.Compaction),
 		Tokens:     llm.NewTokenCounter(), // tiktoken for OpenAI models, calibrated estimates for others

@@ -39,6 +39,7 @@ type Config struct {
 	Replan        Replan        `yaml:"replan"`
 	GoalCheck     GoalCheck     `yaml:"goal_check"`
 	Approvals     Approvals     `yaml:"approvals"`
+	Questions     Questions     `yaml:"questions"`
 	UserTools     UserTools     `yaml:"user_tools"`
 	Knowledge     Knowledge     `yaml:"knowledge"`
 	Memory        Memory        `yaml:"memory"`

@@ -103,6 +103,7 @@ func Default() *Config {
 		Skills:    skillsDefaults(),
 		Replan:    replanDefaults(),
 		Approvals: approvalDefaults(),
+		Questions: questionDefaults(),
 
 		UserTools:   userToolsDefaults(),
 		Knowledge:   knowledgeDefaults(),
