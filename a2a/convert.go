@@ -85,7 +85,7 @@ func answerArtifact(answer string) w.Artifact {
 // events and the session's history tell.
 func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run, historyLength *int, artifacts bool) (*w.Task, error) {
 	t := &w.Task{ID: r.ID, ContextID: r.SessionID, Status: statusOf(r)}
-	if r.State == orchestrator.RunRunning || r.State == orchestrator.RunWaitingApproval {
+	if r.State == orchestrator.RunRunning || r.State.Waiting() {
 		// The store says what the task waits for: a run still suspending
 		// already asks, a waiting one whose approvals are all decided is
 		// about to go on.
@@ -95,7 +95,7 @@ func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run
 		}
 		if len(pending) > 0 {
 			t.Status.State, t.Status.Message = w.StateInputRequired, inputMessage(r, pending)
-		} else if r.State == orchestrator.RunWaitingApproval {
+		} else if r.State.Waiting() {
 			t.Status.State = w.StateWorking
 		}
 	}
@@ -145,6 +145,9 @@ func (h *Handler) eventsOf(r *orchestrator.Run, ev orchestrator.Event, started *
 		var d orchestrator.ApprovalDecidedData
 		_ = json.Unmarshal(ev.Data, &d)
 		return []w.Event{status(w.StateWorking, agentText(r.ID, r.SessionID, r.ID+"-ev"+strconv.FormatInt(ev.Seq, 10), d.Tool+": "+string(d.State)), false)}
+	case orchestrator.EventUserInputAnswered:
+		// The task goes on after the person's answer.
+		return []w.Event{status(w.StateWorking, agentText(r.ID, r.SessionID, r.ID+"-ev"+strconv.FormatInt(ev.Seq, 10), "answered"), false)}
 	case orchestrator.EventFinal:
 		var f orchestrator.FinalData
 		_ = json.Unmarshal(ev.Data, &f)

@@ -142,7 +142,7 @@ func decisionsFor(kind string) []string {
 	case KindParamRequired:
 		return []string{DecisionEdit, DecisionReject, DecisionCancel}
 	case KindQuestion:
-		return []string{DecisionAnswer, DecisionCancel}
+		return []string{DecisionAnswer, DecisionDecline, DecisionCancel}
 	}
 	return []string{DecisionApprove, DecisionEdit, DecisionReject, DecisionCancel}
 }

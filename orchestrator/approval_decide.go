@@ -92,7 +92,7 @@ func (o *Orchestrator) Decide(ctx context.Context, userID, runID, approvalID str
 		}
 	case DecisionApprove:
 		state, d.Arguments = ApprovalApproved, nil
-	case DecisionReject:
+	case DecisionReject, DecisionDecline:
 		state, d.Arguments = ApprovalRejected, nil
 	case DecisionCancel:
 		state, d.Arguments = ApprovalCancelled, nil

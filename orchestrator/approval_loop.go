@@ -73,11 +73,15 @@ func (l *loop) applyDecision(c pendingCall, a *Approval) pendingCall {
 		d = *a.Decision
 	}
 	if a.Kind == KindQuestion {
+		l.log.emit(EventUserInputAnswered, UserInputAnsweredData{QuestionID: a.ID, Answer: d.Answer, By: d.By, Declined: a.State != ApprovalAnswered})
 		if a.State != ApprovalAnswered {
-			c.preset = ErrorResult("the user did not answer this question")
+			msg := "The user declined to answer this question."
+			if d.Reason != "" {
+				msg += " They said: " + d.Reason
+			}
+			c.preset = ErrorResult(msg)
 			return c
 		}
-		l.log.emit(EventUserInputAnswered, UserInputAnsweredData{QuestionID: a.ID, Answer: d.Answer, By: d.By})
 		c.preset = answerResult(a)
 		return c
 	}

@@ -25,7 +25,8 @@ import (
 // of it is decided. The run waits in state waiting_input (waiting_approval
 // when the round only needs approvals), announced by one
 // user_input_required event per question. The answer is the call's result,
-// which the model reads as {"answer": …}; a cancel ends the run. When
+// which the model reads as {"answer": …}; a decline is told to the model
+// as the call's (error) result, and a cancel ends the run. When
 // nobody answers within Options.Questions.Timeout, the question takes its
 // default (the call's own "default", else QuestionPolicy.DefaultAnswer)
 // when QuestionPolicy.OnTimeout is "default" and one exists; otherwise
@@ -34,9 +35,14 @@ import (
 // AskUserTool is the canonical name of the tool that asks the user.
 const AskUserTool = "ask_user"
 
-// DecisionAnswer answers a question; ApprovalDecision.Answer holds the
-// answer.
-const DecisionAnswer = "answer"
+// Decisions on a question: DecisionAnswer answers it
+// (ApprovalDecision.Answer holds the answer); DecisionDecline says the
+// person will not answer, and the model reads that and goes on; a cancel
+// ends the run.
+const (
+	DecisionAnswer  = "answer"
+	DecisionDecline = "decline"
+)
 
 // ApprovalAnswered is the state of an answered question.
 const ApprovalAnswered ApprovalState = "answered"
@@ -230,10 +236,12 @@ type UserInputRequiredData struct {
 	ExpiresAt  *time.Time      `json:"expires_at,omitempty"`
 }
 
-// UserInputAnsweredData is the payload of user_input_answered.
+// UserInputAnsweredData is the payload of user_input_answered: the
+// answer, or Declined.
 type UserInputAnsweredData struct {
 	QuestionID string          `json:"question_id"`
-	Answer     json.RawMessage `json:"answer"`
+	Answer     json.RawMessage `json:"answer,omitempty"`
+	Declined   bool            `json:"declined,omitempty"`
 	By         string          `json:"answered_by,omitempty"`
 }
 

@@ -68,7 +68,7 @@ func TestAskUserAnswered(t *testing.T) {
 		t.Fatalf("user_input_required = %+v", d)
 	}
 	if len(got.w.Approvals) != 1 || got.w.Approvals[0].ID != d.QuestionID || got.w.Approvals[0].Kind != orchestrator.KindQuestion ||
-		!slices.Equal(got.w.Approvals[0].Decisions, []string{orchestrator.DecisionAnswer, orchestrator.DecisionCancel}) {
+		!slices.Equal(got.w.Approvals[0].Decisions, []string{orchestrator.DecisionAnswer, orchestrator.DecisionDecline, orchestrator.DecisionCancel}) {
 		t.Fatalf("pending = %+v; want the question", got.w.Approvals)
 	}
 	if r, err := h.store.GetRun(t.Context(), run.ID); err != nil || r.State != orchestrator.RunWaitingInput || r.Pending == nil {

@@ -169,7 +169,7 @@ func (b *browser) shot(name string) {
 		return
 	}
 	_ = os.WriteFile(filepath.Join(b.artDir, name+".png"), png, 0o644)
-	if *updateScreenshots && (name == "chat" || name == "monitor") {
+	if *updateScreenshots && (name == "chat" || name == "monitor" || name == "question") {
 		if err := os.WriteFile(filepath.Join("..", "..", "docs", "img", "console-"+name+".png"), png, 0o644); err != nil {
 			b.t.Error(err)
 		}

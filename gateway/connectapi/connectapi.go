@@ -2,6 +2,7 @@ package connectapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"log/slog"
@@ -31,6 +32,7 @@ type Backend interface {
 	DeleteSession(ctx context.Context, userID, sessionID string) error
 	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
 	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
+	Answer(ctx context.Context, userID, runID, questionID string, answer json.RawMessage) (*orchestrator.Approval, error)
 	// Registry gives the wire encoding of tool names.
 	Registry() *orchestrator.Registry
 }
