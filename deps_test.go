@@ -59,7 +59,7 @@ var policy = map[string]rule{
 	"mcpsession/mcpsessiontest": {may: []string{"orchestrator", "mcpsession", "internal/testutil/storetest"}, noStd: []string{"net/http", "database/sql"}},
 	"toolconfig/toolconfigtest": {may: []string{"orchestrator", "toolconfig", "internal/testutil/storetest"}, noStd: []string{"net/http", "database/sql"}},
 	// Outward adapters implement the core's interfaces.
-	"adapters": {may: []string{"orchestrator", "toolconfig", "internal/sse", "internal/a2awire", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
+	"adapters": {may: []string{"orchestrator", "toolconfig", "internal/sse", "internal/a2awire", "internal/cardsig", "internal/netguard", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
 	"storage":  {may: []string{"orchestrator", "accounts", "memory", "mcpsession", "toolconfig", "internal/fsperm"}, thirdParty: true},
 	// The lsp tool: the worker pool as a toolset, nothing else of ours.
 	"adapters/lsptools": {may: []string{"orchestrator", "lsp", "internal/proc"}},
@@ -79,6 +79,10 @@ var policy = map[string]rule{
 	"gen":                       {may: []string{"gen/"}, thirdParty: true},
 	"cmd":                       {may: []string{""}, thirdParty: true},
 	"internal/client":           {may: []string{"internal/sse"}, thirdParty: true},
+	// Configuration checks that card keys load with the code that uses
+	// them (a leaf: go-jose and JCS).
+	"internal/config":  {may: []string{"internal/cardsig"}, thirdParty: true},
+	"internal/cardsig": {thirdParty: true},
 	"internal/testutil/fakellm": {may: []string{"orchestrator", "internal/testutil/fakemodel", "internal/sse"}}, // its streams: the one SSE writer
 	// The one fake model: its engine and in-process face, without HTTP so
 	// that orchestratortest may offer it; fakellm above is its HTTP face.
