@@ -79,10 +79,6 @@ var policy = map[string]rule{
 	"gen":                       {may: []string{"gen/"}, thirdParty: true},
 	"cmd":                       {may: []string{""}, thirdParty: true},
 	"internal/client":           {may: []string{"internal/sse"}, thirdParty: true},
-	// Configuration checks that card keys load with the code that uses
-	// them (a leaf: go-jose and JCS).
-	"internal/config":  {may: []string{"internal/cardsig"}, thirdParty: true},
-	"internal/cardsig": {thirdParty: true},
 	"internal/testutil/fakellm": {may: []string{"orchestrator", "internal/testutil/fakemodel", "internal/sse"}}, // its streams: the one SSE writer
 	// The one fake model: its engine and in-process face, without HTTP so
 	// that orchestratortest may offer it; fakellm above is its HTTP face.
@@ -105,6 +101,11 @@ var policy = map[string]rule{
 	// adapters/a2atools (adapters may not import front-ends); it imports the
 	// core only for the error sentinels its client returns.
 	"internal/a2awire": {may: []string{"orchestrator", "internal/sse"}},
+
+	// Agent card signatures (a leaf: go-jose and JCS); configuration
+	// checks that card keys load with the code that uses them.
+	"internal/cardsig": {thirdParty: true},
+	"internal/config":  {may: []string{"internal/cardsig"}, thirdParty: true},
 
 	// Attachments: documents to Markdown, checked images; the front-ends
 	// convert before a run starts, so it returns the core's Attachment and
