@@ -40,9 +40,9 @@ func canonical(members map[string]json.RawMessage) ([]byte, error) {
 	return jcs.Transform(b)
 }
 
-// Payload returns the bytes a card's signatures sign: the RFC 8785 (JCS)
-// form of the card without its signatures member.
-func Payload(card []byte) ([]byte, error) {
+// Canonical returns the RFC 8785 (JCS) form of card without its
+// signatures member.
+func Canonical(card []byte) ([]byte, error) {
 	m, _, err := split(card)
 	if err != nil {
 		return nil, err
@@ -50,37 +50,44 @@ func Payload(card []byte) ([]byte, error) {
 	return canonical(m)
 }
 
-// cleanedPayload is the reference SDK's form (a2a-python
-// canonicalize_agent_card): null, empty strings, empty lists and empty
-// objects removed, recursively (a container left empty goes too), then
-// JCS. It reports false when it equals the plain payload.
-func cleanedPayload(members map[string]json.RawMessage) ([]byte, bool, error) {
+// Payload returns the bytes wunder signs, and the first form a verifier
+// tries: the card without its signatures, its default values removed (A2A
+// 1.0 section 8.4.1) as the reference SDKs remove them (a2a-python's and
+// @a2a-js's canonicalizeAgentCard: null, "", [] and {} dropped,
+// recursively, a container left empty going too), in RFC 8785 form.
+func Payload(card []byte) ([]byte, error) {
+	m, _, err := split(card)
+	if err != nil {
+		return nil, err
+	}
+	return payload(m)
+}
+
+// payload is the signed form of a card's members.
+func payload(members map[string]json.RawMessage) ([]byte, error) {
 	b, err := json.Marshal(members)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber() // numbers keep their text; JCS formats them
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	cleaned, changed := clean(v)
-	if !changed {
-		return nil, false, nil
-	}
+	cleaned, _ := clean(v)
 	if cleaned == nil {
 		cleaned = map[string]any{}
 	}
 	out, err := json.Marshal(cleaned)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	out, err = jcs.Transform(out)
-	return out, true, err
+	return jcs.Transform(out)
 }
 
-// clean drops empty values; nil means v itself is empty.
+// clean drops empty values; nil means v itself is empty. It reports
+// whether anything was dropped.
 func clean(v any) (any, bool) {
 	switch x := v.(type) {
 	case nil:

@@ -20,10 +20,12 @@
 // thumbprint unless configured. JWS and JWK come from go-jose; JCS from
 // github.com/gowebpki/jcs, the RFC author's Go implementation.
 //
-// The signed bytes are the card as served, less `signatures`. Section
-// 8.4.1 also asks that default values be removed first, which needs the
-// protobuf schema; wunder's builder already leaves unset optional fields
-// out, so it signs what it serves. The verifier accepts that form and,
-// failing it, the form of the reference SDK (a2a-python: empty strings,
-// lists and objects removed), so cards signed by either verify.
+// What is signed ([Payload]): the card less `signatures`, with its default
+// values removed first as section 8.4.1 asks. Knowing which members are
+// defaults needs the protobuf schema; the reference SDKs (a2a-python,
+// @a2a-js) remove null, "", [] and {} recursively, and so does wunder, so
+// their verifiers and wunder's agree. Such empty members are therefore not
+// covered: adding or removing one does not break a signature. The
+// verifier tries that form, then the card as it is less `signatures`
+// ([Canonical]), for signers that sign that.
 package cardsig

@@ -190,10 +190,59 @@ func decode(t *testing.T, b []byte) map[string]any {
 	return m
 }
 
+// withoutDefaults removes what A2A 1.0 section 8.4.1 calls default
+// values the way the reference SDKs do (null, "", [], {}; recursively, a
+// container emptied by it going too), written apart from the library's.
+func withoutDefaults(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		if x == "" {
+			return nil
+		}
+		return x
+	case []any:
+		var out []any
+		for _, e := range x {
+			if c := withoutDefaults(e); c != nil {
+				out = append(out, c)
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if c := withoutDefaults(e); c != nil {
+				out[k] = c
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+	return v
+}
+
+// signedForm is the payload a card's signature covers, computed
+// independently: JCS of the card less signatures, defaults removed.
+func signedForm(t *testing.T, m map[string]any) []byte {
+	t.Helper()
+	c := withoutDefaults(m)
+	if c == nil {
+		c = map[string]any{}
+	}
+	return independentJCS(t, c)
+}
+
 // independentVerify checks every signature of a signed card by hand, with
 // the standard library alone: base64url(protected) "." base64url(JCS(card
-// less signatures)), then ECDSA over SHA-256/384 (r||s) or Ed25519. It
-// returns the protected headers.
+// less signatures, defaults removed)), then ECDSA over SHA-256/384 (r||s)
+// or Ed25519. It returns the protected headers.
 func independentVerify(t *testing.T, signed []byte, pub crypto.PublicKey) []map[string]any {
 	t.Helper()
 	m := decode(t, signed)
@@ -202,7 +251,7 @@ func independentVerify(t *testing.T, signed []byte, pub crypto.PublicKey) []map[
 		t.Fatalf("no signatures in %s", signed)
 	}
 	delete(m, "signatures")
-	payload := independentJCS(t, m)
+	payload := signedForm(t, m)
 	var headers []map[string]any
 	for _, s := range sigs {
 		entry := s.(map[string]any)

@@ -13,7 +13,7 @@ import (
 // The examples of RFC 8785: section 3.2.2 (primitives), 3.2.3 (property
 // order by UTF-16 code units: the emoji's surrogate pair sorts before
 // U+FB33) and the number table of Appendix B (ES6 Number serialization),
-// through Payload (which canonicalizes an object less its signatures).
+// through Canonical (which canonicalizes an object less its signatures).
 func TestPayloadRFC8785Vectors(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ name, in, want string }{
@@ -33,10 +33,30 @@ func TestPayloadRFC8785Vectors(t *testing.T) {
 			`{"a":{"y":{},"z":[]},"b":1}`},
 	}
 	for _, c := range cases {
-		got, err := cardsig.Payload([]byte(c.in))
+		got, err := cardsig.Canonical([]byte(c.in))
 		if err != nil || string(got) != c.want {
-			t.Errorf("%s: Payload = %s, %v\nwant %s", c.name, got, err, c.want)
+			t.Errorf("%s: Canonical = %s, %v\nwant %s", c.name, got, err, c.want)
 		}
+	}
+}
+
+// The signed payload leaves out default values as the reference SDKs do
+// (A2A 1.0 section 8.4.1): null, "", [] and {}, recursively, a container
+// left empty going too; false and 0 stay (explicitly set optionals).
+func TestPayloadRemovesDefaults(t *testing.T) {
+	t.Parallel()
+	in := `{"name":"Example Agent","description":"","iconUrl":null,
+	  "capabilities":{"streaming":false,"pushNotifications":false,"extensions":[]},
+	  "securityRequirements":[{"schemes":{"apiKey":[]}},{"schemes":{"bearer":["read"]}}],
+	  "skills":[{"id":"a","tags":[""],"examples":[]}],"n":0,"signatures":[{"protected":"x"}]}`
+	want := `{"capabilities":{"pushNotifications":false,"streaming":false},"n":0,"name":"Example Agent",` +
+		`"securityRequirements":[{"schemes":{"bearer":["read"]}}],"skills":[{"id":"a"}]}`
+	got, err := cardsig.Payload([]byte(in))
+	if err != nil || string(got) != want {
+		t.Errorf("Payload = %s, %v\nwant %s", got, err, want)
+	}
+	if got, err := cardsig.Payload([]byte(`{"signatures":[],"a":{"b":[{}]}}`)); err != nil || string(got) != `{}` {
+		t.Errorf("Payload of an all-default card = %s, %v; want {}", got, err)
 	}
 }
 
@@ -64,9 +84,9 @@ func TestPayloadRFC8785Numbers(t *testing.T) {
 		b, _ := hex.DecodeString(c.bits)
 		f := math.Float64frombits(binary.BigEndian.Uint64(b))
 		in := `{"n":` + strconv.FormatFloat(f, 'g', -1, 64) + `}`
-		got, err := cardsig.Payload([]byte(in))
+		got, err := cardsig.Canonical([]byte(in))
 		if want := `{"n":` + c.want + `}`; err != nil || string(got) != want {
-			t.Errorf("%s: Payload(%s) = %s, %v; want %s", c.bits, in, got, err, want)
+			t.Errorf("%s: Canonical(%s) = %s, %v; want %s", c.bits, in, got, err, want)
 		}
 	}
 }
@@ -84,6 +104,9 @@ func TestPayloadRefuses(t *testing.T) {
 		`{"a":`,
 		``,
 	} {
+		if got, err := cardsig.Canonical([]byte(in)); err == nil {
+			t.Errorf("Canonical(%q) = %s; want an error", in, got)
+		}
 		if got, err := cardsig.Payload([]byte(in)); err == nil {
 			t.Errorf("Payload(%q) = %s; want an error", in, got)
 		}

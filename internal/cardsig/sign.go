@@ -109,11 +109,11 @@ func (s *Signer) Sign(card []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	payload, err := canonical(members)
+	signed, err := payload(members)
 	if err != nil {
 		return nil, err
 	}
-	obj, err := s.signer.Sign(payload)
+	obj, err := s.signer.Sign(signed)
 	if err != nil {
 		return nil, fmt.Errorf("sign agent card: %w", err)
 	}
@@ -127,7 +127,7 @@ func (s *Signer) Sign(card []byte) ([]byte, error) {
 		return nil, err
 	}
 	if old == nil {
-		out = appendMember(card, sigs)
+		out = appendMember(card, sigs) // members as split saw them, less signatures
 	} else {
 		members[signaturesKey] = sigs
 		if out, err = json.Marshal(members); err != nil {

@@ -1,6 +1,7 @@
 package cardsig
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"encoding/base64"
@@ -136,26 +137,27 @@ func (v *Verifier) Verify(ctx context.Context, card []byte) error {
 			keys = append(append([]trusted(nil), keys...), fetched...)
 		}
 	}
-	payload, err := canonical(members)
+	// The signed form (defaults removed), then the card as it is less
+	// its signatures, for signers that sign that.
+	primary, err := payload(members)
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrRefused, err)
 	}
-	var cleaned []byte // the reference SDK's form, computed once if needed
-	cleanedDone := false
+	var plain []byte // computed once, if needed
 	var errs []error
 	for i, s := range sigs {
 		err := check(s, keys, func(yield func([]byte) bool) {
-			if !yield(payload) {
+			if !yield(primary) {
 				return
 			}
-			if !cleanedDone {
-				cleanedDone = true
-				if c, changed, err := cleanedPayload(members); err == nil && changed {
-					cleaned = c
+			if plain == nil {
+				var perr error
+				if plain, perr = canonical(members); perr != nil {
+					return
 				}
 			}
-			if cleaned != nil {
-				yield(cleaned)
+			if !bytes.Equal(plain, primary) {
+				yield(plain)
 			}
 		})
 		if err == nil {

@@ -111,7 +111,7 @@ func TestVerifyRefusals(t *testing.T) {
 	withHeader := func(hdr string, sigBytes func(input []byte) []byte) []byte {
 		m := decode(t, signed)
 		delete(m, "signatures")
-		payload := independentJCS(t, m)
+		payload := signedForm(t, m)
 		prot := base64.RawURLEncoding.EncodeToString([]byte(hdr))
 		input := []byte(prot + "." + base64.RawURLEncoding.EncodeToString(payload))
 		m["signatures"] = []any{map[string]any{"protected": prot, "signature": base64.RawURLEncoding.EncodeToString(sigBytes(input))}}
@@ -204,33 +204,32 @@ func TestVerifySeveralSignatures(t *testing.T) {
 	}
 }
 
-// A card signed the way the reference SDK (a2a-python) canonicalizes —
-// empty strings, lists and objects removed first — verifies too.
-func TestVerifyReferenceSDKForm(t *testing.T) {
+// A card whose signer signed it as it is — defaults left in — verifies
+// too (the second form the verifier tries), and still refuses a change.
+func TestVerifyPlainForm(t *testing.T) {
 	t.Parallel()
 	k := newKey(t, "ES256")
 	m := decode(t, []byte(sampleCard))
-	caps := m["capabilities"].(map[string]any)
-	delete(caps, "extensions")        // []
-	delete(m, "securityRequirements") // [{"schemes":{"apiKey":[]}}] collapses to nothing
-	payload := independentJCS(t, m)
+	payload := independentJCS(t, m) // "extensions":[] and the empty scopes included
+	if bytes.Equal(payload, signedForm(t, m)) {
+		t.Fatal("the sample card has no default values: the test would not tell the forms apart")
+	}
 	prot := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"ES256","kid":"` + thumbprint(t, k.priv.Public()) + `","typ":"JOSE"}`))
 	d := sha256.Sum256([]byte(prot + "." + base64.RawURLEncoding.EncodeToString(payload)))
 	r, s, _ := ecdsa.Sign(rand.Reader, k.priv.(*ecdsa.PrivateKey), d[:])
 	sig := make([]byte, 64)
 	r.FillBytes(sig[:32])
 	s.FillBytes(sig[32:])
-	full := decode(t, []byte(sampleCard))
-	full["signatures"] = []any{map[string]any{"protected": prot, "signature": base64.RawURLEncoding.EncodeToString(sig)}}
-	card, _ := json.Marshal(full)
+	m["signatures"] = []any{map[string]any{"protected": prot, "signature": base64.RawURLEncoding.EncodeToString(sig)}}
+	card, _ := json.Marshal(m)
 	v := verifier(t, cardsig.VerifyOptions{Require: true, Keys: []string{k.pubPEM}})
 	if err := v.Verify(t.Context(), card); err != nil {
-		t.Errorf("reference-SDK form: %v", err)
+		t.Errorf("plain form: %v", err)
 	}
-	full["description"] = "changed"
-	card, _ = json.Marshal(full)
+	m["description"] = "changed"
+	card, _ = json.Marshal(m)
 	if err := v.Verify(t.Context(), card); !errors.Is(err, cardsig.ErrMismatch) {
-		t.Errorf("reference-SDK form, tampered: %v", err)
+		t.Errorf("plain form, tampered: %v", err)
 	}
 }
 
