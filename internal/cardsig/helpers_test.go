@@ -34,7 +34,7 @@ type testKey struct {
 	pubPEM  string
 }
 
-func newKey(t *testing.T, alg string) testKey {
+func newKey(t testing.TB, alg string) testKey {
 	t.Helper()
 	var priv crypto.Signer
 	var err error
