@@ -110,8 +110,8 @@ func mountA2A(a *app, tools *a2atools.Set, signer *cardsig.Signer) {
 }
 
 // cardSigner is the signer of a2a.server.card_signing_key, or nil (none,
-// or the A2A server is off). The
-// signatures name the JWKS (jku) when server.public_url says where it is.
+// or the A2A server is off). The signatures name the JWKS (jku) when
+// server.public_url says where it is.
 func cardSigner(cfg *config.Config) (*cardsig.Signer, error) {
 	key := cfg.A2A.Server.CardSigningKey
 	if key == "" || !cfg.A2A.Server.Enabled {
