@@ -62,9 +62,11 @@ func thumbprint(t *testing.T, pub crypto.PublicKey) string {
 	switch k := pub.(type) {
 	case *ecdsa.PublicKey:
 		n := (k.Curve.Params().BitSize + 7) / 8
-		x, y := make([]byte, n), make([]byte, n)
-		k.X.FillBytes(x)
-		k.Y.FillBytes(y)
+		point, err := k.Bytes() // 0x04 || X || Y
+		if err != nil || len(point) != 1+2*n {
+			t.Fatalf("EC point: %v", err)
+		}
+		x, y := point[1:1+n], point[1+n:]
 		members = `{"crv":"` + k.Curve.Params().Name + `","kty":"EC","x":"` + b64(x) + `","y":"` + b64(y) + `"}`
 	case ed25519.PublicKey:
 		members = `{"crv":"Ed25519","kty":"OKP","x":"` + b64(k) + `"}`
