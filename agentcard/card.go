@@ -58,6 +58,18 @@ type Options struct {
 	APIKeyRequired bool
 	// MaxAge of the Cache-Control header, in seconds. Default 300.
 	MaxAge int
+	// Sign, when set, is applied to every card served (the public one and
+	// the extended one) and returns it with its signatures; cmd/wunder
+	// passes internal/cardsig's Signer.Sign. Default: unsigned.
+	Sign func(card []byte) ([]byte, error)
+}
+
+// signed applies o.Sign to a card Build returned.
+func (o Options) signed(card []byte, err error) ([]byte, error) {
+	if err != nil || o.Sign == nil {
+		return card, err
+	}
+	return o.Sign(card)
 }
 
 func (o Options) withDefaults() Options {

@@ -9,7 +9,9 @@
 // user. The card is pre-marshalled per base URL and refreshed every
 // minute, served with Cache-Control, an ETag (If-None-Match answers 304)
 // and CORS for any origin: it is public by design, so cmd/wunder serves it
-// in front of the gateway's API-key check.
+// in front of the gateway's API-key check. With Options.Sign (cmd/wunder
+// passes internal/cardsig's signer) every card served, the extended one
+// too, carries its signatures.
 //
 //	h := agentcard.New(orch, &agentcard.Options{Name: "wunder", APIKeyRequired: true})
 //	mux.Handle(agentcard.Path, h)

@@ -61,7 +61,7 @@ func (h *Handler) get(ctx context.Context, base string) (*built, error) {
 	if b != nil && time.Since(b.at) < refresh {
 		return b, nil
 	}
-	body, err := Build(ctx, h.cat, h.opts, base, h.opts.UserID)
+	body, err := h.opts.signed(Build(ctx, h.cat, h.opts, base, h.opts.UserID))
 	if err != nil {
 		if b != nil {
 			return b, nil // serve the last good card
@@ -154,5 +154,5 @@ func notModified(r *http.Request, b *built) bool {
 func (h *Handler) Extended(r *http.Request, userID string) (json.RawMessage, error) {
 	o := h.opts
 	o.ToolNames = nil
-	return Build(r.Context(), h.cat, o, h.BaseURL(r), userID)
+	return o.signed(Build(r.Context(), h.cat, o, h.BaseURL(r), userID))
 }
