@@ -84,6 +84,12 @@ func answerArtifact(answer string) w.Artifact {
 // in between (tool calls and their results) are the run's work, which its
 // events and the session's history tell.
 func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run, historyLength *int, artifacts bool) (*w.Task, error) {
+	return h.taskWith(ctx, userID, r, historyLength, artifacts, nil)
+}
+
+// taskWith is taskOf for a run whose final event the caller already read
+// (final; nil = read it when the task's artifacts are asked for).
+func (h *Handler) taskWith(ctx context.Context, userID string, r *orchestrator.Run, historyLength *int, artifacts bool, final *orchestrator.FinalData) (*w.Task, error) {
 	t := &w.Task{ID: r.ID, ContextID: r.SessionID, Status: statusOf(r)}
 	if r.State == orchestrator.RunRunning || r.State.Waiting() {
 		// The store says what the task waits for: a run still suspending
@@ -101,6 +107,14 @@ func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run
 	}
 	if artifacts && r.State == orchestrator.RunFinished {
 		t.Artifacts = []w.Artifact{answerArtifact(r.Answer)}
+		if final == nil {
+			final = h.finalOf(ctx, userID, r)
+		}
+		if final != nil {
+			for _, ad := range final.Artifacts {
+				t.Artifacts = append(t.Artifacts, h.artifactOf(r.UserID, ad))
+			}
+		}
 	}
 	if historyLength != nil && *historyLength == 0 {
 		return t, nil
@@ -145,6 +159,11 @@ func (h *Handler) eventsOf(r *orchestrator.Run, ev orchestrator.Event, started *
 		var d orchestrator.ApprovalDecidedData
 		_ = json.Unmarshal(ev.Data, &d)
 		return []w.Event{status(w.StateWorking, agentText(r.ID, r.SessionID, r.ID+"-ev"+strconv.FormatInt(ev.Seq, 10), d.Tool+": "+string(d.State)), false)}
+	case orchestrator.EventArtifact:
+		var ad orchestrator.ArtifactData
+		if json.Unmarshal(ev.Data, &ad) == nil && ad.ArtifactID != "" {
+			return []w.Event{{Artifact: &w.ArtifactUpdate{TaskID: r.ID, ContextID: r.SessionID, Artifact: h.artifactOf(r.UserID, ad), LastChunk: true}}}
+		}
 	case orchestrator.EventUserInputAnswered:
 		// The task goes on after the person's answer.
 		return []w.Event{status(w.StateWorking, agentText(r.ID, r.SessionID, r.ID+"-ev"+strconv.FormatInt(ev.Seq, 10), "answered"), false)}

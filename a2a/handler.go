@@ -77,6 +77,10 @@ type Options struct {
 	// Attachments converts the files of a message (inline file parts) as
 	// POST /wunder converts its attachments; nil = doc2md's default limits.
 	Attachments *doc2md.Converter
+	// PublicURL is the server's public base URL (server.public_url): the
+	// download links of file artifacts too large to carry inline are
+	// absolute under it; "" = relative to the server.
+	PublicURL string
 	Logger      *slog.Logger
 }
 

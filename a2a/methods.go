@@ -200,12 +200,13 @@ func (h *Handler) send(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	var final *orchestrator.FinalData
 	if p.Blocking {
-		if r, err = h.settle(ctx, c.userID, r, after); err != nil {
+		if r, final, err = h.settle(ctx, c.userID, r, after); err != nil {
 			return nil, err
 		}
 	}
-	t, err := h.taskOf(ctx, c.userID, r, p.HistoryLength, true)
+	t, err := h.taskWith(ctx, c.userID, r, p.HistoryLength, true, final)
 	if err != nil {
 		return nil, err
 	}
@@ -233,18 +234,23 @@ func (h *Handler) waitFinal(ctx context.Context, userID, runID string) (*orchest
 // settle waits, after afterSeq, until the run ends or waits for a person
 // (input-required), and returns the run: what a blocking SendMessage
 // answers with.
-func (h *Handler) settle(ctx context.Context, userID string, started *orchestrator.Run, afterSeq int64) (*orchestrator.Run, error) {
+func (h *Handler) settle(ctx context.Context, userID string, started *orchestrator.Run, afterSeq int64) (*orchestrator.Run, *orchestrator.FinalData, error) {
 	st, err := h.b.Wait(ctx, userID, started.ID, afterSeq, nil)
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	case st.Run != nil:
-		return st.Run, nil // waiting, as GetTask says; or it had ended
+		return st.Run, nil, nil // waiting, as GetTask says; or it had ended
+	}
+	var final *orchestrator.FinalData
+	if f := new(orchestrator.FinalData); st.Event.Type == orchestrator.EventFinal && json.Unmarshal(st.Event.Data, f) == nil {
+		final = f
 	}
 	if r, ok := ended(started, &st.Event); ok {
-		return r, nil // what the final event says: no need to read the run back
+		return r, final, nil // what the final event says: no need to read the run back
 	}
-	return h.runAfter(ctx, userID, started.ID, &st.Event)
+	r, err := h.runAfter(ctx, userID, started.ID, &st.Event)
+	return r, final, err
 }
 
 // ended is run r as its final event left it, when there is one that says

@@ -58,6 +58,9 @@ type wunderResponse struct {
 	// Questions, when the run asks the user (state waiting_input): answer
 	// with POST /wunder/runs/{run_id}/input.
 	Questions []orchestrator.UserInputRequiredData `json:"questions,omitempty"`
+	// Artifacts are what the run attached to its result (the artifact
+	// tool), as its final event lists them.
+	Artifacts []orchestrator.ArtifactData `json:"artifacts,omitempty"`
 }
 
 // pausedResponse is the answer of a run that waits: its approvals and its
@@ -170,7 +173,7 @@ func (s *Server) handleWunder(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, r, http.StatusOK, wunderResponse{
 		SessionID: run.SessionID, RunID: run.ID, State: final.State, Answer: final.Answer,
-		Usage: final.Usage, StopReason: final.StopReason, Error: final.Error,
+		Usage: final.Usage, StopReason: final.StopReason, Error: final.Error, Artifacts: final.Artifacts,
 	})
 }
 

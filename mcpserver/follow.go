@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -161,7 +162,31 @@ func (f *follower) finalData(fd orchestrator.FinalData) *answer {
 		res.IsError = true
 		res.Content = append(res.Content, &mcp.TextContent{Text: "run " + string(fd.State) + ": " + fd.Error})
 	}
+	for _, ad := range fd.Artifacts {
+		res.Content = append(res.Content, f.h.artifactContent(f.user, ad))
+	}
 	return &answer{res: res, out: out}
+}
+
+// artifactContent is a run's artifact (orchestrator/artifact.go) as MCP
+// content: a small file embedded with its bytes, a larger one as a
+// resource link to GET /wunder/workspace/download (absolute under
+// PublicURL; the caller fetches it with their own credentials), a JSON
+// value embedded as application/json text.
+func (h *Handler) artifactContent(user string, ad orchestrator.ArtifactData) mcp.Content {
+	q := url.Values{"path": {ad.Path}}
+	if user != "" {
+		q.Set("user_id", user)
+	}
+	download := strings.TrimSuffix(h.opts.PublicURL, "/") + "/wunder/workspace/download?" + q.Encode()
+	switch {
+	case ad.Kind == orchestrator.ArtifactFile && ad.Bytes != nil:
+		return &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: download, MIMEType: ad.MediaType, Blob: ad.Bytes}}
+	case ad.Kind == orchestrator.ArtifactFile:
+		size := ad.Size
+		return &mcp.ResourceLink{URI: download, Name: ad.Name, Description: ad.Description, MIMEType: ad.MediaType, Size: &size}
+	}
+	return &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "wunder://artifact/" + ad.ArtifactID, MIMEType: "application/json", Text: string(ad.Data)}}
 }
 
 // onPause answers the call of a paused run p (stored so: the answer is

@@ -299,6 +299,7 @@ func (o *Orchestrator) resumeDecided(ctx context.Context, r *Run) error {
 	}
 	lr := o.newLiveRun(req, x, locks, *r, base)
 	lr.resumed, lr.decided = true, true
+	o.loadArtifacts(ctx, lr, base)
 	o.observeRun(ctx, lr)
 	return o.admitResumed(lr)
 }

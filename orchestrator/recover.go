@@ -137,6 +137,7 @@ func (o *Orchestrator) resume(ctx context.Context, r *Run) error {
 	}
 	lr := o.newLiveRun(req, x, locks, *r, base)
 	lr.resumed = true
+	o.loadArtifacts(ctx, lr, base)
 	o.observeRun(ctx, lr)
 	return o.admitResumed(lr)
 }

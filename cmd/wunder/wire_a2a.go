@@ -82,7 +82,8 @@ func mountA2A(a *app, tools *a2atools.Set, signer *cardsig.Signer) {
 		DefaultUser: cfg.Server.UserID, ToolNames: cfg.Server.ToolNames, ModelName: cfg.Server.Model,
 		ToolActivity: cfg.Server.ToolActivity,
 		Heartbeat:    a.cfg.Server.SSEHeartbeat(), MaxBodyBytes: a.cfg.AttachmentBodyBytes(), // file parts
-		Attachments: a.attach, // wire_attachments.go
+		Attachments: a.attach,               // wire_attachments.go
+		PublicURL:   a.cfg.Server.PublicURL, // download links of large file artifacts
 		Logger:      a.log.With("frontend", "a2a"),
 	}
 	if a.cfg.Security.APIKey != "" {
