@@ -400,5 +400,5 @@ func (h *Handler) extendedCard(ctx context.Context, c *call) (any, error) {
 	if h.opts.ExtendedCard == nil {
 		return nil, errKind(w.ErrExtendedCardNotConfigured, "this agent has no extended agent card")
 	}
-	return h.opts.ExtendedCard(c.r, h.actor(c))
+	return h.opts.ExtendedCard(c.r, h.actor(c), c.v)
 }

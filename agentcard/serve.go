@@ -54,14 +54,15 @@ func New(cat Catalog, opts *Options) *Handler {
 // maxBases bounds the per-host cache when the base URL comes from requests.
 const maxBases = 32
 
-func (h *Handler) get(ctx context.Context, base string) (*built, error) {
+func (h *Handler) get(ctx context.Context, base string, v a2awire.Version) (*built, error) {
+	key := string(v) + " " + base
 	h.mu.Lock()
-	b := h.cards[base]
+	b := h.cards[key]
 	h.mu.Unlock()
 	if b != nil && time.Since(b.at) < refresh {
 		return b, nil
 	}
-	body, err := Build(ctx, h.cat, h.opts, base, h.opts.UserID)
+	body, err := Build(ctx, h.cat, h.opts, base, h.opts.UserID, v)
 	if err != nil {
 		if b != nil {
 			return b, nil // serve the last good card
@@ -79,7 +80,7 @@ func (h *Handler) get(ctx context.Context, base string) (*built, error) {
 	if len(h.cards) >= maxBases {
 		clear(h.cards)
 	}
-	h.cards[base] = b
+	h.cards[key] = b
 	h.mu.Unlock()
 	return b, nil
 }
@@ -114,7 +115,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	b, err := h.get(r.Context(), h.BaseURL(r))
+	v, ok := cardVersion(r)
+	if !ok {
+		hd.Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_ = json.NewEncoder(w).Encode(a2awire.Status{Error: a2awire.StatusError{Code: http.StatusBadRequest, Status: "FAILED_PRECONDITION",
+			Message: "A2A-Version " + requested(r) + " is not supported; ask for 1.0 or 0.3"}})
+		return
+	}
+	b, err := h.get(r.Context(), h.BaseURL(r), v)
 	if err != nil {
 		http.Error(w, "agent card unavailable", http.StatusServiceUnavailable)
 		return
@@ -122,7 +131,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "public, max-age="+strconv.Itoa(h.opts.MaxAge))
 	hd.Set("ETag", b.etag)
 	hd.Set("Last-Modified", b.modified.Format(http.TimeFormat))
-	hd.Set("Vary", "Host")
+	hd.Set("Vary", "Host, A2A-Version")
 	if notModified(r, b) {
 		w.WriteHeader(http.StatusNotModified)
 		return
@@ -148,11 +157,38 @@ func notModified(r *http.Request, b *built) bool {
 	return false
 }
 
-// Extended returns the authenticated extended card of a user: the card
-// with the skills of that user's whole catalog. It plugs into
+// Extended returns the authenticated extended card of a user in version
+// v: the card with the skills of that user's whole catalog. It plugs into
 // a2a.Options.ExtendedCard.
-func (h *Handler) Extended(r *http.Request, userID string) (json.RawMessage, error) {
+func (h *Handler) Extended(r *http.Request, userID string, v a2awire.Version) (json.RawMessage, error) {
 	o := h.opts
 	o.ToolNames = nil
-	return Build(r.Context(), h.cat, o, h.BaseURL(r), userID)
+	return Build(r.Context(), h.cat, o, h.BaseURL(r), userID, v)
+}
+
+// DefaultVersion is the card a request that names no version gets: 1.0's.
+// The specification reads a request without A2A-Version as 0.3, but a
+// card is fetched before a client knows what the agent speaks, and 1.0
+// clients (a2a-go v2, @a2a-js 1.x, the A2A TCK) fetch it without one; the
+// 1.0 card lists the 0.3 JSON-RPC interface too, so a 0.3 client that
+// reads supportedInterfaces (a2a-go's a2av0) finds it, and one that reads
+// only url asks with A2A-Version: 0.3 (or ?A2A-Version=0.3).
+const DefaultVersion = a2awire.V10
+
+// cardVersion is the version of card a request asks for: its A2A-Version
+// header, else its A2A-Version query parameter, else DefaultVersion.
+// ok is false for a version wunder does not speak.
+func cardVersion(r *http.Request) (a2awire.Version, bool) {
+	hv := requested(r)
+	if hv == "" {
+		return DefaultVersion, true
+	}
+	return a2awire.ParseVersion(hv)
+}
+
+func requested(r *http.Request) string {
+	if v := r.Header.Get(a2awire.VersionHeader); v != "" {
+		return v
+	}
+	return r.URL.Query().Get(a2awire.VersionHeader)
 }
