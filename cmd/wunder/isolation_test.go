@@ -288,7 +288,9 @@ func (f *fixture) rows() []matrixRow {
 			if code != 0 {
 				return a2aOutcome(code)
 			}
-			var sent struct{ Task struct{ ID, ContextID string } }
+			var sent struct {
+				Task struct{ ID, ContextID string }
+			}
 			if err := json.Unmarshal(res, &sent); err != nil || sent.Task.ContextID != "alices-ctx" {
 				return fmt.Sprintf("not echoed: %s", res)
 			}
