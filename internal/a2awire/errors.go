@@ -125,8 +125,13 @@ type Kind struct {
 	// in JSON-RPC 1.0's data and the other bindings' details always, in
 	// 0.3's data only for domain wunder (A2A's own codes say enough).
 	Reason, Domain string
-	// HTTP is the status of the HTTP+JSON binding.
+	// HTTP is the status of the HTTP+JSON binding (the specification's
+	// table, section 5.4).
 	HTTP int
+	// HTTPWas, when set, is the status this row was sent with before
+	// wunder followed that table (a2a-go v2.4.0's servers still send it):
+	// a client reads it as the row when the ErrorInfo reason names it.
+	HTTPWas int
 	// GRPC is the code of the gRPC binding.
 	GRPC GRPCCode
 	// Message, when set, is what the server says instead of the error's
@@ -176,15 +181,15 @@ var kinds = []Kind{
 		Doc: "a cancelled run reported as an error (no A2A method does so today: a cancelled task is a task in state `canceled`)"},
 	{Err: ErrInternal, Core: orchestrator.ErrUnavailable, Code: CodeInternal, Reason: "INTERNAL_ERROR", Domain: DomainA2A, HTTP: 500, GRPC: GRPCInternal, Message: "internal error",
 		Doc: "any other failure (the detail goes to the log only)"},
-	{Err: ErrTaskNotCancelable, Core: orchestrator.ErrConflict, Code: CodeTaskNotCancelable, Reason: "TASK_NOT_CANCELABLE", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
+	{Err: ErrTaskNotCancelable, Core: orchestrator.ErrConflict, Code: CodeTaskNotCancelable, Reason: "TASK_NOT_CANCELABLE", Domain: DomainA2A, HTTP: 409, HTTPWas: 400, GRPC: GRPCFailedPrecondition,
 		Doc: "cancelling a task that already ended"},
 	{Err: ErrPushNotSupported, Core: orchestrator.ErrInvalidArgument, Code: CodePushNotSupported, Reason: "PUSH_NOTIFICATION_NOT_SUPPORTED", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
 		Doc: "push notifications are off (`a2a.push.enabled: false`)"},
 	{Err: ErrUnsupportedOperation, Core: orchestrator.ErrInvalidArgument, Code: CodeUnsupportedOperation, Reason: "UNSUPPORTED_OPERATION", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
 		Doc: "a message for a task that is working or ended; subscribing to a terminal task; deciding an approval twice"},
-	{Err: ErrContentTypeNotSupported, Core: orchestrator.ErrInvalidArgument, Code: CodeContentTypeNotSupported, Reason: "CONTENT_TYPE_NOT_SUPPORTED", Domain: DomainA2A, HTTP: 400, GRPC: GRPCInvalidArgument,
+	{Err: ErrContentTypeNotSupported, Core: orchestrator.ErrInvalidArgument, Code: CodeContentTypeNotSupported, Reason: "CONTENT_TYPE_NOT_SUPPORTED", Domain: DomainA2A, HTTP: 415, HTTPWas: 400, GRPC: GRPCInvalidArgument,
 		Doc: "a request body without a JSON `Content-Type`; a message with no text, data or inline file part; a file of a type wunder does not convert ([attachments.md](attachments.md#errors))"},
-	{Err: ErrInvalidAgentResponse, Core: orchestrator.ErrUnavailable, Code: CodeInvalidAgentResponse, Reason: "INVALID_AGENT_RESPONSE", Domain: DomainA2A, HTTP: 500, GRPC: GRPCInternal,
+	{Err: ErrInvalidAgentResponse, Core: orchestrator.ErrUnavailable, Code: CodeInvalidAgentResponse, Reason: "INVALID_AGENT_RESPONSE", Domain: DomainA2A, HTTP: 502, HTTPWas: 500, GRPC: GRPCInternal,
 		Doc: "never sent by wunder; its client reports a peer's answer it cannot read as this"},
 	{Err: ErrExtendedCardNotConfigured, Core: orchestrator.ErrInvalidArgument, Code: CodeExtendedCardNotConfigured, Reason: "EXTENDED_AGENT_CARD_NOT_CONFIGURED", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
 		Doc: "no extended card: no credentials are configured (`security.api_key`), so there is nothing to authenticate and the card does not declare one"},
@@ -199,7 +204,7 @@ var kinds = []Kind{
 	{Err: ErrMethodNotFound, Core: orchestrator.ErrInvalidArgument, Code: CodeMethodNotFound, Reason: "METHOD_NOT_FOUND", Domain: DomainA2A, HTTP: 501, GRPC: GRPCUnimplemented,
 		Doc: "an unknown method (`tasks/list` in 0.3 too), checked before the id"},
 	// Aliases.
-	{Err: orchestrator.ErrConflict, Code: CodeTaskNotCancelable, Reason: "TASK_NOT_CANCELABLE", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
+	{Err: orchestrator.ErrConflict, Code: CodeTaskNotCancelable, Reason: "TASK_NOT_CANCELABLE", Domain: DomainA2A, HTTP: 409, GRPC: GRPCFailedPrecondition,
 		Doc: "the core's conflict with a task's state"},
 	{Err: orchestrator.ErrToolNotFound, Code: CodeInvalidParams, Reason: "INVALID_PARAMS", Domain: DomainA2A, HTTP: 400, GRPC: GRPCInvalidArgument,
 		Doc: "a tool the caller may not use"},

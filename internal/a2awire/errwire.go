@@ -183,7 +183,7 @@ func fromHTTP(status int, h http.Header, body []byte) *Error {
 	var st Status
 	_ = json.Unmarshal(body, &st)
 	in := infoOf(st.Error.Details)
-	k := byReason(in.reason, in.domain, func(k *Kind) bool { return k.HTTP == status })
+	k := byReason(in.reason, in.domain, func(k *Kind) bool { return k.HTTP == status || k.HTTPWas == status })
 	if k == nil && st.Error.Status != "" {
 		k = first(func(k *Kind) bool { return k.GRPC.String() == st.Error.Status })
 	}
