@@ -134,6 +134,10 @@ type Kind struct {
 	HTTPWas int
 	// GRPC is the code of the gRPC binding.
 	GRPC GRPCCode
+	// GRPCWas, when set, is the code this row was sent with before wunder
+	// followed section 5.4 (a2a-go v2.4.0's servers still send it): a
+	// client reads it as the row when the ErrorInfo reason names it.
+	GRPCWas GRPCCode
 	// Message, when set, is what the server says instead of the error's
 	// own text, which would tell a caller more than it should (whether a
 	// task it may not see exists, which credential check failed).
@@ -195,14 +199,16 @@ var kinds = []Kind{
 		Doc: "no extended card: no credentials are configured (`security.api_key`), so there is nothing to authenticate and the card does not declare one"},
 	{Err: ErrExtensionSupportRequired, Core: orchestrator.ErrInvalidArgument, Code: CodeExtensionSupportRequired, Reason: "EXTENSION_SUPPORT_REQUIRED", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
 		Doc: "never sent by wunder (it requires no extension); read from peers"},
-	{Err: ErrVersionNotSupported, Core: orchestrator.ErrInvalidArgument, Code: CodeVersionNotSupported, Reason: "VERSION_NOT_SUPPORTED", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
+	// Before VersionNotSupported: a bare UNIMPLEMENTED (no ErrorInfo) is an
+	// unknown method.
+	{Err: ErrMethodNotFound, Core: orchestrator.ErrInvalidArgument, Code: CodeMethodNotFound, Reason: "METHOD_NOT_FOUND", Domain: DomainA2A, HTTP: 501, GRPC: GRPCUnimplemented,
+		Doc: "an unknown method (`tasks/list` in 0.3 too), checked before the id"},
+	{Err: ErrVersionNotSupported, Core: orchestrator.ErrInvalidArgument, Code: CodeVersionNotSupported, Reason: "VERSION_NOT_SUPPORTED", Domain: DomainA2A, HTTP: 400, GRPC: GRPCUnimplemented, GRPCWas: GRPCFailedPrecondition,
 		Doc: "an unknown `A2A-Version`, one that contradicts the method, or any but 1.0 on the HTTP+JSON and gRPC bindings"},
 	{Err: ErrParse, Core: orchestrator.ErrInvalidArgument, Code: CodeParseError, Reason: "PARSE_ERROR", Domain: DomainA2A, HTTP: 400, GRPC: GRPCInvalidArgument,
 		Doc: "the body is not JSON"},
 	{Err: ErrInvalidRequest, Core: orchestrator.ErrInvalidArgument, Code: CodeInvalidRequest, Reason: "INVALID_REQUEST", Domain: DomainA2A, HTTP: 400, GRPC: GRPCInvalidArgument,
 		Doc: "no `jsonrpc: \"2.0\"`, no method, a bad id (for a known method), not POST, a body over the limit"},
-	{Err: ErrMethodNotFound, Core: orchestrator.ErrInvalidArgument, Code: CodeMethodNotFound, Reason: "METHOD_NOT_FOUND", Domain: DomainA2A, HTTP: 501, GRPC: GRPCUnimplemented,
-		Doc: "an unknown method (`tasks/list` in 0.3 too), checked before the id"},
 	// Aliases.
 	{Err: orchestrator.ErrConflict, Code: CodeTaskNotCancelable, Reason: "TASK_NOT_CANCELABLE", Domain: DomainA2A, HTTP: 409, GRPC: GRPCFailedPrecondition,
 		Doc: "the core's conflict with a task's state"},

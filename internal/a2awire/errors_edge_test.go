@@ -115,6 +115,9 @@ func TestFromGRPCEdges(t *testing.T) {
 		{"reason of another code", int(w.GRPCNotFound), info("INVALID_PARAMS", w.DomainA2A), orchestrator.ErrNotFound, "TASK_NOT_FOUND"},
 		{"reason of another domain", int(w.GRPCFailedPrecondition), info("TASK_NOT_CANCELABLE", "example.com"), w.ErrTaskNotCancelable, "TASK_NOT_CANCELABLE"},
 		{"push not supported", int(w.GRPCFailedPrecondition), info("PUSH_NOTIFICATION_NOT_SUPPORTED", w.DomainA2A), w.ErrPushNotSupported, "PUSH_NOTIFICATION_NOT_SUPPORTED"},
+		{"version not supported", int(w.GRPCUnimplemented), info("VERSION_NOT_SUPPORTED", w.DomainA2A), w.ErrVersionNotSupported, "VERSION_NOT_SUPPORTED"},
+		{"version not supported as a2a-go sends it", int(w.GRPCFailedPrecondition), info("VERSION_NOT_SUPPORTED", w.DomainA2A), w.ErrVersionNotSupported, "VERSION_NOT_SUPPORTED"},
+		{"unimplemented alone is an unknown method", int(w.GRPCUnimplemented), nil, w.ErrMethodNotFound, "METHOD_NOT_FOUND"},
 		{"unknown code", 2, nil, w.ErrInternal, "INTERNAL_ERROR"},
 		{"details not JSON", int(w.GRPCUnauthenticated), json.RawMessage(`{oops`), orchestrator.ErrUnauthenticated, "UNAUTHENTICATED"},
 	} {

@@ -229,7 +229,7 @@ func withRetry(details json.RawMessage, after time.Duration) json.RawMessage {
 func FromGRPC(code int, msg string, details json.RawMessage) *Error {
 	c := GRPCCode(code)
 	in := infoOf(details)
-	k := byReason(in.reason, in.domain, func(k *Kind) bool { return k.GRPC == c })
+	k := byReason(in.reason, in.domain, func(k *Kind) bool { return k.GRPC == c || k.GRPCWas != 0 && k.GRPCWas == c })
 	if k == nil {
 		k = first(func(k *Kind) bool { return k.GRPC == c })
 	}
