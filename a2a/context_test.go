@@ -47,6 +47,19 @@ func TestClientContextID(t *testing.T) {
 			if err != nil || second.ContextID != "ctx-client-1" || second.ID == first.ID {
 				t.Fatalf("second task in the context: %+v %v", second, err)
 			}
+			// A taskId and a contextId that disagree are refused, even for
+			// an ended task; agreeing ones reach the terminal-task refusal.
+			follow := func(ctxID string) error {
+				_, err := client("alice").Send(t.Context(), &w.SendRequest{Blocking: true,
+					Message: w.Message{MessageID: "m-follow", Role: w.RoleUser, TaskID: first.ID, ContextID: ctxID, Parts: []w.Part{w.TextPart("more")}}})
+				return err
+			}
+			if err := follow("another-ctx"); !errors.Is(err, orchestrator.ErrInvalidArgument) || !strings.Contains(err.Error(), "not the context of task") {
+				t.Errorf("a mismatching contextId: %v; want invalid params", err)
+			}
+			if err := follow("ctx-client-1"); !errors.Is(err, w.ErrUnsupportedOperation) {
+				t.Errorf("the task's own context, the task ended: %v; want unsupported operation", err)
+			}
 			got, err := client("alice").GetTask(t.Context(), first.ID)
 			if err != nil || got.ContextID != "ctx-client-1" {
 				t.Fatalf("GetTask context %+v %v", got, err)

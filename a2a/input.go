@@ -202,9 +202,6 @@ func repliesOf(m *w.Message) ([]reply, error) {
 // task r (read before them: r.LastSeq is where a stream of the resumed
 // task starts).
 func (h *Handler) answer(ctx context.Context, c *call, m *w.Message, r *orchestrator.Run) error {
-	if m.ContextID != "" && m.ContextID != contextOf(r.SessionID) {
-		return errParams("contextId %q is not the context of task %s", m.ContextID, r.ID)
-	}
 	pending, err := h.pendingOf(ctx, c.userID, r.ID)
 	if err != nil {
 		return err

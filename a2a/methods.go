@@ -35,6 +35,11 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode send
 		if err != nil {
 			return nil, 0, err
 		}
+		// Specification section 3.4: a taskId and a contextId that
+		// disagree are refused, whatever state the task is in.
+		if m.ContextID != "" && m.ContextID != contextOf(r.SessionID) {
+			return nil, 0, errParams("contextId %q is not the context of task %s", m.ContextID, r.ID)
+		}
 		if r.State.Terminal() {
 			return nil, 0, errKind(w.ErrUnsupportedOperation, "task %s is in a terminal state; start a new task in context %s", r.ID, contextOf(r.SessionID))
 		}
