@@ -117,10 +117,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	v, ok := cardVersion(r)
 	if !ok {
+		// The HTTP+JSON binding's VersionNotSupported (its row of the
+		// error table), the version echoed at most 32 bytes long.
+		asked := requested(r)
+		if len(asked) > 32 {
+			asked = asked[:32] + "..."
+		}
+		st := a2awire.NewError(a2awire.V10, a2awire.CodeVersionNotSupported, "A2A-Version "+strconv.Quote(asked)+" is not supported; ask for 1.0 or 0.3").Status()
 		hd.Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusBadRequest)
-		_ = json.NewEncoder(w).Encode(a2awire.Status{Error: a2awire.StatusError{Code: http.StatusBadRequest, Status: "FAILED_PRECONDITION",
-			Message: "A2A-Version " + requested(r) + " is not supported; ask for 1.0 or 0.3"}})
+		w.WriteHeader(st.Error.Code)
+		_ = json.NewEncoder(w).Encode(st)
 		return
 	}
 	b, err := h.get(r.Context(), h.BaseURL(r), v)

@@ -3,6 +3,7 @@ package agentcard_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/wunder/wunder/agentcard"
@@ -69,16 +70,18 @@ func TestCardPerVersion(t *testing.T) {
 			t.Errorf("version %q If-None-Match %s = %d; want %d", c.version, c.etag, r.Code, c.want)
 		}
 	}
-	for _, bad := range []string{"9.9", "0.2", "two"} {
+	for _, bad := range []string{"9.9", "0.2", "two", strings.Repeat("9", 100)} {
 		r := get(t, h, "GET", agentcard.Path, "A2A-Version", bad)
 		var st struct {
 			Error struct {
-				Code            int
-				Status, Message string
+				Code    int
+				Message string
+				Details []struct{ Reason string }
 			}
 		}
-		if err := json.Unmarshal(r.Body.Bytes(), &st); r.Code != http.StatusBadRequest || err != nil || st.Error.Status != "FAILED_PRECONDITION" {
-			t.Errorf("A2A-Version %s = %d %s; want 400 FAILED_PRECONDITION", bad, r.Code, r.Body)
+		err := json.Unmarshal(r.Body.Bytes(), &st)
+		if r.Code != http.StatusBadRequest || err != nil || st.Error.Code != 400 || len(st.Error.Details) != 1 || st.Error.Details[0].Reason != "VERSION_NOT_SUPPORTED" || len(st.Error.Message) > 100 {
+			t.Errorf("A2A-Version %.20s = %d %s; want 400 VERSION_NOT_SUPPORTED naming the version (bounded)", bad, r.Code, r.Body)
 		}
 	}
 	if cc := base.Header().Get("Cache-Control"); cc != "public, max-age=300" {
