@@ -34,10 +34,18 @@ func (h *Handler) jsonRPCPath(p string) bool {
 // requestVersion is the A2A version a request asks for: its A2A-Version
 // header, else its A2A-Version query parameter (specification section
 // 3.6.1: "Clients MAY provide the A2A-Version as a request parameter
-// instead of a header"); "" when it names none.
+// instead of a header"); "" when it names none. A value longer than any
+// version is cut at maxVersionLen (it is refused all the same, and
+// errors echo it).
 func requestVersion(r *http.Request) string {
-	if v := r.Header.Get(w.VersionHeader); v != "" {
-		return v
+	v := r.Header.Get(w.VersionHeader)
+	if v == "" {
+		v = r.URL.Query().Get(w.VersionHeader)
 	}
-	return r.URL.Query().Get(w.VersionHeader)
+	if len(v) > maxVersionLen {
+		v = v[:maxVersionLen] + "..."
+	}
+	return v
 }
+
+const maxVersionLen = 32

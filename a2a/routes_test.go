@@ -92,6 +92,9 @@ func TestVersionAsQueryParameter(t *testing.T) {
 	if b := rpc("?A2A-Version=9.9", "", "GetTask"); !strings.Contains(b, `"code":-32009`) {
 		t.Errorf("?A2A-Version=9.9: %s; want -32009", b)
 	}
+	if b := rpc("", strings.Repeat("9", 4000), "GetTask"); !strings.Contains(b, `"code":-32009`) || len(b) > 600 {
+		t.Errorf("a 4000-byte A2A-Version: %.300s (%d bytes); want -32009 echoing it cut", b, len(b))
+	}
 	if b := rpc("?A2A-Version=9.9", "1.0", "GetTask"); !strings.Contains(b, `"code":-32001`) {
 		t.Errorf("header 1.0 and query 9.9: %s; want the header's 1.0", b)
 	}
