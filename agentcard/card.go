@@ -3,6 +3,7 @@ package agentcard
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -157,12 +158,17 @@ type capabilities03 struct {
 	PushNotifications bool `json:"pushNotifications"`
 }
 
+// Unversioned is the card of a client that names no version: the union of
+// the 1.0 and 0.3 cards (Build).
+const Unversioned a2awire.Version = ""
+
 // Build returns the card JSON of protocol version v (a2awire.V10 or V03)
 // for base (scheme://host[/prefix]) with the skills of userID's catalog.
+// For Unversioned it is the union of both: the 1.0 card's fields with the
+// 0.3 card's beside them (each security scheme in both shapes), which a
+// client of either version reads.
 func Build(ctx context.Context, cat Catalog, o Options, base string, userID string, v a2awire.Version) ([]byte, error) {
 	o = o.withDefaults()
-	base = strings.TrimSuffix(base, "/")
-	endpoint := base + o.Path
 	skills := []skill{{ID: "answer", Name: "answer", Description: "Answers a question or carries out a task, using the tools below as needed", Tags: []string{"general"}}}
 	tools, err := cat.Tools(ctx, userID)
 	if err != nil {
@@ -174,6 +180,39 @@ func Build(ctx context.Context, cat Catalog, o Options, base string, userID stri
 		}
 		skills = append(skills, skill{ID: t.Name, Name: t.Name, Description: firstLine(t.Description), Tags: []string{nonEmpty(t.Source, "tool")}})
 	}
+	base = strings.TrimSuffix(base, "/")
+	if v != Unversioned {
+		return json.Marshal(build(o, base, skills, v))
+	}
+	var cards [2]map[string]any
+	for i, v := range []a2awire.Version{a2awire.V03, a2awire.V10} {
+		b, err := json.Marshal(build(o, base, skills, v))
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &cards[i]); err != nil {
+			return nil, err
+		}
+	}
+	union, c10 := cards[0], cards[1]
+	schemes, _ := union["securitySchemes"].(map[string]any)
+	for k, val := range c10 {
+		if k != "securitySchemes" {
+			union[k] = val
+			continue
+		}
+		for name, scheme := range val.(map[string]any) {
+			if s03, ok := schemes[name].(map[string]any); ok {
+				maps.Copy(s03, scheme.(map[string]any))
+			}
+		}
+	}
+	return json.Marshal(union)
+}
+
+// build is the card of one version (card10 or card03).
+func build(o Options, base string, skills []skill, v a2awire.Version) any {
+	endpoint := base + o.Path
 	inModes, outModes := []string{"text/plain", "application/json"}, []string{"text/plain"}
 	if v == a2awire.V03 {
 		// 0.3 serves JSON-RPC only: the HTTP+JSON and gRPC bindings are 1.0's.
@@ -190,7 +229,7 @@ func Build(ctx context.Context, cat Catalog, o Options, base string, userID stri
 			}
 			c.Security = []map[string][]string{{"apiKey": {}}, {"bearer": {}}}
 		}
-		return json.Marshal(c)
+		return c
 	}
 	c := card10{Name: o.Name, Description: o.Description, Version: o.Version, Provider: o.Provider,
 		SupportedInterfaces: []iface10{{endpoint, "JSONRPC", "1.0"}, {endpoint, "JSONRPC", "0.3"},
@@ -215,7 +254,7 @@ func Build(ctx context.Context, cat Catalog, o Options, base string, userID stri
 			"bearer": map[string]any{"httpAuthSecurityScheme": map[string]string{"scheme": "Bearer", "description": bearerDesc}},
 		}
 	}
-	return json.Marshal(c)
+	return c
 }
 
 // What the gateway's authenticator accepts, as the card tells clients.

@@ -2,10 +2,12 @@
 // /.well-known/agent-card.json.
 //
 // The card answers the version a client asks for (A2A-Version header or
-// query parameter): 1.0's by default, an lf.a2a.v1.AgentCard in ProtoJSON
-// that validates against the 1.0 schema (supportedInterfaces lists the one
-// /a2a endpoint for 1.0 and 0.3, HTTP+JSON and gRPC); 0.3's for 0.3 (url,
-// preferredTransport, protocolVersion, additionalInterfaces, security).
+// query parameter): 1.0's, an lf.a2a.v1.AgentCard in ProtoJSON that
+// validates against the 1.0 schema (supportedInterfaces lists the one /a2a
+// endpoint for 1.0 and 0.3, HTTP+JSON and gRPC); 0.3's for 0.3 (url,
+// preferredTransport, protocolVersion, additionalInterfaces, security);
+// the union of both for a client that names no version (0.3 clients and
+// the 1.0 SDKs' resolvers send none; see cardVersion).
 // Skills are built from the tool catalog of the A2A user. Each version's
 // card is pre-marshalled per base URL and refreshed every minute, served
 // with Cache-Control, its own ETag (If-None-Match answers 304), Vary:

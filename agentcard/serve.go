@@ -55,7 +55,7 @@ func New(cat Catalog, opts *Options) *Handler {
 const maxBases = 32
 
 func (h *Handler) get(ctx context.Context, base string, v a2awire.Version) (*built, error) {
-	key := string(v) + " " + base
+	key := string(v) + " " + base // Unversioned: " " + base
 	h.mu.Lock()
 	b := h.cards[key]
 	h.mu.Unlock()
@@ -172,22 +172,21 @@ func (h *Handler) Extended(r *http.Request, userID string, v a2awire.Version) (j
 	return Build(r.Context(), h.cat, o, h.BaseURL(r), userID, v)
 }
 
-// DefaultVersion is the card a request that names no version gets: 1.0's.
-// The specification reads a request without A2A-Version as 0.3, but a
-// card is fetched before a client knows what the agent speaks, and 1.0
-// clients (a2a-go v2, @a2a-js 1.x, the A2A TCK) fetch it without one; the
-// 1.0 card lists the 0.3 JSON-RPC interface too, so a 0.3 client that
-// reads supportedInterfaces (a2a-go's a2av0) finds it, and one that reads
-// only url asks with A2A-Version: 0.3 (or ?A2A-Version=0.3).
-const DefaultVersion = a2awire.V10
-
 // cardVersion is the version of card a request asks for: its A2A-Version
-// header, else its A2A-Version query parameter, else DefaultVersion.
-// ok is false for a version wunder does not speak.
+// header, else its A2A-Version query parameter; Unversioned when it names
+// none. ok is false for a version wunder does not speak.
+//
+// A request that names no version gets the union of both cards. The
+// specification reads such a request as 0.3's (section 3.6.2), and 0.3
+// clients, which send no version, read url and preferredTransport; 1.0
+// clients that send none (a2a-go v2.4.0's resolver, @a2a-js 1.x) read
+// supportedInterfaces. Only the union serves both. A 1.0 client that says
+// so (A2A-Version: 1.0, as section 3.6.1 says it MUST) gets the 1.0 card,
+// which validates against the 1.0 schema.
 func cardVersion(r *http.Request) (a2awire.Version, bool) {
 	hv := requested(r)
 	if hv == "" {
-		return DefaultVersion, true
+		return Unversioned, true
 	}
 	return a2awire.ParseVersion(hv)
 }
