@@ -101,6 +101,11 @@ conformance:
 mcp-conformance:
 	./scripts/mcp-conformance.sh
 
+.PHONY: a2a-tck
+## a2a-tck: the A2A TCK (branch 1.0-dev) from its source (SRC, a checkout of github.com/a2aproject/a2a-tck) against wunder on JSON-RPC, HTTP+JSON and gRPC, one line per binding; skipped without SRC or without the Python modules the TCK imports (REQUIRE=1 fails instead)
+a2a-tck:
+	./scripts/a2a-tck.sh
+
 ## web: rebuild the web console (web/ -> gateway/webui/dist, embedded and committed; needs Node 20 and npm)
 web:
 	cd web && npm ci --no-audit --no-fund && npm run build

@@ -124,7 +124,7 @@ func inputMessage(r *orchestrator.Run, pending []*orchestrator.Approval) *w.Mess
 		parts = append(parts, m.Parts[1:]...)
 	}
 	parts[0] = w.TextPart(b.String())
-	return &w.Message{MessageID: r.ID + "-input-" + pending[len(pending)-1].ID, TaskID: r.ID, ContextID: r.SessionID,
+	return &w.Message{MessageID: r.ID + "-input-" + pending[len(pending)-1].ID, TaskID: r.ID, ContextID: contextOf(r.SessionID),
 		Role: w.RoleAgent, Parts: parts}
 }
 
@@ -157,7 +157,7 @@ func approvalMessage(r *orchestrator.Run, pending []*orchestrator.Approval) *w.M
 	b.WriteString("\nReply on this task with \"approve\", \"reject: <reason>\" or \"cancel\", or with a data part " +
 		`{"decision":"approve|edit|reject|cancel","approval_id":"...","arguments":{...},"reason":"..."}.`)
 	parts[0] = w.TextPart(b.String())
-	return &w.Message{MessageID: r.ID + "-input-" + pending[len(pending)-1].ID, TaskID: r.ID, ContextID: r.SessionID,
+	return &w.Message{MessageID: r.ID + "-input-" + pending[len(pending)-1].ID, TaskID: r.ID, ContextID: contextOf(r.SessionID),
 		Role: w.RoleAgent, Parts: parts}
 }
 
@@ -169,7 +169,7 @@ func pauseStatus(r *orchestrator.Run, p orchestrator.Waited) w.Event {
 	if len(p.Approvals) > 0 {
 		st.Message = inputMessage(r, p.Approvals)
 	}
-	return w.Event{Status: &w.StatusUpdate{TaskID: r.ID, ContextID: r.SessionID, Final: true, Status: st}}
+	return w.Event{Status: &w.StatusUpdate{TaskID: r.ID, ContextID: contextOf(r.SessionID), Final: true, Status: st}}
 }
 
 // reply is a decision (or an answer) read from a client's message.
@@ -303,9 +303,6 @@ func repliesOf(m *w.Message, pending []*orchestrator.Approval) ([]reply, error) 
 // task r (read before them: r.LastSeq is where a stream of the resumed
 // task starts).
 func (h *Handler) answer(ctx context.Context, c *call, m *w.Message, r *orchestrator.Run) error {
-	if m.ContextID != "" && m.ContextID != r.SessionID {
-		return errParams("contextId %q is not the context of task %s", m.ContextID, r.ID)
-	}
 	pending, err := h.pendingOf(ctx, c.userID, r.ID)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/wunder/wunder/agentcard"
+	"github.com/wunder/wunder/internal/a2awire"
 	"github.com/wunder/wunder/internal/cardsig"
 	"github.com/wunder/wunder/orchestrator"
 )
@@ -48,12 +49,21 @@ func TestSignHook(t *testing.T) {
 	if nm := get(t, h, http.MethodGet, agentcard.Path, "If-None-Match", etag); nm.Code != http.StatusNotModified {
 		t.Errorf("conditional GET = %d; want 304", nm.Code)
 	}
-	ext, err := h.Extended(httptest.NewRequest(http.MethodPost, "/a2a", nil), "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := v.Verify(t.Context(), ext); err != nil || !slices.Contains(skillIDs(t, ext), "write_file") {
-		t.Errorf("extended card: %v\n%s", err, ext)
+	for _, version := range []a2awire.Version{agentcard.Unversioned, a2awire.V10, a2awire.V03} {
+		ext, err := h.Extended(httptest.NewRequest(http.MethodPost, "/a2a", nil), "alice", version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := v.Verify(t.Context(), ext); err != nil || !slices.Contains(skillIDs(t, ext), "write_file") {
+			t.Errorf("extended card %q: %v\n%s", version, err, ext)
+		}
+		if version == agentcard.Unversioned {
+			continue
+		}
+		served := get(t, h, http.MethodGet, agentcard.Path, "A2A-Version", string(version))
+		if err := v.Verify(t.Context(), served.Body.Bytes()); err != nil {
+			t.Errorf("served %s card: %v\n%s", version, err, served.Body)
+		}
 	}
 
 	failing := agentcard.New(cat, &agentcard.Options{Sign: func([]byte) ([]byte, error) { return nil, errors.New("no key") }})

@@ -272,7 +272,12 @@ type RunRequest struct {
 	UserID string
 	// SessionID continues a session; empty starts a new one.
 	SessionID string
-	Question  string
+	// CreateSession starts the session SessionID when there is none of
+	// that id: a front-end that derives the id from a name its client
+	// chose (A2A's contextId) continues or starts it alike. A session of
+	// that id of another user is still not found.
+	CreateSession bool
+	Question      string
 	// ToolNames selects tools (canonical, alias or wire names); always-on
 	// tools are added.
 	ToolNames []string

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strings"
 	"time"
 
 	"github.com/wunder/wunder/internal/cardsig"
@@ -18,6 +19,16 @@ type A2A struct {
 	Server A2AServer `yaml:"server"`
 	// Push configures push notifications of /a2a tasks.
 	Push A2APush `yaml:"push"`
+}
+
+// A2AReservedName reports whether a peer name would take a path segment
+// of A2A's bindings under /a2a/: "v" and digits ("v1" holds the HTTP+JSON
+// binding, later versions will take the others). A peer published at
+// /a2a/{peer} so named would shadow a binding; a test in cmd/wunder keeps
+// this rule and the a2a package's routes in step.
+func A2AReservedName(name string) bool {
+	digits, ok := strings.CutPrefix(strings.ToLower(name), "v")
+	return ok && digits != "" && strings.Trim(digits, "0123456789") == ""
 }
 
 // Timeout is timeout_s as a duration.
@@ -162,6 +173,8 @@ func (c *Config) validateA2A(v checker) {
 			v.fail(joinPath(p, "name"), "must be 1-64 letters, digits, - or _, got %s", quoteShort(s.Name))
 		case seen[s.Name]:
 			v.fail(joinPath(p, "name"), "%q is used by another service", s.Name)
+		case A2AReservedName(s.Name):
+			v.fail(joinPath(p, "name"), "%q is reserved: /a2a/%s is a binding's path (names v<digits> are reserved)", s.Name, s.Name)
 		}
 		seen[s.Name] = true
 		if s.Endpoint == "" {
