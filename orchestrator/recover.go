@@ -297,7 +297,7 @@ func (o *Orchestrator) startReaper() {
 			if n, err := o.RecoverOrphans(ctx); err != nil {
 				o.log.Warn("orphan recovery failed", "err", err)
 			} else if n > 0 {
-				o.log.Info("ended orphaned runs", "count", n)
+				o.log.Info("took over orphaned runs (resumed, or ended)", "count", n)
 			}
 			cancel()
 		}
