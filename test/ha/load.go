@@ -29,13 +29,15 @@ type load struct {
 	lb   string
 	http *http.Client
 
-	// mu guards runs and failed.
-	mu     sync.Mutex
-	runs   []*runRec
-	failed map[string]int
+	// mu guards runs, failed and attempts.
+	mu       sync.Mutex
+	runs     []*runRec
+	failed   map[string]int // requests that failed, by the kind of their first failure
+	attempts map[string]int // failed attempts, retries included
 
 	submitted atomic.Int64
 	inflight  atomic.Int64 // requests under way now
+	resumable atomic.Int64 // streams that ended with a retry: hint, before the final event
 }
 
 // runRec is one run as its user saw it.
@@ -55,25 +57,44 @@ func newLoad(lb string) *load {
 		DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 256,
 	}
-	return &load{lb: lb, http: &http.Client{Transport: tr}, failed: map[string]int{}}
+	return &load{lb: lb, http: &http.Client{Transport: tr}, failed: map[string]int{}, attempts: map[string]int{}}
 }
 
-func (l *load) fail(kind string) {
-	l.mu.Lock()
-	l.failed[kind]++
-	l.mu.Unlock()
+// request is one request of a client, retried until it succeeds: it
+// counts once as failed, by the kind of its first failure, however many
+// attempts fail.
+type request struct {
+	l      *load
+	failed bool
 }
 
-func (l *load) failures() (map[string]int, int) {
+func (l *load) request() *request { return &request{l: l} }
+
+func (r *request) fail(kind string) {
+	r.l.mu.Lock()
+	defer r.l.mu.Unlock()
+	r.l.attempts[kind]++
+	if !r.failed {
+		r.failed = true
+		r.l.failed[kind]++
+	}
+}
+
+// failures returns the failed requests by kind, their total and the
+// total of failed attempts.
+func (l *load) failures() (map[string]int, int, int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	total := 0
+	total, attempts := 0, 0
 	out := map[string]int{}
 	for k, v := range l.failed {
 		out[k] = v
 		total += v
 	}
-	return out, total
+	for _, v := range l.attempts {
+		attempts += v
+	}
+	return out, total, attempts
 }
 
 func newToken() string { return strings.ToLower(rand.Text()[:16]) }
@@ -106,7 +127,8 @@ func (l *load) submit(ctx context.Context, base, user, question, approvalMode st
 	body, _ := json.Marshal(map[string]any{"user_id": user, "question": question, "tool_names": []string{"counter@hit"},
 		"approval_mode": approvalMode})
 	key := newToken()
-	for attempt := 0; ; attempt++ {
+	rq := l.request()
+	for {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
@@ -115,7 +137,7 @@ func (l *load) submit(ctx context.Context, base, user, question, approvalMode st
 		req.Header.Set("Idempotency-Key", key)
 		resp, err := l.do(req)
 		if err != nil {
-			l.fail("submit: connection")
+			rq.fail("submit: connection")
 			retryPause(ctx, nil)
 			continue
 		}
@@ -134,7 +156,7 @@ func (l *load) submit(ctx context.Context, base, user, question, approvalMode st
 		// starting its run (or its replica died doing so); retry.
 		if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests ||
 			resp.StatusCode == http.StatusConflict && resp.Header.Get("Retry-After") != "" {
-			l.fail(fmt.Sprintf("submit: %d %s", resp.StatusCode, problemCode(b)))
+			rq.fail(fmt.Sprintf("submit: %d %s", resp.StatusCode, problemCode(b)))
 			retryPause(ctx, resp)
 			continue
 		}
@@ -152,6 +174,7 @@ func problemCode(b []byte) string {
 
 // getRun reads a run through base, retrying failures (counted).
 func (l *load) getRun(ctx context.Context, base, user, id string) (map[string]any, error) {
+	rq := l.request()
 	for {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -159,14 +182,14 @@ func (l *load) getRun(ctx context.Context, base, user, id string) (map[string]an
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/wunder/runs/"+id+"?user_id="+url.QueryEscape(user), nil)
 		resp, err := l.do(req)
 		if err != nil {
-			l.fail("get run: connection")
+			rq.fail("get run: connection")
 			retryPause(ctx, nil)
 			continue
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode >= 500 {
-			l.fail(fmt.Sprintf("get run: %d %s", resp.StatusCode, problemCode(b)))
+			rq.fail(fmt.Sprintf("get run: %d %s", resp.StatusCode, problemCode(b)))
 			retryPause(ctx, resp)
 			continue
 		}
@@ -224,6 +247,12 @@ func (t *tail) Read(p []byte) (int, error) {
 func (l *load) follow(ctx context.Context, r *runRec, count bool, limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	var last int64
+	rq := l.request() // a stream request, retried until it connects
+	fail := func(kind string) {
+		if count {
+			rq.fail(kind)
+		}
+	}
 	for time.Now().Before(deadline) {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -236,9 +265,7 @@ func (l *load) follow(ctx context.Context, r *runRec, count bool, limit time.Dur
 		resp, err := l.http.Do(req)
 		if err != nil {
 			l.inflight.Add(-1)
-			if count {
-				l.fail("follow: connection")
-			}
+			fail("follow: connection")
 			retryPause(ctx, nil)
 			continue
 		}
@@ -246,12 +273,11 @@ func (l *load) follow(ctx context.Context, r *runRec, count bool, limit time.Dur
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			l.inflight.Add(-1)
-			if count {
-				l.fail(fmt.Sprintf("follow: %d %s", resp.StatusCode, problemCode(b)))
-			}
+			fail(fmt.Sprintf("follow: %d %s", resp.StatusCode, problemCode(b)))
 			retryPause(ctx, resp)
 			continue
 		}
+		rq = l.request() // connected: what fails next is another request
 		tl := &tail{r: resp.Body}
 		rd := sse.NewReader(tl, sse.MaxEvent)
 		done := false
@@ -269,9 +295,7 @@ func (l *load) follow(ctx context.Context, r *runRec, count bool, limit time.Dur
 			}
 			switch ev.Type {
 			case "error":
-				if count {
-					l.fail("follow: error event")
-				}
+				fail("follow: error event")
 			case "progress":
 				if strings.Contains(string(ev.Data), `"resumed"`) {
 					r.resumed = true
@@ -293,8 +317,12 @@ func (l *load) follow(ctx context.Context, r *runRec, count bool, limit time.Dur
 			return nil
 		}
 		resumable := errors.Is(rerr, io.EOF) && bytes.Contains(tl.last, []byte("retry:"))
-		if !resumable && count {
-			l.fail("follow: stream cut")
+		switch {
+		case !count:
+		case resumable:
+			l.resumable.Add(1)
+		default:
+			rq.fail("follow: stream cut")
 		}
 		retryPause(ctx, nil)
 	}

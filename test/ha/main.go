@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -38,7 +39,9 @@ type options struct {
 	drainDelay             int
 	modelFirst, modelChunk time.Duration
 	mcpCalls, cancels      int
-	keep                   bool
+	keep, hosts, scale     bool
+	scaleUsers             int
+	scaleFor               time.Duration
 }
 
 func main() {
@@ -49,11 +52,17 @@ func main() {
 	flag.IntVar(&o.users, "users", envInt("HA_USERS", 20), "concurrent users (HA_USERS)")
 	flag.IntVar(&o.runs, "runs", envInt("HA_RUNS", 400), "runs per load phase (HA_RUNS)")
 	flag.IntVar(&o.drainDelay, "drain-delay", envInt("HA_DRAIN_DELAY_S", 2), "server.drain_delay_s of the replicas (above HAProxy's 2 x 500 ms checks)")
-	flag.DurationVar(&o.modelFirst, "model-first", 100*time.Millisecond, "the fake model's time to first token")
-	flag.DurationVar(&o.modelChunk, "model-chunk", 20*time.Millisecond, "the fake model's delay between chunks")
+	// About 3 s a run (two model calls and a tool round): longer than the
+	// drain delay, so a rolling restart meets streams it must end resumably.
+	flag.DurationVar(&o.modelFirst, "model-first", 500*time.Millisecond, "the fake model's time to first token")
+	flag.DurationVar(&o.modelChunk, "model-chunk", 250*time.Millisecond, "the fake model's delay between chunks")
 	flag.IntVar(&o.mcpCalls, "mcp-calls", envInt("HA_MCP_CALLS", 9), "tools/call requests of the MCP phase")
 	flag.IntVar(&o.cancels, "cancels", envInt("HA_CANCELS", 5), "runs cancelled in the cancel phase")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (configurations, logs)")
+	flag.BoolVar(&o.hosts, "hosts", envInt("HA_HOSTS", 1) == 1, "give each replica a host name of its own (unshare --uts), so a dead one is found by its expired lease (HA_HOSTS=0: by its pid, at once)")
+	flag.BoolVar(&o.scale, "scale", envInt("HA_SCALE", 0) == 1, "f. measure throughput with 1, 2 and 3 replicas in rotation, and the store writes per run (HA_SCALE=1)")
+	flag.IntVar(&o.scaleUsers, "scale-users", 32, "concurrent callers of the throughput phase")
+	flag.DurationVar(&o.scaleFor, "scale-for", 20*time.Second, "how long each step of the throughput phase drives load")
 	flag.Parse()
 	if o.dsn == "" {
 		fmt.Fprintln(os.Stderr, "ha: set -dsn or HA_POSTGRES_DSN to a fresh PostgreSQL database (scripts/ha.sh makes one)")
@@ -83,6 +92,11 @@ func run(ctx context.Context, o options) int {
 	}
 	fmt.Printf("topology: 3 replicas behind haproxy %s, PostgreSQL, %d users, %d runs per load phase (up in %v)\n",
 		t.lbURL, o.users, o.runs, time.Since(began).Round(time.Millisecond))
+	if t.cfg.hosts {
+		fmt.Println("replicas on hosts of their own (UTS namespaces): a killed one is found dead when its lease expires (lock_ttl_s 15)")
+	} else {
+		fmt.Println("replicas on one host: a killed one is found dead by its pid, at the survivors' next look")
+	}
 	c := &check{t: t, o: o}
 	for _, p := range []struct {
 		name string
@@ -93,7 +107,11 @@ func run(ctx context.Context, o options) int {
 		{"c. approval on a killed replica", c.approvalPhase},
 		{"d. cancel through the balancer", c.cancelPhase},
 		{"e. MCP session through the balancer", c.mcpPhase},
+		{"f. throughput with 1, 2 and 3 replicas", c.scalePhase},
 	} {
+		if p.fn == nil || strings.HasPrefix(p.name, "f.") && !o.scale {
+			continue
+		}
 		fmt.Printf("\n== %s\n", p.name)
 		ps := time.Now()
 		if err := p.fn(ctx); err != nil {

@@ -156,11 +156,19 @@ func (c *check) report(ctx context.Context, l *load) (map[string]int, int) {
 		if r.state == "failed" {
 			c.breach("run %s ended failed", r.id)
 		}
+		if !r.follower {
+			// Read its log too: was it taken over?
+			full := &runRec{user: r.user, id: r.id}
+			if err := l.follow(ctx, full, false, time.Minute); err != nil {
+				c.breach("run %s: its log cannot be read: %v", r.id, err)
+			}
+			r.resumed, r.resultBeforeRes = full.resumed, full.resultBeforeRes
+		}
+		if r.resumed {
+			resumed++
+		}
 		if r.follower {
 			followers++
-			if r.resumed {
-				resumed++
-			}
 			uniq := map[int64]bool{}
 			for _, s := range r.seen {
 				uniq[s] = true
@@ -182,31 +190,26 @@ func (c *check) report(ctx context.Context, l *load) (map[string]int, int) {
 		default:
 			// Executed more than once: allowed only for the round a dead
 			// replica cut before its result was stored.
-			full := &runRec{user: r.user, id: r.id}
-			if err := l.follow(ctx, full, false, time.Minute); err != nil {
-				c.breach("run %s: its log cannot be read: %v", r.id, err)
-				continue
-			}
-			if full.resumed && !full.resultBeforeRes {
+			if r.resumed && !r.resultBeforeRes {
 				cut++
 			} else {
 				twice++
-				c.breach("run %s executed its tool %d times for a recorded round (resumed %v)", r.id, hits, full.resumed)
+				c.breach("run %s executed its tool %d times for a recorded round (resumed %v)", r.id, hits, r.resumed)
 			}
 		}
 	}
-	failed, total := l.failures()
+	failed, total, attempts := l.failures()
 	terminalN := 0
 	for _, n := range byState {
 		terminalN += n
 	}
-	fmt.Printf("   runs: submitted %d, terminal %d %v, stuck %d\n", len(l.runs), terminalN, byState, stuck)
-	fmt.Printf("   events over %d followers: lost %d, duplicated %d; %d followed a run taken over (resumed)\n", followers, lost, dup, resumed)
+	fmt.Printf("   runs: submitted %d, terminal %d %v, stuck %d; taken over by another replica (resumed) %d\n", len(l.runs), terminalN, byState, stuck, resumed)
+	fmt.Printf("   events over %d followers: lost %d, duplicated %d; streams ended resumably (retry:) and resumed %d\n", followers, lost, dup, l.resumable.Load())
 	if lost > 0 || dup > 0 {
 		c.breach("%d events lost, %d duplicated", lost, dup)
 	}
 	fmt.Printf("   tool executions: once %d, again in a round cut by the kill %d, twice for a recorded round %d\n", once, cut, twice)
-	fmt.Printf("   failed requests: %d %s\n", total, kinds(failed))
+	fmt.Printf("   failed requests (each retried until it succeeded): %d %s; failed attempts %d\n", total, kinds(failed), attempts)
 	return failed, total
 }
 

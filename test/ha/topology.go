@@ -30,6 +30,7 @@ type topology struct {
 	lbURL    string
 	statsURL string
 	haproxy  *exec.Cmd
+	socket   string // HAProxy's runtime API
 	counter  *counter
 	servers  []*http.Server
 }
@@ -39,6 +40,10 @@ type topology struct {
 type replica struct {
 	name, url, cfgPath, logPath string
 	port                        int
+	// ownHost runs the replica in a UTS namespace of its own, with its
+	// name as host name: to the others it is on another host, so its
+	// death is seen when its lease expires, not by its pid.
+	ownHost bool
 
 	// mu guards cmd and exited.
 	mu     sync.Mutex
@@ -105,8 +110,16 @@ func start(ctx context.Context, o options) (*topology, error) {
 		return nil, err
 	}
 	t := &topology{cfg: o, dir: dir, counter: &counter{hits: map[string]int{}}}
+	if o.hosts && exec.Command("unshare", "--uts", "true").Run() != nil {
+		o.hosts, t.cfg.hosts = false, false
+		fmt.Println("unshare --uts is refused here: the replicas share this host")
+	}
 	model := &fakellm.Server{Chunks: 4, FirstDelay: o.modelFirst, ChunkDelay: o.modelChunk}
 	modelURL, err := t.listen(model)
+	if err != nil {
+		return t, err
+	}
+	fastURL, err := t.listen(&fakellm.Server{Chunks: 4}) // no delays: the throughput phase
 	if err != nil {
 		return t, err
 	}
@@ -120,7 +133,7 @@ func start(ctx context.Context, o options) (*topology, error) {
 		if err != nil {
 			return t, err
 		}
-		r := &replica{name: fmt.Sprintf("w%d", i+1), port: port, url: fmt.Sprintf("http://127.0.0.1:%d", port),
+		r := &replica{name: fmt.Sprintf("w%d", i+1), port: port, ownHost: o.hosts, url: fmt.Sprintf("http://127.0.0.1:%d", port),
 			cfgPath: filepath.Join(dir, fmt.Sprintf("w%d.yaml", i+1)), logPath: filepath.Join(dir, fmt.Sprintf("w%d.log", i+1))}
 		cfg := fmt.Sprintf(`data_dir: %q
 server:
@@ -141,12 +154,16 @@ llm:
       provider: local
       base_url: %q
       model: fake
+    fast:
+      provider: local
+      base_url: %q
+      model: fake
 mcp:
   servers:
     - name: counter
       transport: streamable-http
       url: %q
-`, data, port, o.drainDelay, o.dsn, modelURL+"/v1", counterURL)
+`, data, port, o.drainDelay, o.dsn, modelURL+"/v1", fastURL+"/v1", counterURL)
 		if err := os.WriteFile(r.cfgPath, []byte(cfg), 0o600); err != nil {
 			return t, err
 		}
@@ -179,6 +196,7 @@ mcp:
 // below server.drain_delay_s. Streams may stay open for minutes.
 const haproxyConfig = `global
   maxconn 4096
+  stats socket %s level admin
 defaults
   mode http
   timeout connect 2s
@@ -218,7 +236,8 @@ func (t *topology) startHAProxy() error {
 		fmt.Fprintf(&servers, "  server %s 127.0.0.1:%d check\n", r.name, r.port)
 	}
 	path := filepath.Join(t.dir, "haproxy.cfg")
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(haproxyConfig, lb, servers.String(), stats)), 0o600); err != nil {
+	t.socket = filepath.Join(t.dir, "haproxy.sock")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(haproxyConfig, t.socket, lb, servers.String(), stats)), 0o600); err != nil {
 		return err
 	}
 	log, err := os.Create(filepath.Join(t.dir, "haproxy.log"))
@@ -301,6 +320,9 @@ func (r *replica) start(bin string) error {
 		return err
 	}
 	cmd := exec.Command(bin, "serve", "--config", r.cfgPath)
+	if r.ownHost {
+		cmd = exec.Command("unshare", "--uts", "--", "sh", "-c", `hostname "$0" && exec "$1" serve --config "$2"`, r.name, bin, r.cfgPath)
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
