@@ -41,7 +41,7 @@ type options struct {
 	mcpCalls, cancels      int
 	keep, hosts, scale     bool
 	scaleUsers             int
-	scaleFor               time.Duration
+	scaleFor, cancelLimit  time.Duration
 }
 
 func main() {
@@ -63,6 +63,7 @@ func main() {
 	flag.BoolVar(&o.scale, "scale", envInt("HA_SCALE", 0) == 1, "f. measure throughput with 1, 2 and 3 replicas in rotation, and the store writes per run (HA_SCALE=1)")
 	flag.IntVar(&o.scaleUsers, "scale-users", 32, "concurrent callers of the throughput phase")
 	flag.DurationVar(&o.scaleFor, "scale-for", 20*time.Second, "how long each step of the throughput phase drives load")
+	flag.DurationVar(&o.cancelLimit, "cancel-limit", envDuration("HA_CANCEL_LIMIT", time.Second), "the longest a cancel may take to end its run (HA_CANCEL_LIMIT)")
 	flag.Parse()
 	if o.dsn == "" {
 		fmt.Fprintln(os.Stderr, "ha: set -dsn or HA_POSTGRES_DSN to a fresh PostgreSQL database (scripts/ha.sh makes one)")
@@ -147,6 +148,13 @@ func lastBytes(b []byte, n int) []byte {
 func envOr(k, def string) string {
 	if v := os.Getenv(k); v != "" {
 		return v
+	}
+	return def
+}
+
+func envDuration(k string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(k)); err == nil {
+		return d
 	}
 	return def
 }

@@ -319,8 +319,8 @@ func (c *check) cancelPhase(ctx context.Context) error {
 	slices.Sort(lat)
 	if len(lat) > 0 {
 		fmt.Printf("   cancel latency over %d runs: median %v, max %v\n", len(lat), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
-		if lat[len(lat)-1] > time.Second {
-			c.breach("cancel took %v; want within 1 s", lat[len(lat)-1])
+		if lat[len(lat)-1] > c.o.cancelLimit {
+			c.breach("cancel took %v; want within %v", lat[len(lat)-1], c.o.cancelLimit)
 		}
 	}
 	return nil
