@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"database/sql"
 	"fmt"
 	"maps"
@@ -11,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx", for PostgreSQL's statistics
 
 	"github.com/wunder/wunder/internal/client"
@@ -49,10 +52,15 @@ func (c *check) scalePhase(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		lctx, stopListen := context.WithCancel(ctx)
+		notes := make(chan int64, 1)
+		go func() { notes <- countNotifications(lctx, c.o.dsn) }()
 		samples, wall := loadtest.Drive(ctx, loadtest.Plan{Workers: c.o.scaleUsers, Duration: c.o.scaleFor}, func(ctx context.Context, w int) loadtest.Sample {
 			return loadtest.Ask(ctx, cl, client.RunRequest{UserID: fmt.Sprintf("scale_%d", w), ModelName: "fast", ToolNames: []string{"counter@hit"},
 				Question: fmt.Sprintf(`call counter__hit {"token":%q}`, newToken())}, true)
 		})
+		stopListen()
+		notified := <-notes
 		step := loadtest.Summarize(c.o.scaleUsers, samples, wall)
 		rps = append(rps, step.RunsPerSec)
 		fmt.Printf("   %d replica(s), c=%d: %.1f runs/s, p50 %.0f ms, p95 %.0f ms, %d runs, %d errors %s\n",
@@ -64,6 +72,7 @@ func (c *check) scalePhase(ctx context.Context) error {
 		}
 		if n == 1 && step.Successes > 0 {
 			printWrites(before, after, step.Successes)
+			fmt.Printf("   NOTIFYs per run (what every replica's LISTEN receives): %.1f\n", float64(notified)/float64(step.Successes))
 		}
 	}
 	if len(rps) == 3 && rps[0] > 0 {
@@ -150,6 +159,28 @@ func printWrites(before, after map[string]stat, runs int) {
 	}
 	fmt.Printf("   store writes per run (1 replica, %d runs): %.1f tuples (table inserted/updated/deleted: %s)\n",
 		runs, total, strings.Join(parts, ", "))
+}
+
+// countNotifications LISTENs on the replicas' channel (storage/notify.go:
+// named after the schema, public here) and counts what arrives until ctx
+// ends.
+func countNotifications(ctx context.Context, dsn string) int64 {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return -1
+	}
+	defer conn.Close(context.Background())
+	sum := sha256.Sum256([]byte("public"))
+	if _, err := conn.Exec(ctx, "LISTEN wunder_runs_"+hex.EncodeToString(sum[:8])); err != nil {
+		return -1
+	}
+	var n int64
+	for {
+		if _, err := conn.WaitForNotification(ctx); err != nil {
+			return n
+		}
+		n++
+	}
 }
 
 // haproxyCommand sends one command to HAProxy's runtime API.
