@@ -119,9 +119,11 @@ func (c *check) rollingPhase(ctx context.Context) error {
 			close(restarted)
 			return err
 		}
-		if err := r.waitReady(ctx, time.Minute); err == nil {
+		err = r.waitReady(ctx, time.Minute)
+		if err == nil {
 			err = c.t.waitBalanced(ctx, r, true, time.Minute)
-		} else {
+		}
+		if err != nil {
 			close(restarted)
 			return err
 		}
