@@ -204,6 +204,8 @@ defaults
   timeout server 5m
   timeout tunnel 5m
   timeout http-request 10s
+  # a replica slow to answer a check on a busy machine is not taken down
+  timeout check 2s
   retries 2
   option redispatch
   option http-server-close
