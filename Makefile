@@ -86,6 +86,11 @@ deploy-check:
 	  -schema-location 'deploy/kubernetes/schemas/{{.ResourceKind}}{{.KindSuffix}}.json' \
 	  deploy/kubernetes/*.yaml
 
+.PHONY: ha
+## ha: the HA check at full load (scripts/ha.sh): 3 replicas on a fresh PostgreSQL database behind haproxy, kill -9, rolling restart, approval on a killed replica, cancel, MCP session, then throughput with 1, 2 and 3 replicas; needs haproxy and PostgreSQL (HA_PG). HA_USERS, HA_RUNS scale it
+ha: build
+	HA_USERS=$${HA_USERS:-20} HA_RUNS=$${HA_RUNS:-400} HA_SCALE=$${HA_SCALE:-1} ./scripts/ha.sh
+
 .PHONY: faults
 ## faults: the fault suite, verbose: kill -9 during a model call and a running tool, model faults, and (restarting the local cluster) PostgreSQL restarted mid-run; PostgreSQL parts need WUNDER_TEST_POSTGRES_DSN. All but the restart also run in `make test`
 faults:

@@ -123,6 +123,10 @@ var policy = map[string]rule{
 	"scripts/sseload": {may: []string{"internal/sse"}},
 	// Process-level tests of the edge: the real binary, driven from outside.
 	"test": {may: []string{"internal/testutil"}, thirdParty: true},
+	// The HA check (scripts/ha.sh): a client of replicas behind a balancer,
+	// with the load harness of `wunder bench`, the one SSE reader and the
+	// fake model.
+	"test/ha": {may: []string{"internal/testutil", "internal/client", "internal/loadtest", "internal/sse"}, thirdParty: true},
 }
 
 func ruleFor(rel string) (rule, bool) {

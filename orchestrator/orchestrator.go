@@ -41,7 +41,7 @@ type Options struct {
 	// run. Default 24h.
 	IdempotencyTTL time.Duration
 	// LockTTL is the lease of the store-backed locks; they are renewed every
-	// LockTTL/3 while the run lives. Default 30s.
+	// LockTTL/3 while the run lives. Default 15s.
 	LockTTL time.Duration
 	// OneProcess says that no other process takes runs or locks from the
 	// store (a SQLite database whose data directory the server holds). A
@@ -93,7 +93,8 @@ type Options struct {
 	StoreRetry time.Duration
 	// ResumeInterrupted resumes a run whose instance died, on the instance
 	// that finds it, from its last stored round, instead of ending it
-	// failed with stop reason "interrupted". Default false.
+	// failed with stop reason "interrupted". Default false here; wunder's
+	// configuration turns it on (concurrency.resume_interrupted: true).
 	ResumeInterrupted bool
 	// InstanceID names this instance, the owner of the runs it executes.
 	// Default: host, pid, process start time and a random part (see
@@ -137,7 +138,7 @@ func (o Options) withDefaults() Options {
 		o.PerUserAgents = o.MaxActiveRuns
 	}
 	if o.LockTTL <= 0 {
-		o.LockTTL = 30 * time.Second
+		o.LockTTL = 15 * time.Second
 	}
 	if o.IdempotencyTTL <= 0 {
 		o.IdempotencyTTL = 24 * time.Hour
