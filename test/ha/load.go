@@ -124,7 +124,12 @@ func retryPause(ctx context.Context, resp *http.Response) {
 // submit starts a run through the balancer with an Idempotency-Key,
 // retrying the same key until it is accepted.
 func (l *load) submit(ctx context.Context, base, user, question, approvalMode string) (string, error) {
-	body, _ := json.Marshal(map[string]any{"user_id": user, "question": question, "tool_names": []string{"counter@hit"},
+	return l.submitWith(ctx, base, user, question, approvalMode, "counter@hit")
+}
+
+// submitWith is submit offering the tools named.
+func (l *load) submitWith(ctx context.Context, base, user, question, approvalMode string, tools ...string) (string, error) {
+	body, _ := json.Marshal(map[string]any{"user_id": user, "question": question, "tool_names": tools,
 		"approval_mode": approvalMode})
 	key := newToken()
 	rq := l.request()

@@ -8,8 +8,8 @@
 //
 //	a. kill -9 of one replica mid-load, then its restart
 //	b. a rolling restart: SIGTERM each replica in turn, under load
-//	c. a pending approval on a replica that is then killed, decided
-//	   through the balancer
+//	c. a pending approval and a pending question (ask_user) on a replica
+//	   that is then killed, decided and answered through the balancer
 //	d. cancel through the balancer, with its latency
 //	e. an MCP session through the balancer (initialize, several tools/call)
 //

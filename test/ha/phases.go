@@ -231,10 +231,11 @@ func kinds(m map[string]int) string {
 	return "(" + strings.Join(parts, ", ") + ")"
 }
 
-// approvalPhase: a run that needs an approval is submitted to one
-// replica directly and waits there; that replica is killed; the decision
-// goes through the balancer, and the run finishes, its tool executed
-// once.
+// approvalPhase: a run that needs an approval and one whose model asks
+// the user (ask_user) are submitted to one replica directly and wait
+// there; that replica is killed; the decision and the answer go through
+// the balancer, and both runs finish, the tool executed once and the
+// answer read by the model.
 func (c *check) approvalPhase(ctx context.Context) error {
 	l := newLoad(c.t.lbURL)
 	victim := c.t.replicas[0]
@@ -244,14 +245,34 @@ func (c *check) approvalPhase(ctx context.Context) error {
 		return err
 	}
 	r.id = id
-	if err := poll(ctx, time.Minute, "the run to wait for its approval", func() bool {
-		m, err := l.getRun(ctx, victim.url, r.user, r.id)
-		return err == nil && m["state"] == "waiting_approval"
-	}); err != nil {
+	q := &runRec{user: "ha_asked"}
+	if q.id, err = l.submitWith(ctx, victim.url, q.user, `call ask_user {"question":"Go on?","options":["yes","no"]}`, "", "ask_user"); err != nil {
 		return err
 	}
+	for _, w := range []struct {
+		r     *runRec
+		state string
+	}{{r, "waiting_approval"}, {q, "waiting_input"}} {
+		if err := poll(ctx, time.Minute, "run "+w.r.id+" to wait ("+w.state+")", func() bool {
+			m, err := l.getRun(ctx, victim.url, w.r.user, w.r.id)
+			return err == nil && m["state"] == w.state
+		}); err != nil {
+			return err
+		}
+	}
 	victim.kill9()
-	fmt.Printf("   run %s waits for an approval; %s killed (SIGKILL)\n", r.id, victim.name)
+	fmt.Printf("   run %s waits for an approval, run %s for an answer; %s killed (SIGKILL)\n", r.id, q.id, victim.name)
+	answered := time.Now()
+	if err := l.postJSON(ctx, "/wunder/runs/"+q.id+"/input?user_id="+url.QueryEscape(q.user), map[string]string{"answer": "yes"}); err != nil {
+		return err
+	}
+	if err := l.waitTerminal(ctx, q, time.Minute); err != nil {
+		return err
+	}
+	fmt.Printf("   answered through the balancer: run %s in %v, the model read %s\n", q.state, time.Since(answered).Round(time.Millisecond), q.answer)
+	if q.state != "finished" || !strings.Contains(q.answer, `"answer":"yes"`) {
+		c.breach("question: the run ended %s answering %q; want finished with the answer read", q.state, q.answer)
+	}
 	var list struct {
 		Approvals []struct {
 			ID string `json:"approval_id"`
