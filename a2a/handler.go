@@ -84,7 +84,7 @@ type Options struct {
 	// download links of file artifacts too large to carry inline are
 	// absolute under it; "" = relative to the server.
 	PublicURL string
-	Logger      *slog.Logger
+	Logger    *slog.Logger
 }
 
 func (o Options) withDefaults() Options {

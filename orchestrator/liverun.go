@@ -15,14 +15,14 @@ type liveRun struct {
 	id, userID, sessionID string
 	// artifacts are the ones the run attached (artifact.go).
 	artifacts artifacts
-	req                   RunRequest
-	sel                   *Selection
-	model                 Model
-	settings              ModelSettings
-	mode                  string
-	language              string
-	log                   *runLog
-	locks                 []string
+	req       RunRequest
+	sel       *Selection
+	model     Model
+	settings  ModelSettings
+	mode      string
+	language  string
+	log       *runLog
+	locks     []string
 	// memoryOff is set when the run's prompt found its user's memory
 	// switch off (queueMemory).
 	memoryOff atomic.Bool
