@@ -387,8 +387,11 @@ function Composer({ s, busy, onSend, onCancel, attached, onAttach, onRemove }: C
         }}
       />
       {busy ? (
-        <button type="button" class="danger" onClick={onCancel}>
-          {s.cancel}
+        <button type="button" class="danger stop" onClick={onCancel} title={s.stop}>
+          <svg viewBox="0 0 24 24" width="14" height="14" aria-hidden="true">
+            <rect x="5" y="5" width="14" height="14" rx="2" fill="currentColor" />
+          </svg>{' '}
+          {s.stop}
         </button>
       ) : (
         <button type="submit" class="primary" disabled={!text.trim()}>
