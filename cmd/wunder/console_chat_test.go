@@ -123,3 +123,31 @@ func TestConsoleBusyAndStop(t *testing.T) {
 	}
 	b.clean()
 }
+
+// A session renamed in the side panel: the new title is the server's
+// (GET /wunder/sessions/{id} says so), it survives a reload, and Escape
+// leaves a rename without one.
+func TestConsoleRenameSession(t *testing.T) {
+	s := startServer(t, nil)
+	b := openAnon(t, s, "renamer")
+	b.ask("hello there")
+	b.until("the run to finish", lastRun+`?.dataset.state === 'finished'`)
+	b.until("the session in the list", `document.querySelector('.sessions button.session')?.textContent === 'hello there'`)
+	id := b.eval(`document.querySelector('.sessions li.session-row').dataset.sessionId`)
+	b.do("rename it", chromedp.Click(chromedp.CSS(`.sessions button.rename`)), chromedp.WaitVisible(chromedp.CSS(`.rename-form input`)))
+	b.until("the title to edit, selected", `document.activeElement === document.querySelector('.rename-form input') && document.querySelector('.rename-form input').value === 'hello there'`)
+	b.shot("rename")
+	b.axe("rename form")
+	b.do("type a new title", chromedp.SendKeys(chromedp.CSS(`.rename-form input`), "Trip notes: Zürich\r"))
+	b.until("the new title in the list", `!document.querySelector('.rename-form') && document.querySelector('.sessions button.session').textContent === 'Trip notes: Zürich'`)
+	var got struct{ Title string }
+	if err := json.NewDecoder(restDo(t, "GET", s.url+"/wunder/sessions/"+id+"?user_id=renamer", "", nil).Body).Decode(&got); err != nil || got.Title != "Trip notes: Zürich" {
+		t.Fatalf("the session after the rename: %+v %v", got, err)
+	}
+	b.do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`.sessions button.session`)))
+	b.until("the title after a reload", `document.querySelector('.sessions button.session').textContent === 'Trip notes: Zürich'`)
+	b.do("start another rename", chromedp.Click(chromedp.CSS(`.sessions button.rename`)), chromedp.WaitVisible(chromedp.CSS(`.rename-form input`)))
+	b.do("type and leave with Escape", chromedp.SendKeys(chromedp.CSS(`.rename-form input`), "never saved"), chromedp.KeyEvent("\x1b"))
+	b.until("the form gone, the title kept", `!document.querySelector('.rename-form') && document.querySelector('.sessions button.session').textContent === 'Trip notes: Zürich'`)
+	b.clean()
+}

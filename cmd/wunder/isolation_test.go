@@ -192,6 +192,10 @@ func (f *fixture) rows() []matrixRow {
 		func(u string) (string, string) {
 			return "/wunder", `{"user_id":"` + u + `","question":"again","stream":false,"session_id":"` + f.sessA + `"}`
 		})
+	rest("session", "rename", "POST", "/wunder/sessions/"+f.sessA+"/title", `{"title":"renamed"}`,
+		func(u string) (string, string) {
+			return "/wunder/sessions/" + f.sessA + "/title", `{"user_id":"` + u + `","title":"renamed for ` + u + `"}`
+		})
 	rest("tools", "list", "GET", "/wunder/tools", "", q("/wunder/tools"))
 	rows[len(rows)-1].want = [4]string{ok, ok, forbidden, ok} // bob lists his own tools
 	rows[len(rows)-1].resource = "tools (own catalog)"
