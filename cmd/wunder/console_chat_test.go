@@ -107,7 +107,9 @@ func TestConsoleReopenTwoCallsInOneRound(t *testing.T) {
 func TestConsoleBusyAndStop(t *testing.T) {
 	s := startServer(t, nil)
 	// a model that streams its first words, then stalls mid-answer
-	s.fake.Model = fakemodel.Reply(func(*orchestrator.ModelRequest) fakemodel.Turn { return fakemodel.Turn{Content: "Once upon a time", Hang: true} })
+	s.fake.Model = fakemodel.Reply(func(*orchestrator.ModelRequest) fakemodel.Turn {
+		return fakemodel.Turn{Content: "Once upon a time", Hang: true}
+	})
 	b := openAnon(t, s, "stopper")
 	b.ask("tell me a long story")
 	b.until("the first streamed text", lastRun+`?.querySelector('.text')?.textContent.length > 0`)
