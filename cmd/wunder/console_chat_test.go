@@ -153,3 +153,27 @@ func TestConsoleRenameSession(t *testing.T) {
 	b.until("the form gone, the title kept", `!document.querySelector('.rename-form') && document.querySelector('.sessions button.session').textContent === 'Trip notes: Zürich'`)
 	b.clean()
 }
+
+// A user whose run waits for an approval (asked from another client) and
+// who asks again: the chat shows the 429 naming that run, and its button
+// opens the run's session with the approval dialog, where it is decided.
+func TestConsoleBusyOpensThePausedRun(t *testing.T) {
+	s := startServer(t, nil)
+	var paused struct {
+		RunID string `json:"run_id"`
+		State string `json:"state"`
+	}
+	decodeInto(t, restDo(t, "POST", s.url+"/wunder", `{"user_id":"pia","question":"write a note","tool_names":["write_file"],"approval_mode":"suggest","stream":false}`, nil), 200, &paused)
+	if paused.State != "waiting_approval" {
+		t.Fatalf("the first run: %+v", paused)
+	}
+	b := openAnon(t, s, "pia")
+	b.allow("status of 429")
+	b.ask("hello")
+	b.until("the refusal naming the run", `document.querySelector('p.error[role="alert"]')?.textContent.includes('`+paused.RunID+`') && !!document.querySelector('p.error button.open-waiting')`)
+	b.shot("busy-paused")
+	b.do("open the waiting run", chromedp.Click(chromedp.CSS(`p.error button.open-waiting`)), chromedp.WaitVisible(chromedp.CSS(`dialog.approval[open]`)))
+	b.do("approve", chromedp.Click(chromedp.Search(`//dialog//button[text()="Approve"]`)))
+	b.until("the paused run finished", lastRun+`?.dataset.state === 'finished' && `+lastRun+`.dataset.runId === '`+paused.RunID+`'`)
+	b.clean()
+}

@@ -46,6 +46,7 @@ export function Chat() {
   const [reconnecting, setReconnecting] = useState(false);
   const [sideOpen, setSideOpen] = useState(false);
   const [renaming, setRenaming] = useState(''); // the session whose title is being edited
+  const [waitingSession, setWaitingSession] = useState(''); // a refusal's paused run's session, to open
   const [, setTick] = useState(0);
   const abort = useRef<AbortController | null>(null);
   const frame = useRef(0);
@@ -100,6 +101,7 @@ export function Chat() {
     setRuns([]);
     setSavedPlan(null);
     setErr('');
+    setWaitingSession('');
     if (!id) {
       setHistory([]);
       return;
@@ -156,6 +158,7 @@ export function Chat() {
   // follow streams a run into view (asked now, or resumed after a reload)
   const follow = async (view: RunView, req: Parameters<typeof streamRun>[0]) => {
     setErr('');
+    setWaitingSession('');
     const ac = new AbortController();
     abort.current = ac;
     try {
@@ -179,6 +182,8 @@ export function Chat() {
       if (!ac.signal.aborted) {
         view.state = 'failed';
         setErr(e instanceof ApiError ? `${e.code}: ${e.message}` : String(e));
+        // a 429 naming a run that waits for this user: offer to open it and decide
+        if (e instanceof ApiError && e.status === 429 && e.sessionId) setWaitingSession(e.sessionId);
       }
     } finally {
       setReconnecting(false);
@@ -298,6 +303,14 @@ export function Chat() {
         {err && (
           <p class="error" role="alert">
             {err}
+            {waitingSession && (
+              <>
+                {' '}
+                <button type="button" class="small open-waiting" onClick={() => openSession(waitingSession, true)}>
+                  {s.openWaiting}
+                </button>
+              </>
+            )}
           </p>
         )}
         <Composer
