@@ -64,8 +64,8 @@ func messagef(sentinel error, key, format string, args ...any) error {
 // its message is a KeyedError's ("busy_user_paused").
 type PausedError struct {
 	UserID, RunID, SessionID string
-	State            RunState // RunWaitingApproval or RunWaitingInput
-	err              error
+	State                    RunState // RunWaitingApproval or RunWaitingInput
+	err                      error
 }
 
 func (e *PausedError) Error() string { return e.err.Error() }
