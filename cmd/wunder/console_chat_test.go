@@ -39,7 +39,7 @@ func TestConsoleMarkdownAnswer(t *testing.T) {
 	if got := b.eval(`[...` + md + `.querySelectorAll('table tr')].map(r => [...r.cells].map(c => c.textContent + (c.className ? '(' + c.className + ')' : '')).join('|')).join('/')`); got != "file(align-left)|size(align-right)/a.txt(align-left)|12(align-right)/b.txt(align-left)|7(align-right)" {
 		t.Errorf("the table: %q", got)
 	}
-	if got := b.eval(`[...` + md + `.querySelectorAll('ul li')].map(l => l.textContent).join(',') + ' ' + ` + md + `.querySelector('h4')?.textContent`); got != "first,second Results" {
+	if got := b.eval(`[...` + md + `.querySelectorAll('ul li')].map(l => l.textContent).join(',') + ' ' + ` + md + `.querySelector('h3')?.textContent`); got != "first,second Results" {
 		t.Errorf("the list and heading: %q", got)
 	}
 	b.until("the Go code highlighted (its chunk loaded on demand)", `[...`+md+`.querySelectorAll('pre.code .hljs-keyword')].some(e => e.textContent === 'func')`)

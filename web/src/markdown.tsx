@@ -144,15 +144,18 @@ function blocks(tokens: Token[], shift: number): ComponentChildren[] {
 /**
  * Markdown renders GFM source as elements. shift moves headings down
  * (# becomes h{1+shift}) so they fit under the page's own headings.
+ * breaks makes a single line break a <br> (a model's answer, where a line
+ * break is meant as one; GitHub does the same in comments), where a file
+ * keeps Markdown's soft breaks.
  */
-export function Markdown({ source, shift = 1, class: cls }: { source: string; shift?: number; class?: string }) {
+export function Markdown({ source, shift = 1, breaks = false, class: cls }: { source: string; shift?: number; breaks?: boolean; class?: string }) {
   const out = useMemo(() => {
     if (source.length > MAX) return <pre>{source}</pre>;
     try {
-      return blocks(marked.lexer(source), shift);
+      return blocks(marked.lexer(source, { ...marked.defaults, gfm: true, breaks }), shift);
     } catch {
       return <pre>{source}</pre>; // marked throws on nothing it is documented to, but a page must not break on an answer
     }
-  }, [source, shift]);
+  }, [source, shift, breaks]);
   return <div class={'markdown' + (cls ? ' ' + cls : '')}>{out}</div>;
 }

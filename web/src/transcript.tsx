@@ -45,7 +45,7 @@ export function Transcript({ s, history, runs, apps }: { s: Strings; history: Me
         ) : (
           <div class="msg assistant">
             {m.reasoning && <Reasoning s={s} text={m.reasoning} />}
-            {m.text && <Markdown class="text" source={m.text} shift={2} />}
+            {m.text && <Markdown class="text" source={m.text} shift={1} breaks />}
             {m.tools.map((t) => (
               <ToolCall s={s} t={t} apps={apps} settled />
             ))}
@@ -136,7 +136,7 @@ function RunBlock({ s, r, apps }: { s: Strings; r: RunView; apps: Apps }) {
             return (
               <>
                 {it.reasoning && <Reasoning s={s} text={it.reasoning} />}
-                {visibleText(it.text) && <Markdown class="text" source={visibleText(it.text)} shift={2} />}
+                {visibleText(it.text) && <Markdown class="text" source={visibleText(it.text)} shift={1} breaks />}
               </>
             );
           if (it.kind === 'tool') return <ToolCall s={s} t={it.tool} apps={apps} />;
