@@ -333,6 +333,10 @@ func (f *fixture) rows() []matrixRow {
 			_, err := sess.GetSession(t.Context(), connect.NewRequest(&wunderv1.GetSessionRequest{UserId: u, SessionId: f.sessA}))
 			return err
 		})
+		cr("session", "rename", std, func(t *testing.T, _ wunderv1connect.RunServiceClient, sess wunderv1connect.SessionServiceClient, u string) error {
+			_, err := sess.RenameSession(t.Context(), connect.NewRequest(&wunderv1.RenameSessionRequest{UserId: u, SessionId: f.sessA, Title: "renamed over Connect"}))
+			return err
+		})
 		cr("runs", "list", std, func(t *testing.T, runs wunderv1connect.RunServiceClient, _ wunderv1connect.SessionServiceClient, u string) error {
 			res, err := runs.ListRuns(t.Context(), connect.NewRequest(&wunderv1.ListRunsRequest{UserId: u}))
 			if err != nil {
