@@ -92,6 +92,11 @@ deploy-check:
 	  -schema-location 'deploy/kubernetes/schemas/{{.ResourceKind}}{{.KindSuffix}}.json' \
 	  deploy/kubernetes/*.yaml
 
+.PHONY: ha
+## ha: the HA check at full load (scripts/ha.sh): 3 replicas on a fresh PostgreSQL database behind haproxy, kill -9, rolling restart, approval on a killed replica, cancel, MCP session, then throughput with 1, 2 and 3 replicas; needs haproxy and PostgreSQL (HA_PG). HA_USERS, HA_RUNS scale it
+ha: build
+	HA_USERS=$${HA_USERS:-20} HA_RUNS=$${HA_RUNS:-400} HA_SCALE=$${HA_SCALE:-1} ./scripts/ha.sh
+
 .PHONY: faults
 ## faults: the fault suite, verbose: kill -9 during a model call and a running tool, model faults, and (restarting the local cluster) PostgreSQL restarted mid-run; PostgreSQL parts need WUNDER_TEST_POSTGRES_DSN. All but the restart also run in `make test`
 faults:
@@ -106,6 +111,11 @@ conformance:
 ## mcp-conformance: the MCP conformance suite's main branch built from source (SRC, default /tmp/conformance, a checkout of github.com/modelcontextprotocol/conformance) against the go-sdk everything-server, stateless and stateful, direct and through /wunder/mcp/{server}, at --requirements 2026-07-28 and 2025-11-25
 mcp-conformance:
 	./scripts/mcp-conformance.sh
+
+.PHONY: a2a-tck
+## a2a-tck: the A2A TCK (branch 1.0-dev) from its source (SRC, a checkout of github.com/a2aproject/a2a-tck) against wunder on JSON-RPC, HTTP+JSON and gRPC, one line per binding; skipped without SRC or without the Python modules the TCK imports (REQUIRE=1 fails instead)
+a2a-tck:
+	./scripts/a2a-tck.sh
 
 ## web: rebuild the web console (web/ -> gateway/webui/dist, embedded and committed; needs Node 20 and npm)
 web:

@@ -59,7 +59,7 @@ var policy = map[string]rule{
 	"mcpsession/mcpsessiontest": {may: []string{"orchestrator", "mcpsession", "internal/testutil/storetest"}, noStd: []string{"net/http", "database/sql"}},
 	"toolconfig/toolconfigtest": {may: []string{"orchestrator", "toolconfig", "internal/testutil/storetest"}, noStd: []string{"net/http", "database/sql"}},
 	// Outward adapters implement the core's interfaces.
-	"adapters": {may: []string{"orchestrator", "toolconfig", "internal/sse", "internal/a2awire", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
+	"adapters": {may: []string{"orchestrator", "toolconfig", "internal/sse", "internal/a2awire", "internal/cardsig", "internal/netguard", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
 	"storage":  {may: []string{"orchestrator", "accounts", "memory", "mcpsession", "toolconfig", "internal/fsperm"}, thirdParty: true},
 	// The lsp tool: the worker pool as a toolset, nothing else of ours.
 	"adapters/lsptools": {may: []string{"orchestrator", "lsp", "internal/proc"}},
@@ -102,6 +102,11 @@ var policy = map[string]rule{
 	// core only for the error sentinels its client returns.
 	"internal/a2awire": {may: []string{"orchestrator", "internal/sse"}},
 
+	// Agent card signatures (a leaf: go-jose and JCS); configuration
+	// checks that card keys load with the code that uses them.
+	"internal/cardsig": {thirdParty: true},
+	"internal/config":  {may: []string{"internal/cardsig"}, thirdParty: true},
+
 	// Attachments: documents to Markdown, checked images; the front-ends
 	// convert before a run starts, so it returns the core's Attachment and
 	// wraps its ErrInvalidArgument. Its subprocess (pdftotext) goes through
@@ -118,6 +123,10 @@ var policy = map[string]rule{
 	"scripts/sseload": {may: []string{"internal/sse"}},
 	// Process-level tests of the edge: the real binary, driven from outside.
 	"test": {may: []string{"internal/testutil"}, thirdParty: true},
+	// The HA check (scripts/ha.sh): a client of replicas behind a balancer,
+	// with the load harness of `wunder bench`, the one SSE reader and the
+	// fake model.
+	"test/ha": {may: []string{"internal/testutil", "internal/client", "internal/loadtest", "internal/sse"}, thirdParty: true},
 }
 
 func ruleFor(rel string) (rule, bool) {

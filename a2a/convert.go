@@ -63,10 +63,10 @@ func statusOf(r *orchestrator.Run) w.TaskStatus {
 	}
 	switch r.State {
 	case orchestrator.RunFinished:
-		st.Message = agentText(r.ID, r.SessionID, r.ID+"-answer", r.Answer)
+		st.Message = agentText(r.ID, contextOf(r.SessionID), r.ID+"-answer", r.Answer)
 	case orchestrator.RunFailed, orchestrator.RunCancelled:
 		if r.Error != "" {
-			st.Message = agentText(r.ID, r.SessionID, r.ID+"-error", r.Error)
+			st.Message = agentText(r.ID, contextOf(r.SessionID), r.ID+"-error", r.Error)
 		}
 	}
 	return st
@@ -84,8 +84,14 @@ func answerArtifact(answer string) w.Artifact {
 // in between (tool calls and their results) are the run's work, which its
 // events and the session's history tell.
 func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run, historyLength *int, artifacts bool) (*w.Task, error) {
-	t := &w.Task{ID: r.ID, ContextID: r.SessionID, Status: statusOf(r)}
-	if r.State == orchestrator.RunRunning || r.State == orchestrator.RunWaitingApproval {
+	return h.taskWith(ctx, userID, r, historyLength, artifacts, nil)
+}
+
+// taskWith is taskOf for a run whose final event the caller already read
+// (final; nil = read it when the task's artifacts are asked for).
+func (h *Handler) taskWith(ctx context.Context, userID string, r *orchestrator.Run, historyLength *int, artifacts bool, final *orchestrator.FinalData) (*w.Task, error) {
+	t := &w.Task{ID: r.ID, ContextID: contextOf(r.SessionID), Status: statusOf(r)}
+	if r.State == orchestrator.RunRunning || r.State.Waiting() {
 		// The store says what the task waits for: a run still suspending
 		// already asks, a waiting one whose approvals are all decided is
 		// about to go on.
@@ -95,22 +101,30 @@ func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run
 		}
 		if len(pending) > 0 {
 			t.Status.State, t.Status.Message = w.StateInputRequired, inputMessage(r, pending)
-		} else if r.State == orchestrator.RunWaitingApproval {
+		} else if r.State.Waiting() {
 			t.Status.State = w.StateWorking
 		}
 	}
 	if artifacts && r.State == orchestrator.RunFinished {
 		t.Artifacts = []w.Artifact{answerArtifact(r.Answer)}
+		if final == nil {
+			final = h.finalOf(ctx, userID, r)
+		}
+		if final != nil {
+			for _, ad := range final.Artifacts {
+				t.Artifacts = append(t.Artifacts, h.artifactOf(r.UserID, ad))
+			}
+		}
 	}
 	if historyLength != nil && *historyLength == 0 {
 		return t, nil
 	}
 	if r.Question != "" {
-		t.History = append(t.History, w.Message{MessageID: r.ID + "-request", TaskID: r.ID, ContextID: r.SessionID,
+		t.History = append(t.History, w.Message{MessageID: r.ID + "-request", TaskID: r.ID, ContextID: contextOf(r.SessionID),
 			Role: w.RoleUser, Parts: []w.Part{w.TextPart(r.Question)}})
 	}
 	if r.State == orchestrator.RunFinished && r.Answer != "" {
-		t.History = append(t.History, w.Message{MessageID: r.ID + "-answer", TaskID: r.ID, ContextID: r.SessionID,
+		t.History = append(t.History, w.Message{MessageID: r.ID + "-answer", TaskID: r.ID, ContextID: contextOf(r.SessionID),
 			Role: w.RoleAgent, Parts: []w.Part{w.TextPart(r.Answer)}})
 	}
 	if historyLength != nil && len(t.History) > *historyLength {
@@ -123,7 +137,7 @@ func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run
 // Events the client does not need (deltas, token usage) give none.
 func (h *Handler) eventsOf(r *orchestrator.Run, ev orchestrator.Event, started *bool) []w.Event {
 	status := func(s w.State, msg *w.Message, final bool) w.Event {
-		return w.Event{Status: &w.StatusUpdate{TaskID: r.ID, ContextID: r.SessionID, Final: final,
+		return w.Event{Status: &w.StatusUpdate{TaskID: r.ID, ContextID: contextOf(r.SessionID), Final: final,
 			Status: w.TaskStatus{State: s, Message: msg, Timestamp: stamp(ev.Time)}}}
 	}
 	switch ev.Type {
@@ -138,13 +152,21 @@ func (h *Handler) eventsOf(r *orchestrator.Run, ev orchestrator.Event, started *
 		if h.opts.ToolActivity {
 			var c orchestrator.ToolCallData
 			_ = json.Unmarshal(ev.Data, &c)
-			return []w.Event{status(w.StateWorking, agentText(r.ID, r.SessionID, r.ID+"-ev"+strconv.FormatInt(ev.Seq, 10), "calling tool "+c.Name), false)}
+			return []w.Event{status(w.StateWorking, agentText(r.ID, contextOf(r.SessionID), r.ID+"-ev"+strconv.FormatInt(ev.Seq, 10), "calling tool "+c.Name), false)}
 		}
 	case orchestrator.EventApprovalDecided:
 		// The task goes on after a person's decision.
 		var d orchestrator.ApprovalDecidedData
 		_ = json.Unmarshal(ev.Data, &d)
-		return []w.Event{status(w.StateWorking, agentText(r.ID, r.SessionID, r.ID+"-ev"+strconv.FormatInt(ev.Seq, 10), d.Tool+": "+string(d.State)), false)}
+		return []w.Event{status(w.StateWorking, agentText(r.ID, contextOf(r.SessionID), r.ID+"-ev"+strconv.FormatInt(ev.Seq, 10), d.Tool+": "+string(d.State)), false)}
+	case orchestrator.EventArtifact:
+		var ad orchestrator.ArtifactData
+		if json.Unmarshal(ev.Data, &ad) == nil && ad.ArtifactID != "" {
+			return []w.Event{{Artifact: &w.ArtifactUpdate{TaskID: r.ID, ContextID: contextOf(r.SessionID), Artifact: h.artifactOf(r.UserID, ad), LastChunk: true}}}
+		}
+	case orchestrator.EventUserInputAnswered:
+		// The task goes on after the person's answer.
+		return []w.Event{status(w.StateWorking, agentText(r.ID, contextOf(r.SessionID), r.ID+"-ev"+strconv.FormatInt(ev.Seq, 10), "answered"), false)}
 	case orchestrator.EventFinal:
 		var f orchestrator.FinalData
 		_ = json.Unmarshal(ev.Data, &f)
@@ -152,11 +174,11 @@ func (h *Handler) eventsOf(r *orchestrator.Run, ev orchestrator.Event, started *
 		fr.State, fr.Answer, fr.Error = f.State, f.Answer, f.Error
 		var out []w.Event
 		if f.State == orchestrator.RunFinished {
-			out = append(out, w.Event{Artifact: &w.ArtifactUpdate{TaskID: r.ID, ContextID: r.SessionID, Artifact: answerArtifact(f.Answer), LastChunk: true}})
+			out = append(out, w.Event{Artifact: &w.ArtifactUpdate{TaskID: r.ID, ContextID: contextOf(r.SessionID), Artifact: answerArtifact(f.Answer), LastChunk: true}})
 		}
 		st := statusOf(&fr)
 		st.Timestamp = stamp(ev.Time)
-		out = append(out, w.Event{Status: &w.StatusUpdate{TaskID: r.ID, ContextID: r.SessionID, Status: st, Final: true}})
+		out = append(out, w.Event{Status: &w.StatusUpdate{TaskID: r.ID, ContextID: contextOf(r.SessionID), Status: st, Final: true}})
 		return out
 	}
 	return nil

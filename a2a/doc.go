@@ -1,18 +1,20 @@
 // Package a2a is wunder's A2A front-end: JSON-RPC 2.0 on one endpoint
-// (POST /a2a and /a2a/) serving both method sets, A2A 1.0 (SendMessage,
+// (POST /a2a and /a2a/; other paths under /a2a/ are 404 but the HTTP+JSON
+// binding's, see routes.go) serving both method sets, A2A 1.0 (SendMessage,
 // SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask,
 // the four TaskPushNotificationConfig methods, GetExtendedAgentCard) and
 // 0.3 (message/send, message/stream, tasks/get, tasks/cancel,
 // tasks/resubscribe, tasks/pushNotificationConfig/*,
 // agent/getAuthenticatedExtendedCard). The method name picks the set; the
-// A2A-Version header (absent = 0.3) must agree, and an unknown version is
-// -32009.
+// A2A-Version header or query parameter (absent = 0.3) must agree, and an
+// unknown version is -32009.
 //
 // It is thin (STYLE.md habit 3): decode with internal/a2awire, call the
 // core through the consumer-defined [Backend], map the error with the one
 // table in errors.go, encode in the caller's version.
 //
-// The mapping onto the core: a task is a run, contextId is a session, and
+// The mapping onto the core: a task is a run, contextId is a session (a
+// client may name one; names are kept apart per user, context.go), and
 // runs started here use orchestrator.CallerAgent. Streams start with the
 // Task, carry status and artifact updates built from the run's event log
 // (the answer is the artifact "answer" and the final status message), and

@@ -112,8 +112,13 @@ func (p rpcPeer) extendedCard(ctx context.Context) error {
 // raw posts a JSON-RPC body as it is, for the requests the client cannot
 // get wrong, and decodes the answer's error as the client does.
 func (p rpcPeer) raw(ctx context.Context, body string) error {
+	return p.rawAs(ctx, "application/json", body)
+}
+
+// rawAs is raw with the body's Content-Type.
+func (p rpcPeer) rawAs(ctx context.Context, contentType, body string) error {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, p.c.URL, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("A2A-Version", string(p.c.Version))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -416,6 +421,16 @@ func TestEveryErrorKindRoundTrips(t *testing.T) {
 		{name: "not JSON", kind: w.ErrParse, on: jsonrpc, fx: (coreFx), do: raw(`{"jsonrpc":`)},
 		{name: "no id", kind: w.ErrInvalidRequest, on: jsonrpc, fx: (coreFx), do: raw(`{"jsonrpc":"2.0","method":"GetTask","params":{"id":"x"}}`)},
 		{name: "unknown method", kind: w.ErrMethodNotFound, on: jsonrpc, fx: (coreFx), do: raw(`{"jsonrpc":"2.0","id":1,"method":"tasks/teleport"}`)},
+		{name: "no id and bad params", kind: orchestrator.ErrInvalidArgument, on: jsonrpc, fx: (coreFx), do: raw(`{"jsonrpc":"2.0","method":"message/send","params":{"message":"x"}}`)},
+		{name: "a text/plain body", kind: w.ErrContentTypeNotSupported, on: jsonrpc, fx: (coreFx),
+			do: func(ctx context.Context, _ string, p peer, _ *fixture) error {
+				return p.(rpcPeer).rawAs(ctx, "text/plain", `{'jsonrpc': '2.0', 'id': 1, 'method': 'SendMessage'}`)
+			}},
+		// A 404 is not found, whatever was missing (a2awire.FromHTTP).
+		{name: "a path no binding has", kind: orchestrator.ErrNotFound, on: []string{"http+json"}, fx: (coreFx),
+			do: func(ctx context.Context, _ string, p peer, _ *fixture) error {
+				return p.(restPeer).do(ctx, http.MethodGet, "../friend/.well-known/agent-card.json", nil)
+			}},
 		{name: "wrong HTTP method", kind: w.ErrMethodNotFound, on: []string{"http+json"}, fx: (coreFx),
 			do: func(ctx context.Context, _ string, p peer, _ *fixture) error {
 				return p.(restPeer).do(ctx, http.MethodDelete, "message:send", nil)

@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	sdk "github.com/a2aproject/a2a-go/v2/a2a"
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
-	"github.com/a2aproject/a2a-go/v2/a2apb/v1/pbconv"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -29,8 +27,11 @@ import (
 // StreamResponses, its errors Connect errors with the gRPC code of a2a-go's
 // table and the ErrorInfo (and RetryInfo) as details.
 
+// GRPCServiceName is the A2A gRPC service, as reflection lists it.
+const GRPCServiceName = "lf.a2a.v1.A2AService"
+
 // GRPCServicePath is the path prefix of the A2A gRPC service.
-const GRPCServicePath = "/lf.a2a.v1.A2AService/"
+const GRPCServicePath = "/" + GRPCServiceName + "/"
 
 // grpcResult collects a unary call's outcome (call.grpc).
 type grpcResult struct {
@@ -63,29 +64,8 @@ type message[T any] interface {
 	proto.Message
 }
 
-// decode reads the dispatcher's ProtoJSON into a message; our results may
-// carry fields of the 0.3 shapes too (the union card), which are skipped.
+// decode reads the dispatcher's ProtoJSON into a message.
 var decode = protojson.UnmarshalOptions{DiscardUnknown: true}
-
-// decodeResult reads a method's JSON result into its message. The card is
-// the union of the 1.0 and 0.3 shapes (security schemes in both, scopes as
-// a plain list as a2a-go reads them), which ProtoJSON cannot take; a2a-go's
-// own card type reads it and converts it.
-func decodeResult(method, raw string, out proto.Message) error {
-	if method != w.Methods10.ExtendedCard {
-		return decode.Unmarshal([]byte(raw), out)
-	}
-	var card sdk.AgentCard
-	if err := json.Unmarshal([]byte(raw), &card); err != nil {
-		return err
-	}
-	pb, err := pbconv.ToProtoAgentCard(&card)
-	if err != nil {
-		return err
-	}
-	proto.Merge(out, pb)
-	return nil
-}
 
 func unary[Req, Res any, PReq message[Req], PRes message[Res]](mux *http.ServeMux, h *Handler, method string, opts []connect.HandlerOption) {
 	proc := GRPCServicePath + method
@@ -101,7 +81,7 @@ func unary[Req, Res any, PReq message[Req], PRes message[Res]](mux *http.ServeMu
 		}
 		out := new(Res)
 		if len(c.grpc.raw) > 0 && string(c.grpc.raw) != "null" {
-			if err := decodeResult(method, string(c.grpc.raw), PRes(out)); err != nil {
+			if err := decode.Unmarshal(c.grpc.raw, PRes(out)); err != nil {
 				h.opts.Logger.ErrorContext(ctx, "a2a grpc: result does not fit its message", "method", method, "err", err)
 				return nil, connect.NewError(connect.CodeInternal, errors.New("internal error"))
 			}

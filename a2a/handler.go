@@ -61,13 +61,16 @@ type Options struct {
 	// ToolActivity sends tool calls as working status messages. Default
 	// off: callers see the answer only.
 	ToolActivity bool
-	// ExtendedCard returns the authenticated extended card of a user, in
-	// either version's shape (the union card); nil = not configured (-32007).
-	ExtendedCard func(r *http.Request, userID string) (json.RawMessage, error)
+	// ExtendedCard returns the authenticated extended card of a user in
+	// the shape of the call's version; nil = not configured (-32007).
+	ExtendedCard func(r *http.Request, userID string, v w.Version) (json.RawMessage, error)
 	// Push enables push notifications; nil = not supported (-32003).
 	Push *PushOptions
 	// Heartbeat is the idle interval of SSE comment lines. Default 15s.
 	Heartbeat time.Duration
+	// Path is where JSON-RPC is served, and the namespace the handler
+	// owns (routes.go). Default DefaultPath.
+	Path string
 	// RESTPath is where the HTTP+JSON binding is served (rest.go); the
 	// handler must be mounted there too. Default DefaultRESTPath.
 	RESTPath string
@@ -77,6 +80,10 @@ type Options struct {
 	// Attachments converts the files of a message (inline file parts) as
 	// POST /wunder converts its attachments; nil = doc2md's default limits.
 	Attachments *doc2md.Converter
+	// PublicURL is the server's public base URL (server.public_url): the
+	// download links of file artifacts too large to carry inline are
+	// absolute under it; "" = relative to the server.
+	PublicURL string
 	Logger      *slog.Logger
 }
 
@@ -84,6 +91,10 @@ func (o Options) withDefaults() Options {
 	if o.DefaultUser == "" {
 		o.DefaultUser = "a2a"
 	}
+	if o.Path == "" {
+		o.Path = DefaultPath
+	}
+	o.Path = strings.TrimSuffix(o.Path, "/")
 	if o.RESTPath == "" {
 		o.RESTPath = DefaultRESTPath
 	}
@@ -205,7 +216,13 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		h.serveREST(rw, r, sub)
 		return
 	}
-	hv := r.Header.Get("A2A-Version")
+	if !h.jsonRPCPath(r.URL.Path) {
+		// Nothing else lives under the endpoint: a path that is no
+		// binding's is not found, in the shape of a REST error (routes.go).
+		writeRESTStatus(rw, http.StatusNotFound, "NOT_FOUND", "no A2A route "+r.Method+" "+r.URL.Path, nil)
+		return
+	}
+	hv := requestVersion(r)
 	v, ok := w.ParseVersion(hv)
 	ev := v // the shape of errors found before the method is known
 	if !ok {
@@ -239,6 +256,12 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			id = nil
 		}
 		writeError(rw, id, newError(r.Context(), ev, w.ErrMethodNotFound, "method not found: "+c.m.Method))
+		return
+	}
+	if c.m.JSONRPC == "2.0" && known && len(c.m.ID) == 0 && paramsInvalid(c.m.Method, w.ProtoNames(c.m.Params)) {
+		// A request without an id is served no result, but its params
+		// are checked first: bad params are -32602 whatever the id.
+		writeError(rw, nil, h.toError(r.Context(), ev, errParams("the params of %s are not valid", c.m.Method)))
 		return
 	}
 	if c.m.JSONRPC != "2.0" || !w.ValidID(c.m.ID) || c.m.Method == "" {
@@ -370,4 +393,26 @@ func contentTypeWanted(r *http.Request) string {
 		return "content type " + ct + " is not supported: send application/json"
 	}
 	return "the request has no Content-Type: send application/json"
+}
+
+// paramsInvalid reports whether params cannot be the params of method (a
+// known method of either set), as the method's own decoder finds.
+func paramsInvalid(method string, params json.RawMessage) bool {
+	var err error
+	for _, ms := range []w.Methods{w.Methods10, w.Methods03} {
+		switch method {
+		case ms.Send, ms.Stream:
+			_, err = w.DecodeSendParams(params)
+		case ms.Get, ms.Cancel, ms.Subscribe:
+			_, err = w.DecodeTaskParams(params)
+		case ms.List:
+			_, err = w.DecodeListParams(params)
+		case ms.PushSet, ms.PushGet, ms.PushList, ms.PushDelete:
+			_, err = w.DecodePushParams(params)
+		default:
+			continue
+		}
+		return err != nil
+	}
+	return false
 }

@@ -27,6 +27,10 @@ func newEchoModel() *fakemodel.Model {
 	m := fakemodel.Reply(func(req *orchestrator.ModelRequest) fakemodel.Turn {
 		q, results := fakemodel.Conversation(req)
 		switch {
+		case strings.Contains(q, "#ask") && len(results) > 0:
+			return fakemodel.Turn{Content: "ask said: " + results[len(results)-1]}
+		case strings.Contains(q, "#ask"):
+			return fakemodel.Turn{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("ask_user", `{"question":"Which environment?","options":["staging","prod"]}`)}}
 		case !strings.Contains(q, "#deploy"):
 			return fakemodel.Turn{Content: "echo: " + q}
 		case len(results) > 0:

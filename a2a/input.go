@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,6 +33,15 @@ import (
 // the task goes on; SendStreamingMessage then streams it from where it
 // waited, SubscribeToTask from the start.
 //
+// A question of the model (ask_user, orchestrator/question.go) makes the
+// task input-required the same way: the status message is the question
+// in text, with a data part {"question_id","kind":"question","question",
+// "options"?,"multi"?,"free_text"?}. The client answers with a message on
+// the task: its text is the answer when one question is pending and no
+// approval (a multiple choice takes its options one per line or comma
+// separated), or data parts {"question_id"?,"answer": "..." | [...]}.
+// A decision "cancel" ends the task as for approvals.
+//
 // Which approvals are pending is read from the store, never inferred from
 // the log alone (the core's Wait): a replayed approval_required whose
 // approval was decided is history and the stream goes on past it.
@@ -43,6 +53,18 @@ func (h *Handler) pendingOf(ctx context.Context, userID, runID string) ([]*orche
 		return nil, err
 	}
 	return slices.DeleteFunc(all, func(a *orchestrator.Approval) bool { return a.State != orchestrator.ApprovalPending }), nil
+}
+
+// questionData is the data part of a status message for one pending
+// question.
+type questionData struct {
+	QuestionID string          `json:"question_id"`
+	Kind       string          `json:"kind"`
+	Question   string          `json:"question"`
+	Options    []string        `json:"options,omitempty"`
+	Multi      bool            `json:"multi,omitempty"`
+	FreeText   bool            `json:"free_text,omitempty"`
+	Default    json.RawMessage `json:"default,omitempty"`
 }
 
 // askData is the data part of a status message for one pending approval.
@@ -59,6 +81,55 @@ type askData struct {
 // inputMessage is the agent message of an input-required status: what is
 // asked in words, then one data part per approval.
 func inputMessage(r *orchestrator.Run, pending []*orchestrator.Approval) *w.Message {
+	var questions, approvals []*orchestrator.Approval
+	for _, a := range pending {
+		if a.Kind == orchestrator.KindQuestion {
+			questions = append(questions, a)
+		} else {
+			approvals = append(approvals, a)
+		}
+	}
+	if len(questions) == 0 {
+		return approvalMessage(r, approvals)
+	}
+	var b strings.Builder
+	parts := []w.Part{{}}
+	for i, a := range questions {
+		q := orchestrator.QuestionView(a)
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString(q.Question)
+		if len(q.Options) > 0 {
+			how := "one of"
+			if q.Multi {
+				how = "any of"
+			}
+			fmt.Fprintf(&b, "\n(Answer with %s: %s", how, strings.Join(q.Options, ", "))
+			if q.FreeText {
+				b.WriteString("; or in your own words")
+			}
+			b.WriteString(".)")
+		}
+		raw, _ := json.Marshal(questionData{QuestionID: q.QuestionID, Kind: orchestrator.KindQuestion, Question: q.Question,
+			Options: q.Options, Multi: q.Multi, FreeText: q.FreeText, Default: q.Default})
+		parts = append(parts, w.Part{Kind: "data", Data: raw})
+	}
+	if len(questions) > 1 || len(approvals) > 0 {
+		b.WriteString("\nReply on this task with one data part per question: " + `{"question_id":"...","answer":"..."}.`)
+	}
+	if len(approvals) > 0 {
+		m := approvalMessage(r, approvals)
+		b.WriteString("\n\n" + m.Parts[0].Text)
+		parts = append(parts, m.Parts[1:]...)
+	}
+	parts[0] = w.TextPart(b.String())
+	return &w.Message{MessageID: r.ID + "-input-" + pending[len(pending)-1].ID, TaskID: r.ID, ContextID: contextOf(r.SessionID),
+		Role: w.RoleAgent, Parts: parts}
+}
+
+// approvalMessage is the input-required message of approvals alone.
+func approvalMessage(r *orchestrator.Run, pending []*orchestrator.Approval) *w.Message {
 	var b strings.Builder
 	if len(pending) == 1 {
 		b.WriteString("This task waits for your decision on a tool call.")
@@ -86,42 +157,47 @@ func inputMessage(r *orchestrator.Run, pending []*orchestrator.Approval) *w.Mess
 	b.WriteString("\nReply on this task with \"approve\", \"reject: <reason>\" or \"cancel\", or with a data part " +
 		`{"decision":"approve|edit|reject|cancel","approval_id":"...","arguments":{...},"reason":"..."}.`)
 	parts[0] = w.TextPart(b.String())
-	return &w.Message{MessageID: r.ID + "-input-" + pending[len(pending)-1].ID, TaskID: r.ID, ContextID: r.SessionID,
+	return &w.Message{MessageID: r.ID + "-input-" + pending[len(pending)-1].ID, TaskID: r.ID, ContextID: contextOf(r.SessionID),
 		Role: w.RoleAgent, Parts: parts}
 }
 
 // pauseStatus is the status update of a task whose run paused (p, from
-// the core's Wait): input-required, with what its pending approvals ask.
-// A question (waiting_input) has no message yet: the core asks none.
+// the core's Wait): input-required, with what its pending approvals and
+// questions ask.
 func pauseStatus(r *orchestrator.Run, p orchestrator.Waited) w.Event {
 	st := w.TaskStatus{State: w.StateInputRequired, Timestamp: stamp(p.Event.Time)}
 	if len(p.Approvals) > 0 {
 		st.Message = inputMessage(r, p.Approvals)
 	}
-	return w.Event{Status: &w.StatusUpdate{TaskID: r.ID, ContextID: r.SessionID, Final: true, Status: st}}
+	return w.Event{Status: &w.StatusUpdate{TaskID: r.ID, ContextID: contextOf(r.SessionID), Final: true, Status: st}}
 }
 
-// reply is a decision read from a client's message.
+// reply is a decision (or an answer) read from a client's message.
 type reply struct {
 	ApprovalID string          `json:"approval_id"`
+	QuestionID string          `json:"question_id"`
 	Decision   string          `json:"decision"`
 	Arguments  json.RawMessage `json:"arguments"`
+	Answer     json.RawMessage `json:"answer"`
 	Reason     string          `json:"reason"`
 }
 
-// UnmarshalJSON also takes approvalId (the A2A spelling).
+// UnmarshalJSON also takes approvalId and questionId (the A2A spelling);
+// an answer is decision "answer", and a question_id names its approval.
 func (r *reply) UnmarshalJSON(b []byte) error {
 	type plain reply
 	var v struct {
 		plain
 		ApprovalIDCamel string `json:"approvalId"`
+		QuestionIDCamel string `json:"questionId"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
 	*r = reply(v.plain)
-	if r.ApprovalID == "" {
-		r.ApprovalID = v.ApprovalIDCamel
+	r.ApprovalID = cmp.Or(r.ApprovalID, v.ApprovalIDCamel, r.QuestionID, v.QuestionIDCamel)
+	if len(r.Answer) > 0 && string(r.Answer) != "null" && r.Decision == "" {
+		r.Decision = orchestrator.DecisionAnswer
 	}
 	return nil
 }
@@ -165,9 +241,21 @@ func textDecision(text string) (reply, bool) {
 	return reply{Decision: best, Reason: rest}, true
 }
 
+// textAnswer reads the text of a message as the answer to question a:
+// for a multiple choice, its options one per line or comma separated.
+func textAnswer(a *orchestrator.Approval, text string) reply {
+	answer, _ := json.Marshal(text)
+	if q := orchestrator.QuestionOf(a); q != nil && q.Multi {
+		picks := strings.FieldsFunc(text, func(r rune) bool { return r == '\n' || r == ',' || r == '，' })
+		answer, _ = json.Marshal(picks)
+	}
+	return reply{ApprovalID: a.ID, Decision: orchestrator.DecisionAnswer, Answer: answer}
+}
+
 // repliesOf reads the decisions of a client's message: its data parts
-// that hold a decision, else its text.
-func repliesOf(m *w.Message) ([]reply, error) {
+// that hold a decision, else its text. The text is the answer when the
+// only thing pending is one question (cancel words aside).
+func repliesOf(m *w.Message, pending []*orchestrator.Approval) ([]reply, error) {
 	var out []reply
 	var text []string
 	for _, p := range m.Parts {
@@ -191,8 +279,21 @@ func repliesOf(m *w.Message) ([]reply, error) {
 		}
 		return out, nil
 	}
+	if len(pending) == 1 && pending[0].Kind == orchestrator.KindQuestion {
+		if r, ok := textDecision(joined); ok && r.Decision == orchestrator.DecisionCancel && r.Reason == "" {
+			return []reply{r}, nil
+		}
+		if joined == "" {
+			return nil, errParams("the task asks a question: answer it in text, or with a data part {\"answer\":\"...\"}")
+		}
+		return []reply{textAnswer(pending[0], joined)}, nil
+	}
 	if r, ok := textDecision(joined); ok {
 		return []reply{r}, nil
+	}
+	if slices.ContainsFunc(pending, func(a *orchestrator.Approval) bool { return a.Kind == orchestrator.KindQuestion }) {
+		return nil, errParams(`the task waits for answers: send one data part per question {"question_id":"...","answer":"..."}` +
+			`, and a decision per approval {"decision":"approve|edit|reject|cancel","approval_id":"..."}`)
 	}
 	return nil, errParams(`the task waits for a decision: answer "approve", "reject: <reason>" or "cancel", ` +
 		`or send a data part {"decision":"approve|edit|reject|cancel","approval_id":"...","arguments":{...},"reason":"..."}`)
@@ -202,9 +303,6 @@ func repliesOf(m *w.Message) ([]reply, error) {
 // task r (read before them: r.LastSeq is where a stream of the resumed
 // task starts).
 func (h *Handler) answer(ctx context.Context, c *call, m *w.Message, r *orchestrator.Run) error {
-	if m.ContextID != "" && m.ContextID != r.SessionID {
-		return errParams("contextId %q is not the context of task %s", m.ContextID, r.ID)
-	}
 	pending, err := h.pendingOf(ctx, c.userID, r.ID)
 	if err != nil {
 		return err
@@ -212,7 +310,7 @@ func (h *Handler) answer(ctx context.Context, c *call, m *w.Message, r *orchestr
 	if len(pending) == 0 {
 		return errKind(w.ErrUnsupportedOperation, "task %s is still working and takes no further input", r.ID)
 	}
-	replies, err := repliesOf(m)
+	replies, err := repliesOf(m, pending)
 	if err != nil {
 		return err
 	}
@@ -224,14 +322,24 @@ func (h *Handler) answer(ctx context.Context, c *call, m *w.Message, r *orchestr
 	seen := map[string]bool{}
 	for _, rp := range replies {
 		targets := pending
-		if rp.ApprovalID != "" {
+		switch {
+		case rp.ApprovalID != "":
 			i := slices.IndexFunc(pending, func(a *orchestrator.Approval) bool { return a.ID == rp.ApprovalID })
 			if i < 0 {
 				return errParams("approval %q is not pending on task %s", rp.ApprovalID, r.ID)
 			}
 			targets = pending[i : i+1]
-		} else if rp.Decision == orchestrator.DecisionEdit && len(pending) > 1 {
-			return errParams("%d approvals are pending on task %s: an edit must name its approval_id", len(pending), r.ID)
+		case rp.Decision == orchestrator.DecisionAnswer:
+			targets = slices.DeleteFunc(slices.Clone(pending), func(a *orchestrator.Approval) bool { return a.Kind != orchestrator.KindQuestion })
+			if len(targets) != 1 {
+				return errParams("%d questions are pending on task %s: an answer must name its question_id", len(targets), r.ID)
+			}
+		case rp.Decision != orchestrator.DecisionCancel:
+			// A decision for every pending approval: questions take answers.
+			targets = slices.DeleteFunc(slices.Clone(pending), func(a *orchestrator.Approval) bool { return a.Kind == orchestrator.KindQuestion })
+			if rp.Decision == orchestrator.DecisionEdit && len(targets) > 1 {
+				return errParams("%d approvals are pending on task %s: an edit must name its approval_id", len(targets), r.ID)
+			}
 		}
 		for _, a := range targets {
 			if seen[a.ID] {
@@ -241,7 +349,7 @@ func (h *Handler) answer(ctx context.Context, c *call, m *w.Message, r *orchestr
 			if !slices.Contains(a.Decisions, rp.Decision) {
 				return errParams("approval %s (%s of %s) takes %s, not %q", a.ID, a.Kind, a.Tool, strings.Join(a.Decisions, ", "), rp.Decision)
 			}
-			todo = append(todo, decision{a, orchestrator.ApprovalDecision{Decision: rp.Decision, Arguments: rp.Arguments, Reason: rp.Reason}})
+			todo = append(todo, decision{a, orchestrator.ApprovalDecision{Decision: rp.Decision, Arguments: rp.Arguments, Answer: rp.Answer, Reason: rp.Reason}})
 		}
 	}
 	var done []string

@@ -30,14 +30,18 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode send
 	if m.Text() == "" && !slices.ContainsFunc(m.Parts, func(p w.Part) bool { return p.Raw != nil }) {
 		return nil, 0, errKind(w.ErrContentTypeNotSupported, "only text, data and file parts are supported")
 	}
-	sessionID := m.ContextID
 	if m.TaskID != "" {
 		r, err := h.b.GetRun(ctx, c.userID, m.TaskID)
 		if err != nil {
 			return nil, 0, err
 		}
+		// Specification section 3.4: a taskId and a contextId that
+		// disagree are refused, whatever state the task is in.
+		if m.ContextID != "" && m.ContextID != contextOf(r.SessionID) {
+			return nil, 0, errParams("contextId %q is not the context of task %s", m.ContextID, r.ID)
+		}
 		if r.State.Terminal() {
-			return nil, 0, errKind(w.ErrUnsupportedOperation, "task %s is in a terminal state; start a new task in context %s", r.ID, r.SessionID)
+			return nil, 0, errKind(w.ErrUnsupportedOperation, "task %s is in a terminal state; start a new task in context %s", r.ID, contextOf(r.SessionID))
 		}
 		// The push config first: once decisions are recorded, nothing may
 		// fail the answer that told the client otherwise.
@@ -62,6 +66,13 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode send
 			return nil, 0, err // before the run starts: a refused config leaves no task
 		}
 	}
+	var sessionID string
+	var named bool
+	if m.ContextID != "" {
+		if sessionID, named, err = sessionOf(h.actor(c), m.ContextID); err != nil {
+			return nil, 0, err
+		}
+	}
 	meta := map[string]string{}
 	if d, ok := depthOf(m.Metadata, p.Metadata); ok {
 		meta[w.DepthKey] = strconv.Itoa(d)
@@ -71,12 +82,12 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode send
 		return nil, 0, errParams("metadata %s: %v", ApprovalModeKey, err)
 	}
 	r, err = h.b.Start(ctx, orchestrator.RunRequest{
-		UserID: h.actor(c), SessionID: sessionID, Question: text, OfferedTools: h.opts.ToolNames,
+		UserID: h.actor(c), SessionID: sessionID, CreateSession: named, Question: text, OfferedTools: h.opts.ToolNames,
 		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendA2A, Metadata: meta, PreloadSkills: preloadOf(m.Metadata, p.Metadata),
 		ApprovalMode: approval, Attachments: atts, Delivery: mode.delivery(p.Push != nil),
 	})
 	if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {
-		return nil, 0, errParams("contextId %q is not a context of this agent; omit it to start a new one", sessionID)
+		return nil, 0, errParams("contextId %q is not a context of this agent; omit it to start a new one", m.ContextID)
 	}
 	if err != nil {
 		return nil, 0, err
@@ -200,12 +211,13 @@ func (h *Handler) send(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	var final *orchestrator.FinalData
 	if p.Blocking {
-		if r, err = h.settle(ctx, c.userID, r, after); err != nil {
+		if r, final, err = h.settle(ctx, c.userID, r, after); err != nil {
 			return nil, err
 		}
 	}
-	t, err := h.taskOf(ctx, c.userID, r, p.HistoryLength, true)
+	t, err := h.taskWith(ctx, c.userID, r, p.HistoryLength, true, final)
 	if err != nil {
 		return nil, err
 	}
@@ -233,18 +245,23 @@ func (h *Handler) waitFinal(ctx context.Context, userID, runID string) (*orchest
 // settle waits, after afterSeq, until the run ends or waits for a person
 // (input-required), and returns the run: what a blocking SendMessage
 // answers with.
-func (h *Handler) settle(ctx context.Context, userID string, started *orchestrator.Run, afterSeq int64) (*orchestrator.Run, error) {
+func (h *Handler) settle(ctx context.Context, userID string, started *orchestrator.Run, afterSeq int64) (*orchestrator.Run, *orchestrator.FinalData, error) {
 	st, err := h.b.Wait(ctx, userID, started.ID, afterSeq, nil)
 	switch {
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	case st.Run != nil:
-		return st.Run, nil // waiting, as GetTask says; or it had ended
+		return st.Run, nil, nil // waiting, as GetTask says; or it had ended
+	}
+	var final *orchestrator.FinalData
+	if f := new(orchestrator.FinalData); st.Event.Type == orchestrator.EventFinal && json.Unmarshal(st.Event.Data, f) == nil {
+		final = f
 	}
 	if r, ok := ended(started, &st.Event); ok {
-		return r, nil // what the final event says: no need to read the run back
+		return r, final, nil // what the final event says: no need to read the run back
 	}
-	return h.runAfter(ctx, userID, started.ID, &st.Event)
+	r, err := h.runAfter(ctx, userID, started.ID, &st.Event)
+	return r, final, err
 }
 
 // ended is run r as its final event left it, when there is one that says
@@ -317,7 +334,12 @@ func (h *Handler) listTasks(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := orchestrator.RunFilter{UserID: c.userID, SessionID: p.ContextID, Page: pg.Page}
+	f := orchestrator.RunFilter{UserID: c.userID, Page: pg.Page}
+	if p.ContextID != "" {
+		if f.SessionID, _, err = sessionOf(h.actor(c), p.ContextID); err != nil {
+			return nil, err
+		}
+	}
 	if p.Status != "" {
 		if f.States = runStates(p.Status); len(f.States) == 0 {
 			// A state of the spec no wunder task is ever in (rejected,
@@ -389,5 +411,5 @@ func (h *Handler) extendedCard(ctx context.Context, c *call) (any, error) {
 	if h.opts.ExtendedCard == nil {
 		return nil, errKind(w.ErrExtendedCardNotConfigured, "this agent has no extended agent card")
 	}
-	return h.opts.ExtendedCard(c.r, h.actor(c))
+	return h.opts.ExtendedCard(c.r, h.actor(c), c.v)
 }

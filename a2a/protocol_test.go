@@ -325,7 +325,7 @@ func TestContentTypeRequired(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "CONTENT_TYPE_NOT_SUPPORTED") {
+		if resp.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(string(b), "CONTENT_TYPE_NOT_SUPPORTED") {
 			t.Errorf("HTTP+JSON with Content-Type %q: %d %s", ct, resp.StatusCode, b)
 		}
 	}

@@ -70,8 +70,8 @@ func (p *pusher) run(ctx context.Context, userID, taskID string) {
 		tell(pending)
 	}
 	each := func(ev orchestrator.Event) error {
-		if ev.Type == orchestrator.EventApprovalRequired {
-			return nil // a wait is told below; a decided approval is history
+		if ev.Type == orchestrator.EventApprovalRequired || ev.Type == orchestrator.EventUserInputRequired {
+			return nil // a wait is told below; a decided approval (an answered question) is history
 		}
 		for _, out := range p.h.eventsOf(r, ev, &started) {
 			if out.Status != nil {

@@ -36,7 +36,7 @@ const DefaultRESTPath = "/a2a/v1"
 // onlyV10 refuses a request of the HTTP+JSON and gRPC bindings whose
 // A2A-Version is not 1.0, the one version they serve (absent: 1.0).
 func onlyV10(r *http.Request) error {
-	hv := r.Header.Get("A2A-Version")
+	hv := requestVersion(r)
 	if v, ok := w.ParseVersion(hv); hv != "" && (!ok || v != w.V10) {
 		return errKind(w.ErrVersionNotSupported, "A2A-Version %s is not supported here; use 1.0", hv)
 	}

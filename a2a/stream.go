@@ -103,8 +103,8 @@ func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *
 				return errGone
 			}
 		}
-		if ev.Type == orchestrator.EventApprovalRequired {
-			return nil // a wait is told below; a decided approval is history
+		if ev.Type == orchestrator.EventApprovalRequired || ev.Type == orchestrator.EventUserInputRequired {
+			return nil // a wait is told below; a decided approval (an answered question) is history
 		}
 		for _, out := range h.eventsOf(run, ev, &started) {
 			if !send(out) {

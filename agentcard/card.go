@@ -3,10 +3,12 @@ package agentcard
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
 
+	"github.com/wunder/wunder/internal/a2awire"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -58,6 +60,18 @@ type Options struct {
 	APIKeyRequired bool
 	// MaxAge of the Cache-Control header, in seconds. Default 300.
 	MaxAge int
+	// Sign, when set, is applied to every card served (the public one and
+	// the extended one) and returns it with its signatures; cmd/wunder
+	// passes internal/cardsig's Signer.Sign. Default: unsigned.
+	Sign func(card []byte) ([]byte, error)
+}
+
+// signed applies o.Sign to a card Build returned.
+func (o Options) signed(card []byte, err error) ([]byte, error) {
+	if err != nil || o.Sign == nil {
+		return card, err
+	}
+	return o.Sign(card)
 }
 
 func (o Options) withDefaults() Options {
@@ -103,50 +117,137 @@ type skill struct {
 	Tags        []string `json:"tags"`
 }
 
-// card is the union of the 1.0 and 0.3 AgentCard fields (NOTES.md, "Dual
-// version card"): 1.0 clients read supportedInterfaces, 0.3 clients read
-// url / preferredTransport / protocolVersion / additionalInterfaces.
-type card struct {
-	Name        string    `json:"name"`
-	Description string    `json:"description"`
-	Version     string    `json:"version"`
-	Provider    *Provider `json:"provider,omitempty"`
-	// 1.0
-	SupportedInterfaces []iface10 `json:"supportedInterfaces"`
-	// 0.3
-	URL                               string    `json:"url"`
-	PreferredTransport                string    `json:"preferredTransport"`
-	ProtocolVersion                   string    `json:"protocolVersion"`
-	AdditionalInterfaces              []iface03 `json:"additionalInterfaces"`
-	SupportsAuthenticatedExtendedCard bool      `json:"supportsAuthenticatedExtendedCard"`
-	// both
-	Capabilities struct {
-		Streaming         bool `json:"streaming"`
-		PushNotifications bool `json:"pushNotifications"`
-		ExtendedAgentCard bool `json:"extendedAgentCard"`
-	} `json:"capabilities"`
-	DefaultInputModes    []string                  `json:"defaultInputModes"`
-	DefaultOutputModes   []string                  `json:"defaultOutputModes"`
-	SecuritySchemes      map[string]map[string]any `json:"securitySchemes,omitempty"`
-	SecurityRequirements []map[string]any          `json:"securityRequirements,omitempty"` // 1.0
-	Security             []map[string][]string     `json:"security,omitempty"`             // 0.3
-	Skills               []skill                   `json:"skills"`
+// card10 is the AgentCard of A2A 1.0 (lf.a2a.v1.AgentCard in ProtoJSON):
+// nothing of 0.3's shape, so it validates against the 1.0 schema.
+//
+// It has no securityRequirements: their scopes are a StringList, which
+// ProtoJSON (and the 1.0 schema) writes {"list": [...]} and a2a-go v2.4.0
+// reads only as a plain list, so no form is read by both. wunder's
+// requirement is any one of its schemes with no scope, which a client
+// meets by using the schemes the card declares.
+type card10 struct {
+	Name                string         `json:"name"`
+	Description         string         `json:"description"`
+	Version             string         `json:"version"`
+	Provider            *Provider      `json:"provider,omitempty"`
+	SupportedInterfaces []iface10      `json:"supportedInterfaces"`
+	Capabilities        capabilities10 `json:"capabilities"`
+	DefaultInputModes   []string       `json:"defaultInputModes"`
+	DefaultOutputModes  []string       `json:"defaultOutputModes"`
+	SecuritySchemes     map[string]any `json:"securitySchemes,omitempty"`
+	Skills              []skill        `json:"skills"`
 }
 
-// Build returns the card JSON for base (scheme://host[/prefix]) with the
-// skills of userID's catalog.
-func Build(ctx context.Context, cat Catalog, o Options, base, userID string) ([]byte, error) {
+type capabilities10 struct {
+	Streaming         bool `json:"streaming"`
+	PushNotifications bool `json:"pushNotifications"`
+	ExtendedAgentCard bool `json:"extendedAgentCard"`
+}
+
+// card03 is the AgentCard of A2A 0.3: the preferred endpoint as url and
+// preferredTransport, the others as additionalInterfaces, the schemes in
+// OpenAPI's shape with security naming them.
+type card03 struct {
+	Name                              string                `json:"name"`
+	Description                       string                `json:"description"`
+	Version                           string                `json:"version"`
+	Provider                          *Provider             `json:"provider,omitempty"`
+	URL                               string                `json:"url"`
+	PreferredTransport                string                `json:"preferredTransport"`
+	ProtocolVersion                   string                `json:"protocolVersion"`
+	AdditionalInterfaces              []iface03             `json:"additionalInterfaces"`
+	SupportsAuthenticatedExtendedCard bool                  `json:"supportsAuthenticatedExtendedCard"`
+	Capabilities                      capabilities03        `json:"capabilities"`
+	DefaultInputModes                 []string              `json:"defaultInputModes"`
+	DefaultOutputModes                []string              `json:"defaultOutputModes"`
+	SecuritySchemes                   map[string]any        `json:"securitySchemes,omitempty"`
+	Security                          []map[string][]string `json:"security,omitempty"`
+	Skills                            []skill               `json:"skills"`
+}
+
+type capabilities03 struct {
+	Streaming         bool `json:"streaming"`
+	PushNotifications bool `json:"pushNotifications"`
+}
+
+// Unversioned is the card of a client that names no version: the union of
+// the 1.0 and 0.3 cards (Build).
+const Unversioned a2awire.Version = ""
+
+// Build returns the card JSON of protocol version v (a2awire.V10 or V03)
+// for base (scheme://host[/prefix]) with the skills of userID's catalog.
+// For Unversioned it is the union of both: the 1.0 card's fields with the
+// 0.3 card's beside them (each security scheme in both shapes), which a
+// client of either version reads.
+func Build(ctx context.Context, cat Catalog, o Options, base string, userID string, v a2awire.Version) ([]byte, error) {
 	o = o.withDefaults()
-	endpoint := strings.TrimSuffix(base, "/") + o.Path
-	c := card{Name: o.Name, Description: o.Description, Version: o.Version, Provider: o.Provider,
-		SupportedInterfaces: []iface10{{endpoint, "JSONRPC", "1.0"}, {endpoint, "JSONRPC", "0.3"},
-			{strings.TrimSuffix(base, "/") + o.RESTPath, "HTTP+JSON", "1.0"}},
-		URL: endpoint, PreferredTransport: "JSONRPC", ProtocolVersion: "0.3.0",
-		AdditionalInterfaces:              []iface03{{endpoint, "JSONRPC"}},
-		SupportsAuthenticatedExtendedCard: o.APIKeyRequired,
-		DefaultInputModes:                 []string{"text/plain", "application/json"},
-		DefaultOutputModes:                []string{"text/plain"},
+	skills := []skill{{ID: "answer", Name: "answer", Description: "Answers a question or carries out a task, using the tools below as needed", Tags: []string{"general"}}}
+	tools, err := cat.Tools(ctx, userID)
+	if err != nil {
+		return nil, err
 	}
+	for _, t := range tools {
+		if t.AppOnly || len(o.ToolNames) > 0 && !t.AlwaysOn && !slices.Contains(o.ToolNames, t.Name) {
+			continue
+		}
+		skills = append(skills, skill{ID: t.Name, Name: t.Name, Description: firstLine(t.Description), Tags: []string{nonEmpty(t.Source, "tool")}})
+	}
+	base = strings.TrimSuffix(base, "/")
+	if v != Unversioned {
+		return json.Marshal(build(o, base, skills, v))
+	}
+	var cards [2]map[string]any
+	for i, v := range []a2awire.Version{a2awire.V03, a2awire.V10} {
+		b, err := json.Marshal(build(o, base, skills, v))
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &cards[i]); err != nil {
+			return nil, err
+		}
+	}
+	union, c10 := cards[0], cards[1]
+	schemes, _ := union["securitySchemes"].(map[string]any)
+	for k, val := range c10 {
+		if k != "securitySchemes" {
+			union[k] = val
+			continue
+		}
+		for name, scheme := range val.(map[string]any) {
+			if s03, ok := schemes[name].(map[string]any); ok {
+				maps.Copy(s03, scheme.(map[string]any))
+			}
+		}
+	}
+	return json.Marshal(union)
+}
+
+// build is the card of one version (card10 or card03).
+func build(o Options, base string, skills []skill, v a2awire.Version) any {
+	endpoint := base + o.Path
+	inModes, outModes := []string{"text/plain", "application/json"}, []string{"text/plain"}
+	if v == a2awire.V03 {
+		// 0.3 serves JSON-RPC only: the HTTP+JSON and gRPC bindings are 1.0's.
+		c := card03{Name: o.Name, Description: o.Description, Version: o.Version, Provider: o.Provider,
+			URL: endpoint, PreferredTransport: "JSONRPC", ProtocolVersion: "0.3.0",
+			AdditionalInterfaces:              []iface03{{endpoint, "JSONRPC"}},
+			SupportsAuthenticatedExtendedCard: o.APIKeyRequired,
+			Capabilities:                      capabilities03{Streaming: true, PushNotifications: o.PushNotifications},
+			DefaultInputModes:                 inModes, DefaultOutputModes: outModes, Skills: skills}
+		if o.APIKeyRequired {
+			c.SecuritySchemes = map[string]any{
+				"apiKey": map[string]string{"type": "apiKey", "in": "header", "name": "X-API-Key", "description": apiKeyDesc},
+				"bearer": map[string]string{"type": "http", "scheme": "bearer", "description": bearerDesc},
+			}
+			c.Security = []map[string][]string{{"apiKey": {}}, {"bearer": {}}}
+		}
+		return c
+	}
+	c := card10{Name: o.Name, Description: o.Description, Version: o.Version, Provider: o.Provider,
+		SupportedInterfaces: []iface10{{endpoint, "JSONRPC", "1.0"}, {endpoint, "JSONRPC", "0.3"},
+			{base + o.RESTPath, "HTTP+JSON", "1.0"}},
+		Capabilities:      capabilities10{Streaming: true, PushNotifications: o.PushNotifications, ExtendedAgentCard: o.APIKeyRequired},
+		DefaultInputModes: inModes, DefaultOutputModes: outModes, Skills: skills}
 	if u, err := url.Parse(base); o.GRPC && err == nil && u.Host != "" {
 		// A gRPC target is host:port, no scheme and no path.
 		host := u.Host
@@ -159,37 +260,13 @@ func Build(ctx context.Context, cat Catalog, o Options, base, userID string) ([]
 		}
 		c.SupportedInterfaces = append(c.SupportedInterfaces, iface10{host, "GRPC", "1.0"})
 	}
-	c.Capabilities.Streaming = true
-	c.Capabilities.PushNotifications = o.PushNotifications
-	c.Capabilities.ExtendedAgentCard = o.APIKeyRequired
 	if o.APIKeyRequired {
-		// Each scheme in both shapes: 1.0 oneof keys and 0.3 type fields.
-		c.SecuritySchemes = map[string]map[string]any{
-			"apiKey": {"apiKeySecurityScheme": map[string]any{"location": "header", "name": "X-API-Key", "description": apiKeyDesc},
-				"type": "apiKey", "in": "header", "name": "X-API-Key", "description": apiKeyDesc},
-			"bearer": {"httpAuthSecurityScheme": map[string]any{"scheme": "Bearer", "description": bearerDesc},
-				"type": "http", "scheme": "bearer", "description": bearerDesc},
+		c.SecuritySchemes = map[string]any{
+			"apiKey": map[string]any{"apiKeySecurityScheme": map[string]string{"location": "header", "name": "X-API-Key", "description": apiKeyDesc}},
+			"bearer": map[string]any{"httpAuthSecurityScheme": map[string]string{"scheme": "Bearer", "description": bearerDesc}},
 		}
-		// Scopes as a plain list, as a2a-go v2.4.0 reads them (ts-proto
-		// readers take a missing StringList.list as empty).
-		c.SecurityRequirements = []map[string]any{
-			{"schemes": map[string][]string{"apiKey": {}}},
-			{"schemes": map[string][]string{"bearer": {}}},
-		}
-		c.Security = []map[string][]string{{"apiKey": {}}, {"bearer": {}}}
 	}
-	c.Skills = []skill{{ID: "answer", Name: "answer", Description: "Answers a question or carries out a task, using the tools below as needed", Tags: []string{"general"}}}
-	tools, err := cat.Tools(ctx, userID)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range tools {
-		if t.AppOnly || len(o.ToolNames) > 0 && !t.AlwaysOn && !slices.Contains(o.ToolNames, t.Name) {
-			continue
-		}
-		c.Skills = append(c.Skills, skill{ID: t.Name, Name: t.Name, Description: firstLine(t.Description), Tags: []string{nonEmpty(t.Source, "tool")}})
-	}
-	return json.Marshal(c)
+	return c
 }
 
 // What the gateway's authenticator accepts, as the card tells clients.

@@ -58,8 +58,10 @@ func TestCardBothVersions(t *testing.T) {
 	if len(skills) != 3 || skills[1] != "read_file" || skills[2] != "final_response" {
 		t.Fatalf("skills %v: want answer, the configured tools and always-on ones", skills)
 	}
-	// 0.3 fields, as a 0.3 client reads them.
-	resp, err := http.Get(srv.URL + agentcard.Path)
+	// 0.3 fields, as a 0.3 client reads them from the 0.3 card.
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+agentcard.Path, nil)
+	req.Header.Set("A2A-Version", "0.3")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +77,7 @@ func TestCardBothVersions(t *testing.T) {
 		t.Fatalf("0.3 fields: %+v %v", c03, err)
 	}
 	pc, err := a2awire.ParseCard(b)
-	if err != nil || pc.Interfaces[0].Version != a2awire.V10 {
+	if err != nil || pc.Interfaces[0].Version != a2awire.V03 {
 		t.Fatalf("ParseCard: %+v %v", pc, err)
 	}
 }
@@ -85,20 +87,25 @@ func TestCardBothVersions(t *testing.T) {
 func TestCardDeclaresExtendedCardOnlyWithAuth(t *testing.T) {
 	for _, withAuth := range []bool{false, true} {
 		srv := serve(t, &agentcard.Options{APIKeyRequired: withAuth})
-		resp, err := http.Get(srv.URL + agentcard.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var card struct {
+		var card10, card03 struct {
 			Supports     bool `json:"supportsAuthenticatedExtendedCard"`
 			Capabilities struct {
 				ExtendedAgentCard bool `json:"extendedAgentCard"`
 			} `json:"capabilities"`
 		}
-		err = json.NewDecoder(resp.Body).Decode(&card)
-		resp.Body.Close()
-		if err != nil || card.Supports != withAuth || card.Capabilities.ExtendedAgentCard != withAuth {
-			t.Errorf("auth configured %v: card declares extended card 0.3 %v, 1.0 %v (%v); want %v", withAuth, card.Supports, card.Capabilities.ExtendedAgentCard, err, withAuth)
+		for path, into := range map[string]any{agentcard.Path: &card10, agentcard.Path + "?A2A-Version=0.3": &card03} {
+			resp, err := http.Get(srv.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = json.NewDecoder(resp.Body).Decode(into)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if card03.Supports != withAuth || card10.Capabilities.ExtendedAgentCard != withAuth {
+			t.Errorf("auth configured %v: card declares extended card 0.3 %v, 1.0 %v; want %v", withAuth, card03.Supports, card10.Capabilities.ExtendedAgentCard, withAuth)
 		}
 	}
 }

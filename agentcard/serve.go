@@ -54,14 +54,15 @@ func New(cat Catalog, opts *Options) *Handler {
 // maxBases bounds the per-host cache when the base URL comes from requests.
 const maxBases = 32
 
-func (h *Handler) get(ctx context.Context, base string) (*built, error) {
+func (h *Handler) get(ctx context.Context, base string, v a2awire.Version) (*built, error) {
+	key := string(v) + " " + base // Unversioned: " " + base
 	h.mu.Lock()
-	b := h.cards[base]
+	b := h.cards[key]
 	h.mu.Unlock()
 	if b != nil && time.Since(b.at) < refresh {
 		return b, nil
 	}
-	body, err := Build(ctx, h.cat, h.opts, base, h.opts.UserID)
+	body, err := h.opts.signed(Build(ctx, h.cat, h.opts, base, h.opts.UserID, v))
 	if err != nil {
 		if b != nil {
 			return b, nil // serve the last good card
@@ -79,7 +80,7 @@ func (h *Handler) get(ctx context.Context, base string) (*built, error) {
 	if len(h.cards) >= maxBases {
 		clear(h.cards)
 	}
-	h.cards[base] = b
+	h.cards[key] = b
 	h.mu.Unlock()
 	return b, nil
 }
@@ -114,7 +115,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 		return
 	}
-	b, err := h.get(r.Context(), h.BaseURL(r))
+	v, ok := cardVersion(r)
+	if !ok {
+		// The HTTP+JSON binding's VersionNotSupported (its row of the
+		// error table), the version echoed at most 32 bytes long.
+		asked := requested(r)
+		if len(asked) > 32 {
+			asked = asked[:32] + "..."
+		}
+		st := a2awire.NewError(a2awire.V10, a2awire.CodeVersionNotSupported, "A2A-Version "+strconv.Quote(asked)+" is not supported; ask for 1.0 or 0.3").Status()
+		hd.Set("Content-Type", "application/json")
+		w.WriteHeader(st.Error.Code)
+		_ = json.NewEncoder(w).Encode(st)
+		return
+	}
+	b, err := h.get(r.Context(), h.BaseURL(r), v)
 	if err != nil {
 		http.Error(w, "agent card unavailable", http.StatusServiceUnavailable)
 		return
@@ -122,7 +137,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("Cache-Control", "public, max-age="+strconv.Itoa(h.opts.MaxAge))
 	hd.Set("ETag", b.etag)
 	hd.Set("Last-Modified", b.modified.Format(http.TimeFormat))
-	hd.Set("Vary", "Host")
+	hd.Set("Vary", "Host, A2A-Version")
 	if notModified(r, b) {
 		w.WriteHeader(http.StatusNotModified)
 		return
@@ -148,11 +163,37 @@ func notModified(r *http.Request, b *built) bool {
 	return false
 }
 
-// Extended returns the authenticated extended card of a user: the card
-// with the skills of that user's whole catalog. It plugs into
+// Extended returns the authenticated extended card of a user in version
+// v: the card with the skills of that user's whole catalog. It plugs into
 // a2a.Options.ExtendedCard.
-func (h *Handler) Extended(r *http.Request, userID string) (json.RawMessage, error) {
+func (h *Handler) Extended(r *http.Request, userID string, v a2awire.Version) (json.RawMessage, error) {
 	o := h.opts
 	o.ToolNames = nil
-	return Build(r.Context(), h.cat, o, h.BaseURL(r), userID)
+	return o.signed(Build(r.Context(), h.cat, o, h.BaseURL(r), userID, v))
+}
+
+// cardVersion is the version of card a request asks for: its A2A-Version
+// header, else its A2A-Version query parameter; Unversioned when it names
+// none. ok is false for a version wunder does not speak.
+//
+// A request that names no version gets the union of both cards. The
+// specification reads such a request as 0.3's (section 3.6.2), and 0.3
+// clients, which send no version, read url and preferredTransport; 1.0
+// clients that send none (a2a-go v2.4.0's resolver, @a2a-js 1.x) read
+// supportedInterfaces. Only the union serves both. A 1.0 client that says
+// so (A2A-Version: 1.0, as section 3.6.1 says it MUST) gets the 1.0 card,
+// which validates against the 1.0 schema.
+func cardVersion(r *http.Request) (a2awire.Version, bool) {
+	hv := requested(r)
+	if hv == "" {
+		return Unversioned, true
+	}
+	return a2awire.ParseVersion(hv)
+}
+
+func requested(r *http.Request) string {
+	if v := r.Header.Get(a2awire.VersionHeader); v != "" {
+		return v
+	}
+	return r.URL.Query().Get(a2awire.VersionHeader)
 }

@@ -97,8 +97,8 @@ func TestCardFollowsTheRequestBase(t *testing.T) {
 		if err != nil || c.Interfaces[0].URL != tc.want {
 			t.Errorf("%s (proto %q, tls %v): %+v %v; want %s", tc.host, tc.proto, tc.tls, c, err, tc.want)
 		}
-		if w.Header().Get("Vary") != "Host" {
-			t.Errorf("Vary %q; want Host", w.Header().Get("Vary"))
+		if w.Header().Get("Vary") != "Host, A2A-Version" {
+			t.Errorf("Vary %q; want Host, A2A-Version", w.Header().Get("Vary"))
 		}
 	}
 	// Four requests, three bases: the second https://two.example was cached.
@@ -119,7 +119,7 @@ func TestCardGRPCInterface(t *testing.T) {
 		"https://agents.example:9443": "agents.example:9443",
 		"http://[::1]:8080/prefix":    "[::1]:8080",
 	} {
-		b, err := agentcard.Build(t.Context(), cat, agentcard.Options{GRPC: true}, base, "a2a")
+		b, err := agentcard.Build(t.Context(), cat, agentcard.Options{GRPC: true}, base, "a2a", a2awire.V10)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -132,27 +132,29 @@ func TestCardGRPCInterface(t *testing.T) {
 			t.Errorf("%s: gRPC interface %+v; want %s", base, *i, want)
 		}
 	}
-	b, _ := agentcard.Build(t.Context(), cat, agentcard.Options{}, "https://agents.example", "a2a")
+	b, _ := agentcard.Build(t.Context(), cat, agentcard.Options{}, "https://agents.example", "a2a", a2awire.V10)
 	if strings.Contains(string(b), "GRPC") {
 		t.Error("the card declares gRPC without Options.GRPC")
 	}
 }
 
-// A 0.3 client reads the card's 0.3 fields alone (a2a-go's 0.3 parser on
-// the card without its 1.0 interfaces): the JSON-RPC endpoint at 0.3 and
-// the security schemes in 0.3's shape.
+// A 0.3 client reads the 0.3 card (a2a-go's 0.3 parser): the JSON-RPC
+// endpoint at 0.3 and the security schemes in 0.3's shape, with nothing
+// of 1.0's.
 func TestCardAs03ClientReadsIt(t *testing.T) {
-	b, err := agentcard.Build(t.Context(), &perUser{}, agentcard.Options{APIKeyRequired: true, Path: "/rpc"}, "https://a.example/", "a2a")
+	only03, err := agentcard.Build(t.Context(), &perUser{}, agentcard.Options{APIKeyRequired: true, Path: "/rpc"}, "https://a.example/", "a2a", a2awire.V03)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var raw map[string]any
-	if err := json.Unmarshal(b, &raw); err != nil {
+	if err := json.Unmarshal(only03, &raw); err != nil {
 		t.Fatal(err)
 	}
-	delete(raw, "supportedInterfaces")
-	delete(raw, "securityRequirements")
-	only03, _ := json.Marshal(raw)
+	for _, k := range []string{"supportedInterfaces", "securityRequirements"} {
+		if _, ok := raw[k]; ok {
+			t.Errorf("the 0.3 card has 1.0's %s", k)
+		}
+	}
 	card, err := a2av0.NewAgentCardParser()(only03)
 	if err != nil {
 		t.Fatalf("a2a-go's 0.3 parser: %v", err)
@@ -186,7 +188,7 @@ func TestExtendedCardIsTheUsers(t *testing.T) {
 	if got := skillIDs(t, pub.Body.Bytes()); !slices.Equal(got, []string{"answer", "public_tool"}) {
 		t.Errorf("public skills %v", got)
 	}
-	ext, err := h.Extended(httptest.NewRequest("GET", "/a2a", nil), "alice")
+	ext, err := h.Extended(httptest.NewRequest("GET", "/a2a", nil), "alice", a2awire.V03)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +256,7 @@ func TestCardMethodsAndFailures(t *testing.T) {
 	if r.Code != http.StatusServiceUnavailable || strings.Contains(string(body), "catalog down") {
 		t.Errorf("failing catalog = %d %q; want 503 without the cause", r.Code, body)
 	}
-	if _, err := agentcard.New(failing, nil).Extended(httptest.NewRequest("GET", "/", nil), "alice"); err == nil {
+	if _, err := agentcard.New(failing, nil).Extended(httptest.NewRequest("GET", "/", nil), "alice", a2awire.V10); err == nil {
 		t.Error("Extended hid the catalog's failure")
 	}
 }

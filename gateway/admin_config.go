@@ -88,6 +88,18 @@ type ContextWindowResult struct {
 	Revision int64 `json:"revision"`
 }
 
+// ModelTester makes one real chat call with a model's settings
+// (POST /wunder/admin/llm/test); a [ConfigAdmin] that implements it gets
+// the route.
+type ModelTester interface {
+	// TestModel tests the configured model name, or the settings given
+	// (an llm.models entry as JSON; its api_key, when left out, is the
+	// configured model's), and reports the outcome: a failed call is a
+	// result, not an error. An unknown model is [orchestrator.ErrNotFound];
+	// settings that do not validate a [*ConfigError].
+	TestModel(ctx context.Context, name string, settings map[string]any) (any, error)
+}
+
 // configSections are the sections the routes serve.
 var configSections = []string{"llm", "mcp", "a2a", "tools", "server", "lsp"}
 
@@ -98,6 +110,9 @@ func (s *Server) configRoutes() {
 	}
 	if cw, ok := ca.(ContextWindows); ok {
 		s.contextWindowRoute(cw)
+	}
+	if mt, ok := ca.(ModelTester); ok {
+		s.modelTestRoute(mt)
 	}
 	for _, sec := range configSections {
 		s.mux.HandleFunc("GET /wunder/admin/"+sec, func(w http.ResponseWriter, r *http.Request) {
@@ -159,6 +174,34 @@ func (s *Server) contextWindowRoute(cw ContextWindows) {
 			return
 		}
 		out, err := cw.ContextWindow(r.Context(), body.ModelName, body.MaxContext)
+		if err != nil {
+			writeConfigError(w, r, err)
+			return
+		}
+		writeJSON(w, r, http.StatusOK, out)
+	})
+}
+
+// modelTestRoute serves POST /wunder/admin/llm/test: {"model_name"} tests
+// a configured model, {"model":{...}} (with model_name for its stored
+// key) settings not saved yet.
+func (s *Server) modelTestRoute(mt ModelTester) {
+	s.mux.HandleFunc("POST /wunder/admin/llm/test", func(w http.ResponseWriter, r *http.Request) {
+		if !adminOnly(w, r) {
+			return
+		}
+		var body struct {
+			ModelName string         `json:"model_name"`
+			Model     map[string]any `json:"model"`
+		}
+		if !decodeJSON(w, r, &body) {
+			return
+		}
+		if body.ModelName == "" && body.Model == nil {
+			writeConfigProblem(w, r, &ConfigError{Fields: []ConfigFieldError{{Key: "model_name", Message: "required: a model of llm.models, or model: the settings to test"}}})
+			return
+		}
+		out, err := mt.TestModel(r.Context(), body.ModelName, body.Model)
 		if err != nil {
 			writeConfigError(w, r, err)
 			return

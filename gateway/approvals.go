@@ -8,13 +8,16 @@ import (
 )
 
 // The approval routes: a run waiting for a person lists what it asks, and
-// a decision resumes it (orchestrator/approval.go).
+// a decision (or an answer to its question) resumes it
+// (orchestrator/approval.go, orchestrator/question.go).
 //
-//	GET  /wunder/runs/{run_id}/approvals                -> {"approvals":[...]}
-//	POST /wunder/runs/{run_id}/approvals/{approval_id}  {"decision","arguments","reason"} -> the decided approval
+//	GET  /wunder/runs/{run_id}/approvals                -> {"approvals":[...]} (questions among them, kind "question")
+//	POST /wunder/runs/{run_id}/approvals/{approval_id}  {"decision","arguments","reason","answer"} -> the decided approval
+//	POST /wunder/runs/{run_id}/input                    {"answer","question_id"?} -> the answered question
 func (s *Server) approvalRoutes() {
 	s.mux.HandleFunc("GET /wunder/runs/{run_id}/approvals", s.handleListApprovals)
 	s.mux.HandleFunc("POST /wunder/runs/{run_id}/approvals/{approval_id}", s.handleDecide)
+	s.mux.HandleFunc("POST /wunder/runs/{run_id}/input", s.handleAnswer)
 }
 
 type approvalsResponse struct {
@@ -42,6 +45,7 @@ func (s *Server) handleListApprovals(w http.ResponseWriter, r *http.Request) {
 type decideRequest struct {
 	Decision  string          `json:"decision"`
 	Arguments json.RawMessage `json:"arguments"`
+	Answer    json.RawMessage `json:"answer"`
 	Reason    string          `json:"reason"`
 	UserID    string          `json:"user_id"`
 }
@@ -61,11 +65,46 @@ func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Decision == "" {
-		writeProblem(w, r, http.StatusBadRequest, "missing_decision", `decision is required: "approve", "edit", "reject" or "cancel"`)
+		writeProblem(w, r, http.StatusBadRequest, "missing_decision", `decision is required: "approve", "edit", "reject" or "cancel" (a question: "answer" or "cancel")`)
 		return
 	}
 	a, err := s.b.Decide(r.Context(), userID, r.PathValue("run_id"), r.PathValue("approval_id"),
-		orchestrator.ApprovalDecision{Decision: req.Decision, Arguments: req.Arguments, Reason: req.Reason})
+		orchestrator.ApprovalDecision{Decision: req.Decision, Arguments: req.Arguments, Answer: req.Answer, Reason: req.Reason})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, a)
+}
+
+// answerRequest is the body of an answer to a run's question.
+type answerRequest struct {
+	// Answer is a string, or a list of strings for a multiple choice.
+	Answer json.RawMessage `json:"answer"`
+	// QuestionID names the question; "" = the run's one pending question.
+	QuestionID string `json:"question_id"`
+	UserID     string `json:"user_id"`
+}
+
+func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
+	var req answerRequest
+	if !decodeJSON(w, r, &req) {
+		return
+	}
+	named := req.UserID
+	if named == "" {
+		named = r.URL.Query().Get("user_id")
+	}
+	userID, err := scope(r, named)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if len(req.Answer) == 0 || string(req.Answer) == "null" {
+		writeProblem(w, r, http.StatusBadRequest, "missing_answer", `answer is required: a string, or a list of strings for a multiple choice`)
+		return
+	}
+	a, err := s.b.Answer(r.Context(), userID, r.PathValue("run_id"), req.QuestionID, req.Answer)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -30,6 +31,10 @@ type Knowledge interface {
 	// RefreshKnowledge parses and indexes the global bases again (one, or
 	// all for ""); the value is encoded as JSON as it is.
 	RefreshKnowledge(ctx context.Context, base string) (any, error)
+	// SearchKnowledge ranks the passages of owner's base for query as the
+	// base's tool does in a run (limit 0 = the tool's default); the value
+	// is encoded as JSON as it is.
+	SearchKnowledge(ctx context.Context, owner, base, query string, limit int) (any, error)
 }
 
 // KnowledgeBase is a base as the routes show and take it.
@@ -71,6 +76,7 @@ func (s *Server) knowledgeRoutes() {
 	s.mux.HandleFunc("DELETE "+admin+"/file", s.adminKnowledge(s.handleDeleteKnowledgeFile))
 	s.mux.HandleFunc("POST "+admin+"/upload", admins(s.uploadKnowledgeFile(adminOwner)))
 	s.mux.HandleFunc("POST "+admin+"/refresh", s.adminKnowledge(s.handleKnowledgeRefresh))
+	s.mux.HandleFunc("GET "+admin+"/search", s.adminKnowledge(s.handleKnowledgeSearch))
 	s.mux.HandleFunc("GET "+user, s.userKnowledge(s.handleKnowledgeBases))
 	s.mux.HandleFunc("POST "+user, s.handleSetUserKnowledgeBases)
 	s.mux.HandleFunc("GET "+user+"/files", s.userKnowledge(s.handleKnowledgeFiles))
@@ -78,6 +84,7 @@ func (s *Server) knowledgeRoutes() {
 	s.mux.HandleFunc("PUT "+user+"/file", s.putKnowledgeFile(userOwner))
 	s.mux.HandleFunc("DELETE "+user+"/file", s.userKnowledge(s.handleDeleteKnowledgeFile))
 	s.mux.HandleFunc("POST "+user+"/upload", s.uploadKnowledgeFile(userOwner))
+	s.mux.HandleFunc("GET "+user+"/search", s.userKnowledge(s.handleKnowledgeSearch))
 	// An upload may be a document (converted to Markdown): the body limit
 	// of the routes that carry attachments.
 	s.routeBodyLimit(admin+"/upload", s.opts.AttachmentBodyBytes)
@@ -264,4 +271,29 @@ func (s *Server) setKnowledgeBases(w http.ResponseWriter, r *http.Request, owner
 		return
 	}
 	writeKnowledgeBases(w, r, owner, got)
+}
+
+// handleKnowledgeSearch is GET .../knowledge/search?base=&query=&limit=:
+// the passages a run's search of the base would return, to test
+// retrieval. {"base","query","hits":[{title,heading_path,content,score,source}]}.
+func (s *Server) handleKnowledgeSearch(w http.ResponseWriter, r *http.Request, owner string) {
+	v, ok := required(w, r, "base", "query")
+	if !ok {
+		return
+	}
+	limit := 0
+	if l := r.URL.Query().Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 20 {
+			writeProblem(w, r, http.StatusBadRequest, "invalid_argument", fmt.Sprintf("limit must be an integer from 1 to 20, got %.40q", l))
+			return
+		}
+		limit = n
+	}
+	hits, err := s.opts.Knowledge.SearchKnowledge(r.Context(), owner, v[0], v[1], limit)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, map[string]any{"base": v[0], "query": v[1], "hits": hits})
 }

@@ -118,6 +118,13 @@ func (f *fakeKnowledge) RefreshKnowledge(_ context.Context, base string) (any, e
 	return []map[string]any{{"name": "handbook", "points": 3}}, nil
 }
 
+func (f *fakeKnowledge) SearchKnowledge(_ context.Context, owner, base, query string, limit int) (any, error) {
+	if !f.has(owner, base) {
+		return nil, fmt.Errorf("%w: knowledge base %q", orchestrator.ErrNotFound, base)
+	}
+	return []map[string]any{{"title": base, "content": query, "limit": limit}}, nil
+}
+
 type knowledgeEnv struct {
 	e              *env
 	fake           *fakeKnowledge
@@ -257,6 +264,11 @@ func TestKnowledgeRoutesBadInput(t *testing.T) {
 		{"over the body limit", k.upload(t, "/wunder/user_tools/knowledge/upload", map[string]string{"base": "notes"}, [][2]string{{"big.md", strings.Repeat("x", 70<<10)}}, k.asAlice), 413, "body_too_large"},
 		{"over attachments.max_bytes", k.upload(t, "/wunder/user_tools/knowledge/upload", map[string]string{"base": "notes"}, [][2]string{{"big.md", strings.Repeat("x", 33<<10)}}, k.asAlice), 413, `"limit":"attachments.max_bytes"`},
 		{"long field", k.upload(t, "/wunder/user_tools/knowledge/upload", map[string]string{"base": strings.Repeat("n", 1100)}, [][2]string{{"a.md", "x"}}, k.asAlice), 400, "longer than 1024"},
+		{"search without query", e.do(t, "GET", "/wunder/user_tools/knowledge/search?base=notes", "", k.asAlice...), 400, "query query parameter is required"},
+		{"search, bad limit", e.do(t, "GET", "/wunder/user_tools/knowledge/search?base=notes&query=x&limit=99", "", k.asAlice...), 400, "limit must be an integer from 1 to 20"},
+		{"search, unknown base", e.do(t, "GET", "/wunder/user_tools/knowledge/search?base=none&query=x", "", k.asAlice...), 404, "none"},
+		{"search", e.do(t, "GET", "/wunder/user_tools/knowledge/search?base=notes&query=x&limit=3", "", k.asAlice...), 200, `"hits":[{"content":"x","limit":3`},
+		{"admin search, a user's base", e.do(t, "GET", "/wunder/admin/knowledge/search?base=notes&query=x", "", k.admin...), 404, "notes"},
 	}
 	for _, c := range cases {
 		expect(t, c.what, c.resp, c.status, c.want)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -32,6 +33,7 @@ type Backend interface {
 	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
 	Wait(ctx context.Context, userID, runID string, after int64, each func(orchestrator.Event) error) (orchestrator.Waited, error)
 	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
+	Answer(ctx context.Context, userID, runID, questionID string, answer json.RawMessage) (*orchestrator.Approval, error)
 	// AppResource is the one rule of reading an MCP App's page
 	// (GET /wunder/mcp-apps/resource).
 	AppResource(ctx context.Context, userID, uri string) (server, upstream string, err error)

@@ -55,6 +55,26 @@ type wunderResponse struct {
 	// Approvals, when the run waits for them (state waiting_approval): decide
 	// each with POST /wunder/runs/{run_id}/approvals/{approval_id}.
 	Approvals []*orchestrator.Approval `json:"approvals,omitempty"`
+	// Questions, when the run asks the user (state waiting_input): answer
+	// with POST /wunder/runs/{run_id}/input.
+	Questions []orchestrator.UserInputRequiredData `json:"questions,omitempty"`
+	// Artifacts are what the run attached to its result (the artifact
+	// tool), as its final event lists them.
+	Artifacts []orchestrator.ArtifactData `json:"artifacts,omitempty"`
+}
+
+// pausedResponse is the answer of a run that waits: its approvals and its
+// questions apart.
+func pausedResponse(run *orchestrator.Run, st orchestrator.Waited) wunderResponse {
+	resp := wunderResponse{SessionID: run.SessionID, RunID: run.ID, State: st.Run.State}
+	for _, a := range st.Approvals {
+		if a.Kind == orchestrator.KindQuestion {
+			resp.Questions = append(resp.Questions, orchestrator.QuestionView(a))
+			continue
+		}
+		resp.Approvals = append(resp.Approvals, a)
+	}
+	return resp
 }
 
 // start decodes a run request, starts the run and writes any failure. It
@@ -141,8 +161,7 @@ func (s *Server) handleWunder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if st.Paused() {
-		writeJSON(w, r, http.StatusOK, wunderResponse{SessionID: run.SessionID, RunID: run.ID,
-			State: st.Run.State, Approvals: st.Approvals})
+		writeJSON(w, r, http.StatusOK, pausedResponse(run, st))
 		return
 	}
 	var final orchestrator.FinalData
@@ -154,7 +173,7 @@ func (s *Server) handleWunder(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, r, http.StatusOK, wunderResponse{
 		SessionID: run.SessionID, RunID: run.ID, State: final.State, Answer: final.Answer,
-		Usage: final.Usage, StopReason: final.StopReason, Error: final.Error,
+		Usage: final.Usage, StopReason: final.StopReason, Error: final.Error, Artifacts: final.Artifacts,
 	})
 }
 

@@ -18,8 +18,9 @@ const ApproveTool = "wunder@approve"
 type ApproveInput struct {
 	RunID      string         `json:"run_id" jsonschema:"the waiting run (run_id of the result that listed the approval)"`
 	ApprovalID string         `json:"approval_id" jsonschema:"the approval to decide (approval_id from that result)"`
-	Decision   string         `json:"decision" jsonschema:"one of the approval's decisions: approve (run the call), edit (run it with arguments), reject (skip it; the agent reads the reason), cancel (stop the run)"`
+	Decision   string         `json:"decision" jsonschema:"one of the approval's decisions: approve (run the call), edit (run it with arguments), reject (skip it; the agent reads the reason), cancel (stop the run); for a question: answer, decline or cancel"`
 	Arguments  map[string]any `json:"arguments,omitempty" jsonschema:"for edit: the call's new arguments (authorization), or the missing ones (param_required)"`
+	Answer     any            `json:"answer,omitempty" jsonschema:"for answer (a question the run asks, kind question): a string, or a list of strings for a multiple choice"`
 	Reason     string         `json:"reason,omitempty" jsonschema:"why; on reject the agent reads it as the tool's result"`
 }
 
@@ -31,13 +32,14 @@ func (h *Handler) addApproveTool(s *mcp.Server) {
 	if err != nil {
 		panic(err) // a static type: cannot fail
 	}
-	in.Properties["decision"].Enum = []any{orchestrator.DecisionApprove, orchestrator.DecisionEdit, orchestrator.DecisionReject, orchestrator.DecisionCancel}
+	in.Properties["decision"].Enum = []any{orchestrator.DecisionApprove, orchestrator.DecisionEdit, orchestrator.DecisionReject, orchestrator.DecisionCancel,
+		orchestrator.DecisionAnswer, orchestrator.DecisionDecline}
 	mcp.AddTool(s, &mcp.Tool{
 		Name:  h.approveName(),
 		Title: "Decide an approval of a wunder run",
 		Description: "Decides a tool call that a run of " + h.runName() + " waits for (its result had state waiting_approval " +
-			"and listed the approvals), then follows the run like " + h.runName() + ": it returns the run's answer, " +
-			"or again what is pending when the run waits once more.",
+			"and listed the approvals), or answers the question it asks (state waiting_input, kind question), then follows " +
+			"the run like " + h.runName() + ": it returns the run's answer, or again what is pending when the run waits once more.",
 		InputSchema: in,
 	}, h.approve)
 }
@@ -51,6 +53,9 @@ func (h *Handler) approve(ctx context.Context, req *mcp.CallToolRequest, in Appr
 	d := orchestrator.ApprovalDecision{Decision: in.Decision, Reason: in.Reason}
 	if in.Arguments != nil {
 		d.Arguments, _ = json.Marshal(in.Arguments)
+	}
+	if in.Answer != nil {
+		d.Answer, _ = json.Marshal(in.Answer)
 	}
 	a, err := h.b.Decide(ctx, user, in.RunID, in.ApprovalID, d)
 	if err != nil {

@@ -71,7 +71,7 @@ func (f *follower) elicitAll(ctx context.Context, pending []*orchestrator.Approv
 			if err != nil {
 				return // cancelled, or a store error: the elicitation stays
 			}
-			if ev.Type == orchestrator.EventApprovalDecided || ev.Type == orchestrator.EventFinal {
+			if ev.Type == orchestrator.EventApprovalDecided || ev.Type == orchestrator.EventUserInputAnswered || ev.Type == orchestrator.EventFinal {
 				withdraw()
 				return
 			}
@@ -168,6 +168,8 @@ type approvalForm struct {
 	// are one JSON string.
 	fields []string
 	schema map[string]any
+	// q is the question of a question (ask_user); nil for an approval.
+	q *orchestrator.Question
 }
 
 // Reserved form fields.
@@ -175,9 +177,13 @@ const (
 	fieldDecision  = "decision"
 	fieldReason    = "reason"
 	fieldArguments = "arguments"
+	fieldAnswer    = "answer"
 )
 
 func newApprovalForm(a *orchestrator.Approval, runID string) *approvalForm {
+	if q := orchestrator.QuestionOf(a); q != nil {
+		return newQuestionForm(a, q, runID)
+	}
 	f := &approvalForm{a: a, runID: runID}
 	props := map[string]any{
 		fieldDecision: map[string]any{"type": "string", "title": "Decision", "enum": slices.Clone(a.Decisions),
@@ -199,6 +205,28 @@ func newApprovalForm(a *orchestrator.Approval, runID string) *approvalForm {
 	}
 	f.schema = map[string]any{"type": "object", "properties": props, "required": []string{fieldDecision}}
 	return f
+}
+
+// newQuestionForm is the elicitation of a question: one field, the
+// answer. A single choice is an enum, a multiple choice an array of the
+// options (2025-11-25's multi-select); an open question, or one that also
+// takes free text, is a string (its options named in the description).
+func newQuestionForm(a *orchestrator.Approval, q *orchestrator.Question, runID string) *approvalForm {
+	field := map[string]any{"type": "string", "title": "Answer"}
+	switch {
+	case len(q.Options) > 0 && !q.FreeText && q.Multi:
+		field = map[string]any{"type": "array", "title": "Answer", "items": map[string]any{"type": "string", "enum": q.Options}}
+	case len(q.Options) > 0 && !q.FreeText:
+		field["enum"] = q.Options
+	case len(q.Options) > 0:
+		how := "Pick one of"
+		if q.Multi {
+			how = "Pick any of (comma separated)"
+		}
+		field["description"] = how + ": " + strings.Join(q.Options, ", ") + "; or answer in your own words."
+	}
+	return &approvalForm{a: a, runID: runID, q: q,
+		schema: map[string]any{"type": "object", "properties": map[string]any{fieldAnswer: field}, "required": []string{fieldAnswer}}}
 }
 
 // flatFields adds the missing properties to props when each is a
@@ -297,6 +325,10 @@ func (f *approvalForm) message(problem string) string {
 	if problem != "" {
 		fmt.Fprintf(&b, "Your previous answer could not be used: %s. Please answer again.\n\n", problem)
 	}
+	if f.q != nil {
+		fmt.Fprintf(&b, "wunder's agent asks you:\n%s\n(run %s, question %s; decline to leave it unanswered, cancel to stop the run)", f.q.Question, f.runID, a.ID)
+		return b.String()
+	}
 	if a.Kind == orchestrator.KindParamRequired {
 		fmt.Fprintf(&b, "wunder's agent wants to run the tool %s, but it left out required arguments (%s).\nArguments given: %s\n",
 			a.Tool, strings.Join(missingNames(a.Missing), ", "), orchestrator.ClipText(string(a.Arguments), 2000))
@@ -318,6 +350,9 @@ func missingNames(missing json.RawMessage) []string {
 // decision maps an elicitation result to a decision: accept to the chosen
 // one, decline to reject, cancel to cancel.
 func (f *approvalForm) decision(res *mcp.ElicitResult) (orchestrator.ApprovalDecision, error) {
+	if f.q != nil {
+		return f.answer(res)
+	}
 	switch res.Action {
 	case "decline":
 		return orchestrator.ApprovalDecision{Decision: orchestrator.DecisionReject, Reason: "declined by the person asked"}, nil
@@ -356,4 +391,30 @@ func (f *approvalForm) decision(res *mcp.ElicitResult) (orchestrator.ApprovalDec
 	}
 	d.Arguments = json.RawMessage(s)
 	return d, nil
+}
+
+// answer maps an elicitation result to a question's decision: accept to
+// its answer, decline to decline, cancel to cancel.
+func (f *approvalForm) answer(res *mcp.ElicitResult) (orchestrator.ApprovalDecision, error) {
+	switch res.Action {
+	case "decline":
+		return orchestrator.ApprovalDecision{Decision: orchestrator.DecisionDecline}, nil
+	case "cancel":
+		return orchestrator.ApprovalDecision{Decision: orchestrator.DecisionCancel, Reason: "cancelled by the person asked"}, nil
+	case "accept":
+	default:
+		return orchestrator.ApprovalDecision{}, fmt.Errorf("unknown action %q", res.Action)
+	}
+	v, ok := res.Content[fieldAnswer]
+	if !ok {
+		return orchestrator.ApprovalDecision{}, fmt.Errorf("the answer is missing")
+	}
+	if s, isText := v.(string); isText && f.q.Multi && f.q.Open() {
+		v = strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' })
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return orchestrator.ApprovalDecision{}, fmt.Errorf("the answer is not JSON: %v", err)
+	}
+	return orchestrator.ApprovalDecision{Decision: orchestrator.DecisionAnswer, Answer: raw}, nil
 }

@@ -1,9 +1,12 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -84,10 +87,13 @@ func (f *follower) follow(ctx context.Context) (*mcp.CallToolResult, RunOutput, 
 	n := 0
 	progress := func(ev orchestrator.Event) error {
 		n++
-		if ev.Type == orchestrator.EventApprovalRequired {
-			var approval orchestrator.ApprovalRequiredData
-			_ = json.Unmarshal(ev.Data, &approval)
-			passed = passed || approval.ApprovalID == f.quietUntil
+		if ev.Type == orchestrator.EventApprovalRequired || ev.Type == orchestrator.EventUserInputRequired {
+			var ask struct {
+				ApprovalID string `json:"approval_id"`
+				QuestionID string `json:"question_id"`
+			}
+			_ = json.Unmarshal(ev.Data, &ask)
+			passed = passed || cmp.Or(ask.ApprovalID, ask.QuestionID) == f.quietUntil
 		} else if passed {
 			quiet = false
 		}
@@ -156,7 +162,31 @@ func (f *follower) finalData(fd orchestrator.FinalData) *answer {
 		res.IsError = true
 		res.Content = append(res.Content, &mcp.TextContent{Text: "run " + string(fd.State) + ": " + fd.Error})
 	}
+	for _, ad := range fd.Artifacts {
+		res.Content = append(res.Content, f.h.artifactContent(f.user, ad))
+	}
 	return &answer{res: res, out: out}
+}
+
+// artifactContent is a run's artifact (orchestrator/artifact.go) as MCP
+// content: a small file embedded with its bytes, a larger one as a
+// resource link to GET /wunder/workspace/download (absolute under
+// PublicURL; the caller fetches it with their own credentials), a JSON
+// value embedded as application/json text.
+func (h *Handler) artifactContent(user string, ad orchestrator.ArtifactData) mcp.Content {
+	q := url.Values{"path": {ad.Path}}
+	if user != "" {
+		q.Set("user_id", user)
+	}
+	download := strings.TrimSuffix(h.opts.PublicURL, "/") + "/wunder/workspace/download?" + q.Encode()
+	switch {
+	case ad.Kind == orchestrator.ArtifactFile && ad.Bytes != nil:
+		return &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: download, MIMEType: ad.MediaType, Blob: ad.Bytes}}
+	case ad.Kind == orchestrator.ArtifactFile:
+		size := ad.Size
+		return &mcp.ResourceLink{URI: download, Name: ad.Name, Description: ad.Description, MIMEType: ad.MediaType, Size: &size}
+	}
+	return &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "wunder://artifact/" + ad.ArtifactID, MIMEType: "application/json", Text: string(ad.Data)}}
 }
 
 // onPause answers the call of a paused run p (stored so: the answer is
@@ -203,25 +233,35 @@ func (f *follower) pending(ctx context.Context) ([]*orchestrator.Approval, error
 	return pending, nil
 }
 
-// waiting answers that the run waits in state for the pending approvals:
-// text a model can act on, and the structured list. A problem (why asking
-// the caller failed) makes it an error result. A question (waiting_input)
-// has no list: the core asks none yet.
+// waiting answers that the run waits in state for the pending approvals
+// and questions: text a model can act on, and the structured list (a
+// question is listed as an approval of kind question, its arguments the
+// question). A problem (why asking the caller failed) makes it an error
+// result.
 func (f *follower) waiting(state orchestrator.RunState, pending []*orchestrator.Approval, problem string) *answer {
 	out := RunOutput{SessionID: f.sessionID, RunID: f.runID, State: state}
 	var b strings.Builder
 	if problem != "" {
 		b.WriteString(problem + "\n\n")
 	}
-	if state == orchestrator.RunWaitingInput {
-		fmt.Fprintf(&b, "Run %s waits for an answer to its question.", f.runID)
-		text, _ := json.Marshal(out)
-		return &answer{res: &mcp.CallToolResult{IsError: problem != "", Content: []mcp.Content{
-			&mcp.TextContent{Text: b.String()}, &mcp.TextContent{Text: string(text)},
-		}}, out: out, pending: true}
+	asks := slices.ContainsFunc(pending, func(a *orchestrator.Approval) bool { return a.Kind == orchestrator.KindQuestion })
+	if asks {
+		fmt.Fprintf(&b, "Run %s waits for a person: %d pending:\n", f.runID, len(pending))
+	} else {
+		fmt.Fprintf(&b, "Run %s waits for a person's decision on %d tool call(s):\n", f.runID, len(pending))
 	}
-	fmt.Fprintf(&b, "Run %s waits for a person's decision on %d tool call(s):\n", f.runID, len(pending))
 	for _, a := range pending {
+		if q := orchestrator.QuestionOf(a); q != nil {
+			p := PendingApproval{ApprovalID: a.ID, Kind: a.Kind, Tool: a.Tool, Reason: a.Reason, Decisions: a.Decisions, ExpiresAt: a.ExpiresAt}
+			_ = json.Unmarshal(a.Arguments, &p.Arguments)
+			out.Approvals = append(out.Approvals, p)
+			fmt.Fprintf(&b, "- question %s: %s", a.ID, q.Question)
+			if len(q.Options) > 0 {
+				fmt.Fprintf(&b, " (options: %s)", strings.Join(q.Options, ", "))
+			}
+			fmt.Fprintf(&b, "; answer with decision answer and answer\n")
+			continue
+		}
 		p := PendingApproval{ApprovalID: a.ID, Kind: a.Kind, Tool: a.Tool, Reason: a.Reason, Decisions: a.Decisions, ExpiresAt: a.ExpiresAt}
 		_ = json.Unmarshal(a.Arguments, &p.Arguments)
 		if len(a.Missing) > 0 {
@@ -230,7 +270,11 @@ func (f *follower) waiting(state orchestrator.RunState, pending []*orchestrator.
 		out.Approvals = append(out.Approvals, p)
 		fmt.Fprintf(&b, "- approval %s (%s): %s %s; %s; decisions: %s\n", a.ID, a.Kind, a.Tool, orchestrator.ClipText(string(a.Arguments), 500), a.Reason, strings.Join(a.Decisions, ", "))
 	}
-	fmt.Fprintf(&b, "Decide each with %s {run_id, approval_id, decision, arguments?, reason?}; it then follows the run like %s.",
+	fields := "arguments?, reason?"
+	if asks {
+		fields = "arguments?, answer?, reason?"
+	}
+	fmt.Fprintf(&b, "Decide each with %s {run_id, approval_id, decision, "+fields+"}; it then follows the run like %s.",
 		f.h.approveName(), f.h.runName())
 	text, _ := json.Marshal(out)
 	res := &mcp.CallToolResult{IsError: problem != "", Content: []mcp.Content{

@@ -42,9 +42,8 @@ import (
 //	tasks/list       the caller's tasks, paged         -32601
 //	ttl, poll        ttl / pollInterval                ttlMs / pollIntervalMs
 //
-// Status: queued, running → working; waiting_approval with approvals
-// pending → input_required; waiting_input → working (no MCP request asks
-// a run's question; the message says so); cancelling, cancelled →
+// Status: queued, running → working; waiting with pending approvals or
+// questions → input_required; cancelling, cancelled →
 // cancelled; finished → completed; failed → failed on 2025-11-25 (a tool
 // result with isError), completed with that result on 2026-07-28 (failed
 // is for JSON-RPC errors only). ttl is null: a run is kept until its
@@ -181,13 +180,11 @@ func taskOf(r *orchestrator.Run, rev string, pending int) task {
 		}
 	}
 	switch r.State {
-	case orchestrator.RunWaitingApproval:
-		t.status, t.message = "input_required", fmt.Sprintf("The run waits for a decision on %d tool call(s).", pending)
+	case orchestrator.RunWaitingApproval, orchestrator.RunWaitingInput:
+		t.status, t.message = "input_required", fmt.Sprintf("The run waits for a person: %d decision(s) or answer(s).", pending)
 		if pending == 0 {
 			t.status, t.message = "working", "" // decided meanwhile: it goes on
 		}
-	case orchestrator.RunWaitingInput:
-		t.status, t.message = "working", "The run waits for an answer to its question, which MCP cannot ask: answer it in wunder."
 	case orchestrator.RunCancelling, orchestrator.RunCancelled:
 		t.status = "cancelled"
 	case orchestrator.RunFinished:
@@ -391,7 +388,7 @@ func cmpErr(rpcErr, err error) error {
 
 // pendingOf lists a waiting run's pending approvals.
 func (h *Handler) pendingOf(ctx context.Context, user string, run *orchestrator.Run) ([]*orchestrator.Approval, error) {
-	if run.State != orchestrator.RunWaitingApproval {
+	if !run.State.Waiting() {
 		return nil, nil
 	}
 	f := &follower{h: h, user: user, runID: run.ID}

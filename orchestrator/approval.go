@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -46,6 +47,8 @@ type ask struct {
 	kind    string
 	reason  string
 	missing json.RawMessage
+	// question is what an ask_user call asks (kind question).
+	question *Question
 }
 
 // gate asks the policy (policy.go) about each call of a round. A call it
@@ -62,10 +65,18 @@ func (l *loop) gate(ctx context.Context, calls []pendingCall) []ask {
 		spec := c.tool.Spec()
 		d := l.o.DecideTool(ctx, ToolCheck{UserID: l.lr.userID, Tool: spec.Name, Spec: &spec, Via: ViaRun,
 			ApprovalMode: l.lr.req.ApprovalMode, who: l.subject(ctx)})
-		switch d.Verdict {
-		case VerdictDeny:
+		switch {
+		case d.Verdict == VerdictDeny:
 			c.deny(d.Reason)
-		case VerdictNeedsApproval:
+		case spec.Name == AskUserTool:
+			// A question is its own pause: asking needs no approval.
+			q, err := ParseQuestion(c.call.Arguments)
+			if err != nil {
+				c.tool, c.err = nil, err.Error()
+				continue
+			}
+			asks = append(asks, ask{index: i, kind: KindQuestion, reason: "the model asks the user", question: q})
+		case d.Verdict == VerdictNeedsApproval:
 			a := ask{index: i, kind: KindAuthorization, reason: d.Reason}
 			if missing := missingArgs(spec.InputSchema, c.call.Arguments); missing != nil {
 				a.kind, a.missing = KindParamRequired, missing
@@ -127,8 +138,11 @@ func missingArgs(schema, args json.RawMessage) json.RawMessage {
 }
 
 func decisionsFor(kind string) []string {
-	if kind == KindParamRequired {
+	switch kind {
+	case KindParamRequired:
 		return []string{DecisionEdit, DecisionReject, DecisionCancel}
+	case KindQuestion:
+		return []string{DecisionAnswer, DecisionDecline, DecisionCancel}
 	}
 	return []string{DecisionApprove, DecisionEdit, DecisionReject, DecisionCancel}
 }
@@ -140,15 +154,28 @@ type pause struct {
 	approvals []*Approval
 }
 
-// announce is the events that announce the pause, one approval_required
-// per approval.
+// announce is the events that announce the pause: one approval_required
+// per approval, one user_input_required per question.
 func (p *pause) announce() []lastEvent {
 	evs := make([]lastEvent, len(p.approvals))
 	for i, ap := range p.approvals {
+		if ap.Kind == KindQuestion {
+			evs[i] = lastEvent{EventUserInputRequired, QuestionView(ap)}
+			continue
+		}
 		evs[i] = lastEvent{EventApprovalRequired, ApprovalRequiredData{ApprovalID: ap.ID, Kind: ap.Kind, Tool: ap.Tool, Arguments: ap.Arguments,
 			Reason: ap.Reason, Decisions: ap.Decisions, Missing: ap.Missing, CallID: ap.CallID, Round: ap.Round, ExpiresAt: ap.ExpiresAt}}
 	}
 	return evs
+}
+
+// waitingState is the state of a run that waits for approvals: waiting
+// for input when any of them is a question.
+func waitingState(approvals []*Approval) RunState {
+	if slices.ContainsFunc(approvals, func(a *Approval) bool { return a.Kind == KindQuestion }) {
+		return RunWaitingInput
+	}
+	return RunWaitingApproval
 }
 
 // suspend makes the round's approvals and returns the outcome that makes
@@ -157,10 +184,12 @@ func (p *pause) announce() []lastEvent {
 func (l *loop) suspend(resp *ModelResponse, calls []pendingCall, asks []ask) outcome {
 	o, lr := l.o, l.lr
 	now := o.opts.Now()
-	var expires *time.Time
-	if t := o.opts.Approvals.Timeout; t > 0 {
+	expiry := func(t time.Duration) *time.Time {
+		if t <= 0 {
+			return nil
+		}
 		e := now.Add(t)
-		expires = &e
+		return &e
 	}
 	pending := &PendingRound{Round: l.round, Content: resp.Content, ReasoningContent: resp.ReasoningContent, Locks: lr.locks}
 	for _, c := range calls {
@@ -171,12 +200,15 @@ func (l *loop) suspend(resp *ModelResponse, calls []pendingCall, asks []ask) out
 		c := calls[a.index]
 		ap := &Approval{ID: newID("appr_"), RunID: lr.id, SessionID: lr.sessionID, UserID: lr.userID, Round: l.round,
 			CallID: c.call.ID, Kind: a.kind, Tool: c.call.Name, Arguments: c.call.Arguments, Reason: a.reason,
-			Missing: a.missing, Decisions: decisionsFor(a.kind), State: ApprovalPending, CreatedAt: now, ExpiresAt: expires}
+			Missing: a.missing, Decisions: decisionsFor(a.kind), State: ApprovalPending, CreatedAt: now, ExpiresAt: expiry(o.opts.Approvals.Timeout)}
+		if a.question != nil {
+			ap.ID, ap.Arguments, ap.ExpiresAt = newID("ask_"), rawJSON(a.question), expiry(o.opts.Questions.Timeout)
+		}
 		approvals[i] = ap
 		pending.Calls[a.index].ApprovalID = ap.ID
 	}
 	lr.asked.Store(true) // before the store has them: see noApprovals
-	return outcome{state: RunWaitingApproval, usage: l.usage, pause: &pause{round: pending, approvals: approvals}}
+	return outcome{state: waitingState(approvals), usage: l.usage, pause: &pause{round: pending, approvals: approvals}}
 }
 
 // storePause stores r's wait: the run waiting with its round, the
@@ -208,10 +240,11 @@ func (o *Orchestrator) storePause(lr *liveRun, r *Run, p *pause) error {
 }
 
 // waitTTL is how long a waiting run's locks are kept: until its approvals
-// expire (plus the lock TTL), or a long time when they never do.
+// and questions expire (plus the lock TTL), or a long time when they never
+// do.
 func (o *Orchestrator) waitTTL() time.Duration {
-	if t := o.opts.Approvals.Timeout; t > 0 {
-		return t + o.opts.LockTTL
+	if a, q := o.opts.Approvals.Timeout, o.opts.Questions.Timeout; a > 0 && q > 0 {
+		return max(a, q) + o.opts.LockTTL
 	}
 	return 30 * 24 * time.Hour
 }
@@ -257,7 +290,7 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 	// A cancel that comes while the wait is stored sets cancelling on the
 	// live run (not moved: the wait is stored, not shown); one that comes
 	// after finds it waiting (cancelLive).
-	r, moved, err := o.transition(ctx, change{lr: lr, from: RunRunning, to: RunWaitingApproval,
+	r, moved, err := o.transition(ctx, change{lr: lr, from: RunRunning, to: out.state,
 		set: func(r *Run) { r.Pending, r.Usage = out.pause.round, out.usage },
 		store: func(ctx context.Context, r *Run) error {
 			if err := o.storePause(lr, r, out.pause); err != nil {
@@ -269,7 +302,7 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 	if !slotFreed {
 		freeSlot()
 	}
-	lr.observedEnd(RunEnd{State: RunWaitingApproval, Usage: out.usage})
+	lr.observedEnd(RunEnd{State: out.state, Usage: out.usage})
 	if err != nil {
 		// Nothing of the wait is stored: the run is stored running, owned
 		// by this instance, with the events of its last stored round; the
@@ -294,19 +327,26 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 		}
 		return
 	}
-	o.watchExpiry(lr.id, r.Pending)
+	o.watchExpiry(lr.id, out.pause.approvals)
 	// A decision may have come while the run was suspending.
 	if err := o.resumeIfReady(ctx, lr.id); err != nil {
 		o.log.Warn("waiting run not resumed", "run_id", lr.id, "err", err)
 	}
 }
 
-// watchExpiry resumes the run when its approvals time out.
-func (o *Orchestrator) watchExpiry(runID string, p *PendingRound) {
-	t := o.opts.Approvals.Timeout
-	if t <= 0 || p == nil {
+// watchExpiry resumes the run when the first of its approvals (and
+// questions) times out; resumeIfReady then sets the next timer.
+func (o *Orchestrator) watchExpiry(runID string, approvals []*Approval) {
+	var first *time.Time
+	for _, a := range approvals {
+		if a.State == ApprovalPending && a.ExpiresAt != nil && (first == nil || a.ExpiresAt.Before(*first)) {
+			first = a.ExpiresAt
+		}
+	}
+	if first == nil {
 		return
 	}
+	t := max(first.Sub(o.opts.Now()), 0)
 	// Tracked with the reaper: Close stops it first (a run waits longer
 	// than a server lives; the reaper of the next one takes over).
 	o.reaperWG.Go(func() {

@@ -77,10 +77,22 @@ func (o *Orchestrator) Decide(ctx context.Context, userID, runID, approvalID str
 		return nil, invalidf("reason is longer than 4000 bytes")
 	}
 	state := ApprovalState("")
+	if d.Decision != DecisionAnswer {
+		d.Answer = nil
+	}
 	switch d.Decision {
+	case DecisionAnswer:
+		q := QuestionOf(a)
+		if q == nil {
+			return nil, invalidf("approval %s is not a question", approvalID)
+		}
+		state, d.Arguments = ApprovalAnswered, nil
+		if d.Answer, err = q.CheckAnswer(d.Answer); err != nil {
+			return nil, err
+		}
 	case DecisionApprove:
 		state, d.Arguments = ApprovalApproved, nil
-	case DecisionReject:
+	case DecisionReject, DecisionDecline:
 		state, d.Arguments = ApprovalRejected, nil
 	case DecisionCancel:
 		state, d.Arguments = ApprovalCancelled, nil
@@ -177,7 +189,7 @@ func (o *Orchestrator) roundApprovals(ctx context.Context, r *Run) ([]*Approval,
 // a run that is not waiting.
 func (o *Orchestrator) resumeIfReady(ctx context.Context, runID string) error {
 	r, err := o.store.GetRun(ctx, runID)
-	if err != nil || r.State != RunWaitingApproval {
+	if err != nil || !r.State.Waiting() {
 		return err
 	}
 	if r.Pending == nil {
@@ -188,13 +200,17 @@ func (o *Orchestrator) resumeIfReady(ctx context.Context, runID string) error {
 		return err
 	}
 	now := o.opts.Now()
-	pending, cancelled, why := 0, false, ""
-	for _, a := range approvals {
+	pending, expired, cancelled, unanswered, why := 0, 0, false, "", ""
+	for i, a := range approvals {
 		if a.State == ApprovalPending && a.ExpiresAt != nil && !now.Before(*a.ExpiresAt) {
-			d := ApprovalDecision{Decision: o.opts.Approvals.OnTimeout, By: DecidedByTimeout, Reason: "nobody decided in time"}
-			a.State, a.Decision, a.DecidedAt = ApprovalRejected, &d, &now
-			if d.Decision == DecisionCancel {
+			expired++
+			a.Decision, a.DecidedAt = o.timeoutDecision(a), &now
+			a.State = ApprovalRejected
+			switch a.Decision.Decision {
+			case DecisionCancel:
 				a.State = ApprovalCancelled
+			case DecisionAnswer:
+				a.State = ApprovalAnswered
 			}
 			if err := o.store.UpdateApproval(ctx, a, ApprovalPending, ""); err != nil && !errors.Is(err, ErrConflict) {
 				return err
@@ -202,6 +218,7 @@ func (o *Orchestrator) resumeIfReady(ctx context.Context, runID string) error {
 				if a, err = o.store.GetApproval(ctx, runID, a.ID); err != nil {
 					return err
 				}
+				approvals[i] = a
 			}
 		}
 		switch a.State {
@@ -209,14 +226,22 @@ func (o *Orchestrator) resumeIfReady(ctx context.Context, runID string) error {
 			pending++
 		case ApprovalCancelled:
 			cancelled = true
-			if a.Decision != nil && a.Decision.Reason != "" {
-				why = a.Decision.Reason
+			if d := a.Decision; d != nil && d.Reason != "" {
+				why = d.Reason
+				if a.Kind == KindQuestion && d.By == DecidedByTimeout {
+					unanswered = d.Reason
+				}
 			}
 		}
 	}
 	switch {
 	case pending > 0:
+		if expired > 0 {
+			o.watchExpiry(runID, approvals) // the next one to expire
+		}
 		return nil
+	case unanswered != "":
+		return o.endWaiting(ctx, r, outcome{stop: StopError, state: RunFailed, usage: r.Usage, errMsg: unanswered})
 	case cancelled:
 		return o.endWaiting(ctx, r, outcome{stop: StopCancelled, state: RunCancelled, usage: r.Usage, errMsg: why})
 	}
@@ -238,6 +263,24 @@ func (o *Orchestrator) resumeIfReady(ctx context.Context, runID string) error {
 	return nil
 }
 
+// timeoutDecision is the decision of an approval nobody decided in time:
+// approvals.on_timeout's for an approval; for a question, its default
+// answer, or a cancel that ends the run failed (questions.on_timeout).
+func (o *Orchestrator) timeoutDecision(a *Approval) *ApprovalDecision {
+	if a.Kind != KindQuestion {
+		return &ApprovalDecision{Decision: o.opts.Approvals.OnTimeout, By: DecidedByTimeout, Reason: "nobody decided in time"}
+	}
+	q := QuestionOf(a)
+	if q == nil {
+		return &ApprovalDecision{Decision: DecisionCancel, By: DecidedByTimeout, Reason: "the question of call " + a.CallID + " cannot be read"}
+	}
+	if answer := o.opts.Questions.timeoutAnswer(q); answer != nil {
+		return &ApprovalDecision{Decision: DecisionAnswer, Answer: answer, By: DecidedByTimeout}
+	}
+	return &ApprovalDecision{Decision: DecisionCancel, By: DecidedByTimeout,
+		Reason: fmt.Sprintf("nobody answered the question %q in time (questions.timeout_s)", truncateRunes(q.Question, 200))}
+}
+
 // resumeDecided executes a claimed run whose approvals are decided, here,
 // through the ordinary admission; its locks are the ones it kept.
 func (o *Orchestrator) resumeDecided(ctx context.Context, r *Run) error {
@@ -256,6 +299,7 @@ func (o *Orchestrator) resumeDecided(ctx context.Context, r *Run) error {
 	}
 	lr := o.newLiveRun(req, x, locks, *r, base)
 	lr.resumed, lr.decided = true, true
+	o.loadArtifacts(ctx, lr, base)
 	o.observeRun(ctx, lr)
 	return o.admitResumed(lr)
 }
@@ -333,14 +377,14 @@ func (o *Orchestrator) resuspend(ctx context.Context, r *Run) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	_, _, err = o.transition(ctx, change{run: r, to: RunWaitingApproval, set: func(r *Run) { r.LastSeq = seq },
+	_, _, err = o.transition(ctx, change{run: r, to: waitingState(approvals), set: func(r *Run) { r.LastSeq = seq },
 		store: func(ctx context.Context, r *Run) error {
 			return o.retry(ctx, "store the run's wait", func(ctx context.Context) error { return o.store.UpdateRun(ctx, r) })
 		}})
 	if err != nil {
 		return false, err
 	}
-	o.watchExpiry(r.ID, r.Pending)
+	o.watchExpiry(r.ID, approvals)
 	if err := o.resumeIfReady(ctx, r.ID); err != nil {
 		o.log.Warn("waiting run not resumed", "run_id", r.ID, "err", err)
 	}

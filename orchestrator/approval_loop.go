@@ -72,6 +72,19 @@ func (l *loop) applyDecision(c pendingCall, a *Approval) pendingCall {
 	if a.Decision != nil {
 		d = *a.Decision
 	}
+	if a.Kind == KindQuestion {
+		l.log.emit(EventUserInputAnswered, UserInputAnsweredData{QuestionID: a.ID, Answer: d.Answer, By: d.By, Declined: a.State != ApprovalAnswered})
+		if a.State != ApprovalAnswered {
+			msg := "The user declined to answer this question."
+			if d.Reason != "" {
+				msg += " They said: " + d.Reason
+			}
+			c.preset = ErrorResult(msg)
+			return c
+		}
+		c.preset = answerResult(a)
+		return c
+	}
 	l.log.emit(EventApprovalDecided, ApprovalDecidedData{ApprovalID: a.ID, Tool: a.Tool, State: a.State, Decision: d.Decision,
 		Arguments: d.Arguments, Reason: d.Reason, By: d.By})
 	switch a.State {

@@ -33,6 +33,8 @@ const (
 	// KindParamRequired asks for arguments the model left out; Missing is
 	// their JSON Schema.
 	KindParamRequired = "param_required"
+	// KindQuestion is the model asking the user (ask_user, question.go).
+	KindQuestion = "question"
 )
 
 // Approval modes of a run (RunRequest.ApprovalMode).
@@ -97,6 +99,9 @@ type ApprovalDecision struct {
 	// Arguments of an edit: they replace the model's (authorization) or
 	// complete them (param_required).
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Answer to a question (decision answer): a string, or a list of
+	// strings for a multiple choice (see [Question.CheckAnswer]).
+	Answer json.RawMessage `json:"answer,omitempty"`
 	// Reason of a reject (the model reads it) or a cancel.
 	Reason string `json:"reason,omitempty"`
 	// By is who decided: a user id, or "timeout".

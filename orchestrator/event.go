@@ -47,6 +47,8 @@ type FinalData struct {
 	StopReason StopReason `json:"stop_reason"`
 	State      RunState   `json:"state"`
 	Error      string     `json:"error,omitempty"`
+	// Artifacts are the ones the run attached (artifact.go), in order.
+	Artifacts []ArtifactData `json:"artifacts,omitempty"`
 }
 
 // ProgressData is the payload of a progress event.

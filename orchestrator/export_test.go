@@ -24,3 +24,11 @@ func (o *Orchestrator) MoveStoredForTest(ctx context.Context, runID string, to R
 func (o *Orchestrator) Settled(ctx context.Context, userID, runID string) (*Run, error) {
 	return o.settled(ctx, userID, runID, nil)
 }
+
+// SetReapPageForTest makes the reaper read active runs n at a time and
+// returns the way back.
+func SetReapPageForTest(n int) (restore func()) {
+	old := reapPage
+	reapPage = n
+	return func() { reapPage = old }
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wunder/wunder/orchestrator"
 	"github.com/wunder/wunder/orchestrator/orchestratortest"
@@ -93,5 +94,43 @@ func TestIdempotentStartRace(t *testing.T) {
 	}
 	if r, err := h.o.Start(t.Context(), req); err != nil || r.ID != id {
 		t.Fatalf("a retry after the race = %+v, %v; want %s", r, err, id)
+	}
+}
+
+// A key taken by a submit whose server died before it stored its run (the
+// key names a run that never was, and a dead instance) does not answer
+// "still starting" until it expires: the retry frees it and starts the
+// run. A key of a living instance whose run is not stored yet still asks
+// the retry to wait.
+func TestIdempotentStartAfterTheStarterDied(t *testing.T) {
+	store := orchestratortest.NewMemStore()
+	ctx := t.Context()
+	h := newHarness(t, harnessOpts{store: store, turns: []orchestratortest.Turn{{Content: "started at last"}}})
+	dead := deadProcessOwner(t)
+	if err := store.AcquireLock(ctx, "idem:alice:k1", "idem:run_never@"+dead, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	req := orchestrator.RunRequest{UserID: "alice", Question: "q", IdempotencyKey: "k1", Caller: orchestrator.CallerAgent}
+	r, err := h.o.Start(ctx, req)
+	if err != nil {
+		t.Fatalf("retry after the starter died: %v; want the run started", err)
+	}
+	if f := final(t, collect(t, h.o, r.ID, 0)); f.Answer != "started at last" {
+		t.Fatalf("run = %+v", f)
+	}
+	if again, err := h.o.Start(ctx, req); err != nil || again.ID != r.ID {
+		t.Fatalf("the next retry = %+v, %v; want run %s", again, err, r.ID)
+	}
+
+	alive := newHarness(t, harnessOpts{store: store})
+	if err := alive.o.HoldLease(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.AcquireLock(ctx, "idem:alice:k2", "idem:run_starting@"+alive.o.InstanceID(), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.o.Start(ctx, orchestrator.RunRequest{UserID: "alice", Question: "q", IdempotencyKey: "k2", Caller: orchestrator.CallerAgent})
+	if _, ok := orchestrator.RetryAfter(err); !errors.Is(err, orchestrator.ErrConflict) || !ok {
+		t.Fatalf("a key a living server is starting: %v; want a conflict to retry", err)
 	}
 }

@@ -68,6 +68,11 @@ func TestCoreIsolatesUsers(t *testing.T) {
 			_, err := h.o.Start(ctx, orchestrator.RunRequest{UserID: bob, Question: "mine now", SessionID: done.SessionID})
 			return err
 		}},
+		{"Start creating another user's session", func(ctx context.Context) error {
+			// CreateSession starts a missing session, never takes one.
+			_, err := h.o.Start(ctx, orchestrator.RunRequest{UserID: bob, Question: "mine now", SessionID: done.SessionID, CreateSession: true})
+			return err
+		}},
 	}
 	for _, c := range notFound {
 		t.Run(c.name, func(t *testing.T) {
@@ -194,5 +199,26 @@ func TestListingsAndDeletionStayWithTheirUser(t *testing.T) {
 	slices.Sort(listed)
 	if !slices.Equal(listed, []string{"alice", "carol"}) {
 		t.Errorf("users after bob's deletion = %v; want alice, carol", listed)
+	}
+}
+
+// A session named by its front-end (CreateSession) is started by the
+// first run naming it, with that id and the run's user, and continued by
+// the next: the second run's model sees the first's exchange.
+func TestStartCreatesNamedSession(t *testing.T) {
+	h := newHarness(t, harnessOpts{turns: []orchestratortest.Turn{{Content: "one"}, {Content: "two"}}})
+	first := mustStart(t, h.o, orchestrator.RunRequest{UserID: "alice", Question: "first", SessionID: "ctx_named-1", CreateSession: true})
+	if first.SessionID != "ctx_named-1" {
+		t.Fatalf("session %q; want the named one", first.SessionID)
+	}
+	final(t, collect(t, h.o, first.ID, 0))
+	second := mustStart(t, h.o, orchestrator.RunRequest{UserID: "alice", Question: "second", SessionID: "ctx_named-1", CreateSession: true})
+	final(t, collect(t, h.o, second.ID, 0))
+	history, err := h.o.History(t.Context(), "alice", "ctx_named-1", 0)
+	if err != nil || len(history) != 4 {
+		t.Fatalf("history of the named session: %d messages, %v; want both exchanges", len(history), err)
+	}
+	if _, err := h.o.Start(t.Context(), orchestrator.RunRequest{UserID: "alice", Question: "x", SessionID: "ctx_unnamed"}); !errors.Is(err, orchestrator.ErrNotFound) {
+		t.Errorf("a missing session without CreateSession: %v; want ErrNotFound", err)
 	}
 }

@@ -13,6 +13,8 @@ import (
 // liveRun is a run admitted by this process, queued or executing.
 type liveRun struct {
 	id, userID, sessionID string
+	// artifacts are the ones the run attached (artifact.go).
+	artifacts artifacts
 	req                   RunRequest
 	sel                   *Selection
 	model                 Model

@@ -20,11 +20,13 @@ type outcome struct {
 	errMsg  string
 	// pause is what a run that waits stores with its wait (suspendRun).
 	pause *pause
+	// artifacts are the run's, listed in its final event.
+	artifacts []ArtifactData
 }
 
 // final is the data of the final event that says how the run ended.
 func (out outcome) final() FinalData {
-	return FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg}
+	return FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg, Artifacts: out.artifacts}
 }
 
 // execute runs lr's agent loop to its end. It never panics: a panic in the

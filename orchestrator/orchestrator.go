@@ -41,7 +41,7 @@ type Options struct {
 	// run. Default 24h.
 	IdempotencyTTL time.Duration
 	// LockTTL is the lease of the store-backed locks; they are renewed every
-	// LockTTL/3 while the run lives. Default 30s.
+	// LockTTL/3 while the run lives. Default 15s.
 	LockTTL time.Duration
 	// OneProcess says that no other process takes runs or locks from the
 	// store (a SQLite database whose data directory the server holds). A
@@ -70,6 +70,9 @@ type Options struct {
 	// Approvals says which calls wait for a person's decision
 	// (approval.go); by default none.
 	Approvals ApprovalPolicy
+	// Questions says how long ask_user's questions wait and what happens
+	// when nobody answers (question.go).
+	Questions QuestionPolicy
 	// Schemas validates the arguments of an edited approval against the
 	// tool's input schema; nil checks only required properties.
 	Schemas SchemaValidator
@@ -90,7 +93,8 @@ type Options struct {
 	StoreRetry time.Duration
 	// ResumeInterrupted resumes a run whose instance died, on the instance
 	// that finds it, from its last stored round, instead of ending it
-	// failed with stop reason "interrupted". Default false.
+	// failed with stop reason "interrupted". Default false here; wunder's
+	// configuration turns it on (concurrency.resume_interrupted: true).
 	ResumeInterrupted bool
 	// InstanceID names this instance, the owner of the runs it executes.
 	// Default: host, pid, process start time and a random part (see
@@ -134,7 +138,7 @@ func (o Options) withDefaults() Options {
 		o.PerUserAgents = o.MaxActiveRuns
 	}
 	if o.LockTTL <= 0 {
-		o.LockTTL = 30 * time.Second
+		o.LockTTL = 15 * time.Second
 	}
 	if o.IdempotencyTTL <= 0 {
 		o.IdempotencyTTL = 24 * time.Hour
@@ -164,6 +168,7 @@ func (o Options) withDefaults() Options {
 		o.Now = time.Now
 	}
 	o.Approvals = o.Approvals.withDefaults()
+	o.Questions = o.Questions.withDefaults()
 	o.Compaction = o.Compaction.withDefaults()
 	if o.Tokens == nil {
 		o.Tokens = NewEstimateCounter()
@@ -268,7 +273,12 @@ type RunRequest struct {
 	UserID string
 	// SessionID continues a session; empty starts a new one.
 	SessionID string
-	Question  string
+	// CreateSession starts the session SessionID when there is none of
+	// that id: a front-end that derives the id from a name its client
+	// chose (A2A's contextId) continues or starts it alike. A session of
+	// that id of another user is still not found.
+	CreateSession bool
+	Question      string
 	// ToolNames selects tools (canonical, alias or wire names); always-on
 	// tools are added.
 	ToolNames []string

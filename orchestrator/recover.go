@@ -33,15 +33,32 @@ const orphanMessage = "interrupted: the process running it stopped"
 
 func instanceKey(id string) string { return "instance:" + id }
 
-// RecoverOrphans ends the runs dead instances left unfinished and returns
-// how many it ended. It is safe to call concurrently, in this process and
-// in every replica sharing the store.
+// reapPage is how many active runs the reaper reads at a time; it reads
+// them all, page after page.
+var reapPage = 1000
+
+// RecoverOrphans takes over (resumes, or ends) the runs dead instances left
+// unfinished and returns how many. It is safe to call concurrently, in
+// this process and in every replica sharing the store.
 func (o *Orchestrator) RecoverOrphans(ctx context.Context) (int, error) {
-	runs, err := o.store.ListRuns(ctx, RunFilter{States: activeStates, Page: Page{Limit: 1000}})
-	if err != nil {
-		return 0, err
-	}
 	dead := map[string]bool{} // owner -> verdict, for this pass
+	n := 0
+	var after *PageKey
+	for {
+		runs, err := o.store.ListRuns(ctx, RunFilter{States: activeStates, Page: Page{Limit: reapPage, After: after}})
+		if err != nil {
+			return n, err
+		}
+		m, err := o.recoverPage(ctx, runs, dead)
+		if n += m; err != nil || len(runs) < reapPage {
+			return n, err
+		}
+		after = RunKey(runs[len(runs)-1])
+	}
+}
+
+// recoverPage takes over the orphans among runs, one page of active runs.
+func (o *Orchestrator) recoverPage(ctx context.Context, runs []*Run, dead map[string]bool) (int, error) {
 	n := 0
 	for _, r := range runs {
 		if o.executes(r.ID) {
@@ -67,6 +84,7 @@ func (o *Orchestrator) RecoverOrphans(ctx context.Context) (int, error) {
 		} else {
 			verdict, seen := dead[r.Owner]
 			if !seen {
+				var err error
 				if verdict, err = o.ownerDead(ctx, r.Owner); err != nil {
 					return n, err
 				}
@@ -137,6 +155,7 @@ func (o *Orchestrator) resume(ctx context.Context, r *Run) error {
 	}
 	lr := o.newLiveRun(req, x, locks, *r, base)
 	lr.resumed = true
+	o.loadArtifacts(ctx, lr, base)
 	o.observeRun(ctx, lr)
 	return o.admitResumed(lr)
 }
@@ -297,7 +316,7 @@ func (o *Orchestrator) startReaper() {
 			if n, err := o.RecoverOrphans(ctx); err != nil {
 				o.log.Warn("orphan recovery failed", "err", err)
 			} else if n > 0 {
-				o.log.Info("ended orphaned runs", "count", n)
+				o.log.Info("took over orphaned runs (resumed, or ended)", "count", n)
 			}
 			cancel()
 		}

@@ -373,3 +373,23 @@ func TestRunThatLostItsLockStops(t *testing.T) {
 		t.Fatalf("the intruder's lock was released: %v", err)
 	}
 }
+
+// The reaper reads every active run, page after page: orphans beyond the
+// first page (more active runs than a page, across a big cluster) are
+// taken over too.
+func TestReaperReadsEveryPage(t *testing.T) {
+	defer orchestrator.SetReapPageForTest(2)()
+	store := orchestratortest.NewMemStore()
+	owner := deadProcessOwner(t)
+	var runs []*orchestrator.Run
+	for i := range 5 {
+		runs = append(runs, seedRun(t, store, fmt.Sprintf("run_page_%d", i), owner, time.Hour))
+	}
+	h := newHarness(t, harnessOpts{store: store})
+	if n, err := h.o.RecoverOrphans(t.Context()); err != nil || n != len(runs) {
+		t.Fatalf("RecoverOrphans = %d, %v; want %d", n, err, len(runs))
+	}
+	for _, r := range runs {
+		wantInterrupted(t, h.o, store, r)
+	}
+}

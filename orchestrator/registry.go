@@ -52,7 +52,8 @@ const maxWireMemo = 8192
 
 // NewRegistry returns a registry over toolsets. sep "" means
 // [DefaultNameSeparator]. The core's tools are always present:
-// final_response (always offered) and plan (offered when named).
+// final_response (always offered), plan and ask_user (offered when
+// named).
 func NewRegistry(sep string, log *slog.Logger, toolsets ...Toolset) *Registry {
 	if sep == "" {
 		sep = DefaultNameSeparator
@@ -60,7 +61,7 @@ func NewRegistry(sep string, log *slog.Logger, toolsets ...Toolset) *Registry {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	all := append([]Toolset{StaticToolset{SetName: "core", List: []Tool{finalResponse{}, planTool{}}}}, toolsets...)
+	all := append([]Toolset{StaticToolset{SetName: "core", List: []Tool{finalResponse{}, planTool{}, askUserTool{}}}}, toolsets...)
 	return &Registry{sep: sep, toolsets: all, log: log}
 }
 

@@ -37,11 +37,15 @@ func (o *Orchestrator) start(ctx context.Context, req RunRequest, runID string) 
 	}
 	now := o.opts.Now()
 	var sess *Session
-	if req.SessionID != "" {
-		if sess, err = o.store.GetSession(ctx, req.SessionID); err != nil {
+	fresh := req.SessionID == ""
+	if !fresh {
+		sess, err = o.store.GetSession(ctx, req.SessionID)
+		switch {
+		case errors.Is(err, ErrNotFound) && req.CreateSession:
+			sess, fresh = &Session{ID: req.SessionID, UserID: req.UserID, Title: title(req.Question), CreatedAt: now, UpdatedAt: now}, true
+		case err != nil:
 			return nil, err
-		}
-		if sess.UserID != req.UserID {
+		case sess.UserID != req.UserID:
 			return nil, fmt.Errorf("%w: session %s", ErrNotFound, req.SessionID)
 		}
 	} else {
@@ -50,13 +54,13 @@ func (o *Orchestrator) start(ctx context.Context, req RunRequest, runID string) 
 	if err := o.ensureLease(ctx); err != nil {
 		return nil, err
 	}
-	locks, folded, err := o.acquireLocks(ctx, req, sess.ID, runID, req.SessionID == "")
+	locks, folded, err := o.acquireLocks(ctx, req, sess.ID, runID, fresh)
 	if err != nil {
 		return nil, err
 	}
 	lr := o.newLiveRun(req, x, locks, Run{ID: runID, SessionID: sess.ID, UserID: req.UserID, State: stateNew,
 		Question: req.Question, ModelName: x.settings.Name, Owner: o.instance, Spec: specOf(req), CreatedAt: now}, 0)
-	lr.freshSession = req.SessionID == ""
+	lr.freshSession = fresh
 	lr.slotFolded = folded
 
 	// The run is stored before it is admitted, so nothing (Cancel, Close,
@@ -92,7 +96,10 @@ func (o *Orchestrator) start(ctx context.Context, req RunRequest, runID string) 
 		return nil, err
 	}
 	// A run with an idempotency key is stored at once: a retry must find it.
-	if reserved && lr.freshSession && lr.log.policy.defersStart() && req.IdempotencyKey == "" && (!folded || o.claimSlot(ctx, lr)) {
+	// A session its client named (CreateSession) is known before it is
+	// stored, so its start is stored at once: a second run naming it
+	// meets the stored session, or the write's conflict.
+	if reserved && lr.freshSession && req.SessionID == "" && lr.log.policy.defersStart() && req.IdempotencyKey == "" && (!folded || o.claimSlot(ctx, lr)) {
 		// A blocking run on a new session that runs at once, or a
 		// streamed one whose ids go out with its events: nobody can know
 		// its run or session before its caller is answered or sent an
@@ -107,7 +114,7 @@ func (o *Orchestrator) start(ctx context.Context, req RunRequest, runID string) 
 		}
 		lr.log.deferStart(&st)
 		lr.questionStored = true
-	} else if err := o.persistNew(ctx, lr, sess, req.SessionID == ""); err != nil {
+	} else if err := o.persistNew(ctx, lr, sess, fresh); err != nil {
 		if reserved {
 			o.releaseSlot()
 		}

@@ -80,9 +80,15 @@ func (l *loop) callTool(ctx context.Context, c pendingCall) (res *ToolResult) {
 		Metadata:  l.lr.req.Metadata,
 		ModelName: l.lr.settings.Name,
 		Emit: func(eventType string, data any) {
-			if eventType != EventFinal && eventType != EventError { // a tool never ends the run's stream
-				l.log.emit(eventType, data)
+			switch eventType {
+			case EventFinal, EventError: // a tool never ends the run's stream
+				return
+			case EventArtifact:
+				if l.lr.artifacts.count() >= MaxArtifacts || !l.lr.artifacts.add(data) {
+					return // the artifact tool checks the bound first
+				}
 			}
+			l.log.emit(eventType, data)
 		},
 	}
 	res, err := c.tool.Call(ctx, inv)

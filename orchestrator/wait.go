@@ -20,8 +20,8 @@ type Waited struct {
 	// started from. It is nil when Wait read the final event, which says
 	// how the run ended (a run's end is stored with its final event).
 	Run *Run
-	// Approvals are the pending approvals of a run paused in
-	// waiting_approval, oldest first, read after its pause was.
+	// Approvals are the pending approvals and questions (kind question)
+	// of the paused run, oldest first, read after its pause was.
 	Approvals []*Approval
 }
 
@@ -56,10 +56,8 @@ func (w Waited) Paused() bool { return w.Run != nil && w.Run.State.Waiting() }
 // An approval_required whose approval was decided is history, and Wait
 // goes on past it; so it does when the approval is decided before the
 // pause is seen stored (the run resumes, and its events follow), or when
-// the run ends instead. A question has no record of its own yet: its
-// announcement is a pause once the run is stored waiting_input, and a run
-// answered and resumed meanwhile is waited for until it pauses again or
-// ends. Wait only reads: neither ctx's end nor each's error touches the
+// the run ends instead. A question (user_input_required) is an approval
+// of kind question and is waited on the same way. Wait only reads: neither ctx's end nor each's error touches the
 // run (a client that leaves never stops it). A run of another replica
 // sharing the store is followed as Events follows it, and its stored
 // pause polled every Options.FollowInterval. userID scopes the run
@@ -97,13 +95,23 @@ func (o *Orchestrator) Wait(ctx context.Context, userID, runID string, after int
 // pause once the run is stored in it, or false when the run goes on (or
 // ends) without it. decided collects the approvals read as decided.
 func (o *Orchestrator) pauseAt(ctx context.Context, userID, runID string, ev Event, decided *map[string]bool) (Waited, bool, error) {
-	want, asked := RunWaitingInput, ""
-	if ev.Type == EventApprovalRequired {
+	asked := ""
+	switch ev.Type {
+	case EventApprovalRequired:
 		var d ApprovalRequiredData
-		if json.Unmarshal(ev.Data, &d) != nil || d.ApprovalID == "" || (*decided)[d.ApprovalID] {
+		if json.Unmarshal(ev.Data, &d) != nil || d.ApprovalID == "" {
 			return Waited{}, false, nil
 		}
-		want, asked = RunWaitingApproval, d.ApprovalID
+		asked = d.ApprovalID
+	case EventUserInputRequired:
+		var d UserInputRequiredData
+		if json.Unmarshal(ev.Data, &d) != nil || d.QuestionID == "" {
+			return Waited{}, false, nil
+		}
+		asked = d.QuestionID
+	}
+	if (*decided)[asked] {
+		return Waited{}, false, nil
 	}
 	var pending []*Approval
 	// stillAsked reads the run's pending approvals and reports whether the
@@ -127,23 +135,18 @@ func (o *Orchestrator) pauseAt(ctx context.Context, userID, runID string, ev Eve
 		}
 		return slices.ContainsFunc(pending, func(a *Approval) bool { return a.ID == asked }), nil
 	}
-	var wentOn func(context.Context) (bool, error)
-	if asked != "" {
-		wentOn = func(ctx context.Context) (bool, error) {
-			ok, err := stillAsked(ctx)
-			return !ok, err
-		}
+	wentOn := func(ctx context.Context) (bool, error) {
+		ok, err := stillAsked(ctx)
+		return !ok, err
 	}
 	r, err := o.settled(ctx, userID, runID, wentOn)
-	if err != nil || r.State != want {
+	if err != nil || !r.State.Waiting() {
 		// Ended, or gone on: a pause it made since announces itself.
 		return Waited{}, false, err
 	}
-	if asked != "" {
-		// Read after the pause: what is pending now.
-		if ok, err := stillAsked(ctx); err != nil || !ok {
-			return Waited{}, false, err
-		}
+	// Read after the pause: what is pending now.
+	if ok, err := stillAsked(ctx); err != nil || !ok {
+		return Waited{}, false, err
 	}
 	return Waited{Event: ev, Run: r, Approvals: pending}, true, nil
 }

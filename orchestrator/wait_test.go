@@ -333,36 +333,3 @@ func TestWaitOnAnotherReplicasRun(t *testing.T) {
 		t.Fatalf("final = %+v", f)
 	}
 }
-
-// A question: a run stored waiting_input after user_input_required (as a
-// replica that asked leaves it) is a pause, without approvals; answered
-// and ended there, Wait from the question follows it to its end.
-func TestWaitPausesAtAQuestion(t *testing.T) {
-	store := orchestratortest.NewMemStore()
-	h := newHarness(t, harnessOpts{store: store, opts: orchestrator.Options{FollowInterval: 5 * time.Millisecond}})
-	ctx, now := t.Context(), time.Now()
-	sess := &orchestrator.Session{ID: "sess_q", UserID: "u", CreatedAt: now, UpdatedAt: now}
-	run := &orchestrator.Run{ID: "run_q", SessionID: sess.ID, UserID: "u", State: orchestrator.RunWaitingInput, Owner: "elsewhere", LastSeq: 2, CreatedAt: now}
-	ev := func(seq int64, typ, data string) orchestrator.Event {
-		return orchestrator.Event{RunID: run.ID, SessionID: sess.ID, Seq: seq, Type: typ, Data: []byte(data), Time: now}
-	}
-	if err := store.CreateRunWith(ctx, sess, run, orchestrator.RunTail{Events: []orchestrator.Event{
-		ev(1, orchestrator.EventProgress, `{}`), ev(2, orchestrator.EventUserInputRequired, `{"question":"which env?"}`)}}); err != nil {
-		t.Fatal(err)
-	}
-	got := wait(ctx, h.o, "u", run.ID, 0)
-	if got.err != nil || !got.w.Paused() || got.w.Run.State != orchestrator.RunWaitingInput || got.w.Approvals != nil || got.w.Event.Seq != 2 {
-		t.Fatalf("Wait = %+v, %v; want the question's pause", got.w, got.err)
-	}
-	done := waitAsync(ctx, h.o, "u", run.ID, got.w.Event.Seq)
-	end := *run
-	end.State, end.Answer, end.StopReason, end.LastSeq = orchestrator.RunFinished, "prod", orchestrator.StopModelResponse, 4
-	if err := store.EndRun(ctx, &end, now, nil, orchestrator.RunTail{Events: []orchestrator.Event{
-		ev(3, orchestrator.EventProgress, `{}`), ev(4, orchestrator.EventFinal, `{"answer":"prod","state":"finished"}`)}}); err != nil {
-		t.Fatal(err)
-	}
-	on := <-done
-	if on.err != nil || on.w.Paused() || on.w.Event.Type != orchestrator.EventFinal || !slices.Equal(types(on.evs), []string{orchestrator.EventProgress, orchestrator.EventFinal}) {
-		t.Fatalf("Wait after the answer = %+v, %v, %v", on.w, on.err, types(on.evs))
-	}
-}

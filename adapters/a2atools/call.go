@@ -9,6 +9,7 @@ import (
 	"time"
 
 	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/internal/cardsig"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -135,6 +136,9 @@ func (t *peerTool) run(ctx context.Context, msg w.Message, emit func(string, any
 	c, card, err := t.resolve(ctx)
 	if err != nil {
 		out.Error = "cannot reach the agent: " + err.Error()
+		if errors.Is(err, cardsig.ErrRefused) {
+			out.Error = "not trusted: " + err.Error() // agent card refused: <why>
+		}
 		emit(orchestrator.EventA2AResult, out)
 		return out
 	}

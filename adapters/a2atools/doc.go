@@ -10,6 +10,12 @@
 // the calling run's event log through ToolInvocation.Emit. When the run is
 // cancelled, the remote task is cancelled too.
 //
+// Signed cards: a service with a [CardCheck] has its card verified
+// (internal/cardsig) against trusted keys or a JWKS, read through the SSRF
+// guard (internal/netguard), before the card is used; a refused card is an
+// error result that says why, no message reaches the peer, and the card is
+// read again at the next call.
+//
 // Recursion guard: the delegation depth travels in message metadata
 // (internal/a2awire.DepthKey); wunder's A2A front-end hands it to the run
 // it starts, whose a2a@ tools refuse to go deeper than max_depth with an

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/internal/cardsig"
+	"github.com/wunder/wunder/internal/netguard"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -32,6 +34,50 @@ type Service struct {
 	Timeout time.Duration
 	// MaxDepth bounds a wunder-to-wunder delegation chain. Default 3.
 	MaxDepth int
+	// Card checks the signatures of the peer's card before it is used.
+	// Default: not checked.
+	Card CardCheck
+}
+
+// CardCheck says which keys a peer's card must be signed with (A2A 1.0
+// section 8.4, internal/cardsig). It needs the card: Version must be "".
+type CardCheck struct {
+	// Require refuses an unsigned card; without it an unsigned card is
+	// used and a signed one must still verify.
+	Require bool
+	// Keys are trusted PEM public keys (text or file paths), known by
+	// their RFC 7638 thumbprints.
+	Keys []string
+	// JWKSURL is a JWKS of trusted keys, read through the SSRF guard each
+	// time the card is read.
+	JWKSURL string
+	// AllowPrivate lets JWKSURL be on a private, loopback or link-local
+	// address.
+	AllowPrivate bool
+}
+
+func (c CardCheck) enabled() bool { return c.Require || len(c.Keys) > 0 || c.JWKSURL != "" }
+
+// jwksDialTimeout bounds connecting to a JWKS host.
+const jwksDialTimeout = 10 * time.Second
+
+// verifier builds the card verifier of svc, nil when its card is not
+// checked.
+func verifier(svc Service) (*cardsig.Verifier, error) {
+	c := svc.Card
+	if !c.enabled() {
+		return nil, nil
+	}
+	if svc.Version != "" {
+		return nil, fmt.Errorf("a2a service %s: card verification needs the card, but version %q skips it", svc.Name, svc.Version)
+	}
+	v, err := cardsig.NewVerifier(cardsig.VerifyOptions{Require: c.Require, Keys: c.Keys, JWKSURL: c.JWKSURL,
+		// The JWKS host is checked at every dial, after DNS (netguard).
+		HTTP: &http.Client{Transport: netguard.Transport(jwksDialTimeout, c.AllowPrivate)}})
+	if err != nil {
+		return nil, fmt.Errorf("a2a service %s: card verification: %w", svc.Name, err)
+	}
+	return v, nil
 }
 
 // Options of the Set. Zero values mean the defaults.
@@ -122,7 +168,11 @@ func (s *Set) build(services []Service, old map[string]*peerTool) ([]orchestrato
 			tools = append(tools, pt)
 			continue
 		}
-		tools = append(tools, &peerTool{svc: svc, hc: s.opts.HTTP, bg: s.bg, log: s.log})
+		v, err := verifier(svc)
+		if err != nil {
+			return nil, err
+		}
+		tools = append(tools, &peerTool{svc: svc, hc: s.opts.HTTP, verify: v, bg: s.bg, log: s.log})
 	}
 	if len(tools) > 0 {
 		tools = append(tools, &observeTool{bg: s.bg}, &waitTool{bg: s.bg})
@@ -145,10 +195,11 @@ func (s *Set) Close() { s.bg.close() }
 
 // peerTool is a2a@<name>.
 type peerTool struct {
-	svc Service
-	hc  *http.Client
-	bg  *background
-	log *slog.Logger
+	svc    Service
+	hc     *http.Client
+	verify *cardsig.Verifier // nil: the card is not checked
+	bg     *background
+	log    *slog.Logger
 
 	// mu guards client and card.
 	mu     sync.Mutex
@@ -183,7 +234,16 @@ func (t *peerTool) resolve(ctx context.Context) (*w.Client, *w.PeerCard, error) 
 		t.card = &w.PeerCard{Name: t.svc.Name, Streaming: true}
 		return t.client, t.card, nil
 	}
-	card, err := w.FetchCard(ctx, t.hc, t.svc.URL, t.svc.Header)
+	raw, _, err := w.FetchCardRaw(ctx, t.hc, t.svc.URL, t.svc.Header, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if t.verify != nil {
+		if err := t.verify.Verify(ctx, raw); err != nil {
+			return nil, nil, err // wraps cardsig.ErrRefused; the card is read again next time
+		}
+	}
+	card, err := w.ParseCard(raw)
 	if err != nil {
 		return nil, nil, err
 	}

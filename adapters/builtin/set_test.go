@@ -64,6 +64,7 @@ func TestToolSpecs(t *testing.T) {
 		"edit_file":       {"编辑文件", false, []string{"path", "edits"}},
 		"execute_command": {"执行命令", false, []string{"command"}},
 		"ptc":             {"programmatic_tool_call", false, []string{"content"}},
+		"artifact":        {"附件", true, nil},
 	}
 	if len(tools) != len(want) {
 		t.Fatalf("got %d tools, want %d", len(tools), len(want))

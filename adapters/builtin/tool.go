@@ -51,6 +51,7 @@ var catalog = []*toolDef{
 	editFileDef,
 	executeCommandDef,
 	ptcDef,
+	artifactDef,
 }
 
 // lookupDef finds a tool by canonical name or alias.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -243,4 +244,51 @@ func (s *Set) Refresh(ctx context.Context, name string) ([]RefreshInfo, error) {
 		release()
 	}
 	return out, nil
+}
+
+// Search ranks the passages of owner's base name for query, as the base's
+// tool does in a run (the same ranking: BM25, fused with embeddings when
+// configured, reranked when configured), so that a person can test what
+// a model would retrieve. owner "" is the admin: the configured and
+// uploaded global bases. limit is clamped to 1..MaxLimit (0 = DefaultLimit).
+// Errors: ErrInvalidArgument (no query, a bad name), ErrNotFound (no such
+// base of owner's).
+func (s *Set) Search(ctx context.Context, owner, name, query string, limit int) ([]Hit, error) {
+	q := strings.TrimSpace(query)
+	if q == "" {
+		return nil, fmt.Errorf("%w: query is required: a question or keywords to look for", orchestrator.ErrInvalidArgument)
+	}
+	if utf8.RuneCountInString(q) > maxQueryChars {
+		return nil, fmt.Errorf("%w: query is longer than %d characters", orchestrator.ErrInvalidArgument, maxQueryChars)
+	}
+	if limit == 0 {
+		limit = DefaultLimit
+	}
+	limit = min(max(limit, 1), MaxLimit)
+	if _, err := s.resolve(ctx, owner, name); err != nil {
+		return nil, err
+	}
+	var found *base
+	if owner == adminOwner {
+		for _, b := range s.globalBases(ctx) {
+			if b.name == name {
+				found = &b
+				break
+			}
+		}
+	} else if list, err := s.list(ctx, owner); err == nil {
+		for _, k := range list {
+			if k.Name == name {
+				b := s.storedBase(owner, k)
+				found = &b
+				break
+			}
+		}
+	} else {
+		return nil, err
+	}
+	if found == nil {
+		return nil, fmt.Errorf("%w: knowledge base %q", orchestrator.ErrNotFound, name)
+	}
+	return s.search(ctx, *found, q, limit, "")
 }

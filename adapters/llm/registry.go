@@ -26,7 +26,8 @@ var _ orchestrator.Models = (*Registry)(nil)
 
 // errNoModel is what every lookup returns when no model is configured.
 const errNoModel = "no model configured: set WUNDER_LLM_BASE_URL and WUNDER_LLM_MODEL (and WUNDER_LLM_API_KEY), " +
-	"or add llm.models to the config file; see docs/configuration.md"
+	"or add llm.models to the config file (docs/configuration.md); to try wunder without a model, restart with " +
+	"WUNDER_LLM_PROVIDER=scripted (the demo model; ask it for \"the tour\")"
 
 // NewRegistry returns a registry of entries (entries with a nil Model are
 // left out). defaultName is the model of Lookup(""); "" means the only

@@ -59,7 +59,8 @@ func TestRegistryDefault(t *testing.T) {
 func TestRegistryEmpty(t *testing.T) {
 	t.Parallel()
 	const want = "no model configured: set WUNDER_LLM_BASE_URL and WUNDER_LLM_MODEL (and WUNDER_LLM_API_KEY), " +
-		"or add llm.models to the config file; see docs/configuration.md"
+		"or add llm.models to the config file (docs/configuration.md); to try wunder without a model, restart with " +
+		"WUNDER_LLM_PROVIDER=scripted (the demo model; ask it for \"the tour\")"
 	for _, r := range []*llm.Registry{llm.NewRegistry("", nil), llm.NewRegistry("default", map[string]llm.Entry{"nil": {}})} {
 		for _, name := range []string{"", "default", "other"} {
 			_, _, err := r.Lookup(name)

@@ -88,12 +88,62 @@ type ScriptUsage struct {
 const questionPlaceholder = "{{question}}"
 
 // EchoScript is the built-in script for demos: a friendly fixed answer that
-// quotes the question, no tool calls.
+// quotes the question, no tool calls; and, for a question that mentions
+// the tour, [TourTurns].
 func EchoScript() Script {
-	return Script{Turns: []Turn{{
-		Content: "Hello from wunder! This answer comes from the scripted demo model, not a real LLM " +
-			"(configure llm.models to use one). You asked: " + questionPlaceholder,
-	}}}
+	return Script{
+		Scenarios: []Scenario{{When: TourWhen, Turns: TourTurns()}},
+		Turns: []Turn{{
+			Content: "Hello from wunder! This answer comes from the scripted demo model, not a real LLM " +
+				"(configure llm.models to use one). Ask for \"the tour\" to see a tool call, a plan, an approval " +
+				"and a question. You asked: " + questionPlaceholder,
+		}},
+	}
+}
+
+// TourWhen starts the demo's tour: a question containing it plays
+// [TourTurns].
+const TourWhen = "tour"
+
+// TourTools are the tools the tour uses; a run that offers them (with
+// approval mode suggest, so write_file asks) shows each step for real.
+var TourTools = []string{"plan", "list_files", "write_file", "ask_user"}
+
+// TourTurns walk a newcomer through what a run does, with real tools: a
+// plan and a look at the workspace, a file written (which asks approval
+// in approval mode suggest), a question to the user (ask_user), and an
+// answer.
+func TourTurns() []Turn {
+	step := func(states ...string) map[string]any {
+		titles := []string{"Look at your workspace", "Write a note (asks your approval)", "Ask you a question", "Answer"}
+		steps := make([]map[string]any, len(titles))
+		for i, t := range titles {
+			steps[i] = map[string]any{"title": t, "status": states[i]}
+		}
+		return map[string]any{"steps": steps}
+	}
+	return []Turn{
+		{Reasoning: "A tour: plan it, then show each thing a run can do.",
+			Content: "Welcome to the tour. First a plan, and a look at your workspace.",
+			ToolCalls: []ScriptCall{
+				{Name: "plan", Arguments: step("running", "pending", "pending", "pending")},
+				{Name: "list_files", Arguments: map[string]any{"path": "."}},
+			}},
+		{Content: "Now I write a note into your workspace. Writing changes things, so wunder asks you first.",
+			ToolCalls: []ScriptCall{
+				{Name: "plan", Arguments: step("completed", "running", "pending", "pending")},
+				{Name: "write_file", Arguments: map[string]any{"path": "wunder-tour.md",
+					"content": "# Hello from wunder\n\nThe scripted demo model wrote this file during the tour.\n"}},
+			}},
+		{Content: "A model can also ask you something and wait for your answer.",
+			ToolCalls: []ScriptCall{
+				{Name: "plan", Arguments: step("completed", "completed", "running", "pending")},
+				{Name: "ask_user", Arguments: map[string]any{"question": "Which do you want to try next?",
+					"options": []string{"Connect a real model", "Add an MCP server", "Call wunder over A2A"}, "free_text": true}},
+			}},
+		{Content: "That was the tour: a plan, a tool call, an approval and a question, each an event you can follow over " +
+			"SSE, A2A, MCP or Connect. The docs folder says how to do what you picked; configure llm.models to talk to a real model."},
+	}
 }
 
 // LoadScript reads a script file: JSON when the name ends in .json, YAML

@@ -16,7 +16,7 @@ import (
 // has no literal admin route missing from it.
 var adminRoutes = func() []string {
 	routes := []string{
-		"POST /wunder/admin/llm/context_window", "POST /wunder/admin/mcp/tools", "POST /wunder/admin/mcp/tools/call",
+		"POST /wunder/admin/llm/context_window", "POST /wunder/admin/llm/test", "POST /wunder/admin/mcp/tools", "POST /wunder/admin/mcp/tools/call",
 		"POST /wunder/admin/a2a/card", "POST /wunder/admin/lsp/test", "POST /wunder/admin/mcp/x/refresh",
 		"GET /wunder/admin/user_accounts", "POST /wunder/admin/user_accounts", "PATCH /wunder/admin/user_accounts/x",
 		"DELETE /wunder/admin/user_accounts/x", "POST /wunder/admin/user_accounts/x/password",

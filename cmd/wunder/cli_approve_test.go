@@ -154,3 +154,46 @@ func TestRunCommandInterruptedAtTheQuestion(t *testing.T) {
 		t.Fatalf("exit %d, want %d\n%s", code, exitCancelled, errb.String())
 	}
 }
+
+// `wunder run` asks the model's question at the terminal: the options are
+// numbered, an answer is an option's number or text (a wrong one is
+// refused by the server and asked again), and the fake model answers with
+// what it read. Without a terminal the question stays pending (exit 5).
+func TestRunCommandAnswersAQuestion(t *testing.T) {
+	s := startServer(t, nil)
+	const question = `call ask_user {"question":"Which environment?","options":["staging","prod"]}`
+	for _, tc := range []struct {
+		name, input string
+		terminal    bool
+		code        int
+		stdout      string
+		stderr      []string
+	}{
+		{name: "by number", input: "2\n", terminal: true, code: exitOK, stdout: `{"answer":"prod"}`,
+			stderr: []string{"? Which environment? (ask_", "  1. staging", "  2. prod", "answer: ", `· answered: "prod"`, "finished"}},
+		{name: "a wrong answer, then the text", input: "qa\nstaging\n", terminal: true, code: exitOK, stdout: `{"answer":"staging"}`,
+			stderr: []string{"the server refused the answer: invalid argument: answer \"qa\" is not one of the options"}},
+		{name: "without a terminal", input: "prod\n", code: exitWaiting,
+			stderr: []string{"asks a question (stdin is not a terminal)", "/input"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			user := "q-" + strings.ReplaceAll(strings.ReplaceAll(tc.name, " ", "-"), ",", "")
+			var in io.Reader = strings.NewReader(tc.input)
+			if tc.terminal {
+				in = fakeTerminal{in}
+			}
+			code, out, errs := runCLIStdin(t, t.Context(), in, "run", "--server", s.url, "--user", user, "--tools", "ask_user", question)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errs)
+			}
+			if !strings.Contains(out, tc.stdout) {
+				t.Errorf("stdout lacks %q:\n%s", tc.stdout, out)
+			}
+			for _, w := range tc.stderr {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errs)
+				}
+			}
+		})
+	}
+}

@@ -18,7 +18,7 @@ import (
 
 // The fault suite: a real wunder process is killed with SIGKILL while its
 // runs are in a model call and in a running tool, and started again one
-// second later on the same store. Every interrupted run must end (failed,
+// second later on the same store. With resume_interrupted: false, every interrupted run must end (failed,
 // stop_reason interrupted) well before the lock TTL (30 s) could have
 // freed anything, its follower must get the rest of the log through a
 // final event, the user's next run in the same session must be accepted,
@@ -64,7 +64,6 @@ server:
   host: 127.0.0.1
   port: %d
 concurrency:
-  lock_ttl_s: 30
 %s
 security:
   allow_commands: [sh, sleep, echo]
@@ -83,7 +82,7 @@ llm:
 	return cfgPath
 }
 
-// With concurrency.resume_interrupted, a run killed in a running tool goes
+// With concurrency.resume_interrupted (the default), a run killed in a running tool goes
 // on after the restart: its follower sees "resumed", the tool (whose result
 // was never stored) runs again, and the run finishes.
 func TestFaultKill9Resume(t *testing.T) {
@@ -93,7 +92,7 @@ func TestFaultKill9Resume(t *testing.T) {
 	model := httptest.NewServer(&fakellm.Server{Chunks: 4})
 	t.Cleanup(model.Close)
 	dir, port := dataDir(t), freePort(t)
-	cfgPath := writeFaultConfig(t, dir, port, model.URL, "", "  resume_interrupted: true")
+	cfgPath := writeFaultConfig(t, dir, port, model.URL, "", "  lock_ttl_s: 30")
 	a := startWunder(t, cfgPath, port)
 	c := client.New(a.URL, "", nil)
 	run, err := c.Submit(t.Context(), client.RunRequest{UserID: "resume", ToolNames: []string{"execute_command"},
@@ -135,7 +134,7 @@ func faultKill9(t *testing.T, dsn string) {
 	t.Cleanup(model.Close)
 	dir := dataDir(t)
 	port := freePort(t)
-	cfgPath := writeFaultConfig(t, dir, port, model.URL, dsn, "")
+	cfgPath := writeFaultConfig(t, dir, port, model.URL, dsn, "  lock_ttl_s: 30\n  resume_interrupted: false")
 	a := startWunder(t, cfgPath, port)
 	c := client.New(a.URL, "", nil)
 	// One run in a model call that never ends, one in a tool whose

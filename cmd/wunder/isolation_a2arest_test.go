@@ -42,8 +42,9 @@ func (f *fixture) a2aRESTRows() []matrixRow {
 	return rows
 }
 
-// a2aRESTOutcome reads a REST binding answer: 200 (or a task that ended,
-// FAILED_PRECONDITION) reached the resource; 404 is denied, 403 forbidden.
+// a2aRESTOutcome reads a REST binding answer: 200 (or a task that ended:
+// 409 not cancelable, 400 FAILED_PRECONDITION) reached the resource; 404
+// is denied, 403 forbidden.
 // With contains, a 200 listing must hold it to count as reached.
 func a2aRESTOutcome(r *http.Response, contains string) string {
 	b, _ := io.ReadAll(r.Body)
@@ -53,7 +54,8 @@ func a2aRESTOutcome(r *http.Response, contains string) string {
 	switch {
 	case r.StatusCode == http.StatusOK && contains != "" && !strings.Contains(string(b), contains):
 		return denied
-	case r.StatusCode == http.StatusOK, r.StatusCode == http.StatusBadRequest && st.Error.Status == "FAILED_PRECONDITION":
+	case r.StatusCode == http.StatusOK, r.StatusCode == http.StatusConflict,
+		r.StatusCode == http.StatusBadRequest && st.Error.Status == "FAILED_PRECONDITION":
 		return ok
 	case r.StatusCode == http.StatusNotFound:
 		return denied

@@ -68,6 +68,10 @@ func (f *fixture) configRows() []matrixRow {
 		probe("configuration: model context window", "/wunder/admin/llm/context_window", func() string {
 			return `{"model_name":"fake"}`
 		}, ok),
+		// Testing a model makes one chat call and records nothing.
+		probe("configuration: model connection test", "/wunder/admin/llm/test", func() string {
+			return `{"model_name":"fake"}`
+		}, ok),
 	)
 	return rows
 }

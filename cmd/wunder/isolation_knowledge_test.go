@@ -60,6 +60,13 @@ func (f *fixture) knowledgeRows() []matrixRow {
 			setup(t)
 			return restOutcome(f.upload(t, naming(kb+"/upload", c.names), "notes", "u.md", "# U", c.hdr))
 		}})
+	// Searching through the route tests retrieval on one's own bases: bob's
+	// request reaches his own bases, where alice's notes are not found.
+	rows = append(rows, matrixRow{frontend: "REST", resource: "knowledge base (shared base)", action: "search (GET .../knowledge/search)", want: std,
+		try: func(t *testing.T, c caller) string {
+			setup(t)
+			return listOutcome(f.rest(t, "GET", naming(kb+"/search?base=notes&query=secret+word", c.names), "", c.hdr), "marmalade")
+		}})
 	// Searching in a run: the shared base is bob's to search, the private
 	// one is not in his catalog.
 	run := func(resource, tool, wire string, want [4]string) {

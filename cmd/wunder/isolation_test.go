@@ -74,6 +74,8 @@ type fixture struct {
 	// alice deleted hers (sessDel, p1): bob must fail, the admin succeed.
 	sessDel2 string
 	taskA    string
+	// taskCtxA is alice's A2A task in the context she named "alices-ctx".
+	taskCtxA string
 }
 
 // TestIsolationMatrix runs the matrix on SQLite and, where the suite has
@@ -94,7 +96,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 		c.A2A.Push.AllowPrivate = true
 		c.MCP.Server.ExposeCatalog = true
 		c.UserTools.AllowPrivateURLs = true // alice's MCP server (isolation_usertools_test.go)
-		c.Concurrency.PerUser = 2           // two of alice's runs wait for approval at once (isolation_approvals_test.go)
+		c.Concurrency.PerUser = 4           // two of alice's runs wait for approval, two for her answer, at once (isolation_approvals_test.go, isolation_questions_test.go)
 		c.Observability.PProf = true        // admins only (isolation_monitor_test.go)
 	}
 	s := startServer(t, configure)
@@ -127,6 +129,11 @@ func isolationMatrix(t *testing.T, dsn string) {
 		t.Fatalf("alice's A2A task: %s %v", res, err)
 	}
 	f.taskA = sent.Task.ID
+	res, _ = f.a2a(t, "1.0", "SendMessage", `{"message":{"messageId":"m2","contextId":"alices-ctx","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, bearerOf(f.alice))
+	if err := json.Unmarshal(res, &sent); err != nil || sent.Task.ID == "" {
+		t.Fatalf("alice's A2A task in a named context: %s %v", res, err)
+	}
+	f.taskCtxA = sent.Task.ID
 	for _, id := range []string{"p1", "p2", "r1", "r2"} { // r1, r2: the HTTP+JSON binding's rows
 		if _, code := f.a2a(t, "1.0", "CreateTaskPushNotificationConfig", `{"taskId":"`+f.taskA+`","id":"`+id+`","url":"http://127.0.0.1:9/hook"}`, bearerOf(f.alice)); code != 0 {
 			t.Fatalf("alice's push config %s: code %d", id, code)
@@ -257,6 +264,49 @@ func (f *fixture) rows() []matrixRow {
 			}
 			return denied
 		}})
+	// A context its client named is the namer's: listing it shows the
+	// caller's own tasks, and a task sent naming it joins the caller's
+	// own context of that name (alice's listing shows it only when the
+	// caller acted as alice).
+	inCtx := func(c caller) map[string]string {
+		h := clone(c.hdr)
+		if c.names != "" {
+			h["X-Wunder-User"] = c.names
+		}
+		return h
+	}
+	rows = append(rows, matrixRow{frontend: "A2A 1.0", resource: "context named by its client", action: "list its tasks", want: std,
+		try: func(t *testing.T, c caller) string {
+			res, code := f.a2a(t, "1.0", "ListTasks", `{"contextId":"alices-ctx"}`, inCtx(c))
+			if code != 0 {
+				return a2aOutcome(code)
+			}
+			if bytes.Contains(res, []byte(f.taskCtxA)) {
+				return ok
+			}
+			return denied
+		}})
+	rows = append(rows, matrixRow{frontend: "A2A 1.0", resource: "context named by its client", action: "send into it", want: std,
+		try: func(t *testing.T, c caller) string {
+			res, code := f.a2a(t, "1.0", "SendMessage", `{"message":{"messageId":"m-`+c.name+`","contextId":"alices-ctx","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, inCtx(c))
+			if code != 0 {
+				return a2aOutcome(code)
+			}
+			var sent struct {
+				Task struct{ ID, ContextID string }
+			}
+			if err := json.Unmarshal(res, &sent); err != nil || sent.Task.ContextID != "alices-ctx" {
+				return fmt.Sprintf("not echoed: %s", res)
+			}
+			list, code := f.a2a(t, "1.0", "ListTasks", `{"contextId":"alices-ctx"}`, bearerOf(f.alice))
+			if code != 0 {
+				return a2aOutcome(code)
+			}
+			if bytes.Contains(list, []byte(sent.Task.ID)) {
+				return ok
+			}
+			return denied
+		}})
 	rows = append(rows, matrixRow{frontend: "A2A 1.0", resource: "push config", action: "delete", want: std,
 		try: func(t *testing.T, c caller) string {
 			h, id := clone(c.hdr), "p2"
@@ -275,6 +325,7 @@ func (f *fixture) rows() []matrixRow {
 
 	rows = append(rows, f.knowledgeRows()...) // isolation_knowledge_test.go
 	rows = append(rows, f.approvalRows()...)  // isolation_approvals_test.go
+	rows = append(rows, f.questionRows()...)  // isolation_questions_test.go
 	rows = append(rows, f.monitorRows()...)   // isolation_monitor_test.go
 	rows = append(rows, f.authRows()...)      // isolation_auth_test.go
 	rows = append(rows, f.configRows()...)    // isolation_config_test.go

@@ -129,12 +129,16 @@ func runQuestion(ctx context.Context, f runFlags, question string, stdin io.Read
 		if fin := view.event(ev); fin != nil {
 			final = fin
 		}
-		if ev.Type != "approval_required" || ctx.Err() != nil {
+		if (ev.Type != "approval_required" && ev.Type != "user_input_required") || ctx.Err() != nil {
 			continue
 		}
-		// The server keeps the stream open while the run waits: decide,
-		// then read on.
-		if err := ap.handle(ctx, ev); err != nil {
+		// The server keeps the stream open while the run waits: decide
+		// (or answer), then read on.
+		handle := ap.handle
+		if ev.Type == "user_input_required" {
+			handle = ap.question
+		}
+		if err := handle(ctx, ev); err != nil {
 			if ctx.Err() != nil {
 				continue // Ctrl-C at the question: the run is being cancelled
 			}

@@ -278,3 +278,77 @@ func isInteractive(in io.Reader) bool {
 	f, ok := in.(*os.File)
 	return ok && isTerminal(f)
 }
+
+// question answers one user_input_required event: asks the person at the
+// terminal (an option by its number or its text, free text where the
+// question takes it) and posts the answer to POST /wunder/runs/{run_id}/input.
+// Without a terminal, or with --approve other than ask, the question
+// stays pending (exit code exitWaiting).
+func (a *approver) question(ctx context.Context, ev client.Event) error {
+	var q client.Question
+	if err := json.Unmarshal(ev.Data, &q); err != nil || q.ID == "" {
+		return fmt.Errorf("user_input_required event %d: bad data %s", ev.Seq, ev.Data)
+	}
+	a.view.question(q)
+	if a.mode != approveAsk || !a.interactive {
+		why := "stdin is not a terminal"
+		if a.mode != approveAsk {
+			why = "--approve=" + a.mode + " does not answer questions"
+		}
+		return withCode(exitWaiting, fmt.Errorf("run %s asks a question (%s): answer it with POST /wunder/runs/%s/input {\"answer\": \"...\"}",
+			a.runID, why, a.runID))
+	}
+	for {
+		line, err := a.prompt(ctx, "answer: ")
+		if errors.Is(err, errNoAnswer) {
+			return withCode(exitWaiting, fmt.Errorf("run %s asks a question (%v): answer it with POST /wunder/runs/%s/input", a.runID, err, a.runID))
+		}
+		if err != nil {
+			return err
+		}
+		answer := pickAnswer(q, line)
+		if answer == nil {
+			a.view.note("type an option's number or text" + map[bool]string{true: " (several: comma separated)"}[q.Multi])
+			continue
+		}
+		_, err = a.c.Answer(ctx, a.user, a.runID, q.ID, answer)
+		var ce *client.Error
+		switch {
+		case errors.As(err, &ce) && ce.Status == 400:
+			a.view.note("the server refused the answer: " + ce.Detail)
+			continue
+		case errors.As(err, &ce) && ce.Status == 409:
+			a.view.note("already answered: " + ce.Detail)
+			return nil
+		}
+		return err
+	}
+}
+
+// pickAnswer reads a typed line as the answer to q: options by number
+// (1-based) or text, several comma separated for a multiple choice; nil
+// when the line is empty.
+func pickAnswer(q client.Question, line string) any {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return nil
+	}
+	pick := func(s string) string {
+		s = strings.TrimSpace(s)
+		var n int
+		if _, err := fmt.Sscanf(s, "%d", &n); err == nil && fmt.Sprint(n) == s && n >= 1 && n <= len(q.Options) {
+			return q.Options[n-1]
+		}
+		return s
+	}
+	if !q.Multi {
+		return pick(line)
+	}
+	var picks []string
+	for _, p := range strings.Split(line, ",") {
+		if p = pick(p); p != "" {
+			picks = append(picks, p)
+		}
+	}
+	return picks
+}

@@ -147,8 +147,16 @@ func (v *runView) event(ev client.Event) *client.Final {
 		content, _ := d["content"].(string)
 		v.note(fmt.Sprintf("%s %v (%v ms): %s", mark, d["name"], d["duration_ms"], clipLine(content, 120)))
 		v.setStatus("thinking…")
-	case "approval_required":
+	case "approval_required", "user_input_required":
 		v.setStatus("") // the approver asks; no spinner over the question
+	case "user_input_answered":
+		if declined, _ := d["declined"].(bool); declined {
+			v.note("· question declined")
+		} else {
+			answer, _ := json.Marshal(d["answer"])
+			v.note("· answered: " + string(answer))
+		}
+		v.setStatus("thinking…")
 	case "approval_decided":
 		by := ""
 		if s, _ := d["decided_by"].(string); s != "" {
@@ -187,6 +195,24 @@ func (v *runView) approval(ap client.Approval) {
 	fmt.Fprintf(v.errw, "? %s wants approval (%s)\n  arguments: %s\n  reason: %s\n", ap.Tool, ap.ID, args, ap.Reason)
 	if len(ap.Missing) > 0 {
 		fmt.Fprintf(v.errw, "  missing: %s\n", compactJSON(ap.Missing))
+	}
+}
+
+// question shows what the model asks, its options numbered.
+func (v *runView) question(q client.Question) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.status = ""
+	v.clearLocked()
+	fmt.Fprintf(v.errw, "? %s (%s)\n", q.Question, q.ID)
+	for i, o := range q.Options {
+		fmt.Fprintf(v.errw, "  %d. %s\n", i+1, o)
+	}
+	switch {
+	case q.Multi:
+		fmt.Fprintln(v.errw, "  (pick several: numbers or options, comma separated)")
+	case len(q.Options) > 0 && q.FreeText:
+		fmt.Fprintln(v.errw, "  (a number, an option, or your own words)")
 	}
 }
 

@@ -152,6 +152,10 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	if err := prepareDataDir(cfg, log); err != nil { // wire_datadir.go
 		return nil, err
 	}
+	cardSign, err := cardSigner(cfg) // wire_a2a.go
+	if err != nil {
+		return nil, err
+	}
 	tel, err := newTelemetry(ctx, cfg) // wire_telemetry.go
 	if err != nil {
 		return nil, err
@@ -244,7 +248,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Watcher:      store.Watcher(), // PostgreSQL: replicas hear of each other's runs at once
 		Replan: orchestrator.ReplanPolicy{Enabled: cfg.Replan.Enabled, MaxRetries: cfg.Replan.MaxRetries,
 			MaxReplans: cfg.Replan.MaxReplans, GoalCheck: cfg.GoalCheck.Enabled},
-		Approvals: approvalPolicy(cfg.Approvals), Schemas: schemaValidator{},
+		Approvals: approvalPolicy(cfg.Approvals), Questions: questionPolicy(cfg.Questions), Schemas: schemaValidator{},
 		Memory:     mem,
 		Compaction: compactionOptions(cfg.Compaction),
 		Tokens:     llm.NewTokenCounter(), // tiktoken for OpenAI models, calibrated estimates for others
@@ -312,9 +316,9 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	a.orphans = startOrphans(ctx, cfg.Concurrency.LockTTL()/3, log, // orphans.go
 		orphanSweep{"evaluations", evalMgr.Recover}, orphanSweep{"load tests", throughput.m.Recover})
 	// Front-ends mounted on the gateway, each wired in a file of its own.
-	mountConnect(a)       // wire_connect.go
-	mountA2A(a, a2aTools) // wire_a2a.go
-	mountMCP(a, mcpParts) // wire_mcp.go
+	mountConnect(a)                 // wire_connect.go
+	mountA2A(a, a2aTools, cardSign) // wire_a2a.go
+	mountMCP(a, mcpParts)           // wire_mcp.go
 	gw.AttachmentRoutes(attachmentPaths...)
 	return a, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/wunder/wunder/adapters/a2atools"
 	"github.com/wunder/wunder/agentcard"
 	"github.com/wunder/wunder/gateway"
+	"github.com/wunder/wunder/internal/cardsig"
 	"github.com/wunder/wunder/internal/config"
 	"github.com/wunder/wunder/storage"
 )
@@ -48,31 +50,40 @@ func a2aServices(cfg *config.Config) []a2atools.Service {
 		if s.BearerToken != "" {
 			h.Set("Authorization", "Bearer "+s.BearerToken)
 		}
+		cv := s.CardVerification
 		svcs = append(svcs, a2atools.Service{Name: s.Name, Description: s.Description, URL: s.Endpoint,
-			Version: s.Version, Header: h, Timeout: s.Timeout(cfg.A2A), MaxDepth: s.MaxDepth})
+			Version: s.Version, Header: h, Timeout: s.Timeout(cfg.A2A), MaxDepth: s.MaxDepth,
+			Card: a2atools.CardCheck{Require: cv.Require, Keys: cv.Keys, JWKSURL: cv.JWKSURL, AllowPrivate: cv.AllowPrivate}})
 	}
 	return svcs
 }
 
 // mountA2A mounts POST /a2a and /a2a/ behind the gateway's middleware (its
-// API-key auth applies) and keeps the card for handler().
-func mountA2A(a *app, tools *a2atools.Set) {
+// API-key auth applies) and keeps the card for handler(). With a card
+// signing key, the card is signed and the key's JWKS served.
+func mountA2A(a *app, tools *a2atools.Set, signer *cardsig.Signer) {
 	cfg := a.cfg.A2A
 	a.a2a = &a2aParts{tools: tools}
 	if !cfg.Server.Enabled {
 		return
 	}
-	a.a2a.card = agentcard.New(a.orch, &agentcard.Options{
+	cardOpts := &agentcard.Options{
 		Name: cfg.Server.Name, Description: cfg.Server.Description, Version: version,
 		PublicURL: a.cfg.Server.PublicURL, UserID: cfg.Server.UserID, ToolNames: cfg.Server.ToolNames,
 		PushNotifications: cfg.Push.Enabled, APIKeyRequired: a.cfg.Security.APIKey != "", GRPC: true,
-	})
+	}
+	if signer != nil {
+		cardOpts.Sign = signer.Sign
+		a.gw.MountOpen(cardsig.JWKSPath, signer.JWKSHandler()) // public, like the card
+	}
+	a.a2a.card = agentcard.New(a.orch, cardOpts)
 	opts := &a2a.Options{
 		Identify:    a2aUser,
 		DefaultUser: cfg.Server.UserID, ToolNames: cfg.Server.ToolNames, ModelName: cfg.Server.Model,
 		ToolActivity: cfg.Server.ToolActivity,
 		Heartbeat:    a.cfg.Server.SSEHeartbeat(), MaxBodyBytes: a.cfg.AttachmentBodyBytes(), // file parts
-		Attachments: a.attach, // wire_attachments.go
+		Attachments: a.attach,               // wire_attachments.go
+		PublicURL:   a.cfg.Server.PublicURL, // download links of large file artifacts
 		Logger:      a.log.With("frontend", "a2a"),
 	}
 	if a.cfg.Security.APIKey != "" {
@@ -97,6 +108,25 @@ func mountA2A(a *app, tools *a2atools.Set) {
 	if a.a2a.card != nil {
 		a.gw.MountOpen(agentcard.Path, a.a2a.card) // readable without credentials
 	}
+}
+
+// cardSigner is the signer of a2a.server.card_signing_key, or nil (none,
+// or the A2A server is off). The signatures name the JWKS (jku) when
+// server.public_url says where it is.
+func cardSigner(cfg *config.Config) (*cardsig.Signer, error) {
+	key := cfg.A2A.Server.CardSigningKey
+	if key == "" || !cfg.A2A.Server.Enabled {
+		return nil, nil
+	}
+	o := &cardsig.Options{KID: cfg.A2A.Server.CardSigningKID}
+	if u := strings.TrimSuffix(cfg.Server.PublicURL, "/"); u != "" {
+		o.JKU = u + cardsig.JWKSPath
+	}
+	s, err := cardsig.NewSigner(key, o)
+	if err != nil {
+		return nil, fmt.Errorf("a2a.server.card_signing_key: %w", err)
+	}
+	return s, nil
 }
 
 // a2aUser is the user an A2A request acts for: the X-Wunder-User it names

@@ -12,6 +12,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 
+	"github.com/wunder/wunder/a2a"
 	w "github.com/wunder/wunder/internal/a2awire"
 	"github.com/wunder/wunder/internal/config"
 	"github.com/wunder/wunder/orchestrator"
@@ -155,5 +156,39 @@ func TestA2AAuthErrorsRoundTripThroughTheGateway(t *testing.T) {
 				t.Errorf("%s on %s: %v; want %v", tc.name, binding, err, tc.want)
 			}
 		}
+	}
+}
+
+// Through the real gateway, the A2A namespace answers only at its
+// bindings: another path under /a2a/ is 404 (with credentials, so the
+// gateway's 401 is not what answers), and a GET of a peer-style card path
+// is no JSON-RPC 200. The binding segment directly under /a2a/ (the
+// HTTP+JSON binding's "v1") is one config reserves, so no a2a.services
+// name can shadow it.
+func TestA2ANamespaceThroughRealServer(t *testing.T) {
+	s := startServer(t, func(c *config.Config) { c.Security.APIKey = "a2a-key" })
+	do := func(method, path string) int {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), method, s.url+path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}`))
+		req.Header.Set("X-API-Key", "a2a-key")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, p := range []struct{ method, path string }{{"POST", "/a2a/zzz/yyy"}, {"GET", "/a2a/friend/.well-known/agent-card.json"}, {"POST", "/a2a/friend"}} {
+		if code := do(p.method, p.path); code != http.StatusNotFound {
+			t.Errorf("%s %s = %d; want 404", p.method, p.path, code)
+		}
+	}
+	if code := do("POST", "/a2a"); code != http.StatusOK {
+		t.Errorf("POST /a2a = %d", code)
+	}
+	seg, _, _ := strings.Cut(strings.TrimPrefix(a2a.DefaultRESTPath, a2a.DefaultPath+"/"), "/")
+	if !config.A2AReservedName(seg) {
+		t.Errorf("the HTTP+JSON binding's segment %q under %s is not a reserved a2a.services name", seg, a2a.DefaultPath)
 	}
 }

@@ -15,6 +15,11 @@ func approvalPolicy(a config.Approvals) orchestrator.ApprovalPolicy {
 	return orchestrator.ApprovalPolicy{Tools: a.Tools, AllTools: a.AllTools, Mode: a.Mode, Timeout: a.Timeout(), OnTimeout: a.OnTimeout}
 }
 
+// questionPolicy is the orchestrator's view of the questions section.
+func questionPolicy(q config.Questions) orchestrator.QuestionPolicy {
+	return orchestrator.QuestionPolicy{Timeout: q.Timeout(), OnTimeout: q.OnTimeout, DefaultAnswer: q.DefaultAnswer}
+}
+
 // schemaValidator checks edited arguments against a tool's input schema
 // with github.com/google/jsonschema-go, the library the MCP SDK uses.
 type schemaValidator struct{}

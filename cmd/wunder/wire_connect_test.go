@@ -59,7 +59,7 @@ func TestGrpcurlAgainstRunningServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("list: %v\n%s", err, stderr)
 	}
-	for _, svc := range []string{"wunder.v1.RunService", "wunder.v1.SessionService", "wunder.v1.ToolService", "grpc.health.v1.Health"} {
+	for _, svc := range []string{"wunder.v1.RunService", "wunder.v1.SessionService", "wunder.v1.ToolService", "grpc.health.v1.Health", "lf.a2a.v1.A2AService"} {
 		if !strings.Contains(out, svc) {
 			t.Errorf("list does not show %s:\n%s", svc, out)
 		}
@@ -68,6 +68,13 @@ func TestGrpcurlAgainstRunningServer(t *testing.T) {
 	out, stderr, err = call(append(auth, addr, "describe", "wunder.v1.RunService")...)
 	if err != nil || !strings.Contains(out, "rpc Run ( .wunder.v1.RunRequest ) returns ( stream .wunder.v1.RunResponse )") {
 		t.Fatalf("describe: %v\n%s\n%s", err, out, stderr)
+	}
+
+	// A2A's gRPC binding is described as well: a client may find it
+	// without the card.
+	out, stderr, err = call(append(auth, addr, "describe", "lf.a2a.v1.A2AService")...)
+	if err != nil || !strings.Contains(out, "rpc SendMessage ( .lf.a2a.v1.SendMessageRequest ) returns ( .lf.a2a.v1.SendMessageResponse )") {
+		t.Fatalf("describe A2A: %v\n%s\n%s", err, out, stderr)
 	}
 
 	out, stderr, err = call(append(auth, addr, "grpc.health.v1.Health/Check")...)

@@ -120,3 +120,11 @@ func (a knowledgeAPI) RefreshKnowledge(ctx context.Context, base string) (any, e
 	}
 	return out, nil
 }
+
+func (a knowledgeAPI) SearchKnowledge(ctx context.Context, owner, base, query string, limit int) (any, error) {
+	hits, err := a.set.Search(ctx, owner, base, query, limit)
+	if hits == nil {
+		hits = []knowledge.Hit{}
+	}
+	return hits, err
+}

@@ -2,6 +2,7 @@ package connectapi
 
 import (
 	"context"
+	"encoding/json"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -14,7 +15,10 @@ import (
 // Its approval_required events reach Run and Follow streams like any
 // other; ListApprovals and Decide are the REST routes
 // GET /wunder/runs/{run_id}/approvals and
-// POST /wunder/runs/{run_id}/approvals/{approval_id} over Connect.
+// POST /wunder/runs/{run_id}/approvals/{approval_id} over Connect, and
+// Answer is POST /wunder/runs/{run_id}/input: the answer to a question the
+// run asks (ask_user, orchestrator/question.go), which ListApprovals lists
+// as an approval of kind question.
 
 // ListApprovals lists a run's approvals, oldest first.
 func (s *runService) ListApprovals(ctx context.Context, req *connect.Request[wunderv1.ListApprovalsRequest]) (*connect.Response[wunderv1.ListApprovalsResponse], error) {
@@ -57,11 +61,40 @@ func (s *runService) Decide(ctx context.Context, req *connect.Request[wunderv1.D
 	return connect.NewResponse(&wunderv1.DecideResponse{Approval: approvalProto(a)}), nil
 }
 
+// Answer answers a run's question; the run goes on.
+func (s *runService) Answer(ctx context.Context, req *connect.Request[wunderv1.AnswerRequest]) (*connect.Response[wunderv1.AnswerResponse], error) {
+	proc := req.Spec().Procedure
+	m := req.Msg
+	userID, err := s.scope(ctx, m.GetUserId(), false)
+	if err != nil {
+		return nil, s.toConnect(ctx, proc, err)
+	}
+	if m.GetRunId() == "" {
+		return nil, s.toConnect(ctx, proc, invalid("run_id is required"))
+	}
+	if len(m.GetAnswer()) == 0 {
+		return nil, s.toConnect(ctx, proc, invalid("answer is required: one item, or several for a multiple choice"))
+	}
+	var answer []byte
+	if len(m.GetAnswer()) == 1 {
+		answer, _ = json.Marshal(m.GetAnswer()[0])
+	} else {
+		answer, _ = json.Marshal(m.GetAnswer())
+	}
+	a, err := s.b.Answer(ctx, userID, m.GetRunId(), m.GetQuestionId(), answer)
+	if err != nil {
+		return nil, s.toConnect(ctx, proc, err)
+	}
+	return connect.NewResponse(&wunderv1.AnswerResponse{Question: approvalProto(a)}), nil
+}
+
 var decisions = map[string]wunderv1.Decision{
 	orchestrator.DecisionApprove: wunderv1.Decision_DECISION_APPROVE,
 	orchestrator.DecisionEdit:    wunderv1.Decision_DECISION_EDIT,
 	orchestrator.DecisionReject:  wunderv1.Decision_DECISION_REJECT,
 	orchestrator.DecisionCancel:  wunderv1.Decision_DECISION_CANCEL,
+	orchestrator.DecisionAnswer:  wunderv1.Decision_DECISION_ANSWER,
+	orchestrator.DecisionDecline: wunderv1.Decision_DECISION_DECLINE,
 }
 
 var approvalStates = map[orchestrator.ApprovalState]wunderv1.ApprovalState{
@@ -70,11 +103,13 @@ var approvalStates = map[orchestrator.ApprovalState]wunderv1.ApprovalState{
 	orchestrator.ApprovalEdited:    wunderv1.ApprovalState_APPROVAL_STATE_EDITED,
 	orchestrator.ApprovalRejected:  wunderv1.ApprovalState_APPROVAL_STATE_REJECTED,
 	orchestrator.ApprovalCancelled: wunderv1.ApprovalState_APPROVAL_STATE_CANCELLED,
+	orchestrator.ApprovalAnswered:  wunderv1.ApprovalState_APPROVAL_STATE_ANSWERED,
 }
 
 var approvalKinds = map[string]wunderv1.ApprovalKind{
 	orchestrator.KindAuthorization: wunderv1.ApprovalKind_APPROVAL_KIND_AUTHORIZATION,
 	orchestrator.KindParamRequired: wunderv1.ApprovalKind_APPROVAL_KIND_PARAM_REQUIRED,
+	orchestrator.KindQuestion:      wunderv1.ApprovalKind_APPROVAL_KIND_QUESTION,
 }
 
 // coreDecision decodes the decision of a DecideRequest. The run and
@@ -96,8 +131,12 @@ func coreDecision(m *wunderv1.DecideRequest) (orchestrator.ApprovalDecision, err
 		d.Decision = orchestrator.DecisionReject
 	case wunderv1.Decision_DECISION_CANCEL:
 		d.Decision = orchestrator.DecisionCancel
+	case wunderv1.Decision_DECISION_DECLINE:
+		d.Decision = orchestrator.DecisionDecline
+	case wunderv1.Decision_DECISION_ANSWER:
+		return d, invalid("a question is answered with Answer, not Decide")
 	default:
-		return d, invalid("decision must be DECISION_APPROVE, DECISION_EDIT, DECISION_REJECT or DECISION_CANCEL, got %v", m.GetDecision())
+		return d, invalid("decision must be DECISION_APPROVE, DECISION_EDIT, DECISION_REJECT, DECISION_CANCEL or (a question) DECISION_DECLINE, got %v", m.GetDecision())
 	}
 	if args := m.GetArguments(); args != nil {
 		b, err := protojson.Marshal(args)
@@ -137,6 +176,23 @@ func approvalProto(a *orchestrator.Approval) *wunderv1.Approval {
 	if d := a.Decision; d != nil {
 		out.Decision, out.DecidedBy, out.DecisionReason = decisions[d.Decision], d.By, d.Reason
 		out.EditedArguments = object(d.Arguments)
+		out.Answer = answerList(d.Answer)
+	}
+	if q := orchestrator.QuestionOf(a); q != nil {
+		out.Question = &wunderv1.Question{Question: q.Question, Options: q.Options, Multi: q.Multi, FreeText: q.FreeText,
+			DefaultAnswer: answerList(q.Default)}
 	}
 	return out
+}
+
+// answerList is a stored answer (a string, or a list of strings) as a
+// list.
+func answerList(raw json.RawMessage) []string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}
+	}
+	var many []string
+	_ = json.Unmarshal(raw, &many)
+	return many
 }

@@ -2,10 +2,12 @@ package connectapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"iter"
 	"log/slog"
 	"net/http"
+	"slices"
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
@@ -32,6 +34,7 @@ type Backend interface {
 	RenameSession(ctx context.Context, userID, sessionID, title string) (*orchestrator.Session, error)
 	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
 	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
+	Answer(ctx context.Context, userID, runID, questionID string, answer json.RawMessage) (*orchestrator.Approval, error)
 	// Registry gives the wire encoding of tool names.
 	Registry() *orchestrator.Registry
 }
@@ -54,6 +57,11 @@ type Options struct {
 	// Attachments converts the attachments of Run and Submit as POST
 	// /wunder converts its attachments; nil = doc2md's default limits.
 	Attachments *doc2md.Converter
+	// OtherServices are the fully-qualified names of gRPC services others
+	// serve on the same port (A2A's lf.a2a.v1.A2AService), which
+	// reflection lists too; their descriptors must be linked in (their
+	// generated package imported). Default none.
+	OtherServices []string
 }
 
 func (o Options) withDefaults() Options {
@@ -121,7 +129,7 @@ func (a *API) Handlers() map[string]http.Handler {
 	add(wunderv1connect.NewSessionServiceHandler(&sessionService{a}, opts...))
 	add(wunderv1connect.NewToolServiceHandler(&toolService{a}, opts...))
 	add(grpchealth.NewHandler(&checker{ready: a.opts.Ready}, opts...))
-	reflector := grpcreflect.NewStaticReflector(services...)
+	reflector := grpcreflect.NewStaticReflector(append(slices.Clone(services), a.opts.OtherServices...)...)
 	add(grpcreflect.NewHandlerV1(reflector, opts...))
 	add(grpcreflect.NewHandlerV1Alpha(reflector, opts...))
 	return out

@@ -111,7 +111,7 @@ func (c *Client) post(ctx context.Context, method string, params any, accept str
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", accept)
-	req.Header.Set("A2A-Version", string(c.Version))
+	req.Header.Set(VersionHeader, string(c.Version))
 	hc := c.HTTP
 	if hc == nil {
 		hc = http.DefaultClient

@@ -125,10 +125,19 @@ type Kind struct {
 	// in JSON-RPC 1.0's data and the other bindings' details always, in
 	// 0.3's data only for domain wunder (A2A's own codes say enough).
 	Reason, Domain string
-	// HTTP is the status of the HTTP+JSON binding.
+	// HTTP is the status of the HTTP+JSON binding (the specification's
+	// table, section 5.4).
 	HTTP int
+	// HTTPWas, when set, is the status this row was sent with before
+	// wunder followed that table (a2a-go v2.4.0's servers still send it):
+	// a client reads it as the row when the ErrorInfo reason names it.
+	HTTPWas int
 	// GRPC is the code of the gRPC binding.
 	GRPC GRPCCode
+	// GRPCWas, when set, is the code this row was sent with before wunder
+	// followed section 5.4 (a2a-go v2.4.0's servers still send it): a
+	// client reads it as the row when the ErrorInfo reason names it.
+	GRPCWas GRPCCode
 	// Message, when set, is what the server says instead of the error's
 	// own text, which would tell a caller more than it should (whether a
 	// task it may not see exists, which credential check failed).
@@ -159,7 +168,7 @@ func (k *Kind) core() error {
 // clients read as that row.
 var kinds = []Kind{
 	{Err: orchestrator.ErrInvalidArgument, Code: CodeInvalidParams, Reason: "INVALID_PARAMS", Domain: DomainA2A, HTTP: 400, GRPC: GRPCInvalidArgument,
-		Doc: "params not an object, a missing field, an invalid part, a file too large or unreadable, a bad page token, an unknown `contextId`, an SSRF-refused webhook"},
+		Doc: "params not an object, a missing field, an invalid part, a file too large or unreadable, a bad page token, an issued `contextId` not the caller's or a client-named one too long, an SSRF-refused webhook"},
 	{Err: orchestrator.ErrNotFound, Code: CodeTaskNotFound, Reason: "TASK_NOT_FOUND", Domain: DomainA2A, HTTP: 404, GRPC: GRPCNotFound, Message: "task not found",
 		Doc: "the task does not exist or is not the caller's (the two are one answer)"},
 	{Err: orchestrator.ErrUnauthenticated, Code: CodeUnauthenticated, Reason: "UNAUTHENTICATED", Domain: DomainA2A, HTTP: 401, GRPC: GRPCUnauthenticated,
@@ -176,30 +185,32 @@ var kinds = []Kind{
 		Doc: "a cancelled run reported as an error (no A2A method does so today: a cancelled task is a task in state `canceled`)"},
 	{Err: ErrInternal, Core: orchestrator.ErrUnavailable, Code: CodeInternal, Reason: "INTERNAL_ERROR", Domain: DomainA2A, HTTP: 500, GRPC: GRPCInternal, Message: "internal error",
 		Doc: "any other failure (the detail goes to the log only)"},
-	{Err: ErrTaskNotCancelable, Core: orchestrator.ErrConflict, Code: CodeTaskNotCancelable, Reason: "TASK_NOT_CANCELABLE", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
+	{Err: ErrTaskNotCancelable, Core: orchestrator.ErrConflict, Code: CodeTaskNotCancelable, Reason: "TASK_NOT_CANCELABLE", Domain: DomainA2A, HTTP: 409, HTTPWas: 400, GRPC: GRPCFailedPrecondition,
 		Doc: "cancelling a task that already ended"},
 	{Err: ErrPushNotSupported, Core: orchestrator.ErrInvalidArgument, Code: CodePushNotSupported, Reason: "PUSH_NOTIFICATION_NOT_SUPPORTED", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
 		Doc: "push notifications are off (`a2a.push.enabled: false`)"},
 	{Err: ErrUnsupportedOperation, Core: orchestrator.ErrInvalidArgument, Code: CodeUnsupportedOperation, Reason: "UNSUPPORTED_OPERATION", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
 		Doc: "a message for a task that is working or ended; subscribing to a terminal task; deciding an approval twice"},
-	{Err: ErrContentTypeNotSupported, Core: orchestrator.ErrInvalidArgument, Code: CodeContentTypeNotSupported, Reason: "CONTENT_TYPE_NOT_SUPPORTED", Domain: DomainA2A, HTTP: 400, GRPC: GRPCInvalidArgument,
+	{Err: ErrContentTypeNotSupported, Core: orchestrator.ErrInvalidArgument, Code: CodeContentTypeNotSupported, Reason: "CONTENT_TYPE_NOT_SUPPORTED", Domain: DomainA2A, HTTP: 415, HTTPWas: 400, GRPC: GRPCInvalidArgument,
 		Doc: "a request body without a JSON `Content-Type`; a message with no text, data or inline file part; a file of a type wunder does not convert ([attachments.md](attachments.md#errors))"},
-	{Err: ErrInvalidAgentResponse, Core: orchestrator.ErrUnavailable, Code: CodeInvalidAgentResponse, Reason: "INVALID_AGENT_RESPONSE", Domain: DomainA2A, HTTP: 500, GRPC: GRPCInternal,
+	{Err: ErrInvalidAgentResponse, Core: orchestrator.ErrUnavailable, Code: CodeInvalidAgentResponse, Reason: "INVALID_AGENT_RESPONSE", Domain: DomainA2A, HTTP: 502, HTTPWas: 500, GRPC: GRPCInternal,
 		Doc: "never sent by wunder; its client reports a peer's answer it cannot read as this"},
 	{Err: ErrExtendedCardNotConfigured, Core: orchestrator.ErrInvalidArgument, Code: CodeExtendedCardNotConfigured, Reason: "EXTENDED_AGENT_CARD_NOT_CONFIGURED", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
 		Doc: "no extended card: no credentials are configured (`security.api_key`), so there is nothing to authenticate and the card does not declare one"},
 	{Err: ErrExtensionSupportRequired, Core: orchestrator.ErrInvalidArgument, Code: CodeExtensionSupportRequired, Reason: "EXTENSION_SUPPORT_REQUIRED", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
 		Doc: "never sent by wunder (it requires no extension); read from peers"},
-	{Err: ErrVersionNotSupported, Core: orchestrator.ErrInvalidArgument, Code: CodeVersionNotSupported, Reason: "VERSION_NOT_SUPPORTED", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
+	// Before VersionNotSupported: a bare UNIMPLEMENTED (no ErrorInfo) is an
+	// unknown method.
+	{Err: ErrMethodNotFound, Core: orchestrator.ErrInvalidArgument, Code: CodeMethodNotFound, Reason: "METHOD_NOT_FOUND", Domain: DomainA2A, HTTP: 501, GRPC: GRPCUnimplemented,
+		Doc: "an unknown method (`tasks/list` in 0.3 too), checked before the id"},
+	{Err: ErrVersionNotSupported, Core: orchestrator.ErrInvalidArgument, Code: CodeVersionNotSupported, Reason: "VERSION_NOT_SUPPORTED", Domain: DomainA2A, HTTP: 400, GRPC: GRPCUnimplemented, GRPCWas: GRPCFailedPrecondition,
 		Doc: "an unknown `A2A-Version`, one that contradicts the method, or any but 1.0 on the HTTP+JSON and gRPC bindings"},
 	{Err: ErrParse, Core: orchestrator.ErrInvalidArgument, Code: CodeParseError, Reason: "PARSE_ERROR", Domain: DomainA2A, HTTP: 400, GRPC: GRPCInvalidArgument,
 		Doc: "the body is not JSON"},
 	{Err: ErrInvalidRequest, Core: orchestrator.ErrInvalidArgument, Code: CodeInvalidRequest, Reason: "INVALID_REQUEST", Domain: DomainA2A, HTTP: 400, GRPC: GRPCInvalidArgument,
 		Doc: "no `jsonrpc: \"2.0\"`, no method, a bad id (for a known method), not POST, a body over the limit"},
-	{Err: ErrMethodNotFound, Core: orchestrator.ErrInvalidArgument, Code: CodeMethodNotFound, Reason: "METHOD_NOT_FOUND", Domain: DomainA2A, HTTP: 501, GRPC: GRPCUnimplemented,
-		Doc: "an unknown method (`tasks/list` in 0.3 too), checked before the id"},
 	// Aliases.
-	{Err: orchestrator.ErrConflict, Code: CodeTaskNotCancelable, Reason: "TASK_NOT_CANCELABLE", Domain: DomainA2A, HTTP: 400, GRPC: GRPCFailedPrecondition,
+	{Err: orchestrator.ErrConflict, Code: CodeTaskNotCancelable, Reason: "TASK_NOT_CANCELABLE", Domain: DomainA2A, HTTP: 409, GRPC: GRPCFailedPrecondition,
 		Doc: "the core's conflict with a task's state"},
 	{Err: orchestrator.ErrToolNotFound, Code: CodeInvalidParams, Reason: "INVALID_PARAMS", Domain: DomainA2A, HTTP: 400, GRPC: GRPCInvalidArgument,
 		Doc: "a tool the caller may not use"},

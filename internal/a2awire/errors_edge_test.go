@@ -1,8 +1,11 @@
 package a2awire_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,6 +115,9 @@ func TestFromGRPCEdges(t *testing.T) {
 		{"reason of another code", int(w.GRPCNotFound), info("INVALID_PARAMS", w.DomainA2A), orchestrator.ErrNotFound, "TASK_NOT_FOUND"},
 		{"reason of another domain", int(w.GRPCFailedPrecondition), info("TASK_NOT_CANCELABLE", "example.com"), w.ErrTaskNotCancelable, "TASK_NOT_CANCELABLE"},
 		{"push not supported", int(w.GRPCFailedPrecondition), info("PUSH_NOTIFICATION_NOT_SUPPORTED", w.DomainA2A), w.ErrPushNotSupported, "PUSH_NOTIFICATION_NOT_SUPPORTED"},
+		{"version not supported", int(w.GRPCUnimplemented), info("VERSION_NOT_SUPPORTED", w.DomainA2A), w.ErrVersionNotSupported, "VERSION_NOT_SUPPORTED"},
+		{"version not supported as a2a-go sends it", int(w.GRPCFailedPrecondition), info("VERSION_NOT_SUPPORTED", w.DomainA2A), w.ErrVersionNotSupported, "VERSION_NOT_SUPPORTED"},
+		{"unimplemented alone is an unknown method", int(w.GRPCUnimplemented), nil, w.ErrMethodNotFound, "METHOD_NOT_FOUND"},
 		{"unknown code", 2, nil, w.ErrInternal, "INTERNAL_ERROR"},
 		{"details not JSON", int(w.GRPCUnauthenticated), json.RawMessage(`{oops`), orchestrator.ErrUnauthenticated, "UNAUTHENTICATED"},
 	} {
@@ -125,5 +131,39 @@ func TestFromGRPCEdges(t *testing.T) {
 	}
 	if got := w.GRPCCanceled.String(); got != "CANCELLED" {
 		t.Errorf("GRPCCanceled = %q", got)
+	}
+}
+
+// A row whose HTTP status wunder moved to section 5.4's (409, 415, 502) is
+// still read from the status it had before, which a2a-go v2.4.0's servers
+// and older wunders send, when the ErrorInfo reason names it; without the
+// reason the old status reads as its own row.
+func TestFromHTTPStatusThatWas(t *testing.T) {
+	body := func(status int, reason string) io.ReadCloser {
+		b, _ := json.Marshal(w.Status{Error: w.StatusError{Code: status, Status: "", Message: "m",
+			Details: json.RawMessage(`[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","domain":"a2a-protocol.org","reason":"` + reason + `"}]`)}})
+		return io.NopCloser(bytes.NewReader(b))
+	}
+	for _, tc := range []struct {
+		status int
+		reason string
+		want   error
+	}{
+		{409, "TASK_NOT_CANCELABLE", w.ErrTaskNotCancelable},
+		{400, "TASK_NOT_CANCELABLE", w.ErrTaskNotCancelable},
+		{415, "CONTENT_TYPE_NOT_SUPPORTED", w.ErrContentTypeNotSupported},
+		{400, "CONTENT_TYPE_NOT_SUPPORTED", w.ErrContentTypeNotSupported},
+		{502, "INVALID_AGENT_RESPONSE", w.ErrInvalidAgentResponse},
+		{500, "INVALID_AGENT_RESPONSE", w.ErrInvalidAgentResponse},
+		{400, "", orchestrator.ErrInvalidArgument},
+	} {
+		var rc io.ReadCloser = io.NopCloser(strings.NewReader(""))
+		if tc.reason != "" {
+			rc = body(tc.status, tc.reason)
+		}
+		e := w.FromHTTP(&http.Response{StatusCode: tc.status, Header: http.Header{}, Body: rc})
+		if !errors.Is(e, tc.want) {
+			t.Errorf("%d %s reads as %v (%s); want %v", tc.status, tc.reason, e.Kind().Err, e.Kind().Reason, tc.want)
+		}
 	}
 }

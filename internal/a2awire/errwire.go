@@ -183,7 +183,7 @@ func fromHTTP(status int, h http.Header, body []byte) *Error {
 	var st Status
 	_ = json.Unmarshal(body, &st)
 	in := infoOf(st.Error.Details)
-	k := byReason(in.reason, in.domain, func(k *Kind) bool { return k.HTTP == status })
+	k := byReason(in.reason, in.domain, func(k *Kind) bool { return k.HTTP == status || k.HTTPWas == status })
 	if k == nil && st.Error.Status != "" {
 		k = first(func(k *Kind) bool { return k.GRPC.String() == st.Error.Status })
 	}
@@ -229,7 +229,7 @@ func withRetry(details json.RawMessage, after time.Duration) json.RawMessage {
 func FromGRPC(code int, msg string, details json.RawMessage) *Error {
 	c := GRPCCode(code)
 	in := infoOf(details)
-	k := byReason(in.reason, in.domain, func(k *Kind) bool { return k.GRPC == c })
+	k := byReason(in.reason, in.domain, func(k *Kind) bool { return k.GRPC == c || k.GRPCWas != 0 && k.GRPCWas == c })
 	if k == nil {
 		k = first(func(k *Kind) bool { return k.GRPC == c })
 	}

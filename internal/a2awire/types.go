@@ -11,6 +11,10 @@ import (
 // A2A front-end copies it into RunRequest.Metadata under the same key.
 const DepthKey = "wunder.a2a.depth"
 
+// VersionHeader is the header (and query parameter) naming the A2A
+// version of a request (specification section 3.6).
+const VersionHeader = "A2A-Version"
+
 // Version is an A2A protocol version as wunder speaks it.
 type Version string
 

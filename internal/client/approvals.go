@@ -55,3 +55,31 @@ func (c *Client) Decide(ctx context.Context, userID, runID, approvalID string, d
 	}
 	return &out, nil
 }
+
+// Question is what the model asks the user (ask_user), as the data of a
+// user_input_required event says it.
+type Question struct {
+	ID       string          `json:"question_id"`
+	Question string          `json:"question"`
+	Options  []string        `json:"options,omitempty"`
+	Multi    bool            `json:"multi,omitempty"`
+	FreeText bool            `json:"free_text,omitempty"`
+	Default  json.RawMessage `json:"default,omitempty"`
+}
+
+// Answer answers a run's question (questionID; "" = the run's one pending
+// question) with answer: a string, or a list of strings for a multiple
+// choice. An answer that is no option is an *Error with status 400; a
+// second answer one with status 409.
+func (c *Client) Answer(ctx context.Context, userID, runID, questionID string, answer any) (*Approval, error) {
+	var out Approval
+	body := struct {
+		Answer     any    `json:"answer"`
+		QuestionID string `json:"question_id,omitempty"`
+	}{answer, questionID}
+	path := "/wunder/runs/" + url.PathEscape(runID) + "/input?user_id=" + url.QueryEscape(userID)
+	if err := c.do(ctx, http.MethodPost, path, body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

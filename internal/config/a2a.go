@@ -1,7 +1,10 @@
 package config
 
 import (
+	"strings"
 	"time"
+
+	"github.com/wunder/wunder/internal/cardsig"
 )
 
 // A2A configures both directions of A2A: wunder's own agent (server, push)
@@ -16,6 +19,16 @@ type A2A struct {
 	Server A2AServer `yaml:"server"`
 	// Push configures push notifications of /a2a tasks.
 	Push A2APush `yaml:"push"`
+}
+
+// A2AReservedName reports whether a peer name would take a path segment
+// of A2A's bindings under /a2a/: "v" and digits ("v1" holds the HTTP+JSON
+// binding, later versions will take the others). A peer published at
+// /a2a/{peer} so named would shadow a binding; a test in cmd/wunder keeps
+// this rule and the a2a package's routes in step.
+func A2AReservedName(name string) bool {
+	digits, ok := strings.CutPrefix(strings.ToLower(name), "v")
+	return ok && digits != "" && strings.Trim(digits, "0123456789") == ""
 }
 
 // Timeout is timeout_s as a duration.
@@ -46,6 +59,33 @@ type A2AService struct {
 	TimeoutSeconds int `yaml:"timeout_s"`
 	// MaxDepth bounds a wunder-to-wunder delegation chain. Default 3.
 	MaxDepth int `yaml:"max_depth"`
+	// CardVerification (card_verification) checks the signatures of the
+	// peer's agent card before it is used. Default: none.
+	CardVerification A2ACardVerification `yaml:"card_verification"`
+}
+
+// A2ACardVerification says which keys a peer's card must be signed with
+// (A2A 1.0 section 8.4; internal/cardsig).
+type A2ACardVerification struct {
+	// Require refuses a card that carries no signature. Without it, an
+	// unsigned card is used and a signed one must still verify against
+	// keys or jwks_url. Default false.
+	Require bool `yaml:"require"`
+	// Keys are the trusted public keys: PEM text or PEM files' paths
+	// ("PUBLIC KEY" or "CERTIFICATE"; EC P-256, EC P-384 or Ed25519),
+	// each known by its RFC 7638 thumbprint. Default [].
+	Keys []string `yaml:"keys"`
+	// JWKSURL (jwks_url) is a JWKS of trusted keys, known by their kid,
+	// read through the SSRF guard each time the card is read. Default "".
+	JWKSURL string `yaml:"jwks_url"`
+	// AllowPrivate lets jwks_url be on a private, loopback or link-local
+	// address (the SSRF guard's opt-out). Default false.
+	AllowPrivate bool `yaml:"allow_private"`
+}
+
+// Enabled reports whether the peer's card is checked at all.
+func (c A2ACardVerification) Enabled() bool {
+	return c.Require || len(c.Keys) > 0 || c.JWKSURL != ""
 }
 
 // Timeout is the service's call timeout: its own or a2a.timeout_s.
@@ -80,6 +120,15 @@ type A2AServer struct {
 	// Name and Description of the agent card. Defaults "wunder" and "".
 	Name        string `yaml:"name"`
 	Description string `yaml:"description"`
+	// CardSigningKey (card_signing_key) signs the agent card: PEM text or
+	// a PEM file's path, an EC P-256 (ES256), EC P-384 (ES384) or Ed25519
+	// (EdDSA) private key. Its public key is served at
+	// /.well-known/jwks.json. "" serves the card unsigned. Masked by
+	// [Config.Redacted]. Default "".
+	CardSigningKey string `yaml:"card_signing_key" secret:"true"`
+	// CardSigningKID (card_signing_kid) is the key's kid; "" = its RFC
+	// 7638 thumbprint. Default "".
+	CardSigningKID string `yaml:"card_signing_kid"`
 }
 
 // A2APush configures push notifications.
@@ -124,6 +173,8 @@ func (c *Config) validateA2A(v checker) {
 			v.fail(joinPath(p, "name"), "must be 1-64 letters, digits, - or _, got %s", quoteShort(s.Name))
 		case seen[s.Name]:
 			v.fail(joinPath(p, "name"), "%q is used by another service", s.Name)
+		case A2AReservedName(s.Name):
+			v.fail(joinPath(p, "name"), "%q is reserved: /a2a/%s is a binding's path (names v<digits> are reserved)", s.Name, s.Name)
 		}
 		seen[s.Name] = true
 		if s.Endpoint == "" {
@@ -134,5 +185,36 @@ func (c *Config) validateA2A(v checker) {
 		v.oneOf(joinPath(p, "version"), s.Version, []string{"", "1.0", "0.3"})
 		atLeast(v, joinPath(p, "timeout_s"), s.TimeoutSeconds, 0)
 		atLeast(v, joinPath(p, "max_depth"), s.MaxDepth, 1)
+		validateCardVerification(v, joinPath(p, "card_verification"), s)
+	}
+	if a.Server.CardSigningKey != "" {
+		if _, err := cardsig.CheckSigningKey(a.Server.CardSigningKey); err != nil {
+			v.fail("a2a.server.card_signing_key", "%v", err)
+		}
+	} else if a.Server.CardSigningKID != "" {
+		v.fail("a2a.server.card_signing_kid", "is set but a2a.server.card_signing_key is not")
+	}
+}
+
+// validateCardVerification checks a service's card_verification: keys
+// that load, a jwks_url, and a card to verify.
+func validateCardVerification(v checker, p string, s A2AService) {
+	c := s.CardVerification
+	if !c.Enabled() {
+		return
+	}
+	if s.Version != "" {
+		v.fail(p, "needs the peer's card, but version %q skips it: leave version empty", s.Version)
+	}
+	if len(c.Keys) == 0 && c.JWKSURL == "" {
+		v.fail(p, "has no trusted keys: give keys or jwks_url")
+	}
+	for i, k := range c.Keys {
+		if _, err := cardsig.CheckPublicKey(k); err != nil {
+			v.fail(indexPath(joinPath(p, "keys"), i), "%v", err)
+		}
+	}
+	if c.JWKSURL != "" {
+		v.httpURL(joinPath(p, "jwks_url"), c.JWKSURL, true)
 	}
 }

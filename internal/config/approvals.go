@@ -46,3 +46,40 @@ func (c *Config) validateApprovals(v checker) {
 	atLeast(v, "approvals.timeout_s", a.TimeoutS, 0)
 	v.oneOf("approvals.on_timeout", a.OnTimeout, []string{"reject", "cancel"})
 }
+
+// Questions is how long the model's questions to the user (the ask_user
+// tool) wait, and what happens when nobody answers.
+type Questions struct {
+	// TimeoutS ends the wait after this many seconds; 0 means never.
+	// Default 3600.
+	TimeoutS int `yaml:"timeout_s"`
+	// OnTimeout is what happens then: default (the question's default
+	// answer, else DefaultAnswer; a question with neither fails the run)
+	// or fail. Default default.
+	OnTimeout string `yaml:"on_timeout"`
+	// DefaultAnswer answers a question that has no default of its own,
+	// when it fits the question (one of its options, or any text for an
+	// open question). Default "" (none).
+	DefaultAnswer string `yaml:"default_answer"`
+}
+
+func questionDefaults() Questions {
+	return Questions{TimeoutS: 3600, OnTimeout: "default"}
+}
+
+// Timeout is timeout_s as the orchestrator takes it (negative: never).
+func (q Questions) Timeout() time.Duration {
+	if q.TimeoutS == 0 {
+		return -1
+	}
+	return time.Duration(q.TimeoutS) * time.Second
+}
+
+func (c *Config) validateQuestions(v checker) {
+	q := c.Questions
+	atLeast(v, "questions.timeout_s", q.TimeoutS, 0)
+	v.oneOf("questions.on_timeout", q.OnTimeout, []string{"default", "fail"})
+	if len(q.DefaultAnswer) > 4000 {
+		v.fail("questions.default_answer", "must be at most 4000 bytes, got %d", len(q.DefaultAnswer))
+	}
+}

@@ -39,6 +39,7 @@ type Config struct {
 	Replan        Replan        `yaml:"replan"`
 	GoalCheck     GoalCheck     `yaml:"goal_check"`
 	Approvals     Approvals     `yaml:"approvals"`
+	Questions     Questions     `yaml:"questions"`
 	UserTools     UserTools     `yaml:"user_tools"`
 	Knowledge     Knowledge     `yaml:"knowledge"`
 	Memory        Memory        `yaml:"memory"`
@@ -251,12 +252,14 @@ type Concurrency struct {
 	// gets 503 cluster_full with Retry-After. 0 = none: max_active_runs and
 	// the queue bound each replica alone. Default 0.
 	ClusterMaxRuns int `yaml:"cluster_max_runs"`
-	// LockTTLSeconds (lock_ttl_s) is the time-to-live of a session lock,
-	// renewed by a heartbeat while the run lives. Default 30.
+	// LockTTLSeconds (lock_ttl_s) is the time-to-live of a session lock
+	// and of an instance's lease, renewed every third of it while the
+	// process lives: a replica that dies is taken over within it, and the
+	// reapers look every third of it. Default 15.
 	LockTTLSeconds int `yaml:"lock_ttl_s"`
 	// ResumeInterrupted resumes a run whose server died, on the server that
 	// finds it, from its last stored round, instead of ending it failed
-	// with stop_reason "interrupted". Default false.
+	// with stop_reason "interrupted". Default true.
 	ResumeInterrupted bool `yaml:"resume_interrupted"`
 }
 

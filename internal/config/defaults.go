@@ -35,8 +35,8 @@ func Default() *Config {
 			QueueRetryAfterSeconds: 5,
 			PerUser:                1,
 			PerUserAgents:          0,
-			LockTTLSeconds:         30,
-			ResumeInterrupted:      false,
+			LockTTLSeconds:         15,
+			ResumeInterrupted:      true,
 		},
 		Security: Security{
 			AllowCommands: []string{
@@ -103,6 +103,7 @@ func Default() *Config {
 		Skills:    skillsDefaults(),
 		Replan:    replanDefaults(),
 		Approvals: approvalDefaults(),
+		Questions: questionDefaults(),
 
 		UserTools:   userToolsDefaults(),
 		Knowledge:   knowledgeDefaults(),

@@ -135,7 +135,7 @@ func TestSecretFieldsTagged(t *testing.T) {
 	walk(reflect.TypeOf(config.Config{}), "")
 	slices.Sort(tagged)
 	wantTagged := []string{
-		".a2a.services.bearer_token", ".knowledge.embeddings.api_key", ".llm.models.api_key",
+		".a2a.server.card_signing_key", ".a2a.services.bearer_token", ".knowledge.embeddings.api_key", ".llm.models.api_key",
 		".mcp.servers.bearer_token", ".observability.otlp.headers", ".security.api_key", ".storage.postgres.dsn",
 	}
 	if !slices.Equal(tagged, wantTagged) {

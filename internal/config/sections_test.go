@@ -102,6 +102,7 @@ func TestSectionBounds(t *testing.T) {
 		{"a2a long user", "a2a:\n  server: {user_id: '" + strings.Repeat("u", 129) + "'}\n", "a2a.server.user_id: must be at most 128 bytes"},
 		{"a2a empty user", "a2a:\n  server: {user_id: ''}\n", "a2a.server.user_id: must not be empty"},
 		{"a2a service name", "a2a:\n  services:\n    - {name: 'a@b', endpoint: 'http://p'}\n", `a2a.services[0].name: must be 1-64 letters, digits, - or _, got "a@b"`},
+		{"a2a service reserved", "a2a:\n  services:\n    - {name: v1, endpoint: 'http://p'}\n", `a2a.services[0].name: "v1" is reserved: /a2a/v1 is a binding's path (names v<digits> are reserved)`},
 		{"a2a service twice", "a2a:\n  services:\n    - {name: p, endpoint: 'http://p'}\n    - {name: p, endpoint: 'http://q'}\n", `a2a.services[1].name: "p" is used by another service`},
 		{"a2a endpoint", "a2a:\n  services:\n    - {name: p}\n", "a2a.services[0].endpoint: is required"},
 		{"a2a endpoint scheme", "a2a:\n  services:\n    - {name: p, endpoint: 'grpc://p'}\n", "a2a.services[0].endpoint: must be an absolute http:// or https:// URL"},

@@ -74,6 +74,7 @@ func (c *Config) validate(p *problems) {
 	c.validatePlanning(v)
 	c.validateEvaluation(v)
 	c.validateApprovals(v)
+	c.validateQuestions(v)
 	c.validateMemory(v)
 	c.validateAttachments(v)
 	c.validateCompaction(v)

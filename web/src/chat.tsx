@@ -7,6 +7,7 @@ import { useSignal } from './state';
 import { apply, newRun, type Plan, type RunView } from './run';
 import { PlanPanel, Transcript, type Message } from './transcript';
 import { ApprovalDialog } from './approval';
+import { QuestionCard } from './question';
 import { Chips, readAttachment, type Attachment } from './attach';
 
 interface Session {
@@ -313,6 +314,7 @@ export function Chat() {
             )}
           </p>
         )}
+        {live && live.questions.length > 0 && <QuestionCard s={s} run={live} onError={setErr} />}
         <Composer
           s={s}
           busy={busy}

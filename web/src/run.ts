@@ -29,6 +29,14 @@ export interface Approval {
   missing?: unknown;
 }
 
+export interface Question {
+  question_id: string;
+  question: string;
+  options?: string[];
+  multi?: boolean;
+  free_text?: boolean;
+}
+
 export interface PlanStep {
   title: string;
   status: string; // pending, running, completed, failed, skipped
@@ -59,11 +67,12 @@ export interface RunView {
   stopReason?: string;
   answer?: string;
   pending: Approval[];
+  questions: Question[];
   plan?: Plan;
 }
 
 export function newRun(question: string, attachments?: Attachment[]): RunView {
-  return { runId: '', sessionId: '', question, attachments, items: [], lastSeq: 0, events: 0, state: 'running', pending: [] };
+  return { runId: '', sessionId: '', question, attachments, items: [], lastSeq: 0, events: 0, state: 'running', pending: [], questions: [] };
 }
 
 function textItem(v: RunView, round: number) {
@@ -140,6 +149,15 @@ export function apply(v: RunView, ev: RunEvent) {
       if (!v.pending.length) v.state = 'running';
       v.items.push({ kind: 'note', text: `${d.tool}: ${d.state}${d.reason ? ' — ' + d.reason : ''} (${d.decided_by})` });
       break;
+    case 'user_input_required':
+      v.state = 'waiting_input';
+      v.questions = [...v.questions.filter((q) => q.question_id !== d.question_id), d as Question];
+      break;
+    case 'user_input_answered':
+      v.questions = v.questions.filter((q) => q.question_id !== d.question_id);
+      if (!v.questions.length && !v.pending.length) v.state = 'running';
+      v.items.push({ kind: 'note', text: d.declined ? 'question declined' : `answered: ${Array.isArray(d.answer) ? d.answer.join(', ') : d.answer}` });
+      break;
     case 'compaction':
       v.items.push({ kind: 'note', text: `compaction: ${d.messages} messages, ${d.tokens_before} → ${d.tokens_after} tokens`, error: !!d.error });
       break;
@@ -160,6 +178,7 @@ export function apply(v: RunView, ev: RunEvent) {
       v.answer = d.answer;
       if (d.usage) v.usage = d.usage;
       v.pending = [];
+      v.questions = [];
       break;
   }
 }

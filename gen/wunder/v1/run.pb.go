@@ -280,6 +280,8 @@ const (
 	// The model left out required arguments: the person supplies them (an
 	// edit), with missing as their JSON Schema.
 	ApprovalKind_APPROVAL_KIND_PARAM_REQUIRED ApprovalKind = 2
+	// The model asks the user a question (ask_user): answer it with Answer.
+	ApprovalKind_APPROVAL_KIND_QUESTION ApprovalKind = 3
 )
 
 // Enum value maps for ApprovalKind.
@@ -288,11 +290,13 @@ var (
 		0: "APPROVAL_KIND_UNSPECIFIED",
 		1: "APPROVAL_KIND_AUTHORIZATION",
 		2: "APPROVAL_KIND_PARAM_REQUIRED",
+		3: "APPROVAL_KIND_QUESTION",
 	}
 	ApprovalKind_value = map[string]int32{
 		"APPROVAL_KIND_UNSPECIFIED":    0,
 		"APPROVAL_KIND_AUTHORIZATION":  1,
 		"APPROVAL_KIND_PARAM_REQUIRED": 2,
+		"APPROVAL_KIND_QUESTION":       3,
 	}
 )
 
@@ -333,6 +337,8 @@ const (
 	ApprovalState_APPROVAL_STATE_EDITED      ApprovalState = 3
 	ApprovalState_APPROVAL_STATE_REJECTED    ApprovalState = 4
 	ApprovalState_APPROVAL_STATE_CANCELLED   ApprovalState = 5
+	// A question that was answered.
+	ApprovalState_APPROVAL_STATE_ANSWERED ApprovalState = 6
 )
 
 // Enum value maps for ApprovalState.
@@ -344,6 +350,7 @@ var (
 		3: "APPROVAL_STATE_EDITED",
 		4: "APPROVAL_STATE_REJECTED",
 		5: "APPROVAL_STATE_CANCELLED",
+		6: "APPROVAL_STATE_ANSWERED",
 	}
 	ApprovalState_value = map[string]int32{
 		"APPROVAL_STATE_UNSPECIFIED": 0,
@@ -352,6 +359,7 @@ var (
 		"APPROVAL_STATE_EDITED":      3,
 		"APPROVAL_STATE_REJECTED":    4,
 		"APPROVAL_STATE_CANCELLED":   5,
+		"APPROVAL_STATE_ANSWERED":    6,
 	}
 )
 
@@ -397,6 +405,10 @@ const (
 	Decision_DECISION_REJECT Decision = 3
 	// End the run cancelled.
 	Decision_DECISION_CANCEL Decision = 4
+	// Answer a question (Answer).
+	Decision_DECISION_ANSWER Decision = 5
+	// Leave a question unanswered: the model reads that and goes on.
+	Decision_DECISION_DECLINE Decision = 6
 )
 
 // Enum value maps for Decision.
@@ -407,6 +419,8 @@ var (
 		2: "DECISION_EDIT",
 		3: "DECISION_REJECT",
 		4: "DECISION_CANCEL",
+		5: "DECISION_ANSWER",
+		6: "DECISION_DECLINE",
 	}
 	Decision_value = map[string]int32{
 		"DECISION_UNSPECIFIED": 0,
@@ -414,6 +428,8 @@ var (
 		"DECISION_EDIT":        2,
 		"DECISION_REJECT":      3,
 		"DECISION_CANCEL":      4,
+		"DECISION_ANSWER":      5,
+		"DECISION_DECLINE":     6,
 	}
 )
 
@@ -677,6 +693,14 @@ type Event struct {
 	// approval_decided: the run goes on after its approvals were decided;
 	// data has approval_id, tool, state (approved, edited, rejected,
 	// cancelled), decision, arguments (of an edit), reason and decided_by.
+	//
+	// user_input_required: the model asks the user (ask_user) and the run
+	// enters waiting_input; data has question_id, question, options, multi,
+	// free_text, default, call_id, round and expires_at. Answer it with
+	// RunService.Answer; the stream stays open across the wait.
+	//
+	// user_input_answered: the run goes on after its question was answered;
+	// data has question_id, answer (or declined) and answered_by.
 	Type string `protobuf:"bytes,4,opt,name=type,proto3" json:"type,omitempty"`
 	// The payload: the same JSON object as the data of the SSE event, as a
 	// Struct (numbers become doubles; every number wunder emits fits). The
@@ -1592,8 +1616,13 @@ type Approval struct {
 	EditedArguments *structpb.Struct       `protobuf:"bytes,15,opt,name=edited_arguments,json=editedArguments,proto3" json:"edited_arguments,omitempty"`
 	CreateTime      *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
 	// When approvals.timeout_s decides it, if nobody did; unset for never.
-	ExpireTime    *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
-	DecideTime    *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=decide_time,json=decideTime,proto3" json:"decide_time,omitempty"`
+	ExpireTime *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=expire_time,json=expireTime,proto3" json:"expire_time,omitempty"`
+	DecideTime *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=decide_time,json=decideTime,proto3" json:"decide_time,omitempty"`
+	// The question of a question (APPROVAL_KIND_QUESTION).
+	Question *Question `protobuf:"bytes,19,opt,name=question,proto3" json:"question,omitempty"`
+	// The answer of an answered question: one item, or several for a
+	// multiple choice.
+	Answer        []string `protobuf:"bytes,20,rep,name=answer,proto3" json:"answer,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1754,6 +1783,102 @@ func (x *Approval) GetDecideTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Approval) GetQuestion() *Question {
+	if x != nil {
+		return x.Question
+	}
+	return nil
+}
+
+func (x *Approval) GetAnswer() []string {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
+}
+
+// Question is what the model asks the user (ask_user).
+type Question struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Question string                 `protobuf:"bytes,1,opt,name=question,proto3" json:"question,omitempty"`
+	// The answers to pick from; none for an open question.
+	Options []string `protobuf:"bytes,2,rep,name=options,proto3" json:"options,omitempty"`
+	// Several options may be picked.
+	Multi bool `protobuf:"varint,3,opt,name=multi,proto3" json:"multi,omitempty"`
+	// An answer in the user's own words is taken besides the options.
+	FreeText bool `protobuf:"varint,4,opt,name=free_text,json=freeText,proto3" json:"free_text,omitempty"`
+	// What the question answers itself with when nobody answers in time
+	// (questions.on_timeout default); empty for none.
+	DefaultAnswer []string `protobuf:"bytes,5,rep,name=default_answer,json=defaultAnswer,proto3" json:"default_answer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Question) Reset() {
+	*x = Question{}
+	mi := &file_wunder_v1_run_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Question) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Question) ProtoMessage() {}
+
+func (x *Question) ProtoReflect() protoreflect.Message {
+	mi := &file_wunder_v1_run_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Question.ProtoReflect.Descriptor instead.
+func (*Question) Descriptor() ([]byte, []int) {
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *Question) GetQuestion() string {
+	if x != nil {
+		return x.Question
+	}
+	return ""
+}
+
+func (x *Question) GetOptions() []string {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+func (x *Question) GetMulti() bool {
+	if x != nil {
+		return x.Multi
+	}
+	return false
+}
+
+func (x *Question) GetFreeText() bool {
+	if x != nil {
+		return x.FreeText
+	}
+	return false
+}
+
+func (x *Question) GetDefaultAnswer() []string {
+	if x != nil {
+		return x.DefaultAnswer
+	}
+	return nil
+}
+
 // ListApprovalsRequest names a run.
 type ListApprovalsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1766,7 +1891,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_wunder_v1_run_proto_msgTypes[16]
+	mi := &file_wunder_v1_run_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1778,7 +1903,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[16]
+	mi := &file_wunder_v1_run_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1791,7 +1916,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{16}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListApprovalsRequest) GetUserId() string {
@@ -1818,7 +1943,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_wunder_v1_run_proto_msgTypes[17]
+	mi := &file_wunder_v1_run_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1830,7 +1955,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[17]
+	mi := &file_wunder_v1_run_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1843,7 +1968,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{17}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -1871,7 +1996,7 @@ type DecideRequest struct {
 
 func (x *DecideRequest) Reset() {
 	*x = DecideRequest{}
-	mi := &file_wunder_v1_run_proto_msgTypes[18]
+	mi := &file_wunder_v1_run_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1883,7 +2008,7 @@ func (x *DecideRequest) String() string {
 func (*DecideRequest) ProtoMessage() {}
 
 func (x *DecideRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[18]
+	mi := &file_wunder_v1_run_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1896,7 +2021,7 @@ func (x *DecideRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideRequest.ProtoReflect.Descriptor instead.
 func (*DecideRequest) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{18}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DecideRequest) GetUserId() string {
@@ -1951,7 +2076,7 @@ type DecideResponse struct {
 
 func (x *DecideResponse) Reset() {
 	*x = DecideResponse{}
-	mi := &file_wunder_v1_run_proto_msgTypes[19]
+	mi := &file_wunder_v1_run_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1963,7 +2088,7 @@ func (x *DecideResponse) String() string {
 func (*DecideResponse) ProtoMessage() {}
 
 func (x *DecideResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[19]
+	mi := &file_wunder_v1_run_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1976,12 +2101,130 @@ func (x *DecideResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
 func (*DecideResponse) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{19}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DecideResponse) GetApproval() *Approval {
 	if x != nil {
 		return x.Approval
+	}
+	return nil
+}
+
+// AnswerRequest answers a run's question.
+type AnswerRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Scopes the run to this user; empty lets an admin answer on any run.
+	UserId string `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	RunId  string `protobuf:"bytes,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// The question (its approval_id); empty for the run's one pending
+	// question.
+	QuestionId string `protobuf:"bytes,3,opt,name=question_id,json=questionId,proto3" json:"question_id,omitempty"`
+	// The answer: one item, or several for a multiple choice.
+	Answer        []string `protobuf:"bytes,4,rep,name=answer,proto3" json:"answer,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnswerRequest) Reset() {
+	*x = AnswerRequest{}
+	mi := &file_wunder_v1_run_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnswerRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnswerRequest) ProtoMessage() {}
+
+func (x *AnswerRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wunder_v1_run_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnswerRequest.ProtoReflect.Descriptor instead.
+func (*AnswerRequest) Descriptor() ([]byte, []int) {
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *AnswerRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *AnswerRequest) GetRunId() string {
+	if x != nil {
+		return x.RunId
+	}
+	return ""
+}
+
+func (x *AnswerRequest) GetQuestionId() string {
+	if x != nil {
+		return x.QuestionId
+	}
+	return ""
+}
+
+func (x *AnswerRequest) GetAnswer() []string {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
+}
+
+// AnswerResponse carries the answered question.
+type AnswerResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Question      *Approval              `protobuf:"bytes,1,opt,name=question,proto3" json:"question,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnswerResponse) Reset() {
+	*x = AnswerResponse{}
+	mi := &file_wunder_v1_run_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnswerResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnswerResponse) ProtoMessage() {}
+
+func (x *AnswerResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wunder_v1_run_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnswerResponse.ProtoReflect.Descriptor instead.
+func (*AnswerResponse) Descriptor() ([]byte, []int) {
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *AnswerResponse) GetQuestion() *Approval {
+	if x != nil {
+		return x.Question
 	}
 	return nil
 }
@@ -2090,7 +2333,7 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"page_token\x18\x05 \x01(\tR\tpageToken\"^\n" +
 	"\x10ListRunsResponse\x12\"\n" +
 	"\x04runs\x18\x01 \x03(\v2\x0e.wunder.v1.RunR\x04runs\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x94\x06\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xdd\x06\n" +
 	"\bApproval\x12\x1f\n" +
 	"\vapproval_id\x18\x01 \x01(\tR\n" +
 	"approvalId\x12\x15\n" +
@@ -2116,7 +2359,15 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\vexpire_time\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"expireTime\x12;\n" +
 	"\vdecide_time\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"decideTime\"F\n" +
+	"decideTime\x12/\n" +
+	"\bquestion\x18\x13 \x01(\v2\x13.wunder.v1.QuestionR\bquestion\x12\x16\n" +
+	"\x06answer\x18\x14 \x03(\tR\x06answer\"\x9a\x01\n" +
+	"\bQuestion\x12\x1a\n" +
+	"\bquestion\x18\x01 \x01(\tR\bquestion\x12\x18\n" +
+	"\aoptions\x18\x02 \x03(\tR\aoptions\x12\x14\n" +
+	"\x05multi\x18\x03 \x01(\bR\x05multi\x12\x1b\n" +
+	"\tfree_text\x18\x04 \x01(\bR\bfreeText\x12%\n" +
+	"\x0edefault_answer\x18\x05 \x03(\tR\rdefaultAnswer\"F\n" +
 	"\x14ListApprovalsRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\"J\n" +
@@ -2131,7 +2382,15 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\targuments\x18\x05 \x01(\v2\x17.google.protobuf.StructR\targuments\x12\x16\n" +
 	"\x06reason\x18\x06 \x01(\tR\x06reason\"A\n" +
 	"\x0eDecideResponse\x12/\n" +
-	"\bapproval\x18\x01 \x01(\v2\x13.wunder.v1.ApprovalR\bapproval*\xf0\x01\n" +
+	"\bapproval\x18\x01 \x01(\v2\x13.wunder.v1.ApprovalR\bapproval\"x\n" +
+	"\rAnswerRequest\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x15\n" +
+	"\x06run_id\x18\x02 \x01(\tR\x05runId\x12\x1f\n" +
+	"\vquestion_id\x18\x03 \x01(\tR\n" +
+	"questionId\x12\x16\n" +
+	"\x06answer\x18\x04 \x03(\tR\x06answer\"A\n" +
+	"\x0eAnswerResponse\x12/\n" +
+	"\bquestion\x18\x01 \x01(\v2\x13.wunder.v1.ApprovalR\bquestion*\xf0\x01\n" +
 	"\bRunState\x12\x19\n" +
 	"\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10RUN_STATE_QUEUED\x10\x01\x12\x15\n" +
@@ -2158,24 +2417,28 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x19APPROVAL_MODE_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15APPROVAL_MODE_SUGGEST\x10\x01\x12\x1b\n" +
 	"\x17APPROVAL_MODE_AUTO_EDIT\x10\x02\x12\x1b\n" +
-	"\x17APPROVAL_MODE_FULL_AUTO\x10\x03*p\n" +
+	"\x17APPROVAL_MODE_FULL_AUTO\x10\x03*\x8c\x01\n" +
 	"\fApprovalKind\x12\x1d\n" +
 	"\x19APPROVAL_KIND_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bAPPROVAL_KIND_AUTHORIZATION\x10\x01\x12 \n" +
-	"\x1cAPPROVAL_KIND_PARAM_REQUIRED\x10\x02*\xbe\x01\n" +
+	"\x1cAPPROVAL_KIND_PARAM_REQUIRED\x10\x02\x12\x1a\n" +
+	"\x16APPROVAL_KIND_QUESTION\x10\x03*\xdb\x01\n" +
 	"\rApprovalState\x12\x1e\n" +
 	"\x1aAPPROVAL_STATE_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16APPROVAL_STATE_PENDING\x10\x01\x12\x1b\n" +
 	"\x17APPROVAL_STATE_APPROVED\x10\x02\x12\x19\n" +
 	"\x15APPROVAL_STATE_EDITED\x10\x03\x12\x1b\n" +
 	"\x17APPROVAL_STATE_REJECTED\x10\x04\x12\x1c\n" +
-	"\x18APPROVAL_STATE_CANCELLED\x10\x05*w\n" +
+	"\x18APPROVAL_STATE_CANCELLED\x10\x05\x12\x1b\n" +
+	"\x17APPROVAL_STATE_ANSWERED\x10\x06*\xa2\x01\n" +
 	"\bDecision\x12\x18\n" +
 	"\x14DECISION_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10DECISION_APPROVE\x10\x01\x12\x11\n" +
 	"\rDECISION_EDIT\x10\x02\x12\x13\n" +
 	"\x0fDECISION_REJECT\x10\x03\x12\x13\n" +
-	"\x0fDECISION_CANCEL\x10\x042\x9a\x04\n" +
+	"\x0fDECISION_CANCEL\x10\x04\x12\x13\n" +
+	"\x0fDECISION_ANSWER\x10\x05\x12\x14\n" +
+	"\x10DECISION_DECLINE\x10\x062\xd9\x04\n" +
 	"\n" +
 	"RunService\x126\n" +
 	"\x03Run\x12\x15.wunder.v1.RunRequest\x1a\x16.wunder.v1.RunResponse0\x01\x12?\n" +
@@ -2185,7 +2448,8 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x06GetRun\x12\x18.wunder.v1.GetRunRequest\x1a\x19.wunder.v1.GetRunResponse\x12C\n" +
 	"\bListRuns\x12\x1a.wunder.v1.ListRunsRequest\x1a\x1b.wunder.v1.ListRunsResponse\x12R\n" +
 	"\rListApprovals\x12\x1f.wunder.v1.ListApprovalsRequest\x1a .wunder.v1.ListApprovalsResponse\x12=\n" +
-	"\x06Decide\x12\x18.wunder.v1.DecideRequest\x1a\x19.wunder.v1.DecideResponseB1Z/github.com/wunder/wunder/gen/wunder/v1;wunderv1b\x06proto3"
+	"\x06Decide\x12\x18.wunder.v1.DecideRequest\x1a\x19.wunder.v1.DecideResponse\x12=\n" +
+	"\x06Answer\x12\x18.wunder.v1.AnswerRequest\x1a\x19.wunder.v1.AnswerResponseB1Z/github.com/wunder/wunder/gen/wunder/v1;wunderv1b\x06proto3"
 
 var (
 	file_wunder_v1_run_proto_rawDescOnce sync.Once
@@ -2200,7 +2464,7 @@ func file_wunder_v1_run_proto_rawDescGZIP() []byte {
 }
 
 var file_wunder_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_wunder_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_wunder_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_wunder_v1_run_proto_goTypes = []any{
 	(RunState)(0),                 // 0: wunder.v1.RunState
 	(StopReason)(0),               // 1: wunder.v1.StopReason
@@ -2225,71 +2489,78 @@ var file_wunder_v1_run_proto_goTypes = []any{
 	(*ListRunsRequest)(nil),       // 20: wunder.v1.ListRunsRequest
 	(*ListRunsResponse)(nil),      // 21: wunder.v1.ListRunsResponse
 	(*Approval)(nil),              // 22: wunder.v1.Approval
-	(*ListApprovalsRequest)(nil),  // 23: wunder.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil), // 24: wunder.v1.ListApprovalsResponse
-	(*DecideRequest)(nil),         // 25: wunder.v1.DecideRequest
-	(*DecideResponse)(nil),        // 26: wunder.v1.DecideResponse
-	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 28: google.protobuf.Struct
-	(*Attachment)(nil),            // 29: wunder.v1.Attachment
+	(*Question)(nil),              // 23: wunder.v1.Question
+	(*ListApprovalsRequest)(nil),  // 24: wunder.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil), // 25: wunder.v1.ListApprovalsResponse
+	(*DecideRequest)(nil),         // 26: wunder.v1.DecideRequest
+	(*DecideResponse)(nil),        // 27: wunder.v1.DecideResponse
+	(*AnswerRequest)(nil),         // 28: wunder.v1.AnswerRequest
+	(*AnswerResponse)(nil),        // 29: wunder.v1.AnswerResponse
+	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 31: google.protobuf.Struct
+	(*Attachment)(nil),            // 32: wunder.v1.Attachment
 }
 var file_wunder_v1_run_proto_depIdxs = []int32{
 	0,  // 0: wunder.v1.Run.state:type_name -> wunder.v1.RunState
 	1,  // 1: wunder.v1.Run.stop_reason:type_name -> wunder.v1.StopReason
 	7,  // 2: wunder.v1.Run.usage:type_name -> wunder.v1.Usage
-	27, // 3: wunder.v1.Run.create_time:type_name -> google.protobuf.Timestamp
-	27, // 4: wunder.v1.Run.start_time:type_name -> google.protobuf.Timestamp
-	27, // 5: wunder.v1.Run.finish_time:type_name -> google.protobuf.Timestamp
-	28, // 6: wunder.v1.Event.data:type_name -> google.protobuf.Struct
-	27, // 7: wunder.v1.Event.time:type_name -> google.protobuf.Timestamp
+	30, // 3: wunder.v1.Run.create_time:type_name -> google.protobuf.Timestamp
+	30, // 4: wunder.v1.Run.start_time:type_name -> google.protobuf.Timestamp
+	30, // 5: wunder.v1.Run.finish_time:type_name -> google.protobuf.Timestamp
+	31, // 6: wunder.v1.Event.data:type_name -> google.protobuf.Struct
+	30, // 7: wunder.v1.Event.time:type_name -> google.protobuf.Timestamp
 	2,  // 8: wunder.v1.RunRequest.tool_call_mode:type_name -> wunder.v1.ToolCallMode
 	3,  // 9: wunder.v1.RunRequest.approval_mode:type_name -> wunder.v1.ApprovalMode
-	29, // 10: wunder.v1.RunRequest.attachments:type_name -> wunder.v1.Attachment
+	32, // 10: wunder.v1.RunRequest.attachments:type_name -> wunder.v1.Attachment
 	9,  // 11: wunder.v1.RunResponse.event:type_name -> wunder.v1.Event
 	9,  // 12: wunder.v1.FollowResponse.event:type_name -> wunder.v1.Event
 	2,  // 13: wunder.v1.SubmitRequest.tool_call_mode:type_name -> wunder.v1.ToolCallMode
 	3,  // 14: wunder.v1.SubmitRequest.approval_mode:type_name -> wunder.v1.ApprovalMode
-	29, // 15: wunder.v1.SubmitRequest.attachments:type_name -> wunder.v1.Attachment
+	32, // 15: wunder.v1.SubmitRequest.attachments:type_name -> wunder.v1.Attachment
 	8,  // 16: wunder.v1.SubmitResponse.run:type_name -> wunder.v1.Run
 	8,  // 17: wunder.v1.CancelResponse.run:type_name -> wunder.v1.Run
 	8,  // 18: wunder.v1.GetRunResponse.run:type_name -> wunder.v1.Run
 	0,  // 19: wunder.v1.ListRunsRequest.states:type_name -> wunder.v1.RunState
 	8,  // 20: wunder.v1.ListRunsResponse.runs:type_name -> wunder.v1.Run
 	4,  // 21: wunder.v1.Approval.kind:type_name -> wunder.v1.ApprovalKind
-	28, // 22: wunder.v1.Approval.arguments:type_name -> google.protobuf.Struct
-	28, // 23: wunder.v1.Approval.missing:type_name -> google.protobuf.Struct
+	31, // 22: wunder.v1.Approval.arguments:type_name -> google.protobuf.Struct
+	31, // 23: wunder.v1.Approval.missing:type_name -> google.protobuf.Struct
 	6,  // 24: wunder.v1.Approval.decisions:type_name -> wunder.v1.Decision
 	5,  // 25: wunder.v1.Approval.state:type_name -> wunder.v1.ApprovalState
 	6,  // 26: wunder.v1.Approval.decision:type_name -> wunder.v1.Decision
-	28, // 27: wunder.v1.Approval.edited_arguments:type_name -> google.protobuf.Struct
-	27, // 28: wunder.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
-	27, // 29: wunder.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
-	27, // 30: wunder.v1.Approval.decide_time:type_name -> google.protobuf.Timestamp
-	22, // 31: wunder.v1.ListApprovalsResponse.approvals:type_name -> wunder.v1.Approval
-	6,  // 32: wunder.v1.DecideRequest.decision:type_name -> wunder.v1.Decision
-	28, // 33: wunder.v1.DecideRequest.arguments:type_name -> google.protobuf.Struct
-	22, // 34: wunder.v1.DecideResponse.approval:type_name -> wunder.v1.Approval
-	10, // 35: wunder.v1.RunService.Run:input_type -> wunder.v1.RunRequest
-	12, // 36: wunder.v1.RunService.Follow:input_type -> wunder.v1.FollowRequest
-	14, // 37: wunder.v1.RunService.Submit:input_type -> wunder.v1.SubmitRequest
-	16, // 38: wunder.v1.RunService.Cancel:input_type -> wunder.v1.CancelRequest
-	18, // 39: wunder.v1.RunService.GetRun:input_type -> wunder.v1.GetRunRequest
-	20, // 40: wunder.v1.RunService.ListRuns:input_type -> wunder.v1.ListRunsRequest
-	23, // 41: wunder.v1.RunService.ListApprovals:input_type -> wunder.v1.ListApprovalsRequest
-	25, // 42: wunder.v1.RunService.Decide:input_type -> wunder.v1.DecideRequest
-	11, // 43: wunder.v1.RunService.Run:output_type -> wunder.v1.RunResponse
-	13, // 44: wunder.v1.RunService.Follow:output_type -> wunder.v1.FollowResponse
-	15, // 45: wunder.v1.RunService.Submit:output_type -> wunder.v1.SubmitResponse
-	17, // 46: wunder.v1.RunService.Cancel:output_type -> wunder.v1.CancelResponse
-	19, // 47: wunder.v1.RunService.GetRun:output_type -> wunder.v1.GetRunResponse
-	21, // 48: wunder.v1.RunService.ListRuns:output_type -> wunder.v1.ListRunsResponse
-	24, // 49: wunder.v1.RunService.ListApprovals:output_type -> wunder.v1.ListApprovalsResponse
-	26, // 50: wunder.v1.RunService.Decide:output_type -> wunder.v1.DecideResponse
-	43, // [43:51] is the sub-list for method output_type
-	35, // [35:43] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	31, // 27: wunder.v1.Approval.edited_arguments:type_name -> google.protobuf.Struct
+	30, // 28: wunder.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
+	30, // 29: wunder.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
+	30, // 30: wunder.v1.Approval.decide_time:type_name -> google.protobuf.Timestamp
+	23, // 31: wunder.v1.Approval.question:type_name -> wunder.v1.Question
+	22, // 32: wunder.v1.ListApprovalsResponse.approvals:type_name -> wunder.v1.Approval
+	6,  // 33: wunder.v1.DecideRequest.decision:type_name -> wunder.v1.Decision
+	31, // 34: wunder.v1.DecideRequest.arguments:type_name -> google.protobuf.Struct
+	22, // 35: wunder.v1.DecideResponse.approval:type_name -> wunder.v1.Approval
+	22, // 36: wunder.v1.AnswerResponse.question:type_name -> wunder.v1.Approval
+	10, // 37: wunder.v1.RunService.Run:input_type -> wunder.v1.RunRequest
+	12, // 38: wunder.v1.RunService.Follow:input_type -> wunder.v1.FollowRequest
+	14, // 39: wunder.v1.RunService.Submit:input_type -> wunder.v1.SubmitRequest
+	16, // 40: wunder.v1.RunService.Cancel:input_type -> wunder.v1.CancelRequest
+	18, // 41: wunder.v1.RunService.GetRun:input_type -> wunder.v1.GetRunRequest
+	20, // 42: wunder.v1.RunService.ListRuns:input_type -> wunder.v1.ListRunsRequest
+	24, // 43: wunder.v1.RunService.ListApprovals:input_type -> wunder.v1.ListApprovalsRequest
+	26, // 44: wunder.v1.RunService.Decide:input_type -> wunder.v1.DecideRequest
+	28, // 45: wunder.v1.RunService.Answer:input_type -> wunder.v1.AnswerRequest
+	11, // 46: wunder.v1.RunService.Run:output_type -> wunder.v1.RunResponse
+	13, // 47: wunder.v1.RunService.Follow:output_type -> wunder.v1.FollowResponse
+	15, // 48: wunder.v1.RunService.Submit:output_type -> wunder.v1.SubmitResponse
+	17, // 49: wunder.v1.RunService.Cancel:output_type -> wunder.v1.CancelResponse
+	19, // 50: wunder.v1.RunService.GetRun:output_type -> wunder.v1.GetRunResponse
+	21, // 51: wunder.v1.RunService.ListRuns:output_type -> wunder.v1.ListRunsResponse
+	25, // 52: wunder.v1.RunService.ListApprovals:output_type -> wunder.v1.ListApprovalsResponse
+	27, // 53: wunder.v1.RunService.Decide:output_type -> wunder.v1.DecideResponse
+	29, // 54: wunder.v1.RunService.Answer:output_type -> wunder.v1.AnswerResponse
+	46, // [46:55] is the sub-list for method output_type
+	37, // [37:46] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_wunder_v1_run_proto_init() }
@@ -2304,7 +2575,7 @@ func file_wunder_v1_run_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wunder_v1_run_proto_rawDesc), len(file_wunder_v1_run_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   20,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -50,6 +50,8 @@ const (
 	RunServiceListApprovalsProcedure = "/wunder.v1.RunService/ListApprovals"
 	// RunServiceDecideProcedure is the fully-qualified name of the RunService's Decide RPC.
 	RunServiceDecideProcedure = "/wunder.v1.RunService/Decide"
+	// RunServiceAnswerProcedure is the fully-qualified name of the RunService's Answer RPC.
+	RunServiceAnswerProcedure = "/wunder.v1.RunService/Answer"
 )
 
 // RunServiceClient is a client for the wunder.v1.RunService service.
@@ -83,6 +85,15 @@ type RunServiceClient interface {
 	// decision on the same approval is FAILED_PRECONDITION (reason CONFLICT);
 	// a decision the approval does not offer is INVALID_ARGUMENT.
 	Decide(context.Context, *connect.Request[v1.DecideRequest]) (*connect.Response[v1.DecideResponse], error)
+	// Answer answers the question a run asks the user (the ask_user tool;
+	// the run is in RUN_STATE_WAITING_INPUT and its log has a
+	// user_input_required event per question). The run goes on with the same
+	// run id, the answer as the call's result. An answer the question does
+	// not take (not one of its options, several for a single choice) is
+	// INVALID_ARGUMENT; a second answer is FAILED_PRECONDITION (reason
+	// CONFLICT). Decide with DECISION_DECLINE or DECISION_CANCEL on the
+	// question's approval_id declines it or ends the run.
+	Answer(context.Context, *connect.Request[v1.AnswerRequest]) (*connect.Response[v1.AnswerResponse], error)
 }
 
 // NewRunServiceClient constructs a client for the wunder.v1.RunService service. By default, it uses
@@ -144,6 +155,12 @@ func NewRunServiceClient(httpClient connect.HTTPClient, baseURL string, opts ...
 			connect.WithSchema(runServiceMethods.ByName("Decide")),
 			connect.WithClientOptions(opts...),
 		),
+		answer: connect.NewClient[v1.AnswerRequest, v1.AnswerResponse](
+			httpClient,
+			baseURL+RunServiceAnswerProcedure,
+			connect.WithSchema(runServiceMethods.ByName("Answer")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -157,6 +174,7 @@ type runServiceClient struct {
 	listRuns      *connect.Client[v1.ListRunsRequest, v1.ListRunsResponse]
 	listApprovals *connect.Client[v1.ListApprovalsRequest, v1.ListApprovalsResponse]
 	decide        *connect.Client[v1.DecideRequest, v1.DecideResponse]
+	answer        *connect.Client[v1.AnswerRequest, v1.AnswerResponse]
 }
 
 // Run calls wunder.v1.RunService.Run.
@@ -199,6 +217,11 @@ func (c *runServiceClient) Decide(ctx context.Context, req *connect.Request[v1.D
 	return c.decide.CallUnary(ctx, req)
 }
 
+// Answer calls wunder.v1.RunService.Answer.
+func (c *runServiceClient) Answer(ctx context.Context, req *connect.Request[v1.AnswerRequest]) (*connect.Response[v1.AnswerResponse], error) {
+	return c.answer.CallUnary(ctx, req)
+}
+
 // RunServiceHandler is an implementation of the wunder.v1.RunService service.
 type RunServiceHandler interface {
 	// Run starts a run and streams its events until the final one. The first
@@ -230,6 +253,15 @@ type RunServiceHandler interface {
 	// decision on the same approval is FAILED_PRECONDITION (reason CONFLICT);
 	// a decision the approval does not offer is INVALID_ARGUMENT.
 	Decide(context.Context, *connect.Request[v1.DecideRequest]) (*connect.Response[v1.DecideResponse], error)
+	// Answer answers the question a run asks the user (the ask_user tool;
+	// the run is in RUN_STATE_WAITING_INPUT and its log has a
+	// user_input_required event per question). The run goes on with the same
+	// run id, the answer as the call's result. An answer the question does
+	// not take (not one of its options, several for a single choice) is
+	// INVALID_ARGUMENT; a second answer is FAILED_PRECONDITION (reason
+	// CONFLICT). Decide with DECISION_DECLINE or DECISION_CANCEL on the
+	// question's approval_id declines it or ends the run.
+	Answer(context.Context, *connect.Request[v1.AnswerRequest]) (*connect.Response[v1.AnswerResponse], error)
 }
 
 // NewRunServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -287,6 +319,12 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 		connect.WithSchema(runServiceMethods.ByName("Decide")),
 		connect.WithHandlerOptions(opts...),
 	)
+	runServiceAnswerHandler := connect.NewUnaryHandler(
+		RunServiceAnswerProcedure,
+		svc.Answer,
+		connect.WithSchema(runServiceMethods.ByName("Answer")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/wunder.v1.RunService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case RunServiceRunProcedure:
@@ -305,6 +343,8 @@ func NewRunServiceHandler(svc RunServiceHandler, opts ...connect.HandlerOption) 
 			runServiceListApprovalsHandler.ServeHTTP(w, r)
 		case RunServiceDecideProcedure:
 			runServiceDecideHandler.ServeHTTP(w, r)
+		case RunServiceAnswerProcedure:
+			runServiceAnswerHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -344,4 +384,8 @@ func (UnimplementedRunServiceHandler) ListApprovals(context.Context, *connect.Re
 
 func (UnimplementedRunServiceHandler) Decide(context.Context, *connect.Request[v1.DecideRequest]) (*connect.Response[v1.DecideResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wunder.v1.RunService.Decide is not implemented"))
+}
+
+func (UnimplementedRunServiceHandler) Answer(context.Context, *connect.Request[v1.AnswerRequest]) (*connect.Response[v1.AnswerResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wunder.v1.RunService.Answer is not implemented"))
 }
