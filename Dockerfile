@@ -22,6 +22,11 @@ RUN apt-get update \
  && groupadd --system --gid 10001 wunder \
  && useradd --system --uid 10001 --gid wunder --home-dir /var/lib/wunder --create-home wunder
 COPY --from=build /out/wunder /usr/local/bin/wunder
+# The shipped skills (skills/ in the repository). skills.paths defaults to
+# <data dir>/skills (uploads, in the volume) and skills relative to the
+# working directory: this one, outside the volume, so a mounted volume
+# does not hide them and an image upgrade brings their new versions.
+COPY --chown=root:root skills /usr/share/wunder/skills
 
 # Listen on every interface inside the container. The server refuses to
 # start that way without WUNDER_API_KEY (or security.allow_unauthenticated).
@@ -29,10 +34,12 @@ ENV WUNDER_HOST=0.0.0.0 \
     WUNDER_PORT=8000 \
     WUNDER_DATA_DIR=/var/lib/wunder
 USER 10001:10001
-WORKDIR /var/lib/wunder
+WORKDIR /usr/share/wunder
 VOLUME ["/var/lib/wunder"]
 EXPOSE 8000
+# The shell form, so the port is the one the server listens on, also when
+# `docker run -e WUNDER_PORT=…` changes it.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
-    CMD ["wunder", "health", "--server", "http://127.0.0.1:8000"]
+    CMD wunder health --server "http://127.0.0.1:${WUNDER_PORT:-8000}"
 ENTRYPOINT ["tini", "--", "wunder"]
 CMD ["serve"]

@@ -6,12 +6,18 @@ PKGS     := ./...
 
 .PHONY: run build test lint bench bench-load clean tools generate proto-check web web-check
 
-## run: build bin/wunder and start the server on 127.0.0.1:8000 (SQLite and workspaces under ./data, no config needed)
-# The server is exec'd, not `go run`: Ctrl-C (SIGINT) or SIGTERM shuts it down
-# cleanly and `make run` exits 0, and bin/wunder is the same binary the
-# README's `./bin/wunder run ...` uses.
+## run: build bin/wunder and start the server on 127.0.0.1:8000 (SQLite and workspaces under ./data, no config needed; WUNDER_PORT=9000 for another port)
+# bin/wunder is the same binary the README's `./bin/wunder run ...` uses,
+# not `go run`. Ctrl-C shuts the server down cleanly and `make run` exits
+# 0. On a terminal, Ctrl-C sends SIGINT to the whole foreground process
+# group, make included, and make always ends itself by that signal (exit
+# 130) however its child exits; so there the server runs as a job of its
+# own (set -m) brought to the foreground (fg): Ctrl-C reaches the server
+# alone, and make exits with the server's status. Without a terminal
+# (CI, a pipe) the server is exec'd, and SIGINT or SIGTERM to it ends it
+# the same clean way.
 run: build
-	@exec ./bin/wunder serve
+	@if [ -t 0 ]; then set -m; ./bin/wunder serve & fg %1 >/dev/null; else exec ./bin/wunder serve; fi
 
 ## build: build bin/wunder (pure Go, no cgo)
 # -v names each package as it compiles: the first build on a fresh machine

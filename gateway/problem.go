@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
 	"strconv"
 
 	"github.com/wunder/wunder/internal/i18n"
@@ -19,6 +20,13 @@ type Problem struct {
 	Detail    string `json:"detail,omitempty"`
 	Code      string `json:"code"`
 	RequestID string `json:"request_id,omitempty"`
+	// The run a refusal is about, when it names one: the 429 of a user
+	// whose run waits for a person (orchestrator.PausedError) says which
+	// run, its state and where to decide it.
+	RunID     string `json:"run_id,omitempty"`
+	SessionID string `json:"session_id,omitempty"`
+	RunState  string `json:"run_state,omitempty"`
+	DecideURL string `json:"decide_url,omitempty"`
 }
 
 // problemType is the URI prefix of problem types; the code completes it.
@@ -50,7 +58,23 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if after, ok := orchestrator.RetryAfter(err); ok && status != http.StatusInternalServerError {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(after.Seconds()))))
 	}
-	writeLocalizedProblem(w, r, localizedProblem(r, status, code, errorMessage(r, code, err, msg)))
+	p := localizedProblem(r, status, code, errorMessage(r, code, err, msg))
+	var paused *orchestrator.PausedError
+	if errors.As(err, &paused) {
+		p.RunID, p.SessionID, p.RunState, p.DecideURL = paused.RunID, paused.SessionID, string(paused.State), decideURL(paused)
+		p.Detail = i18n.Messagef(i18n.FromContext(r.Context()), "busy_user_paused_at", paused.UserID, paused.RunID, string(paused.State), p.DecideURL)
+	}
+	writeLocalizedProblem(w, r, p)
+}
+
+// decideURL is where a paused run is decided: its pending approvals
+// (GET, then POST …/approvals/{approval_id}), or its question's answer.
+func decideURL(p *orchestrator.PausedError) string {
+	base := "/wunder/runs/" + url.PathEscape(p.RunID)
+	if p.State == orchestrator.RunWaitingInput {
+		return base + "/input"
+	}
+	return base + "/approvals"
 }
 
 // errorMessage is the message of err, whose code is code and whose

@@ -29,6 +29,7 @@ type Backend interface {
 	ListSessions(ctx context.Context, userID string, page orchestrator.Page) ([]*orchestrator.Session, error)
 	History(ctx context.Context, userID, sessionID string, limit int) ([]orchestrator.Message, error)
 	DeleteSession(ctx context.Context, userID, sessionID string) error
+	RenameSession(ctx context.Context, userID, sessionID, title string) (*orchestrator.Session, error)
 	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
 	Wait(ctx context.Context, userID, runID string, after int64, each func(orchestrator.Event) error) (orchestrator.Waited, error)
 	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
@@ -273,6 +274,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /wunder/sessions", s.handleListSessions)
 	s.mux.HandleFunc("GET /wunder/sessions/{session_id}", s.handleGetSession)
 	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
+	s.mux.HandleFunc("POST /wunder/sessions/{session_id}/title", s.handleRenameSession)
 	s.approvalRoutes()   // approvals.go
 	s.monitorRoutes()    // monitor.go
 	s.auditRoutes()      // audit.go

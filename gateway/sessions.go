@@ -81,3 +81,37 @@ func (s *Server) handleDeleteSession(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
+
+// renameRequest is the body of POST /wunder/sessions/{id}/title.
+type renameRequest struct {
+	UserID string `json:"user_id"`
+	Title  string `json:"title"`
+}
+
+// handleRenameSession is POST /wunder/sessions/{id}/title (the original
+// wunder's route, /wunder/chat/sessions/{id}/title, under wunder's
+// session path): {"title": "..."} renames the caller's session and
+// answers the session. The title is trimmed and must be one line of 1 to
+// orchestrator.MaxSessionTitle characters (400 invalid_argument naming
+// the limit); another user's session is 404, as a missing one.
+func (s *Server) handleRenameSession(w http.ResponseWriter, r *http.Request) {
+	var req renameRequest
+	if !decodeJSON(w, r, &req) {
+		return
+	}
+	named := req.UserID
+	if named == "" {
+		named = r.URL.Query().Get("user_id")
+	}
+	userID, err := scope(r, named)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	sess, err := s.b.RenameSession(r.Context(), userID, r.PathValue("session_id"), req.Title)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, sess)
+}

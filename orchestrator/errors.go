@@ -58,6 +58,19 @@ func messagef(sentinel error, key, format string, args ...any) error {
 	return &KeyedError{err: fmt.Errorf("%w: "+format, append([]any{sentinel}, args...)...), key: key, args: args}
 }
 
+// PausedError is the refusal (ErrBusy, 429 over HTTP) of a run whose
+// user's slot is held by a run paused for a person: it names that run, so
+// a front-end can say where to decide it. errors.Is finds ErrBusy, and
+// its message is a KeyedError's ("busy_user_paused").
+type PausedError struct {
+	UserID, RunID, SessionID string
+	State                    RunState // RunWaitingApproval or RunWaitingInput
+	err                      error
+}
+
+func (e *PausedError) Error() string { return e.err.Error() }
+func (e *PausedError) Unwrap() error { return e.err }
+
 // retryAfterError decorates an error with a hint for the client.
 type retryAfterError struct {
 	err   error

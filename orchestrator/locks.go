@@ -89,7 +89,7 @@ func (o *Orchestrator) slotLimit(req RunRequest) int {
 // runs holding one of the user's slots as the request's limit, else nil:
 // what a run whose slot was folded (not taken yet) is told before any
 // other refusal.
-func (o *Orchestrator) userAtLimit(req RunRequest) error {
+func (o *Orchestrator) userAtLimit(ctx context.Context, req RunRequest) error {
 	limit := o.slotLimit(req)
 	prefix := userSlotPrefix(req.UserID)
 	o.mu.Lock()
@@ -104,11 +104,25 @@ func (o *Orchestrator) userAtLimit(req RunRequest) error {
 	if n < limit {
 		return nil
 	}
-	return userBusy(req.UserID, limit)
+	return o.userBusy(ctx, req.UserID, limit)
 }
 
 // userBusy is the refusal of a run whose user has limit runs already.
-func userBusy(userID string, limit int) error {
+// When one of them is paused for a person (waiting_approval,
+// waiting_input), which can hold the slot until its timeout, the refusal
+// is a [PausedError] naming it: the person learns which run to decide.
+func (o *Orchestrator) userBusy(ctx context.Context, userID string, limit int) error {
+	paused, err := o.store.ListRuns(ctx, RunFilter{UserID: userID, States: []RunState{RunWaitingApproval, RunWaitingInput}, Page: Page{Limit: 1}})
+	if err == nil && len(paused) > 0 {
+		r := paused[0]
+		return &PausedError{UserID: userID, RunID: r.ID, SessionID: r.SessionID, State: r.State,
+			err: messagef(ErrBusy, "busy_user_paused", "user %s already has run %s %s; decide it, or cancel it, to start another", userID, r.ID, string(r.State))}
+	}
+	return busyUser(userID, limit)
+}
+
+// busyUser is userBusy's refusal without a paused run to name.
+func busyUser(userID string, limit int) error {
 	if limit == 1 {
 		return messagef(ErrBusy, "busy_user", "user %s already has a running run", userID)
 	}
@@ -128,7 +142,7 @@ func (o *Orchestrator) acquireSlot(ctx context.Context, req RunRequest, runID st
 			return "", err
 		}
 	}
-	return "", userBusy(req.UserID, limit)
+	return "", o.userBusy(ctx, req.UserID, limit)
 }
 
 // clusterSlotPrefix begins the key of every cluster slot.

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 func errNotFoundRun(id string) error { return fmt.Errorf("%w: run %s", ErrNotFound, id) }
@@ -41,6 +44,36 @@ func (o *Orchestrator) History(ctx context.Context, userID, sessionID string, li
 		return nil, err
 	}
 	return o.store.ListMessages(ctx, sessionID, limit)
+}
+
+// MaxSessionTitle is the longest title, in characters, a session can be
+// given (RenameSession); titles taken from a question are cut at 60.
+const MaxSessionTitle = 200
+
+// RenameSession gives a user's session a new title: trimmed, 1 to
+// MaxSessionTitle characters, one line. It does not touch the session's
+// UpdatedAt, so a rename does not reorder the user's list.
+func (o *Orchestrator) RenameSession(ctx context.Context, userID, sessionID, title string) (*Session, error) {
+	title = strings.TrimSpace(title)
+	switch n := utf8.RuneCountInString(title); {
+	case !utf8.ValidString(title):
+		return nil, invalidf("title is not valid UTF-8")
+	case n == 0:
+		return nil, invalidf("title is empty")
+	case n > MaxSessionTitle:
+		return nil, invalidf("title is %d characters; the limit is %d", n, MaxSessionTitle)
+	case strings.ContainsFunc(title, unicode.IsControl):
+		return nil, invalidf("title holds a control character (a line break or tab); it must be one line")
+	}
+	s, err := o.GetSession(ctx, userID, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.store.RenameSession(ctx, sessionID, title); err != nil {
+		return nil, err
+	}
+	s.Title = title
+	return s, nil
 }
 
 // DeleteSession removes a session and everything in it. A session with a

@@ -72,7 +72,7 @@ func (o *Orchestrator) start(ctx context.Context, req RunRequest, runID string) 
 		if folded {
 			// A user who is at their limit hears that first, as when the
 			// slot is taken before this check (acquireSlot).
-			if busy := o.userAtLimit(req); busy != nil {
+			if busy := o.userAtLimit(ctx, req); busy != nil {
 				return nil, busy
 			}
 		}

@@ -26,6 +26,9 @@ type Store interface {
 	ListSessions(ctx context.Context, userID string, page Page) ([]*Session, error)
 	// TouchSession sets the session's title (when not empty) and UpdatedAt.
 	TouchSession(ctx context.Context, id, title string, at time.Time) error
+	// RenameSession sets the session's title and nothing else: a rename
+	// does not move the session in ListSessions' order.
+	RenameSession(ctx context.Context, id, title string) error
 	// DeleteSession removes the session with its messages, runs, events and
 	// tool logs.
 	DeleteSession(ctx context.Context, id string) error

@@ -84,6 +84,14 @@ func (s *Store) TouchSession(ctx context.Context, id, title string, at time.Time
 	})
 }
 
+// RenameSession implements [orchestrator.Store].
+func (s *Store) RenameSession(ctx context.Context, id, title string) error {
+	return s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		res, err := db.NewUpdate().Model((*sessionRow)(nil)).Set("title = ?", title).Where("id = ?", id).Exec(ctx)
+		return affected(res, err, "rename session", "session "+id)
+	})
+}
+
 // DeleteSession implements [orchestrator.Store]: one transaction removes the
 // session's events, push configs, tool logs, messages and runs, then the
 // session. (The foreign keys cascade too; deleting explicitly keeps the

@@ -200,6 +200,14 @@ func TestConsoleAdminSkillsKnowledge(t *testing.T) {
 		chromedp.Click(chromedp.Search(`//form[contains(@class,"kb-query")]//button[@type="submit"]`)),
 	)
 	b.until("the hit", `document.querySelector('ol.hits li')?.textContent.includes('Office wifi') && document.querySelector('ol.hits li').textContent.includes('pelican-42') && document.querySelector('ol.hits li').textContent.includes('wifi.md')`)
+	// The query was a run, but no conversation: it leaves no session behind.
+	b.until("the query's button free again", `!document.querySelector('form.kb-query button[type="submit"]').disabled`)
+	var sessions struct {
+		Sessions []struct{ Title string } `json:"sessions"`
+	}
+	if err := json.NewDecoder(restDo(t, "GET", s.url+"/wunder/sessions?user_id=root", "", nil).Body).Decode(&sessions); err != nil || len(sessions.Sessions) != 0 {
+		t.Errorf("root's sessions after \"try a query\": %+v %v; want none", sessions, err)
+	}
 	b.shot("admin-knowledge")
 	b.axe("admin, knowledge")
 	b.do("a phone's width", chromedp.EmulateViewport(390, 800))

@@ -44,32 +44,40 @@ func openAnon(t *testing.T, s *server, user string) *browser {
 	return b
 }
 
-// Two files uploaded at once show in the tree; the Markdown one previews
-// rendered (its raw HTML as text, not markup), the Go one highlighted.
+// Three files uploaded at once show in the tree; the Markdown one previews
+// rendered (its GFM table as a table, its raw HTML as text, not markup),
+// the CSV one as a table, the Go one highlighted.
 func TestConsoleWorkspace(t *testing.T) {
 	s := startServer(t, nil)
 	b := openAnon(t, s, "erin")
 	dir := t.TempDir()
 	md := filepath.Join(dir, "readme.md")
 	code := filepath.Join(dir, "main.go")
-	if err := os.WriteFile(md, []byte("# Hello workspace\n\nSome **bold** text and <script>alert(1)</script>.\n\n- one\n- two\n"), 0o644); err != nil {
+	csv := filepath.Join(dir, "data.csv")
+	if err := os.WriteFile(md, []byte("# Hello workspace\n\nSome **bold** text and <script>alert(1)</script>.\n\n- one\n- two\n\n| name | size |\n| --- | ---: |\n| a.txt | 12 |\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(csv, []byte("city,note\nBerlin,\"cold, grey\"\n\"Zürich\",\"say \"\"hi\"\"\"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(code, []byte("package main\n\n// main says hi\nfunc main() { println(\"hi\", 42) }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	b.do("the workspace page", chromedp.Click(chromedp.CSS(`nav a[href="#/workspace"]`)), chromedp.WaitVisible(chromedp.CSS(`nav.tree`)))
-	b.do("upload two files", chromedp.SetUploadFiles(chromedp.CSS(`input[type="file"]`), []string{md, code}))
-	b.until("both in the tree", `!!document.querySelector('nav.tree button[data-path="readme.md"]') && !!document.querySelector('nav.tree button[data-path="main.go"]')`)
+	b.do("upload three files", chromedp.SetUploadFiles(chromedp.CSS(`input[type="file"]`), []string{md, code, csv}))
+	b.until("all three in the tree", `!!document.querySelector('nav.tree button[data-path="readme.md"]') && !!document.querySelector('nav.tree button[data-path="main.go"]') && !!document.querySelector('nav.tree button[data-path="data.csv"]')`)
 	b.do("open readme.md", chromedp.Click(chromedp.CSS(`nav.tree button[data-path="readme.md"]`)))
 	b.until("the rendered Markdown", `document.querySelector('.ws-text .markdown h2')?.textContent === 'Hello workspace' && document.querySelectorAll('.ws-text .markdown li').length === 2 && document.querySelector('.ws-text strong')?.textContent === 'bold'`)
 	if got := b.eval(`String(document.querySelectorAll('.ws-text script').length) + ' ' + String(document.querySelector('.ws-text p').textContent.includes('<script>'))`); got != "0 true" {
 		t.Errorf("raw HTML in the Markdown: scripts, shown as text = %s; want 0 true", got)
 	}
+	if got := b.eval(`[...document.querySelectorAll('.ws-text .markdown table tr')].map(r => [...r.cells].map(c => c.textContent).join('|')).join('/') + ' ' + document.querySelector('.ws-text .markdown td:last-child').className`); got != "name|size/a.txt|12 align-right" {
+		t.Errorf("the Markdown table: %q", got)
+	}
 	b.shot("workspace")
 	b.axe("workspace")
 	b.do("open main.go", chromedp.Click(chromedp.CSS(`nav.tree button[data-path="main.go"]`)))
-	b.until("the highlighted code", `[...document.querySelectorAll('pre.code .hl-k')].some(e => e.textContent === 'func') && !!document.querySelector('pre.code .hl-c')`)
+	b.until("the highlighted code", `[...document.querySelectorAll('pre.code .hljs-keyword')].some(e => e.textContent === 'func') && !!document.querySelector('pre.code .hljs-comment')`)
 	b.do("the dark theme", chromedp.Click(chromedp.CSS(`header button[aria-label^="Theme"]`)))
 	b.until("dark", `document.documentElement.dataset.theme === 'dark'`)
 	b.axe("workspace, dark")
@@ -96,6 +104,11 @@ func TestConsoleWorkspace(t *testing.T) {
 	}
 	if !slices.Contains(names, "readme.md") || !slices.Contains(names, "main.go") {
 		t.Errorf("workspace.zip holds %v; want readme.md and main.go", names)
+	}
+	b.do("open data.csv", chromedp.Click(chromedp.CSS(`nav.tree button[data-path="data.csv"]`)))
+	b.until("the CSV as a table", `document.querySelectorAll('.ws-text table.csv tbody tr').length === 2`)
+	if got := b.eval(`[...document.querySelectorAll('.ws-text table.csv tr')].map(r => [...r.cells].map(c => c.textContent).join('|')).join('/')`); got != `city|note/Berlin|cold, grey/Zürich|say "hi"` {
+		t.Errorf("the CSV table: %q", got)
 	}
 
 	// An image previews as a data: URL (the CSP allows no blob: image).

@@ -199,6 +199,10 @@ func (f *fixture) rows() []matrixRow {
 		func(u string) (string, string) {
 			return "/wunder", `{"user_id":"` + u + `","question":"again","stream":false,"session_id":"` + f.sessA + `"}`
 		})
+	rest("session", "rename", "POST", "/wunder/sessions/"+f.sessA+"/title", `{"title":"renamed"}`,
+		func(u string) (string, string) {
+			return "/wunder/sessions/" + f.sessA + "/title", `{"user_id":"` + u + `","title":"renamed for ` + u + `"}`
+		})
 	rest("tools", "list", "GET", "/wunder/tools", "", q("/wunder/tools"))
 	rows[len(rows)-1].want = [4]string{ok, ok, forbidden, ok} // bob lists his own tools
 	rows[len(rows)-1].resource = "tools (own catalog)"
@@ -378,6 +382,10 @@ func (f *fixture) rows() []matrixRow {
 		})
 		cr("session + history", "get", std, func(t *testing.T, _ wunderv1connect.RunServiceClient, sess wunderv1connect.SessionServiceClient, u string) error {
 			_, err := sess.GetSession(t.Context(), connect.NewRequest(&wunderv1.GetSessionRequest{UserId: u, SessionId: f.sessA}))
+			return err
+		})
+		cr("session", "rename", std, func(t *testing.T, _ wunderv1connect.RunServiceClient, sess wunderv1connect.SessionServiceClient, u string) error {
+			_, err := sess.RenameSession(t.Context(), connect.NewRequest(&wunderv1.RenameSessionRequest{UserId: u, SessionId: f.sessA, Title: "renamed over Connect"}))
 			return err
 		})
 		cr("runs", "list", std, func(t *testing.T, runs wunderv1connect.RunServiceClient, _ wunderv1connect.SessionServiceClient, u string) error {

@@ -4,6 +4,9 @@
 //	go run ./examples/connect -url http://127.0.0.1:8000 -user alice "list the files in my workspace"
 //	go run ./examples/connect -grpc -key "$WUNDER_API_KEY" -tools list_files "what is in my workspace?"
 //
+// -url is wunder's base URL; without it, $WUNDER_SERVER (as for the wunder
+// CLI), else http://127.0.0.1:8000. -key defaults to $WUNDER_API_KEY.
+//
 // It uses the generated client (gen/wunder/v1/wunderv1connect) with the
 // Connect protocol over HTTP/1.1, or gRPC over cleartext HTTP/2 with -grpc.
 // See docs/connect.md.
@@ -26,7 +29,7 @@ import (
 )
 
 func main() {
-	url := flag.String("url", "http://127.0.0.1:8000", "wunder's base URL")
+	url := flag.String("url", envOr("WUNDER_SERVER", "http://127.0.0.1:8000"), "wunder's base URL (default $WUNDER_SERVER, else http://127.0.0.1:8000)")
 	key := flag.String("key", os.Getenv("WUNDER_API_KEY"), "API key (default $WUNDER_API_KEY)")
 	user := flag.String("user", "example", "the user the run acts for")
 	tools := flag.String("tools", "", "comma-separated tool names to offer")
@@ -90,4 +93,12 @@ func run(ctx context.Context, url, key, user, tools, question string, useGRPC bo
 		return err
 	}
 	return nil
+}
+
+// envOr is the environment variable name, or def when it is unset or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }

@@ -31,6 +31,7 @@ type Backend interface {
 	ListSessions(ctx context.Context, userID string, page orchestrator.Page) ([]*orchestrator.Session, error)
 	History(ctx context.Context, userID, sessionID string, limit int) ([]orchestrator.Message, error)
 	DeleteSession(ctx context.Context, userID, sessionID string) error
+	RenameSession(ctx context.Context, userID, sessionID, title string) (*orchestrator.Session, error)
 	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
 	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
 	Answer(ctx context.Context, userID, runID, questionID string, answer json.RawMessage) (*orchestrator.Approval, error)

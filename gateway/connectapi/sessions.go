@@ -82,3 +82,21 @@ func (s *sessionService) DeleteSession(ctx context.Context, req *connect.Request
 	}
 	return connect.NewResponse(&wunderv1.DeleteSessionResponse{}), nil
 }
+
+// RenameSession gives a session a new title (POST /wunder/sessions/{id}/title
+// over HTTP).
+func (s *sessionService) RenameSession(ctx context.Context, req *connect.Request[wunderv1.RenameSessionRequest]) (*connect.Response[wunderv1.RenameSessionResponse], error) {
+	proc := req.Spec().Procedure
+	userID, err := s.scope(ctx, req.Msg.GetUserId(), false)
+	if err != nil {
+		return nil, s.toConnect(ctx, proc, err)
+	}
+	if req.Msg.GetSessionId() == "" {
+		return nil, s.toConnect(ctx, proc, invalid("session_id is required"))
+	}
+	sess, err := s.b.RenameSession(ctx, userID, req.Msg.GetSessionId(), req.Msg.GetTitle())
+	if err != nil {
+		return nil, s.toConnect(ctx, proc, err)
+	}
+	return connect.NewResponse(&wunderv1.RenameSessionResponse{Session: sessionProto(sess)}), nil
+}

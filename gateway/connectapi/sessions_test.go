@@ -2,6 +2,7 @@ package connectapi_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -92,6 +93,23 @@ func TestToolsAndSessions(t *testing.T) {
 	_, err = c.sessions.GetSession(ctx, connect.NewRequest(&wunderv1.GetSessionRequest{UserId: "gus", SessionId: sessions[0]}))
 	if connect.CodeOf(err) != connect.CodeNotFound {
 		t.Fatalf("another user's session: %v", err)
+	}
+
+	// RenameSession: the title trimmed; a bad one INVALID_ARGUMENT naming the limit; another user's NOT_FOUND.
+	renamed, err := c.sessions.RenameSession(ctx, connect.NewRequest(&wunderv1.RenameSessionRequest{UserId: "fay", SessionId: sessions[0], Title: "  Trip notes  "}))
+	if err != nil || renamed.Msg.GetSession().GetTitle() != "Trip notes" || renamed.Msg.GetSession().GetSessionId() != sessions[0] {
+		t.Fatalf("RenameSession: %v %v", renamed, err)
+	}
+	_, err = c.sessions.RenameSession(ctx, connect.NewRequest(&wunderv1.RenameSessionRequest{UserId: "fay", SessionId: sessions[0], Title: strings.Repeat("x", 201)}))
+	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "the limit is 200") {
+		t.Fatalf("a 201-character title: %v", err)
+	}
+	_, err = c.sessions.RenameSession(ctx, connect.NewRequest(&wunderv1.RenameSessionRequest{UserId: "gus", SessionId: sessions[0], Title: "mine"}))
+	if connect.CodeOf(err) != connect.CodeNotFound {
+		t.Fatalf("another user's session renamed: %v", err)
+	}
+	if got, err := c.sessions.GetSession(ctx, connect.NewRequest(&wunderv1.GetSessionRequest{UserId: "fay", SessionId: sessions[0]})); err != nil || got.Msg.GetSession().GetTitle() != "Trip notes" {
+		t.Fatalf("the title after the refused renames: %v %v", got, err)
 	}
 
 	if _, err := c.sessions.DeleteSession(ctx, connect.NewRequest(&wunderv1.DeleteSessionRequest{UserId: "fay", SessionId: sessions[0]})); err != nil {

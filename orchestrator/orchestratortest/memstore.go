@@ -166,6 +166,19 @@ func (m *memStore) TouchSession(_ context.Context, id, title string, at time.Tim
 	return nil
 }
 
+func (m *memStore) RenameSession(_ context.Context, id, title string) error {
+	id, title = txt(id), txt(title)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.sessions[id]
+	if !ok {
+		return fmt.Errorf("%w: session %s", orchestrator.ErrNotFound, id)
+	}
+	s.Title = title
+	m.sessions[id] = s
+	return nil
+}
+
 func (m *memStore) DeleteSession(_ context.Context, id string) error {
 	id = txt(id)
 	m.mu.Lock()

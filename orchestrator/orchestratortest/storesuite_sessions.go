@@ -155,6 +155,22 @@ func (st *storeSuite) sessionTests() map[string]func(*testing.T) {
 			diff(t, "after TouchSession(empty title)", &orchestrator.Session{ID: "s1", UserID: "u1", Title: "New title", CreatedAt: us(at(0)), UpdatedAt: us(at(2 * time.Hour))}, got)
 			wantErr(t, "TouchSession(missing)", s.TouchSession(ctx, "nope", "x", at(0)), orchestrator.ErrNotFound)
 		},
+		"Rename": func(t *testing.T) {
+			s, ctx := st.open(t), t.Context()
+			createSession(t, s, "s1", "u1", at(0))
+			createSession(t, s, "s2", "u1", at(time.Minute))
+			mustDo(t, "RenameSession", s.RenameSession(ctx, "s1", "Trip to Zürich"))
+			got, err := s.GetSession(ctx, "s1")
+			mustDo(t, "GetSession", err)
+			// The title only: UpdatedAt, and so the listing's order, stay.
+			diff(t, "after RenameSession", &orchestrator.Session{ID: "s1", UserID: "u1", Title: "Trip to Zürich", CreatedAt: us(at(0)), UpdatedAt: us(at(0))}, got)
+			list, err := s.ListSessions(ctx, "u1", orchestrator.Page{})
+			mustDo(t, "ListSessions", err)
+			if len(list) != 2 || list[0].ID != "s2" || list[1].Title != "Trip to Zürich" {
+				t.Errorf("ListSessions after a rename: %+v; want s2 first, s1 renamed", list)
+			}
+			wantErr(t, "RenameSession(missing)", s.RenameSession(ctx, "nope", "x"), orchestrator.ErrNotFound)
+		},
 		"DeleteCascades": func(t *testing.T) {
 			s, ctx := st.open(t), t.Context()
 			for _, id := range []string{"s1", "s2"} {

@@ -45,6 +45,8 @@ export class ApiError extends Error {
     message: string,
     /** per-key problems of an invalid_config answer (docs/admin.md) */
     public errors: { key: string; message: string }[] = [],
+    /** the session of the run a refusal names (a 429 whose run waits for a person) */
+    public sessionId = '',
   ) {
     super(message);
   }
@@ -70,15 +72,17 @@ async function problem(r: Response): Promise<ApiError> {
   let code = 'http_' + r.status;
   let detail = r.statusText;
   let errors: { key: string; message: string }[] = [];
+  let sessionId = '';
   try {
     const p = await r.json();
     code = p.code || code;
     detail = p.detail || p.title || detail;
     if (Array.isArray(p.errors)) errors = p.errors;
+    if (typeof p.session_id === 'string') sessionId = p.session_id;
   } catch {
     /* not JSON */
   }
-  return new ApiError(r.status, code, detail, errors);
+  return new ApiError(r.status, code, detail, errors, sessionId);
 }
 
 export async function api<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {

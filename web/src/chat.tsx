@@ -46,6 +46,8 @@ export function Chat() {
   const [attached, setAttached] = useState<Attachment[]>([]); // the next question's, until the server takes it
   const [reconnecting, setReconnecting] = useState(false);
   const [sideOpen, setSideOpen] = useState(false);
+  const [renaming, setRenaming] = useState(''); // the session whose title is being edited
+  const [waitingSession, setWaitingSession] = useState(''); // a refusal's paused run's session, to open
   const [, setTick] = useState(0);
   const abort = useRef<AbortController | null>(null);
   const frame = useRef(0);
@@ -100,6 +102,7 @@ export function Chat() {
     setRuns([]);
     setSavedPlan(null);
     setErr('');
+    setWaitingSession('');
     if (!id) {
       setHistory([]);
       return;
@@ -156,6 +159,7 @@ export function Chat() {
   // follow streams a run into view (asked now, or resumed after a reload)
   const follow = async (view: RunView, req: Parameters<typeof streamRun>[0]) => {
     setErr('');
+    setWaitingSession('');
     const ac = new AbortController();
     abort.current = ac;
     try {
@@ -179,6 +183,8 @@ export function Chat() {
       if (!ac.signal.aborted) {
         view.state = 'failed';
         setErr(e instanceof ApiError ? `${e.code}: ${e.message}` : String(e));
+        // a 429 naming a run that waits for this user: offer to open it and decide
+        if (e instanceof ApiError && e.status === 429 && e.sessionId) setWaitingSession(e.sessionId);
       }
     } finally {
       setReconnecting(false);
@@ -210,6 +216,18 @@ export function Chat() {
     await api('POST', withUser(`/wunder/runs/${encodeURIComponent(live.runId)}/cancel`)).catch((e) => setErr(e.message));
   };
 
+  // rename titles a session (POST /wunder/sessions/{id}/title); it keeps its place in the list
+  const rename = async (id: string, title: string) => {
+    try {
+      const r = await api<Session>('POST', withUser(`/wunder/sessions/${encodeURIComponent(id)}/title`), { title });
+      setSessions((have) => have.map((x) => (x.session_id === id ? { ...x, title: r.title } : x)));
+      setRenaming('');
+      setErr('');
+    } catch (e) {
+      setErr(e instanceof ApiError ? `${e.code}: ${e.message}` : String(e));
+    }
+  };
+
   const toggle = (name: string) => {
     const next = new Set(picked);
     if (next.has(name)) next.delete(name);
@@ -232,16 +250,27 @@ export function Chat() {
         <ul class="sessions">
           {sessions.length === 0 && <li class="muted">{s.noSessions}</li>}
           {sessions.map((x) => (
-            <li>
-              <button
-                type="button"
-                class={'session' + (x.session_id === sessionId ? ' current' : '')}
-                aria-current={x.session_id === sessionId ? 'true' : undefined}
-                disabled={busy}
-                onClick={() => openSession(x.session_id)}
-              >
-                {x.title || x.session_id}
-              </button>
+            <li class="session-row" data-session-id={x.session_id}>
+              {renaming === x.session_id ? (
+                <RenameForm s={s} title={x.title} onDone={() => setRenaming('')} onSave={(title) => rename(x.session_id, title)} />
+              ) : (
+                <>
+                  <button
+                    type="button"
+                    class={'session' + (x.session_id === sessionId ? ' current' : '')}
+                    aria-current={x.session_id === sessionId ? 'true' : undefined}
+                    disabled={busy}
+                    onClick={() => openSession(x.session_id)}
+                  >
+                    {x.title || x.session_id}
+                  </button>
+                  <button type="button" class="ghost small rename" aria-label={s.renameSession + ': ' + (x.title || x.session_id)} title={s.renameSession} onClick={() => setRenaming(x.session_id)}>
+                    <svg viewBox="0 0 24 24" width="14" height="14" aria-hidden="true">
+                      <path d="M4 20h4L19 9l-4-4L4 16v4zM14 6l4 4" fill="none" stroke="currentColor" stroke-width="1.8" stroke-linejoin="round" />
+                    </svg>
+                  </button>
+                </>
+              )}
             </li>
           ))}
         </ul>
@@ -275,6 +304,14 @@ export function Chat() {
         {err && (
           <p class="error" role="alert">
             {err}
+            {waitingSession && (
+              <>
+                {' '}
+                <button type="button" class="small open-waiting" onClick={() => openSession(waitingSession, true)}>
+                  {s.openWaiting}
+                </button>
+              </>
+            )}
           </p>
         )}
         {live && live.questions.length > 0 && <QuestionCard s={s} run={live} onError={setErr} />}
@@ -292,6 +329,45 @@ export function Chat() {
     </div>
   );
 }
+
+/** RenameForm edits a session's title in place: Enter or Save saves, Escape or Cancel leaves it. */
+function RenameForm({ s, title, onSave, onDone }: { s: Strings; title: string; onSave: (t: string) => void; onDone: () => void }) {
+  const [text, setText] = useState(title);
+  const ref = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    ref.current?.focus();
+    ref.current?.select();
+  }, []);
+  return (
+    <form
+      class="rename-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        if (text.trim()) onSave(text.trim());
+      }}
+    >
+      <input
+        ref={ref}
+        aria-label={s.sessionTitle}
+        value={text}
+        maxLength={MAX_TITLE}
+        onInput={(e) => setText((e.target as HTMLInputElement).value)}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape') onDone();
+        }}
+      />
+      <button type="submit" class="small primary" disabled={!text.trim()}>
+        {s.save}
+      </button>
+      <button type="button" class="small ghost" onClick={onDone}>
+        {s.cancel}
+      </button>
+    </form>
+  );
+}
+
+/** MAX_TITLE is the server's limit on a session title (orchestrator.MaxSessionTitle). */
+const MAX_TITLE = 200;
 
 function schemaOf(catalog: Catalog, tool: string): unknown {
   for (const g of Object.values(catalog)) for (const t of g || []) if (t.name === tool || t.wire_name === tool) return t.input_schema;
@@ -389,8 +465,11 @@ function Composer({ s, busy, onSend, onCancel, attached, onAttach, onRemove }: C
         }}
       />
       {busy ? (
-        <button type="button" class="danger" onClick={onCancel}>
-          {s.cancel}
+        <button type="button" class="danger stop" onClick={onCancel} title={s.stop}>
+          <svg viewBox="0 0 24 24" width="14" height="14" aria-hidden="true">
+            <rect x="5" y="5" width="14" height="14" rx="2" fill="currentColor" />
+          </svg>{' '}
+          {s.stop}
         </button>
       ) : (
         <button type="submit" class="primary" disabled={!text.trim()}>

@@ -6,6 +6,7 @@ import type { Strings } from './i18n';
 import { visibleText, type Plan, type RunView, type ToolView } from './run';
 import { Chips, type Attachment } from './attach';
 import { McpApp } from './mcpapp';
+import { Markdown } from './markdown';
 
 /** Apps maps a tool's name and wire name to the namespaced ui:// URI of the MCP App it names (the catalog's `app`). */
 export type Apps = Map<string, string>;
@@ -44,9 +45,9 @@ export function Transcript({ s, history, runs, apps }: { s: Strings; history: Me
         ) : (
           <div class="msg assistant">
             {m.reasoning && <Reasoning s={s} text={m.reasoning} />}
-            {m.text && <div class="text">{m.text}</div>}
+            {m.text && <Markdown class="text" source={m.text} shift={1} breaks />}
             {m.tools.map((t) => (
-              <ToolCall s={s} t={t} apps={apps} />
+              <ToolCall s={s} t={t} apps={apps} settled />
             ))}
           </div>
         ),
@@ -66,13 +67,18 @@ interface Turn {
   attachments?: Attachment[];
 }
 
+/** RESPONSE starts each line of a tool_call-mode result message. */
+const RESPONSE = 'tool_response: ';
+
 /**
  * foldHistory turns stored messages into turns: tool calls come as
  * tool_calls (function_call mode) or <tool_call> blocks in the text
  * (tool_call mode); their results as role=tool messages or as user
- * messages "tool_response: {...}". Each result joins its call.
+ * messages of "tool_response: {...}" lines, one line per call of the
+ * round. Each result joins its call: by id, or in tool_call mode (no ids)
+ * the first call of that name still open.
  */
-function foldHistory(history: Message[]): Turn[] {
+export function foldHistory(history: Message[]): Turn[] {
   const out: Turn[] = [];
   const open: ToolView[] = [];
   const byId = new Map<string, ToolView>();
@@ -81,8 +87,9 @@ function foldHistory(history: Message[]): Turn[] {
       const tools: ToolView[] = (m.tool_calls || []).map((c) => ({ callId: c.id, name: c.name, args: c.arguments, output: '' }));
       for (const [, body] of m.content.matchAll(/<tool_call>([\s\S]*?)<\/tool_call>/g)) {
         try {
-          const c = JSON.parse(body);
-          tools.push({ callId: '', name: c.name, args: c.arguments, output: '' });
+          // as the server reads a block (orchestrator/toolcall_text.go): a code fence around it, "parameters" for "arguments"
+          const c = JSON.parse(body.trim().replace(/^```[a-zA-Z]*\s*([\s\S]*?)\s*```$/, '$1'));
+          if (c?.name) tools.push({ callId: '', name: c.name, args: c.arguments ?? c.parameters, output: '' });
         } catch {
           /* shown as text */
         }
@@ -92,18 +99,22 @@ function foldHistory(history: Message[]): Turn[] {
     } else if (m.role === 'tool') {
       const t = byId.get(m.tool_call_id || '');
       if (t) t.result = m.content;
-    } else if (m.role === 'user' && m.content.startsWith('tool_response: ')) {
-      let r: { name?: string; content?: unknown; ok?: boolean } = {};
-      try {
-        r = JSON.parse(m.content.slice('tool_response: '.length));
-      } catch {
-        /* keep the raw text */
-      }
-      const i = open.findIndex((t) => t.name === r.name);
-      const t = i >= 0 ? open.splice(i, 1)[0] : undefined;
-      if (t) {
-        t.result = typeof r.content === 'string' ? r.content : JSON.stringify(r.content);
-        t.isError = r.ok === false;
+    } else if (m.role === 'user' && m.content.startsWith(RESPONSE)) {
+      // one line per result: a round of several calls answers them all in one message
+      for (const line of m.content.split('\n')) {
+        if (!line.startsWith(RESPONSE)) continue;
+        let r: { name?: string; content?: unknown; ok?: boolean };
+        try {
+          r = JSON.parse(line.slice(RESPONSE.length));
+        } catch {
+          continue; // not a result line the server wrote
+        }
+        const i = open.findIndex((t) => t.name === r.name);
+        const t = i >= 0 ? open.splice(i, 1)[0] : undefined;
+        if (t) {
+          t.result = typeof r.content === 'string' ? r.content : JSON.stringify(r.content);
+          t.isError = r.ok === false;
+        }
       }
     } else if (m.role === 'user') {
       out.push({ role: 'user', text: m.content, tools: [], attachments: m.attachments });
@@ -125,13 +136,22 @@ function RunBlock({ s, r, apps }: { s: Strings; r: RunView; apps: Apps }) {
             return (
               <>
                 {it.reasoning && <Reasoning s={s} text={it.reasoning} />}
-                {visibleText(it.text) && <div class="text">{visibleText(it.text)}</div>}
+                {visibleText(it.text) && <Markdown class="text" source={visibleText(it.text)} shift={1} breaks />}
               </>
             );
           if (it.kind === 'tool') return <ToolCall s={s} t={it.tool} apps={apps} />;
           return <div class={'note' + (it.error ? ' error' : '')}>{it.text}</div>;
         })}
-        {r.state === 'running' && r.items.length === 0 && <div class="muted">{s.running}</div>}
+        {(r.state === 'running' || r.state.startsWith('waiting_')) && (
+          <div class="busy" role="status" data-busy={r.state}>
+            <span class="dots" aria-hidden="true">
+              <span />
+              <span />
+              <span />
+            </span>
+            {r.state === 'waiting_approval' ? s.waitingApproval : r.state === 'waiting_input' ? s.waitingInput : s.working}
+          </div>
+        )}
         <div class="meta">
           {r.usage && (
             <span class="usage">
@@ -195,14 +215,15 @@ function pretty(v: unknown): string {
   return JSON.stringify(v, null, 2);
 }
 
-function ToolCall({ s, t, apps }: { s: Strings; t: ToolView; apps: Apps }) {
+/** ToolCall is a call's card; settled: it is history, so a call without a result got none (its run ended first). */
+function ToolCall({ s, t, apps, settled }: { s: Strings; t: ToolView; apps: Apps; settled?: boolean }) {
   const done = t.result !== undefined;
   const app = apps.get(t.name);
   const card = (
     <details class={'tool' + (t.isError ? ' failed' : '')} data-tool={t.name}>
       <summary>
         <span class="tool-name">{t.name}</span>
-        <span class="muted">{done ? (t.durationMs !== undefined ? ` ${t.durationMs} ${s.ms}` : '') : ' ' + s.running}</span>
+        <span class="muted">{done ? (t.durationMs !== undefined ? ` ${t.durationMs} ${s.ms}` : '') : ' ' + (settled ? s.noResult : s.running)}</span>
         {t.isError && <span class="badge failed">{s.error}</span>}
       </summary>
       <h3>{s.arguments}</h3>

@@ -686,6 +686,112 @@ func (*DeleteSessionResponse) Descriptor() ([]byte, []int) {
 	return file_wunder_v1_session_proto_rawDescGZIP(), []int{9}
 }
 
+// RenameSessionRequest names a session and its new title.
+type RenameSessionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	UserId        string                 `protobuf:"bytes,1,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	SessionId     string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Title         string                 `protobuf:"bytes,3,opt,name=title,proto3" json:"title,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenameSessionRequest) Reset() {
+	*x = RenameSessionRequest{}
+	mi := &file_wunder_v1_session_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenameSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenameSessionRequest) ProtoMessage() {}
+
+func (x *RenameSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wunder_v1_session_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenameSessionRequest.ProtoReflect.Descriptor instead.
+func (*RenameSessionRequest) Descriptor() ([]byte, []int) {
+	return file_wunder_v1_session_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RenameSessionRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *RenameSessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RenameSessionRequest) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+// RenameSessionResponse is the renamed session.
+type RenameSessionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Session       *Session               `protobuf:"bytes,1,opt,name=session,proto3" json:"session,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenameSessionResponse) Reset() {
+	*x = RenameSessionResponse{}
+	mi := &file_wunder_v1_session_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenameSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenameSessionResponse) ProtoMessage() {}
+
+func (x *RenameSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wunder_v1_session_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenameSessionResponse.ProtoReflect.Descriptor instead.
+func (*RenameSessionResponse) Descriptor() ([]byte, []int) {
+	return file_wunder_v1_session_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RenameSessionResponse) GetSession() *Session {
+	if x != nil {
+		return x.Session
+	}
+	return nil
+}
+
 var File_wunder_v1_session_proto protoreflect.FileDescriptor
 
 const file_wunder_v1_session_proto_rawDesc = "" +
@@ -744,12 +850,20 @@ const file_wunder_v1_session_proto_rawDesc = "" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\"\x17\n" +
-	"\x15DeleteSessionResponse2\x80\x02\n" +
+	"\x15DeleteSessionResponse\"d\n" +
+	"\x14RenameSessionRequest\x12\x17\n" +
+	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x14\n" +
+	"\x05title\x18\x03 \x01(\tR\x05title\"E\n" +
+	"\x15RenameSessionResponse\x12,\n" +
+	"\asession\x18\x01 \x01(\v2\x12.wunder.v1.SessionR\asession2\xd4\x02\n" +
 	"\x0eSessionService\x12O\n" +
 	"\fListSessions\x12\x1e.wunder.v1.ListSessionsRequest\x1a\x1f.wunder.v1.ListSessionsResponse\x12I\n" +
 	"\n" +
 	"GetSession\x12\x1c.wunder.v1.GetSessionRequest\x1a\x1d.wunder.v1.GetSessionResponse\x12R\n" +
-	"\rDeleteSession\x12\x1f.wunder.v1.DeleteSessionRequest\x1a .wunder.v1.DeleteSessionResponseB1Z/github.com/wunder/wunder/gen/wunder/v1;wunderv1b\x06proto3"
+	"\rDeleteSession\x12\x1f.wunder.v1.DeleteSessionRequest\x1a .wunder.v1.DeleteSessionResponse\x12R\n" +
+	"\rRenameSession\x12\x1f.wunder.v1.RenameSessionRequest\x1a .wunder.v1.RenameSessionResponseB1Z/github.com/wunder/wunder/gen/wunder/v1;wunderv1b\x06proto3"
 
 var (
 	file_wunder_v1_session_proto_rawDescOnce sync.Once
@@ -763,7 +877,7 @@ func file_wunder_v1_session_proto_rawDescGZIP() []byte {
 	return file_wunder_v1_session_proto_rawDescData
 }
 
-var file_wunder_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_wunder_v1_session_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_wunder_v1_session_proto_goTypes = []any{
 	(*Session)(nil),               // 0: wunder.v1.Session
 	(*Message)(nil),               // 1: wunder.v1.Message
@@ -775,30 +889,35 @@ var file_wunder_v1_session_proto_goTypes = []any{
 	(*GetSessionResponse)(nil),    // 7: wunder.v1.GetSessionResponse
 	(*DeleteSessionRequest)(nil),  // 8: wunder.v1.DeleteSessionRequest
 	(*DeleteSessionResponse)(nil), // 9: wunder.v1.DeleteSessionResponse
-	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 11: google.protobuf.Struct
+	(*RenameSessionRequest)(nil),  // 10: wunder.v1.RenameSessionRequest
+	(*RenameSessionResponse)(nil), // 11: wunder.v1.RenameSessionResponse
+	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 13: google.protobuf.Struct
 }
 var file_wunder_v1_session_proto_depIdxs = []int32{
-	10, // 0: wunder.v1.Session.create_time:type_name -> google.protobuf.Timestamp
-	10, // 1: wunder.v1.Session.update_time:type_name -> google.protobuf.Timestamp
+	12, // 0: wunder.v1.Session.create_time:type_name -> google.protobuf.Timestamp
+	12, // 1: wunder.v1.Session.update_time:type_name -> google.protobuf.Timestamp
 	3,  // 2: wunder.v1.Message.tool_calls:type_name -> wunder.v1.ToolCall
-	10, // 3: wunder.v1.Message.create_time:type_name -> google.protobuf.Timestamp
+	12, // 3: wunder.v1.Message.create_time:type_name -> google.protobuf.Timestamp
 	2,  // 4: wunder.v1.Message.attachments:type_name -> wunder.v1.Attachment
-	11, // 5: wunder.v1.ToolCall.arguments:type_name -> google.protobuf.Struct
+	13, // 5: wunder.v1.ToolCall.arguments:type_name -> google.protobuf.Struct
 	0,  // 6: wunder.v1.ListSessionsResponse.sessions:type_name -> wunder.v1.Session
 	0,  // 7: wunder.v1.GetSessionResponse.session:type_name -> wunder.v1.Session
 	1,  // 8: wunder.v1.GetSessionResponse.messages:type_name -> wunder.v1.Message
-	4,  // 9: wunder.v1.SessionService.ListSessions:input_type -> wunder.v1.ListSessionsRequest
-	6,  // 10: wunder.v1.SessionService.GetSession:input_type -> wunder.v1.GetSessionRequest
-	8,  // 11: wunder.v1.SessionService.DeleteSession:input_type -> wunder.v1.DeleteSessionRequest
-	5,  // 12: wunder.v1.SessionService.ListSessions:output_type -> wunder.v1.ListSessionsResponse
-	7,  // 13: wunder.v1.SessionService.GetSession:output_type -> wunder.v1.GetSessionResponse
-	9,  // 14: wunder.v1.SessionService.DeleteSession:output_type -> wunder.v1.DeleteSessionResponse
-	12, // [12:15] is the sub-list for method output_type
-	9,  // [9:12] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	0,  // 9: wunder.v1.RenameSessionResponse.session:type_name -> wunder.v1.Session
+	4,  // 10: wunder.v1.SessionService.ListSessions:input_type -> wunder.v1.ListSessionsRequest
+	6,  // 11: wunder.v1.SessionService.GetSession:input_type -> wunder.v1.GetSessionRequest
+	8,  // 12: wunder.v1.SessionService.DeleteSession:input_type -> wunder.v1.DeleteSessionRequest
+	10, // 13: wunder.v1.SessionService.RenameSession:input_type -> wunder.v1.RenameSessionRequest
+	5,  // 14: wunder.v1.SessionService.ListSessions:output_type -> wunder.v1.ListSessionsResponse
+	7,  // 15: wunder.v1.SessionService.GetSession:output_type -> wunder.v1.GetSessionResponse
+	9,  // 16: wunder.v1.SessionService.DeleteSession:output_type -> wunder.v1.DeleteSessionResponse
+	11, // 17: wunder.v1.SessionService.RenameSession:output_type -> wunder.v1.RenameSessionResponse
+	14, // [14:18] is the sub-list for method output_type
+	10, // [10:14] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_wunder_v1_session_proto_init() }
@@ -812,7 +931,7 @@ func file_wunder_v1_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wunder_v1_session_proto_rawDesc), len(file_wunder_v1_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

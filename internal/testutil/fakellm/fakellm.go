@@ -195,6 +195,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req chatRequest,
 	}
 	send(chunk(req.Model, map[string]any{"role": "assistant", "content": ""}, nil))
 	if a.Hang {
+		if a.Content != "" {
+			send(chunk(req.Model, map[string]any{"content": a.Content}, nil))
+		}
 		<-r.Context().Done()
 		return
 	}

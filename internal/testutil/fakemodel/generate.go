@@ -28,6 +28,9 @@ func (m *Model) Generate(ctx context.Context, req *orchestrator.ModelRequest) it
 			return
 		}
 		if a.Hang {
+			if a.Content != "" && !yield(orchestrator.ModelEvent{Delta: a.Content}, nil) {
+				return
+			}
 			<-ctx.Done()
 			yield(orchestrator.ModelEvent{}, fmt.Errorf("fake model: %w", ctx.Err()))
 			return

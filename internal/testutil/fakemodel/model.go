@@ -59,7 +59,9 @@ type Turn struct {
 	// the model is being called).
 	Started chan struct{}
 	// Hang: the answer starts (over HTTP a streamed answer sends its first
-	// chunk) and goes no further until the caller goes away.
+	// chunk; a turn with Content sends that whole, as one delta, in both
+	// faces) and goes no further until the caller goes away: a model
+	// stalled mid-answer.
 	Hang bool
 	// Cut: a streamed answer stops after its first content chunk, without
 	// its end: in process an error follows that chunk; over HTTP the

@@ -7,7 +7,7 @@
 // asks for the base's tool by name (tool_names: [base]), and the page
 // shows the hits of the tool's result.
 import { useEffect, useState } from 'preact/hooks';
-import { api, apiForm, streamRun, type RunEvent } from '../api';
+import { api, apiForm, streamRun, withUser, type RunEvent } from '../api';
 import { lang, type Strings } from '../i18n';
 import { ConfirmButton } from '../confirm';
 import { ProblemView, toProblem, type Problem } from './config';
@@ -210,11 +210,12 @@ function TryQuery({ s, base }: { s: Strings; base: string }) {
     let found: Hit[] | null = null;
     let toolError = '';
     const ac = new AbortController();
+    let session = '';
     try {
       const args = JSON.stringify({ query: text, limit: 5 });
       await streamRun(
         { question: `Search the knowledge base ${base}: call ${base} ${args} and report its hits.`, tool_names: [base], language: lang.get() },
-        () => {},
+        (st) => (session = st.sessionId),
         (ev: RunEvent) => {
           if (ev.type !== 'tool_result' || found) return;
           const d = ev.data || {};
@@ -237,6 +238,9 @@ function TryQuery({ s, base }: { s: Strings; base: string }) {
     } catch (x) {
       setProblem(toProblem(x, s));
     } finally {
+      // the run was a test, not a conversation: its session goes, so the
+      // chat's list does not fill with them (the run has ended: its stream did)
+      if (session) await api('DELETE', withUser('/wunder/sessions/' + q(session))).catch(() => {});
       setBusy(false);
     }
   };

@@ -8,7 +8,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, apiForm } from '../api';
 import type { Strings } from '../i18n';
 import { ConfirmButton } from '../confirm';
-import { Markdown } from '../workspace/markdown';
+import { Markdown } from '../markdown';
 import { ProblemView, toProblem, type Problem } from './config';
 import { AdminTable } from './table';
 

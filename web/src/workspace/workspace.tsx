@@ -1,6 +1,6 @@
 // The workspace page: the user's files (docs/workspace.md) as a tree from
 // GET /wunder/workspace/content?depth=, a preview (Markdown rendered as
-// elements, small code highlighted, images as data: URLs, since the CSP
+// elements, .csv as a table, code highlighted, images as data: URLs, since the CSP
 // allows no blob: images), upload, download, zip, delete, new folder and
 // move. It reloads when the window regains focus and when the user's
 // runs (from any client) have ended.
@@ -9,8 +9,9 @@ import { api, apiBlob, apiForm, saveBlob, withUser, identity } from '../api';
 import { lang, strings, type Strings } from '../i18n';
 import { useSignal } from '../state';
 import { ConfirmButton } from '../confirm';
-import { Markdown } from './markdown';
-import { highlight, isCode, LIMIT } from './highlight';
+import { Markdown } from '../markdown';
+import { Code, langOf } from '../code';
+import { CSVTable } from './csv';
 
 interface Entry {
   name: string;
@@ -274,10 +275,10 @@ function PreviewView({ s, p }: { s: Strings; p: Preview }) {
       {p.truncated && <p class="muted">{s.truncated}</p>}
       {/\.(md|markdown)$/.test(name) ? (
         <Markdown source={p.content} />
-      ) : isCode(name) && p.content.length <= LIMIT ? (
-        <pre class="code">{highlight(p.content, name)}</pre>
+      ) : /\.(csv|tsv)$/.test(name) ? (
+        <CSVTable s={s} text={p.content} sep={name.endsWith('.tsv') ? '\t' : ','} />
       ) : (
-        <pre>{p.content}</pre>
+        <Code text={p.content} lang={langOf(name)} />
       )}
     </div>
   );

@@ -42,6 +42,9 @@ const (
 	// SessionServiceDeleteSessionProcedure is the fully-qualified name of the SessionService's
 	// DeleteSession RPC.
 	SessionServiceDeleteSessionProcedure = "/wunder.v1.SessionService/DeleteSession"
+	// SessionServiceRenameSessionProcedure is the fully-qualified name of the SessionService's
+	// RenameSession RPC.
+	SessionServiceRenameSessionProcedure = "/wunder.v1.SessionService/RenameSession"
 )
 
 // SessionServiceClient is a client for the wunder.v1.SessionService service.
@@ -53,6 +56,10 @@ type SessionServiceClient interface {
 	// DeleteSession removes a session with its runs and events. A session
 	// with a run in progress is FAILED_PRECONDITION: cancel the run first.
 	DeleteSession(context.Context, *connect.Request[v1.DeleteSessionRequest]) (*connect.Response[v1.DeleteSessionResponse], error)
+	// RenameSession gives a session a new title: trimmed, one line of 1 to
+	// 200 characters (INVALID_ARGUMENT names the rule broken). It does not
+	// move the session in ListSessions' order.
+	RenameSession(context.Context, *connect.Request[v1.RenameSessionRequest]) (*connect.Response[v1.RenameSessionResponse], error)
 }
 
 // NewSessionServiceClient constructs a client for the wunder.v1.SessionService service. By default,
@@ -84,6 +91,12 @@ func NewSessionServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(sessionServiceMethods.ByName("DeleteSession")),
 			connect.WithClientOptions(opts...),
 		),
+		renameSession: connect.NewClient[v1.RenameSessionRequest, v1.RenameSessionResponse](
+			httpClient,
+			baseURL+SessionServiceRenameSessionProcedure,
+			connect.WithSchema(sessionServiceMethods.ByName("RenameSession")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -92,6 +105,7 @@ type sessionServiceClient struct {
 	listSessions  *connect.Client[v1.ListSessionsRequest, v1.ListSessionsResponse]
 	getSession    *connect.Client[v1.GetSessionRequest, v1.GetSessionResponse]
 	deleteSession *connect.Client[v1.DeleteSessionRequest, v1.DeleteSessionResponse]
+	renameSession *connect.Client[v1.RenameSessionRequest, v1.RenameSessionResponse]
 }
 
 // ListSessions calls wunder.v1.SessionService.ListSessions.
@@ -109,6 +123,11 @@ func (c *sessionServiceClient) DeleteSession(ctx context.Context, req *connect.R
 	return c.deleteSession.CallUnary(ctx, req)
 }
 
+// RenameSession calls wunder.v1.SessionService.RenameSession.
+func (c *sessionServiceClient) RenameSession(ctx context.Context, req *connect.Request[v1.RenameSessionRequest]) (*connect.Response[v1.RenameSessionResponse], error) {
+	return c.renameSession.CallUnary(ctx, req)
+}
+
 // SessionServiceHandler is an implementation of the wunder.v1.SessionService service.
 type SessionServiceHandler interface {
 	// ListSessions lists a user's sessions, most recently updated first.
@@ -118,6 +137,10 @@ type SessionServiceHandler interface {
 	// DeleteSession removes a session with its runs and events. A session
 	// with a run in progress is FAILED_PRECONDITION: cancel the run first.
 	DeleteSession(context.Context, *connect.Request[v1.DeleteSessionRequest]) (*connect.Response[v1.DeleteSessionResponse], error)
+	// RenameSession gives a session a new title: trimmed, one line of 1 to
+	// 200 characters (INVALID_ARGUMENT names the rule broken). It does not
+	// move the session in ListSessions' order.
+	RenameSession(context.Context, *connect.Request[v1.RenameSessionRequest]) (*connect.Response[v1.RenameSessionResponse], error)
 }
 
 // NewSessionServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -145,6 +168,12 @@ func NewSessionServiceHandler(svc SessionServiceHandler, opts ...connect.Handler
 		connect.WithSchema(sessionServiceMethods.ByName("DeleteSession")),
 		connect.WithHandlerOptions(opts...),
 	)
+	sessionServiceRenameSessionHandler := connect.NewUnaryHandler(
+		SessionServiceRenameSessionProcedure,
+		svc.RenameSession,
+		connect.WithSchema(sessionServiceMethods.ByName("RenameSession")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/wunder.v1.SessionService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case SessionServiceListSessionsProcedure:
@@ -153,6 +182,8 @@ func NewSessionServiceHandler(svc SessionServiceHandler, opts ...connect.Handler
 			sessionServiceGetSessionHandler.ServeHTTP(w, r)
 		case SessionServiceDeleteSessionProcedure:
 			sessionServiceDeleteSessionHandler.ServeHTTP(w, r)
+		case SessionServiceRenameSessionProcedure:
+			sessionServiceRenameSessionHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -172,4 +203,8 @@ func (UnimplementedSessionServiceHandler) GetSession(context.Context, *connect.R
 
 func (UnimplementedSessionServiceHandler) DeleteSession(context.Context, *connect.Request[v1.DeleteSessionRequest]) (*connect.Response[v1.DeleteSessionResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wunder.v1.SessionService.DeleteSession is not implemented"))
+}
+
+func (UnimplementedSessionServiceHandler) RenameSession(context.Context, *connect.Request[v1.RenameSessionRequest]) (*connect.Response[v1.RenameSessionResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("wunder.v1.SessionService.RenameSession is not implemented"))
 }
