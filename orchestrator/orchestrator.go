@@ -498,7 +498,12 @@ func (o *Orchestrator) GetRun(ctx context.Context, userID, runID string) (*Run, 
 		if !visible(userID, lr.userID) {
 			return nil, fmt.Errorf("%w: run %s", ErrNotFound, runID)
 		}
-		return lr.snapshot(), nil
+		// A live run shows its end only once stored, and leaves the live
+		// set a moment after its final event: ended, the store is the
+		// truth (its session may be deleted already).
+		if r := lr.snapshot(); !r.State.Terminal() {
+			return r, nil
+		}
 	}
 	r, err := o.store.GetRun(ctx, runID)
 	if err != nil {

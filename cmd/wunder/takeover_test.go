@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,6 +82,19 @@ func TestFaultTakeoverByReplica(t *testing.T) {
 	if got, _ := os.ReadFile(counter); string(got) != "hit\n" {
 		t.Fatalf("count.txt before the kill = %q; want one hit", got)
 	}
+	// The round is recorded once its history is stored: the log stores a
+	// round's messages with the batch after its tool_result, so the
+	// follower can see the result a moment before. Kill A once the round
+	// is on record, as the guarantee under test is stated.
+	waitFor(t, 30*time.Second, "the tool round in the session's history", func() bool {
+		resp, err := http.Get(a.URL + "/wunder/sessions/" + url.PathEscape(run.SessionID) + "?user_id=takeover")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode == http.StatusOK && strings.Contains(string(b), "counted")
+	})
 	a.Kill9(t)
 
 	// B takes it over by itself (its reaper), with no restart of A.
