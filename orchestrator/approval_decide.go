@@ -255,7 +255,8 @@ func (o *Orchestrator) resumeIfReady(ctx context.Context, runID string) error {
 	if err != nil {
 		return err
 	}
-	if err := o.resumeDecided(ctx, claimed); err != nil {
+	asked := slices.ContainsFunc(approvals, func(a *Approval) bool { return a.Kind == KindQuestion })
+	if err := o.resumeDecided(ctx, claimed, asked); err != nil {
 		o.log.Warn("decided run cannot go on; ending it", "run_id", runID, "err", err)
 		o.releaseKeys(claimed.Pending.Locks, runID)
 		return o.endStored(ctx, claimed, outcome{stop: StopError, state: RunFailed, usage: claimed.Usage, errMsg: "not resumed: " + err.Error()}, nil)
@@ -282,8 +283,9 @@ func (o *Orchestrator) timeoutDecision(a *Approval) *ApprovalDecision {
 }
 
 // resumeDecided executes a claimed run whose approvals are decided, here,
-// through the ordinary admission; its locks are the ones it kept.
-func (o *Orchestrator) resumeDecided(ctx context.Context, r *Run) error {
+// through the ordinary admission; its locks are the ones it kept. asked:
+// a question of the run was answered.
+func (o *Orchestrator) resumeDecided(ctx context.Context, r *Run, asked bool) error {
 	o.setStoring(r.ID, true)
 	defer o.setStoring(r.ID, false)
 	req, x, base, err := o.resumable(ctx, r)
@@ -298,7 +300,7 @@ func (o *Orchestrator) resumeDecided(ctx context.Context, r *Run) error {
 		}
 	}
 	lr := o.newLiveRun(req, x, locks, *r, base)
-	lr.resumed, lr.decided = true, true
+	lr.resumed, lr.decided, lr.answered = true, true, asked
 	o.loadArtifacts(ctx, lr, base)
 	o.observeRun(ctx, lr)
 	return o.admitResumed(lr)

@@ -52,8 +52,9 @@ type liveRun struct {
 	// session before it was stored).
 	freshSession bool
 	// decided marks a run resumed after its approvals were decided: its
-	// loop first finishes the suspended round (Run.Pending).
-	decided bool
+	// loop first finishes the suspended round (Run.Pending); answered,
+	// when a question of that round was among them.
+	decided, answered bool
 	// asked is set before a round's approvals are stored (loop.suspend).
 	// A run started here that has not asked has none: Approvals answers
 	// without reading the store (noApprovals).

@@ -62,6 +62,8 @@ func (o *Orchestrator) execute(lr *liveRun) (out outcome) {
 		}
 	}
 	switch {
+	case lr.decided && lr.answered:
+		lr.log.emit(EventProgress, ProgressData{Stage: "resumed", Summary: "run resumed after the user answered"})
 	case lr.decided:
 		lr.log.emit(EventProgress, ProgressData{Stage: "resumed", Summary: "run resumed after its approvals were decided"})
 	case lr.resumed:
