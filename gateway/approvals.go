@@ -55,13 +55,8 @@ func (s *Server) handleDecide(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &req) {
 		return
 	}
-	named := req.UserID
-	if named == "" {
-		named = r.URL.Query().Get("user_id")
-	}
-	userID, err := scope(r, named)
-	if err != nil {
-		writeError(w, r, err)
+	userID, ok := namedScope(w, r, req.UserID)
+	if !ok {
 		return
 	}
 	if req.Decision == "" {
@@ -91,13 +86,8 @@ func (s *Server) handleAnswer(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &req) {
 		return
 	}
-	named := req.UserID
-	if named == "" {
-		named = r.URL.Query().Get("user_id")
-	}
-	userID, err := scope(r, named)
-	if err != nil {
-		writeError(w, r, err)
+	userID, ok := namedScope(w, r, req.UserID)
+	if !ok {
 		return
 	}
 	if len(req.Answer) == 0 || string(req.Answer) == "null" {

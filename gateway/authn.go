@@ -297,6 +297,22 @@ func scope(r *http.Request, requested string) (string, error) {
 	return orchestrator.ActingUser(r.Context(), requested)
 }
 
+// namedScope is scope for a route whose body may name the user: the
+// body's user_id, else the query's ("" stays "" for an admin: any user).
+// It writes the error and returns false when the request may not act for
+// that user. (bodyScope, user_tools.go, also requires a user.)
+func namedScope(w http.ResponseWriter, r *http.Request, bodyUser string) (string, bool) {
+	if bodyUser == "" {
+		bodyUser = r.URL.Query().Get("user_id")
+	}
+	userID, err := scope(r, bodyUser)
+	if err != nil {
+		writeError(w, r, err)
+		return "", false
+	}
+	return userID, true
+}
+
 // ScopeOf is scope for front-ends mounted on the gateway that see only the
 // request's context (the Connect API): orchestrator.ActingUser.
 func ScopeOf(ctx context.Context, requested string) (string, error) {

@@ -99,13 +99,8 @@ func (s *Server) handleRenameSession(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &req) {
 		return
 	}
-	named := req.UserID
-	if named == "" {
-		named = r.URL.Query().Get("user_id")
-	}
-	userID, err := scope(r, named)
-	if err != nil {
-		writeError(w, r, err)
+	userID, ok := namedScope(w, r, req.UserID)
+	if !ok {
 		return
 	}
 	sess, err := s.b.RenameSession(r.Context(), userID, r.PathValue("session_id"), req.Title)
