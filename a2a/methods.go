@@ -253,31 +253,27 @@ func (h *Handler) settle(ctx context.Context, userID string, started *orchestrat
 	case st.Run != nil:
 		return st.Run, nil, nil // waiting, as GetTask says; or it had ended
 	}
-	var final *orchestrator.FinalData
-	if f := new(orchestrator.FinalData); st.Event.Type == orchestrator.EventFinal && json.Unmarshal(st.Event.Data, f) == nil {
-		final = f
-	}
-	if r, ok := ended(started, &st.Event); ok {
+	if r, final, ok := ended(started, &st.Event); ok {
 		return r, final, nil // what the final event says: no need to read the run back
 	}
 	r, err := h.runAfter(ctx, userID, started.ID, &st.Event)
-	return r, final, err
+	return r, nil, err
 }
 
-// ended is run r as its final event left it, when there is one that says
-// the run ended.
-func ended(r *orchestrator.Run, final *orchestrator.Event) (*orchestrator.Run, bool) {
+// ended is run r as its final event left it, with that event's data,
+// when there is one that says the run ended.
+func ended(r *orchestrator.Run, final *orchestrator.Event) (*orchestrator.Run, *orchestrator.FinalData, bool) {
 	if final == nil {
-		return nil, false
+		return nil, nil, false
 	}
 	var f orchestrator.FinalData
 	if json.Unmarshal(final.Data, &f) != nil || !f.State.Terminal() {
-		return nil, false
+		return nil, nil, false
 	}
 	out := *r
 	out.State, out.Answer, out.Error, out.StopReason, out.Usage = f.State, f.Answer, f.Error, f.StopReason, f.Usage
 	out.FinishedAt, out.LastSeq, out.Pending = &final.Time, final.Seq, nil
-	return &out, true
+	return &out, &f, true
 }
 
 // runAfter reads the run after its log ended with final. The final event
@@ -290,7 +286,7 @@ func (h *Handler) runAfter(ctx context.Context, userID, runID string, final *orc
 	if err != nil || r.State.Terminal() {
 		return r, err
 	}
-	if e, ok := ended(r, final); ok {
+	if e, _, ok := ended(r, final); ok {
 		return e, nil
 	}
 	return r, nil
