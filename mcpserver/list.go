@@ -21,6 +21,9 @@ const defaultToolsPageSize = 1000
 func (h *Handler) toolsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
+		case "initialize":
+			res, err := next(ctx, method, req)
+			return withoutListChanged(res), err
 		case "tools/list":
 			return h.listTools(ctx, next, req)
 		case "tools/call":

@@ -119,8 +119,16 @@ type Options struct {
 	// (mcp.server.session_timeout_s). Default DefaultSessionTimeout; < 0:
 	// never.
 	SessionTimeout time.Duration
-	Version        string
-	Logger         *slog.Logger
+	// ListChangedPoll, with a Catalog, is how often the catalog of a user
+	// with a subscriptions/listen stream open is read to learn that it
+	// changed (listen.go; mcp.server.list_changed_poll_s). Default
+	// DefaultListChangedPoll; < 0: list changes are not announced.
+	ListChangedPoll time.Duration
+	// MaxListens bounds the subscriptions/listen streams one user has open
+	// on this replica (mcp.server.max_listens). Default DefaultMaxListens.
+	MaxListens int
+	Version    string
+	Logger     *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -135,6 +143,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Sessions == nil {
 		o.Sessions = mcpsession.NewMemStore()
+	}
+	if o.ListChangedPoll == 0 {
+		o.ListChangedPoll = DefaultListChangedPoll
+	}
+	if o.MaxListens <= 0 {
+		o.MaxListens = DefaultMaxListens
 	}
 	switch {
 	case o.SessionTimeout == 0:
@@ -171,6 +185,9 @@ type Handler struct {
 	// front serves /wunder/mcp's sessions (sessions.go); nil with
 	// Options.Stateless.
 	front *sessionFront
+	// listens serves subscriptions/listen (listen.go); nil when list
+	// changes are not announced.
+	listens *listens
 	// shared says the session records outlive this process (Options.Sessions
 	// given): Close then leaves the upstream sessions to other replicas.
 	shared bool
@@ -204,6 +221,10 @@ func New(b Backend, opts *Options) *Handler {
 	if !h.opts.Stateless {
 		h.front = newSessionFront(h)
 		main = h.revisionMux(h.front, main)
+	}
+	if h.listChangesOffered() {
+		h.listens = newListens(h)
+		main = h.listens.route(main)
 	}
 	h.paths = []string{"/wunder/mcp"}
 	h.mux.Handle("/wunder/mcp", h.auth(h.taskHeaders(main)))
@@ -268,6 +289,9 @@ func (h *Handler) Server() *mcp.Server { return h.server }
 // session records outlive the process (Options.Sessions), so that other
 // replicas go on with it.
 func (h *Handler) Close() {
+	if h.listens != nil {
+		h.listens.close()
+	}
 	if h.front != nil {
 		h.front.close()
 	}
@@ -400,9 +424,9 @@ func (h *Handler) newServer() *mcp.Server {
 // it serves apps' resources.
 func (h *Handler) capabilities() *mcp.ServerCapabilities {
 	//lint:ignore SA1019 MCP logging (deprecated by SEP-2577 from protocol 2026-07-28, no replacement) carries catalog tool output to clients without a progress token
-	c := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{}}
+	c := &mcp.ServerCapabilities{Logging: &mcp.LoggingCapabilities{}, Tools: &mcp.ToolCapabilities{ListChanged: h.listChangesOffered()}}
 	if h.appsOffered() {
-		c.Resources = &mcp.ResourceCapabilities{}
+		c.Resources = &mcp.ResourceCapabilities{ListChanged: h.listChangesOffered()}
 	}
 	return c
 }

@@ -124,6 +124,7 @@ func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcp
 		HostsChecked: true, // the gateway's guard (server.allowed_hosts)
 		Tracer:       tracer,
 		Sessions:     sessions, SessionTimeout: cfg.MCP.Server.SessionTimeout(),
+		ListChangedPoll: cfg.MCP.Server.ListChangedPoll(), MaxListens: cfg.MCP.Server.MaxListens,
 	}
 	if cfg.Auth.JWT.JWKSURL != "" {
 		opts.AuthorizationServers = []string{cfg.Auth.JWT.Issuer}

@@ -125,6 +125,14 @@ type MCPEndpoint struct {
 	// SessionTimeoutSeconds ends an MCP session no request used for this
 	// long; 0 = never. Default 86400 (a day).
 	SessionTimeoutSeconds int `yaml:"session_timeout_s"`
+	// ListChangedPollSeconds, with expose_catalog, is how often the
+	// catalog of a user with a subscriptions/listen stream open (protocol
+	// 2026-07-28) is read to announce that it changed; 0 = list changes
+	// are not announced. Default 10.
+	ListChangedPollSeconds int `yaml:"list_changed_poll_s"`
+	// MaxListens bounds the subscriptions/listen streams one user keeps
+	// open on one replica. Default 8.
+	MaxListens int `yaml:"max_listens"`
 }
 
 // MCP session stores (mcp.server.session_store).
@@ -146,6 +154,14 @@ func (e MCPEndpoint) SessionsInDatabase(backend string) bool {
 	return backend == "postgres"
 }
 
+// ListChangedPoll is mcp.server.list_changed_poll_s; < 0 for never.
+func (e MCPEndpoint) ListChangedPoll() time.Duration {
+	if e.ListChangedPollSeconds <= 0 {
+		return -1
+	}
+	return seconds(e.ListChangedPollSeconds)
+}
+
 // SessionTimeout is mcp.server.session_timeout_s; < 0 for never.
 func (e MCPEndpoint) SessionTimeout() time.Duration {
 	if e.SessionTimeoutSeconds <= 0 {
@@ -156,9 +172,10 @@ func (e MCPEndpoint) SessionTimeout() time.Duration {
 
 func mcpDefaults() MCP {
 	return MCP{
-		TimeoutSeconds:      60,
-		Servers:             []MCPServer{},
-		Server:              MCPEndpoint{Enabled: true, UserID: "wunder", SessionStore: MCPSessionsAuto, SessionTimeoutSeconds: 86400},
+		TimeoutSeconds: 60,
+		Servers:        []MCPServer{},
+		Server: MCPEndpoint{Enabled: true, UserID: "wunder", SessionStore: MCPSessionsAuto, SessionTimeoutSeconds: 86400,
+			ListChangedPollSeconds: 10, MaxListens: 8},
 		Elicitation:         MCPElicitDecline,
 		ReadyTimeoutSeconds: 30,
 	}
@@ -175,6 +192,8 @@ func (c *Config) validateMCP(v checker) {
 	v.oneOf("mcp.elicitation", m.Elicitation, []string{MCPElicitDecline, MCPElicitDefaults})
 	v.oneOf("mcp.server.session_store", m.Server.SessionStore, []string{MCPSessionsAuto, MCPSessionsDatabase, MCPSessionsMemory})
 	atLeast(v, "mcp.server.session_timeout_s", m.Server.SessionTimeoutSeconds, 0)
+	atLeast(v, "mcp.server.list_changed_poll_s", m.Server.ListChangedPollSeconds, 0)
+	atLeast(v, "mcp.server.max_listens", m.Server.MaxListens, 1)
 	if err := validUserIDString(m.Server.UserID); err != "" {
 		v.fail("mcp.server.user_id", "%s", err)
 	}
