@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -23,6 +24,55 @@ type MCPApps interface {
 
 func (s *Server) mcpAppRoutes() {
 	s.mux.HandleFunc("GET /wunder/mcp-apps/resource", s.handleAppResource)
+	s.mux.HandleFunc("POST /wunder/mcp-apps/call", s.handleAppCall)
+}
+
+// appCallRequest is the body of POST /wunder/mcp-apps/call.
+type appCallRequest struct {
+	UserID    string          `json:"user_id"`
+	URI       string          `json:"uri"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// handleAppCall is POST /wunder/mcp-apps/call {"uri","name","arguments","user_id"}:
+// the tools/call an MCP App makes from the console, which hosts it. uri is
+// the app's (namespaced, ui://{server}/…), name a tool of that server as
+// the server names it. orchestrator.CallAppTool decides it: the page must
+// be one the user may read, the tool of the app's own server and open to
+// apps (_meta.ui.visibility), and the one policy point lets the call
+// through and audits it (a tool that needs a person's approval is refused:
+// a direct call cannot wait). The answer is an MCP CallToolResult, which
+// the console hands the app as it is: {"content":[{"type":"text","text"}],
+// "structuredContent"?, "isError"?}. A missing uri or name is 400; the
+// rest as writeError maps the core's errors (403 naming the rule, 400
+// tool_not_found).
+func (s *Server) handleAppCall(w http.ResponseWriter, r *http.Request) {
+	var req appCallRequest
+	if !decodeJSON(w, r, &req) {
+		return
+	}
+	userID, ok := namedScope(w, r, req.UserID)
+	if !ok {
+		return
+	}
+	if req.URI == "" || req.Name == "" {
+		writeProblem(w, r, http.StatusBadRequest, "invalid_argument", "uri (the app's ui://{server}/… URI) and name (a tool of its server) are required")
+		return
+	}
+	res, err := s.b.CallAppTool(r.Context(), userID, req.URI, req.Name, req.Arguments)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Content}}, IsError: res.IsError}
+	if res.Data != nil {
+		if b, err := json.Marshal(res.Data); err == nil && len(b) > 0 && b[0] == '{' {
+			out.StructuredContent = json.RawMessage(b)
+		}
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, r, http.StatusOK, out)
 }
 
 // handleAppResource is GET /wunder/mcp-apps/resource?uri=ui://{server}/…&user_id=:

@@ -37,6 +37,9 @@ type Backend interface {
 	// AppResource is the one rule of reading an MCP App's page
 	// (GET /wunder/mcp-apps/resource).
 	AppResource(ctx context.Context, userID, uri string) (server, upstream string, err error)
+	// CallAppTool is an MCP App's tool call from the console
+	// (POST /wunder/mcp-apps/call).
+	CallAppTool(ctx context.Context, userID, appURI, tool string, args json.RawMessage) (*orchestrator.ToolResult, error)
 }
 
 var _ Backend = (*orchestrator.Orchestrator)(nil)

@@ -220,7 +220,9 @@ func (l *listens) signal(u *userListen) {
 		}
 	} else {
 		u.srv.AddTool(&mcp.Tool{Name: listenMarker, InputSchema: json.RawMessage(`{"type":"object"}`)},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return &mcp.CallToolResult{}, nil })
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{}, nil
+			})
 		if u.apps {
 			u.srv.AddResource(&mcp.Resource{URI: "wunder:" + listenMarker, Name: listenMarker},
 				func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

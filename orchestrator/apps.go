@@ -2,8 +2,10 @@ package orchestrator
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 )
 
@@ -118,4 +120,48 @@ func (o *Orchestrator) AppResource(ctx context.Context, userID, uri string) (ser
 		return "", "", fmt.Errorf("%w: %s", ErrPermissionDenied, d.Reason)
 	}
 	return server, upstream, nil
+}
+
+// CallAppTool is a tool call an MCP App makes from its host (the web
+// console): the app, by its namespaced URI appURI, calls tool, a tool of
+// its own server, as userID. The app's page must be one the user may
+// read ([Orchestrator.AppResource]); the tool must be of that server and
+// open to apps (its _meta.ui.visibility, when it has one, names "app"); and
+// the call is then a direct call, [Orchestrator.CallTool]: the one policy
+// point decides it and the audit records it. A tool of another server, or
+// one kept for the model alone, wraps [ErrPermissionDenied]; one the
+// server does not have, [ErrToolNotFound].
+func (o *Orchestrator) CallAppTool(ctx context.Context, userID, appURI, tool string, args json.RawMessage) (*ToolResult, error) {
+	server, _, err := o.AppResource(ctx, userID, appURI)
+	if err != nil {
+		return nil, err
+	}
+	if tool == "" || strings.ContainsAny(tool, "@/") {
+		return nil, invalidf("tool %q: an app names a tool of its own server by the server's name for it", tool)
+	}
+	name := server + "@" + tool
+	specs, err := o.Tools(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(specs, func(s ToolSpec) bool { return s.Name == name })
+	if i < 0 || AppServer(specs[i]) != server {
+		return nil, fmt.Errorf("%w: %s (the app of %s calls the tools of mcp server %s only)", ErrToolNotFound, name, appURI, server)
+	}
+	if !openToApps(specs[i].Meta) {
+		return nil, fmt.Errorf("%w: %s is for the model alone (its _meta.ui.visibility leaves out \"app\")", ErrPermissionDenied, name)
+	}
+	return o.CallTool(ctx, userID, name, args, nil)
+}
+
+// openToApps reports whether a tool's _meta lets apps call it: no
+// ui.visibility (the extension's default is model and app), or one that
+// names "app".
+func openToApps(meta map[string]any) bool {
+	ui, _ := meta["ui"].(map[string]any)
+	vis, ok := ui["visibility"].([]any)
+	if !ok {
+		return true
+	}
+	return slices.Contains(vis, any("app"))
 }

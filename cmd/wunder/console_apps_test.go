@@ -16,10 +16,10 @@ import (
 
 // appPage is an MCP App's page as the extension describes it, without an
 // SDK: it asks ui/initialize, says initialized, shows the tool's input and
-// result it is sent, reports its size, and tries a tools/call, showing the
-// host's answer.
+// result it is sent, reports its size, and calls two tools of its server,
+// showing the host's answers: one for apps alone, one kept for the model.
 const appPage = `<!doctype html><html><head><title>weather app</title></head><body>
-<h1 id="title">Weather app</h1><p id="input">no input</p><p id="result">no result</p><p id="call">no call</p><p id="host">no host</p>
+<h1 id="title">Weather app</h1><p id="input">no input</p><p id="result">no result</p><p id="call">no call</p><p id="model">no model call</p><p id="host">no host</p>
 <script>
 let next = 1; const waiting = {};
 function request(method, params) { const id = next++; parent.postMessage({jsonrpc: '2.0', id, method, params}, '*'); return new Promise((ok) => { waiting[id] = ok; }); }
@@ -33,21 +33,35 @@ request('ui/initialize', {protocolVersion: '2026-01-26', appInfo: {name: 'weathe
   document.getElementById('host').textContent = 'host: ' + r.result.hostInfo.name;
   parent.postMessage({jsonrpc: '2.0', method: 'ui/notifications/initialized', params: {}}, '*');
   parent.postMessage({jsonrpc: '2.0', method: 'ui/notifications/size-changed', params: {width: 300, height: 321}}, '*');
-  return request('tools/call', {name: 'show_weather', arguments: {}});
-}).then((r) => { document.getElementById('call').textContent = 'call: ' + (r.error ? 'refused ' + r.error.code : 'relayed'); });
+  return request('tools/call', {name: 'refresh_weather', arguments: {city: 'Lyon'}});
+}).then((r) => {
+  document.getElementById('call').textContent = 'call: ' + (r.error ? 'refused ' + r.error.code : r.result.content[0].text);
+  return request('tools/call', {name: 'explain_weather', arguments: {}});
+}).then((r) => { document.getElementById('model').textContent = 'model-only: ' + (r.error ? 'refused ' + r.error.code : 'relayed'); });
 </script></body></html>`
 
 // An MCP App next to its tool card: a go-sdk v1.8.0 server's tool names a
 // ui:// page; the model calls the tool; the console shows the page in an
 // iframe sandboxed with allow-scripts alone, and the page, running there,
-// shows the input and result the console sent it, took its size, and got
-// a polite refusal of its tools/call.
+// shows the input and result the console sent it, took its size, called
+// an app-only tool of its server as the user (audited as a direct call), and
+// was refused a tool kept for the model.
 func TestConsoleMCPApp(t *testing.T) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: "show_weather", Description: "shows the weather", InputSchema: map[string]any{"type": "object"},
 		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://weather/view.html"}}},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sunny in Paris"}}}, nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "refresh_weather", Description: "refreshes the view", InputSchema: map[string]any{"type": "object"},
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": "ui://weather/view.html", "visibility": []any{"app"}}}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "refreshed " + string(req.Params.Arguments)}}}, nil
+		})
+	srv.AddTool(&mcp.Tool{Name: "explain_weather", Description: "for the model", InputSchema: map[string]any{"type": "object"},
+		Meta: mcp.Meta{"ui": map[string]any{"visibility": []any{"model"}}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "explained"}}}, nil
 		})
 	srv.AddResource(&mcp.Resource{URI: "ui://weather/view.html", Name: "view", MIMEType: "text/html;profile=mcp-app"},
 		func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -60,6 +74,7 @@ func TestConsoleMCPApp(t *testing.T) {
 	})
 	refreshMCP(t, s.url, "weather", "")
 	b := openAnon(t, s, "gina")
+	b.allow("status of 403 (Forbidden) " + s.url + "/wunder/mcp-apps/call") // the model-only tool, refused on purpose
 	b.do("the app's tool in the picker", chromedp.WaitVisible(chromedp.Search(`//label[span[text()="weather@show_weather"]]`)))
 	b.pickTool("weather@show_weather")
 	b.ask(`call weather__show_weather {"city":"Paris"}`)
@@ -75,7 +90,7 @@ func TestConsoleMCPApp(t *testing.T) {
 	// What the page shows, read inside the frame (its own document, in
 	// its own target when chromium isolates sandboxed frames).
 	want := map[string]string{"#title": "Weather app", "#input": `input: {"city":"Paris"}`, "#result": "result: sunny in Paris",
-		"#call": "call: refused -32601", "#host": "host: wunder-console"}
+		"#call": `call: refreshed {"city":"Lyon"}`, "#model": "model-only: refused -32603", "#host": "host: wunder-console"}
 	inFrame(t, b, func(ctx context.Context) {
 		for sel, text := range want {
 			js := `document.querySelector(` + jsString(sel) + `)?.textContent === ` + jsString(text)

@@ -39,6 +39,11 @@ func appUpstream(t *testing.T) (url string) {
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "refreshed"}}}, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "explain_weather", Description: "explains the weather to the model", InputSchema: obj,
+		Meta: mcp.Meta{"ui": map[string]any{"visibility": []any{"model"}}}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "it rains"}}}, nil
+		})
 	uiMeta := mcp.Meta{"ui": map[string]any{
 		"csp":         map[string]any{"connectDomains": []any{"https://api.weather.example"}, "resourceDomains": []any{"https://cdn.weather.example"}},
 		"permissions": map[string]any{"clipboardWrite": map[string]any{}},
@@ -323,5 +328,53 @@ func TestMCPAppResourceRoute(t *testing.T) {
 	}
 	if !reflect.DeepEqual(apps, map[string]string{"weather@show_weather": "ui://weather/weather/view.html"}) {
 		t.Errorf("catalog apps = %v; want show_weather's alone", apps)
+	}
+}
+
+// An MCP App's own tools/call from the console: POST /wunder/mcp-apps/call
+// calls a tool of the app's server as the user, an app-only tool included,
+// and refuses a tool kept for the model, a tool of another server, an app
+// whose page the user may not read, and bad input, each as a problem.
+func TestMCPAppToolCallRoute(t *testing.T) {
+	up := appUpstream(t)
+	s := startServer(t, func(c *config.Config) {
+		c.Security.APIKey = "k"
+		c.MCP.Servers = []config.MCPServer{{Name: "weather", Transport: config.MCPStreamableHTTP, URL: up, Enabled: true,
+			AllowResources: []string{"ui://weather/view*"}}}
+	})
+	refreshMCP(t, s.url, "weather", "k")
+	call := func(body string) (int, map[string]any) {
+		t.Helper()
+		resp := s.rest(t, http.MethodPost, "/wunder/mcp-apps/call", body, map[string]string{"X-API-Key": "k", "Content-Type": "application/json"})
+		defer resp.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+			t.Fatalf("%s: %d, not JSON: %v", body, resp.StatusCode, err)
+		}
+		return resp.StatusCode, out
+	}
+	view := `"uri":"ui://weather/weather/view.html"`
+	for name, want := range map[string]string{"refresh_weather": "refreshed", "show_weather": "sunny"} {
+		code, out := call(`{"user_id":"u1",` + view + `,"name":"` + name + `","arguments":{}}`)
+		if text := fmt.Sprint(out["content"]); code != http.StatusOK || !strings.Contains(text, want) || out["isError"] == true {
+			t.Errorf("the app calls %s: %d %v, want %q", name, code, out, want)
+		}
+	}
+	for _, c := range []struct {
+		body, code, detail string
+		status             int
+	}{
+		{`{"user_id":"u1",` + view + `,"name":"explain_weather"}`, "permission_denied", "visibility", http.StatusForbidden},
+		{`{"user_id":"u1",` + view + `,"name":"no_such_tool"}`, "tool_not_found", "weather@no_such_tool", http.StatusBadRequest},
+		{`{"user_id":"u1",` + view + `,"name":"other@tool"}`, "invalid_argument", "its own server", http.StatusBadRequest},
+		{`{"user_id":"u1","uri":"ui://weather/weather/secret.html","name":"show_weather"}`, "permission_denied", "allow_resources", http.StatusForbidden},
+		{`{"user_id":"u1","uri":"file:///x","name":"show_weather"}`, "invalid_argument", "ui://{server}/{path}", http.StatusBadRequest},
+		{`{"user_id":"u1",` + view + `}`, "invalid_argument", "name", http.StatusBadRequest},
+		{`{"user_id":"u1",` + view + `,"name":"show_weather","arguments":[1]}`, "invalid_argument", "JSON object", http.StatusBadRequest},
+	} {
+		code, out := call(c.body)
+		if code != c.status || out["code"] != c.code || !strings.Contains(fmt.Sprint(out["detail"]), c.detail) {
+			t.Errorf("%s: %d %v; want %d %s naming %q", c.body, code, out, c.status, c.code, c.detail)
+		}
 	}
 }

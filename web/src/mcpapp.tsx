@@ -5,9 +5,9 @@
 // allow-same-origin — under a CSP built from the page's _meta.ui.csp (no
 // network unless it declares domains). The console is the app's host over
 // postMessage (JSON-RPC 2.0): it answers ui/initialize, sends the tool's
-// input and result, follows size changes, and relays resources/read of the
-// app's own server; it refuses tools/call (no REST route calls a tool as
-// the user). Every message whose source is not this iframe's window is
+// input and result, follows size changes, and relays resources/read and
+// tools/call to the app's own server as the user (POST
+// /wunder/mcp-apps/call: the policy decides, the audit records). Every message whose source is not this iframe's window is
 // ignored. docs/console.md#mcp-apps.
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { api, withUser } from './api';
@@ -136,7 +136,7 @@ export function McpApp({ s, uri, t }: { s: Strings; uri: string; t: ToolView }) 
           reply(m.id, {
             protocolVersion: PROTOCOL,
             hostInfo: { name: 'wunder-console', version: '1' },
-            hostCapabilities: { serverResources: {}, logging: {} },
+            hostCapabilities: { serverResources: {}, serverTools: {}, logging: {} },
             hostContext: {
               toolInfo: { tool: { name: tool.current.name, inputSchema: { type: 'object' } } },
               theme: document.documentElement.dataset.theme === 'dark' ? 'dark' : 'light',
@@ -171,7 +171,13 @@ export function McpApp({ s, uri, t }: { s: Strings; uri: string; t: ToolView }) 
         case 'notifications/message':
           return;
         case 'tools/call':
-          return fail(m.id, -32601, s.appNoToolCalls);
+          // A tool of the app's own server, as the user: the server decides which (the policy, the tool's visibility).
+          if (typeof p.name !== 'string' || !p.name) return fail(m.id, -32602, 'tools/call needs the name of a tool of this app’s server');
+          api<unknown>('POST', withUser('/wunder/mcp-apps/call'), { uri, name: p.name, arguments: p.arguments ?? {} }).then(
+            (r) => reply(m.id, r),
+            (e) => fail(m.id, -32603, e.message),
+          );
+          return;
       }
       if (m.id !== undefined) fail(m.id, -32601, 'method not supported by this host: ' + m.method);
     };
