@@ -37,11 +37,12 @@ interface Page {
 const PAGES: Page[] = [
   { id: 'chat', label: (s) => s.chat, view: () => <Chat /> },
   { id: 'workspace', label: (s) => s.workspace, view: () => <Workspace /> },
+  { id: 'mine', label: (s) => s.myTools, view: () => <Lazy load={() => import('./mine/mine').then((m) => m.Mine)} /> },
   { id: 'monitor', label: (s) => s.monitor, admin: true, view: () => <Monitor /> },
   { id: 'admin', label: (s) => s.admin, admin: true, view: () => <Lazy load={() => import('./admin/admin').then((m) => m.Admin)} /> },
 ];
 
-/** Lazy renders a page loaded on demand (the admin pages stay out of the first load). */
+/** Lazy renders a page loaded on demand (the admin pages and "My tools" stay out of the first load). */
 function Lazy({ load }: { load: () => Promise<() => preact.JSX.Element> }) {
   const [C, setC] = useState<(() => preact.JSX.Element) | null>(null);
   const [err, setErr] = useState('');

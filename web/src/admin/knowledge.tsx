@@ -1,14 +1,17 @@
-// Knowledge bases (docs/tools.md#knowledge-bases, docs/http.md): the
-// admin's bases (GET /wunder/admin/knowledge; POST replaces the list of
-// uploaded ones, so adding and deleting post the whole list), a base's
-// files (GET /files, DELETE /file), documents uploaded
-// (POST /upload: base, file), the index rebuilt (POST /refresh?base=),
-// and "try a query". There is no search route: the query is a run that
-// asks for the base's tool by name (tool_names: [base]), and the page
-// shows the hits of the tool's result.
+// Knowledge bases (docs/tools.md#knowledge-bases, docs/http.md), the
+// admin's (GET /wunder/admin/knowledge) and a user's own ("My tools",
+// user: GET /wunder/user_tools/knowledge, each base with a switch that
+// shares it with every other user as owner@base). POST replaces the list
+// of uploaded bases, so adding, deleting and sharing post the whole list.
+// A base's files (GET /files, DELETE /file), documents uploaded
+// (POST /upload: base, file; .docx, .xlsx, .pptx, .pdf and .html are
+// converted to Markdown by the server), the admin's index rebuilt
+// (POST /refresh?base=), and "try a query" through the search route
+// (GET /search?base=&query=&limit=5), which ranks the passages as the
+// base's tool does in a run.
 import { useEffect, useState } from 'preact/hooks';
-import { api, apiForm, streamRun, withUser, type RunEvent } from '../api';
-import { lang, type Strings } from '../i18n';
+import { api, apiForm, identity, withUser } from '../api';
+import type { Strings } from '../i18n';
 import { ConfirmButton } from '../confirm';
 import { ProblemView, toProblem, type Problem } from './config';
 import { AdminTable } from './table';
@@ -17,6 +20,8 @@ interface Base {
   name: string;
   description: string;
   source?: 'config' | 'upload';
+  /** a user's base, offered to every other user as owner@name */
+  shared?: boolean;
   file_count: number;
   bytes: number;
 }
@@ -30,7 +35,19 @@ interface Hit {
 const q = encodeURIComponent;
 const kb = (n: number) => (n < 1024 ? n + ' B' : (n / 1024).toFixed(1) + ' KB');
 
-export function Knowledge({ s }: { s: Strings }) {
+/** the documents an upload takes: text as it is, the rest converted to Markdown */
+const ACCEPT = '.md,.txt,.docx,.xlsx,.pptx,.pdf,.html,.htm,text/markdown,text/plain';
+
+/**
+ * kbRoutes are the routes of the admin's bases, or (user) of the user's
+ * own, naming the user the console shows.
+ */
+function kbRoutes(user?: boolean) {
+  return user ? (p: string) => withUser('/wunder/user_tools/knowledge' + p) : (p: string) => '/wunder/admin/knowledge' + p;
+}
+
+export function Knowledge({ s, user }: { s: Strings; user?: boolean }) {
+  const at = kbRoutes(user);
   const [bases, setBases] = useState<Base[] | null>(null);
   const [base, setBase] = useState('');
   const [files, setFiles] = useState<{ path: string; size: number }[]>([]);
@@ -39,11 +56,11 @@ export function Knowledge({ s }: { s: Strings }) {
   const [name, setName] = useState('');
   const [desc, setDesc] = useState('');
   const load = () =>
-    api<{ knowledge: { bases: Base[] } }>('GET', '/wunder/admin/knowledge')
+    api<{ knowledge: { bases: Base[] } }>('GET', at(''))
       .then((r) => setBases(r.knowledge.bases || []))
       .catch((e) => setProblem(toProblem(e, s)));
   const loadFiles = (b: string) =>
-    api<{ entries?: { path: string; size: number }[] }>('GET', '/wunder/admin/knowledge/files?base=' + q(b))
+    api<{ entries?: { path: string; size: number }[] }>('GET', at('/files?base=' + q(b)))
       .then((r) => setFiles(r.entries || []))
       .catch((e) => setProblem(toProblem(e, s)));
   useEffect(() => {
@@ -68,12 +85,14 @@ export function Knowledge({ s }: { s: Strings }) {
     }
   };
   // the list of uploaded bases, as POST takes it
-  const uploaded = (bs: Base[]) => bs.filter((b) => b.source !== 'config').map((b) => ({ name: b.name, description: b.description }));
+  const uploaded = (bs: Base[]) =>
+    bs.filter((b) => b.source !== 'config').map((b) => (user ? { name: b.name, description: b.description, shared: !!b.shared } : { name: b.name, description: b.description }));
+  const post = (bs: object[]) => api('POST', at(''), { knowledge: { bases: bs } });
   const add = async (e: Event) => {
     e.preventDefault();
     const n = name.trim();
     if (!n) return;
-    const ok = await act(() => api('POST', '/wunder/admin/knowledge', { knowledge: { bases: [...uploaded(bases || []), { name: n, description: desc.trim() }] } }));
+    const ok = await act(() => post([...uploaded(bases || []), { name: n, description: desc.trim() }]));
     if (ok) {
       setName('');
       setDesc('');
@@ -81,9 +100,10 @@ export function Knowledge({ s }: { s: Strings }) {
     }
   };
   const remove = (n: string) =>
-    act(() => api('POST', '/wunder/admin/knowledge', { knowledge: { bases: uploaded((bases || []).filter((b) => b.name !== n)) } })).then(() => {
+    act(() => post(uploaded((bases || []).filter((b) => b.name !== n)))).then(() => {
       if (base === n) setBase('');
     });
+  const share = (n: string) => act(() => post(uploaded((bases || []).map((b) => (b.name === n ? { ...b, shared: !b.shared } : b)))));
   const upload = async (list: FileList | null) => {
     if (!list?.length || !base) return;
     await act(async () => {
@@ -91,7 +111,7 @@ export function Knowledge({ s }: { s: Strings }) {
         const form = new FormData();
         form.append('base', base);
         form.append('file', f);
-        await apiForm('/wunder/admin/knowledge/upload', form);
+        await apiForm(at('/upload'), form);
       }
     }, s.uploaded + ': ' + Array.from(list, (f) => f.name).join(', '));
   };
@@ -110,11 +130,20 @@ export function Knowledge({ s }: { s: Strings }) {
           {status}
         </p>
       )}
-      <AdminTable s={s} heads={[s.name, s.source, s.description, s.files]} empty={bases?.length === 0}>
+      <AdminTable s={s} heads={[s.name, user ? s.sharedHead : s.source, s.description, s.files]} empty={bases?.length === 0}>
       {bases?.map((b) => (
         <tr data-base={b.name}>
           <td>{b.name}</td>
-          <td>{b.source === 'config' ? s.sourceConfig : s.sourceUpload}</td>
+          {user ? (
+            <td>
+              <label class="check">
+                <input type="checkbox" name="kb-shared" checked={!!b.shared} onChange={() => share(b.name)} aria-label={s.shareWithOthers + ' ' + b.name} />
+                <span>{b.shared ? identity()?.userId + '@' + b.name : s.notShared}</span>
+              </label>
+            </td>
+          ) : (
+            <td>{b.source === 'config' ? s.sourceConfig : s.sourceUpload}</td>
+          )}
           <td class="q">{b.description}</td>
           <td>
             {b.file_count} · {kb(b.bytes)}
@@ -128,11 +157,13 @@ export function Knowledge({ s }: { s: Strings }) {
         </tr>
       ))}
       </AdminTable>
-      <div class="actions">
-        <button type="button" onClick={refresh}>
-          {base ? s.reindex + ': ' + base : s.reindexAll}
-        </button>
-      </div>
+      {!user && (
+        <div class="actions">
+          <button type="button" onClick={refresh}>
+            {base ? s.reindex + ': ' + base : s.reindexAll}
+          </button>
+        </div>
+      )}
       {current && (
         <section class="kb-base" aria-labelledby="kb-base-h">
           <h3 id="kb-base-h">{current.name}</h3>
@@ -143,7 +174,7 @@ export function Knowledge({ s }: { s: Strings }) {
                 type="file"
                 name="kb-files"
                 multiple
-                accept=".md,.txt,text/markdown,text/plain"
+                accept={ACCEPT}
                 class="sr-only"
                 onChange={(e) => {
                   const el = e.target as HTMLInputElement;
@@ -163,13 +194,14 @@ export function Knowledge({ s }: { s: Strings }) {
                     small
                     label={s.delete}
                     what={f.path}
-                    onConfirm={() => act(() => api('DELETE', `/wunder/admin/knowledge/file?base=${q(base)}&path=${q(f.path)}`))}
+                    onConfirm={() => act(() => api('DELETE', at(`/file?base=${q(base)}&path=${q(f.path)}`)))}
                   />
                 )}
               </li>
             ))}
           </ul>
-          <TryQuery s={s} base={current.name} key={current.name} />
+          {current.source !== 'config' && <p class="muted">{s.convertHint}</p>}
+          <TryQuery s={s} base={current.name} at={at} key={current.name} />
         </section>
       )}
       <form class="add-form" onSubmit={add} aria-labelledby="kb-add-h">
@@ -191,11 +223,11 @@ export function Knowledge({ s }: { s: Strings }) {
 }
 
 /**
- * TryQuery runs the base's tool through a run (POST /wunder with
- * tool_names: [base]) and shows the hits of its result. The question
- * names the call, so a model (and the scripted test model) makes it.
+ * TryQuery asks the search route for the base's passages
+ * (GET .../search?base=&query=&limit=5): what the base's tool returns to a
+ * run, without a run.
  */
-function TryQuery({ s, base }: { s: Strings; base: string }) {
+function TryQuery({ s, base, at }: { s: Strings; base: string; at: (p: string) => string }) {
   const [query, setQuery] = useState('');
   const [hits, setHits] = useState<Hit[] | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
@@ -207,40 +239,12 @@ function TryQuery({ s, base }: { s: Strings; base: string }) {
     setBusy(true);
     setProblem(null);
     setHits(null);
-    let found: Hit[] | null = null;
-    let toolError = '';
-    const ac = new AbortController();
-    let session = '';
     try {
-      const args = JSON.stringify({ query: text, limit: 5 });
-      await streamRun(
-        { question: `Search the knowledge base ${base}: call ${base} ${args} and report its hits.`, tool_names: [base], language: lang.get() },
-        (st) => (session = st.sessionId),
-        (ev: RunEvent) => {
-          if (ev.type !== 'tool_result' || found) return;
-          const d = ev.data || {};
-          if (d.is_error) {
-            toolError = typeof d.content === 'string' ? d.content : JSON.stringify(d.content);
-            return;
-          }
-          try {
-            const c = typeof d.content === 'string' ? JSON.parse(d.content) : d.content;
-            if (Array.isArray(c?.hits)) found = c.hits;
-          } catch {
-            /* not this tool's result */
-          }
-        },
-        () => {},
-        ac.signal,
-      );
-      if (found) setHits(found);
-      else setProblem({ text: toolError || s.noToolCall, errors: [] });
+      const r = await api<{ hits: Hit[] }>('GET', at(`/search?base=${q(base)}&query=${q(text)}&limit=5`));
+      setHits(r.hits || []);
     } catch (x) {
       setProblem(toProblem(x, s));
     } finally {
-      // the run was a test, not a conversation: its session goes, so the
-      // chat's list does not fill with them (the run has ended: its stream did)
-      if (session) await api('DELETE', withUser('/wunder/sessions/' + q(session))).catch(() => {});
       setBusy(false);
     }
   };

@@ -1,11 +1,15 @@
-// Skills (docs/tools.md#skills, docs/http.md): GET /wunder/admin/skills
-// lists every user's skills; a switch each writes the enabled list
-// (POST {"enabled"}); a ZIP goes to POST /wunder/admin/skills/upload
-// (multipart, the field file); "View" shows SKILL.md
-// (GET .../content?name=), its frontmatter as text and its body through
-// the workspace's safe Markdown renderer; uploads can be deleted.
+// Skills (docs/tools.md#skills, docs/http.md), the admin's and a user's
+// own. The admin's: GET /wunder/admin/skills lists every user's skills, a
+// switch each writes the enabled list (POST {"enabled"}). A user's ("My
+// tools", user): GET /wunder/user_tools/skills lists their own uploads,
+// the switches write their enabled and shared lists (POST {"enabled",
+// "shared"}; shared ⊆ enabled), each skill shared showing the name others
+// see (owner@skill). Both: a ZIP goes to .../skills/upload (multipart,
+// the field file); "View" shows SKILL.md (GET .../content?name=), its
+// frontmatter as text and its body through the workspace's safe Markdown
+// renderer; uploads can be deleted.
 import { useEffect, useState } from 'preact/hooks';
-import { api, apiForm } from '../api';
+import { api, apiForm, withUser } from '../api';
 import type { Strings } from '../i18n';
 import { ConfirmButton } from '../confirm';
 import { Markdown } from '../markdown';
@@ -19,6 +23,8 @@ interface Skill {
   source: 'path' | 'upload';
   enabled: boolean;
   has_script?: boolean;
+  /** a user's own skill, offered to every other user */
+  shared?: boolean;
 }
 interface Content {
   name: string;
@@ -34,13 +40,22 @@ function splitFrontmatter(text: string): [string, string] {
   return m ? [m[1], text.slice(m[0].length)] : ['', text];
 }
 
-export function Skills({ s }: { s: Strings }) {
+/**
+ * skillRoutes are the routes of the admin's skills, or (user) of the
+ * user's own, naming the user the console shows.
+ */
+function skillRoutes(user?: boolean) {
+  return user ? (p: string) => withUser('/wunder/user_tools/skills' + p) : (p: string) => '/wunder/admin/skills' + p;
+}
+
+export function Skills({ s, user }: { s: Strings; user?: boolean }) {
+  const at = skillRoutes(user);
   const [skills, setSkills] = useState<Skill[] | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
   const [view, setView] = useState<Content | null>(null);
   const [status, setStatus] = useState('');
   const load = () =>
-    api<{ skills: Skill[] }>('GET', '/wunder/admin/skills')
+    api<{ skills: Skill[] }>('GET', at(''))
       .then((r) => setSkills(r.skills || []))
       .catch((e) => setProblem(toProblem(e, s)));
   useEffect(() => {
@@ -58,18 +73,26 @@ export function Skills({ s }: { s: Strings }) {
     }
   };
   const toggle = (x: Skill) => {
-    const enabled = (skills || []).filter((y) => (y === x ? !y.enabled : y.enabled)).map((y) => y.name);
-    act(() => api('POST', '/wunder/admin/skills', { enabled }));
+    const all = skills || [];
+    const enabled = all.filter((y) => (y === x ? !y.enabled : y.enabled)).map((y) => y.name);
+    if (!user) return act(() => api('POST', at(''), { enabled }));
+    // a skill switched off stops being shared (shared ⊆ enabled)
+    const shared = all.filter((y) => y.shared && enabled.includes(y.name)).map((y) => y.name);
+    return act(() => api('POST', at(''), { enabled, shared }));
+  };
+  const share = (x: Skill) => {
+    const shared = (skills || []).filter((y) => (y === x ? !y.shared : y.shared)).map((y) => y.name);
+    return act(() => api('POST', at(''), { shared }));
   };
   const upload = (files: FileList | null) => {
     const f = files?.[0];
     if (!f) return;
     const form = new FormData();
     form.append('file', f);
-    act(() => apiForm('/wunder/admin/skills/upload', form), s.uploaded + ': ' + f.name);
+    act(() => apiForm(at('/upload'), form), s.uploaded + ': ' + f.name);
   };
   const open = (name: string) =>
-    api<Content>('GET', '/wunder/admin/skills/content?name=' + q(name))
+    api<Content>('GET', at('/content?name=' + q(name)))
       .then(setView)
       .catch((e) => setProblem(toProblem(e, s)));
   const [front, body] = view ? splitFrontmatter(view.content) : ['', ''];
@@ -98,19 +121,28 @@ export function Skills({ s }: { s: Strings }) {
         </p>
       )}
       <ProblemView p={problem} />
-      <AdminTable s={s} heads={[s.name, s.source, s.description]} empty={skills?.length === 0}>
+      <AdminTable s={s} heads={user ? [s.name, s.sharedHead, s.description] : [s.name, s.source, s.description]} empty={skills?.length === 0}>
       {skills?.map((x) => (
         <tr data-skill={x.name}>
           <td>
             <label class="check">
-              <input type="checkbox" checked={x.enabled} onChange={() => toggle(x)} aria-label={(x.enabled ? s.disable : s.enable) + ' ' + x.name} />
+              <input type="checkbox" name="skill-enabled" checked={x.enabled} onChange={() => toggle(x)} aria-label={(x.enabled ? s.disable : s.enable) + ' ' + x.name} />
               <span>{x.name}</span>
             </label>
           </td>
-          <td>
-            {x.source === 'upload' ? s.sourceUpload : s.sourceFolder}
-            {x.has_script && <span class="badge"> {s.script}</span>}
-          </td>
+          {user ? (
+            <td>
+              <label class="check">
+                <input type="checkbox" name="skill-shared" checked={!!x.shared} disabled={!x.enabled} onChange={() => share(x)} aria-label={s.shareWithOthers + ' ' + x.name} />
+                <span>{x.shared ? x.tool_name : s.notShared}</span>
+              </label>
+            </td>
+          ) : (
+            <td>
+              {x.source === 'upload' ? s.sourceUpload : s.sourceFolder}
+              {x.has_script && <span class="badge"> {s.script}</span>}
+            </td>
+          )}
           <td class="q">{x.description}</td>
           <td class="nowrap">
             <button type="button" class="small" aria-label={s.view + ' ' + x.name} onClick={() => open(x.name)}>
@@ -123,7 +155,7 @@ export function Skills({ s }: { s: Strings }) {
                 label={s.delete}
                 what={x.name}
                 onConfirm={() =>
-                  act(() => api('DELETE', '/wunder/admin/skills?name=' + q(x.name))).then(() => {
+                  act(() => api('DELETE', at('?name=' + q(x.name)))).then(() => {
                     if (view?.name === x.name) setView(null);
                   })
                 }
