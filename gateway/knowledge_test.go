@@ -301,6 +301,7 @@ func TestKnowledgeUploadConvertsDocuments(t *testing.T) {
 		{"plan.docx", doc2mdtest.DOCX("Plan", long, nil), "plan.md", []string{"# Plan\n\nA paragraph", "small max_chars."}},
 		{"sheet.xlsx", doc2mdtest.XLSX([][]string{{"k", "v"}, {"a", "1"}}), "sheet.md", []string{"## Sheet1\n\n| k | v |\n| --- | --- |\n| a | 1 |"}},
 		{"deck.PPTX", doc2mdtest.PPTX("Intro"), "deck.md", []string{"## Slide 1\n\nIntro"}},
+		{"report.pdf", doc2mdtest.PDF("Revenue grew 12 percent"), "report.md", []string{"Revenue grew 12 percent"}},
 		{"page.html", []byte("<h2>Page</h2><p>body</p>"), "page.md", []string{"## Page\n\nbody"}},
 		{"plain.md", []byte("# As it is"), "plain.md", []string{"# As it is"}},
 	} {

@@ -10,6 +10,7 @@ import (
 	"net/textproto"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -200,8 +201,14 @@ func TestConsoleAdminSkillsKnowledge(t *testing.T) {
 		chromedp.Click(chromedp.Search(`//form[contains(@class,"kb-query")]//button[@type="submit"]`)),
 	)
 	b.until("the hit", `document.querySelector('ol.hits li')?.textContent.includes('Office wifi') && document.querySelector('ol.hits li').textContent.includes('pelican-42') && document.querySelector('ol.hits li').textContent.includes('wifi.md')`)
-	// The query was a run, but no conversation: it leaves no session behind.
+	// The query asks the search route, not a run: it leaves no session behind.
 	b.until("the query's button free again", `!document.querySelector('form.kb-query button[type="submit"]').disabled`)
+	b.mu.Lock()
+	searched := slices.Contains(b.paths, "GET /wunder/admin/knowledge/search")
+	b.mu.Unlock()
+	if !searched {
+		t.Error("\"try a query\" did not ask GET /wunder/admin/knowledge/search")
+	}
 	var sessions struct {
 		Sessions []struct{ Title string } `json:"sessions"`
 	}

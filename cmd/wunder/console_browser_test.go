@@ -44,6 +44,7 @@ type browser struct {
 	errs    []string // console errors, exceptions, failed loads
 	allowed []string // substrings of errors a test provokes on purpose
 	foreign []string // requests to any other origin
+	paths   []string // the paths of the requests to the server
 	bytes   float64  // encoded (compressed) bytes received
 }
 
@@ -125,6 +126,8 @@ func (b *browser) record(ev any) {
 	case *network.EventRequestWillBeSent:
 		if u, err := url.Parse(ev.Request.URL); err == nil && u.Scheme != "data" && u.Scheme != "about" && u.Scheme+"://"+u.Host != b.origin {
 			b.foreign = append(b.foreign, ev.Request.URL)
+		} else if err == nil && u.Scheme+"://"+u.Host == b.origin {
+			b.paths = append(b.paths, ev.Request.Method+" "+u.Path)
 		}
 	case *network.EventLoadingFinished:
 		b.bytes += ev.EncodedDataLength
