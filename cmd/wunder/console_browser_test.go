@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,7 +32,10 @@ import (
 // test saves screenshots under $WUNDER_ARTEFACTS (default: a temp dir, in
 // the log); -update-screenshots also rewrites docs/img/console-*.png.
 
-var updateScreenshots = flag.Bool("update-screenshots", false, "rewrite docs/img/console-chat.png, console-monitor.png, console-question.png and console-markdown.png")
+var updateScreenshots = flag.Bool("update-screenshots", false, "rewrite the screenshots in docs/img: console-chat.png, console-monitor.png, console-question.png, console-markdown.png, console-mine-knowledge.png and console-mine-sharing.png")
+
+// docScreenshots are the screenshots docs/console.md shows (docs/img/console-<name>.png).
+var docScreenshots = []string{"chat", "monitor", "question", "markdown", "mine-knowledge", "mine-sharing"}
 
 // browser is one headless chromium tab with what the page did recorded.
 type browser struct {
@@ -172,7 +176,7 @@ func (b *browser) shot(name string) {
 		return
 	}
 	_ = os.WriteFile(filepath.Join(b.artDir, name+".png"), png, 0o644)
-	if *updateScreenshots && (name == "chat" || name == "monitor" || name == "question" || name == "markdown") {
+	if *updateScreenshots && slices.Contains(docScreenshots, name) {
 		if err := os.WriteFile(filepath.Join("..", "..", "docs", "img", "console-"+name+".png"), png, 0o644); err != nil {
 			b.t.Error(err)
 		}

@@ -191,6 +191,7 @@ func TestConsoleMyTools(t *testing.T) {
 	b.until("the hit", `document.querySelector('ol.hits li')?.textContent.includes('Office wifi') && document.querySelector('ol.hits li').textContent.includes('pelican-42') && document.querySelector('ol.hits li').textContent.includes('wifi.md')`)
 	b.do("share the base", chromedp.Click(chromedp.CSS(`tr[data-base="notes"] input[name="kb-shared"]`)))
 	b.until("shared as alice@notes", `document.querySelector('tr[data-base="notes"]').textContent.includes('alice@notes')`)
+	b.do("a window tall enough for the hit", chromedp.EmulateViewport(1280, 960))
 	b.shot("mine-knowledge")
 	b.axe("my tools, knowledge")
 	var kb struct {
