@@ -31,6 +31,9 @@ type Backend interface {
 	DeleteSession(ctx context.Context, userID, sessionID string) error
 	RenameSession(ctx context.Context, userID, sessionID, title string) (*orchestrator.Session, error)
 	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
+	// Pending lists the runs that wait for a person, each with what it
+	// waits for (GET /wunder/pending).
+	Pending(ctx context.Context, userID string, page orchestrator.Page) ([]orchestrator.PendingRun, error)
 	Wait(ctx context.Context, userID, runID string, after int64, each func(orchestrator.Event) error) (orchestrator.Waited, error)
 	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
 	Answer(ctx context.Context, userID, runID, questionID string, answer json.RawMessage) (*orchestrator.Approval, error)

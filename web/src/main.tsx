@@ -10,6 +10,7 @@ import { Login } from './login';
 import { Chat } from './chat';
 import { Monitor } from './monitor';
 import { Workspace } from './workspace/workspace';
+import { Pending, PendingBadge, usePendingPoll } from './pending';
 import './style.css';
 
 type Theme = 'light' | 'dark';
@@ -37,6 +38,7 @@ interface Page {
 const PAGES: Page[] = [
   { id: 'chat', label: (s) => s.chat, view: () => <Chat /> },
   { id: 'workspace', label: (s) => s.workspace, view: () => <Workspace /> },
+  { id: 'pending', label: (s) => s.pendingNav, view: () => <Pending /> },
   { id: 'monitor', label: (s) => s.monitor, admin: true, view: () => <Monitor /> },
   { id: 'admin', label: (s) => s.admin, admin: true, view: () => <Lazy load={() => import('./admin/admin').then((m) => m.Admin)} /> },
 ];
@@ -71,6 +73,7 @@ function App() {
   const s = strings(l);
   const [who, setWho] = useState<Identity | null>(identity());
   const route = useRoute();
+  usePendingPoll(who?.userId ?? '');
   useEffect(() => {
     document.title = s.title;
   }, [s]);
@@ -104,6 +107,7 @@ function App() {
           {pages.map((p) => (
             <a href={'#/' + p.id} aria-current={p === page ? 'page' : undefined}>
               {p.label(s)}
+              {p.id === 'pending' && <PendingBadge />}
             </a>
           ))}
         </nav>
