@@ -141,6 +141,9 @@ type Options struct {
 	// admins, or to anyone with MetricsPublic. Nil = no such route.
 	Metrics       http.Handler
 	MetricsPublic bool
+	// Performance, when set, serves GET /wunder/admin/performance, the
+	// sampled load of this process (performance.go). Nil = no such route.
+	Performance Performance
 	// Throughput, when set, serves the load-test routes
 	// /wunder/admin/throughput/* (throughput.go). Nil = no such routes.
 	Throughput Throughput
@@ -281,24 +284,25 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /wunder/sessions/{session_id}", s.handleGetSession)
 	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
 	s.mux.HandleFunc("POST /wunder/sessions/{session_id}/title", s.handleRenameSession)
-	s.approvalRoutes()   // approvals.go
-	s.monitorRoutes()    // monitor.go
-	s.auditRoutes()      // audit.go
-	s.userDataRoutes()   // monitor.go
-	s.configRoutes()     // admin_config.go
-	s.probeRoutes()      // admin_config.go
-	s.authRoutes()       // auth_routes.go
-	s.userToolRoutes()   // user_tools.go
-	s.knowledgeRoutes()  // knowledge.go
-	s.skillRoutes()      // skills.go
-	s.workspaceRoutes()  // workspace.go
-	s.memoryRoutes()     // memory.go
-	s.attachmentRoutes() // attachments.go
-	s.throughputRoutes() // throughput.go
-	s.evaluationRoutes() // evaluation.go
-	s.consoleRoutes()    // console_api.go
-	s.mcpAppRoutes()     // mcp_apps.go
-	s.webRoutes()        // webui.go
+	s.approvalRoutes()    // approvals.go
+	s.monitorRoutes()     // monitor.go
+	s.performanceRoutes() // performance.go
+	s.auditRoutes()       // audit.go
+	s.userDataRoutes()    // monitor.go
+	s.configRoutes()      // admin_config.go
+	s.probeRoutes()       // admin_config.go
+	s.authRoutes()        // auth_routes.go
+	s.userToolRoutes()    // user_tools.go
+	s.knowledgeRoutes()   // knowledge.go
+	s.skillRoutes()       // skills.go
+	s.workspaceRoutes()   // workspace.go
+	s.memoryRoutes()      // memory.go
+	s.attachmentRoutes()  // attachments.go
+	s.throughputRoutes()  // throughput.go
+	s.evaluationRoutes()  // evaluation.go
+	s.consoleRoutes()     // console_api.go
+	s.mcpAppRoutes()      // mcp_apps.go
+	s.webRoutes()         // webui.go
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	s.mux.HandleFunc("GET /wunder/i18n", s.handleI18n) // i18n.go

@@ -263,6 +263,16 @@ const en = {
   decide: 'Decide',
   openInChat: 'Open in chat',
   close: 'Close',
+  // performance page
+  performance: 'Performance',
+  perfIntro: "This server's load, one point every {s} s over the last hour (kept in memory; a restart starts again).",
+  perfNoPoints: 'No point yet: the first comes one interval after the start.',
+  perfRuns: 'Runs ended',
+  perfToolCalls: 'Tool calls',
+  perfRunRate: 'Runs per second',
+  perfRunLatency: 'Run latency',
+  perfToolLatency: 'Tool latency',
+  perfNow: 'now',
   yes: 'yes',
   no: 'no',
 };
@@ -526,6 +536,16 @@ const zh: typeof en = {
   decide: '处理',
   openInChat: '在对话中打开',
   close: '关闭',
+  // performance page
+  performance: '性能',
+  perfIntro: '本服务器的负载：最近一小时内每 {s} 秒一个点（保存在内存中，重启后重新开始）。',
+  perfNoPoints: '还没有数据点：启动一个间隔后出现第一个。',
+  perfRuns: '结束的运行',
+  perfToolCalls: '工具调用',
+  perfRunRate: '每秒运行数',
+  perfRunLatency: '运行延迟',
+  perfToolLatency: '工具延迟',
+  perfNow: '当前',
   yes: '是',
   no: '否',
 };

@@ -40,7 +40,8 @@ const PAGES: Page[] = [
   { id: 'workspace', label: (s) => s.workspace, view: () => <Workspace /> },
   { id: 'pending', label: (s) => s.pendingNav, view: () => <Pending /> },
   { id: 'monitor', label: (s) => s.monitor, admin: true, view: () => <Monitor /> },
-  { id: 'admin', label: (s) => s.admin, admin: true, view: () => <Lazy load={() => import('./admin/admin').then((m) => m.Admin)} /> },
+  { id: 'performance', label: (s) => s.performance, admin: true, view: () => <Lazy key="performance" load={() => import('./performance').then((m) => m.Performance)} /> },
+  { id: 'admin', label: (s) => s.admin, admin: true, view: () => <Lazy key="admin" load={() => import('./admin/admin').then((m) => m.Admin)} /> },
 ];
 
 /** Lazy renders a page loaded on demand (the admin pages stay out of the first load). */
