@@ -303,6 +303,7 @@ func (s *Server) routes() {
 	s.consoleRoutes()     // console_api.go
 	s.mcpAppRoutes()      // mcp_apps.go
 	s.webRoutes()         // webui.go
+	s.pptRoutes()         // ppt.go
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	s.mux.HandleFunc("GET /wunder/i18n", s.handleI18n) // i18n.go
