@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -14,7 +15,9 @@ import (
 //	GET  /wunder/runs/{run_id}/approvals                -> {"approvals":[...]} (questions among them, kind "question")
 //	POST /wunder/runs/{run_id}/approvals/{approval_id}  {"decision","arguments","reason","answer"} -> the decided approval
 //	POST /wunder/runs/{run_id}/input                    {"answer","question_id"?} -> the answered question
+//	GET  /wunder/pending?limit=&cursor=                 -> {"runs":[{"run","pending":[...]}],"count","next_cursor"}
 func (s *Server) approvalRoutes() {
+	s.mux.HandleFunc("GET /wunder/pending", s.handlePending)
 	s.mux.HandleFunc("GET /wunder/runs/{run_id}/approvals", s.handleListApprovals)
 	s.mux.HandleFunc("POST /wunder/runs/{run_id}/approvals/{approval_id}", s.handleDecide)
 	s.mux.HandleFunc("POST /wunder/runs/{run_id}/input", s.handleAnswer)
@@ -39,6 +42,50 @@ func (s *Server) handleListApprovals(w http.ResponseWriter, r *http.Request) {
 		list = []*orchestrator.Approval{}
 	}
 	writeJSON(w, r, http.StatusOK, approvalsResponse{Approvals: list})
+}
+
+// Bounds of GET /wunder/pending: each run listed costs a read of its
+// approvals.
+const (
+	pendingDefaultLimit = 20
+	pendingMaxLimit     = 100
+)
+
+// handlePending is GET /wunder/pending: the caller's runs that wait for a
+// decision or an answer (newest first, paged by cursor), each with its
+// pending approvals and questions, and count, how many those are on this
+// page.
+func (s *Server) handlePending(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	userID, err := scope(r, q.Get("user_id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	limit, err := queryInt(r, "limit", pendingDefaultLimit, pendingMaxLimit)
+	if err != nil {
+		writeError(w, r, fmt.Errorf("%w: %v", orchestrator.ErrInvalidArgument, err))
+		return
+	}
+	if limit == 0 {
+		limit = pendingDefaultLimit
+	}
+	page, err := orchestrator.NewPager("cursor", q.Get("cursor"), limit, "pending", userID)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	list, err := s.b.Pending(r.Context(), userID, page.Page)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	list, next := orchestrator.CutPage(page, list, orchestrator.PendingKey)
+	count := 0
+	for _, p := range list {
+		count += len(p.Pending)
+	}
+	writeJSON(w, r, http.StatusOK, map[string]any{"runs": list, "count": count, "next_cursor": next})
 }
 
 // decideRequest is the body of a decision.

@@ -31,6 +31,9 @@ type Backend interface {
 	DeleteSession(ctx context.Context, userID, sessionID string) error
 	RenameSession(ctx context.Context, userID, sessionID, title string) (*orchestrator.Session, error)
 	Approvals(ctx context.Context, userID, runID string) ([]*orchestrator.Approval, error)
+	// Pending lists the runs that wait for a person, each with what it
+	// waits for (GET /wunder/pending).
+	Pending(ctx context.Context, userID string, page orchestrator.Page) ([]orchestrator.PendingRun, error)
 	Wait(ctx context.Context, userID, runID string, after int64, each func(orchestrator.Event) error) (orchestrator.Waited, error)
 	Decide(ctx context.Context, userID, runID, approvalID string, d orchestrator.ApprovalDecision) (*orchestrator.Approval, error)
 	Answer(ctx context.Context, userID, runID, questionID string, answer json.RawMessage) (*orchestrator.Approval, error)
@@ -138,6 +141,9 @@ type Options struct {
 	// admins, or to anyone with MetricsPublic. Nil = no such route.
 	Metrics       http.Handler
 	MetricsPublic bool
+	// Performance, when set, serves GET /wunder/admin/performance, the
+	// sampled load of this process (performance.go). Nil = no such route.
+	Performance Performance
 	// Throughput, when set, serves the load-test routes
 	// /wunder/admin/throughput/* (throughput.go). Nil = no such routes.
 	Throughput Throughput
@@ -278,24 +284,26 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /wunder/sessions/{session_id}", s.handleGetSession)
 	s.mux.HandleFunc("DELETE /wunder/sessions/{session_id}", s.handleDeleteSession)
 	s.mux.HandleFunc("POST /wunder/sessions/{session_id}/title", s.handleRenameSession)
-	s.approvalRoutes()   // approvals.go
-	s.monitorRoutes()    // monitor.go
-	s.auditRoutes()      // audit.go
-	s.userDataRoutes()   // monitor.go
-	s.configRoutes()     // admin_config.go
-	s.probeRoutes()      // admin_config.go
-	s.authRoutes()       // auth_routes.go
-	s.userToolRoutes()   // user_tools.go
-	s.knowledgeRoutes()  // knowledge.go
-	s.skillRoutes()      // skills.go
-	s.workspaceRoutes()  // workspace.go
-	s.memoryRoutes()     // memory.go
-	s.attachmentRoutes() // attachments.go
-	s.throughputRoutes() // throughput.go
-	s.evaluationRoutes() // evaluation.go
-	s.consoleRoutes()    // console_api.go
-	s.mcpAppRoutes()     // mcp_apps.go
-	s.webRoutes()        // webui.go
+	s.approvalRoutes()    // approvals.go
+	s.monitorRoutes()     // monitor.go
+	s.performanceRoutes() // performance.go
+	s.auditRoutes()       // audit.go
+	s.userDataRoutes()    // monitor.go
+	s.configRoutes()      // admin_config.go
+	s.probeRoutes()       // admin_config.go
+	s.authRoutes()        // auth_routes.go
+	s.userToolRoutes()    // user_tools.go
+	s.knowledgeRoutes()   // knowledge.go
+	s.skillRoutes()       // skills.go
+	s.workspaceRoutes()   // workspace.go
+	s.memoryRoutes()      // memory.go
+	s.attachmentRoutes()  // attachments.go
+	s.throughputRoutes()  // throughput.go
+	s.evaluationRoutes()  // evaluation.go
+	s.consoleRoutes()     // console_api.go
+	s.mcpAppRoutes()      // mcp_apps.go
+	s.webRoutes()         // webui.go
+	s.pptRoutes()         // ppt.go
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.mux.HandleFunc("GET /readyz", s.handleReady)
 	s.mux.HandleFunc("GET /wunder/i18n", s.handleI18n) // i18n.go

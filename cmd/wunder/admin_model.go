@@ -17,7 +17,7 @@ import (
 // TestModel implements gateway.ModelTester: one real chat call with the
 // configured model name, or with settings not saved yet (an llm.models
 // entry; the configured model's api_key when they leave it out, since
-// the console shows keys masked).
+// the console shows keys masked: the mask sent back keeps it too).
 func (ca *configAdmin) TestModel(ctx context.Context, name string, settings map[string]any) (any, error) {
 	cur := ca.cur.Load()
 	stored, known := cur.LLM.Models[name]
@@ -33,7 +33,7 @@ func (ca *configAdmin) TestModel(ctx context.Context, name string, settings map[
 		if err := dec.Decode(&m); err != nil {
 			return nil, &gateway.ConfigError{Fields: []gateway.ConfigFieldError{{Key: "model", Message: err.Error()}}}
 		}
-		if _, given := settings["api_key"]; !given && known {
+		if key, given := settings["api_key"]; (!given || key == config.Mask) && known {
 			m.APIKey = stored.APIKey
 		}
 	}

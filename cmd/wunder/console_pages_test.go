@@ -212,6 +212,8 @@ func TestConsoleAdminMCP(t *testing.T) {
 	// An invalid model: the server's own message, with its key path.
 	b.allow("status of 400 (Bad Request) " + s.url + "/wunder/admin/llm")
 	b.allow("status of 409 (Conflict) " + s.url + "/wunder/admin/llm")
+	// The section as JSON is under "Advanced" (the form is console_models_test.go).
+	b.do("open the JSON view", chromedp.Click(chromedp.CSS(`details.advanced summary`)))
 	// The section's text loads after the table: wait for it to parse.
 	b.until("the models section's text", `(() => { const t = document.querySelector('.admin textarea'); try { return !!t && !!JSON.parse(t.value).models } catch { return false } })()`)
 	b.eval(`(() => { const t = document.querySelector('.admin textarea'); const v = JSON.parse(t.value); v.models.fake.provider = 'carrier-pigeon'; t.value = JSON.stringify(v); t.dispatchEvent(new Event('input', {bubbles: true})); return '' })()`)

@@ -43,6 +43,13 @@ func (f *fixture) approvalRows() []matrixRow {
 				setup(t)
 				return listOutcome(f.rest(t, "GET", naming("/wunder/runs/"+waiting[0].RunID+"/approvals", c.names), "", c.hdr), waiting[0].Approvals[0].ID)
 			}},
+		// GET /wunder/pending: what waits for a person across runs; bob's
+		// own list never holds alice's approval.
+		{frontend: "REST", resource: "pending approvals and questions", action: "list", want: std,
+			try: func(t *testing.T, c caller) string {
+				setup(t)
+				return listOutcome(f.rest(t, "GET", naming("/wunder/pending", c.names), "", c.hdr), waiting[0].Approvals[0].ID)
+			}},
 		{frontend: "REST", resource: "approval", action: "decide", want: std,
 			try: func(t *testing.T, c caller) string {
 				setup(t)

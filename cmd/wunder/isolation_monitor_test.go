@@ -22,6 +22,7 @@ func (f *fixture) monitorRows() []matrixRow {
 		row("monitor: runs", "list", "GET", "/wunder/admin/monitor"),
 		row("monitor: tool usage", "list", "GET", "/wunder/admin/monitor/tool_usage"),
 		row("monitor: system", "get", "GET", "/wunder/admin/monitor/system"),
+		row("performance (sampled load)", "get", "GET", "/wunder/admin/performance"),
 		row("monitor: session", "get", "GET", "/wunder/admin/monitor/"+f.sessA),
 		row("monitor: session", "cancel", "POST", "/wunder/admin/monitor/"+f.sessA+"/cancel"),
 		row("users seen", "list", "GET", "/wunder/admin/users"),

@@ -57,3 +57,27 @@ func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// Settings not saved yet keep the stored key when they leave it out or
+// send it masked, as the console shows it; a key given is the one sent.
+func TestModelConnectionTestStoredKey(t *testing.T) {
+	keyed := newKeyedModel(t, "sk-stored", "sk-other")
+	s := startServer(t, func(c *config.Config) {
+		c.Security.APIKey = "k"
+		m := config.NewModel()
+		m.Provider, m.BaseURL, m.Model, m.APIKey = config.ProviderLocal, keyed.url, "m", "sk-stored"
+		c.LLM.Models["keyed"] = m
+		c.LLM.Default = "fake"
+	})
+	entry := `"provider":"local","base_url":"` + keyed.url + `","model":"m"`
+	for _, tc := range []struct{ key, sent string }{
+		{``, "sk-stored"},
+		{`,"api_key":"` + config.Mask + `"`, "sk-stored"},
+		{`,"api_key":"sk-other"`, "sk-other"},
+	} {
+		code, got := adminDo(t, s, "POST", "/wunder/admin/llm/test", `{"model_name":"keyed","model":{`+entry+tc.key+`}}`)
+		if code != http.StatusOK || got["ok"] != true || keyed.lastAuth() != "Bearer "+tc.sent {
+			t.Errorf("api_key %q: %d %v, sent %q; want ok with %s", tc.key, code, got, keyed.lastAuth(), tc.sent)
+		}
+	}
+}

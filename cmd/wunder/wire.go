@@ -134,6 +134,7 @@ type app struct {
 	janitor   *janitor             // janitor.go
 	orphans   *orphans             // orphans.go
 	tel       *telemetry.Telemetry // wire_telemetry.go
+	perf      *performance         // wire_performance.go
 
 	throughput *throughputParts    // wire_throughput.go
 	evaluation *evaluation.Manager // wire_evaluation.go
@@ -232,6 +233,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	reg.SetAccess(toolAccess{store}) // per-user tool rules (/wunder/admin/user_accounts/{id}/tool_access)
 	reg.SetPolicy(policyOptions(cfg, store, mcpParts))
 	mem := newMemory(cfg, store, models, log) // wire_memory.go
+	perf := newPerformance()                  // wire_performance.go: the admin's performance page
 	orch := orchestrator.New(store, models, reg, &orchestrator.Options{
 		MaxActiveRuns: cfg.Concurrency.MaxActiveRuns, QueueSize: queueSize(cfg.Concurrency.QueueSize),
 		QueueRetryAfter: cfg.Concurrency.QueueRetryAfter(),
@@ -252,7 +254,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Memory:     mem,
 		Compaction: compactionOptions(cfg.Compaction),
 		Tokens:     llm.NewTokenCounter(), // tiktoken for OpenAI models, calibrated estimates for others
-		Observer:   tel,
+		Observer:   perf.observe(tel),
 		Logger:     log,
 	})
 	telemetryGauges(tel, orch)
@@ -297,6 +299,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		Config:            cfgAdmin, // admin_config.go
 		Memory:            mem,
 		Monitor:           monitor.New(orch), // the admin's monitor, over the core
+		Performance:       perf.s,
 		MonitorEventLimit: cfg.Observability.MonitorEventLimit,
 		Models:            models, // GET /wunder/models (names only)
 
@@ -308,11 +311,12 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 	throughput.serve(gw.Handler())
 	a := &app{cfg: cfg, log: log, models: models, store: store, orch: orch, memory: mem, gw: gw, tel: tel, ready: ready, draining: draining, lsp: lspParts, mcp: mcpParts,
 		userTools: userTools, knowledge: knowledgeParts, skills: skillSet, config: cfgAdmin, builtin: tools,
-		throughput: throughput, evaluation: evalMgr, attach: attach}
+		throughput: throughput, evaluation: evalMgr, attach: attach, perf: perf}
 	cfgAdmin.a = a
 	cfgAdmin.start()
 	a.janitor = newJanitor(cfg, store, log) // janitor.go: retention
 	a.janitor.start()
+	a.perf.start(orch)
 	a.orphans = startOrphans(ctx, cfg.Concurrency.LockTTL()/3, log, // orphans.go
 		orphanSweep{"evaluations", evalMgr.Recover}, orphanSweep{"load tests", throughput.m.Recover})
 	// Front-ends mounted on the gateway, each wired in a file of its own.
@@ -366,6 +370,7 @@ func (a *app) close(ctx context.Context) error {
 	a.config.close()
 	a.janitor.close()
 	a.orphans.close()
+	a.perf.close()
 	a.closeA2A()
 	a.throughput.close() // before the core: its runs end first
 	a.evaluation.Close()

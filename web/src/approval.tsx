@@ -14,6 +14,10 @@ interface Props {
   run: RunView;
   schemaOf: (tool: string) => unknown;
   onError: (e: string) => void;
+  /** onDecided is called once the server took a decision (the pending list reloads) */
+  onDecided?: () => void;
+  /** onClose, when set, lets the dialog close undecided (a Close button and Escape) */
+  onClose?: () => void;
 }
 
 /**
@@ -26,7 +30,7 @@ export function ApprovalDialog(p: Props) {
   return a ? <Dialog {...p} a={a} key={a.approval_id} /> : null;
 }
 
-function Dialog({ s, run, schemaOf, onError, a }: Props & { a: Approval }) {
+function Dialog({ s, run, schemaOf, onError, onDecided, onClose, a }: Props & { a: Approval }) {
   const ref = useRef<HTMLDialogElement>(null);
   const schema = a.kind === 'param_required' && a.missing ? a.missing : schemaOf(a.tool);
   const canForm = formable(schema);
@@ -73,6 +77,7 @@ function Dialog({ s, run, schemaOf, onError, a }: Props & { a: Approval }) {
     try {
       await api('POST', withUser(`/wunder/runs/${encodeURIComponent(run.runId)}/approvals/${encodeURIComponent(a.approval_id)}`), body);
       // the approval_decided event removes it from run.pending
+      onDecided?.();
     } catch (e) {
       onError((e as Error).message);
     } finally {
@@ -81,7 +86,15 @@ function Dialog({ s, run, schemaOf, onError, a }: Props & { a: Approval }) {
   };
 
   return (
-    <dialog ref={ref} class="approval" aria-labelledby="approval-title" onCancel={(e) => e.preventDefault()}>
+    <dialog
+      ref={ref}
+      class="approval"
+      aria-labelledby="approval-title"
+      onCancel={(e) => {
+        e.preventDefault();
+        onClose?.();
+      }}
+    >
       <h2 id="approval-title">
         {s.approvalTitle}: <code>{a.tool}</code>
       </h2>
@@ -143,6 +156,11 @@ function Dialog({ s, run, schemaOf, onError, a }: Props & { a: Approval }) {
         {offered('cancel') && (
           <button type="button" class="danger" disabled={busy} onClick={() => decide('cancel')}>
             {s.cancelRun}
+          </button>
+        )}
+        {onClose && (
+          <button type="button" class="ghost close" onClick={onClose}>
+            {s.close}
           </button>
         )}
       </div>

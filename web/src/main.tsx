@@ -10,6 +10,7 @@ import { Login } from './login';
 import { Chat } from './chat';
 import { Monitor } from './monitor';
 import { Workspace } from './workspace/workspace';
+import { Pending, PendingBadge, usePendingPoll } from './pending';
 import './style.css';
 
 type Theme = 'light' | 'dark';
@@ -37,9 +38,11 @@ interface Page {
 const PAGES: Page[] = [
   { id: 'chat', label: (s) => s.chat, view: () => <Chat /> },
   { id: 'workspace', label: (s) => s.workspace, view: () => <Workspace /> },
-  { id: 'mine', label: (s) => s.myTools, view: () => <Lazy load={() => import('./mine/mine').then((m) => m.Mine)} /> },
+  { id: 'mine', label: (s) => s.myTools, view: () => <Lazy key="mine" load={() => import('./mine/mine').then((m) => m.Mine)} /> },
+  { id: 'pending', label: (s) => s.pendingNav, view: () => <Pending /> },
   { id: 'monitor', label: (s) => s.monitor, admin: true, view: () => <Monitor /> },
-  { id: 'admin', label: (s) => s.admin, admin: true, view: () => <Lazy load={() => import('./admin/admin').then((m) => m.Admin)} /> },
+  { id: 'performance', label: (s) => s.performance, admin: true, view: () => <Lazy key="performance" load={() => import('./performance').then((m) => m.Performance)} /> },
+  { id: 'admin', label: (s) => s.admin, admin: true, view: () => <Lazy key="admin" load={() => import('./admin/admin').then((m) => m.Admin)} /> },
 ];
 
 /** Lazy renders a page loaded on demand (the admin pages and "My tools" stay out of the first load). */
@@ -72,6 +75,7 @@ function App() {
   const s = strings(l);
   const [who, setWho] = useState<Identity | null>(identity());
   const route = useRoute();
+  usePendingPoll(who?.userId ?? '');
   useEffect(() => {
     document.title = s.title;
   }, [s]);
@@ -105,6 +109,7 @@ function App() {
           {pages.map((p) => (
             <a href={'#/' + p.id} aria-current={p === page ? 'page' : undefined}>
               {p.label(s)}
+              {p.id === 'pending' && <PendingBadge />}
             </a>
           ))}
         </nav>

@@ -12,6 +12,8 @@ interface Props {
   s: Strings;
   run: RunView;
   onError: (e: string) => void;
+  /** onDecided is called once the server took the answer (the pending list reloads) */
+  onDecided?: () => void;
 }
 
 /** QuestionCard shows the run's first pending question. */
@@ -20,7 +22,7 @@ export function QuestionCard(p: Props) {
   return q ? <Card {...p} q={q} key={q.question_id} /> : null;
 }
 
-function Card({ s, run, onError, q }: Props & { q: Question }) {
+function Card({ s, run, onError, onDecided, q }: Props & { q: Question }) {
   const [text, setText] = useState('');
   const [picked, setPicked] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
@@ -33,6 +35,7 @@ function Card({ s, run, onError, q }: Props & { q: Question }) {
     try {
       await api('POST', withUser(base + path), body);
       // user_input_answered (or the final event) removes it from run.questions
+      onDecided?.();
     } catch (e) {
       onError((e as Error).message);
     } finally {
