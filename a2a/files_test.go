@@ -117,7 +117,9 @@ func TestFilePartURLBounds(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close)
-	part := func(path string) string { return `{"text":"q"},{"url":"` + srv.URL + path + `","filename":"f` + path + `"}` }
+	part := func(path string) string {
+		return `{"text":"q"},{"url":"` + srv.URL + path + `","filename":"f` + path + `"}`
+	}
 
 	guarded := newMemFiles()
 	e := newEnv(t, &a2a.Options{Files: &a2a.FileOptions{Store: guarded, FetchURLs: true}})
