@@ -71,6 +71,9 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode send
 	if d, ok := depthOf(m.Metadata, p.Metadata); ok {
 		meta[w.DepthKey] = strconv.Itoa(d)
 	}
+	if m.MessageID != "" {
+		meta[MessageIDKey] = short(m.MessageID)
+	}
 	approval := stringOf(ApprovalModeKey, m.Metadata, p.Metadata)
 	if err := orchestrator.CheckApprovalMode(approval); err != nil {
 		return nil, 0, errParams("metadata %s: %v", ApprovalModeKey, err)
@@ -103,6 +106,12 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode send
 	}
 	return r, 0, nil
 }
+
+// MessageIDKey is the run metadata key (orchestrator.RunRequest.Metadata)
+// holding the id of the client's message that started a task (at most 64
+// bytes of it): its tools see it (ToolInvocation.Metadata), and so does
+// the model adapter (ModelRequest.Metadata), which never sends it on.
+const MessageIDKey = "wunder.a2a.message_id"
 
 // ApprovalModeKey is the message (or request) metadata key choosing a
 // task's approval mode: suggest, auto_edit or full_auto (input.go).
