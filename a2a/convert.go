@@ -106,7 +106,8 @@ func (h *Handler) taskWith(ctx context.Context, userID string, r *orchestrator.R
 		}
 	}
 	if artifacts && r.State == orchestrator.RunFinished {
-		t.Artifacts = []w.Artifact{answerArtifact(r.Answer)}
+		// In the order a stream announces them: what the run attached as
+		// it went, then its answer.
 		if final == nil {
 			final = h.finalOf(ctx, userID, r)
 		}
@@ -115,6 +116,7 @@ func (h *Handler) taskWith(ctx context.Context, userID string, r *orchestrator.R
 				t.Artifacts = append(t.Artifacts, h.artifactOf(r.UserID, ad))
 			}
 		}
+		t.Artifacts = append(t.Artifacts, answerArtifact(r.Answer))
 	}
 	if historyLength != nil && *historyLength == 0 {
 		return t, nil

@@ -23,11 +23,17 @@
 // with HTTP 200; in 1.0 their data is an array holding a
 // google.rpc.ErrorInfo.
 //
+// The files and data parts of a message that starts a task become files of
+// the caller's workspace ([Options.Files], files.go; a file by URL is
+// fetched through the SSRF guard), and the client's message id travels
+// with the run as its metadata ([MessageIDKey]).
+//
 // Goroutines: streams run on their request's goroutine plus one heartbeat
 // goroutine each, stopped before the handler returns. Push delivery runs
 // one watcher per task that has configs, owned by the Handler and ended by
 // [Handler.Close]; deliveries retry with backoff and pass an SSRF guard
-// (checked when the config is created and again at connect time).
+// (checked when the config is created and again at connect time). A file
+// part's URL is fetched on its request's goroutine, bounded in time.
 //
 //	gw.Mount("POST /a2a", a2a.New(orch, &a2a.Options{Push: &a2a.PushOptions{Store: st}}))
 package a2a

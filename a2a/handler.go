@@ -80,6 +80,11 @@ type Options struct {
 	// Attachments converts the files of a message (inline file parts) as
 	// POST /wunder converts its attachments; nil = doc2md's default limits.
 	Attachments *doc2md.Converter
+	// Files saves the files and data parts of a message that starts a
+	// task in the caller's workspace, and fetches file parts given by URL
+	// (files.go); nil = neither: files reach the model converted only, a
+	// URL as text.
+	Files *FileOptions
 	// PublicURL is the server's public base URL (server.public_url): the
 	// download links of file artifacts too large to carry inline are
 	// absolute under it; "" = relative to the server.
@@ -118,10 +123,11 @@ func (o Options) withDefaults() Options {
 // delivery runs one watcher per task with push configs, owned by the
 // handler's WaitGroup and stopped by Close.
 type Handler struct {
-	b    Backend
-	opts Options
-	push *pusher
-	wg   sync.WaitGroup
+	b     Backend
+	opts  Options
+	push  *pusher
+	files *files // nil without Options.Files
+	wg    sync.WaitGroup
 }
 
 // New returns the A2A handler over b.
@@ -133,6 +139,9 @@ func New(b Backend, opts *Options) *Handler {
 	h := &Handler{b: b, opts: o.withDefaults()}
 	if h.opts.Push != nil {
 		h.push = newPusher(h, *h.opts.Push)
+	}
+	if h.opts.Files != nil && h.opts.Files.Store != nil {
+		h.files = newFiles(*h.opts.Files, h.opts.Logger)
 	}
 	return h
 }

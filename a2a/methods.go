@@ -55,12 +55,6 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode send
 		}
 		return r, r.LastSeq, nil
 	}
-	// Files are converted before the run starts: a refused one leaves no
-	// task.
-	text, atts, err := h.splitParts(ctx, m.Parts)
-	if err != nil {
-		return nil, 0, err
-	}
 	if p.Push != nil {
 		if err := h.checkPush(ctx, *p.Push); err != nil {
 			return nil, 0, err // before the run starts: a refused config leaves no task
@@ -77,15 +71,28 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode send
 	if d, ok := depthOf(m.Metadata, p.Metadata); ok {
 		meta[w.DepthKey] = strconv.Itoa(d)
 	}
+	if m.MessageID != "" {
+		meta[MessageIDKey] = short(m.MessageID)
+	}
 	approval := stringOf(ApprovalModeKey, m.Metadata, p.Metadata)
 	if err := orchestrator.CheckApprovalMode(approval); err != nil {
 		return nil, 0, errParams("metadata %s: %v", ApprovalModeKey, err)
 	}
+	// Files are converted (and saved) last before the run starts: a
+	// refused one leaves no task, and a request refused before leaves no
+	// file.
+	in, err := h.splitParts(ctx, h.actor(c), m.Parts)
+	if err != nil {
+		return nil, 0, err
+	}
 	r, err = h.b.Start(ctx, orchestrator.RunRequest{
-		UserID: h.actor(c), SessionID: sessionID, CreateSession: named, Question: text, OfferedTools: h.opts.ToolNames,
+		UserID: h.actor(c), SessionID: sessionID, CreateSession: named, Question: in.text, OfferedTools: h.opts.ToolNames,
 		ModelName: h.opts.ModelName, Caller: orchestrator.CallerAgent, Frontend: orchestrator.FrontendA2A, Metadata: meta, PreloadSkills: preloadOf(m.Metadata, p.Metadata),
-		ApprovalMode: approval, Attachments: atts, Delivery: mode.delivery(p.Push != nil),
+		ApprovalMode: approval, Attachments: in.atts, Delivery: mode.delivery(p.Push != nil),
 	})
+	if err != nil {
+		h.files.remove(ctx, h.actor(c), in.dir)
+	}
 	if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {
 		return nil, 0, errParams("contextId %q is not a context of this agent; omit it to start a new one", m.ContextID)
 	}
@@ -99,6 +106,12 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode send
 	}
 	return r, 0, nil
 }
+
+// MessageIDKey is the run metadata key (orchestrator.RunRequest.Metadata)
+// holding the id of the client's message that started a task (at most 64
+// bytes of it): its tools see it (ToolInvocation.Metadata), and so does
+// the model adapter (ModelRequest.Metadata), which never sends it on.
+const MessageIDKey = "wunder.a2a.message_id"
 
 // ApprovalModeKey is the message (or request) metadata key choosing a
 // task's approval mode: suggest, auto_edit or full_auto (input.go).

@@ -227,6 +227,7 @@ func (l *loop) request(msgs []Message) *ModelRequest {
 		MaxOutput:   lr.settings.MaxOutput,
 		Temperature: lr.settings.Temperature,
 		Stop:        lr.settings.Stop,
+		Metadata:    lr.req.Metadata,
 	}
 	if lr.mode == ModeFunctionCall && l.sel != nil {
 		req.Tools = l.sel.WireSpecs()

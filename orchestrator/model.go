@@ -29,6 +29,11 @@ type ModelRequest struct {
 	MaxOutput   int
 	Temperature *float64
 	Stop        []string
+	// Metadata is the run's RunRequest.Metadata (read-only; may be nil):
+	// what the front-end knew of the request besides its question (A2A:
+	// the client's message id). It is never sent to a provider; the
+	// scripted model matches scenarios on it (adapters/llm/script.go).
+	Metadata map[string]string
 }
 
 // ModelEvent is one item of a model's stream.

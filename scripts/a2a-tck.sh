@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The A2A TCK (github.com/a2aproject/a2a-tck, branch 1.0-dev) run from its
-# source against a wunder built from this tree (the scripted demo model,
-# no API key, loopback), once per binding: JSON-RPC, HTTP+JSON, gRPC.
+# source against a wunder built from this tree (the scripted demo model
+# playing scripts/a2a-tck-model.yaml, the TCK's scenarios with wunder's real
+# tools; no API key, loopback), once per binding: JSON-RPC, HTTP+JSON, gRPC.
 # Prints one line per binding: passed/failed/skipped/xfailed, and the
 # failed tests. None of the TCK's code enters this repository.
 #   SRC=/path/to/a2a-tck scripts/a2a-tck.sh        PORT (19301)  PYTHON (/usr/bin/python3)
@@ -50,7 +51,18 @@ pid=
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null || true; [ -n "${KEEP:-}" ] && echo "kept $tmp" || rm -rf "$tmp"; }
 trap cleanup EXIT
 CGO_ENABLED=0 go build -o "$tmp/wunder" ./cmd/wunder
-(cd "$tmp" && WUNDER_LLM_PROVIDER=scripted WUNDER_DATA_DIR="$tmp/data" WUNDER_HOST=127.0.0.1 WUNDER_PORT=$port \
+# The TCK's scenarios (message ids tck-artifact-*, tck-input-required, ...)
+# are played by the scripted model with the tools they need.
+cat >"$tmp/wunder.yaml" <<YAML
+server: {public_url: "http://127.0.0.1:$port"}
+llm:
+  default: tck
+  models:
+    tck: {provider: scripted, model: tck, script: "$PWD/scripts/a2a-tck-model.yaml"}
+a2a:
+  server: {tool_names: [write_file, artifact, ask_user]}
+YAML
+(cd "$tmp" && WUNDER_CONFIG_PATH="$tmp/wunder.yaml" WUNDER_DATA_DIR="$tmp/data" WUNDER_HOST=127.0.0.1 WUNDER_PORT=$port \
   exec "$tmp/wunder" serve 2>"$tmp/serve.log") & pid=$!
 for _ in $(seq 100); do curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 url=http://127.0.0.1:$port

@@ -20,8 +20,9 @@ import (
 // (orchestrator/artifact.go): the front-ends carry it their own way (an
 // artifact event on /wunder, an A2A FilePart or DataPart, MCP resource
 // links and structured content, Connect's event). A file of at most
-// inlineArtifactBytes travels with its bytes; a larger one by its path,
-// which the caller downloads with their own credentials.
+// inlineArtifactBytes travels with its bytes (unless the model asks for a
+// link); a larger one by its path, which the caller downloads with their
+// own credentials.
 var artifactDef = &toolDef{
 	name:    "artifact",
 	aliases: []string{"附件"},
@@ -33,7 +34,8 @@ var artifactDef = &toolDef{
 		`"data":{"description":"A JSON value to attach (an object, a list, ...) instead of a file."},` +
 		`"name":{"type":"string","maxLength":200,"description":"A name for it. Default: the file's name, or \"data\"."},` +
 		`"media_type":{"type":"string","maxLength":100,"description":"Its media type, e.g. text/csv. Default: from the file's extension, application/json for data."},` +
-		`"description":{"type":"string","maxLength":1000,"description":"What it is."}` +
+		`"description":{"type":"string","maxLength":1000,"description":"What it is."},` +
+		`"link":{"type":"boolean","description":"Send a file by its download link only, without its bytes, even when small (it travels with them up to 64 KiB)."}` +
 		`}}`,
 	readOnly: true,
 	run:      runArtifact,
@@ -53,6 +55,8 @@ type artifactArgs struct {
 	Name        string          `json:"name"`
 	MediaType   string          `json:"media_type"`
 	Description string          `json:"description"`
+	// Link sends a file by its download route only, whatever its size.
+	Link bool `json:"link"`
 }
 
 func runArtifact(_ context.Context, c *call) (*orchestrator.ToolResult, error) {
@@ -85,7 +89,7 @@ func runArtifact(_ context.Context, c *call) (*orchestrator.ToolResult, error) {
 		if ad.MediaType == "" {
 			ad.MediaType = "application/json"
 		}
-	} else if res := fileArtifact(c, a.Path, &ad); res != nil {
+	} else if res := fileArtifact(c, a.Path, a.Link, &ad); res != nil {
 		return res, nil
 	}
 	c.inv.Emit(orchestrator.EventArtifact, ad)
@@ -97,9 +101,9 @@ func runArtifact(_ context.Context, c *call) (*orchestrator.ToolResult, error) {
 }
 
 // fileArtifact fills ad from the workspace file rel: its path, size,
-// media type, digest, and its bytes when small. It returns the error
-// result, or nil.
-func fileArtifact(c *call, rel string, ad *orchestrator.ArtifactData) *orchestrator.ToolResult {
+// media type, digest, and its bytes when small and not sent by link. It
+// returns the error result, or nil.
+func fileArtifact(c *call, rel string, link bool, ad *orchestrator.ArtifactData) *orchestrator.ToolResult {
 	root, r, err := c.openTarget(rel)
 	if err != nil {
 		res, _ := errorf("%v", err)
@@ -134,7 +138,7 @@ func fileArtifact(c *call, rel string, ad *orchestrator.ArtifactData) *orchestra
 			ad.MediaType = http.DetectContentType(buf.b)
 		}
 	}
-	if info.Size() <= inlineArtifactBytes {
+	if info.Size() <= inlineArtifactBytes && !link {
 		ad.Bytes = buf.b
 	}
 	return nil

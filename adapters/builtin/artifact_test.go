@@ -30,8 +30,8 @@ func callArtifact(t *testing.T, s *Set, args string) (*orchestrator.ToolResult, 
 	return res, got
 }
 
-// A small file travels with its bytes and digest, a large one by its path
-// alone; a JSON value is a data artifact; bad arguments are error results
+// A small file travels with its bytes and digest, a large one (or one
+// sent by link) by its path alone; a JSON value is a data artifact; bad arguments are error results
 // that emit nothing.
 func TestArtifactTool(t *testing.T) {
 	s := newTestSet(t, Options{})
@@ -48,6 +48,9 @@ func TestArtifactTool(t *testing.T) {
 	}
 	if _, got = callArtifact(t, s, `{"path":"big.txt"}`); len(got) != 1 || got[0].Bytes != nil || got[0].Size != int64(len(big)) {
 		t.Fatalf("large file: %+v", got)
+	}
+	if _, got = callArtifact(t, s, `{"path":"out/report.csv","link":true}`); len(got) != 1 || got[0].Bytes != nil || got[0].Size != 8 || got[0].SHA256 == "" {
+		t.Fatalf("small file by link: %+v", got)
 	}
 	if _, got = callArtifact(t, s, `{"data":{"rows":2},"name":"summary"}`); len(got) != 1 || got[0].Kind != "data" ||
 		string(got[0].Data) != `{"rows":2}` || got[0].MediaType != "application/json" || got[0].Name != "summary" {

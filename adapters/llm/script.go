@@ -28,29 +28,54 @@ import (
 //	    usage: {input_tokens: 120, output_tokens: 9}
 //
 // Scenarios let one script play several tasks (an evaluation case set): the
-// first scenario whose When occurs in the run's question plays its turns;
-// a question no scenario matches plays Turns.
+// first scenario that matches the run plays its turns — its When occurs in
+// the run's question, and each value of its Metadata occurs in the run's
+// metadata under its key (orchestrator.ModelRequest.Metadata: what the
+// front-end knew of the request, e.g. the A2A client's message id); a run
+// no scenario matches plays Turns.
 //
 //	scenarios:
 //	  - when: greeting.txt
 //	    turns:
 //	      - tool_calls: [{name: write_file, arguments: {path: greeting.txt, content: hello}}]
 //	      - content: Done.
+//	  - metadata: {wunder.a2a.message_id: tck-input-required}
+//	    turns:
+//	      - tool_calls: [{name: ask_user, arguments: {question: More?}}]
+//	        repeat_while: more please   # asked again while the answer says so
+//	      - content: Done.
 type Script struct {
 	Turns     []Turn     `json:"turns,omitempty" yaml:"turns,omitempty"`
 	Scenarios []Scenario `json:"scenarios,omitempty" yaml:"scenarios,omitempty"`
 }
 
-// Scenario is the turns a script plays for the questions containing When.
+// Scenario is the turns a script plays for the runs it matches: When in
+// the question (if set) and every Metadata value in the run's metadata
+// under its key. At least one of the two is set.
 type Scenario struct {
-	When  string `json:"when" yaml:"when"`
-	Turns []Turn `json:"turns" yaml:"turns"`
+	When     string            `json:"when,omitempty" yaml:"when,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty" yaml:"metadata,omitempty"`
+	Turns    []Turn            `json:"turns" yaml:"turns"`
 }
 
-// turnsFor returns the turns a run with this question plays.
-func (s Script) turnsFor(question string) []Turn {
+// matches reports whether sc plays the run of this question and metadata.
+func (sc Scenario) matches(question string, meta map[string]string) bool {
+	if !strings.Contains(question, sc.When) {
+		return false
+	}
+	for k, v := range sc.Metadata {
+		got, ok := meta[k]
+		if !ok || !strings.Contains(got, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// turnsFor returns the turns a run with this question and metadata plays.
+func (s Script) turnsFor(question string, meta map[string]string) []Turn {
 	for _, sc := range s.Scenarios {
-		if strings.Contains(question, sc.When) {
+		if sc.matches(question, meta) {
 			return sc.Turns
 		}
 	}
@@ -65,6 +90,10 @@ type Turn struct {
 	ToolCalls []ScriptCall `json:"tool_calls,omitempty" yaml:"tool_calls,omitempty"`
 	// DelayMS is waited between two streamed chunks.
 	DelayMS int `json:"delay_ms,omitempty" yaml:"delay_ms,omitempty"`
+	// RepeatWhile plays the turn again, instead of the next one, while
+	// the results of its tool calls contain this text: a question
+	// (ask_user) asked until the answer changes. "" = played once.
+	RepeatWhile string `json:"repeat_while,omitempty" yaml:"repeat_while,omitempty"`
 	// Usage is reported as is; nil = estimated (about 4 bytes a token).
 	Usage *ScriptUsage `json:"usage,omitempty" yaml:"usage,omitempty"`
 }
@@ -191,8 +220,8 @@ func (s Script) Validate() error {
 		return fmt.Errorf("script has no turns")
 	}
 	for i, sc := range s.Scenarios {
-		if sc.When == "" {
-			return fmt.Errorf("scenarios[%d].when: required", i)
+		if sc.When == "" && len(sc.Metadata) == 0 {
+			return fmt.Errorf("scenarios[%d]: when or metadata is required", i)
 		}
 		if len(sc.Turns) == 0 {
 			return fmt.Errorf("scenarios[%d].turns: required", i)
@@ -208,6 +237,9 @@ func validateTurns(prefix string, turns []Turn) error {
 	for i, t := range turns {
 		if t.DelayMS < 0 {
 			return fmt.Errorf("%sturns[%d].delay_ms: must not be negative", prefix, i)
+		}
+		if t.RepeatWhile != "" && len(t.ToolCalls) == 0 {
+			return fmt.Errorf("%sturns[%d].repeat_while: the turn has no tool calls whose results it could read", prefix, i)
 		}
 		for j, c := range t.ToolCalls {
 			if c.Name == "" {

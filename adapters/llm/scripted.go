@@ -21,8 +21,10 @@ import (
 // The turn of a request is its round within the run: the number of
 // assistant messages after the last user message that is a question (user
 // messages starting with "tool_response:" carry tool results in tool_call
-// mode and are not questions). Past the end of the script, the last turn's
-// text is answered without its tool calls, so every run ends.
+// mode and are not questions), less the rounds whose turn is played again
+// ([Turn.RepeatWhile]: the results that followed it contain its text).
+// Past the end of the script, the last turn's text is answered without its
+// tool calls, so every run ends.
 //
 // In function_call mode (the request has Tools) tool calls are returned as
 // ToolCalls with ids "call_<round>_<i>"; in tool_call mode they are written
@@ -56,7 +58,7 @@ func (s *Scripted) Generate(ctx context.Context, req *orchestrator.ModelRequest)
 			req = &orchestrator.ModelRequest{}
 		}
 		round, question := scriptRound(req.Messages)
-		turns := s.script.turnsFor(question)
+		turns := s.script.turnsFor(question, req.Metadata)
 		if len(turns) == 0 {
 			yield(orchestrator.ModelEvent{}, fmt.Errorf("%w: scripted model: script has no turns", orchestrator.ErrUnavailable))
 			return
@@ -65,8 +67,9 @@ func (s *Scripted) Generate(ctx context.Context, req *orchestrator.ModelRequest)
 			yield(orchestrator.ModelEvent{}, fmt.Errorf("scripted model: %w", err))
 			return
 		}
-		turn := turns[min(round, len(turns)-1)]
-		if round >= len(turns) {
+		at := turnIndex(turns, req.Messages)
+		turn := turns[min(at, len(turns)-1)]
+		if at >= len(turns) {
 			turn.ToolCalls = nil
 		}
 		resp := renderTurn(turn, round, question, len(req.Tools) > 0)
@@ -107,9 +110,8 @@ func (s *Scripted) Generate(ctx context.Context, req *orchestrator.ModelRequest)
 func scriptRound(msgs []orchestrator.Message) (round int, question string) {
 	start := 0
 	for i := len(msgs) - 1; i >= 0; i-- {
-		m := msgs[i]
-		if m.Role == orchestrator.RoleUser && !strings.HasPrefix(strings.TrimSpace(m.Content), toolResponsePrefix) {
-			start, question = i+1, m.Content
+		if isQuestion(msgs[i]) {
+			start, question = i+1, msgs[i].Content
 			break
 		}
 	}
@@ -119,6 +121,41 @@ func scriptRound(msgs []orchestrator.Message) (round int, question string) {
 		}
 	}
 	return round, question
+}
+
+// turnIndex is the turn of turns a request plays: one more for each
+// assistant message since the question, but not for one whose turn is
+// played again (the results after it contain its RepeatWhile).
+func turnIndex(turns []Turn, msgs []orchestrator.Message) int {
+	start := 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if isQuestion(msgs[i]) {
+			start = i + 1
+			break
+		}
+	}
+	at := 0
+	for i := start; i < len(msgs); i++ {
+		if msgs[i].Role != orchestrator.RoleAssistant {
+			continue
+		}
+		var results strings.Builder
+		for j := i + 1; j < len(msgs) && msgs[j].Role != orchestrator.RoleAssistant; j++ {
+			results.WriteString(msgs[j].Content)
+			results.WriteByte('\n')
+		}
+		if at < len(turns) && turns[at].RepeatWhile != "" && strings.Contains(results.String(), turns[at].RepeatWhile) {
+			continue
+		}
+		at++
+	}
+	return at
+}
+
+// isQuestion reports whether m is a user message that is not a tool
+// result of tool_call mode.
+func isQuestion(m orchestrator.Message) bool {
+	return m.Role == orchestrator.RoleUser && !strings.HasPrefix(strings.TrimSpace(m.Content), toolResponsePrefix)
 }
 
 // renderTurn builds the response of turn (without usage).

@@ -295,3 +295,75 @@ func TestScriptedScenarios(t *testing.T) {
 		t.Error("a scenario without turns should be invalid")
 	}
 }
+
+// Scenarios match the run's metadata too (the A2A message id): every
+// value must occur under its key, the first scenario that matches plays;
+// a turn with repeat_while is played again while the results of its
+// calls contain its text, then the script goes on.
+func TestScriptedMetadataAndRepeat(t *testing.T) {
+	t.Parallel()
+	ask := llm.ScriptCall{Name: "ask_user", Arguments: map[string]any{"question": "more?"}}
+	script := llm.Script{
+		Turns: []llm.Turn{{Content: "default"}},
+		Scenarios: []llm.Scenario{
+			{Metadata: map[string]string{"id": "tck-file-url"}, Turns: []llm.Turn{{Content: "url"}}},
+			{Metadata: map[string]string{"id": "tck-file"}, Turns: []llm.Turn{{Content: "file"}}},
+			{When: "ask", Metadata: map[string]string{"id": "tck-ask"}, Turns: []llm.Turn{{ToolCalls: []llm.ScriptCall{ask}, RepeatWhile: "again"}, {Content: "done"}}},
+		},
+	}
+	if err := script.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	m := llm.NewScripted(script)
+	tools := []orchestrator.ToolSpec{{Name: "ask_user"}}
+	call := assistant("")
+	call.ToolCalls = []orchestrator.ToolCall{{ID: "c", Name: "ask_user", Arguments: json.RawMessage(`{}`)}}
+	result := func(answer string) orchestrator.Message {
+		return orchestrator.Message{Role: orchestrator.RoleTool, ToolCallID: "c", Content: `{"answer":"` + answer + `"}`}
+	}
+	for _, tc := range []struct {
+		id   string
+		msgs []orchestrator.Message
+		want string // the content, or the tool called
+	}{
+		{"tck-file-url-1", []orchestrator.Message{user("q")}, "url"},
+		{"tck-file-2", []orchestrator.Message{user("q")}, "file"},
+		{"other", []orchestrator.Message{user("q")}, "default"},
+		{"tck-ask-3", []orchestrator.Message{user("q")}, "default"}, // metadata alone is not enough: when too
+		{"tck-ask-3", []orchestrator.Message{user("ask me")}, "ask_user"},
+		{"tck-ask-3", []orchestrator.Message{user("ask me"), call, result("again, 1")}, "ask_user"},
+		{"tck-ask-3", []orchestrator.Message{user("ask me"), call, result("again, 1"), call, result("again, 2")}, "ask_user"},
+		{"tck-ask-3", []orchestrator.Message{user("ask me"), call, result("again, 1"), call, result("stop")}, "done"},
+		{"tck-ask-3", []orchestrator.Message{user("ask me"), call, result("stop"), assistant("done"), user("tool_response: x")}, "done"},
+	} {
+		r := collect(t, context.Background(), m, &orchestrator.ModelRequest{Messages: tc.msgs, Tools: tools, Metadata: map[string]string{"id": tc.id}})
+		got := r.Resp.Content
+		if len(r.Resp.ToolCalls) > 0 {
+			got = r.Resp.ToolCalls[0].Name
+		}
+		if r.Err != nil || got != tc.want {
+			t.Errorf("%s after %d messages: %q %v, want %q", tc.id, len(tc.msgs), got, r.Err, tc.want)
+		}
+	}
+	for name, bad := range map[string]llm.Script{
+		"a scenario matching everything": {Scenarios: []llm.Scenario{{Turns: []llm.Turn{{Content: "x"}}}}},
+		"repeat_while without calls":     {Turns: []llm.Turn{{Content: "x", RepeatWhile: "y"}}},
+	} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%s: valid", name)
+		}
+	}
+}
+
+// The TCK's script (scripts/a2a-tck-model.yaml, the A2A TCK runner's
+// model) loads.
+func TestTCKScriptLoads(t *testing.T) {
+	t.Parallel()
+	s, err := llm.LoadScript(filepath.Join("..", "..", "scripts", "a2a-tck-model.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Scenarios) == 0 || len(s.Turns) == 0 {
+		t.Fatalf("script %+v", s)
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/wunder/wunder/a2a"
 	"github.com/wunder/wunder/adapters/a2atools"
+	"github.com/wunder/wunder/adapters/builtin"
 	"github.com/wunder/wunder/agentcard"
 	"github.com/wunder/wunder/gateway"
 	"github.com/wunder/wunder/internal/cardsig"
@@ -86,6 +88,10 @@ func mountA2A(a *app, tools *a2atools.Set, signer *cardsig.Signer) {
 		PublicURL:   a.cfg.Server.PublicURL, // download links of large file artifacts
 		Logger:      a.log.With("frontend", "a2a"),
 	}
+	if f := cfg.Server.Files; f.Save && a.builtin != nil {
+		opts.Files = &a2a.FileOptions{Store: a2aFiles{a.builtin}, Dir: f.Dir, FetchURLs: f.FetchURLs,
+			AllowPrivate: f.AllowPrivate, FetchTimeout: f.FetchTimeout()}
+	}
 	if a.cfg.Security.APIKey != "" {
 		// The extended card is for authenticated callers; without
 		// credentials configured it is not declared and -32007 answers.
@@ -146,6 +152,22 @@ func (a *app) closeA2A() {
 		a.a2a.handler.Close()
 	}
 	a.a2a.tools.Close()
+}
+
+// a2aFiles keeps the files of A2A messages in the built-in tools'
+// workspaces: the resolver, deny globs and quota of the workspace API.
+type a2aFiles struct{ set *builtin.Set }
+
+var _ a2a.FileStore = a2aFiles{}
+
+func (f a2aFiles) WriteFile(ctx context.Context, userID, path string, data []byte) error {
+	_, err := f.set.WriteFile(ctx, userID, path, bytes.NewReader(data), true)
+	return err
+}
+
+func (f a2aFiles) RemoveAll(ctx context.Context, userID, path string) error {
+	_, err := f.set.Remove(ctx, userID, path)
+	return err
 }
 
 // pushStore adapts storage's push configs to a2a.PushStore.

@@ -19,7 +19,8 @@ func mountConnect(a *app) {
 		Scope:         gateway.ScopeOf,
 		Ready:         a.ready,
 		Logger:        a.log.With("frontend", "connect"),
-		Attachments:   a.attach, // wire_attachments.go
+		Attachments:   a.attach,               // wire_attachments.go
+		PublicURL:     a.cfg.Server.PublicURL, // download URIs of file artifacts
 	}).MountOn(a.gw)
 	// Health answers probes without credentials, as /healthz does.
 	a.gw.Open("/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch")

@@ -57,6 +57,10 @@ type Options struct {
 	// Attachments converts the attachments of Run and Submit as POST
 	// /wunder converts its attachments; nil = doc2md's default limits.
 	Attachments *doc2md.Converter
+	// PublicURL is the server's public base URL (server.public_url): the
+	// download URIs of file artifacts are absolute under it; "" =
+	// relative to the server.
+	PublicURL string
 	// OtherServices are the fully-qualified names of gRPC services others
 	// serve on the same port (A2A's lf.a2a.v1.A2AService), which
 	// reflection lists too; their descriptors must be linked in (their

@@ -123,12 +123,27 @@ func (s *runService) Follow(ctx context.Context, req *connect.Request[wunderv1.F
 
 // follow sends a run's events after seq until the final one. An unknown
 // run fails before any message, so the client gets a plain NOT_FOUND.
+// Artifact and final events carry their artifacts typed, whose download
+// URIs name the run's owner (read once for an admin, who may follow any
+// user's run).
 func (s *runService) follow(ctx context.Context, proc, userID, runID string, after int64, send func(*wunderv1.Event) error) error {
+	owner := userID
 	for ev, err := range s.b.Events(ctx, userID, runID, after) {
 		if err != nil {
 			return s.toConnect(ctx, proc, err)
 		}
-		if err := send(eventProto(ev)); err != nil {
+		pb := eventProto(ev)
+		if ev.Type == orchestrator.EventArtifact || ev.Type == orchestrator.EventFinal {
+			if owner == "" {
+				r, err := s.b.GetRun(ctx, "", runID)
+				if err != nil {
+					return s.toConnect(ctx, proc, err)
+				}
+				owner = r.UserID
+			}
+			pb.Artifacts = s.eventArtifacts(owner, ev)
+		}
+		if err := send(pb); err != nil {
 			return err // the client went away; the run goes on
 		}
 	}
@@ -151,7 +166,11 @@ func (s *runService) Cancel(ctx context.Context, req *connect.Request[wunderv1.C
 	if err != nil {
 		return nil, s.toConnect(ctx, req.Spec().Procedure, err)
 	}
-	return connect.NewResponse(&wunderv1.CancelResponse{Run: runProto(run)}), nil
+	pb, err := s.runWithArtifacts(ctx, run)
+	if err != nil {
+		return nil, s.toConnect(ctx, req.Spec().Procedure, err)
+	}
+	return connect.NewResponse(&wunderv1.CancelResponse{Run: pb}), nil
 }
 
 // GetRun returns a run.
@@ -160,7 +179,11 @@ func (s *runService) GetRun(ctx context.Context, req *connect.Request[wunderv1.G
 	if err != nil {
 		return nil, s.toConnect(ctx, req.Spec().Procedure, err)
 	}
-	return connect.NewResponse(&wunderv1.GetRunResponse{Run: runProto(run)}), nil
+	pb, err := s.runWithArtifacts(ctx, run)
+	if err != nil {
+		return nil, s.toConnect(ctx, req.Spec().Procedure, err)
+	}
+	return connect.NewResponse(&wunderv1.GetRunResponse{Run: pb}), nil
 }
 
 // lookup scopes and validates a request that names one run, then calls f.
@@ -205,7 +228,13 @@ func (s *runService) ListRuns(ctx context.Context, req *connect.Request[wunderv1
 	runs, next := orchestrator.CutPage(pg, runs, orchestrator.RunKey)
 	out := &wunderv1.ListRunsResponse{NextPageToken: next}
 	for _, r := range runs {
-		out.Runs = append(out.Runs, runProto(r))
+		pb := runProto(r)
+		if req.Msg.GetIncludeArtifacts() {
+			if pb, err = s.runWithArtifacts(ctx, r); err != nil {
+				return nil, s.toConnect(ctx, proc, err)
+			}
+		}
+		out.Runs = append(out.Runs, pb)
 	}
 	return connect.NewResponse(out), nil
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path"
 	"strings"
 	"time"
 
@@ -129,7 +130,32 @@ type A2AServer struct {
 	// CardSigningKID (card_signing_kid) is the key's kid; "" = its RFC
 	// 7638 thumbprint. Default "".
 	CardSigningKID string `yaml:"card_signing_kid"`
+	// Files says what becomes of the files and data parts of a message
+	// that starts a task (docs/a2a.md#files-and-data-parts).
+	Files A2AFiles `yaml:"files"`
 }
+
+// A2AFiles is a2a.server.files.
+type A2AFiles struct {
+	// Save keeps a message's files and data parts as files of the
+	// caller's workspace, in a folder per message under dir. Default true.
+	Save bool `yaml:"save"`
+	// Dir is that workspace folder: a relative path. Default
+	// "attachments".
+	Dir string `yaml:"dir"`
+	// FetchURLs (fetch_urls) fetches file parts given by an http(s) URL
+	// through the SSRF guard (needs save); false leaves the URL in the
+	// message's text. Default true.
+	FetchURLs bool `yaml:"fetch_urls"`
+	// AllowPrivate lets those URLs be on private, loopback or link-local
+	// addresses (the SSRF guard's opt-out). Default false.
+	AllowPrivate bool `yaml:"allow_private"`
+	// FetchTimeoutSeconds (fetch_timeout_s) bounds one fetch. Default 30.
+	FetchTimeoutSeconds int `yaml:"fetch_timeout_s"`
+}
+
+// FetchTimeout is fetch_timeout_s as a duration.
+func (f A2AFiles) FetchTimeout() time.Duration { return seconds(f.FetchTimeoutSeconds) }
 
 // A2APush configures push notifications.
 type A2APush struct {
@@ -151,8 +177,9 @@ func a2aDefaults() A2A {
 	return A2A{
 		TimeoutSeconds: 120,
 		Services:       []A2AService{},
-		Server:         A2AServer{Enabled: true, UserID: "a2a", ToolNames: []string{}, Name: "wunder"},
-		Push:           A2APush{Enabled: true, MaxAttempts: 3, TimeoutSeconds: 10},
+		Server: A2AServer{Enabled: true, UserID: "a2a", ToolNames: []string{}, Name: "wunder",
+			Files: A2AFiles{Save: true, Dir: "attachments", FetchURLs: true, FetchTimeoutSeconds: 30}},
+		Push: A2APush{Enabled: true, MaxAttempts: 3, TimeoutSeconds: 10},
 	}
 }
 
@@ -165,6 +192,10 @@ func (c *Config) validateA2A(v checker) {
 		v.fail("a2a.server.user_id", "%s", err)
 	}
 	v.eachWord("a2a.server.tool_names", a.Server.ToolNames)
+	atLeast(v, "a2a.server.files.fetch_timeout_s", a.Server.Files.FetchTimeoutSeconds, 1)
+	if d := a.Server.Files.Dir; d == "" || path.IsAbs(d) || strings.Contains(d, `\`) || path.Clean(d) != d || d == "." || strings.HasPrefix(d, "..") {
+		v.fail("a2a.server.files.dir", "must be a relative path inside the workspace (such as attachments), got %s", quoteShort(d))
+	}
 	seen := map[string]bool{}
 	for i, s := range a.Services {
 		p := indexPath("a2a.services", i)

@@ -190,6 +190,14 @@ func New(opts *Options) *Converter {
 // file from a multipart body.
 func (c *Converter) MaxBytes() int64 { return c.opts.MaxBytes }
 
+// MaxCount is the limit of attachments of one request, and MaxTotalBytes
+// of their bytes together, for front-ends that gather files before
+// [Converter.Prepare] sees them (A2A file parts fetched by URL).
+func (c *Converter) MaxCount() int { return c.opts.MaxCount }
+
+// MaxTotalBytes: see [Converter.MaxCount].
+func (c *Converter) MaxTotalBytes() int64 { return c.opts.MaxTotalBytes }
+
 // formats the converter recognises.
 const (
 	fmtPDF   = "pdf"

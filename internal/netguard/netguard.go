@@ -1,6 +1,7 @@
 // Package netguard is wunder's one SSRF guard, for outbound HTTP to
-// addresses that callers choose: A2A push webhooks (package a2a) and users'
-// own MCP servers (adapters/usertools, wired in cmd/wunder).
+// addresses that callers choose: A2A push webhooks and the files of A2A
+// messages given by URL (package a2a), and users' own MCP servers
+// (adapters/usertools, wired in cmd/wunder).
 //
 // A target passes when its URL is absolute http(s) and none of the
 // addresses its host names is private, loopback, link-local, unspecified,

@@ -460,6 +460,205 @@ func (Decision) EnumDescriptor() ([]byte, []int) {
 	return file_wunder_v1_run_proto_rawDescGZIP(), []int{6}
 }
 
+// ArtifactKind says what an artifact holds.
+type ArtifactKind int32
+
+const (
+	ArtifactKind_ARTIFACT_KIND_UNSPECIFIED ArtifactKind = 0
+	// A file of the run's user's workspace.
+	ArtifactKind_ARTIFACT_KIND_FILE ArtifactKind = 1
+	// A JSON value.
+	ArtifactKind_ARTIFACT_KIND_DATA ArtifactKind = 2
+)
+
+// Enum value maps for ArtifactKind.
+var (
+	ArtifactKind_name = map[int32]string{
+		0: "ARTIFACT_KIND_UNSPECIFIED",
+		1: "ARTIFACT_KIND_FILE",
+		2: "ARTIFACT_KIND_DATA",
+	}
+	ArtifactKind_value = map[string]int32{
+		"ARTIFACT_KIND_UNSPECIFIED": 0,
+		"ARTIFACT_KIND_FILE":        1,
+		"ARTIFACT_KIND_DATA":        2,
+	}
+)
+
+func (x ArtifactKind) Enum() *ArtifactKind {
+	p := new(ArtifactKind)
+	*p = x
+	return p
+}
+
+func (x ArtifactKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ArtifactKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_wunder_v1_run_proto_enumTypes[7].Descriptor()
+}
+
+func (ArtifactKind) Type() protoreflect.EnumType {
+	return &file_wunder_v1_run_proto_enumTypes[7]
+}
+
+func (x ArtifactKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ArtifactKind.Descriptor instead.
+func (ArtifactKind) EnumDescriptor() ([]byte, []int) {
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{7}
+}
+
+// Artifact is what a run attaches to its result besides its answer: a
+// file of the workspace or a JSON value (the artifact tool,
+// docs/tools.md).
+type Artifact struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ArtifactId string                 `protobuf:"bytes,1,opt,name=artifact_id,json=artifactId,proto3" json:"artifact_id,omitempty"`
+	// The file's name, or the name the tool gave ("data" by default).
+	Name string       `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Kind ArtifactKind `protobuf:"varint,3,opt,name=kind,proto3,enum=wunder.v1.ArtifactKind" json:"kind,omitempty"`
+	// e.g. text/csv; application/json for data unless the tool said else.
+	MediaType string `protobuf:"bytes,4,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
+	// What it is, as the tool described it.
+	Description string `protobuf:"bytes,5,opt,name=description,proto3" json:"description,omitempty"`
+	// A file: its path in the run's user's workspace, its size in bytes and
+	// the hex SHA-256 of its content when it was attached.
+	Path   string `protobuf:"bytes,6,opt,name=path,proto3" json:"path,omitempty"`
+	Size   int64  `protobuf:"varint,7,opt,name=size,proto3" json:"size,omitempty"`
+	Sha256 string `protobuf:"bytes,8,opt,name=sha256,proto3" json:"sha256,omitempty"`
+	// A file of at most 64 KiB: its bytes. A larger one travels by uri.
+	Content []byte `protobuf:"bytes,9,opt,name=content,proto3" json:"content,omitempty"`
+	// A file: where the caller downloads it with their own credentials (GET
+	// /wunder/workspace/download), absolute under server.public_url, else
+	// relative to the server. The file may have changed since: compare
+	// sha256.
+	Uri string `protobuf:"bytes,10,opt,name=uri,proto3" json:"uri,omitempty"`
+	// Data: the JSON value, any JSON (an object, a list, a number, ...).
+	Data *structpb.Value `protobuf:"bytes,11,opt,name=data,proto3" json:"data,omitempty"`
+	// The id of the tool call that attached it.
+	CallId        string `protobuf:"bytes,12,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Artifact) Reset() {
+	*x = Artifact{}
+	mi := &file_wunder_v1_run_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Artifact) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Artifact) ProtoMessage() {}
+
+func (x *Artifact) ProtoReflect() protoreflect.Message {
+	mi := &file_wunder_v1_run_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Artifact.ProtoReflect.Descriptor instead.
+func (*Artifact) Descriptor() ([]byte, []int) {
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *Artifact) GetArtifactId() string {
+	if x != nil {
+		return x.ArtifactId
+	}
+	return ""
+}
+
+func (x *Artifact) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Artifact) GetKind() ArtifactKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ArtifactKind_ARTIFACT_KIND_UNSPECIFIED
+}
+
+func (x *Artifact) GetMediaType() string {
+	if x != nil {
+		return x.MediaType
+	}
+	return ""
+}
+
+func (x *Artifact) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *Artifact) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *Artifact) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *Artifact) GetSha256() string {
+	if x != nil {
+		return x.Sha256
+	}
+	return ""
+}
+
+func (x *Artifact) GetContent() []byte {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+func (x *Artifact) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *Artifact) GetData() *structpb.Value {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *Artifact) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
 // Usage counts tokens.
 type Usage struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -472,7 +671,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_wunder_v1_run_proto_msgTypes[0]
+	mi := &file_wunder_v1_run_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -484,7 +683,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[0]
+	mi := &file_wunder_v1_run_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -497,7 +696,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{0}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *Usage) GetInputTokens() int64 {
@@ -535,17 +734,21 @@ type Run struct {
 	ModelName  string                 `protobuf:"bytes,9,opt,name=model_name,json=modelName,proto3" json:"model_name,omitempty"`
 	Usage      *Usage                 `protobuf:"bytes,10,opt,name=usage,proto3" json:"usage,omitempty"`
 	// The seq of the last event the run has logged.
-	LastSeq       int64                  `protobuf:"varint,11,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
-	CreateTime    *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
-	StartTime     *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
-	FinishTime    *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=finish_time,json=finishTime,proto3" json:"finish_time,omitempty"`
+	LastSeq    int64                  `protobuf:"varint,11,opt,name=last_seq,json=lastSeq,proto3" json:"last_seq,omitempty"`
+	CreateTime *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=create_time,json=createTime,proto3" json:"create_time,omitempty"`
+	StartTime  *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	FinishTime *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=finish_time,json=finishTime,proto3" json:"finish_time,omitempty"`
+	// What the run attached to its result, in order: set for a finished run
+	// by GetRun and Cancel, and by ListRuns with include_artifacts (read
+	// from the run's final event); empty before the run finished.
+	Artifacts     []*Artifact `protobuf:"bytes,15,rep,name=artifacts,proto3" json:"artifacts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Run) Reset() {
 	*x = Run{}
-	mi := &file_wunder_v1_run_proto_msgTypes[1]
+	mi := &file_wunder_v1_run_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -557,7 +760,7 @@ func (x *Run) String() string {
 func (*Run) ProtoMessage() {}
 
 func (x *Run) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[1]
+	mi := &file_wunder_v1_run_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -570,7 +773,7 @@ func (x *Run) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Run.ProtoReflect.Descriptor instead.
 func (*Run) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{1}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Run) GetRunId() string {
@@ -671,6 +874,13 @@ func (x *Run) GetFinishTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Run) GetArtifacts() []*Artifact {
+	if x != nil {
+		return x.Artifacts
+	}
+	return nil
+}
+
 // Event is one entry of a run's event log.
 type Event struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
@@ -681,7 +891,12 @@ type Event struct {
 	// The event type, as /wunder SSE names it: progress, llm_request,
 	// llm_output_delta, llm_stream_retry, llm_output, token_usage, tool_call,
 	// tool_output_delta, tool_result, approval_required, approval_decided,
-	// final, error (more may be added; clients skip types they do not know).
+	// artifact, final, error (more may be added; clients skip types they do
+	// not know).
+	//
+	// artifact: the run attached a file or a JSON value to its result (the
+	// artifact tool); artifacts has it typed, data as JSON (a file's bytes
+	// base64 in data.bytes).
 	//
 	// approval_required: a tool call waits for a person's decision and the
 	// run enters waiting_approval; data has approval_id, kind (authorization or
@@ -707,14 +922,18 @@ type Event struct {
 	// final event carries answer, usage, stop_reason, state and error.
 	Data *structpb.Struct `protobuf:"bytes,5,opt,name=data,proto3" json:"data,omitempty"`
 	// When the event was logged, to the microsecond.
-	Time          *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=time,proto3" json:"time,omitempty"`
+	Time *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=time,proto3" json:"time,omitempty"`
+	// Typed artifacts: on an artifact event the one it announces, on the
+	// final event of a finished run every one the run attached (data
+	// carries the same as JSON). Empty on other events.
+	Artifacts     []*Artifact `protobuf:"bytes,7,rep,name=artifacts,proto3" json:"artifacts,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_wunder_v1_run_proto_msgTypes[2]
+	mi := &file_wunder_v1_run_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -726,7 +945,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[2]
+	mi := &file_wunder_v1_run_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -739,7 +958,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{2}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Event) GetRunId() string {
@@ -784,6 +1003,13 @@ func (x *Event) GetTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Event) GetArtifacts() []*Artifact {
+	if x != nil {
+		return x.Artifacts
+	}
+	return nil
+}
+
 // RunRequest starts a run and streams it.
 type RunRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -820,7 +1046,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_wunder_v1_run_proto_msgTypes[3]
+	mi := &file_wunder_v1_run_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -832,7 +1058,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[3]
+	mi := &file_wunder_v1_run_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -845,7 +1071,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{3}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RunRequest) GetUserId() string {
@@ -935,7 +1161,7 @@ type RunResponse struct {
 
 func (x *RunResponse) Reset() {
 	*x = RunResponse{}
-	mi := &file_wunder_v1_run_proto_msgTypes[4]
+	mi := &file_wunder_v1_run_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -947,7 +1173,7 @@ func (x *RunResponse) String() string {
 func (*RunResponse) ProtoMessage() {}
 
 func (x *RunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[4]
+	mi := &file_wunder_v1_run_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -960,7 +1186,7 @@ func (x *RunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunResponse.ProtoReflect.Descriptor instead.
 func (*RunResponse) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{4}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RunResponse) GetEvent() *Event {
@@ -984,7 +1210,7 @@ type FollowRequest struct {
 
 func (x *FollowRequest) Reset() {
 	*x = FollowRequest{}
-	mi := &file_wunder_v1_run_proto_msgTypes[5]
+	mi := &file_wunder_v1_run_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -996,7 +1222,7 @@ func (x *FollowRequest) String() string {
 func (*FollowRequest) ProtoMessage() {}
 
 func (x *FollowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[5]
+	mi := &file_wunder_v1_run_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1009,7 +1235,7 @@ func (x *FollowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FollowRequest.ProtoReflect.Descriptor instead.
 func (*FollowRequest) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{5}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *FollowRequest) GetUserId() string {
@@ -1043,7 +1269,7 @@ type FollowResponse struct {
 
 func (x *FollowResponse) Reset() {
 	*x = FollowResponse{}
-	mi := &file_wunder_v1_run_proto_msgTypes[6]
+	mi := &file_wunder_v1_run_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1055,7 +1281,7 @@ func (x *FollowResponse) String() string {
 func (*FollowResponse) ProtoMessage() {}
 
 func (x *FollowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[6]
+	mi := &file_wunder_v1_run_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1068,7 +1294,7 @@ func (x *FollowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FollowResponse.ProtoReflect.Descriptor instead.
 func (*FollowResponse) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{6}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *FollowResponse) GetEvent() *Event {
@@ -1103,7 +1329,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_wunder_v1_run_proto_msgTypes[7]
+	mi := &file_wunder_v1_run_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1115,7 +1341,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[7]
+	mi := &file_wunder_v1_run_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1128,7 +1354,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{7}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *SubmitRequest) GetUserId() string {
@@ -1218,7 +1444,7 @@ type SubmitResponse struct {
 
 func (x *SubmitResponse) Reset() {
 	*x = SubmitResponse{}
-	mi := &file_wunder_v1_run_proto_msgTypes[8]
+	mi := &file_wunder_v1_run_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1230,7 +1456,7 @@ func (x *SubmitResponse) String() string {
 func (*SubmitResponse) ProtoMessage() {}
 
 func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[8]
+	mi := &file_wunder_v1_run_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1243,7 +1469,7 @@ func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitResponse.ProtoReflect.Descriptor instead.
 func (*SubmitResponse) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{8}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *SubmitResponse) GetRun() *Run {
@@ -1264,7 +1490,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_wunder_v1_run_proto_msgTypes[9]
+	mi := &file_wunder_v1_run_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1276,7 +1502,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[9]
+	mi := &file_wunder_v1_run_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1289,7 +1515,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{9}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CancelRequest) GetUserId() string {
@@ -1316,7 +1542,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_wunder_v1_run_proto_msgTypes[10]
+	mi := &file_wunder_v1_run_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1328,7 +1554,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[10]
+	mi := &file_wunder_v1_run_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1341,7 +1567,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{10}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CancelResponse) GetRun() *Run {
@@ -1363,7 +1589,7 @@ type GetRunRequest struct {
 
 func (x *GetRunRequest) Reset() {
 	*x = GetRunRequest{}
-	mi := &file_wunder_v1_run_proto_msgTypes[11]
+	mi := &file_wunder_v1_run_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1375,7 +1601,7 @@ func (x *GetRunRequest) String() string {
 func (*GetRunRequest) ProtoMessage() {}
 
 func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[11]
+	mi := &file_wunder_v1_run_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1388,7 +1614,7 @@ func (x *GetRunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunRequest.ProtoReflect.Descriptor instead.
 func (*GetRunRequest) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{11}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetRunRequest) GetUserId() string {
@@ -1415,7 +1641,7 @@ type GetRunResponse struct {
 
 func (x *GetRunResponse) Reset() {
 	*x = GetRunResponse{}
-	mi := &file_wunder_v1_run_proto_msgTypes[12]
+	mi := &file_wunder_v1_run_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1427,7 +1653,7 @@ func (x *GetRunResponse) String() string {
 func (*GetRunResponse) ProtoMessage() {}
 
 func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[12]
+	mi := &file_wunder_v1_run_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1440,7 +1666,7 @@ func (x *GetRunResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRunResponse.ProtoReflect.Descriptor instead.
 func (*GetRunResponse) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{12}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetRunResponse) GetRun() *Run {
@@ -1462,14 +1688,16 @@ type ListRunsRequest struct {
 	// At most this many runs; 0 means 50, the maximum is 500.
 	PageSize int32 `protobuf:"varint,4,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// The next_page_token of the previous page, with the same filter.
-	PageToken     string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PageToken string `protobuf:"bytes,5,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Fill each finished run's artifacts (one more read per run).
+	IncludeArtifacts bool `protobuf:"varint,6,opt,name=include_artifacts,json=includeArtifacts,proto3" json:"include_artifacts,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ListRunsRequest) Reset() {
 	*x = ListRunsRequest{}
-	mi := &file_wunder_v1_run_proto_msgTypes[13]
+	mi := &file_wunder_v1_run_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1709,7 @@ func (x *ListRunsRequest) String() string {
 func (*ListRunsRequest) ProtoMessage() {}
 
 func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[13]
+	mi := &file_wunder_v1_run_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1722,7 @@ func (x *ListRunsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsRequest.ProtoReflect.Descriptor instead.
 func (*ListRunsRequest) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{13}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListRunsRequest) GetUserId() string {
@@ -1532,6 +1760,13 @@ func (x *ListRunsRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *ListRunsRequest) GetIncludeArtifacts() bool {
+	if x != nil {
+		return x.IncludeArtifacts
+	}
+	return false
+}
+
 // ListRunsResponse is one page of runs.
 type ListRunsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1544,7 +1779,7 @@ type ListRunsResponse struct {
 
 func (x *ListRunsResponse) Reset() {
 	*x = ListRunsResponse{}
-	mi := &file_wunder_v1_run_proto_msgTypes[14]
+	mi := &file_wunder_v1_run_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1556,7 +1791,7 @@ func (x *ListRunsResponse) String() string {
 func (*ListRunsResponse) ProtoMessage() {}
 
 func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[14]
+	mi := &file_wunder_v1_run_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1569,7 +1804,7 @@ func (x *ListRunsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRunsResponse.ProtoReflect.Descriptor instead.
 func (*ListRunsResponse) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{14}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListRunsResponse) GetRuns() []*Run {
@@ -1629,7 +1864,7 @@ type Approval struct {
 
 func (x *Approval) Reset() {
 	*x = Approval{}
-	mi := &file_wunder_v1_run_proto_msgTypes[15]
+	mi := &file_wunder_v1_run_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1641,7 +1876,7 @@ func (x *Approval) String() string {
 func (*Approval) ProtoMessage() {}
 
 func (x *Approval) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[15]
+	mi := &file_wunder_v1_run_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1654,7 +1889,7 @@ func (x *Approval) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Approval.ProtoReflect.Descriptor instead.
 func (*Approval) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{15}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Approval) GetApprovalId() string {
@@ -1816,7 +2051,7 @@ type Question struct {
 
 func (x *Question) Reset() {
 	*x = Question{}
-	mi := &file_wunder_v1_run_proto_msgTypes[16]
+	mi := &file_wunder_v1_run_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1828,7 +2063,7 @@ func (x *Question) String() string {
 func (*Question) ProtoMessage() {}
 
 func (x *Question) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[16]
+	mi := &file_wunder_v1_run_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1841,7 +2076,7 @@ func (x *Question) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Question.ProtoReflect.Descriptor instead.
 func (*Question) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{16}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Question) GetQuestion() string {
@@ -1891,7 +2126,7 @@ type ListApprovalsRequest struct {
 
 func (x *ListApprovalsRequest) Reset() {
 	*x = ListApprovalsRequest{}
-	mi := &file_wunder_v1_run_proto_msgTypes[17]
+	mi := &file_wunder_v1_run_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1903,7 +2138,7 @@ func (x *ListApprovalsRequest) String() string {
 func (*ListApprovalsRequest) ProtoMessage() {}
 
 func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[17]
+	mi := &file_wunder_v1_run_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1916,7 +2151,7 @@ func (x *ListApprovalsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsRequest.ProtoReflect.Descriptor instead.
 func (*ListApprovalsRequest) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{17}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListApprovalsRequest) GetUserId() string {
@@ -1943,7 +2178,7 @@ type ListApprovalsResponse struct {
 
 func (x *ListApprovalsResponse) Reset() {
 	*x = ListApprovalsResponse{}
-	mi := &file_wunder_v1_run_proto_msgTypes[18]
+	mi := &file_wunder_v1_run_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1955,7 +2190,7 @@ func (x *ListApprovalsResponse) String() string {
 func (*ListApprovalsResponse) ProtoMessage() {}
 
 func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[18]
+	mi := &file_wunder_v1_run_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1968,7 +2203,7 @@ func (x *ListApprovalsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApprovalsResponse.ProtoReflect.Descriptor instead.
 func (*ListApprovalsResponse) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{18}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListApprovalsResponse) GetApprovals() []*Approval {
@@ -1996,7 +2231,7 @@ type DecideRequest struct {
 
 func (x *DecideRequest) Reset() {
 	*x = DecideRequest{}
-	mi := &file_wunder_v1_run_proto_msgTypes[19]
+	mi := &file_wunder_v1_run_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2008,7 +2243,7 @@ func (x *DecideRequest) String() string {
 func (*DecideRequest) ProtoMessage() {}
 
 func (x *DecideRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[19]
+	mi := &file_wunder_v1_run_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2021,7 +2256,7 @@ func (x *DecideRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideRequest.ProtoReflect.Descriptor instead.
 func (*DecideRequest) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{19}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DecideRequest) GetUserId() string {
@@ -2076,7 +2311,7 @@ type DecideResponse struct {
 
 func (x *DecideResponse) Reset() {
 	*x = DecideResponse{}
-	mi := &file_wunder_v1_run_proto_msgTypes[20]
+	mi := &file_wunder_v1_run_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2088,7 +2323,7 @@ func (x *DecideResponse) String() string {
 func (*DecideResponse) ProtoMessage() {}
 
 func (x *DecideResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[20]
+	mi := &file_wunder_v1_run_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2101,7 +2336,7 @@ func (x *DecideResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecideResponse.ProtoReflect.Descriptor instead.
 func (*DecideResponse) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{20}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DecideResponse) GetApproval() *Approval {
@@ -2128,7 +2363,7 @@ type AnswerRequest struct {
 
 func (x *AnswerRequest) Reset() {
 	*x = AnswerRequest{}
-	mi := &file_wunder_v1_run_proto_msgTypes[21]
+	mi := &file_wunder_v1_run_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2140,7 +2375,7 @@ func (x *AnswerRequest) String() string {
 func (*AnswerRequest) ProtoMessage() {}
 
 func (x *AnswerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[21]
+	mi := &file_wunder_v1_run_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2153,7 +2388,7 @@ func (x *AnswerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnswerRequest.ProtoReflect.Descriptor instead.
 func (*AnswerRequest) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{21}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *AnswerRequest) GetUserId() string {
@@ -2194,7 +2429,7 @@ type AnswerResponse struct {
 
 func (x *AnswerResponse) Reset() {
 	*x = AnswerResponse{}
-	mi := &file_wunder_v1_run_proto_msgTypes[22]
+	mi := &file_wunder_v1_run_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2206,7 +2441,7 @@ func (x *AnswerResponse) String() string {
 func (*AnswerResponse) ProtoMessage() {}
 
 func (x *AnswerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wunder_v1_run_proto_msgTypes[22]
+	mi := &file_wunder_v1_run_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2219,7 +2454,7 @@ func (x *AnswerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnswerResponse.ProtoReflect.Descriptor instead.
 func (*AnswerResponse) Descriptor() ([]byte, []int) {
-	return file_wunder_v1_run_proto_rawDescGZIP(), []int{22}
+	return file_wunder_v1_run_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AnswerResponse) GetQuestion() *Approval {
@@ -2233,11 +2468,27 @@ var File_wunder_v1_run_proto protoreflect.FileDescriptor
 
 const file_wunder_v1_run_proto_rawDesc = "" +
 	"\n" +
-	"\x13wunder/v1/run.proto\x12\twunder.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17wunder/v1/session.proto\"r\n" +
+	"\x13wunder/v1/run.proto\x12\twunder.v1\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17wunder/v1/session.proto\"\xde\x02\n" +
+	"\bArtifact\x12\x1f\n" +
+	"\vartifact_id\x18\x01 \x01(\tR\n" +
+	"artifactId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12+\n" +
+	"\x04kind\x18\x03 \x01(\x0e2\x17.wunder.v1.ArtifactKindR\x04kind\x12\x1d\n" +
+	"\n" +
+	"media_type\x18\x04 \x01(\tR\tmediaType\x12 \n" +
+	"\vdescription\x18\x05 \x01(\tR\vdescription\x12\x12\n" +
+	"\x04path\x18\x06 \x01(\tR\x04path\x12\x12\n" +
+	"\x04size\x18\a \x01(\x03R\x04size\x12\x16\n" +
+	"\x06sha256\x18\b \x01(\tR\x06sha256\x12\x18\n" +
+	"\acontent\x18\t \x01(\fR\acontent\x12\x10\n" +
+	"\x03uri\x18\n" +
+	" \x01(\tR\x03uri\x12*\n" +
+	"\x04data\x18\v \x01(\v2\x16.google.protobuf.ValueR\x04data\x12\x17\n" +
+	"\acall_id\x18\f \x01(\tR\x06callId\"r\n" +
 	"\x05Usage\x12!\n" +
 	"\finput_tokens\x18\x01 \x01(\x03R\vinputTokens\x12#\n" +
 	"\routput_tokens\x18\x02 \x01(\x03R\foutputTokens\x12!\n" +
-	"\ftotal_tokens\x18\x03 \x01(\x03R\vtotalTokens\"\x98\x04\n" +
+	"\ftotal_tokens\x18\x03 \x01(\x03R\vtotalTokens\"\xcb\x04\n" +
 	"\x03Run\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1d\n" +
 	"\n" +
@@ -2259,7 +2510,8 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\n" +
 	"start_time\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\tstartTime\x12;\n" +
 	"\vfinish_time\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"finishTime\"\xc0\x01\n" +
+	"finishTime\x121\n" +
+	"\tartifacts\x18\x0f \x03(\v2\x13.wunder.v1.ArtifactR\tartifacts\"\xf3\x01\n" +
 	"\x05Event\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\tR\x05runId\x12\x1d\n" +
 	"\n" +
@@ -2267,7 +2519,8 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x03seq\x18\x03 \x01(\x03R\x03seq\x12\x12\n" +
 	"\x04type\x18\x04 \x01(\tR\x04type\x12+\n" +
 	"\x04data\x18\x05 \x01(\v2\x17.google.protobuf.StructR\x04data\x12.\n" +
-	"\x04time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\"\xb6\x03\n" +
+	"\x04time\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x121\n" +
+	"\tartifacts\x18\a \x03(\v2\x13.wunder.v1.ArtifactR\tartifacts\"\xb6\x03\n" +
 	"\n" +
 	"RunRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1a\n" +
@@ -2322,7 +2575,7 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\tR\x05runId\"2\n" +
 	"\x0eGetRunResponse\x12 \n" +
-	"\x03run\x18\x01 \x01(\v2\x0e.wunder.v1.RunR\x03run\"\xb2\x01\n" +
+	"\x03run\x18\x01 \x01(\v2\x0e.wunder.v1.RunR\x03run\"\xdf\x01\n" +
 	"\x0fListRunsRequest\x12\x17\n" +
 	"\auser_id\x18\x01 \x01(\tR\x06userId\x12\x1d\n" +
 	"\n" +
@@ -2330,7 +2583,8 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x06states\x18\x03 \x03(\x0e2\x13.wunder.v1.RunStateR\x06states\x12\x1b\n" +
 	"\tpage_size\x18\x04 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x05 \x01(\tR\tpageToken\"^\n" +
+	"page_token\x18\x05 \x01(\tR\tpageToken\x12+\n" +
+	"\x11include_artifacts\x18\x06 \x01(\bR\x10includeArtifacts\"^\n" +
 	"\x10ListRunsResponse\x12\"\n" +
 	"\x04runs\x18\x01 \x03(\v2\x0e.wunder.v1.RunR\x04runs\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xdd\x06\n" +
@@ -2438,7 +2692,11 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x0fDECISION_REJECT\x10\x03\x12\x13\n" +
 	"\x0fDECISION_CANCEL\x10\x04\x12\x13\n" +
 	"\x0fDECISION_ANSWER\x10\x05\x12\x14\n" +
-	"\x10DECISION_DECLINE\x10\x062\xd9\x04\n" +
+	"\x10DECISION_DECLINE\x10\x06*]\n" +
+	"\fArtifactKind\x12\x1d\n" +
+	"\x19ARTIFACT_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12ARTIFACT_KIND_FILE\x10\x01\x12\x16\n" +
+	"\x12ARTIFACT_KIND_DATA\x10\x022\xd9\x04\n" +
 	"\n" +
 	"RunService\x126\n" +
 	"\x03Run\x12\x15.wunder.v1.RunRequest\x1a\x16.wunder.v1.RunResponse0\x01\x12?\n" +
@@ -2463,8 +2721,8 @@ func file_wunder_v1_run_proto_rawDescGZIP() []byte {
 	return file_wunder_v1_run_proto_rawDescData
 }
 
-var file_wunder_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_wunder_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_wunder_v1_run_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
+var file_wunder_v1_run_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_wunder_v1_run_proto_goTypes = []any{
 	(RunState)(0),                 // 0: wunder.v1.RunState
 	(StopReason)(0),               // 1: wunder.v1.StopReason
@@ -2473,94 +2731,101 @@ var file_wunder_v1_run_proto_goTypes = []any{
 	(ApprovalKind)(0),             // 4: wunder.v1.ApprovalKind
 	(ApprovalState)(0),            // 5: wunder.v1.ApprovalState
 	(Decision)(0),                 // 6: wunder.v1.Decision
-	(*Usage)(nil),                 // 7: wunder.v1.Usage
-	(*Run)(nil),                   // 8: wunder.v1.Run
-	(*Event)(nil),                 // 9: wunder.v1.Event
-	(*RunRequest)(nil),            // 10: wunder.v1.RunRequest
-	(*RunResponse)(nil),           // 11: wunder.v1.RunResponse
-	(*FollowRequest)(nil),         // 12: wunder.v1.FollowRequest
-	(*FollowResponse)(nil),        // 13: wunder.v1.FollowResponse
-	(*SubmitRequest)(nil),         // 14: wunder.v1.SubmitRequest
-	(*SubmitResponse)(nil),        // 15: wunder.v1.SubmitResponse
-	(*CancelRequest)(nil),         // 16: wunder.v1.CancelRequest
-	(*CancelResponse)(nil),        // 17: wunder.v1.CancelResponse
-	(*GetRunRequest)(nil),         // 18: wunder.v1.GetRunRequest
-	(*GetRunResponse)(nil),        // 19: wunder.v1.GetRunResponse
-	(*ListRunsRequest)(nil),       // 20: wunder.v1.ListRunsRequest
-	(*ListRunsResponse)(nil),      // 21: wunder.v1.ListRunsResponse
-	(*Approval)(nil),              // 22: wunder.v1.Approval
-	(*Question)(nil),              // 23: wunder.v1.Question
-	(*ListApprovalsRequest)(nil),  // 24: wunder.v1.ListApprovalsRequest
-	(*ListApprovalsResponse)(nil), // 25: wunder.v1.ListApprovalsResponse
-	(*DecideRequest)(nil),         // 26: wunder.v1.DecideRequest
-	(*DecideResponse)(nil),        // 27: wunder.v1.DecideResponse
-	(*AnswerRequest)(nil),         // 28: wunder.v1.AnswerRequest
-	(*AnswerResponse)(nil),        // 29: wunder.v1.AnswerResponse
-	(*timestamppb.Timestamp)(nil), // 30: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),       // 31: google.protobuf.Struct
-	(*Attachment)(nil),            // 32: wunder.v1.Attachment
+	(ArtifactKind)(0),             // 7: wunder.v1.ArtifactKind
+	(*Artifact)(nil),              // 8: wunder.v1.Artifact
+	(*Usage)(nil),                 // 9: wunder.v1.Usage
+	(*Run)(nil),                   // 10: wunder.v1.Run
+	(*Event)(nil),                 // 11: wunder.v1.Event
+	(*RunRequest)(nil),            // 12: wunder.v1.RunRequest
+	(*RunResponse)(nil),           // 13: wunder.v1.RunResponse
+	(*FollowRequest)(nil),         // 14: wunder.v1.FollowRequest
+	(*FollowResponse)(nil),        // 15: wunder.v1.FollowResponse
+	(*SubmitRequest)(nil),         // 16: wunder.v1.SubmitRequest
+	(*SubmitResponse)(nil),        // 17: wunder.v1.SubmitResponse
+	(*CancelRequest)(nil),         // 18: wunder.v1.CancelRequest
+	(*CancelResponse)(nil),        // 19: wunder.v1.CancelResponse
+	(*GetRunRequest)(nil),         // 20: wunder.v1.GetRunRequest
+	(*GetRunResponse)(nil),        // 21: wunder.v1.GetRunResponse
+	(*ListRunsRequest)(nil),       // 22: wunder.v1.ListRunsRequest
+	(*ListRunsResponse)(nil),      // 23: wunder.v1.ListRunsResponse
+	(*Approval)(nil),              // 24: wunder.v1.Approval
+	(*Question)(nil),              // 25: wunder.v1.Question
+	(*ListApprovalsRequest)(nil),  // 26: wunder.v1.ListApprovalsRequest
+	(*ListApprovalsResponse)(nil), // 27: wunder.v1.ListApprovalsResponse
+	(*DecideRequest)(nil),         // 28: wunder.v1.DecideRequest
+	(*DecideResponse)(nil),        // 29: wunder.v1.DecideResponse
+	(*AnswerRequest)(nil),         // 30: wunder.v1.AnswerRequest
+	(*AnswerResponse)(nil),        // 31: wunder.v1.AnswerResponse
+	(*structpb.Value)(nil),        // 32: google.protobuf.Value
+	(*timestamppb.Timestamp)(nil), // 33: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),       // 34: google.protobuf.Struct
+	(*Attachment)(nil),            // 35: wunder.v1.Attachment
 }
 var file_wunder_v1_run_proto_depIdxs = []int32{
-	0,  // 0: wunder.v1.Run.state:type_name -> wunder.v1.RunState
-	1,  // 1: wunder.v1.Run.stop_reason:type_name -> wunder.v1.StopReason
-	7,  // 2: wunder.v1.Run.usage:type_name -> wunder.v1.Usage
-	30, // 3: wunder.v1.Run.create_time:type_name -> google.protobuf.Timestamp
-	30, // 4: wunder.v1.Run.start_time:type_name -> google.protobuf.Timestamp
-	30, // 5: wunder.v1.Run.finish_time:type_name -> google.protobuf.Timestamp
-	31, // 6: wunder.v1.Event.data:type_name -> google.protobuf.Struct
-	30, // 7: wunder.v1.Event.time:type_name -> google.protobuf.Timestamp
-	2,  // 8: wunder.v1.RunRequest.tool_call_mode:type_name -> wunder.v1.ToolCallMode
-	3,  // 9: wunder.v1.RunRequest.approval_mode:type_name -> wunder.v1.ApprovalMode
-	32, // 10: wunder.v1.RunRequest.attachments:type_name -> wunder.v1.Attachment
-	9,  // 11: wunder.v1.RunResponse.event:type_name -> wunder.v1.Event
-	9,  // 12: wunder.v1.FollowResponse.event:type_name -> wunder.v1.Event
-	2,  // 13: wunder.v1.SubmitRequest.tool_call_mode:type_name -> wunder.v1.ToolCallMode
-	3,  // 14: wunder.v1.SubmitRequest.approval_mode:type_name -> wunder.v1.ApprovalMode
-	32, // 15: wunder.v1.SubmitRequest.attachments:type_name -> wunder.v1.Attachment
-	8,  // 16: wunder.v1.SubmitResponse.run:type_name -> wunder.v1.Run
-	8,  // 17: wunder.v1.CancelResponse.run:type_name -> wunder.v1.Run
-	8,  // 18: wunder.v1.GetRunResponse.run:type_name -> wunder.v1.Run
-	0,  // 19: wunder.v1.ListRunsRequest.states:type_name -> wunder.v1.RunState
-	8,  // 20: wunder.v1.ListRunsResponse.runs:type_name -> wunder.v1.Run
-	4,  // 21: wunder.v1.Approval.kind:type_name -> wunder.v1.ApprovalKind
-	31, // 22: wunder.v1.Approval.arguments:type_name -> google.protobuf.Struct
-	31, // 23: wunder.v1.Approval.missing:type_name -> google.protobuf.Struct
-	6,  // 24: wunder.v1.Approval.decisions:type_name -> wunder.v1.Decision
-	5,  // 25: wunder.v1.Approval.state:type_name -> wunder.v1.ApprovalState
-	6,  // 26: wunder.v1.Approval.decision:type_name -> wunder.v1.Decision
-	31, // 27: wunder.v1.Approval.edited_arguments:type_name -> google.protobuf.Struct
-	30, // 28: wunder.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
-	30, // 29: wunder.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
-	30, // 30: wunder.v1.Approval.decide_time:type_name -> google.protobuf.Timestamp
-	23, // 31: wunder.v1.Approval.question:type_name -> wunder.v1.Question
-	22, // 32: wunder.v1.ListApprovalsResponse.approvals:type_name -> wunder.v1.Approval
-	6,  // 33: wunder.v1.DecideRequest.decision:type_name -> wunder.v1.Decision
-	31, // 34: wunder.v1.DecideRequest.arguments:type_name -> google.protobuf.Struct
-	22, // 35: wunder.v1.DecideResponse.approval:type_name -> wunder.v1.Approval
-	22, // 36: wunder.v1.AnswerResponse.question:type_name -> wunder.v1.Approval
-	10, // 37: wunder.v1.RunService.Run:input_type -> wunder.v1.RunRequest
-	12, // 38: wunder.v1.RunService.Follow:input_type -> wunder.v1.FollowRequest
-	14, // 39: wunder.v1.RunService.Submit:input_type -> wunder.v1.SubmitRequest
-	16, // 40: wunder.v1.RunService.Cancel:input_type -> wunder.v1.CancelRequest
-	18, // 41: wunder.v1.RunService.GetRun:input_type -> wunder.v1.GetRunRequest
-	20, // 42: wunder.v1.RunService.ListRuns:input_type -> wunder.v1.ListRunsRequest
-	24, // 43: wunder.v1.RunService.ListApprovals:input_type -> wunder.v1.ListApprovalsRequest
-	26, // 44: wunder.v1.RunService.Decide:input_type -> wunder.v1.DecideRequest
-	28, // 45: wunder.v1.RunService.Answer:input_type -> wunder.v1.AnswerRequest
-	11, // 46: wunder.v1.RunService.Run:output_type -> wunder.v1.RunResponse
-	13, // 47: wunder.v1.RunService.Follow:output_type -> wunder.v1.FollowResponse
-	15, // 48: wunder.v1.RunService.Submit:output_type -> wunder.v1.SubmitResponse
-	17, // 49: wunder.v1.RunService.Cancel:output_type -> wunder.v1.CancelResponse
-	19, // 50: wunder.v1.RunService.GetRun:output_type -> wunder.v1.GetRunResponse
-	21, // 51: wunder.v1.RunService.ListRuns:output_type -> wunder.v1.ListRunsResponse
-	25, // 52: wunder.v1.RunService.ListApprovals:output_type -> wunder.v1.ListApprovalsResponse
-	27, // 53: wunder.v1.RunService.Decide:output_type -> wunder.v1.DecideResponse
-	29, // 54: wunder.v1.RunService.Answer:output_type -> wunder.v1.AnswerResponse
-	46, // [46:55] is the sub-list for method output_type
-	37, // [37:46] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	7,  // 0: wunder.v1.Artifact.kind:type_name -> wunder.v1.ArtifactKind
+	32, // 1: wunder.v1.Artifact.data:type_name -> google.protobuf.Value
+	0,  // 2: wunder.v1.Run.state:type_name -> wunder.v1.RunState
+	1,  // 3: wunder.v1.Run.stop_reason:type_name -> wunder.v1.StopReason
+	9,  // 4: wunder.v1.Run.usage:type_name -> wunder.v1.Usage
+	33, // 5: wunder.v1.Run.create_time:type_name -> google.protobuf.Timestamp
+	33, // 6: wunder.v1.Run.start_time:type_name -> google.protobuf.Timestamp
+	33, // 7: wunder.v1.Run.finish_time:type_name -> google.protobuf.Timestamp
+	8,  // 8: wunder.v1.Run.artifacts:type_name -> wunder.v1.Artifact
+	34, // 9: wunder.v1.Event.data:type_name -> google.protobuf.Struct
+	33, // 10: wunder.v1.Event.time:type_name -> google.protobuf.Timestamp
+	8,  // 11: wunder.v1.Event.artifacts:type_name -> wunder.v1.Artifact
+	2,  // 12: wunder.v1.RunRequest.tool_call_mode:type_name -> wunder.v1.ToolCallMode
+	3,  // 13: wunder.v1.RunRequest.approval_mode:type_name -> wunder.v1.ApprovalMode
+	35, // 14: wunder.v1.RunRequest.attachments:type_name -> wunder.v1.Attachment
+	11, // 15: wunder.v1.RunResponse.event:type_name -> wunder.v1.Event
+	11, // 16: wunder.v1.FollowResponse.event:type_name -> wunder.v1.Event
+	2,  // 17: wunder.v1.SubmitRequest.tool_call_mode:type_name -> wunder.v1.ToolCallMode
+	3,  // 18: wunder.v1.SubmitRequest.approval_mode:type_name -> wunder.v1.ApprovalMode
+	35, // 19: wunder.v1.SubmitRequest.attachments:type_name -> wunder.v1.Attachment
+	10, // 20: wunder.v1.SubmitResponse.run:type_name -> wunder.v1.Run
+	10, // 21: wunder.v1.CancelResponse.run:type_name -> wunder.v1.Run
+	10, // 22: wunder.v1.GetRunResponse.run:type_name -> wunder.v1.Run
+	0,  // 23: wunder.v1.ListRunsRequest.states:type_name -> wunder.v1.RunState
+	10, // 24: wunder.v1.ListRunsResponse.runs:type_name -> wunder.v1.Run
+	4,  // 25: wunder.v1.Approval.kind:type_name -> wunder.v1.ApprovalKind
+	34, // 26: wunder.v1.Approval.arguments:type_name -> google.protobuf.Struct
+	34, // 27: wunder.v1.Approval.missing:type_name -> google.protobuf.Struct
+	6,  // 28: wunder.v1.Approval.decisions:type_name -> wunder.v1.Decision
+	5,  // 29: wunder.v1.Approval.state:type_name -> wunder.v1.ApprovalState
+	6,  // 30: wunder.v1.Approval.decision:type_name -> wunder.v1.Decision
+	34, // 31: wunder.v1.Approval.edited_arguments:type_name -> google.protobuf.Struct
+	33, // 32: wunder.v1.Approval.create_time:type_name -> google.protobuf.Timestamp
+	33, // 33: wunder.v1.Approval.expire_time:type_name -> google.protobuf.Timestamp
+	33, // 34: wunder.v1.Approval.decide_time:type_name -> google.protobuf.Timestamp
+	25, // 35: wunder.v1.Approval.question:type_name -> wunder.v1.Question
+	24, // 36: wunder.v1.ListApprovalsResponse.approvals:type_name -> wunder.v1.Approval
+	6,  // 37: wunder.v1.DecideRequest.decision:type_name -> wunder.v1.Decision
+	34, // 38: wunder.v1.DecideRequest.arguments:type_name -> google.protobuf.Struct
+	24, // 39: wunder.v1.DecideResponse.approval:type_name -> wunder.v1.Approval
+	24, // 40: wunder.v1.AnswerResponse.question:type_name -> wunder.v1.Approval
+	12, // 41: wunder.v1.RunService.Run:input_type -> wunder.v1.RunRequest
+	14, // 42: wunder.v1.RunService.Follow:input_type -> wunder.v1.FollowRequest
+	16, // 43: wunder.v1.RunService.Submit:input_type -> wunder.v1.SubmitRequest
+	18, // 44: wunder.v1.RunService.Cancel:input_type -> wunder.v1.CancelRequest
+	20, // 45: wunder.v1.RunService.GetRun:input_type -> wunder.v1.GetRunRequest
+	22, // 46: wunder.v1.RunService.ListRuns:input_type -> wunder.v1.ListRunsRequest
+	26, // 47: wunder.v1.RunService.ListApprovals:input_type -> wunder.v1.ListApprovalsRequest
+	28, // 48: wunder.v1.RunService.Decide:input_type -> wunder.v1.DecideRequest
+	30, // 49: wunder.v1.RunService.Answer:input_type -> wunder.v1.AnswerRequest
+	13, // 50: wunder.v1.RunService.Run:output_type -> wunder.v1.RunResponse
+	15, // 51: wunder.v1.RunService.Follow:output_type -> wunder.v1.FollowResponse
+	17, // 52: wunder.v1.RunService.Submit:output_type -> wunder.v1.SubmitResponse
+	19, // 53: wunder.v1.RunService.Cancel:output_type -> wunder.v1.CancelResponse
+	21, // 54: wunder.v1.RunService.GetRun:output_type -> wunder.v1.GetRunResponse
+	23, // 55: wunder.v1.RunService.ListRuns:output_type -> wunder.v1.ListRunsResponse
+	27, // 56: wunder.v1.RunService.ListApprovals:output_type -> wunder.v1.ListApprovalsResponse
+	29, // 57: wunder.v1.RunService.Decide:output_type -> wunder.v1.DecideResponse
+	31, // 58: wunder.v1.RunService.Answer:output_type -> wunder.v1.AnswerResponse
+	50, // [50:59] is the sub-list for method output_type
+	41, // [41:50] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_wunder_v1_run_proto_init() }
@@ -2574,8 +2839,8 @@ func file_wunder_v1_run_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wunder_v1_run_proto_rawDesc), len(file_wunder_v1_run_proto_rawDesc)),
-			NumEnums:      7,
-			NumMessages:   23,
+			NumEnums:      8,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
