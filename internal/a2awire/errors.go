@@ -168,7 +168,7 @@ func (k *Kind) core() error {
 // clients read as that row.
 var kinds = []Kind{
 	{Err: orchestrator.ErrInvalidArgument, Code: CodeInvalidParams, Reason: "INVALID_PARAMS", Domain: DomainA2A, HTTP: 400, GRPC: GRPCInvalidArgument,
-		Doc: "params not an object, a missing field, an invalid part, a file too large or unreadable, a bad page token, an issued `contextId` not the caller's or a client-named one too long, an SSRF-refused webhook"},
+		Doc: "params not an object, a missing field, an invalid part, a file too large, unreadable or not fetched (an SSRF-refused URL, a failed fetch), a file the workspace refuses, more than 32 data parts, a bad page token, an issued `contextId` not the caller's or a client-named one too long, an SSRF-refused webhook"},
 	{Err: orchestrator.ErrNotFound, Code: CodeTaskNotFound, Reason: "TASK_NOT_FOUND", Domain: DomainA2A, HTTP: 404, GRPC: GRPCNotFound, Message: "task not found",
 		Doc: "the task does not exist or is not the caller's (the two are one answer)"},
 	{Err: orchestrator.ErrUnauthenticated, Code: CodeUnauthenticated, Reason: "UNAUTHENTICATED", Domain: DomainA2A, HTTP: 401, GRPC: GRPCUnauthenticated,
