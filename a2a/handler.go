@@ -45,13 +45,18 @@ var _ RunCounter = (*orchestrator.Orchestrator)(nil)
 
 // Options configure the handler. Zero values mean the defaults stated.
 type Options struct {
-	// Identify returns the user a request acts for. Default: the
-	// X-Wunder-User header when present, else DefaultUser. The gateway's
-	// authentication has run before (the handler is mounted behind it).
-	// "" means every user (an admin naming none): lookups and listings
-	// reach every user's tasks, and what a call creates belongs to
-	// DefaultUser (a new task) or to the task's owner (a push config).
-	Identify func(r *http.Request) (string, error)
+	// Identify returns the user a request acts for, given the user it
+	// names (requested: its tenant's, or its X-Wunder-User header; ""
+	// when none, see tenant.go). Default: requested when set, else
+	// DefaultUser. The gateway's authentication has run before (the
+	// handler is mounted behind it). "" means every user (an admin
+	// naming none): lookups and listings reach every user's tasks, and
+	// what a call creates belongs to DefaultUser (a new task) or to the
+	// task's owner (a push config).
+	Identify func(r *http.Request, requested string) (string, error)
+	// Tenants maps an A2A 1.0 tenant to the user it names (tenant.go);
+	// empty: a tenant is a user id.
+	Tenants map[string]string
 	// DefaultUser is the user of A2A callers that name none. Default "a2a".
 	DefaultUser string
 	// ToolNames are offered to runs started over A2A.
@@ -292,11 +297,7 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		writeError(rw, c.m.ID, newError(r.Context(), v, w.ErrVersionNotSupported, "method "+c.m.Method+" is not part of A2A "+string(v)))
 		return
 	}
-	identify := h.opts.Identify
-	if identify == nil {
-		identify = h.defaultIdentify
-	}
-	if c.userID, err = identify(r); err != nil {
+	if err := h.identify(r, &c); err != nil {
 		c.fail(rw, h.toError(r.Context(), c.v, err))
 		return
 	}
@@ -312,13 +313,6 @@ func (h *Handler) actor(c *call) string {
 		return h.opts.DefaultUser
 	}
 	return c.userID
-}
-
-func (h *Handler) defaultIdentify(r *http.Request) (string, error) {
-	if u := r.Header.Get("X-Wunder-User"); u != "" {
-		return u, nil
-	}
-	return h.opts.DefaultUser, nil
 }
 
 func (h *Handler) dispatch(rw http.ResponseWriter, r *http.Request, c *call) {

@@ -78,7 +78,7 @@ func mountA2A(a *app, tools *a2atools.Set, signer *cardsig.Signer) {
 	}
 	a.a2a.card = agentcard.New(a.orch, cardOpts)
 	opts := &a2a.Options{
-		Identify:    a2aUser,
+		Identify: a2aUser, Tenants: cfg.Server.Tenants,
 		DefaultUser: cfg.Server.UserID, ToolNames: cfg.Server.ToolNames, ModelName: cfg.Server.Model,
 		ToolActivity: cfg.Server.ToolActivity,
 		Heartbeat:    a.cfg.Server.SSEHeartbeat(), MaxBodyBytes: a.cfg.AttachmentBodyBytes(), // file parts
@@ -129,12 +129,13 @@ func cardSigner(cfg *config.Config) (*cardsig.Signer, error) {
 	return s, nil
 }
 
-// a2aUser is the user an A2A request acts for: the X-Wunder-User it names
-// (an admin may act for anyone), the user its credentials pin, or "" for
-// an admin that names none — every user, as on the REST routes (the
-// handler starts such a caller's new tasks as a2a.Options.DefaultUser).
-func a2aUser(r *http.Request) (string, error) {
-	return gateway.ScopeOf(r.Context(), strings.TrimSpace(r.Header.Get("X-Wunder-User")))
+// a2aUser is the user an A2A request acts for: the one it names (its
+// tenant's or its X-Wunder-User header; an admin may act for anyone), the
+// user its credentials pin, or "" for an admin that names none — every
+// user, as on the REST routes (the handler starts such a caller's new
+// tasks as a2a.Options.DefaultUser).
+func a2aUser(r *http.Request, requested string) (string, error) {
+	return gateway.ScopeOf(r.Context(), requested)
 }
 
 // closeA2A stops push delivery and background delegations.
