@@ -85,6 +85,9 @@ type Options struct {
 	// Attachments converts the files of a message (inline file parts) as
 	// POST /wunder converts its attachments; nil = doc2md's default limits.
 	Attachments *doc2md.Converter
+	// PassThrough publishes peer agents at {Path}/{peer}
+	// (passthrough.go); nil = none.
+	PassThrough *PassThroughOptions
 	// PublicURL is the server's public base URL (server.public_url): the
 	// download links of file artifacts too large to carry inline are
 	// absolute under it; "" = relative to the server.
@@ -126,6 +129,7 @@ type Handler struct {
 	b    Backend
 	opts Options
 	push *pusher
+	pass *passThrough // nil: no peer published
 	wg   sync.WaitGroup
 }
 
@@ -138,6 +142,9 @@ func New(b Backend, opts *Options) *Handler {
 	h := &Handler{b: b, opts: o.withDefaults()}
 	if h.opts.Push != nil {
 		h.push = newPusher(h, *h.opts.Push)
+	}
+	if h.opts.PassThrough != nil {
+		h.pass = newPassThrough(h, *h.opts.PassThrough)
 	}
 	return h
 }
@@ -220,6 +227,12 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if sub, ok := strings.CutPrefix(r.URL.Path, h.opts.RESTPath+"/"); ok {
 		h.serveREST(rw, r, sub)
 		return
+	}
+	if h.pass != nil {
+		if peer, sub, ok := h.pass.route(r.URL.Path); ok {
+			h.pass.serve(rw, r, peer, sub)
+			return
+		}
 	}
 	if !h.jsonRPCPath(r.URL.Path) {
 		// Nothing else lives under the endpoint: a path that is no

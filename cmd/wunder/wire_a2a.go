@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -53,7 +54,8 @@ func a2aServices(cfg *config.Config) []a2atools.Service {
 		cv := s.CardVerification
 		svcs = append(svcs, a2atools.Service{Name: s.Name, Description: s.Description, URL: s.Endpoint,
 			Version: s.Version, Header: h, Timeout: s.Timeout(cfg.A2A), MaxDepth: s.MaxDepth,
-			Card: a2atools.CardCheck{Require: cv.Require, Keys: cv.Keys, JWKSURL: cv.JWKSURL, AllowPrivate: cv.AllowPrivate}})
+			Card:    a2atools.CardCheck{Require: cv.Require, Keys: cv.Keys, JWKSURL: cv.JWKSURL, AllowPrivate: cv.AllowPrivate},
+			Publish: s.Publish})
 	}
 	return svcs
 }
@@ -101,6 +103,10 @@ func mountA2A(a *app, tools *a2atools.Set, signer *cardsig.Signer) {
 			opts.Push.Carry = a.tel.Carry
 		}
 	}
+	// The A2A pass-through (a2a.services[].publish): the peers are looked
+	// up per request, so a reconfigured service is published or not at
+	// once.
+	opts.PassThrough = &a2a.PassThroughOptions{Peers: publishedPeers{tools}, Policy: a.orch, IDs: a.store, Card: a.a2a.card.PeerCard}
 	a.a2a.handler = a2a.New(a.orch, opts)
 	a.gw.Mount("/a2a", a.a2a.handler)
 	a.gw.Mount("/a2a/", a.a2a.handler) // JSON-RPC at /a2a/, HTTP+JSON under /a2a/v1/
@@ -136,6 +142,19 @@ func cardSigner(cfg *config.Config) (*cardsig.Signer, error) {
 // tasks as a2a.Options.DefaultUser).
 func a2aUser(r *http.Request, requested string) (string, error) {
 	return gateway.ScopeOf(r.Context(), requested)
+}
+
+// publishedPeers are the published a2a.services, as the pass-through
+// takes them.
+type publishedPeers struct{ set *a2atools.Set }
+
+func (p publishedPeers) Peer(name string) (*a2a.Peer, bool) {
+	pub, ok := p.set.Published(name)
+	if !ok {
+		return nil, false
+	}
+	return &a2a.Peer{Name: pub.Name, Header: pub.Header, HTTP: pub.HTTP, Timeout: pub.Timeout,
+		Card: func(ctx context.Context, version string) (json.RawMessage, error) { return pub.Card(ctx, version) }}, true
 }
 
 // closeA2A stops push delivery and background delegations.

@@ -1,0 +1,492 @@
+package a2a
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/internal/sse"
+	"github.com/wunder/wunder/orchestrator"
+)
+
+// Forwarding. A call decoded and admitted goes to the peer's interface of
+// its binding and version, with the peer's credentials (Peer.Header),
+// A2A-Version, the caller's A2A-Extensions and the hop count; its answer
+// comes back as the peer gave it (ids, results, errors in the peer's
+// shapes), after wunder claimed the ids it names. Bounds: the request body
+// (Options.MaxBodyBytes), a unary answer (maxAnswer) and its time
+// (Peer.Timeout), a stream's events (sse.MaxEvent each) and the wait for
+// the next (Peer.Timeout). Failures to reach the peer, a peer refusing
+// wunder's credentials and an answer that is no A2A answer are errors of
+// wunder's, in the binding's shape: unavailable, unavailable, invalid
+// agent response.
+
+// maxAnswer bounds a unary answer of a peer.
+const maxAnswer = 16 << 20
+
+// serveJSONRPC answers POST {Path}/{peer}: the JSON-RPC binding.
+func (p *passThrough) serveJSONRPC(rw http.ResponseWriter, r *http.Request, peer *Peer) {
+	ctx := r.Context()
+	hv := requestVersion(r)
+	v, vok := w.ParseVersion(hv)
+	ev := v // the shape of errors found before the method is known
+	if !vok {
+		ev = w.V10
+	}
+	if r.Method != http.MethodPost {
+		rw.Header().Set("Allow", http.MethodPost)
+		writeError(rw, nil, newError(ctx, ev, w.ErrInvalidRequest, "A2A JSON-RPC needs POST"))
+		return
+	}
+	if !jsonBody(r) {
+		writeError(rw, nil, newError(ctx, ev, w.ErrContentTypeNotSupported, contentTypeWanted(r)))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, p.h.opts.MaxBodyBytes))
+	if err != nil {
+		writeError(rw, nil, newError(ctx, ev, w.ErrInvalidRequest, "request body too large or unreadable"))
+		return
+	}
+	var req w.Request
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(rw, nil, newError(ctx, ev, w.ErrParse, "parse error: "+err.Error()))
+		return
+	}
+	id := req.ID
+	if !w.ValidID(id) {
+		id = nil
+	}
+	known := w.Methods10.Has(req.Method) || w.Methods03.Has(req.Method)
+	switch {
+	case req.JSONRPC == "2.0" && req.Method != "" && !known:
+		writeError(rw, id, newError(ctx, ev, w.ErrMethodNotFound, "method not found: "+req.Method))
+		return
+	case req.JSONRPC != "2.0" || !w.ValidID(req.ID) || req.Method == "":
+		writeError(rw, id, newError(ctx, ev, w.ErrInvalidRequest, `invalid request: need jsonrpc "2.0", an id and a method`))
+		return
+	case !vok:
+		writeError(rw, id, newError(ctx, w.V10, w.ErrVersionNotSupported, "A2A-Version "+hv+" is not supported; use 1.0 or 0.3"))
+		return
+	}
+	pc := &passCall{peer: peer, start: time.Now(), call: call{v: w.V03, r: r}}
+	if w.Methods10.Has(req.Method) {
+		pc.v = w.V10
+	}
+	if hv != "" && pc.v != v {
+		writeError(rw, id, newError(ctx, v, w.ErrVersionNotSupported, "method "+req.Method+" is not part of A2A "+string(v)))
+		return
+	}
+	pc.m = w.Request{JSONRPC: "2.0", ID: req.ID, Method: req.Method, Params: w.ProtoNames(req.Params)}
+	hops, ok := p.prepare(rw, pc)
+	if !ok {
+		return
+	}
+	iface, ok, err := p.iface(ctx, pc, "JSONRPC")
+	switch {
+	case err != nil:
+		p.failed(rw, pc, err)
+		return
+	case !ok:
+		p.failed(rw, pc, errKind(w.ErrVersionNotSupported, "agent %s offers no JSON-RPC interface of A2A %s", peer.Name, pc.v))
+		return
+	}
+	req.Params = withTenant(req.Params, pc.v, iface.Tenant)
+	out, _ := json.Marshal(req)
+	ms := w.MethodsOf(pc.v)
+	p.exchange(rw, pc, http.MethodPost, iface.URL, out, hops, req.Method == ms.Stream || req.Method == ms.Subscribe)
+}
+
+// serveREST answers a request under {Path}/{peer}/v1/: the HTTP+JSON
+// binding, its routes read as wunder's own are (rest.go).
+func (p *passThrough) serveREST(rw http.ResponseWriter, r *http.Request, peer *Peer, sub string) {
+	ctx := r.Context()
+	pc := &passCall{peer: peer, start: time.Now(), call: call{v: w.V10, r: r, rest: true}}
+	body, err := io.ReadAll(http.MaxBytesReader(rw, r.Body, p.h.opts.MaxBodyBytes))
+	if err != nil {
+		writeRESTError(rw, newError(ctx, w.V10, w.ErrInvalidRequest, "request body too large or unreadable"))
+		return
+	}
+	if r.Method == http.MethodPost && len(body) > 0 && !jsonBody(r) {
+		writeRESTError(rw, newError(ctx, w.V10, w.ErrContentTypeNotSupported, contentTypeWanted(r)))
+		return
+	}
+	if err := onlyV10(r); err != nil {
+		p.refuse(rw, pc, err)
+		return
+	}
+	// The route as the peer gets it: escaped as it came, without
+	// wunder's tenant.
+	route := strings.TrimPrefix(r.URL.EscapedPath(), p.h.opts.Path+"/"+peer.Name+"/v1/")
+	method, params, allow, ok := restRoute(r, sub, body)
+	tenant := ""
+	if t, rest, found := splitTenant(sub); method == "" && found {
+		if method, params, allow, ok = restRoute(r, rest, body); method != "" {
+			tenant = t
+			_, route, _ = strings.Cut(route, "/")
+		}
+	}
+	switch {
+	case method == "":
+		writeRESTStatus(rw, http.StatusNotFound, "NOT_FOUND", "no A2A route "+r.Method+" "+r.URL.Path, nil)
+		return
+	case !ok:
+		rw.Header().Set("Allow", allow)
+		writeRESTStatus(rw, http.StatusMethodNotAllowed, "UNIMPLEMENTED", r.Method+" is not allowed here; use "+allow, nil)
+		return
+	}
+	raw := json.RawMessage(body) // not an object: the method's decoder refuses it
+	if params != nil {
+		if tenant != "" {
+			if t, set := params["tenant"]; set && t != tenant {
+				p.refuse(rw, pc, errParams("the body's tenant is not the path's, %q", clip(tenant)))
+				return
+			}
+			params["tenant"] = tenant
+		}
+		raw, _ = json.Marshal(params)
+	}
+	pc.m = w.Request{JSONRPC: "2.0", ID: json.RawMessage("1"), Method: method, Params: w.ProtoNames(raw)}
+	hops, ok := p.prepare(rw, pc)
+	if !ok {
+		return
+	}
+	iface, ok, err := p.iface(ctx, pc, "HTTP+JSON")
+	switch {
+	case err != nil:
+		p.failed(rw, pc, err)
+		return
+	case !ok:
+		p.audit(pc, orchestrator.OutcomeError, "no HTTP+JSON interface")
+		writeRESTStatus(rw, http.StatusNotFound, "NOT_FOUND", "agent "+peer.Name+" offers no HTTP+JSON interface; use its JSON-RPC one at "+p.h.opts.Path+"/"+peer.Name, nil)
+		return
+	}
+	target := strings.TrimSuffix(iface.URL, "/")
+	if iface.Tenant != "" {
+		target += "/" + url.PathEscape(iface.Tenant)
+	}
+	target += "/" + route
+	if r.URL.RawQuery != "" {
+		target += "?" + r.URL.RawQuery
+	}
+	if len(body) > 0 && r.Method != http.MethodGet && r.Method != http.MethodDelete {
+		body = withoutTenant(body)
+	} else {
+		body = nil
+	}
+	ms := w.Methods10
+	p.exchange(rw, pc, r.Method, target, body, hops, method == ms.Stream || method == ms.Subscribe)
+}
+
+// prepare admits a call (hops, identity, policy), applies the methods'
+// rules and checks the owners of what it names. It answers a refusal
+// itself and reports false; else it returns the hops so far.
+func (p *passThrough) prepare(rw http.ResponseWriter, pc *passCall) (int, bool) {
+	hops, err := p.hops(pc.r)
+	if err != nil {
+		p.refuse(rw, pc, err)
+		return 0, false
+	}
+	if err := p.admit(pc.r, pc); err != nil {
+		p.refuse(rw, pc, err)
+		return 0, false
+	}
+	n, err := rules(pc)
+	if err != nil {
+		p.failed(rw, pc, err)
+		return 0, false
+	}
+	if err := p.checkOwners(pc.r.Context(), pc, n); err != nil {
+		p.audit(pc, orchestrator.OutcomeDenied, "names a task or context that is not the caller's")
+		p.refuse(rw, pc, err)
+		return 0, false
+	}
+	return hops, true
+}
+
+// failed answers and audits a call that failed.
+func (p *passThrough) failed(rw http.ResponseWriter, pc *passCall, err error) {
+	p.audit(pc, orchestrator.OutcomeError, err.Error())
+	p.refuse(rw, pc, err)
+}
+
+// exchange sends the call to the peer and answers with what it says.
+func (p *passThrough) exchange(rw http.ResponseWriter, pc *passCall, method, target string, body []byte, hops int, stream bool) {
+	timeout := pc.peer.Timeout
+	if timeout <= 0 {
+		timeout = 2 * time.Minute
+	}
+	ctx, cancel := context.WithCancel(pc.r.Context())
+	defer cancel()
+	// A unary call has timeout in all; a stream has it between two events.
+	idle := time.AfterFunc(timeout, cancel)
+	defer idle.Stop()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	up, err := http.NewRequestWithContext(ctx, method, target, rd)
+	if err != nil {
+		p.failed(rw, pc, fmt.Errorf("%w: the URL of agent %s: %w", orchestrator.ErrUnavailable, pc.peer.Name, err))
+		return
+	}
+	p.headers(up, pc, hops, body != nil, stream)
+	resp, err := pc.peer.HTTP.Do(up)
+	if err != nil {
+		p.forget(pc.peer.Name)
+		p.failed(rw, pc, p.unreachable(ctx, pc, err, timeout))
+		return
+	}
+	defer resp.Body.Close()
+	copyAnswerHeaders(rw.Header(), resp.Header)
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		p.failed(rw, pc, errKind(orchestrator.ErrUnavailable, "agent %s refused wunder's credentials (HTTP %d): see the headers and bearer_token of its a2a.services entry", pc.peer.Name, resp.StatusCode))
+		return
+	}
+	if stream && resp.StatusCode == http.StatusOK && isEventStream(resp.Header) {
+		p.relay(ctx, rw, pc, resp.Body, func() { idle.Reset(timeout) })
+		return
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	switch {
+	case err != nil:
+		p.failed(rw, pc, p.unreachable(ctx, pc, err, timeout))
+		return
+	case len(b) > maxAnswer:
+		p.failed(rw, pc, errKind(w.ErrInvalidAgentResponse, "agent %s answered with more than %d bytes", pc.peer.Name, maxAnswer))
+		return
+	}
+	p.answer(rw, pc, resp.StatusCode, b)
+}
+
+// headers sets the headers of a request to the peer.
+func (p *passThrough) headers(up *http.Request, pc *passCall, hops int, body, stream bool) {
+	for k, vs := range pc.peer.Header {
+		up.Header[k] = slices.Clone(vs)
+	}
+	if body {
+		up.Header.Set("Content-Type", "application/json")
+	}
+	if stream {
+		up.Header.Set("Accept", "text/event-stream, application/json")
+	} else {
+		up.Header.Set("Accept", "application/json")
+	}
+	switch hv := pc.r.Header.Get(w.VersionHeader); {
+	case pc.v == w.V10:
+		up.Header.Set(w.VersionHeader, string(w.V10))
+	case hv != "":
+		up.Header.Set(w.VersionHeader, hv)
+	}
+	for _, k := range []string{"A2A-Extensions", "Accept-Language"} {
+		if vs := pc.r.Header.Values(k); len(vs) > 0 {
+			up.Header[k] = slices.Clone(vs)
+		}
+	}
+	up.Header.Set(hopsHeader, strconv.Itoa(hops+1))
+}
+
+// unreachable is the error of a peer that did not answer.
+func (p *passThrough) unreachable(ctx context.Context, pc *passCall, err error, timeout time.Duration) error {
+	if pc.r.Context().Err() != nil {
+		return fmt.Errorf("%w: the caller went away", orchestrator.ErrCanceled)
+	}
+	if ctx.Err() != nil {
+		return errKind(orchestrator.ErrUnavailable, "agent %s did not answer within %s", pc.peer.Name, timeout)
+	}
+	return errKind(orchestrator.ErrUnavailable, "agent %s cannot be reached: %v", pc.peer.Name, err)
+}
+
+// answer writes a unary answer of the peer: its result once its ids are
+// claimed (a listing filtered), or its error as it gave it.
+func (p *passThrough) answer(rw http.ResponseWriter, pc *passCall, status int, b []byte) {
+	ctx := pc.r.Context()
+	var result json.RawMessage
+	if pc.rest {
+		if !json.Valid(b) {
+			p.failed(rw, pc, errKind(w.ErrInvalidAgentResponse, "agent %s answered HTTP %d with no JSON", pc.peer.Name, status))
+			return
+		}
+		if status/100 != 2 {
+			p.audit(pc, orchestrator.OutcomeError, "HTTP "+strconv.Itoa(status))
+			rw.Header().Set("Content-Type", "application/json")
+			rw.WriteHeader(status)
+			_, _ = rw.Write(b)
+			return
+		}
+		result = b
+	} else {
+		var env w.Response
+		if json.Unmarshal(b, &env) != nil || (env.Result == nil && env.Error == nil) {
+			p.failed(rw, pc, errKind(w.ErrInvalidAgentResponse, "agent %s answered HTTP %d with no JSON-RPC response", pc.peer.Name, status))
+			return
+		}
+		if env.Error != nil {
+			p.audit(pc, orchestrator.OutcomeError, fmt.Sprintf("%d %s", env.Error.Code, env.Error.Message))
+			writeJSON(rw, w.Response{JSONRPC: "2.0", ID: pc.m.ID, Error: env.Error})
+			return
+		}
+		result = env.Result
+	}
+	var err error
+	switch ms := w.MethodsOf(pc.v); pc.m.Method {
+	case ms.List:
+		result, err = p.filterList(ctx, pc, result)
+	default:
+		err = (&claims{p: p, pc: pc}).claim(ctx, result)
+	}
+	if err != nil {
+		p.failed(rw, pc, err)
+		return
+	}
+	p.audit(pc, orchestrator.OutcomeAllowed, "")
+	if pc.rest {
+		rw.Header().Set("Content-Type", "application/json")
+		rw.WriteHeader(status)
+		_, _ = rw.Write(result)
+		return
+	}
+	writeJSON(rw, w.Response{JSONRPC: "2.0", ID: pc.m.ID, Result: result})
+}
+
+// relay passes the peer's stream on, event by event, claiming the ids
+// each names before the caller sees it. beat is called at each event (the
+// wait for the next starts again).
+func (p *passThrough) relay(ctx context.Context, rw http.ResponseWriter, pc *passCall, body io.Reader, beat func()) {
+	rd := sse.NewReader(body, sse.MaxEvent)
+	sw := sse.NewWriter(rw)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { // heartbeats while the peer is quiet; ended before relay returns
+		defer close(done)
+		t := time.NewTicker(p.h.opts.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				_ = sw.Comment("keep-alive")
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	cl := &claims{p: p, pc: pc}
+	outcome, reason := orchestrator.OutcomeAllowed, ""
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				outcome, reason = orchestrator.OutcomeError, p.unreachable(ctx, pc, err, pc.peer.Timeout).Error()
+			}
+			break
+		}
+		beat()
+		item, failed := streamItem(pc, ev.Data)
+		if failed {
+			outcome, reason = orchestrator.OutcomeError, "the stream ended in an error"
+		}
+		if item != nil {
+			if err := cl.claim(ctx, item); err != nil {
+				e := p.h.toError(ctx, pc.v, err)
+				_ = sw.Send(sse.Event{Data: pc.item(nil, e)})
+				outcome, reason = orchestrator.OutcomeError, err.Error()
+				break
+			}
+		}
+		if err := sw.Send(sse.Event{ID: ev.ID, Type: ev.Type, Data: ev.Data}); err != nil {
+			outcome, reason = orchestrator.OutcomeError, "the caller went away"
+			break
+		}
+	}
+	p.audit(pc, outcome, reason)
+}
+
+// streamItem reads one event of a peer's stream: the item it carries
+// (a JSON-RPC result, or a bare StreamResponse), or failed for an error.
+func streamItem(pc *passCall, data []byte) (item json.RawMessage, failed bool) {
+	if pc.rest {
+		var st struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(data, &st) == nil && st.Error != nil {
+			return nil, true
+		}
+		return data, false
+	}
+	var env w.Response
+	if json.Unmarshal(data, &env) != nil || env.Error != nil {
+		return nil, true
+	}
+	return env.Result, false
+}
+
+// withTenant sets a 1.0 call's tenant to the peer interface's (none: no
+// tenant): wunder's tenant named a wunder user and stays here.
+func withTenant(params json.RawMessage, v w.Version, tenant string) json.RawMessage {
+	if v != w.V10 {
+		return params
+	}
+	var o map[string]json.RawMessage
+	if len(params) == 0 || string(params) == "null" {
+		o = map[string]json.RawMessage{}
+	} else if json.Unmarshal(params, &o) != nil || o == nil {
+		return params
+	}
+	_, had := o["tenant"]
+	if !had && tenant == "" {
+		return params
+	}
+	delete(o, "tenant")
+	if tenant != "" {
+		o["tenant"], _ = json.Marshal(tenant)
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return params
+	}
+	return b
+}
+
+// withoutTenant drops the tenant of an HTTP+JSON body (the peer's tenant
+// is in the path); a body without one goes as it came.
+func withoutTenant(body []byte) []byte {
+	var o map[string]json.RawMessage
+	if json.Unmarshal(body, &o) != nil || o == nil {
+		return body
+	}
+	if _, ok := o["tenant"]; !ok {
+		return body
+	}
+	delete(o, "tenant")
+	b, err := json.Marshal(o)
+	if err != nil {
+		return body
+	}
+	return b
+}
+
+// copyAnswerHeaders passes on the headers of a peer's answer a caller
+// reads: when to try again, and the extensions the peer activated.
+func copyAnswerHeaders(dst, src http.Header) {
+	for _, k := range []string{"Retry-After", "A2A-Extensions"} {
+		if vs := src.Values(k); len(vs) > 0 {
+			dst[k] = slices.Clone(vs)
+		}
+	}
+}
+
+func isEventStream(h http.Header) bool {
+	mt, _, _ := mime.ParseMediaType(h.Get("Content-Type"))
+	return mt == sse.ContentType
+}
