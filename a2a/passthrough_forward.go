@@ -250,7 +250,7 @@ func (p *passThrough) exchange(rw http.ResponseWriter, pc *passCall, method, tar
 	defer resp.Body.Close()
 	copyAnswerHeaders(rw.Header(), resp.Header)
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-		p.failed(rw, pc, errKind(orchestrator.ErrUnavailable, "agent %s refused wunder's credentials (HTTP %d): see the headers and bearer_token of its a2a.services entry", pc.peer.Name, resp.StatusCode))
+		p.failed(rw, pc, refusedCredentials(pc, resp.StatusCode))
 		return
 	}
 	if stream && resp.StatusCode == http.StatusOK && isEventStream(resp.Header) {
@@ -267,6 +267,14 @@ func (p *passThrough) exchange(rw http.ResponseWriter, pc *passCall, method, tar
 		return
 	}
 	p.answer(rw, pc, resp.StatusCode, b)
+}
+
+// refusedCredentials is the error of a peer that refused wunder's
+// credentials for it (HTTP 401 or 403, or the JSON-RPC error of either):
+// wunder's configuration, not the caller's credentials, so it is not
+// passed on as the caller's refusal.
+func refusedCredentials(pc *passCall, status int) error {
+	return errKind(orchestrator.ErrUnavailable, "agent %s refused wunder's credentials for it (HTTP %d): see the headers and bearer_token of its a2a.services entry", pc.peer.Name, status)
 }
 
 // headers sets the headers of a request to the peer.
@@ -332,6 +340,11 @@ func (p *passThrough) answer(rw http.ResponseWriter, pc *passCall, status int, b
 			return
 		}
 		if env.Error != nil {
+			if k := env.Error.Kind().Err; k == orchestrator.ErrUnauthenticated || k == orchestrator.ErrPermissionDenied {
+				// Not the caller's credentials: wunder's, for the peer.
+				p.failed(rw, pc, refusedCredentials(pc, status))
+				return
+			}
 			p.audit(pc, orchestrator.OutcomeError, fmt.Sprintf("%d %s", env.Error.Code, env.Error.Message))
 			writeJSON(rw, w.Response{JSONRPC: "2.0", ID: pc.m.ID, Error: env.Error})
 			return

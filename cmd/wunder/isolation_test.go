@@ -76,6 +76,8 @@ type fixture struct {
 	taskA    string
 	// taskCtxA is alice's A2A task in the context she named "alices-ctx".
 	taskCtxA string
+	// a2aPath is where a2a posts JSON-RPC; "" = /a2a.
+	a2aPath string
 }
 
 // TestIsolationMatrix runs the matrix on SQLite and, where the suite has
@@ -507,7 +509,11 @@ func (f *fixture) a2a(t *testing.T, version, method, params string, hdr map[stri
 	if version == "1.0" {
 		h["A2A-Version"] = "1.0"
 	}
-	r := f.rest(t, "POST", "/a2a", `{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`, h)
+	path := f.a2aPath
+	if path == "" {
+		path = "/a2a"
+	}
+	r := f.rest(t, "POST", path, `{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`, h)
 	if r.StatusCode != 200 {
 		return nil, -r.StatusCode
 	}
