@@ -65,7 +65,9 @@ func (p *passPeer) Cancel(_ context.Context, ec *a2asrv.ExecutorContext) iter.Se
 }
 
 // peerAuth names the peer's caller.
-type peerAuth struct{ a2asrv.PassthroughCallInterceptor }
+type peerAuth struct {
+	a2asrv.PassthroughCallInterceptor
+}
 
 func (peerAuth) Before(ctx context.Context, cc *a2asrv.CallContext, _ *a2asrv.Request) (context.Context, any, error) {
 	cc.User = a2asrv.NewAuthenticatedUser("wunder", nil)
@@ -94,7 +96,7 @@ func startPassPeer(t *testing.T) *passPeer {
 		SupportedInterfaces: []*sdk.AgentInterface{rpc, sdk.NewAgentInterface(srv.URL+"/rest", sdk.TransportProtocolHTTPJSON)},
 		Capabilities:        sdk.AgentCapabilities{Streaming: true, PushNotifications: true},
 		DefaultInputModes:   []string{"text/plain"}, DefaultOutputModes: []string{"text/plain"},
-		Skills:              []sdk.AgentSkill{{ID: "echo", Name: "echo", Description: "echoes", Tags: []string{"echo"}}}}
+		Skills: []sdk.AgentSkill{{ID: "echo", Name: "echo", Description: "echoes", Tags: []string{"echo"}}}}
 	// The peer knows its one caller, wunder, by the bearer token (its
 	// task store lists an authenticated user's tasks).
 	h := a2asrv.NewHandler(p, a2asrv.WithCallInterceptors(peerAuth{}))
