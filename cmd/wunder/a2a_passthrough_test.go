@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +18,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
+	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/internal/cardsig"
 	"github.com/wunder/wunder/internal/config"
 )
 
@@ -83,7 +87,12 @@ func (p *passPeer) made(id string) bool {
 // startPassPeer serves the agent over JSON-RPC (/rpc, its interface
 // declaring the tenant "peer-t") and HTTP+JSON (/rest), with its card,
 // and wants the bearer token "peer-secret" on every call.
-func startPassPeer(t *testing.T) *passPeer {
+func startPassPeer(t *testing.T) *passPeer { return startSignedPassPeer(t, nil) }
+
+// startSignedPassPeer is startPassPeer with its card signed by signer
+// (nil: unsigned); the card changed after signing is served at
+// /tampered-card.json.
+func startSignedPassPeer(t *testing.T, signer *cardsig.Signer) *passPeer {
 	t.Helper()
 	p := &passPeer{}
 	mux := http.NewServeMux()
@@ -114,7 +123,23 @@ func startPassPeer(t *testing.T) *passPeer {
 	}
 	mux.Handle("/rpc", guard(a2asrv.NewJSONRPCHandler(h)))
 	mux.Handle("/rest/", guard(http.StripPrefix("/rest", a2asrv.NewRESTHandler(h))))
-	mux.Handle("/.well-known/agent-card.json", a2asrv.NewStaticAgentCardHandler(card))
+	body, err := json.Marshal(card)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if signer != nil {
+		if body, err = signer.Sign(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	serve := func(b []byte) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(b)
+		}
+	}
+	mux.Handle(w.WellKnownCardPath, serve(body))
+	mux.Handle("/tampered-card.json", serve(bytes.Replace(body, []byte(`"echoes, or waits"`), []byte(`"echoes, or worse"`), 1)))
 	return p
 }
 
@@ -358,4 +383,81 @@ func mapsEqual[K comparable, V comparable](a, b map[K]V) bool {
 		}
 	}
 	return true
+}
+
+// Signed cards through the pass-through. The peer signs its card and the
+// service checks it (card_verification): the card wunder serves for it is
+// wunder's rewrite, signed by wunder's key (a2a.server.card_signing_key) —
+// wunder's verifier and node's independent JCS/JWS check accept it by
+// wunder's key and refuse it changed; the peer's signature is gone. A
+// peer card changed on the way is refused, and so is every call for that
+// peer, before anything reaches it.
+func TestA2APassThroughSignedCards(t *testing.T) {
+	peerPriv, peerPub := cardKey(t, "ES256")
+	peerSigner, err := cardsig.NewSigner(peerPriv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer := startSignedPassPeer(t, peerSigner)
+	priv, pub := cardKey(t, "EdDSA")
+	f, tok := passWunder(t, peer, func(c *config.Config) {
+		c.A2A.Server.CardSigningKey = priv
+		c.A2A.Services[0].CardVerification = config.A2ACardVerification{Require: true, Keys: []string{peerPub}}
+		c.A2A.Services = append(c.A2A.Services, config.A2AService{Name: "bad", Endpoint: peer.url + "/tampered-card.json", Enabled: true,
+			BearerToken: "peer-secret", MaxDepth: 3, Publish: true, CardVerification: config.A2ACardVerification{Require: true, Keys: []string{peerPub}}})
+	})
+	alice := bearerOf(tok["alice"])
+	r := f.rest(t, "GET", "/a2a/peer/.well-known/agent-card.json", "", alice)
+	mustStatus(t, r, 200)
+	card, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if !bytes.Contains(card, []byte(f.s.url+"/a2a/peer")) || bytes.Contains(card, []byte(peer.url)) {
+		t.Fatalf("the card through wunder: %s", card)
+	}
+	byWunder, err := cardsig.NewVerifier(cardsig.VerifyOptions{Require: true, Keys: []string{pub}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := byWunder.Verify(t.Context(), card); err != nil {
+		t.Errorf("wunder's key: %v", err)
+	}
+	byPeer, err := cardsig.NewVerifier(cardsig.VerifyOptions{Require: true, Keys: []string{peerPub}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := byPeer.Verify(t.Context(), card); !errors.Is(err, cardsig.ErrRefused) {
+		t.Errorf("the peer's key on wunder's rewrite: %v; want refused", err)
+	}
+	// The same card and wunder's JWKS, served where node reads them
+	// without credentials.
+	jwks := f.rest(t, "GET", cardsig.JWKSPath, "", nil)
+	keys, _ := io.ReadAll(jwks.Body)
+	jwks.Body.Close()
+	mux := http.NewServeMux()
+	mux.HandleFunc(w.WellKnownCardPath, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(card) })
+	mux.HandleFunc("/jwks.json", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(keys) })
+	local := httptest.NewServer(mux)
+	defer local.Close()
+	verifyCardJS(t, local.URL+w.WellKnownCardPath, local.URL+"/jwks.json", "independent")
+	verifyCardJS(t, local.URL+w.WellKnownCardPath, local.URL+"/jwks.json", "sdk")
+
+	// The tampered peer card: refused, and no call reaches the peer.
+	r = f.rest(t, "GET", "/a2a/bad/.well-known/agent-card.json", "", alice)
+	body, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != http.StatusBadGateway || !bytes.Contains(body, []byte("the card was changed after it was signed")) {
+		t.Errorf("the tampered card through wunder: HTTP %d %s", r.StatusCode, body)
+	}
+	peer.mu.Lock()
+	before := len(peer.tasks)
+	peer.mu.Unlock()
+	if res, code := f.a2aAt(t, "/a2a/bad", "1.0", "SendMessage", `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, alice); code != -32006 {
+		t.Errorf("a send for the tampered card: %s %d; want -32006", res, code)
+	}
+	peer.mu.Lock()
+	after := len(peer.tasks)
+	peer.mu.Unlock()
+	if after != before {
+		t.Errorf("the peer ran %d tasks for a refused card", after-before)
+	}
 }
