@@ -89,8 +89,11 @@ func TestIsolationMatrix(t *testing.T) {
 
 func isolationMatrix(t *testing.T, dsn string) {
 	up := passThroughUpstream(t) // isolation_passthrough_test.go
+	peer := startPassPeer(t)     // isolation_a2apass_test.go
 	configure := func(c *config.Config) {
 		c.MCP.Servers = append(c.MCP.Servers, up)
+		c.A2A.Services = append(c.A2A.Services, config.A2AService{Name: "peer", Endpoint: peer.url, Enabled: true,
+			BearerToken: "peer-secret", MaxDepth: 3, Publish: true})
 		if dsn != "" {
 			c.Storage.Postgres.DSN = dsn
 		}
@@ -157,6 +160,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 	rows = append(rows, f.evalRows(t)...)        // isolation_eval_test.go
 	rows = append(rows, f.attachmentRows(t)...)  // isolation_attachments_test.go
 	rows = append(rows, f.passThroughRows(t)...) // isolation_passthrough_test.go
+	rows = append(rows, f.a2aPassRows(t)...)     // isolation_a2apass_test.go
 	rows = append(rows, f.mcpAppRows()...)       // isolation_mcpapps_test.go
 	rows = append(rows, f.adminSkillRows(t)...)  // isolation_skills_test.go
 	rows = append(rows, f.workspaceRows()...)    // isolation_workspace_test.go; last: it empties alice's workspace
@@ -244,6 +248,16 @@ func (f *fixture) rows() []matrixRow {
 			}})
 	}
 	a2aRow("1.0", "GetTask", `{"id":"`+f.taskA+`"}`, std, "task", "get")
+	// The A2A 1.0 tenant names a user as X-Wunder-User does (tenant.go).
+	rows = append(rows, matrixRow{frontend: "A2A 1.0", resource: "task", action: "get, naming by tenant", want: std,
+		try: func(t *testing.T, c caller) string {
+			params := `{"id":"` + f.taskA + `"}`
+			if c.names != "" {
+				params = `{"tenant":"` + c.names + `","id":"` + f.taskA + `"}`
+			}
+			_, code := f.a2a(t, "1.0", "GetTask", params, c.hdr)
+			return a2aOutcome(code)
+		}})
 	a2aRow("1.0", "CancelTask", `{"id":"`+f.taskA+`"}`, std, "task", "cancel")
 	a2aRow("1.0", "SubscribeToTask", `{"id":"`+f.taskA+`"}`, std, "task", "subscribe")
 	a2aRow("1.0", "GetTaskPushNotificationConfig", `{"taskId":"`+f.taskA+`","id":"p1"}`, std, "push config", "get")
