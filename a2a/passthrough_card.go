@@ -5,13 +5,16 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/orchestrator"
 )
 
 // A published peer's card: read from the peer (checked as its service
@@ -46,8 +49,14 @@ func (p *passThrough) card(ctx context.Context, peer *Peer, version string) (*pe
 	ctx, cancel := context.WithTimeout(ctx, min(peer.Timeout, 30*time.Second))
 	defer cancel()
 	raw, err := peer.Card(ctx, version)
+	if ue := (*url.Error)(nil); errors.As(err, &ue) {
+		// Not reached (refused, no answer in time, TLS): try again later.
+		return nil, errKind(orchestrator.ErrUnavailable, "agent %s cannot be reached for its card: %v", peer.Name, ue)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%w: the agent card of %s cannot be read: %w", w.ErrInvalidAgentResponse, peer.Name, err)
+		// An answer that is no card, or a card its service refuses
+		// (card_verification).
+		return nil, fmt.Errorf("%w: the agent card of %s cannot be used: %w", w.ErrInvalidAgentResponse, peer.Name, err)
 	}
 	parsed, err := w.ParseCard(raw)
 	if err != nil {

@@ -3,7 +3,6 @@ package a2a
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -108,7 +107,7 @@ func (p *passThrough) checkOwners(ctx context.Context, pc *passCall, n named) er
 
 // errTheirs is a peer's answer naming an id another user owns: it is not
 // shown (a peer that gives two tasks one id).
-var errTheirs = errors.New("the peer answered with a task or context that belongs to another user")
+var errTheirs = fmt.Errorf("%w: the peer answered with a task or context that belongs to another user", w.ErrInvalidAgentResponse)
 
 // claims records the owner of the ids an answer item (a result, a stream
 // item) names, once each per call.
