@@ -356,7 +356,7 @@ func (p *passThrough) answer(rw http.ResponseWriter, pc *passCall, status int, b
 	case ms.List:
 		result, err = p.filterList(ctx, pc, result)
 	default:
-		err = (&claims{p: p, pc: pc}).claim(ctx, result)
+		err = p.newClaims(pc).claim(ctx, result)
 	}
 	if err != nil {
 		p.failed(rw, pc, err)
@@ -394,7 +394,7 @@ func (p *passThrough) relay(ctx context.Context, rw http.ResponseWriter, pc *pas
 		}
 	}()
 	defer func() { close(stop); <-done }()
-	cl := &claims{p: p, pc: pc}
+	cl := p.newClaims(pc)
 	outcome, reason := orchestrator.OutcomeAllowed, ""
 	for {
 		ev, err := rd.Next()

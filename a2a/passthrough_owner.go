@@ -110,14 +110,27 @@ func (p *passThrough) checkOwners(ctx context.Context, pc *passCall, n named) er
 var errTheirs = fmt.Errorf("%w: the peer answered with a task or context that belongs to another user", w.ErrInvalidAgentResponse)
 
 // claims records the owner of the ids an answer item (a result, a stream
-// item) names, once each per call.
+// item) names, once each per call: a send's answer makes them the
+// caller's. The answers of calls about a task the caller named (get,
+// cancel, subscribe) are read first, and claimed only for what no one
+// owns yet, so that they cost no write.
 type claims struct {
 	p    *passThrough
 	pc   *passCall
 	seen map[string]bool
 }
 
-// claim records the ids of one item; an id another user owns is errTheirs.
+// newClaims is the claims of a call's answer.
+func (p *passThrough) newClaims(pc *passCall) *claims { return &claims{p: p, pc: pc} }
+
+// makes reports whether the call's answer makes new tasks and contexts.
+func (c *claims) makes() bool {
+	ms := w.MethodsOf(c.pc.v)
+	return c.pc.m.Method == ms.Send || c.pc.m.Method == ms.Stream
+}
+
+// claim records (or, for a call that makes nothing, checks) the ids of
+// one item; an id another user owns is errTheirs.
 func (c *claims) claim(ctx context.Context, item json.RawMessage) error {
 	task, context := idsOf(item)
 	for _, id := range []struct{ kind, id string }{{peerTask, task}, {peerContext, context}} {
@@ -128,9 +141,23 @@ func (c *claims) claim(ctx context.Context, item json.RawMessage) error {
 		if !peerIDOK(id.id) {
 			return fmt.Errorf("%w: the peer answered with a %s id wunder does not keep (%d bytes)", w.ErrInvalidAgentResponse, id.kind, len(id.id))
 		}
-		owner, err := c.p.opts.IDs.ClaimPeerID(ctx, c.pc.peer.Name, id.kind, id.id, c.pc.owner)
-		if err != nil {
-			return fmt.Errorf("%w: the %s could not be recorded: %w", orchestrator.ErrUnavailable, id.kind, err)
+		owner := ""
+		if !c.makes() {
+			owners, err := c.p.opts.IDs.PeerIDOwners(ctx, c.pc.peer.Name, id.kind, []string{id.id})
+			if err != nil {
+				return err
+			}
+			owner = owners[id.id]
+		}
+		if owner == "" {
+			// Made by this call, or seen first in the answer about a
+			// task of the caller's (a context its send's answer did not
+			// name): the caller's from now on.
+			o, err := c.p.opts.IDs.ClaimPeerID(ctx, c.pc.peer.Name, id.kind, id.id, c.pc.owner)
+			if err != nil {
+				return fmt.Errorf("%w: the %s could not be recorded: %w", orchestrator.ErrUnavailable, id.kind, err)
+			}
+			owner = o
 		}
 		if owner != c.pc.owner && c.pc.userID != "" {
 			return fmt.Errorf("%w: %s %q", errTheirs, id.kind, clip(id.id))
