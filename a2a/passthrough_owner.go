@@ -160,7 +160,7 @@ func (c *claims) claim(ctx context.Context, item json.RawMessage) error {
 			owner = o
 		}
 		if owner != c.pc.owner && c.pc.userID != "" {
-			return fmt.Errorf("%w: %s %q", errTheirs, id.kind, clip(id.id))
+			return fmt.Errorf("%w (a %s; its id is not shown)", errTheirs, id.kind)
 		}
 		if c.seen == nil {
 			c.seen = map[string]bool{}

@@ -64,6 +64,13 @@ func newPassFront(t *testing.T) *passFront {
 				`{"url":"`+base+`rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}]}`)
 			return
 		}
+		if strings.HasPrefix(r.URL.Path, "/dup/") {
+			// A peer that gives every task one id.
+			var req struct{ ID json.RawMessage }
+			_ = json.NewDecoder(r.Body).Decode(&req)
+			_, _ = io.WriteString(rw, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"task":{"id":"t-fixed","contextId":"c-fixed","status":{"state":"TASK_STATE_COMPLETED"}}}}`)
+			return
+		}
 		if strings.Contains(r.URL.Path, "slow") {
 			_, _ = io.Copy(io.Discard, r.Body) // then a caller who hangs up is seen
 			<-r.Context().Done()               // answers when the caller gives up
@@ -80,6 +87,7 @@ func newPassFront(t *testing.T) *passFront {
 		"junk": {Name: "junk", Card: cardAt(junk.URL + "/card.json"), HTTP: http.DefaultClient, Timeout: 10 * time.Second},
 		"slow": {Name: "slow", Card: cardAt(junk.URL + "/slow/card.json"), HTTP: http.DefaultClient, Timeout: 200 * time.Millisecond},
 	}
+	ps["dup"] = &a2a.Peer{Name: "dup", Card: cardAt(junk.URL + "/dup/card.json"), HTTP: http.DefaultClient, Timeout: 10 * time.Second}
 	var front *env
 	ps["loop"] = &a2a.Peer{Name: "loop", HTTP: http.DefaultClient, Timeout: 10 * time.Second,
 		Card: func(context.Context, string) (json.RawMessage, error) {
@@ -249,5 +257,26 @@ func TestPassThroughSpeaks03(t *testing.T) {
 	}
 	if final != sdk.TaskStateCompleted {
 		t.Errorf("message/stream through the front ended %q", final)
+	}
+}
+
+// A peer that answers two users with one task id: the first to get it
+// owns it, and the other is never shown it (an invalid agent response).
+func TestPassThroughKeepsUsersApart(t *testing.T) {
+	f := newPassFront(t)
+	send := func(user string) (int, string) {
+		return f.do(t, "POST", "/a2a/dup", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":`+sendParams+`}`,
+			map[string]string{"Content-Type": "application/json", "A2A-Version": "1.0", "X-Wunder-User": user})
+	}
+	if status, body := send("alice"); status != 200 || !strings.Contains(body, `"t-fixed"`) {
+		t.Fatalf("alice's send: %d %s", status, body)
+	}
+	status, body := send("bob")
+	var r rpcResp
+	if status != 200 || json.Unmarshal([]byte(body), &r) != nil || r.Error == nil || r.Error.Code != -32006 || strings.Contains(body, "t-fixed") {
+		t.Fatalf("bob's send answered with alice's task id: %d %s", status, body)
+	}
+	if status, body := send("alice"); status != 200 || !strings.Contains(body, `"t-fixed"`) {
+		t.Fatalf("alice again: %d %s", status, body)
 	}
 }
