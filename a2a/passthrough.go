@@ -66,6 +66,11 @@ type Peer struct {
 	HTTP   *http.Client
 	// Timeout bounds a call, and the wait for a stream's next event.
 	Timeout time.Duration
+	// Config identifies the peer's configuration (a comparable value,
+	// such as a pointer): a card kept for another is read again, so a
+	// reconfigured peer is reached where its card now says. nil: the
+	// name alone.
+	Config any
 }
 
 // Policy is the one policy point and its audit

@@ -24,7 +24,10 @@ import (
 // without a version (as a2a@service reads it) also gives the peer's
 // interfaces, to which calls are forwarded.
 
-type cardKey struct{ peer, version string }
+type cardKey struct {
+	peer, version string
+	config        any
+}
 
 // peerCard is a card as the peer served it, and its interfaces.
 type peerCard struct {
@@ -39,7 +42,7 @@ const maxCards = 256
 // card returns the peer's card for version ("" = none), read again after
 // CardTTL or after a call could not reach the peer (forget).
 func (p *passThrough) card(ctx context.Context, peer *Peer, version string) (*peerCard, error) {
-	key := cardKey{peer.Name, version}
+	key := cardKey{peer.Name, version, peer.Config}
 	p.mu.Lock()
 	c := p.cards[key]
 	p.mu.Unlock()

@@ -25,6 +25,10 @@ type Published struct {
 	tool *peerTool
 }
 
+// Config identifies the service's settings: it changes when the service
+// is reconfigured (Set.Reconfigure keeps an unchanged service's).
+func (p *Published) Config() any { return p.tool }
+
 // Card reads the peer's card as the peer serves it to a client that asks
 // for version ("" = none, as a2a@service reads it), and checks its
 // signatures as the service's card_verification says: a refused card is

@@ -461,3 +461,35 @@ func TestA2APassThroughSignedCards(t *testing.T) {
 		t.Errorf("the peer ran %d tasks for a refused card", after-before)
 	}
 }
+
+// A service changed while wunder runs (POST /wunder/admin/a2a): its next
+// call goes where its new endpoint's card says, and a service that stops
+// publishing is gone from /a2a/.
+func TestA2APassThroughReconfigured(t *testing.T) {
+	first, second := startPassPeer(t), startPassPeer(t)
+	f, tok := passWunder(t, first, nil)
+	admin := map[string]string{"X-API-Key": "admin-key"}
+	alice := bearerOf(tok["alice"])
+	send := func() string {
+		t.Helper()
+		res, code := f.a2aAt(t, "/a2a/peer", "1.0", "SendMessage", `{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"hi"}]}}`, alice)
+		var sent struct{ Task struct{ ID string } }
+		if err := json.Unmarshal(res, &sent); code != 0 || err != nil {
+			t.Fatalf("send: %s %d %v", res, code, err)
+		}
+		return sent.Task.ID
+	}
+	if id := send(); !first.made(id) {
+		t.Fatalf("task %s not made by the first peer", id)
+	}
+	mustStatus(t, f.rest(t, "POST", "/wunder/admin/a2a", `{"services":[{"name":"peer","endpoint":"`+second.url+`","bearer_token":"peer-secret","publish":true}]}`, admin), 200)
+	if id := send(); !second.made(id) {
+		t.Fatalf("after the change, task %s not made by the second peer", id)
+	}
+	mustStatus(t, f.rest(t, "POST", "/wunder/admin/a2a", `{"services":[{"name":"peer","endpoint":"`+second.url+`","bearer_token":"peer-secret"}]}`, admin), 200)
+	r := f.rest(t, "GET", "/a2a/peer/.well-known/agent-card.json", "", alice)
+	r.Body.Close()
+	if r.StatusCode != http.StatusNotFound {
+		t.Errorf("an unpublished peer's card: HTTP %d; want 404", r.StatusCode)
+	}
+}

@@ -153,7 +153,7 @@ func (p publishedPeers) Peer(name string) (*a2a.Peer, bool) {
 	if !ok {
 		return nil, false
 	}
-	return &a2a.Peer{Name: pub.Name, Header: pub.Header, HTTP: pub.HTTP, Timeout: pub.Timeout,
+	return &a2a.Peer{Name: pub.Name, Header: pub.Header, HTTP: pub.HTTP, Timeout: pub.Timeout, Config: pub.Config(),
 		Card: func(ctx context.Context, version string) (json.RawMessage, error) { return pub.Card(ctx, version) }}, true
 }
 
