@@ -187,6 +187,7 @@ func TestPassThroughRefusals(t *testing.T) {
 		{"not JSON", "POST", "/a2a/w/v1/message:send", "hello", map[string]string{"Content-Type": "text/plain"}, 415, "INVALID_ARGUMENT"},
 		{"0.3", "POST", "/a2a/w/v1/message:send", sendParams, map[string]string{"Content-Type": "application/json", "A2A-Version": "0.3"}, 400, "UNIMPLEMENTED"},
 		{"bad params", "POST", "/a2a/w/v1/message:send", `{"message":"x"}`, map[string]string{"Content-Type": "application/json"}, 400, "INVALID_ARGUMENT"},
+		{"body and path name two tenants", "POST", "/a2a/w/v1/alice/message:send", `{"tenant":"bob",` + sendParams[1:], map[string]string{"Content-Type": "application/json"}, 400, "INVALID_ARGUMENT"},
 		{"push config", "POST", "/a2a/w/v1/tasks/t/pushNotificationConfigs", `{"url":"https://example.com/h"}`, map[string]string{"Content-Type": "application/json"}, 400, "FAILED_PRECONDITION"},
 		{"junk", "POST", "/a2a/junk/v1/message:send", sendParams, map[string]string{"Content-Type": "application/json"}, 502, "INTERNAL"},
 		{"card: wrong method", "POST", "/a2a/w/.well-known/agent-card.json", "", nil, 405, "UNIMPLEMENTED"},
