@@ -28,6 +28,17 @@
 // fetched through the SSRF guard), and the client's message id travels
 // with the run as its metadata ([MessageIDKey]).
 //
+// Tenants (tenant.go): the A2A 1.0 tenant of a request (the HTTP+JSON
+// path prefix, the tenant field of JSON-RPC and gRPC params) names the
+// user it acts for, as X-Wunder-User does, through Options.Tenants.
+//
+// The A2A pass-through (passthrough*.go): a peer agent published at
+// {Path}/{peer} (Options.PassThrough) is served behind wunder's identity,
+// the one policy point (the tool a2a@{peer}) and the audit; its card is
+// rewritten to wunder's URLs, its JSON-RPC and HTTP+JSON calls forwarded
+// with their ids, results and streams unchanged, and each user kept to
+// the tasks and contexts they made there (PeerIDStore).
+//
 // Goroutines: streams run on their request's goroutine plus one heartbeat
 // goroutine each, stopped before the handler returns. Push delivery runs
 // one watcher per task that has configs, owned by the Handler and ended by

@@ -372,8 +372,8 @@ func TestEveryErrorKindRoundTrips(t *testing.T) {
 	fullFx := &fixture{url: fullEnv.url}
 
 	// Identified as the gateway's a2aUser does (orchestrator.ActingUser).
-	authFx := &fixture{url: serveHandler(t, a2a.New(core.o, &a2a.Options{Identify: func(r *http.Request) (string, error) {
-		return orchestrator.ActingUser(r.Context(), r.Header.Get("X-Wunder-User"))
+	authFx := &fixture{url: serveHandler(t, a2a.New(core.o, &a2a.Options{Identify: func(r *http.Request, requested string) (string, error) {
+		return orchestrator.ActingUser(r.Context(), requested)
 	}}), bearerPrincipal)}
 	noCardFx := &fixture{url: serveHandler(t, a2a.New(core.o, nil), nil)}
 	failing := func(err error) *fixture { return &fixture{url: serveHandler(t, a2a.New(refusing{err}, nil), nil)} }

@@ -137,11 +137,7 @@ func (h *Handler) grpcCall(ctx context.Context, hdr http.Header, method string, 
 		return nil, connectError(h.toError(ctx, w.V10, err))
 	}
 	c := &call{v: w.V10, r: r, rest: true, m: w.Request{JSONRPC: "2.0", ID: json.RawMessage("1"), Method: method, Params: params}}
-	identify := h.opts.Identify
-	if identify == nil {
-		identify = h.defaultIdentify
-	}
-	if c.userID, err = identify(r); err != nil {
+	if err := h.identify(r, c); err != nil {
 		return nil, connectError(h.toError(ctx, c.v, err))
 	}
 	return c, nil

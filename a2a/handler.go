@@ -45,13 +45,18 @@ var _ RunCounter = (*orchestrator.Orchestrator)(nil)
 
 // Options configure the handler. Zero values mean the defaults stated.
 type Options struct {
-	// Identify returns the user a request acts for. Default: the
-	// X-Wunder-User header when present, else DefaultUser. The gateway's
-	// authentication has run before (the handler is mounted behind it).
-	// "" means every user (an admin naming none): lookups and listings
-	// reach every user's tasks, and what a call creates belongs to
-	// DefaultUser (a new task) or to the task's owner (a push config).
-	Identify func(r *http.Request) (string, error)
+	// Identify returns the user a request acts for, given the user it
+	// names (requested: its tenant's, or its X-Wunder-User header; ""
+	// when none, see tenant.go). Default: requested when set, else
+	// DefaultUser. The gateway's authentication has run before (the
+	// handler is mounted behind it). "" means every user (an admin
+	// naming none): lookups and listings reach every user's tasks, and
+	// what a call creates belongs to DefaultUser (a new task) or to the
+	// task's owner (a push config).
+	Identify func(r *http.Request, requested string) (string, error)
+	// Tenants maps an A2A 1.0 tenant to the user it names (tenant.go);
+	// empty: a tenant is a user id.
+	Tenants map[string]string
 	// DefaultUser is the user of A2A callers that name none. Default "a2a".
 	DefaultUser string
 	// ToolNames are offered to runs started over A2A.
@@ -85,6 +90,9 @@ type Options struct {
 	// (files.go); nil = neither: files reach the model converted only, a
 	// URL as text.
 	Files *FileOptions
+	// PassThrough publishes peer agents at {Path}/{peer}
+	// (passthrough.go); nil = none.
+	PassThrough *PassThroughOptions
 	// PublicURL is the server's public base URL (server.public_url): the
 	// download links of file artifacts too large to carry inline are
 	// absolute under it; "" = relative to the server.
@@ -126,7 +134,8 @@ type Handler struct {
 	b     Backend
 	opts  Options
 	push  *pusher
-	files *files // nil without Options.Files
+	files *files       // nil without Options.Files
+	pass  *passThrough // nil: no peer published
 	wg    sync.WaitGroup
 }
 
@@ -142,6 +151,9 @@ func New(b Backend, opts *Options) *Handler {
 	}
 	if h.opts.Files != nil && h.opts.Files.Store != nil {
 		h.files = newFiles(*h.opts.Files, h.opts.Logger)
+	}
+	if h.opts.PassThrough != nil {
+		h.pass = newPassThrough(h, *h.opts.PassThrough)
 	}
 	return h
 }
@@ -225,6 +237,12 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		h.serveREST(rw, r, sub)
 		return
 	}
+	if h.pass != nil {
+		if peer, sub, ok := h.pass.route(r.URL.Path); ok {
+			h.pass.serve(rw, r, peer, sub)
+			return
+		}
+	}
 	if !h.jsonRPCPath(r.URL.Path) {
 		// Nothing else lives under the endpoint: a path that is no
 		// binding's is not found, in the shape of a REST error (routes.go).
@@ -301,11 +319,7 @@ func (h *Handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		writeError(rw, c.m.ID, newError(r.Context(), v, w.ErrVersionNotSupported, "method "+c.m.Method+" is not part of A2A "+string(v)))
 		return
 	}
-	identify := h.opts.Identify
-	if identify == nil {
-		identify = h.defaultIdentify
-	}
-	if c.userID, err = identify(r); err != nil {
+	if err := h.identify(r, &c); err != nil {
 		c.fail(rw, h.toError(r.Context(), c.v, err))
 		return
 	}
@@ -321,13 +335,6 @@ func (h *Handler) actor(c *call) string {
 		return h.opts.DefaultUser
 	}
 	return c.userID
-}
-
-func (h *Handler) defaultIdentify(r *http.Request) (string, error) {
-	if u := r.Header.Get("X-Wunder-User"); u != "" {
-		return u, nil
-	}
-	return h.opts.DefaultUser, nil
 }
 
 func (h *Handler) dispatch(rw http.ResponseWriter, r *http.Request, c *call) {

@@ -158,6 +158,13 @@ func (h *Handler) serveREST(rw http.ResponseWriter, r *http.Request, sub string)
 		return
 	}
 	method, params, allow, ok := restRoute(r, sub, body)
+	tenant := ""
+	if t, rest, found := splitTenant(sub); method == "" && found {
+		// Not a route: a tenant's (/a2a/v1/{tenant}/...), tenant.go.
+		if method, params, allow, ok = restRoute(r, rest, body); method != "" {
+			tenant = t
+		}
+	}
 	switch {
 	case method == "":
 		writeRESTStatus(rw, http.StatusNotFound, "NOT_FOUND", "no A2A route "+r.Method+" "+r.URL.Path, nil)
@@ -169,16 +176,19 @@ func (h *Handler) serveREST(rw http.ResponseWriter, r *http.Request, sub string)
 	}
 	var raw json.RawMessage
 	if params != nil {
+		if tenant != "" {
+			if t, set := params["tenant"]; set && t != tenant {
+				writeRESTError(rw, h.toError(r.Context(), w.V10, errParams("the body's tenant is not the path's, %q", clip(tenant))))
+				return
+			}
+			params["tenant"] = tenant
+		}
 		raw, _ = json.Marshal(params)
 	} else {
 		raw = body // not an object: the method's decoder refuses it
 	}
 	c := call{v: w.V10, r: r, rest: true, m: w.Request{JSONRPC: "2.0", ID: json.RawMessage("1"), Method: method, Params: w.ProtoNames(raw)}}
-	identify := h.opts.Identify
-	if identify == nil {
-		identify = h.defaultIdentify
-	}
-	if c.userID, err = identify(r); err != nil {
+	if err := h.identify(r, &c); err != nil {
 		c.fail(rw, h.toError(r.Context(), c.v, err))
 		return
 	}

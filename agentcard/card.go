@@ -235,11 +235,7 @@ func build(o Options, base string, skills []skill, v a2awire.Version) any {
 			Capabilities:                      capabilities03{Streaming: true, PushNotifications: o.PushNotifications},
 			DefaultInputModes:                 inModes, DefaultOutputModes: outModes, Skills: skills}
 		if o.APIKeyRequired {
-			c.SecuritySchemes = map[string]any{
-				"apiKey": map[string]string{"type": "apiKey", "in": "header", "name": "X-API-Key", "description": apiKeyDesc},
-				"bearer": map[string]string{"type": "http", "scheme": "bearer", "description": bearerDesc},
-			}
-			c.Security = []map[string][]string{{"apiKey": {}}, {"bearer": {}}}
+			c.SecuritySchemes, c.Security = schemes03(), security03()
 		}
 		return c
 	}
@@ -261,13 +257,29 @@ func build(o Options, base string, skills []skill, v a2awire.Version) any {
 		c.SupportedInterfaces = append(c.SupportedInterfaces, iface10{host, "GRPC", "1.0"})
 	}
 	if o.APIKeyRequired {
-		c.SecuritySchemes = map[string]any{
-			"apiKey": map[string]any{"apiKeySecurityScheme": map[string]string{"location": "header", "name": "X-API-Key", "description": apiKeyDesc}},
-			"bearer": map[string]any{"httpAuthSecurityScheme": map[string]string{"scheme": "Bearer", "description": bearerDesc}},
-		}
+		c.SecuritySchemes = schemes10()
 	}
 	return c
 }
+
+// schemes10 are the gateway's security schemes in 1.0's oneof shape.
+func schemes10() map[string]any {
+	return map[string]any{
+		"apiKey": map[string]any{"apiKeySecurityScheme": map[string]string{"location": "header", "name": "X-API-Key", "description": apiKeyDesc}},
+		"bearer": map[string]any{"httpAuthSecurityScheme": map[string]string{"scheme": "Bearer", "description": bearerDesc}},
+	}
+}
+
+// schemes03 are the gateway's security schemes in 0.3's (OpenAPI's)
+// shape, and security03 the requirement naming them: any one.
+func schemes03() map[string]any {
+	return map[string]any{
+		"apiKey": map[string]string{"type": "apiKey", "in": "header", "name": "X-API-Key", "description": apiKeyDesc},
+		"bearer": map[string]string{"type": "http", "scheme": "bearer", "description": bearerDesc},
+	}
+}
+
+func security03() []map[string][]string { return []map[string][]string{{"apiKey": {}}, {"bearer": {}}} }
 
 // What the gateway's authenticator accepts, as the card tells clients.
 const (

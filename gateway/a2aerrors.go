@@ -19,7 +19,7 @@ func writeA2AError(w http.ResponseWriter, r *http.Request, e *a2awire.Error) boo
 	st := e.Status()
 	var body any
 	switch p := r.URL.Path; {
-	case strings.HasPrefix(p, "/a2a/v1/"):
+	case a2aREST(p):
 		body = st
 	case p == "/a2a" || strings.HasPrefix(p, "/a2a/"):
 		body = a2awire.Response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: e}
@@ -37,11 +37,23 @@ func writeA2AError(w http.ResponseWriter, r *http.Request, e *a2awire.Error) boo
 // A2A-Version header's (none means 0.3 on JSON-RPC), 1.0 when the header
 // names none wunder knows.
 func a2aVersion(r *http.Request) a2awire.Version {
-	if strings.HasPrefix(r.URL.Path, "/a2a/v1/") {
+	if a2aREST(r.URL.Path) {
 		return a2awire.V10
 	}
 	if v, ok := a2awire.ParseVersion(r.Header.Get("A2A-Version")); ok {
 		return v
 	}
 	return a2awire.V10
+}
+
+// a2aREST reports whether p is answered in the HTTP+JSON binding's shape:
+// the binding's routes (/a2a/v1/...), a published peer's
+// (/a2a/{peer}/v1/...) and a published peer's card.
+func a2aREST(p string) bool {
+	sub, ok := strings.CutPrefix(p, "/a2a/")
+	if !ok {
+		return false
+	}
+	peer, rest, _ := strings.Cut(sub, "/")
+	return strings.HasPrefix(sub, "v1/") || (peer != "" && (strings.HasPrefix(rest, "v1/") || rest == ".well-known/agent-card.json"))
 }

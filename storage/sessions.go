@@ -256,6 +256,7 @@ func (s *Store) DeleteUserData(ctx context.Context, userID string) error {
 				tx.NewDelete().Model((*memoryRecordRow)(nil)).Where("user_id = ?", userID),
 				tx.NewDelete().Model((*memoryTaskRow)(nil)).Where("user_id = ?", userID),
 				tx.NewDelete().Model((*memorySettingRow)(nil)).Where("user_id = ?", userID),
+				tx.NewDelete().Model((*peerIDRow)(nil)).Where("user_id = ?", userID),
 			} {
 				if _, err := q.Exec(ctx); err != nil {
 					return err

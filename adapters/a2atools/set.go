@@ -37,6 +37,9 @@ type Service struct {
 	// Card checks the signatures of the peer's card before it is used.
 	// Default: not checked.
 	Card CardCheck
+	// Publish offers the peer to the A2A pass-through ([Set.Published]).
+	// It needs the card: Version must be "".
+	Publish bool
 }
 
 // CardCheck says which keys a peer's card must be signed with (A2A 1.0

@@ -34,6 +34,15 @@ func (f *fixture) a2aRESTRows() []matrixRow {
 	}
 	task := "/a2a/v1/tasks/" + f.taskA
 	row("task", "get", "GET", task, "")
+	// The tenant as the path prefix names a user as X-Wunder-User does.
+	rows = append(rows, matrixRow{frontend: "A2A 1.0 HTTP+JSON", resource: "task", action: "get, naming by tenant", want: std,
+		try: func(t *testing.T, c caller) string {
+			p := task
+			if c.names != "" {
+				p = "/a2a/v1/" + c.names + "/tasks/" + f.taskA
+			}
+			return a2aRESTOutcome(f.rest(t, "GET", p, "", c.hdr), "")
+		}})
 	row("task", "cancel", "POST", task+":cancel", "")
 	row("tasks", "list", "GET", "/a2a/v1/tasks", f.taskA)
 	row("push config", "get", "GET", task+"/pushNotificationConfigs/r1", "")

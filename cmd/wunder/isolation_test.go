@@ -76,6 +76,8 @@ type fixture struct {
 	taskA    string
 	// taskCtxA is alice's A2A task in the context she named "alices-ctx".
 	taskCtxA string
+	// a2aPath is where a2a posts JSON-RPC; "" = /a2a.
+	a2aPath string
 }
 
 // TestIsolationMatrix runs the matrix on SQLite and, where the suite has
@@ -87,8 +89,11 @@ func TestIsolationMatrix(t *testing.T) {
 
 func isolationMatrix(t *testing.T, dsn string) {
 	up := passThroughUpstream(t) // isolation_passthrough_test.go
+	peer := startPassPeer(t)     // isolation_a2apass_test.go
 	configure := func(c *config.Config) {
 		c.MCP.Servers = append(c.MCP.Servers, up)
+		c.A2A.Services = append(c.A2A.Services, config.A2AService{Name: "peer", Endpoint: peer.url, Enabled: true,
+			BearerToken: "peer-secret", MaxDepth: 3, Publish: true})
 		if dsn != "" {
 			c.Storage.Postgres.DSN = dsn
 		}
@@ -155,6 +160,7 @@ func isolationMatrix(t *testing.T, dsn string) {
 	rows = append(rows, f.evalRows(t)...)        // isolation_eval_test.go
 	rows = append(rows, f.attachmentRows(t)...)  // isolation_attachments_test.go
 	rows = append(rows, f.passThroughRows(t)...) // isolation_passthrough_test.go
+	rows = append(rows, f.a2aPassRows(t)...)     // isolation_a2apass_test.go
 	rows = append(rows, f.mcpAppRows()...)       // isolation_mcpapps_test.go
 	rows = append(rows, f.adminSkillRows(t)...)  // isolation_skills_test.go
 	rows = append(rows, f.workspaceRows()...)    // isolation_workspace_test.go; last: it empties alice's workspace
@@ -242,6 +248,16 @@ func (f *fixture) rows() []matrixRow {
 			}})
 	}
 	a2aRow("1.0", "GetTask", `{"id":"`+f.taskA+`"}`, std, "task", "get")
+	// The A2A 1.0 tenant names a user as X-Wunder-User does (tenant.go).
+	rows = append(rows, matrixRow{frontend: "A2A 1.0", resource: "task", action: "get, naming by tenant", want: std,
+		try: func(t *testing.T, c caller) string {
+			params := `{"id":"` + f.taskA + `"}`
+			if c.names != "" {
+				params = `{"tenant":"` + c.names + `","id":"` + f.taskA + `"}`
+			}
+			_, code := f.a2a(t, "1.0", "GetTask", params, c.hdr)
+			return a2aOutcome(code)
+		}})
 	a2aRow("1.0", "CancelTask", `{"id":"`+f.taskA+`"}`, std, "task", "cancel")
 	a2aRow("1.0", "SubscribeToTask", `{"id":"`+f.taskA+`"}`, std, "task", "subscribe")
 	a2aRow("1.0", "GetTaskPushNotificationConfig", `{"taskId":"`+f.taskA+`","id":"p1"}`, std, "push config", "get")
@@ -507,7 +523,11 @@ func (f *fixture) a2a(t *testing.T, version, method, params string, hdr map[stri
 	if version == "1.0" {
 		h["A2A-Version"] = "1.0"
 	}
-	r := f.rest(t, "POST", "/a2a", `{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`, h)
+	path := f.a2aPath
+	if path == "" {
+		path = "/a2a"
+	}
+	r := f.rest(t, "POST", path, `{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`, h)
 	if r.StatusCode != 200 {
 		return nil, -r.StatusCode
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -55,7 +56,8 @@ func a2aServices(cfg *config.Config) []a2atools.Service {
 		cv := s.CardVerification
 		svcs = append(svcs, a2atools.Service{Name: s.Name, Description: s.Description, URL: s.Endpoint,
 			Version: s.Version, Header: h, Timeout: s.Timeout(cfg.A2A), MaxDepth: s.MaxDepth,
-			Card: a2atools.CardCheck{Require: cv.Require, Keys: cv.Keys, JWKSURL: cv.JWKSURL, AllowPrivate: cv.AllowPrivate}})
+			Card:    a2atools.CardCheck{Require: cv.Require, Keys: cv.Keys, JWKSURL: cv.JWKSURL, AllowPrivate: cv.AllowPrivate},
+			Publish: s.Publish})
 	}
 	return svcs
 }
@@ -80,7 +82,7 @@ func mountA2A(a *app, tools *a2atools.Set, signer *cardsig.Signer) {
 	}
 	a.a2a.card = agentcard.New(a.orch, cardOpts)
 	opts := &a2a.Options{
-		Identify:    a2aUser,
+		Identify: a2aUser, Tenants: cfg.Server.Tenants,
 		DefaultUser: cfg.Server.UserID, ToolNames: cfg.Server.ToolNames, ModelName: cfg.Server.Model,
 		ToolActivity: cfg.Server.ToolActivity,
 		Heartbeat:    a.cfg.Server.SSEHeartbeat(), MaxBodyBytes: a.cfg.AttachmentBodyBytes(), // file parts
@@ -107,6 +109,10 @@ func mountA2A(a *app, tools *a2atools.Set, signer *cardsig.Signer) {
 			opts.Push.Carry = a.tel.Carry
 		}
 	}
+	// The A2A pass-through (a2a.services[].publish): the peers are looked
+	// up per request, so a reconfigured service is published or not at
+	// once.
+	opts.PassThrough = &a2a.PassThroughOptions{Peers: publishedPeers{tools}, Policy: a.orch, IDs: a.store, Card: a.a2a.card.PeerCard}
 	a.a2a.handler = a2a.New(a.orch, opts)
 	a.gw.Mount("/a2a", a.a2a.handler)
 	a.gw.Mount("/a2a/", a.a2a.handler) // JSON-RPC at /a2a/, HTTP+JSON under /a2a/v1/
@@ -135,12 +141,26 @@ func cardSigner(cfg *config.Config) (*cardsig.Signer, error) {
 	return s, nil
 }
 
-// a2aUser is the user an A2A request acts for: the X-Wunder-User it names
-// (an admin may act for anyone), the user its credentials pin, or "" for
-// an admin that names none — every user, as on the REST routes (the
-// handler starts such a caller's new tasks as a2a.Options.DefaultUser).
-func a2aUser(r *http.Request) (string, error) {
-	return gateway.ScopeOf(r.Context(), strings.TrimSpace(r.Header.Get("X-Wunder-User")))
+// a2aUser is the user an A2A request acts for: the one it names (its
+// tenant's or its X-Wunder-User header; an admin may act for anyone), the
+// user its credentials pin, or "" for an admin that names none — every
+// user, as on the REST routes (the handler starts such a caller's new
+// tasks as a2a.Options.DefaultUser).
+func a2aUser(r *http.Request, requested string) (string, error) {
+	return gateway.ScopeOf(r.Context(), requested)
+}
+
+// publishedPeers are the published a2a.services, as the pass-through
+// takes them.
+type publishedPeers struct{ set *a2atools.Set }
+
+func (p publishedPeers) Peer(name string) (*a2a.Peer, bool) {
+	pub, ok := p.set.Published(name)
+	if !ok {
+		return nil, false
+	}
+	return &a2a.Peer{Name: pub.Name, Header: pub.Header, HTTP: pub.HTTP, Timeout: pub.Timeout, Config: pub.Config(),
+		Card: func(ctx context.Context, version string) (json.RawMessage, error) { return pub.Card(ctx, version) }}, true
 }
 
 // closeA2A stops push delivery and background delegations.

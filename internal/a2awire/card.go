@@ -19,6 +19,9 @@ type Interface struct {
 	URL       string
 	Transport string // JSONRPC, GRPC, HTTP+JSON
 	Version   Version
+	// Tenant is the interface's tenant (1.0), sent with every request
+	// made through it; "" for none.
+	Tenant string
 }
 
 // PeerCard is what wunder reads of a peer's AgentCard, from either shape.
@@ -56,6 +59,7 @@ func ParseCard(b []byte) (*PeerCard, error) {
 			URL             string `json:"url"`
 			ProtocolBinding string `json:"protocolBinding"`
 			ProtocolVersion string `json:"protocolVersion"`
+			Tenant          string `json:"tenant"`
 		} `json:"supportedInterfaces"`
 		URL                string `json:"url"`
 		PreferredTransport string `json:"preferredTransport"`
@@ -78,7 +82,7 @@ func ParseCard(b []byte) (*PeerCard, error) {
 		if !ok || s.URL == "" {
 			continue
 		}
-		c.Interfaces = append(c.Interfaces, Interface{URL: s.URL, Transport: s.ProtocolBinding, Version: v})
+		c.Interfaces = append(c.Interfaces, Interface{URL: s.URL, Transport: s.ProtocolBinding, Version: v, Tenant: s.Tenant})
 	}
 	if w.URL != "" {
 		t := w.PreferredTransport

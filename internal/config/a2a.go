@@ -63,6 +63,12 @@ type A2AService struct {
 	// CardVerification (card_verification) checks the signatures of the
 	// peer's agent card before it is used. Default: none.
 	CardVerification A2ACardVerification `yaml:"card_verification"`
+	// Publish serves the peer behind wunder at /a2a/<name> (the A2A
+	// pass-through): its card with wunder's URLs, its JSON-RPC and
+	// HTTP+JSON bindings forwarded, each call decided by the policy
+	// (a2a@<name>) and audited. Needs the peer's card (version "").
+	// Default false.
+	Publish bool `yaml:"publish"`
 }
 
 // A2ACardVerification says which keys a peer's card must be signed with
@@ -133,6 +139,22 @@ type A2AServer struct {
 	// Files says what becomes of the files and data parts of a message
 	// that starts a task (docs/a2a.md#files-and-data-parts).
 	Files A2AFiles `yaml:"files"`
+	// Tenants maps an A2A 1.0 tenant (the HTTP+JSON path prefix, the
+	// tenant field of JSON-RPC and gRPC params) to the wunder user it acts
+	// for. Empty: a tenant is a wunder user id. Not empty: only its
+	// tenants are accepted. Default {}.
+	Tenants map[string]string `yaml:"tenants"`
+}
+
+// A2AReservedTenant reports whether a tenant cannot be told from a route
+// of the HTTP+JSON binding when it prefixes one (/a2a/v1/{tenant}/...):
+// the routes' first segments.
+func A2AReservedTenant(t string) bool {
+	switch t {
+	case "message:send", "message:stream", "tasks", "extendedAgentCard":
+		return true
+	}
+	return false
 }
 
 // A2AFiles is a2a.server.files.
@@ -177,7 +199,7 @@ func a2aDefaults() A2A {
 	return A2A{
 		TimeoutSeconds: 120,
 		Services:       []A2AService{},
-		Server: A2AServer{Enabled: true, UserID: "a2a", ToolNames: []string{}, Name: "wunder",
+		Server: A2AServer{Enabled: true, UserID: "a2a", ToolNames: []string{}, Name: "wunder", Tenants: map[string]string{},
 			Files: A2AFiles{Save: true, Dir: "attachments", FetchURLs: true, FetchTimeoutSeconds: 30}},
 		Push: A2APush{Enabled: true, MaxAttempts: 3, TimeoutSeconds: 10},
 	}
@@ -217,6 +239,21 @@ func (c *Config) validateA2A(v checker) {
 		atLeast(v, joinPath(p, "timeout_s"), s.TimeoutSeconds, 0)
 		atLeast(v, joinPath(p, "max_depth"), s.MaxDepth, 1)
 		validateCardVerification(v, joinPath(p, "card_verification"), s)
+		if s.Publish && s.Version != "" {
+			v.fail(joinPath(p, "publish"), "needs the peer's card, but version %q skips it: leave version empty", s.Version)
+		}
+	}
+	for t, u := range a.Server.Tenants {
+		p := joinPath("a2a.server.tenants", t)
+		switch {
+		case t == "" || len(t) > 128 || strings.ContainsAny(t, "/?#%") || strings.TrimSpace(t) != t:
+			v.fail(p, "a tenant is 1-128 characters without / ? # %% or surrounding spaces")
+		case A2AReservedTenant(t):
+			v.fail(p, "%q is reserved: it is a route of the HTTP+JSON binding", t)
+		}
+		if err := validUserIDString(u); err != "" {
+			v.fail(p, "must name a user id: the user id %s", err)
+		}
 	}
 	if a.Server.CardSigningKey != "" {
 		if _, err := cardsig.CheckSigningKey(a.Server.CardSigningKey); err != nil {

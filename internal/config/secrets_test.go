@@ -91,10 +91,11 @@ func TestSecretFieldsTagged(t *testing.T) {
 	credential := []string{"api_key", "token", "password", "secret", "dsn"}
 	// Maps of strings shown unmasked today. An MCP server's or A2A
 	// service's headers and a server's environment may hold credentials;
-	// masking them would change what the admin API shows.
+	// masking them would change what the admin API shows. A2A tenants
+	// map names to user ids: no credential.
 	unmasked := []string{
 		".i18n.aliases", ".mcp.servers.env", ".mcp.servers.headers",
-		".a2a.services.headers", ".lsp.servers.env",
+		".a2a.services.headers", ".lsp.servers.env", ".a2a.server.tenants",
 	}
 	var tagged, untaggedMaps []string
 	var walk func(rt reflect.Type, path string)

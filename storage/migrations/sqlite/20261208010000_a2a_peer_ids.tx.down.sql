@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS a2a_peer_ids;
