@@ -18,12 +18,15 @@ import (
 
 	"github.com/wunder/wunder/agentcard"
 	"github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/orchestrator"
 )
 
 // cards builds the card of each version with everything declared: auth
-// (schemes, extended card), push, gRPC and a provider.
+// (schemes, extended card), push, gRPC, a provider, and the A2UI
+// extension (the a2ui tool is a skill).
 func cards(t *testing.T) (v10, v03 []byte) {
 	t.Helper()
+	tools := append(slices.Clone(tools), orchestrator.ToolSpec{Name: "a2ui", Description: "Show a UI", Source: "builtin"})
 	o := agentcard.Options{APIKeyRequired: true, PushNotifications: true, GRPC: true,
 		Provider: &agentcard.Provider{Organization: "wunder", URL: "https://wunder.example"}}
 	var err error
