@@ -16,6 +16,7 @@ import (
 	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wunder/wunder/adapters/llm"
 	"github.com/wunder/wunder/internal/a2ui"
 	"github.com/wunder/wunder/internal/config"
 	"github.com/wunder/wunder/internal/sse"
@@ -326,5 +327,37 @@ func TestA2UIOnWunderAndMCP(t *testing.T) {
 	}
 	if embedded == nil || !strings.HasPrefix(embedded.Resource.URI, "wunder://a2ui/a2ui_") || !strings.Contains(embedded.Resource.Text, `"createSurface"`) {
 		t.Fatalf("MCP result content: %+v", res.Content)
+	}
+}
+
+// The demo model's A2UI path on a real server with no model but the
+// scripted one: a question about A2UI answers with the form (an a2ui
+// batch), and its action, sent back in the same session, updates the
+// form and reaches the model.
+func TestDemoA2UI(t *testing.T) {
+	s := startServer(t, func(c *config.Config) {
+		m := config.NewModel()
+		m.Provider, m.Model = config.ProviderScripted, "demo"
+		c.LLM.Models = map[string]config.Model{"demo": m}
+	})
+	type answer struct {
+		SessionID string `json:"session_id"`
+		State     string `json:"state"`
+		Answer    string `json:"answer"`
+		A2UI      []struct {
+			Surfaces []string        `json:"surfaces"`
+			Messages json.RawMessage `json:"messages"`
+		} `json:"a2ui"`
+	}
+	var form answer
+	decodeInto(t, s.rest(t, "POST", "/wunder", `{"user_id":"newcomer","question":"show me the A2UI demo","tool_names":["a2ui"],"stream":false}`, nil), 200, &form)
+	if form.State != "finished" || len(form.A2UI) != 1 || form.A2UI[0].Surfaces[0] != llm.A2UISurface || !strings.Contains(string(form.A2UI[0].Messages), llm.A2UIAction) {
+		t.Fatalf("the demo's form: %+v", form)
+	}
+	action := a2ui.ActionPrefix + `{"context":{"name":"Ada"},"name":"` + llm.A2UIAction + `","sourceComponentId":"send","surfaceId":"` + llm.A2UISurface + `"}`
+	var got answer
+	decodeInto(t, s.rest(t, "POST", "/wunder", `{"user_id":"newcomer","session_id":"`+form.SessionID+`","question":`+quoteJSON(action)+`,"tool_names":["a2ui"],"stream":false}`, nil), 200, &got)
+	if got.State != "finished" || !strings.Contains(got.Answer, action) || len(got.A2UI) != 1 || !strings.Contains(string(got.A2UI[0].Messages), `"updateDataModel"`) {
+		t.Fatalf("the answer to the action: %+v", got)
 	}
 }
