@@ -31,7 +31,7 @@ import (
 // test saves screenshots under $WUNDER_ARTEFACTS (default: a temp dir, in
 // the log); -update-screenshots also rewrites docs/img/console-*.png.
 
-var updateScreenshots = flag.Bool("update-screenshots", false, "rewrite docs/img/console-chat.png, console-monitor.png, console-question.png and console-markdown.png")
+var updateScreenshots = flag.Bool("update-screenshots", false, "rewrite docs/img/console-chat.png, console-monitor.png, console-question.png, console-markdown.png and console-a2ui.png")
 
 // browser is one headless chromium tab with what the page did recorded.
 type browser struct {
@@ -169,7 +169,7 @@ func (b *browser) shot(name string) {
 		return
 	}
 	_ = os.WriteFile(filepath.Join(b.artDir, name+".png"), png, 0o644)
-	if *updateScreenshots && (name == "chat" || name == "monitor" || name == "question" || name == "markdown") {
+	if *updateScreenshots && (name == "chat" || name == "monitor" || name == "question" || name == "markdown" || name == "a2ui") {
 		if err := os.WriteFile(filepath.Join("..", "..", "docs", "img", "console-"+name+".png"), png, 0o644); err != nil {
 			b.t.Error(err)
 		}
