@@ -2,7 +2,9 @@ package agentcard_test
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	sdkcard "github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
@@ -14,12 +16,13 @@ import (
 )
 
 // The card declares the A2UI v0.9 extension, with the basic catalog in
-// its params, when the a2ui tool is one of its skills, in both versions;
-// and not when the tools offered over A2A leave it out.
+// its params, when the a2ui tool is offered to A2A runs, in both
+// versions; not when the tools offered over A2A leave it out (or name
+// none: then the card lists every tool, but runs are offered none).
 func TestCardDeclaresA2UI(t *testing.T) {
 	withUI := append(slices.Clone(tools), orchestrator.ToolSpec{Name: "a2ui", Description: "Show a UI", Source: "builtin"})
 	for _, v := range []a2awire.Version{a2awire.V10, a2awire.V03} {
-		b, err := agentcard.Build(t.Context(), withUI, agentcard.Options{}, "https://agents.example", "a2a", v)
+		b, err := agentcard.Build(t.Context(), withUI, agentcard.Options{ToolNames: []string{"a2ui"}}, "https://agents.example", "a2a", v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,19 +44,26 @@ func TestCardDeclaresA2UI(t *testing.T) {
 		if len(ext) != 1 || ext[0].URI != a2ui.ExtensionURI || ext[0].Required || !slices.Equal(ext[0].Params.SupportedCatalogIDs, []string{a2ui.BasicCatalogID}) {
 			t.Fatalf("%s card: extensions %+v", v, ext)
 		}
-		without, err := agentcard.Build(t.Context(), withUI, agentcard.Options{ToolNames: []string{"read_file"}}, "https://agents.example", "a2a", v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plain struct {
-			Capabilities map[string]any `json:"capabilities"`
-		}
-		if err := json.Unmarshal(without, &plain); err != nil || plain.Capabilities["extensions"] != nil {
-			t.Fatalf("%s card without the a2ui skill declares %v", v, plain.Capabilities)
+		for _, names := range [][]string{{"read_file"}, nil} {
+			without, err := agentcard.Build(t.Context(), withUI, agentcard.Options{ToolNames: names}, "https://agents.example", "a2a", v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var plain struct {
+				Capabilities map[string]any `json:"capabilities"`
+			}
+			if err := json.Unmarshal(without, &plain); err != nil || plain.Capabilities["extensions"] != nil {
+				t.Fatalf("%s card offering %v declares %v", v, names, plain.Capabilities)
+			}
 		}
 	}
+	// The extended card lists the whole catalog and still declares it.
+	ext, err := agentcard.New(withUI, &agentcard.Options{ToolNames: []string{"a2ui"}}).Extended(httptest.NewRequest("GET", "/", nil), "a2a", a2awire.V10)
+	if err != nil || !strings.Contains(string(ext), a2ui.ExtensionURI) || !strings.Contains(string(ext), `"id":"read_file"`) {
+		t.Fatalf("the extended card: %v %s", err, ext)
+	}
 	// a2a-go reads it.
-	srv := serveCatalog(t, withUI, &agentcard.Options{})
+	srv := serveCatalog(t, withUI, &agentcard.Options{ToolNames: []string{"a2ui"}})
 	card, err := sdkcard.DefaultResolver.Resolve(t.Context(), srv.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ import (
 func cards(t *testing.T) (v10, v03 []byte) {
 	t.Helper()
 	tools := append(slices.Clone(tools), orchestrator.ToolSpec{Name: "a2ui", Description: "Show a UI", Source: "builtin"})
-	o := agentcard.Options{APIKeyRequired: true, PushNotifications: true, GRPC: true,
+	o := agentcard.Options{APIKeyRequired: true, PushNotifications: true, GRPC: true, ToolNames: []string{"read_file", "a2ui"},
 		Provider: &agentcard.Provider{Organization: "wunder", URL: "https://wunder.example"}}
 	var err error
 	if v10, err = agentcard.Build(t.Context(), tools, o, "https://agents.example", "a2a", a2awire.V10); err != nil {
