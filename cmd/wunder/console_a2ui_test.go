@@ -119,3 +119,69 @@ func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// The basic catalog in the console: a template list over the data, tabs,
+// a modal, a slider, a date, an icon, an inline image; a Text bound to
+// the data follows what the user types (two-way binding), and a Button
+// whose check requires that field is disabled until it is filled.
+func TestConsoleA2UIComponents(t *testing.T) {
+	s := startServer(t, nil)
+	b := newBrowser(t, s.url)
+	b.do("open the console", chromedp.Navigate(s.url+"/wunder/web/"), chromedp.WaitVisible(chromedp.CSS(`input[name="user_id"]`)))
+	b.do("continue as finn",
+		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), "finn"),
+		chromedp.WaitEnabled(chromedp.CSS(`form button[type="submit"]`)),
+		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.Search(`//label[span[text()="a2ui"]]`)),
+	)
+	b.pickTool("a2ui")
+	pixel := "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+	comps := []string{
+		`{"id":"root","component":"Column","children":["head","items","tabs","modal","name","hello","go","level","day","pic"]}`,
+		`{"id":"head","component":"Row","children":["star","title"],"align":"center"}`,
+		`{"id":"star","component":"Icon","name":"star"}`,
+		`{"id":"title","component":"Text","text":"Kitchen sink","variant":"h2"}`,
+		`{"id":"items","component":"List","children":{"componentId":"item","path":"/items"}}`,
+		`{"id":"item","component":"Text","text":{"path":"label"}}`,
+		`{"id":"tabs","component":"Tabs","tabs":[{"title":"One","child":"t1"},{"title":"Two","child":"t2"}]}`,
+		`{"id":"t1","component":"Text","text":"first tab"}`,
+		`{"id":"t2","component":"Text","text":"second tab"}`,
+		`{"id":"modal","component":"Modal","trigger":"open","content":"inside"}`,
+		`{"id":"open","component":"Button","child":"open_label","action":{"functionCall":{"call":"formatString","args":{"value":"x"}}}}`,
+		`{"id":"open_label","component":"Text","text":"Details"}`,
+		`{"id":"inside","component":"Text","text":"modal body"}`,
+		`{"id":"name","component":"TextField","label":"Name","value":{"path":"/name"}}`,
+		`{"id":"hello","component":"Text","text":{"call":"formatString","args":{"value":"Hello ${/name}!"}}}`,
+		`{"id":"go","component":"Button","child":"go_label","variant":"primary","action":{"event":{"name":"go"}},` +
+			`"checks":[{"condition":{"call":"required","args":{"value":{"path":"/name"}}},"message":"Name first"}]}`,
+		`{"id":"go_label","component":"Text","text":"Go"}`,
+		`{"id":"level","component":"Slider","label":"Level","min":0,"max":10,"value":{"path":"/level"}}`,
+		`{"id":"day","component":"DateTimeInput","label":"Day","enableDate":true,"value":"2026-12-08"}`,
+		`{"id":"pic","component":"Image","url":"` + pixel + `","description":"a dot","variant":"icon"}`,
+	}
+	msgs := `[{"createSurface":{"surfaceId":"sink","catalogId":"` + a2ui.BasicCatalogID + `"}},` +
+		`{"updateComponents":{"surfaceId":"sink","components":[` + strings.Join(comps, ",") + `]}},` +
+		`{"updateDataModel":{"surfaceId":"sink","value":{"items":[{"label":"alpha"},{"label":"beta"},{"label":"gamma"}],"name":"","level":3}}}]`
+	b.ask(`call a2ui {"messages":` + msgs + `}`)
+	sink := `document.querySelector('section.a2ui[data-surface="sink"]')`
+	b.until("the surface", sink+`?.textContent.includes('Kitchen sink')`)
+	b.until("the run to finish", lastRun+`?.dataset.state === 'finished'`)
+	if got := b.eval(`[...` + sink + `.querySelectorAll('ul.a2ui-list > li')].map(li => li.textContent).join(',') + ' ' + ` +
+		sink + `.querySelectorAll('[role="tab"]').length + ' ' + ` + sink + `.querySelector('[role="tabpanel"]').textContent + ' ' + ` +
+		sink + `.querySelector('input[type="range"]').value + ' ' + ` + sink + `.querySelector('input[type="date"]').value + ' ' + ` +
+		sink + `.querySelector('img').alt + ' ' + ` + sink + `.querySelector('.a2ui-icon').textContent + ' ' + ` +
+		`String(` + sink + `.querySelector('button[data-id="go"]').disabled)`); got != "alpha,beta,gamma 2 first tab 3 2026-12-08 a dot ★ true" {
+		t.Fatalf("the surface: %s", got)
+	}
+	b.axe("a2ui components")
+	b.do("the second tab", chromedp.Click(chromedp.Search(`//section[@data-surface="sink"]//button[@role="tab"][text()="Two"]`)))
+	b.until("its panel", sink+`.querySelector('[role="tabpanel"]').textContent === 'second tab'`)
+	b.do("open the modal", chromedp.Click(chromedp.CSS(`section.a2ui button[data-id="open"]`)))
+	b.until("the dialog", sink+`.querySelector('dialog.a2ui-modal').open && `+sink+`.querySelector('dialog.a2ui-modal').textContent.includes('modal body')`)
+	b.do("close it", chromedp.Click(chromedp.CSS(`dialog.a2ui-modal button[type="submit"]`)))
+	b.until("the dialog closed", `!`+sink+`.querySelector('dialog.a2ui-modal').open`)
+	b.do("type a name", chromedp.SendKeys(chromedp.CSS(`section.a2ui [data-id="name"] input`), "Zoe"))
+	b.until("the bound text following it, and the button enabled", sink+`.textContent.includes('Hello Zoe!') && !`+sink+`.querySelector('button[data-id="go"]').disabled`)
+	b.shot("a2ui-components")
+	b.clean()
+}
