@@ -191,8 +191,9 @@ func TestA2UIOverA2A(t *testing.T) {
 
 // The other bindings: JSON-RPC 0.3 activated by X-A2A-Extensions gets a
 // DataPart per message (0.3's DataPart holds an object) and the header
-// back in that spelling; the gRPC binding gets the one DataPart and the
-// header in its response metadata.
+// back in that spelling; HTTP+JSON gets the one DataPart and the header;
+// the gRPC binding gets the one DataPart and the header in its response
+// metadata.
 func TestA2UIOverA2AOtherBindings(t *testing.T) {
 	s := startServer(t, func(c *config.Config) {
 		c.A2A.Server.UserID = "agent"
@@ -237,6 +238,35 @@ func TestA2UIOverA2AOtherBindings(t *testing.T) {
 	}
 	if strings.Join(kinds, ",") != "createSurface,updateComponents" {
 		t.Fatalf("0.3 parts carry %v; want one message each: %s", kinds, raw)
+	}
+
+	// HTTP+JSON: the one DataPart and the header.
+	rb := `{"message":{"messageId":"r1","role":"ROLE_USER","parts":[{"text":` + quoteJSON(uiCall) + `}]}}`
+	r = restDo(t, "POST", s.url+"/a2a/v1/message:send", rb, map[string]string{"Content-Type": "application/json", "A2A-Version": "1.0", "A2A-Extensions": a2ui.ExtensionURI})
+	raw, _ = io.ReadAll(r.Body)
+	var rest struct {
+		Task struct {
+			Artifacts []struct {
+				ArtifactID string   `json:"artifactId"`
+				Extensions []string `json:"extensions"`
+				Parts      []struct {
+					Data      []any  `json:"data"`
+					MediaType string `json:"mediaType"`
+				} `json:"parts"`
+			} `json:"artifacts"`
+		} `json:"task"`
+	}
+	if err := json.Unmarshal(raw, &rest); err != nil || r.Header.Get("A2A-Extensions") != a2ui.ExtensionURI {
+		t.Fatalf("HTTP+JSON: %v, header %q: %s", err, r.Header.Get("A2A-Extensions"), raw)
+	}
+	ok := false
+	for _, a := range rest.Task.Artifacts {
+		if strings.HasPrefix(a.ArtifactID, "a2ui_") {
+			ok = len(a.Parts) == 1 && len(a.Parts[0].Data) == 2 && a.Parts[0].MediaType == a2ui.MIMEType && len(a.Extensions) == 1
+		}
+	}
+	if !ok {
+		t.Fatalf("HTTP+JSON artifacts: %s", raw)
 	}
 
 	hc := &http.Client{Transport: headerRT{h2c: true}}
