@@ -67,8 +67,9 @@ func (l *headerLog) last() string {
 // messages, marked application/json+a2ui, in the blocking answer, in
 // GetTask and in a stream, and the responses name the extension; a client
 // that does not gets the text fallback and no such header. A DataPart of
-// the user's action (application/a2ui+json) reaches the model as text; a
-// broken one is refused with the reason.
+// the user's action (application/a2ui+json) reaches the model as text, an
+// invalid message of it as a line saying why; data that is no list of
+// messages is refused with the reason.
 func TestA2UIOverA2A(t *testing.T) {
 	s := startServer(t, func(c *config.Config) {
 		c.A2A.Server.UserID = "agent"
@@ -181,10 +182,22 @@ func TestA2UIOverA2A(t *testing.T) {
 		b, _ := json.Marshal(answer)
 		t.Fatalf("the model read %s; want %s", b, want)
 	}
-	broken := sdk.NewDataPart([]any{map[string]any{"version": "v0.9", "action": map[string]any{"name": "ship"}}})
-	broken.MediaType = a2ui.MIMEType
+	// A message of the list that is not valid reaches the model as a line
+	// saying why (the list is no transaction); data that is no list of
+	// messages at all is refused with the reason.
+	half := sdk.NewDataPart([]any{map[string]any{"version": "v0.9", "action": map[string]any{"name": "ship"}}})
+	half.MediaType = a2ui.MIMEType
+	res, err = ui.SendMessage(t.Context(), &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, half)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.(*sdk.Task).Status.Message.Parts[0].Text(); got != "echo: "+a2ui.InvalidPrefix+"message 0: action.surfaceId is required" {
+		t.Fatalf("the model read %q", got)
+	}
+	broken := sdk.NewDataPart("ship it")
+	broken.Metadata = map[string]any{"mimeType": a2ui.MIMEType}
 	if _, err := ui.SendMessage(t.Context(), &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, broken)}); err == nil ||
-		!strings.Contains(err.Error(), "action.surfaceId is required") {
+		!strings.Contains(err.Error(), "A2UI data must be a list of messages") {
 		t.Fatalf("a broken A2UI part: %v", err)
 	}
 }

@@ -14,12 +14,19 @@ import (
 //
 //	[a2ui action] {"context":{"name":"Ada"},"name":"submit","sourceComponentId":"send","surfaceId":"form","timestamp":"2026-12-08T10:00:00Z"}
 //
-// The web console writes the same lines for its buttons (web/src/a2ui.tsx).
+// The web console writes the same lines for its buttons (web/src/a2ui.ts).
+//
+// The list is not a transaction (the extension's processing rules): each
+// message is read on its own, and one that is not a valid client message
+// becomes a line that says why ("[a2ui invalid] message 1: ...") while
+// the others still count. Only data that is no list of messages at all
+// (not JSON, another type, over the bounds) is refused.
 
 // Prefixes of the text a client message becomes.
 const (
-	ActionPrefix = "[a2ui action] "
-	ErrorPrefix  = "[a2ui error] "
+	ActionPrefix  = "[a2ui action] "
+	ErrorPrefix   = "[a2ui error] "
+	InvalidPrefix = "[a2ui invalid] "
 )
 
 // Bounds of the A2UI data of one incoming part.
@@ -30,7 +37,7 @@ const (
 
 // ClientText reads data, the A2UI messages of a client's DataPart (a list,
 // or one message object), and returns the text the model reads. An error
-// says what is wrong, for the client.
+// says why the data is no list of messages, for the client.
 func ClientText(data json.RawMessage) (string, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) > MaxClientBytes {
@@ -64,7 +71,7 @@ func ClientText(data json.RawMessage) (string, error) {
 	for i, e := range list {
 		line, err := clientLine(e)
 		if err != nil {
-			return "", fmt.Errorf("A2UI message %d: %w", i, err)
+			line = fmt.Sprintf("%smessage %d: %v", InvalidPrefix, i, err)
 		}
 		if i > 0 {
 			b.WriteByte('\n')

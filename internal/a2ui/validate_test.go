@@ -193,15 +193,23 @@ func TestClientText(t *testing.T) {
 		t.Fatalf("one message: %v %s", err, got)
 	}
 	for in, want := range map[string]string{
-		`[]`:                        "no message",
-		`3`:                         "must be a list",
-		`[{"action":{"name":"x"}}]`: "action.surfaceId is required",
-		`[{"createSurface":{}}]`:    "needs action or error",
-		`[{"version":"v1","action":{"name":"x","surfaceId":"s"}}]`: `version must be "v0.9"`,
+		`[]`: "no message",
+		`3`:  "must be a list",
+		`[{`: "not JSON",
+		`[` + strings.Repeat(`{"action":{"name":"x","surfaceId":"s"}},`, MaxClientMessages) + `{}]`: "over the limit of 16",
 	} {
 		if _, err := ClientText(json.RawMessage(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v; want %q", in, err, want)
 		}
+	}
+	// A message that is not valid is a line saying why; the others count.
+	got, err = ClientText(json.RawMessage(`[{"action":{"name":"x"}},{"createSurface":{}},{"version":"v1","action":{"name":"x","surfaceId":"s"}},{"action":{"name":"go","surfaceId":"s"}}]`))
+	want = InvalidPrefix + "message 0: action.surfaceId is required\n" +
+		InvalidPrefix + "message 1: needs action or error (a client sends these; createSurface, updateComponents, updateDataModel or deleteSurface are the server's)\n" +
+		InvalidPrefix + `message 2: version must be "v0.9", not "v1"` + "\n" +
+		ActionPrefix + `{"name":"go","surfaceId":"s"}`
+	if err != nil || got != want {
+		t.Fatalf("a list with invalid messages: %v\n%s\nwant\n%s", err, got, want)
 	}
 }
 
