@@ -32,7 +32,7 @@ type rule struct {
 	noStd []string
 }
 
-var frontEnd = rule{may: []string{"orchestrator", "accounts", "memory", "mcpsession", "monitor", "internal/sse", "internal/a2awire", "internal/netguard", "internal/i18n", "internal/doc2md", "gen/"}, thirdParty: true}
+var frontEnd = rule{may: []string{"orchestrator", "accounts", "memory", "mcpsession", "monitor", "internal/sse", "internal/a2awire", "internal/a2ui", "internal/netguard", "internal/i18n", "internal/doc2md", "gen/"}, thirdParty: true}
 
 // policy maps package prefixes (relative to the module, longest match wins)
 // to their rule.
@@ -59,7 +59,7 @@ var policy = map[string]rule{
 	"mcpsession/mcpsessiontest": {may: []string{"orchestrator", "mcpsession", "internal/testutil/storetest"}, noStd: []string{"net/http", "database/sql"}},
 	"toolconfig/toolconfigtest": {may: []string{"orchestrator", "toolconfig", "internal/testutil/storetest"}, noStd: []string{"net/http", "database/sql"}},
 	// Outward adapters implement the core's interfaces.
-	"adapters": {may: []string{"orchestrator", "toolconfig", "internal/sse", "internal/a2awire", "internal/cardsig", "internal/netguard", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
+	"adapters": {may: []string{"orchestrator", "toolconfig", "internal/sse", "internal/a2awire", "internal/a2ui", "internal/cardsig", "internal/netguard", "internal/proc", "internal/sandbox", "lsp"}, thirdParty: true},
 	"storage":  {may: []string{"orchestrator", "accounts", "memory", "mcpsession", "toolconfig", "internal/fsperm"}, thirdParty: true},
 	// The lsp tool: the worker pool as a toolset, nothing else of ours.
 	"adapters/lsptools": {may: []string{"orchestrator", "lsp", "internal/proc"}},
@@ -101,6 +101,9 @@ var policy = map[string]rule{
 	// adapters/a2atools (adapters may not import front-ends); it imports the
 	// core only for the error sentinels its client returns.
 	"internal/a2awire": {may: []string{"orchestrator", "internal/sse"}},
+	// A2UI messages: checked by the a2ui tool (adapters/builtin), carried
+	// and rendered as text by the front-ends; the standard library only.
+	"internal/a2ui": {},
 
 	// Agent card signatures (a leaf: go-jose and JCS); configuration
 	// checks that card keys load with the code that uses them.

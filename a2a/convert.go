@@ -83,13 +83,15 @@ func answerArtifact(answer string) w.Artifact {
 // blocking send would otherwise read back for every answer. The messages
 // in between (tool calls and their results) are the run's work, which its
 // events and the session's history tell.
-func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run, historyLength *int, artifacts bool) (*w.Task, error) {
-	return h.taskWith(ctx, userID, r, historyLength, artifacts, nil)
+//
+// vw says how its A2UI batches are shown (a2ui.go).
+func (h *Handler) taskOf(ctx context.Context, userID string, r *orchestrator.Run, historyLength *int, artifacts bool, vw view) (*w.Task, error) {
+	return h.taskWith(ctx, userID, r, historyLength, artifacts, nil, vw)
 }
 
 // taskWith is taskOf for a run whose final event the caller already read
 // (final; nil = read it when the task's artifacts are asked for).
-func (h *Handler) taskWith(ctx context.Context, userID string, r *orchestrator.Run, historyLength *int, artifacts bool, final *orchestrator.FinalData) (*w.Task, error) {
+func (h *Handler) taskWith(ctx context.Context, userID string, r *orchestrator.Run, historyLength *int, artifacts bool, final *orchestrator.FinalData, vw view) (*w.Task, error) {
 	t := &w.Task{ID: r.ID, ContextID: contextOf(r.SessionID), Status: statusOf(r)}
 	if r.State == orchestrator.RunRunning || r.State.Waiting() {
 		// The store says what the task waits for: a run still suspending
@@ -115,6 +117,9 @@ func (h *Handler) taskWith(ctx context.Context, userID string, r *orchestrator.R
 			for _, ad := range final.Artifacts {
 				t.Artifacts = append(t.Artifacts, h.artifactOf(r.UserID, ad))
 			}
+			for _, ud := range final.A2UI {
+				t.Artifacts = append(t.Artifacts, a2uiArtifact(ud, vw))
+			}
 		}
 		t.Artifacts = append(t.Artifacts, answerArtifact(r.Answer))
 	}
@@ -136,8 +141,9 @@ func (h *Handler) taskWith(ctx context.Context, userID string, r *orchestrator.R
 }
 
 // eventsOf converts one core event into the A2A stream events it means.
-// Events the client does not need (deltas, token usage) give none.
-func (h *Handler) eventsOf(r *orchestrator.Run, ev orchestrator.Event, started *bool) []w.Event {
+// Events the client does not need (deltas, token usage) give none; vw says
+// how A2UI batches are shown (a2ui.go).
+func (h *Handler) eventsOf(r *orchestrator.Run, ev orchestrator.Event, started *bool, vw view) []w.Event {
 	status := func(s w.State, msg *w.Message, final bool) w.Event {
 		return w.Event{Status: &w.StatusUpdate{TaskID: r.ID, ContextID: contextOf(r.SessionID), Final: final,
 			Status: w.TaskStatus{State: s, Message: msg, Timestamp: stamp(ev.Time)}}}
@@ -165,6 +171,11 @@ func (h *Handler) eventsOf(r *orchestrator.Run, ev orchestrator.Event, started *
 		var ad orchestrator.ArtifactData
 		if json.Unmarshal(ev.Data, &ad) == nil && ad.ArtifactID != "" {
 			return []w.Event{{Artifact: &w.ArtifactUpdate{TaskID: r.ID, ContextID: contextOf(r.SessionID), Artifact: h.artifactOf(r.UserID, ad), LastChunk: true}}}
+		}
+	case orchestrator.EventA2UI:
+		var ud orchestrator.A2UIData
+		if json.Unmarshal(ev.Data, &ud) == nil && ud.ID != "" {
+			return []w.Event{{Artifact: &w.ArtifactUpdate{TaskID: r.ID, ContextID: contextOf(r.SessionID), Artifact: a2uiArtifact(ud, vw), LastChunk: true}}}
 		}
 	case orchestrator.EventUserInputAnswered:
 		// The task goes on after the person's answer.

@@ -18,7 +18,10 @@
 // runs started here use orchestrator.CallerAgent. Streams start with the
 // Task, carry status and artifact updates built from the run's event log
 // (the answer is the artifact "answer" and the final status message), and
-// end at the final event. SubscribeToTask replays the log from the start,
+// end at the final event. A run's A2UI batches are artifacts of DataParts
+// for a call that activates the A2UI extension, their text otherwise, and
+// A2UI DataParts a client sends are actions the model reads (a2ui.go).
+// SubscribeToTask replays the log from the start,
 // so a client that reconnects loses nothing. JSON-RPC errors always travel
 // with HTTP 200; in 1.0 their data is an array holding a
 // google.rpc.ErrorInfo.

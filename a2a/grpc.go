@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	w "github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/internal/a2ui"
 )
 
 // The gRPC binding of A2A 1.0: the spec's A2AService (lf.a2a.v1, with the
@@ -86,7 +87,11 @@ func unary[Req, Res any, PReq message[Req], PRes message[Res]](mux *http.ServeMu
 				return nil, connect.NewError(connect.CodeInternal, errors.New("internal error"))
 			}
 		}
-		return connect.NewResponse(out), nil
+		res := connect.NewResponse(out)
+		if c.a2ui {
+			res.Header().Set(ExtensionsHeader, a2ui.ExtensionURI)
+		}
+		return res, nil
 	}, opts...))
 }
 
@@ -98,6 +103,9 @@ func serverStream[Req any, PReq message[Req]](mux *http.ServeMux, h *Handler, me
 			return err
 		}
 		c.grpc = &grpcResult{}
+		if c.a2ui {
+			st.ResponseHeader().Set(ExtensionsHeader, a2ui.ExtensionURI)
+		}
 		var failed *w.Error
 		c.sink = func(raw json.RawMessage, e *w.Error) error {
 			if e != nil {
@@ -140,6 +148,7 @@ func (h *Handler) grpcCall(ctx context.Context, hdr http.Header, method string, 
 	if err := h.identify(r, c); err != nil {
 		return nil, connectError(h.toError(ctx, c.v, err))
 	}
+	activate(c, nil) // the handlers name it in their response headers
 	return c, nil
 }
 

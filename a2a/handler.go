@@ -181,6 +181,8 @@ type call struct {
 	// grpc, when set, collects a result or error instead of a response
 	// (the gRPC binding).
 	grpc *grpcResult
+	// a2ui: the request activated the A2UI extension (a2ui.go).
+	a2ui bool
 }
 
 // reply writes a call's result in its binding's shape.
@@ -338,6 +340,9 @@ func (h *Handler) actor(c *call) string {
 }
 
 func (h *Handler) dispatch(rw http.ResponseWriter, r *http.Request, c *call) {
+	if rw != nil {
+		activate(c, rw.Header())
+	}
 	ms := w.MethodsOf(c.v)
 	ctx := r.Context()
 	var result any

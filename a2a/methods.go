@@ -21,6 +21,9 @@ import (
 // mode says when the caller learns of the task (sendMode).
 func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode sendMode) (r *orchestrator.Run, afterSeq int64, err error) {
 	m := p.Message
+	if err := readA2UI(m); err != nil {
+		return nil, 0, err // before anything reads the parts: actions are text from here on
+	}
 	if m.Role != "" && m.Role != w.RoleUser {
 		return nil, 0, errParams("message.role must be user")
 	}
@@ -230,7 +233,7 @@ func (h *Handler) send(ctx context.Context, c *call) (any, error) {
 			return nil, err
 		}
 	}
-	t, err := h.taskWith(ctx, c.userID, r, p.HistoryLength, true, final)
+	t, err := h.taskWith(ctx, c.userID, r, p.HistoryLength, true, final, c.view())
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +317,7 @@ func (h *Handler) getTask(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, err := h.taskOf(ctx, c.userID, r, p.HistoryLength, true)
+	t, err := h.taskOf(ctx, c.userID, r, p.HistoryLength, true, c.view())
 	if err != nil {
 		return nil, err
 	}
@@ -368,7 +371,7 @@ func (h *Handler) listTasks(ctx context.Context, c *call) (any, error) {
 	}
 	tasks := make([]any, 0, len(runs))
 	for _, r := range runs {
-		t, err := h.taskOf(ctx, c.userID, r, hl, p.IncludeArtifacts)
+		t, err := h.taskOf(ctx, c.userID, r, hl, p.IncludeArtifacts, c.view())
 		if err != nil {
 			return nil, err
 		}
@@ -409,7 +412,7 @@ func (h *Handler) cancelTask(ctx context.Context, c *call) (any, error) {
 			return nil, err
 		}
 	}
-	t, err := h.taskOf(ctx, c.userID, r, p.HistoryLength, true)
+	t, err := h.taskOf(ctx, c.userID, r, p.HistoryLength, true, c.view())
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,8 @@ func (p *pusher) run(ctx context.Context, userID, taskID string) {
 		if ev.Type == orchestrator.EventApprovalRequired || ev.Type == orchestrator.EventUserInputRequired {
 			return nil // a wait is told below; a decided approval (an answered question) is history
 		}
-		for _, out := range p.h.eventsOf(r, ev, &started) {
+		// A push activates nothing: A2UI batches go as their text.
+		for _, out := range p.h.eventsOf(r, ev, &started, view{}) {
 			if out.Status != nil {
 				p.notify(ctx, userID, taskID)
 			}
@@ -104,7 +105,7 @@ func (p *pusher) notify(ctx context.Context, userID, taskID string) {
 		return
 	}
 	zero := 0
-	t, err := p.h.taskOf(ctx, userID, r, &zero, true)
+	t, err := p.h.taskOf(ctx, userID, r, &zero, true, view{})
 	if err != nil {
 		return
 	}

@@ -69,7 +69,7 @@ func (h *Handler) subscribe(rw http.ResponseWriter, r *http.Request, c *call) {
 // log's first event, so the task is stored before its id goes out.
 func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *orchestrator.Run, historyLength *int, afterSeq int64, withFirstEvent bool) {
 	ctx := r.Context()
-	t, err := h.taskOf(ctx, c.userID, run, historyLength, true)
+	t, err := h.taskOf(ctx, c.userID, run, historyLength, true, c.view())
 	if err != nil {
 		c.fail(rw, h.toError(ctx, c.v, err))
 		return
@@ -106,7 +106,7 @@ func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *
 		if ev.Type == orchestrator.EventApprovalRequired || ev.Type == orchestrator.EventUserInputRequired {
 			return nil // a wait is told below; a decided approval (an answered question) is history
 		}
-		for _, out := range h.eventsOf(run, ev, &started) {
+		for _, out := range h.eventsOf(run, ev, &started, c.view()) {
 			if !send(out) {
 				return errGone
 			}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/internal/a2ui"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -60,6 +61,9 @@ type Options struct {
 	APIKeyRequired bool
 	// MaxAge of the Cache-Control header, in seconds. Default 300.
 	MaxAge int
+	// offered are the tools offered to A2A runs when ToolNames no longer
+	// says (the extended card lists the whole catalog); nil = ToolNames.
+	offered []string
 	// Sign, when set, is applied to every card served (the public one and
 	// the extended one) and returns it with its signatures; cmd/wunder
 	// passes internal/cardsig's Signer.Sign. Default: unsigned.
@@ -95,6 +99,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxAge <= 0 {
 		o.MaxAge = 300
+	}
+	if o.offered == nil {
+		o.offered = o.ToolNames
 	}
 	return o
 }
@@ -139,9 +146,34 @@ type card10 struct {
 }
 
 type capabilities10 struct {
-	Streaming         bool `json:"streaming"`
-	PushNotifications bool `json:"pushNotifications"`
-	ExtendedAgentCard bool `json:"extendedAgentCard"`
+	Streaming         bool        `json:"streaming"`
+	PushNotifications bool        `json:"pushNotifications"`
+	ExtendedAgentCard bool        `json:"extendedAgentCard"`
+	Extensions        []extension `json:"extensions,omitempty"`
+}
+
+// extension is an AgentExtension (the same shape in 1.0 and 0.3).
+type extension struct {
+	URI         string         `json:"uri"`
+	Description string         `json:"description,omitempty"`
+	Required    bool           `json:"required"`
+	Params      map[string]any `json:"params,omitempty"`
+}
+
+// a2uiTool is the builtin tool that makes the card declare the A2UI
+// extension: a run offered it can send A2UI surfaces.
+const a2uiTool = "a2ui"
+
+// extensionsOf are the extensions a card with these skills declares: A2UI
+// v0.9 when the a2ui tool is offered to A2A runs (o.ToolNames, which the
+// extended card keeps in o.offered) and a skill, with the server capabilities of the extension's params (the
+// basic catalog; no inline catalogs).
+func extensionsOf(o Options, skills []skill) []extension {
+	if !slices.Contains(o.offered, a2uiTool) || !slices.ContainsFunc(skills, func(s skill) bool { return s.ID == a2uiTool }) {
+		return nil
+	}
+	return []extension{{URI: a2ui.ExtensionURI, Description: "A2UI v0.9: interactive surfaces as DataParts (" + a2ui.MIMEType + "); " +
+		"without activation, their text", Params: map[string]any{"supportedCatalogIds": []string{a2ui.BasicCatalogID}, "acceptsInlineCatalogs": false}}}
 }
 
 // card03 is the AgentCard of A2A 0.3: the preferred endpoint as url and
@@ -166,8 +198,9 @@ type card03 struct {
 }
 
 type capabilities03 struct {
-	Streaming         bool `json:"streaming"`
-	PushNotifications bool `json:"pushNotifications"`
+	Streaming         bool        `json:"streaming"`
+	PushNotifications bool        `json:"pushNotifications"`
+	Extensions        []extension `json:"extensions,omitempty"`
 }
 
 // Unversioned is the card of a client that names no version: the union of
@@ -232,7 +265,7 @@ func build(o Options, base string, skills []skill, v a2awire.Version) any {
 			URL: endpoint, PreferredTransport: "JSONRPC", ProtocolVersion: "0.3.0",
 			AdditionalInterfaces:              []iface03{{endpoint, "JSONRPC"}},
 			SupportsAuthenticatedExtendedCard: o.APIKeyRequired,
-			Capabilities:                      capabilities03{Streaming: true, PushNotifications: o.PushNotifications},
+			Capabilities:                      capabilities03{Streaming: true, PushNotifications: o.PushNotifications, Extensions: extensionsOf(o, skills)},
 			DefaultInputModes:                 inModes, DefaultOutputModes: outModes, Skills: skills}
 		if o.APIKeyRequired {
 			c.SecuritySchemes, c.Security = schemes03(), security03()
@@ -242,7 +275,7 @@ func build(o Options, base string, skills []skill, v a2awire.Version) any {
 	c := card10{Name: o.Name, Description: o.Description, Version: o.Version, Provider: o.Provider,
 		SupportedInterfaces: []iface10{{endpoint, "JSONRPC", "1.0"}, {endpoint, "JSONRPC", "0.3"},
 			{base + o.RESTPath, "HTTP+JSON", "1.0"}},
-		Capabilities:      capabilities10{Streaming: true, PushNotifications: o.PushNotifications, ExtendedAgentCard: o.APIKeyRequired},
+		Capabilities:      capabilities10{Streaming: true, PushNotifications: o.PushNotifications, ExtendedAgentCard: o.APIKeyRequired, Extensions: extensionsOf(o, skills)},
 		DefaultInputModes: inModes, DefaultOutputModes: outModes, Skills: skills}
 	if u, err := url.Parse(base); o.GRPC && err == nil && u.Host != "" {
 		// A gRPC target is host:port, no scheme and no path.

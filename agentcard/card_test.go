@@ -28,7 +28,11 @@ var tools = catalog{
 }
 
 func serve(t *testing.T, o *agentcard.Options) *httptest.Server {
-	srv := httptest.NewServer(agentcard.New(tools, o))
+	return serveCatalog(t, tools, o)
+}
+
+func serveCatalog(t *testing.T, c catalog, o *agentcard.Options) *httptest.Server {
+	srv := httptest.NewServer(agentcard.New(c, o))
 	t.Cleanup(srv.Close)
 	return srv
 }

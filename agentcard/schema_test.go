@@ -18,13 +18,16 @@ import (
 
 	"github.com/wunder/wunder/agentcard"
 	"github.com/wunder/wunder/internal/a2awire"
+	"github.com/wunder/wunder/orchestrator"
 )
 
 // cards builds the card of each version with everything declared: auth
-// (schemes, extended card), push, gRPC and a provider.
+// (schemes, extended card), push, gRPC, a provider, and the A2UI
+// extension (the a2ui tool is a skill).
 func cards(t *testing.T) (v10, v03 []byte) {
 	t.Helper()
-	o := agentcard.Options{APIKeyRequired: true, PushNotifications: true, GRPC: true,
+	tools := append(slices.Clone(tools), orchestrator.ToolSpec{Name: "a2ui", Description: "Show a UI", Source: "builtin"})
+	o := agentcard.Options{APIKeyRequired: true, PushNotifications: true, GRPC: true, ToolNames: []string{"read_file", "a2ui"},
 		Provider: &agentcard.Provider{Organization: "wunder", URL: "https://wunder.example"}}
 	var err error
 	if v10, err = agentcard.Build(t.Context(), tools, o, "https://agents.example", "a2a", a2awire.V10); err != nil {

@@ -168,7 +168,7 @@ func notModified(r *http.Request, b *built) bool {
 // a2a.Options.ExtendedCard.
 func (h *Handler) Extended(r *http.Request, userID string, v a2awire.Version) (json.RawMessage, error) {
 	o := h.opts
-	o.ToolNames = nil
+	o.offered, o.ToolNames = o.ToolNames, nil // the whole catalog; what runs are offered still decides the extensions
 	return o.signed(Build(r.Context(), h.cat, o, h.BaseURL(r), userID, v))
 }
 

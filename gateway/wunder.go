@@ -61,6 +61,9 @@ type wunderResponse struct {
 	// Artifacts are what the run attached to its result (the artifact
 	// tool), as its final event lists them.
 	Artifacts []orchestrator.ArtifactData `json:"artifacts,omitempty"`
+	// A2UI are the A2UI batches the run sent (the a2ui tool), as its
+	// final event lists them.
+	A2UI []orchestrator.A2UIData `json:"a2ui,omitempty"`
 }
 
 // pausedResponse is the answer of a run that waits: its approvals and its
@@ -173,7 +176,7 @@ func (s *Server) handleWunder(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, r, http.StatusOK, wunderResponse{
 		SessionID: run.SessionID, RunID: run.ID, State: final.State, Answer: final.Answer,
-		Usage: final.Usage, StopReason: final.StopReason, Error: final.Error, Artifacts: final.Artifacts,
+		Usage: final.Usage, StopReason: final.StopReason, Error: final.Error, Artifacts: final.Artifacts, A2UI: final.A2UI,
 	})
 }
 

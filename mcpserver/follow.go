@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wunder/wunder/internal/a2ui"
 	"github.com/wunder/wunder/orchestrator"
 )
 
@@ -164,6 +165,12 @@ func (f *follower) finalData(fd orchestrator.FinalData) *answer {
 	}
 	for _, ad := range fd.Artifacts {
 		res.Content = append(res.Content, f.h.artifactContent(f.user, ad))
+	}
+	for _, ud := range fd.A2UI {
+		// A2UI "delivered as tool output": the messages, marked as A2UI
+		// data, for a client that renders them.
+		res.Content = append(res.Content, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
+			URI: "wunder://a2ui/" + ud.ID, MIMEType: a2ui.MIMEType, Text: string(ud.Messages)}})
 	}
 	return &answer{res: res, out: out}
 }

@@ -52,51 +52,67 @@ type ArtifactData struct {
 	CallID      string `json:"call_id,omitempty"`
 }
 
-// artifacts collects a run's artifacts.
-type artifacts struct {
+// kept collects what a run attaches to its result (its artifacts, its
+// A2UI batches), listed in its final event.
+type kept[T any] struct {
 	mu   sync.Mutex
-	list []ArtifactData
+	list []T
 }
 
-// add records data (an ArtifactData, or its JSON form) and reports
-// whether it is one.
-func (a *artifacts) add(data any) bool {
-	var ad ArtifactData
-	switch v := data.(type) {
-	case ArtifactData:
-		ad = v
-	case *ArtifactData:
-		ad = *v
-	default:
-		if json.Unmarshal(rawJSON(data), &ad) != nil {
-			return false
-		}
-	}
-	if ad.ArtifactID == "" {
+// add records v unless max are kept already, and reports whether it did.
+func (k *kept[T]) add(v T, max int) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(k.list) >= max {
 		return false
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.list = append(a.list, ad)
+	k.list = append(k.list, v)
 	return true
 }
 
-// snapshot returns the artifacts so far.
-func (a *artifacts) snapshot() []ArtifactData {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return append([]ArtifactData(nil), a.list...)
+// snapshot returns what is kept so far.
+func (k *kept[T]) snapshot() []T {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]T(nil), k.list...)
 }
 
-// count is how many the run attached.
-func (a *artifacts) count() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.list)
+// decodeAs reads an event's data (a T, a *T, or its JSON form) as a T.
+func decodeAs[T any](data any) (T, bool) {
+	switch v := data.(type) {
+	case T:
+		return v, true
+	case *T:
+		if v != nil {
+			return *v, true
+		}
+	default:
+		var out T
+		if json.Unmarshal(rawJSON(data), &out) == nil {
+			return out, true
+		}
+	}
+	var zero T
+	return zero, false
 }
 
-// loadArtifacts reads the artifacts a resumed run attached before, from
-// its log up to seq upTo.
+// keep records what a tool emits for the run's result (artifact and a2ui
+// events) and reports whether the event goes into the log: not when it is
+// malformed or over its bound.
+func (lr *liveRun) keep(eventType string, data any) bool {
+	switch eventType {
+	case EventArtifact:
+		ad, ok := decodeAs[ArtifactData](data)
+		return ok && ad.ArtifactID != "" && lr.artifacts.add(ad, MaxArtifacts)
+	case EventA2UI:
+		ud, ok := decodeAs[A2UIData](data)
+		return ok && ud.ID != "" && len(ud.Messages) > 0 && lr.a2ui.add(ud, MaxA2UI)
+	}
+	return true
+}
+
+// loadArtifacts reads the artifacts (and A2UI batches) a resumed run
+// attached before, from its log up to seq upTo.
 func (o *Orchestrator) loadArtifacts(ctx context.Context, lr *liveRun, upTo int64) {
 	for after := int64(0); after < upTo; {
 		evs, err := o.store.ListEvents(ctx, lr.id, after, 1000)
@@ -110,11 +126,8 @@ func (o *Orchestrator) loadArtifacts(ctx context.Context, lr *liveRun, upTo int6
 			if ev.Seq > upTo {
 				return
 			}
-			if ev.Type == EventArtifact {
-				var ad ArtifactData
-				if json.Unmarshal(ev.Data, &ad) == nil {
-					lr.artifacts.add(ad)
-				}
+			if ev.Type == EventArtifact || ev.Type == EventA2UI {
+				lr.keep(ev.Type, ev.Data)
 			}
 		}
 		after = evs[len(evs)-1].Seq

@@ -37,7 +37,7 @@ func (o *Orchestrator) complete(lr *liveRun, out outcome, hadSlot bool) {
 	case aborted != nil:
 		out = outcome{stop: StopError, state: RunFailed, usage: out.usage, errMsg: aborted.Error()}
 	}
-	out.artifacts = lr.artifacts.snapshot()
+	out.artifacts, out.a2ui = lr.artifacts.snapshot(), lr.a2ui.snapshot()
 	ctx := context.Background()
 	// ended: EndRun stored the end with the log's last events (published
 	// below); freed: the end's write touched the session and freed the

@@ -49,6 +49,8 @@ type FinalData struct {
 	Error      string     `json:"error,omitempty"`
 	// Artifacts are the ones the run attached (artifact.go), in order.
 	Artifacts []ArtifactData `json:"artifacts,omitempty"`
+	// A2UI are the A2UI batches the run sent (a2ui.go), in order.
+	A2UI []A2UIData `json:"a2ui,omitempty"`
 }
 
 // ProgressData is the payload of a progress event.

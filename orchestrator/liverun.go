@@ -14,15 +14,17 @@ import (
 type liveRun struct {
 	id, userID, sessionID string
 	// artifacts are the ones the run attached (artifact.go).
-	artifacts artifacts
-	req       RunRequest
-	sel       *Selection
-	model     Model
-	settings  ModelSettings
-	mode      string
-	language  string
-	log       *runLog
-	locks     []string
+	artifacts kept[ArtifactData]
+	// a2ui are the A2UI batches the run sent (a2ui.go).
+	a2ui     kept[A2UIData]
+	req      RunRequest
+	sel      *Selection
+	model    Model
+	settings ModelSettings
+	mode     string
+	language string
+	log      *runLog
+	locks    []string
 	// memoryOff is set when the run's prompt found its user's memory
 	// switch off (queueMemory).
 	memoryOff atomic.Bool

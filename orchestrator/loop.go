@@ -20,13 +20,14 @@ type outcome struct {
 	errMsg  string
 	// pause is what a run that waits stores with its wait (suspendRun).
 	pause *pause
-	// artifacts are the run's, listed in its final event.
+	// artifacts and a2ui are the run's, listed in its final event.
 	artifacts []ArtifactData
+	a2ui      []A2UIData
 }
 
 // final is the data of the final event that says how the run ended.
 func (out outcome) final() FinalData {
-	return FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg, Artifacts: out.artifacts}
+	return FinalData{Answer: out.answer, Usage: out.usage, StopReason: out.stop, State: out.state, Error: out.errMsg, Artifacts: out.artifacts, A2UI: out.a2ui}
 }
 
 // execute runs lr's agent loop to its end. It never panics: a panic in the

@@ -83,9 +83,10 @@ func (l *loop) callTool(ctx context.Context, c pendingCall) (res *ToolResult) {
 			switch eventType {
 			case EventFinal, EventError: // a tool never ends the run's stream
 				return
-			case EventArtifact:
-				if l.lr.artifacts.count() >= MaxArtifacts || !l.lr.artifacts.add(data) {
-					return // the artifact tool checks the bound first
+			case EventArtifact, EventA2UI:
+				if !l.lr.keep(eventType, data) {
+					l.o.log.Warn("attachment dropped: malformed, or over the run's bound", "run_id", l.lr.id, "type", eventType)
+					return
 				}
 			}
 			l.log.emit(eventType, data)

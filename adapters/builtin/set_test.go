@@ -65,6 +65,7 @@ func TestToolSpecs(t *testing.T) {
 		"execute_command": {"执行命令", false, []string{"command"}},
 		"ptc":             {"programmatic_tool_call", false, []string{"content"}},
 		"artifact":        {"附件", true, nil},
+		"a2ui":            {"界面", true, []string{"messages"}},
 	}
 	if len(tools) != len(want) {
 		t.Fatalf("got %d tools, want %d", len(tools), len(want))

@@ -52,6 +52,7 @@ var catalog = []*toolDef{
 	executeCommandDef,
 	ptcDef,
 	artifactDef,
+	a2uiDef,
 }
 
 // lookupDef finds a tool by canonical name or alias.

@@ -117,15 +117,21 @@ type ScriptUsage struct {
 const questionPlaceholder = "{{question}}"
 
 // EchoScript is the built-in script for demos: a friendly fixed answer that
-// quotes the question, no tool calls; and, for a question that mentions
-// the tour, [TourTurns].
+// quotes the question, no tool calls; for a question that mentions the
+// tour, [TourTurns]; for one that mentions A2UI, [A2UITurns], and for the
+// action of its form, [A2UIActionTurns].
 func EchoScript() Script {
 	return Script{
-		Scenarios: []Scenario{{When: TourWhen, Turns: TourTurns()}},
+		Scenarios: []Scenario{
+			{When: A2UIAction, Turns: A2UIActionTurns()}, // before A2UIWhen: the action may mention it
+			{When: TourWhen, Turns: TourTurns()},
+			{When: A2UIWhen, Turns: A2UITurns()},
+		},
 		Turns: []Turn{{
 			Content: "Hello from wunder! This answer comes from the scripted demo model, not a real LLM " +
 				"(configure llm.models to use one). Ask for \"the tour\" to see a tool call, a plan, an approval " +
-				"and a question. You asked: " + questionPlaceholder,
+				"and a question, or for \"the A2UI demo\" (with the a2ui tool picked) to see an interactive form. " +
+				"You asked: " + questionPlaceholder,
 		}},
 	}
 }

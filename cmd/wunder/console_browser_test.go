@@ -32,10 +32,10 @@ import (
 // test saves screenshots under $WUNDER_ARTEFACTS (default: a temp dir, in
 // the log); -update-screenshots also rewrites docs/img/console-*.png.
 
-var updateScreenshots = flag.Bool("update-screenshots", false, "rewrite the screenshots in docs/img: console-chat.png, console-monitor.png, console-question.png, console-markdown.png, console-mine-knowledge.png and console-mine-sharing.png")
+var updateScreenshots = flag.Bool("update-screenshots", false, "rewrite the screenshots in docs/img named by docScreenshots (docs/img/console-<name>.png)")
 
 // docScreenshots are the screenshots docs/console.md shows (docs/img/console-<name>.png).
-var docScreenshots = []string{"chat", "monitor", "question", "markdown", "mine-knowledge", "mine-sharing"}
+var docScreenshots = []string{"chat", "monitor", "question", "markdown", "mine-knowledge", "mine-sharing", "a2ui"}
 
 // browser is one headless chromium tab with what the page did recorded.
 type browser struct {

@@ -57,6 +57,7 @@ type artifact struct {
 	Description string         `json:"description,omitempty"`
 	Parts       []any          `json:"parts"`
 	Metadata    map[string]any `json:"metadata,omitempty"`
+	Extensions  []string       `json:"extensions,omitempty"`
 }
 
 type task struct {
@@ -152,7 +153,7 @@ func encodeStatus(v Version, s TaskStatus) status {
 }
 
 func encodeArtifact(v Version, a Artifact) artifact {
-	return artifact{ArtifactID: a.ArtifactID, Name: a.Name, Description: a.Description, Parts: encodeParts(v, a.Parts), Metadata: a.Metadata}
+	return artifact{ArtifactID: a.ArtifactID, Name: a.Name, Description: a.Description, Parts: encodeParts(v, a.Parts), Metadata: a.Metadata, Extensions: a.Extensions}
 }
 
 func encodeTask(v Version, t *Task) *task {

@@ -215,6 +215,8 @@ type Artifact struct {
 	Description string         `json:"description,omitempty"`
 	Parts       []Part         `json:"parts"`
 	Metadata    map[string]any `json:"metadata,omitempty"`
+	// Extensions are the URIs of the extensions the artifact uses.
+	Extensions []string `json:"extensions,omitempty"`
 }
 
 // Text joins the artifact's text parts.

@@ -295,7 +295,7 @@ export function Chat() {
       </aside>
       <section class="conversation" aria-label={s.chat}>
         {live?.plan ? <PlanPanel s={s} plan={live.plan} /> : !runs.length && savedPlan && <PlanPanel s={s} plan={savedPlan} />}
-        <Transcript s={s} history={history} runs={runs} apps={apps} />
+        <Transcript s={s} history={history} runs={runs} apps={apps} busy={busy} onAction={(m) => !busy && ask(m)} />
         {reconnecting && (
           <p class="status" role="status">
             {s.reconnecting}

@@ -17,7 +17,9 @@ export interface ToolView {
 export type Item =
   | { kind: 'text'; round: number; text: string; reasoning: string }
   | { kind: 'tool'; tool: ToolView }
-  | { kind: 'note'; text: string; error?: boolean };
+  | { kind: 'note'; text: string; error?: boolean }
+  /** a2ui is a batch of A2UI messages the run sent (the a2ui tool); key names it in the transcript's surfaces. */
+  | { kind: 'a2ui'; key: string; messages: unknown };
 
 export interface Approval {
   approval_id: string;
@@ -134,6 +136,9 @@ export function apply(v: RunView, ev: RunEvent) {
       t.durationMs = d.duration_ms;
       break;
     }
+    case 'a2ui':
+      v.items.push({ kind: 'a2ui', key: `${ev.run_id}:${ev.seq}`, messages: d.messages });
+      break;
     case 'plan':
       v.plan = { steps: d.steps || [], strategy: d.strategy, note: d.note };
       break;

@@ -7,6 +7,8 @@ import { visibleText, type Plan, type RunView, type ToolView } from './run';
 import { Chips, type Attachment } from './attach';
 import { McpApp } from './mcpapp';
 import { Markdown } from './markdown';
+import { Surfaces } from './a2ui';
+import { SurfaceView } from './a2uiview';
 
 /** Apps maps a tool's name and wire name to the namespaced ui:// URI of the MCP App it names (the catalog's `app`). */
 export type Apps = Map<string, string>;
@@ -21,7 +23,25 @@ export interface Message {
   attachments?: Attachment[];
 }
 
-export function Transcript({ s, history, runs, apps }: { s: Strings; history: Message[]; runs: RunView[]; apps: Apps }) {
+/** UI is what a transcript's A2UI surfaces need: their state, and how an action is sent. */
+interface UI {
+  surfaces: Surfaces;
+  busy: boolean;
+  onAction?: (message: string) => void;
+}
+
+interface TranscriptProps {
+  s: Strings;
+  history: Message[];
+  runs: RunView[];
+  apps: Apps;
+  /** busy: a run is going, so a surface's actions wait. */
+  busy?: boolean;
+  /** onAction sends an A2UI action as the session's next message. */
+  onAction?: (message: string) => void;
+}
+
+export function Transcript({ s, history, runs, apps, busy = false, onAction }: TranscriptProps) {
   const ref = useRef<HTMLDivElement>(null);
   const pinned = useRef(true);
   useEffect(() => {
@@ -33,10 +53,17 @@ export function Transcript({ s, history, runs, apps }: { s: Strings; history: Me
     pinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
   };
   const turns = useMemo(() => foldHistory(history), [history]);
+  // One session's surfaces, from its history on; the batches are applied
+  // in order (each once) before anything is drawn, so a surface drawn
+  // where it was created shows the later updates too.
+  const surfaces = useMemo(() => new Surfaces(), [history]);
+  turns.forEach((m, i) => m.tools.forEach((t, j) => batchOf(t) !== undefined && surfaces.apply(`h:${i}:${j}`, batchOf(t))));
+  for (const r of runs) for (const it of r.items) if (it.kind === 'a2ui') surfaces.apply(it.key, it.messages);
+  const ui: UI = { surfaces, busy, onAction };
   return (
     <div class="transcript" ref={ref} onScroll={onScroll} role="log" aria-live="polite" aria-label={s.chat} tabIndex={0}>
       {history.length === 0 && runs.length === 0 && <p class="muted empty">{s.emptyChat}</p>}
-      {turns.map((m) =>
+      {turns.map((m, i) =>
         m.role === 'user' ? (
           <div class="msg user">
             {m.text}
@@ -46,14 +73,17 @@ export function Transcript({ s, history, runs, apps }: { s: Strings; history: Me
           <div class="msg assistant">
             {m.reasoning && <Reasoning s={s} text={m.reasoning} />}
             {m.text && <Markdown class="text" source={m.text} shift={1} breaks />}
-            {m.tools.map((t) => (
-              <ToolCall s={s} t={t} apps={apps} settled />
+            {m.tools.map((t, j) => (
+              <>
+                <ToolCall s={s} t={t} apps={apps} settled />
+                <SurfacesAt s={s} ui={ui} at={`h:${i}:${j}`} />
+              </>
             ))}
           </div>
         ),
       )}
       {runs.map((r) => (
-        <RunBlock s={s} r={r} apps={apps} />
+        <RunBlock s={s} r={r} apps={apps} ui={ui} />
       ))}
     </div>
   );
@@ -123,7 +153,37 @@ export function foldHistory(history: Message[]): Turn[] {
   return out;
 }
 
-function RunBlock({ s, r, apps }: { s: Strings; r: RunView; apps: Apps }) {
+/** A2UI_NAMES are the a2ui tool's names (and alias) as history may carry them. */
+const A2UI_NAMES = ['a2ui', '界面'];
+
+/** batchOf is the A2UI messages a settled, successful a2ui call of history sent, or undefined. */
+function batchOf(t: ToolView): unknown {
+  if (!A2UI_NAMES.includes(t.name) || t.result === undefined || t.isError) return undefined;
+  const parse = (v: unknown): unknown => {
+    if (typeof v !== 'string') return v;
+    try {
+      return JSON.parse(v);
+    } catch {
+      return undefined;
+    }
+  };
+  const args = parse(t.args) as { messages?: unknown } | undefined;
+  const msgs = parse(args?.messages);
+  return Array.isArray(msgs) ? msgs : msgs && typeof msgs === 'object' ? [msgs] : undefined;
+}
+
+/** SurfacesAt draws the surfaces created by the batch at. */
+function SurfacesAt({ s, ui, at }: { s: Strings; ui: UI; at: string }) {
+  return (
+    <>
+      {ui.surfaces.at(at).map((x) => (
+        <SurfaceView key={x.id} s={s} surface={x} busy={ui.busy} onAction={ui.onAction} />
+      ))}
+    </>
+  );
+}
+
+function RunBlock({ s, r, apps, ui }: { s: Strings; r: RunView; apps: Apps; ui: UI }) {
   return (
     <>
       <div class="msg user">
@@ -140,6 +200,7 @@ function RunBlock({ s, r, apps }: { s: Strings; r: RunView; apps: Apps }) {
               </>
             );
           if (it.kind === 'tool') return <ToolCall s={s} t={it.tool} apps={apps} />;
+          if (it.kind === 'a2ui') return <SurfacesAt s={s} ui={ui} at={it.key} />;
           return <div class={'note' + (it.error ? ' error' : '')}>{it.text}</div>;
         })}
         {(r.state === 'running' || r.state.startsWith('waiting_')) && (
