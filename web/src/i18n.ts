@@ -298,7 +298,6 @@ const en = {
   pendingMore: 'More runs wait than are shown here: decide these first',
   decide: 'Decide',
   openInChat: 'Open in chat',
-  close: 'Close',
   // performance page
   performance: 'Performance',
   perfIntro: "This server's load, one point every {s} s over the last hour (kept in memory; a restart starts again).",
@@ -607,7 +606,6 @@ const zh: typeof en = {
   pendingMore: '还有更多运行在等待：请先处理这些',
   decide: '处理',
   openInChat: '在对话中打开',
-  close: '关闭',
   // performance page
   performance: '性能',
   perfIntro: '本服务器的负载：最近一小时内每 {s} 秒一个点（保存在内存中，重启后重新开始）。',
