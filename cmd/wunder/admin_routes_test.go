@@ -30,7 +30,7 @@ var adminRoutes = func() []string {
 		"GET /wunder/admin/memory/users", "GET /wunder/admin/memory/status", "GET /wunder/admin/memory/status/x",
 		"GET /wunder/admin/memory/x", "DELETE /wunder/admin/memory/x", "POST /wunder/admin/memory/x/enabled",
 		"PUT /wunder/admin/memory/x/y", "DELETE /wunder/admin/memory/x/y",
-		"GET /wunder/admin/monitor", "GET /wunder/admin/monitor/tool_usage", "GET /wunder/admin/monitor/system",
+		"GET /wunder/admin/monitor", "GET /wunder/admin/monitor/tool_usage", "GET /wunder/admin/monitor/system", "GET /wunder/admin/performance",
 		"GET /wunder/admin/audit", "GET /wunder/admin/usage",
 		"GET /wunder/admin/monitor/x", "DELETE /wunder/admin/monitor/x", "POST /wunder/admin/monitor/x/cancel",
 		"GET /wunder/admin/users", "GET /wunder/admin/users/x/sessions", "DELETE /wunder/admin/users/x",

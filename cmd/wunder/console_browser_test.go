@@ -35,7 +35,7 @@ import (
 var updateScreenshots = flag.Bool("update-screenshots", false, "rewrite the screenshots in docs/img named by docScreenshots (docs/img/console-<name>.png)")
 
 // docScreenshots are the screenshots docs/console.md shows (docs/img/console-<name>.png).
-var docScreenshots = []string{"chat", "monitor", "question", "markdown", "mine-knowledge", "mine-sharing", "a2ui"}
+var docScreenshots = []string{"chat", "monitor", "question", "markdown", "mine-knowledge", "mine-sharing", "a2ui", "pending-list", "performance", "admin-models-test"}
 
 // browser is one headless chromium tab with what the page did recorded.
 type browser struct {

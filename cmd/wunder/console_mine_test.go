@@ -91,8 +91,8 @@ func TestConsoleMyTools(t *testing.T) {
 	}
 
 	b := openLogin(t, s, "alice", "alice-password-1")
-	if got := b.eval(`[...document.querySelectorAll('header nav a')].map(a => a.getAttribute('href')).join(' ')`); got != "#/chat #/workspace #/mine" {
-		t.Errorf("a plain user's navigation: %q; want chat, workspace and My tools", got)
+	if got := b.eval(`[...document.querySelectorAll('header nav a')].map(a => a.getAttribute('href')).join(' ')`); got != "#/chat #/workspace #/mine #/pending" {
+		t.Errorf("a plain user's navigation: %q; want chat, workspace, My tools and Waiting for you", got)
 	}
 	b.do("My tools", chromedp.Click(chromedp.CSS(`nav a[href="#/mine"]`)), chromedp.WaitVisible(chromedp.CSS(`#mytab-mcp`)))
 
