@@ -18,7 +18,19 @@ const fail = (msg) => { console.error(`FAIL [${version}] ${msg}`); process.exit(
 const ok = (msg) => console.log(`ok [${version}] ${msg}`);
 const str = (v) => JSON.stringify(v);
 
-const compat = { legacyCompat: { enabled: true } };
+// seen records the extension headers of the last JSON-RPC call: what the
+// SDK sent and what wunder answered.
+const seen = {};
+const fetchImpl = async (url, init) => {
+  const res = await fetch(url, init);
+  if (init?.method === 'POST') {
+    const h = new Headers(init.headers);
+    seen.sent = { 'A2A-Extensions': h.get('A2A-Extensions'), 'X-A2A-Extensions': h.get('X-A2A-Extensions') };
+    seen.answered = res.headers.get(version === '1.0' ? 'A2A-Extensions' : 'X-A2A-Extensions');
+  }
+  return res;
+};
+const compat = { legacyCompat: { enabled: true }, fetchImpl };
 const connect = async (base) => {
   const resolver = new DefaultAgentCardResolver(compat);
   const card = await resolver.resolve(base);
@@ -111,8 +123,12 @@ const completed = (what, t) => {
   };
 
   const form = completed('activated', Task.toJSON(await ask(activated)));
+  // The SDK spells the header as the version wants (0.3: X-A2A-Extensions),
+  // and wunder's answer names the extension it activated.
+  const spelled = version === '1.0' ? 'A2A-Extensions' : 'X-A2A-Extensions';
+  if (seen.sent?.[spelled] !== A2UI || seen.answered !== A2UI) fail(`activated: headers ${str(seen)}`);
   const msgs = messagesOf('activated', uiArtifact('activated', form));
-  ok(`activated: a DataPart marked application/json+a2ui, ${msgs.map((m) => Object.keys(m).find((k) => k !== 'version')).join(',')}`);
+  ok(`activated (${spelled} sent and answered): a DataPart marked application/json+a2ui, ${msgs.map((m) => Object.keys(m).find((k) => k !== 'version')).join(',')}`);
 
   const again = Task.toJSON(await client.getTask({ id: form.id, tenant: '' }, activated));
   messagesOf('getTask', uiArtifact('getTask', again));
@@ -127,6 +143,7 @@ const completed = (what, t) => {
   ok('activated stream: the DataPart in an artifact update');
 
   const plain = completed('not activated', Task.toJSON(await ask(undefined)));
+  if (seen.sent?.['A2A-Extensions'] || seen.sent?.['X-A2A-Extensions'] || seen.answered) fail(`not activated: headers ${str(seen)}`);
   const text = uiArtifact('not activated', plain);
   if (text.parts.length !== 1 || !text.parts[0].text?.startsWith('[surface wunder_demo]') || !text.parts[0].text.includes('A2UI in wunder')) {
     fail(`not activated: ${str(text)}`);
