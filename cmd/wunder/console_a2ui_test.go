@@ -27,15 +27,7 @@ func TestConsoleA2UISurface(t *testing.T) {
 		m.Provider, m.Model = config.ProviderScripted, "demo"
 		c.LLM.Models = map[string]config.Model{"demo": m}
 	})
-	b := newBrowser(t, s.url)
-	b.do("open the console", chromedp.Navigate(s.url+"/wunder/web/"), chromedp.WaitVisible(chromedp.CSS(`input[name="user_id"]`)))
-	b.do("continue as dana",
-		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), "dana"),
-		chromedp.WaitEnabled(chromedp.CSS(`form button[type="submit"]`)),
-		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.Search(`//label[span[text()="a2ui"]]`)),
-	)
-	b.pickTool("a2ui")
+	b := openAnonWithTool(t, s, "dana", "a2ui")
 	b.ask("show me the A2UI demo")
 	surface := `document.querySelector('section.a2ui[data-surface="` + llm.A2UISurface + `"]')`
 	b.until("the surface", surface+`?.textContent.includes('A2UI in wunder')`)
@@ -90,15 +82,7 @@ func TestConsoleA2UISurface(t *testing.T) {
 // console's origin: clean checks), and a link to javascript: is dropped.
 func TestConsoleA2UIIsInert(t *testing.T) {
 	s := startServer(t, nil)
-	b := newBrowser(t, s.url)
-	b.do("open the console", chromedp.Navigate(s.url+"/wunder/web/"), chromedp.WaitVisible(chromedp.CSS(`input[name="user_id"]`)))
-	b.do("continue as eve",
-		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), "eve"),
-		chromedp.WaitEnabled(chromedp.CSS(`form button[type="submit"]`)),
-		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.Search(`//label[span[text()="a2ui"]]`)),
-	)
-	b.pickTool("a2ui")
+	b := openAnonWithTool(t, s, "eve", "a2ui")
 	msgs := `[{"createSurface":{"surfaceId":"x","catalogId":"` + a2ui.BasicCatalogID + `"}},{"updateComponents":{"surfaceId":"x","components":[` +
 		`{"id":"root","component":"Column","children":["t","i","v"]},` +
 		`{"id":"t","component":"Text","text":"<img src=/nope onerror=window.pwned=1><script>window.pwned=2</script>"},` +
@@ -126,15 +110,7 @@ func jsonString(v any) string {
 // whose check requires that field is disabled until it is filled.
 func TestConsoleA2UIComponents(t *testing.T) {
 	s := startServer(t, nil)
-	b := newBrowser(t, s.url)
-	b.do("open the console", chromedp.Navigate(s.url+"/wunder/web/"), chromedp.WaitVisible(chromedp.CSS(`input[name="user_id"]`)))
-	b.do("continue as finn",
-		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), "finn"),
-		chromedp.WaitEnabled(chromedp.CSS(`form button[type="submit"]`)),
-		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.Search(`//label[span[text()="a2ui"]]`)),
-	)
-	b.pickTool("a2ui")
+	b := openAnonWithTool(t, s, "finn", "a2ui")
 	pixel := "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
 	comps := []string{
 		`{"id":"root","component":"Column","children":["head","items","tabs","modal","name","hello","go","level","day","pic"]}`,

@@ -44,6 +44,16 @@ func openAnon(t *testing.T, s *server, user string) *browser {
 	return b
 }
 
+// openAnonWithTool is openAnon with tool picked for the next question,
+// once the tool list shows it.
+func openAnonWithTool(t *testing.T, s *server, user, tool string) *browser {
+	t.Helper()
+	b := openAnon(t, s, user)
+	b.do("the tool list", chromedp.WaitVisible(chromedp.Search(`//label[span[text()="`+tool+`"]]`)))
+	b.pickTool(tool)
+	return b
+}
+
 // Three files uploaded at once show in the tree; the Markdown one previews
 // rendered (its GFM table as a table, its raw HTML as text, not markup),
 // the CSV one as a table, the Go one highlighted.

@@ -14,15 +14,7 @@ import (
 // model's answer, which is what it read.
 func TestConsoleAnswersAQuestion(t *testing.T) {
 	s := startServer(t, nil)
-	b := newBrowser(t, s.url)
-	b.do("open the console", chromedp.Navigate(s.url+"/wunder/web/"), chromedp.WaitVisible(chromedp.CSS(`input[name="user_id"]`)))
-	b.do("continue as dana",
-		chromedp.SendKeys(chromedp.CSS(`input[name="user_id"]`), "dana"),
-		chromedp.WaitEnabled(chromedp.CSS(`form button[type="submit"]`)),
-		chromedp.Click(chromedp.CSS(`form button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.Search(`//label[span[text()="ask_user"]]`)),
-	)
-	b.pickTool("ask_user")
+	b := openAnonWithTool(t, s, "dana", "ask_user")
 	b.ask(`call ask_user {"question":"Which environment?","options":["staging","prod"]}`)
 	b.do("the question", chromedp.WaitVisible(chromedp.CSS(`section.question`)))
 	b.until("its text and options", `document.querySelector('section.question .question-text').textContent === 'Which environment?' && `+

@@ -75,22 +75,7 @@ function AddServer({ s, onAdd }: { s: Strings; onAdd: (x: Server) => Promise<boo
   return (
     <form class="add-form" onSubmit={submit} aria-labelledby="mcp-add-h">
       <h3 id="mcp-add-h">{s.addServer}</h3>
-      <label>
-        {s.name}
-        <input name="mcp-name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-      </label>
-      <label>
-        {s.transport}
-        <select name="mcp-transport" value={transport} onChange={(e) => setTransport((e.target as HTMLSelectElement).value)}>
-          <option value="streamable-http">streamable-http</option>
-          <option value="sse">sse</option>
-          <option value="stdio">stdio</option>
-        </select>
-      </label>
-      <label>
-        {transport === 'stdio' ? s.command : 'URL'}
-        <input name="mcp-target" required value={target} onInput={(e) => setTarget((e.target as HTMLInputElement).value)} />
-      </label>
+      <ServerFields s={s} name={name} setName={setName} transport={transport} setTransport={setTransport} target={target} setTarget={setTarget} />
       <button type="submit" class="primary">
         {s.add}
       </button>
@@ -193,5 +178,41 @@ function ToolTester({ s, server }: { s: Strings; server: string }) {
         </div>
       )}
     </form>
+  );
+}
+
+/**
+ * ServerFields are an MCP server's name, transport and URL (or command),
+ * the fields the admin's and a user's server forms share.
+ */
+export function ServerFields(p: {
+  s: Strings;
+  name: string;
+  setName: (v: string) => void;
+  transport: string;
+  setTransport: (v: string) => void;
+  target: string;
+  setTarget: (v: string) => void;
+}) {
+  const { s } = p;
+  return (
+    <>
+      <label>
+        {s.name}
+        <input name="mcp-name" required value={p.name} onInput={(e) => p.setName((e.target as HTMLInputElement).value)} />
+      </label>
+      <label>
+        {s.transport}
+        <select name="mcp-transport" value={p.transport} onChange={(e) => p.setTransport((e.target as HTMLSelectElement).value)}>
+          <option value="streamable-http">streamable-http</option>
+          <option value="sse">sse</option>
+          <option value="stdio">stdio</option>
+        </select>
+      </label>
+      <label>
+        {p.transport === 'stdio' ? s.command : 'URL'}
+        <input name="mcp-target" required value={p.target} onInput={(e) => p.setTarget((e.target as HTMLInputElement).value)} />
+      </label>
+    </>
   );
 }

@@ -10,6 +10,7 @@ import { api, withUser } from '../api';
 import type { Strings } from '../i18n';
 import { ConfirmButton } from '../confirm';
 import { ProblemView, Saved, toProblem, type Problem } from '../admin/config';
+import { ServerFields } from '../admin/mcp';
 import { AdminTable } from '../admin/table';
 import { me, withMe } from './user';
 
@@ -165,22 +166,7 @@ function ServerForm({ s, orig, onSave, onCancel }: { s: Strings; orig?: Server; 
   return (
     <form class="add-form" onSubmit={submit} aria-labelledby={h}>
       <h3 id={h}>{orig ? s.editServer + ': ' + orig.name : s.addServer}</h3>
-      <label>
-        {s.name}
-        <input name="mcp-name" required value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-      </label>
-      <label>
-        {s.transport}
-        <select name="mcp-transport" value={transport} onChange={(e) => setTransport((e.target as HTMLSelectElement).value)}>
-          <option value="streamable-http">streamable-http</option>
-          <option value="sse">sse</option>
-          <option value="stdio">stdio</option>
-        </select>
-      </label>
-      <label>
-        {transport === 'stdio' ? s.command : 'URL'}
-        <input name="mcp-target" required value={target} onInput={(e) => setTarget((e.target as HTMLInputElement).value)} />
-      </label>
+      <ServerFields s={s} name={name} setName={setName} transport={transport} setTransport={setTransport} target={target} setTarget={setTarget} />
       <label>
         {s.bearerToken}
         <input name="mcp-token" type="password" autocomplete="off" value={token} onInput={(e) => setToken((e.target as HTMLInputElement).value)} />
