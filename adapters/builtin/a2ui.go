@@ -60,6 +60,9 @@ func runA2UI(_ context.Context, c *call) (*orchestrator.ToolResult, error) {
 			msgs = []byte(s)
 		}
 	}
+	if len(msgs) == 0 || msgs[0] != '[' {
+		return errorf(`invalid arguments: field "messages": want an array of A2UI messages ([{"version":"v0.9","createSurface":{...}}, ...])`)
+	}
 	b, err := a2ui.Validate(msgs)
 	if err != nil {
 		return errorf("%v", err)
