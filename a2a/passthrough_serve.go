@@ -109,22 +109,12 @@ func (p *passThrough) serveREST(rw http.ResponseWriter, r *http.Request, peer *P
 	// The route as the peer gets it: escaped as it came, without
 	// wunder's tenant.
 	route := strings.TrimPrefix(r.URL.EscapedPath(), p.h.opts.Path+"/"+peer.Name+"/v1/")
-	method, params, allow, ok := restRoute(r, sub, body)
-	tenant := ""
-	if t, rest, found := splitTenant(sub); method == "" && found {
-		if method, params, allow, ok = restRoute(r, rest, body); method != "" {
-			tenant = t
-			_, route, _ = strings.Cut(route, "/")
-		}
+	method, params, tenant, found := matchREST(rw, r, sub, body)
+	if !found {
+		return
 	}
-	switch {
-	case method == "":
-		writeRESTStatus(rw, http.StatusNotFound, "NOT_FOUND", "no A2A route "+r.Method+" "+r.URL.Path, nil)
-		return
-	case !ok:
-		rw.Header().Set("Allow", allow)
-		writeRESTStatus(rw, http.StatusMethodNotAllowed, "UNIMPLEMENTED", r.Method+" is not allowed here; use "+allow, nil)
-		return
+	if tenant != "" {
+		_, route, _ = strings.Cut(route, "/") // the peer's route has no tenant of wunder's
 	}
 	raw := json.RawMessage(body) // not an object: the method's decoder refuses it
 	if params != nil {

@@ -43,6 +43,30 @@ func onlyV10(r *http.Request) error {
 	return nil
 }
 
+// matchREST finds the route of an HTTP+JSON request's path sub (after
+// /v1/), also under a tenant's prefix (/a2a/v1/{tenant}/..., tenant.go),
+// and returns its method, params and the tenant the path named ("" =
+// none). No route is a 404, and a route without r's method a 405 naming
+// the allowed one: both written to rw, found false.
+func matchREST(rw http.ResponseWriter, r *http.Request, sub string, body json.RawMessage) (method string, params map[string]any, tenant string, found bool) {
+	method, params, allow, ok := restRoute(r, sub, body)
+	if t, rest, isTenant := splitTenant(sub); method == "" && isTenant {
+		if method, params, allow, ok = restRoute(r, rest, body); method != "" {
+			tenant = t
+		}
+	}
+	switch {
+	case method == "":
+		writeRESTStatus(rw, http.StatusNotFound, "NOT_FOUND", "no A2A route "+r.Method+" "+r.URL.Path, nil)
+		return "", nil, "", false
+	case !ok:
+		rw.Header().Set("Allow", allow)
+		writeRESTStatus(rw, http.StatusMethodNotAllowed, "UNIMPLEMENTED", r.Method+" is not allowed here; use "+allow, nil)
+		return "", nil, "", false
+	}
+	return method, params, tenant, true
+}
+
 // restRoute maps a request under the REST path to its 1.0 method and
 // params; ok is false when no route matches (404), allow lists the
 // methods of a route the request's method is not one of (405).
@@ -157,21 +181,8 @@ func (h *Handler) serveREST(rw http.ResponseWriter, r *http.Request, sub string)
 		writeRESTError(rw, h.toError(r.Context(), w.V10, err))
 		return
 	}
-	method, params, allow, ok := restRoute(r, sub, body)
-	tenant := ""
-	if t, rest, found := splitTenant(sub); method == "" && found {
-		// Not a route: a tenant's (/a2a/v1/{tenant}/...), tenant.go.
-		if method, params, allow, ok = restRoute(r, rest, body); method != "" {
-			tenant = t
-		}
-	}
-	switch {
-	case method == "":
-		writeRESTStatus(rw, http.StatusNotFound, "NOT_FOUND", "no A2A route "+r.Method+" "+r.URL.Path, nil)
-		return
-	case !ok:
-		rw.Header().Set("Allow", allow)
-		writeRESTStatus(rw, http.StatusMethodNotAllowed, "UNIMPLEMENTED", r.Method+" is not allowed here; use "+allow, nil)
+	method, params, tenant, found := matchREST(rw, r, sub, body)
+	if !found {
 		return
 	}
 	var raw json.RawMessage
