@@ -28,8 +28,10 @@ build:
 	@echo "built bin/wunder"
 
 ## test: lint, then every test with the race detector (PostgreSQL tests run when WUNDER_TEST_POSTGRES_DSN is set)
+# cmd/wunder holds the browser, process and interop tests: about 10 minutes
+# under -race on 2 cores, so a package may take 20.
 test: lint
-	$(GO) test -race -count=1 -timeout 10m $(PKGS)
+	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 ## lint: gofmt, go vet and staticcheck (pinned, installed into bin/tools) must be clean
 lint: staticcheck
