@@ -147,29 +147,47 @@ func TestGoSDKInputRequired(t *testing.T) {
 				t.Fatalf("an answer that decides nothing: %v, want ErrInvalidParams", err)
 			}
 			// SubscribeToTask on a waiting task: the task, then the
-			// input-required status, and the stream ends.
-			var kinds []string
-			for ev, err := range c.SubscribeToTask(t.Context(), &sdk.SubscribeToTaskRequest{ID: task3.ID}) {
-				if err != nil {
-					t.Fatalf("subscribe to a waiting task: %v", err)
+			// input-required status (not the end: section 3.1.6), then,
+			// once the task is answered elsewhere (reject, by text with a
+			// reason: the model reads it and finishes), what the run does
+			// to its terminal state, where the stream ends.
+			kinds := make(chan string, 64)
+			subscribed := make(chan error, 1)
+			go func() {
+				defer close(kinds)
+				for ev, err := range c.SubscribeToTask(t.Context(), &sdk.SubscribeToTaskRequest{ID: task3.ID}) {
+					if err != nil {
+						subscribed <- err
+						return
+					}
+					switch v := ev.(type) {
+					case *sdk.Task:
+						kinds <- "task:" + string(v.Status.State)
+					case *sdk.TaskStatusUpdateEvent:
+						kinds <- "status:" + string(v.Status.State)
+					}
 				}
-				switch v := ev.(type) {
-				case *sdk.Task:
-					kinds = append(kinds, "task:"+string(v.Status.State))
-				case *sdk.TaskStatusUpdateEvent:
-					kinds = append(kinds, "status:"+string(v.Status.State))
-				}
+				subscribed <- nil
+			}()
+			if k1, k2 := <-kinds, <-kinds; k1 != "task:"+string(sdk.TaskStateInputRequired) || k2 != "status:"+string(sdk.TaskStateInputRequired) {
+				t.Fatalf("subscribe to a waiting task: %s, %s", k1, k2)
 			}
-			if len(kinds) != 2 || kinds[0] != "task:"+string(sdk.TaskStateInputRequired) || kinds[1] != "status:"+string(sdk.TaskStateInputRequired) {
-				t.Fatalf("subscribe to a waiting task: %v", kinds)
-			}
-			// reject, by text with a reason: the model reads it and finishes.
 			res, err = c.SendMessage(t.Context(), answerMsg(task3, sdk.NewTextPart("reject: not on a Friday")))
 			if err != nil {
 				t.Fatalf("reject: %v", err)
 			}
 			if done := res.(*sdk.Task); done.Status.State != sdk.TaskStateCompleted || !strings.Contains(taskText(done), "not on a Friday") {
 				t.Fatalf("after reject: %s %q", done.Status.State, taskText(done))
+			}
+			var rest []string
+			for k := range kinds {
+				rest = append(rest, k)
+			}
+			if err := <-subscribed; err != nil {
+				t.Fatalf("subscription after the answer: %v", err)
+			}
+			if len(rest) == 0 || rest[len(rest)-1] != "status:"+string(sdk.TaskStateCompleted) {
+				t.Fatalf("subscription after the answer: %v; want it to end at completed", rest)
 			}
 
 			// cancel ends the task canceled.

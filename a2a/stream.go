@@ -36,13 +36,17 @@ func (h *Handler) stream(rw http.ResponseWriter, r *http.Request, c *call) {
 	}
 	// A new task goes out with its first event, once it is stored (its
 	// start may wait for that event's write: sendStreamed).
-	h.follow(rw, r, c, run, p.HistoryLength, after, after == 0)
+	h.follow(rw, r, c, run, p.HistoryLength, after, after == 0, false)
 }
 
 // subscribe serves SubscribeToTask / tasks/resubscribe: the Task as it is
 // now, then the task's events replayed from the event log and followed
-// live, so a client that reconnects loses nothing. A terminal task is an
-// immediate error (TCK STREAM-SUB-003).
+// live, so a client that reconnects loses nothing, to the task's terminal
+// state (section 3.1.6: the stream MUST terminate there, TCK
+// STREAM-SUB-002). A wait for input on the way is told as an
+// input-required status that is not final, and the stream goes on with
+// what the run does once someone answers, on this front-end or any other.
+// A terminal task is an immediate error (TCK STREAM-SUB-003).
 func (h *Handler) subscribe(rw http.ResponseWriter, r *http.Request, c *call) {
 	ctx := r.Context()
 	p, err := w.DecodeTaskParams(c.m.Params)
@@ -59,15 +63,17 @@ func (h *Handler) subscribe(rw http.ResponseWriter, r *http.Request, c *call) {
 		c.fail(rw, newError(ctx, c.v, w.ErrUnsupportedOperation, "task "+run.ID+" is in a terminal state; use GetTask"))
 		return
 	}
-	h.follow(rw, r, c, run, p.HistoryLength, 0, false)
+	h.follow(rw, r, c, run, p.HistoryLength, 0, false, true)
 }
 
 // follow streams the task: the Task, then the A2A events of its log after
-// afterSeq, to the final status or to an input-required one (the task
-// waits for a person; the stream ends and SubscribeToTask resumes it).
+// afterSeq, to the final status or to an input-required one: a message's
+// stream ends there (section 11.7: a stream closes at a terminal or an
+// interrupted state; SubscribeToTask resumes it), and with toTerminal (a
+// subscription) the stream tells the wait and goes on to the task's end.
 // With withFirstEvent the Task (and the response's headers) wait for the
 // log's first event, so the task is stored before its id goes out.
-func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *orchestrator.Run, historyLength *int, afterSeq int64, withFirstEvent bool) {
+func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *orchestrator.Run, historyLength *int, afterSeq int64, withFirstEvent, toTerminal bool) {
 	ctx := r.Context()
 	t, err := h.taskOf(ctx, c.userID, run, historyLength, true, c.view())
 	if err != nil {
@@ -97,7 +103,7 @@ func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *
 		return
 	}
 	started := run.State != orchestrator.RunQueued
-	st, err := h.b.Wait(ctx, c.userID, run.ID, afterSeq, func(ev orchestrator.Event) error {
+	each := func(ev orchestrator.Event) error {
 		if !taskSent {
 			if taskSent = true; !send(w.Event{Task: t}) {
 				return errGone
@@ -112,15 +118,24 @@ func (h *Handler) follow(rw http.ResponseWriter, r *http.Request, c *call, run *
 			}
 		}
 		return nil
-	})
-	switch {
-	case errors.Is(err, errGone):
-	case err != nil:
-		if ctx.Err() == nil {
-			_ = emit(nil, h.toError(ctx, c.v, err))
+	}
+	for after := afterSeq; ; {
+		st, err := h.b.Wait(ctx, c.userID, run.ID, after, each)
+		switch {
+		case errors.Is(err, errGone):
+		case err != nil:
+			if ctx.Err() == nil {
+				_ = emit(nil, h.toError(ctx, c.v, err))
+			}
+		case st.Paused():
+			ps := pauseStatus(run, st)
+			ps.Status.Final = !toTerminal
+			if send(ps) && toTerminal {
+				after = st.Event.Seq
+				continue
+			}
 		}
-	case st.Paused():
-		send(pauseStatus(run, st))
+		return
 	}
 }
 
