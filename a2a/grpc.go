@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -44,6 +45,7 @@ type grpcResult struct {
 // GRPCServicePath behind the same authentication as JSON-RPC.
 func (h *Handler) GRPC(opts ...connect.HandlerOption) http.Handler {
 	mux := http.NewServeMux()
+	opts = append([]connect.HandlerOption{connect.WithCodec(deterministicProto{})}, opts...)
 	ms := w.Methods10
 	unary[a2apb.SendMessageRequest, a2apb.SendMessageResponse](mux, h, ms.Send, opts)
 	unary[a2apb.GetTaskRequest, a2apb.Task](mux, h, ms.Get, opts)
@@ -185,4 +187,31 @@ func connectError(e *w.Error) *connect.Error {
 		}
 	}
 	return ce
+}
+
+// deterministicProto is the binary codec of the gRPC binding: protobuf
+// with map entries in key order (proto.MarshalOptions.Deterministic), so
+// that one event sent to two subscribers, or read twice, is the same bytes
+// on the wire (a DataPart's Struct is a map, which plain proto.Marshal
+// writes in Go's random map order). A client that compares events by
+// re-serializing them must still ask its own runtime for deterministic
+// output (docs/a2a.md, the TCK's STREAM-ORDER-003).
+type deterministicProto struct{}
+
+func (deterministicProto) Name() string { return "proto" }
+
+func (deterministicProto) Marshal(m any) ([]byte, error) {
+	pm, ok := m.(proto.Message)
+	if !ok {
+		return nil, fmt.Errorf("a2a grpc: %T is not a protobuf message", m)
+	}
+	return proto.MarshalOptions{Deterministic: true}.Marshal(pm)
+}
+
+func (deterministicProto) Unmarshal(b []byte, m any) error {
+	pm, ok := m.(proto.Message)
+	if !ok {
+		return fmt.Errorf("a2a grpc: %T is not a protobuf message", m)
+	}
+	return proto.Unmarshal(b, pm)
 }
