@@ -20,15 +20,21 @@ import (
 )
 
 // newEchoModel is the fake model answering "echo: <question>". A question
-// with "#deploy" calls the tool deploy (twice for "#deploy twice"), then
+// with "#reply" answers with the reply tool (after its question, with
+// "#ask"); one with "#deploy" calls the tool deploy (twice for "#deploy twice"), then
 // reports what it said; any other question with "hold" is held until
 // released (Release) or the run is cancelled.
 func newEchoModel() *fakemodel.Model {
 	m := fakemodel.Reply(func(req *orchestrator.ModelRequest) fakemodel.Turn {
 		q, results := fakemodel.Conversation(req)
 		switch {
+		case strings.Contains(q, "#ask") && strings.Contains(q, "#reply") && len(results) > 0:
+			args, _ := json.Marshal(map[string]string{"content": "ask said: " + results[len(results)-1]})
+			return fakemodel.Turn{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("reply", string(args))}}
 		case strings.Contains(q, "#ask") && len(results) > 0:
 			return fakemodel.Turn{Content: "ask said: " + results[len(results)-1]}
+		case strings.Contains(q, "#reply") && !strings.Contains(q, "#ask"):
+			return fakemodel.Turn{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("reply", `{"content":"replied"}`)}}
 		case strings.Contains(q, "#ask"):
 			return fakemodel.Turn{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("ask_user", `{"question":"Which environment?","options":["staging","prod"]}`)}}
 		case !strings.Contains(q, "#deploy"):

@@ -237,7 +237,25 @@ func (h *Handler) send(ctx context.Context, c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m := directReply(r, t, after); m != nil {
+		return w.EncodeEvent(c.v, w.Event{Message: m}), nil
+	}
 	return w.EncodeEvent(c.v, w.Event{Task: t}), nil
+}
+
+// directReply is the Message a blocking SendMessage answers with instead
+// of the task, or nil: when the message started the run (it continued no
+// task the client holds), the run finished with the reply tool (its model
+// chose a direct answer, stop reason reply) and attached nothing but its
+// answer. The Message carries the answer and the context, so the client
+// can go on in the conversation, and no task id: the exchange is over (the
+// run stays on record, for the user's history and audit). A stream has
+// sent its Task before the answer is known, so it stays a task.
+func directReply(r *orchestrator.Run, t *w.Task, afterSeq int64) *w.Message {
+	if afterSeq != 0 || r.State != orchestrator.RunFinished || r.StopReason != orchestrator.StopReply || len(t.Artifacts) != 1 {
+		return nil
+	}
+	return agentText("", contextOf(r.SessionID), r.ID+"-answer", r.Answer)
 }
 
 // waitFinal follows the run to its end, through any pause, and returns

@@ -47,7 +47,7 @@ func TestGroupedCatalog(t *testing.T) {
 		return out
 	}
 	want := map[string][]string{
-		orchestrator.GroupBuiltin:   {"ask_user/ask_user/", "final_response/final_response/", "lsp/lsp/", "plan/plan/", "read_file/read_file/"},
+		orchestrator.GroupBuiltin:   {"ask_user/ask_user/", "final_response/final_response/", "lsp/lsp/", "plan/plan/", "read_file/read_file/", "reply/reply/"},
 		orchestrator.GroupMCP:       {"fs@list/fs__list/"},
 		orchestrator.GroupA2A:       {"a2a@peer/a2a__peer/"},
 		orchestrator.GroupSkills:    {"review/review/"},

@@ -195,9 +195,9 @@ func (l *loop) run(ctx context.Context) outcome {
 			assistant.Content = answer
 			return outcome{answer: answer, history: []Message{assistant}, stop: StopModelResponse, state: RunFinished, usage: l.usage}
 		}
-		if answer, ok := finalCall(calls); ok {
+		if answer, stop, ok := finalCall(calls); ok {
 			msg := Message{Role: RoleAssistant, Content: answer, RunID: lr.id, CreatedAt: o.opts.Now()}
-			return outcome{answer: answer, history: []Message{msg}, stop: StopFinalTool, state: RunFinished, usage: l.usage}
+			return outcome{answer: answer, history: []Message{msg}, stop: stop, state: RunFinished, usage: l.usage}
 		}
 		// A start Start deferred is stored before a round that changes
 		// something (a tool that is not read-only) or waits for a person
@@ -373,16 +373,26 @@ func (l *loop) toolCalls(resp *ModelResponse) []pendingCall {
 	return out
 }
 
-// finalCall reports the answer of a well-formed final_response call.
-func finalCall(calls []pendingCall) (string, bool) {
+// finalCall reports the answer of a well-formed final_response (or
+// reply) call, and the stop reason it ends the run with.
+func finalCall(calls []pendingCall) (string, StopReason, bool) {
 	for _, c := range calls {
-		if c.tool != nil && c.call.Name == FinalResponseTool {
-			if answer, err := finalAnswer(c.call.Arguments); err == nil {
-				return answer, true
-			}
+		if c.tool == nil {
+			continue
+		}
+		stop := StopFinalTool
+		switch c.call.Name {
+		case FinalResponseTool:
+		case ReplyTool:
+			stop = StopReply
+		default:
+			continue
+		}
+		if answer, err := finalAnswer(c.call.Arguments); err == nil {
+			return answer, stop, true
 		}
 	}
-	return "", false
+	return "", "", false
 }
 
 // resultMessages renders a round's results for the next model request.

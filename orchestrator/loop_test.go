@@ -215,6 +215,36 @@ func TestFinalResponseTool(t *testing.T) {
 	}
 }
 
+// The reply tool ends a run as final_response does, with its own stop
+// reason (a direct answer: A2A answers it with a Message). It is offered
+// only to runs that name it: elsewhere a call of it is an unknown tool.
+func TestReplyTool(t *testing.T) {
+	for _, mode := range []string{orchestrator.ModeToolCall, orchestrator.ModeFunctionCall} {
+		t.Run(mode, func(t *testing.T) {
+			h := newHarness(t, harnessOpts{mode: mode, turns: []orchestratortest.Turn{
+				{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call(orchestrator.ReplyTool, `{"content":"42"}`)}},
+			}})
+			run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q", ToolNames: []string{orchestrator.ReplyTool}})
+			f := final(t, collect(t, h.o, run.ID, 0))
+			if f.Answer != "42" || f.StopReason != orchestrator.StopReply || f.State != orchestrator.RunFinished {
+				t.Fatalf("final = %+v", f)
+			}
+			if r, err := h.o.GetRun(t.Context(), "u", run.ID); err != nil || r.StopReason != orchestrator.StopReply || r.Answer != "42" {
+				t.Fatalf("stored run %+v, %v; want stop reason reply", r, err)
+			}
+		})
+	}
+	h := newHarness(t, harnessOpts{turns: []orchestratortest.Turn{
+		{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call(orchestrator.ReplyTool, `{"content":"42"}`)}},
+		{Content: "then plainly"},
+	}})
+	run := mustStart(t, h.o, orchestrator.RunRequest{UserID: "u", Question: "q"})
+	evs := collect(t, h.o, run.ID, 0)
+	if f := final(t, evs); f.Answer != "then plainly" || f.StopReason != orchestrator.StopModelResponse {
+		t.Fatalf("reply not offered: final = %+v; want the call refused and the plain answer", f)
+	}
+}
+
 func TestMaxRounds(t *testing.T) {
 	h := newHarness(t, harnessOpts{turns: []orchestratortest.Turn{
 		{Content: "again", ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("read_file", `{"path":"x"}`)}},

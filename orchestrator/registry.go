@@ -17,6 +17,10 @@ import (
 // run with an answer.
 const FinalResponseTool = "final_response"
 
+// ReplyTool is the name of the tool that ends a run with a direct answer
+// (final_tool.go), offered to the runs that name it.
+const ReplyTool = "reply"
+
 // DefaultNameSeparator encodes '@' on wires that forbid it.
 const DefaultNameSeparator = "__"
 
@@ -61,7 +65,7 @@ func NewRegistry(sep string, log *slog.Logger, toolsets ...Toolset) *Registry {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	all := append([]Toolset{StaticToolset{SetName: "core", List: []Tool{finalResponse{}, planTool{}, askUserTool{}}}}, toolsets...)
+	all := append([]Toolset{StaticToolset{SetName: "core", List: []Tool{finalResponse{}, replyTool{}, planTool{}, askUserTool{}}}}, toolsets...)
 	return &Registry{sep: sep, toolsets: all, log: log}
 }
 

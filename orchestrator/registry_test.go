@@ -85,8 +85,8 @@ func (failingSet) Tools(context.Context, string) ([]Tool, error) {
 func TestFailingToolsetDoesNotHideOthers(t *testing.T) {
 	reg := NewRegistry("", nil, failingSet{}, stubs("read_file"))
 	specs, err := reg.Catalog(context.Background(), "u")
-	if err != nil || len(specs) != 4 || specs[3].Name != "read_file" {
-		t.Fatalf("catalog = %v, %v; want ask_user, final_response, plan and read_file", specs, err)
+	if err != nil || len(specs) != 5 || specs[3].Name != "read_file" {
+		t.Fatalf("catalog = %v, %v; want ask_user, final_response, plan, read_file and reply", specs, err)
 	}
 }
 

@@ -45,9 +45,12 @@ type StopReason string
 const (
 	StopModelResponse StopReason = "model_response"
 	StopFinalTool     StopReason = "final_tool"
-	StopMaxRounds     StopReason = "max_rounds"
-	StopCancelled     StopReason = "cancelled"
-	StopError         StopReason = "error"
+	// StopReply: the model answered with the reply tool, a direct answer
+	// that needs no task to follow (A2A answers it with a Message).
+	StopReply     StopReason = "reply"
+	StopMaxRounds StopReason = "max_rounds"
+	StopCancelled StopReason = "cancelled"
+	StopError     StopReason = "error"
 	// StopInterrupted: the process executing the run stopped (crashed,
 	// was killed, lost its lease) before the run ended; the run is failed.
 	StopInterrupted StopReason = "interrupted"

@@ -21,7 +21,7 @@ import (
 
 // startTCKServer serves wunder as scripts/a2a-tck.sh does: the scripted
 // model playing scripts/a2a-tck-model.yaml, A2A runs offered write_file,
-// artifact and ask_user. (The runner also sets server.public_url, which
+// artifact, ask_user and reply. (The runner also sets server.public_url, which
 // makes the links of file artifacts absolute; here they are relative.)
 func startTCKServer(t *testing.T) *server {
 	t.Helper()
@@ -30,7 +30,7 @@ func startTCKServer(t *testing.T) *server {
 		m.Provider, m.Model = config.ProviderScripted, "tck"
 		m.Script = filepath.Join("..", "..", "scripts", "a2a-tck-model.yaml")
 		c.LLM.Models, c.LLM.Default = map[string]config.Model{"tck": m}, "tck"
-		c.A2A.Server.ToolNames = []string{"write_file", "artifact", "ask_user"}
+		c.A2A.Server.ToolNames = []string{"write_file", "artifact", "ask_user", "reply"}
 	})
 }
 
@@ -92,6 +92,17 @@ func TestTCKScriptArtifacts(t *testing.T) {
 			}
 			if p := first("artifact-text"); p.Text() != "Generated text content" {
 				t.Errorf("text artifact: %+v", p)
+			}
+			// DM-MSG-001: the scenario's model answers with the reply
+			// tool, and SendMessage answers with a Message, no task.
+			res, err := c.SendMessage(t.Context(), &sdk.SendMessageRequest{Message: tckMessage("tck-message-response-77ad", "TCK message test")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m, ok := res.(*sdk.Message); !ok || m.Role != sdk.MessageRoleAgent || m.TaskID != "" || m.ContextID == "" ||
+				len(m.Parts) != 1 || m.Parts[0].Text() != "Direct message response" {
+				b, _ := json.Marshal(res)
+				t.Errorf("message response: %s; want an agent Message with the text and its context, no task", b)
 			}
 		})
 	}

@@ -30,6 +30,7 @@ var runStates = map[orchestrator.RunState]wunderv1.RunState{
 var stopReasons = map[orchestrator.StopReason]wunderv1.StopReason{
 	orchestrator.StopModelResponse: wunderv1.StopReason_STOP_REASON_MODEL_RESPONSE,
 	orchestrator.StopFinalTool:     wunderv1.StopReason_STOP_REASON_FINAL_TOOL,
+	orchestrator.StopReply:         wunderv1.StopReason_STOP_REASON_REPLY,
 	orchestrator.StopMaxRounds:     wunderv1.StopReason_STOP_REASON_MAX_ROUNDS,
 	orchestrator.StopCancelled:     wunderv1.StopReason_STOP_REASON_CANCELLED,
 	orchestrator.StopError:         wunderv1.StopReason_STOP_REASON_ERROR,

@@ -109,6 +109,9 @@ const (
 	StopReason_STOP_REASON_MAX_ROUNDS StopReason = 3
 	StopReason_STOP_REASON_CANCELLED  StopReason = 4
 	StopReason_STOP_REASON_ERROR      StopReason = 5
+	// The model answered with the reply tool: a direct answer that needs no
+	// task to follow (A2A answers it with a Message).
+	StopReason_STOP_REASON_REPLY StopReason = 6
 )
 
 // Enum value maps for StopReason.
@@ -120,6 +123,7 @@ var (
 		3: "STOP_REASON_MAX_ROUNDS",
 		4: "STOP_REASON_CANCELLED",
 		5: "STOP_REASON_ERROR",
+		6: "STOP_REASON_REPLY",
 	}
 	StopReason_value = map[string]int32{
 		"STOP_REASON_UNSPECIFIED":    0,
@@ -128,6 +132,7 @@ var (
 		"STOP_REASON_MAX_ROUNDS":     3,
 		"STOP_REASON_CANCELLED":      4,
 		"STOP_REASON_ERROR":          5,
+		"STOP_REASON_REPLY":          6,
 	}
 )
 
@@ -2654,7 +2659,7 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x12RUN_STATE_FINISHED\x10\x05\x12\x17\n" +
 	"\x13RUN_STATE_CANCELLED\x10\x06\x12\x14\n" +
 	"\x10RUN_STATE_FAILED\x10\a\x12\x1e\n" +
-	"\x1aRUN_STATE_WAITING_APPROVAL\x10\b*\xb3\x01\n" +
+	"\x1aRUN_STATE_WAITING_APPROVAL\x10\b*\xca\x01\n" +
 	"\n" +
 	"StopReason\x12\x1b\n" +
 	"\x17STOP_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
@@ -2662,7 +2667,8 @@ const file_wunder_v1_run_proto_rawDesc = "" +
 	"\x16STOP_REASON_FINAL_TOOL\x10\x02\x12\x1a\n" +
 	"\x16STOP_REASON_MAX_ROUNDS\x10\x03\x12\x19\n" +
 	"\x15STOP_REASON_CANCELLED\x10\x04\x12\x15\n" +
-	"\x11STOP_REASON_ERROR\x10\x05*n\n" +
+	"\x11STOP_REASON_ERROR\x10\x05\x12\x15\n" +
+	"\x11STOP_REASON_REPLY\x10\x06*n\n" +
 	"\fToolCallMode\x12\x1e\n" +
 	"\x1aTOOL_CALL_MODE_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18TOOL_CALL_MODE_TOOL_CALL\x10\x01\x12 \n" +
