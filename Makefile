@@ -115,7 +115,7 @@ mcp-conformance:
 	./scripts/mcp-conformance.sh
 
 .PHONY: a2a-tck
-## a2a-tck: the A2A TCK (branch 1.0-dev) from its source (SRC, a checkout of github.com/a2aproject/a2a-tck) against wunder on JSON-RPC, HTTP+JSON and gRPC, one line per binding; skipped without SRC or without the Python modules the TCK imports (REQUIRE=1 fails instead)
+## a2a-tck: the A2A TCK from its source (SRC, a checkout of github.com/a2aproject/a2a-tck branch 1.0-dev; SRC03, optional, branch 0.3.x) against wunder on JSON-RPC, HTTP+JSON and gRPC, and the 0.3 mandatory suite, one line each; skipped without SRC or without the Python modules the TCK imports (REQUIRE=1 fails instead)
 a2a-tck:
 	./scripts/a2a-tck.sh
 
