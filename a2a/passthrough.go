@@ -158,6 +158,10 @@ type passCall struct {
 	// owner is who owns what the call makes: the user it acts for, or
 	// the default user for an admin naming none (c.userID "").
 	owner string
+	// sent is what the peer is sent to read the ids from: the JSON-RPC
+	// params, or the HTTP+JSON body (rules checks that it reads as
+	// wunder reads it).
+	sent []byte
 }
 
 // tool is the policy's name of the peer: the tool a2a@{peer}.

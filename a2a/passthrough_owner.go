@@ -40,10 +40,16 @@ type named struct {
 // rules applies the methods' rules of the pass-through to a call and
 // returns the ids it names: push configs and the extended card are not
 // forwarded, and params are read as wunder's own methods read them (bad
-// params are refused here, never forwarded).
+// params are refused here, never forwarded). Params that name a field
+// twice, in spellings wunder reads as one (w.SameField), are bad params:
+// the peer, reading them its own way, could act on ids other than those
+// checked here (another user's task).
 func rules(pc *passCall) (named, error) {
 	ms := w.MethodsOf(pc.v)
 	var n named
+	if a, b, found := w.SameField(pc.sent); found {
+		return n, errParams("params name a field more than once (%q and %q): name each once, in one spelling", clip(a), clip(b))
+	}
 	switch pc.m.Method {
 	case ms.PushSet, ms.PushGet, ms.PushList, ms.PushDelete:
 		return n, errKind(w.ErrPushNotSupported, "push notifications are not supported through the A2A pass-through: follow the task with %s or %s", ms.Subscribe, ms.Get)
