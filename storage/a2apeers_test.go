@@ -138,3 +138,31 @@ func TestPrunePeerIDsBatches(t *testing.T) {
 		t.Fatalf("prune: %d %v; want %d", n, err, pruneBatch+5)
 	}
 }
+
+// Peer ids claimed before they expired are dated from their claim: after
+// the migration their last use is their creation, and a prune between two
+// claims keeps the later.
+func TestPeerIDsUsedMigration(t *testing.T) {
+	for _, be := range backends() {
+		t.Run(be.name, func(t *testing.T) {
+			t.Parallel()
+			opts := be.fresh(t)
+			opts.AutoMigrate = false
+			s := open(t, opts)
+			migrateBefore(t, s, "20261209010000")
+			ctx := t.Context()
+			old, recent := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+			for id, at := range map[string]time.Time{"old": old, "recent": recent} {
+				if _, err := s.db.NewRaw("INSERT INTO a2a_peer_ids (peer, kind, id, user_id, created_at) VALUES ('p', 'task', ?, 'alice', ?)", id, at).Exec(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			must(t, s.Migrate(ctx))
+			n, err := s.PrunePeerIDs(ctx, time.Date(2026, 11, 15, 0, 0, 0, 0, time.UTC))
+			owners, oerr := s.PeerIDOwners(ctx, "p", "task", []string{"old", "recent"}, "")
+			if err != nil || oerr != nil || n != 1 || !maps.Equal(owners, map[string]string{"recent": "alice"}) {
+				t.Fatalf("prune after the migration: %d %v, owners %v %v; want the old one gone", n, err, owners, oerr)
+			}
+		})
+	}
+}
