@@ -34,7 +34,10 @@ import (
 //
 // Every part is checked and fetched before anything is saved, and the
 // files are saved before the run starts: a refused part leaves no task
-// and no file, and a run that does not start removes the folder.
+// and no file, and a run that does not start removes the folder
+// (discard). A folder that cannot be removed, after removeAttempts
+// tries, is counted (FileOptions.CleanupFailed), logged, and said in the
+// refusal, whose code and message otherwise stay as they were.
 
 // FileStore keeps files in a user's workspace; cmd/wunder adapts the
 // built-in tools' workspaces (the resolver, deny globs and quota of the
@@ -64,6 +67,11 @@ type FileOptions struct {
 	// FetchTimeout bounds one fetch, from the look-up of its host to its
 	// last byte. Default 30s.
 	FetchTimeout time.Duration
+	// CleanupFailed is told of each message folder that stays in a
+	// workspace because it could not be removed when its task did not
+	// start (cmd/wunder counts them:
+	// wunder_a2a_file_cleanup_failures_total). nil: not counted.
+	CleanupFailed func()
 }
 
 // DefaultFilesDir is FileOptions.Dir's default.
@@ -78,6 +86,15 @@ const maxNameBytes = 120
 // maxRedirects bounds the redirects a fetch follows (each dial passes the
 // SSRF guard again).
 const maxRedirects = 5
+
+// removeAttempts bounds the tries to remove a message's folder, and
+// removeBackoff is the wait after the first failed one, doubled after
+// each (a file someone writes into the folder meanwhile, a transient
+// error of the file system).
+var (
+	removeAttempts = 3
+	removeBackoff  = 20 * time.Millisecond
+)
 
 // files saves messages' files; nil when Options.Files is.
 type files struct {
@@ -200,12 +217,11 @@ func (f *files) save(ctx context.Context, userID string, in []savedFile) (string
 		name := uniqueName(sf.name, used)
 		p := path.Join(dir, name)
 		if err := f.o.Store.WriteFile(ctx, userID, p, sf.data); err != nil {
-			f.remove(ctx, userID, dir)
 			if errors.Is(err, orchestrator.ErrPermissionDenied) || errors.Is(err, orchestrator.ErrInvalidArgument) ||
 				errors.Is(err, orchestrator.ErrConflict) {
-				return "", nil, errParams("file %q not saved in the workspace: %v", sf.name, err)
+				err = errParams("file %q not saved in the workspace: %v", sf.name, err)
 			}
-			return "", nil, err
+			return "", nil, f.discard(ctx, userID, dir, err)
 		}
 		what := sf.what
 		if what == "" {
@@ -221,15 +237,45 @@ func (f *files) save(ctx context.Context, userID string, in []savedFile) (string
 		Content: text, Size: int64(len(text))}, nil
 }
 
-// remove deletes a message's folder (its run did not start); a failure is
-// logged, the request's error stands.
-func (f *files) remove(ctx context.Context, userID, dir string) {
+// discard removes the folder dir of a message refused with cause (its
+// task did not start; "" = nothing saved) and returns cause. A folder
+// that stays after removeAttempts tries is counted and logged, and cause
+// says so, its kind and message kept.
+func (f *files) discard(ctx context.Context, userID, dir string, cause error) error {
 	if f == nil || dir == "" {
-		return
+		return cause
 	}
-	if err := f.o.Store.RemoveAll(context.WithoutCancel(ctx), userID, dir); err != nil && !errors.Is(err, orchestrator.ErrNotFound) {
-		f.log.WarnContext(ctx, "a2a: the files of a message whose task did not start stay", "dir", dir, "err", err)
+	ctx = context.WithoutCancel(ctx) // a caller that went away leaves no files either
+	var err error
+	wait := removeBackoff
+	for try := 1; ; try++ {
+		err = f.o.Store.RemoveAll(ctx, userID, dir)
+		if err == nil || errors.Is(err, orchestrator.ErrNotFound) {
+			return cause
+		}
+		if try == removeAttempts {
+			break
+		}
+		time.Sleep(wait)
+		wait *= 2
 	}
+	if f.o.CleanupFailed != nil {
+		f.o.CleanupFailed()
+	}
+	f.log.ErrorContext(ctx, "a2a: the files of a message whose task did not start stay in the workspace",
+		"user_id", userID, "dir", dir, "attempts", removeAttempts, "err", err, "refusal", cause)
+	return withFilesLeft(cause, dir)
+}
+
+// withFilesLeft is err, a refusal, saying that the message's folder dir
+// stays in the caller's workspace; its kind and message are kept.
+func withFilesLeft(err error, dir string) error {
+	note := fmt.Sprintf(" (the files of this message stay in your workspace, in %s: they could not be removed)", dir)
+	var ce *codeError
+	if errors.As(err, &ce) {
+		return &codeError{kind: ce.kind, msg: ce.msg + note}
+	}
+	return fmt.Errorf("%w%s", err, note)
 }
 
 // safeName is name as one path element of the workspace: its last

@@ -19,12 +19,14 @@ import (
 )
 
 // memFiles is an in-memory a2a.FileStore; refuse makes a write of a
-// name containing it fail with permission denied.
+// name containing it fail with permission denied, removeFails makes that
+// many removals fail (-1: all).
 type memFiles struct {
-	mu      sync.Mutex
-	files   map[string]string // user/path -> content
-	removed []string
-	refuse  string
+	mu          sync.Mutex
+	files       map[string]string // user/path -> content
+	removed     []string          // every removal tried
+	refuse      string
+	removeFails int
 }
 
 func newMemFiles() *memFiles { return &memFiles{files: map[string]string{}} }
@@ -43,6 +45,10 @@ func (m *memFiles) RemoveAll(_ context.Context, userID, path string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.removed = append(m.removed, userID+"/"+path)
+	if m.removeFails != 0 {
+		m.removeFails--
+		return fmt.Errorf("remove %s: device or resource busy", path)
+	}
 	for k := range m.files {
 		if strings.HasPrefix(k, userID+"/"+path+"/") {
 			delete(m.files, k)
@@ -180,5 +186,52 @@ func TestFilePartsLeaveNothingWhenRefused(t *testing.T) {
 	many := strings.TrimSuffix(strings.Repeat(`{"data":{"n":1}},`, 33), ",")
 	if r := sendParts(t, e, many); r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "32 data parts") {
 		t.Fatalf("33 data parts: %+v", r.Error)
+	}
+}
+
+// A folder that fails to go is tried again; one that stays after the
+// tries is counted (FileOptions.CleanupFailed) and said in the refusal,
+// whose code and message otherwise stay: a part the workspace refuses,
+// and a run the core refuses.
+func TestFilePartsCleanupFailures(t *testing.T) {
+	fs := newMemFiles()
+	fs.refuse = "secret"
+	var failed atomic.Int32
+	e := newEnv(t, &a2a.Options{Files: &a2a.FileOptions{Store: fs, CleanupFailed: func() { failed.Add(1) }}})
+	raw := base64.StdEncoding.EncodeToString([]byte("k"))
+	refused := `{"data":{"a":1}},{"raw":"` + raw + `","filename":"secret.txt","mediaType":"text/plain"}`
+
+	// One failure: the second try removes the folder, nothing is said.
+	fs.removeFails = 1
+	r := sendParts(t, e, refused)
+	if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, `"secret.txt" not saved`) || strings.Contains(r.Error.Message, "stay") {
+		t.Fatalf("denied name, one failed removal: %+v; want -32602 naming it, nothing more", r.Error)
+	}
+	if got := fs.paths(); len(got) != 0 || len(fs.removed) != 2 || failed.Load() != 0 {
+		t.Fatalf("after a retried removal: files %v, removals %v, %d counted; want none left after 2 tries, none counted", got, fs.removed, failed.Load())
+	}
+
+	// The folder stays: counted once, and the refusal says where.
+	fs.removeFails, fs.removed = -1, nil
+	r = sendParts(t, e, refused)
+	left := fs.paths()
+	if len(left) != 1 || !strings.HasSuffix(left[0], "/data-1.json") {
+		t.Fatalf("files left: %v; want the data part's", left)
+	}
+	dir := strings.TrimSuffix(strings.TrimPrefix(left[0], "a2a/"), "/data-1.json")
+	if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, `"secret.txt" not saved`) ||
+		!strings.Contains(r.Error.Message, "stay in your workspace, in "+dir) {
+		t.Fatalf("denied name, the folder stays: %+v; want -32602 naming the file and %s", r.Error, dir)
+	}
+	if len(fs.removed) != 3 || failed.Load() != 1 {
+		t.Fatalf("removals %v, %d counted; want 3 tries and 1 counted", fs.removed, failed.Load())
+	}
+
+	// A run the core refuses (a contextId that is not the caller's).
+	r = post(t, e, "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER",`+
+		`"contextId":"sess_none","parts":[{"text":"q"},{"data":{"a":1}}]}}}`)
+	if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, `contextId "sess_none"`) ||
+		!strings.Contains(r.Error.Message, "stay in your workspace") || failed.Load() != 2 {
+		t.Fatalf("a run refused by the core, its folder stays: %+v, %d counted", r.Error, failed.Load())
 	}
 }

@@ -94,13 +94,10 @@ func (h *Handler) start(ctx context.Context, c *call, p *w.SendParams, mode send
 		ApprovalMode: approval, Attachments: in.atts, Delivery: mode.delivery(p.Push != nil),
 	})
 	if err != nil {
-		h.files.remove(ctx, h.actor(c), in.dir)
-	}
-	if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {
-		return nil, 0, errParams("contextId %q is not a context of this agent; omit it to start a new one", m.ContextID)
-	}
-	if err != nil {
-		return nil, 0, err
+		if errors.Is(err, orchestrator.ErrNotFound) && sessionID != "" {
+			err = errParams("contextId %q is not a context of this agent; omit it to start a new one", m.ContextID)
+		}
+		return nil, 0, h.files.discard(ctx, h.actor(c), in.dir, err)
 	}
 	if p.Push != nil {
 		if _, err := h.createPush(ctx, c.v, r.UserID, r.ID, *p.Push); err != nil {

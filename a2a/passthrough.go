@@ -81,15 +81,20 @@ type Policy interface {
 }
 
 // PeerIDStore keeps who owns the ids of tasks and contexts made at a peer
-// through the pass-through; the first claim of an id wins. storage.Store
-// implements it; [MemoryPeerIDStore] is an in-memory one.
+// through the pass-through; the first claim of an id wins. An id may
+// expire some time after its last use (storage.Store: with
+// storage.a2a_peer_id_retention_days); it is then no one's, as an id
+// wunder never saw. storage.Store implements it; [MemoryPeerIDStore] is
+// an in-memory one.
 type PeerIDStore interface {
 	// ClaimPeerID records userID as the owner of the id of kind ("task",
 	// "context") at peer unless someone already is, and returns the
-	// owner.
+	// owner. A claim of one's own id is a use of it.
 	ClaimPeerID(ctx context.Context, peer, kind, id, userID string) (string, error)
 	// PeerIDOwners returns the owners of those ids someone claimed.
-	PeerIDOwners(ctx context.Context, peer, kind string, ids []string) (map[string]string, error)
+	// usedBy, when not "", is the user the look-up is for: those of the
+	// ids it owns are used.
+	PeerIDOwners(ctx context.Context, peer, kind string, ids []string, usedBy string) (map[string]string, error)
 }
 
 // hopsHeader counts the pass-throughs a request went through.
@@ -153,6 +158,10 @@ type passCall struct {
 	// owner is who owns what the call makes: the user it acts for, or
 	// the default user for an admin naming none (c.userID "").
 	owner string
+	// sent is what the peer is sent to read the ids from: the JSON-RPC
+	// params, or the HTTP+JSON body (rules checks that it reads as
+	// wunder reads it).
+	sent []byte
 }
 
 // tool is the policy's name of the peer: the tool a2a@{peer}.

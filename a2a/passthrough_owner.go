@@ -19,7 +19,10 @@ import (
 // made) is TaskNotFound, a context of another user's is invalid params, a
 // listing shows only the caller's tasks. An admin naming no user reaches
 // them all. What a call makes is claimed from the peer's answer before the
-// caller sees its ids.
+// caller sees its ids. A call that names a task or context of the
+// caller's, or whose answer does, uses it (a listing does not): an id not
+// used for storage.a2a_peer_id_retention_days is forgotten, and is then
+// TaskNotFound as one wunder never saw.
 
 // Kinds of peer ids.
 const (
@@ -37,10 +40,16 @@ type named struct {
 // rules applies the methods' rules of the pass-through to a call and
 // returns the ids it names: push configs and the extended card are not
 // forwarded, and params are read as wunder's own methods read them (bad
-// params are refused here, never forwarded).
+// params are refused here, never forwarded). Params that name a field
+// twice, in spellings wunder reads as one (w.SameField), are bad params:
+// the peer, reading them its own way, could act on ids other than those
+// checked here (another user's task).
 func rules(pc *passCall) (named, error) {
 	ms := w.MethodsOf(pc.v)
 	var n named
+	if a, b, found := w.SameField(pc.sent); found {
+		return n, errParams("params name a field more than once (%q and %q): name each once, in one spelling", clip(a), clip(b))
+	}
 	switch pc.m.Method {
 	case ms.PushSet, ms.PushGet, ms.PushList, ms.PushDelete:
 		return n, errKind(w.ErrPushNotSupported, "push notifications are not supported through the A2A pass-through: follow the task with %s or %s", ms.Subscribe, ms.Get)
@@ -83,7 +92,7 @@ func (p *passThrough) checkOwners(ctx context.Context, pc *passCall, n named) er
 		tasks = append([]string{n.task}, tasks...)
 	}
 	if len(tasks) > 0 {
-		owners, err := p.opts.IDs.PeerIDOwners(ctx, pc.peer.Name, peerTask, tasks)
+		owners, err := p.opts.IDs.PeerIDOwners(ctx, pc.peer.Name, peerTask, tasks, pc.userID)
 		if err != nil {
 			return err
 		}
@@ -94,7 +103,7 @@ func (p *passThrough) checkOwners(ctx context.Context, pc *passCall, n named) er
 		}
 	}
 	if n.context != "" {
-		owners, err := p.opts.IDs.PeerIDOwners(ctx, pc.peer.Name, peerContext, []string{n.context})
+		owners, err := p.opts.IDs.PeerIDOwners(ctx, pc.peer.Name, peerContext, []string{n.context}, pc.userID)
 		if err != nil {
 			return err
 		}
@@ -143,7 +152,7 @@ func (c *claims) claim(ctx context.Context, item json.RawMessage) error {
 		}
 		owner := ""
 		if !c.makes() {
-			owners, err := c.p.opts.IDs.PeerIDOwners(ctx, c.pc.peer.Name, id.kind, []string{id.id})
+			owners, err := c.p.opts.IDs.PeerIDOwners(ctx, c.pc.peer.Name, id.kind, []string{id.id}, c.pc.owner)
 			if err != nil {
 				return err
 			}
@@ -227,7 +236,7 @@ func (p *passThrough) filterList(ctx context.Context, pc *passCall, result json.
 	for i, t := range tasks {
 		ids[i], _ = idsOf(json.RawMessage(`{"task":` + string(t) + `}`))
 	}
-	owners, err := p.opts.IDs.PeerIDOwners(ctx, pc.peer.Name, peerTask, ids)
+	owners, err := p.opts.IDs.PeerIDOwners(ctx, pc.peer.Name, peerTask, ids, "") // a listing uses none
 	if err != nil {
 		return nil, err
 	}

@@ -69,6 +69,7 @@ func (p *passThrough) serveJSONRPC(rw http.ResponseWriter, r *http.Request, peer
 		return
 	}
 	pc.m = w.Request{JSONRPC: "2.0", ID: req.ID, Method: req.Method, Params: w.ProtoNames(req.Params)}
+	pc.sent = req.Params
 	hops, ok := p.prepare(rw, pc)
 	if !ok {
 		return
@@ -125,9 +126,16 @@ func (p *passThrough) serveREST(rw http.ResponseWriter, r *http.Request, peer *P
 			}
 			params["tenant"] = tenant
 		}
+		// The path names the task; a body naming another is refused,
+		// so that the peer acts on the task checked, whichever it reads.
+		if id, ok := params["id"].(string); ok && !bodyNames(body, id) {
+			p.refuse(rw, pc, errParams("the body's id is not the path's, %q", clip(id)))
+			return
+		}
 		raw, _ = json.Marshal(params)
 	}
 	pc.m = w.Request{JSONRPC: "2.0", ID: json.RawMessage("1"), Method: method, Params: w.ProtoNames(raw)}
+	pc.sent = body
 	hops, ok := p.prepare(rw, pc)
 	if !ok {
 		return
@@ -191,6 +199,31 @@ func (p *passThrough) failed(rw http.ResponseWriter, pc *passCall, err error) {
 	p.refuse(rw, pc, err)
 }
 
+// bodyNames reports whether an HTTP+JSON body names the task id, or no
+// task: its id as wunder reads it (any case) is absent, null or id.
+func bodyNames(body []byte, id string) bool {
+	var b struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &b) != nil || len(b.ID) == 0 || string(b.ID) == "null" {
+		return true
+	}
+	var s string
+	return json.Unmarshal(b.ID, &s) == nil && s == id
+}
+
+// dropTenant deletes from o every key wunder reads as the tenant (any
+// case, the proto spelling): a peer must not read one the caller gave.
+func dropTenant(o map[string]json.RawMessage) (had bool) {
+	for k := range o {
+		if strings.EqualFold(k, "tenant") {
+			delete(o, k)
+			had = true
+		}
+	}
+	return had
+}
+
 // withTenant sets a 1.0 call's tenant to the peer interface's (none: no
 // tenant): wunder's tenant named a wunder user and stays here.
 func withTenant(params json.RawMessage, v w.Version, tenant string) json.RawMessage {
@@ -203,11 +236,10 @@ func withTenant(params json.RawMessage, v w.Version, tenant string) json.RawMess
 	} else if json.Unmarshal(params, &o) != nil || o == nil {
 		return params
 	}
-	_, had := o["tenant"]
+	had := dropTenant(o)
 	if !had && tenant == "" {
 		return params
 	}
-	delete(o, "tenant")
 	if tenant != "" {
 		o["tenant"], _ = json.Marshal(tenant)
 	}
@@ -225,10 +257,9 @@ func withoutTenant(body []byte) []byte {
 	if json.Unmarshal(body, &o) != nil || o == nil {
 		return body
 	}
-	if _, ok := o["tenant"]; !ok {
+	if !dropTenant(o) {
 		return body
 	}
-	delete(o, "tenant")
 	b, err := json.Marshal(o)
 	if err != nil {
 		return body

@@ -46,13 +46,13 @@ func cardAt(url string) func(context.Context, string) (json.RawMessage, error) {
 // a2a tests' env: 1.0 and 0.3 JSON-RPC, HTTP+JSON); "down", nothing
 // listening; "junk", a card whose interfaces answer no A2A; "slow", one
 // that answers after the peer's timeout; "loop", published through the
-// front itself.
+// front itself; and extra.
 type passFront struct {
 	*env
 	peer *env
 }
 
-func newPassFront(t *testing.T) *passFront {
+func newPassFront(t *testing.T, extra ...*a2a.Peer) *passFront {
 	t.Helper()
 	peer := newEnv(t, nil)
 	closed := httptest.NewServer(http.NotFoundHandler())
@@ -88,6 +88,9 @@ func newPassFront(t *testing.T) *passFront {
 		"slow": {Name: "slow", Card: cardAt(junk.URL + "/slow/card.json"), HTTP: http.DefaultClient, Timeout: 200 * time.Millisecond},
 	}
 	ps["dup"] = &a2a.Peer{Name: "dup", Card: cardAt(junk.URL + "/dup/card.json"), HTTP: http.DefaultClient, Timeout: 10 * time.Second}
+	for _, p := range extra {
+		ps[p.Name] = p
+	}
 	var front *env
 	ps["loop"] = &a2a.Peer{Name: "loop", HTTP: http.DefaultClient, Timeout: 10 * time.Second,
 		Card: func(context.Context, string) (json.RawMessage, error) {

@@ -5,7 +5,8 @@ import (
 	"sync"
 )
 
-// MemoryPeerIDStore is an in-memory [PeerIDStore] (tests, one process).
+// MemoryPeerIDStore is an in-memory [PeerIDStore] (tests, one process);
+// its ids never expire.
 type MemoryPeerIDStore struct {
 	// mu guards owners.
 	mu     sync.Mutex
@@ -30,7 +31,7 @@ func (m *MemoryPeerIDStore) ClaimPeerID(_ context.Context, peer, kind, id, userI
 }
 
 // PeerIDOwners implements [PeerIDStore].
-func (m *MemoryPeerIDStore) PeerIDOwners(_ context.Context, peer, kind string, ids []string) (map[string]string, error) {
+func (m *MemoryPeerIDStore) PeerIDOwners(_ context.Context, peer, kind string, ids []string, _ string) (map[string]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[string]string{}

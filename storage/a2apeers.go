@@ -11,6 +11,12 @@ import (
 // pass-through (table a2a_peer_ids), and the user each belongs to: the
 // a2a front-end's PeerIDStore, which cmd/wunder backs with these methods
 // (storage imports no front-end). Deleting a user's data deletes theirs.
+//
+// An id lives storage.a2a_peer_id_retention_days from its last use: a
+// claim, or a look-up by its owner (used_at, written again only when it
+// is older than peerIDUseStep, so that a look-up costs no write). The
+// janitor deletes the ids not used since the cutoff (PrunePeerIDs); the
+// task or context is then no one's, and its owner reaches it no more.
 
 type peerIDRow struct {
 	bun.BaseModel `bun:"table:a2a_peer_ids"`
@@ -20,24 +26,37 @@ type peerIDRow struct {
 	ID        string    `bun:"id,pk"`
 	UserID    string    `bun:"user_id,notnull"`
 	CreatedAt time.Time `bun:"created_at,notnull"`
+	UsedAt    time.Time `bun:"used_at,notnull"`
 }
+
+// peerIDUseStep is how precisely used_at follows the uses of an id: a use
+// writes it again only when it is older than this.
+const peerIDUseStep = time.Hour
+
+// claimPeerID inserts a claim; one of the owner's own refreshes used_at
+// when it is older than the step. A claim of someone else's id changes
+// nothing.
+const claimPeerID = `INSERT INTO a2a_peer_ids (peer, kind, id, user_id, created_at, used_at) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (peer, kind, id) DO UPDATE SET used_at = excluded.used_at
+WHERE a2a_peer_ids.user_id = excluded.user_id AND a2a_peer_ids.used_at < ?`
 
 // ClaimPeerID records that userID owns the id of kind ("task",
 // "context") at peer, unless someone already does, and returns the owner:
-// userID, or whoever claimed it first.
+// userID, or whoever claimed it first. A claim of one's own id is a use
+// of it.
 func (s *Store) ClaimPeerID(ctx context.Context, peer, kind, id, userID string) (string, error) {
 	if peer == "" || kind == "" || id == "" || userID == "" {
 		return "", invalid("a peer id needs a peer, a kind, an id and a user")
 	}
-	row := &peerIDRow{Peer: peer, Kind: kind, ID: id, UserID: userID, CreatedAt: stamp(time.Now())}
+	now := stamp(time.Now())
 	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-		_, err := db.NewInsert().Model(row).On("CONFLICT (peer, kind, id) DO NOTHING").Exec(ctx)
+		_, err := db.NewRaw(claimPeerID, peer, kind, id, userID, now, now, now.Add(-peerIDUseStep)).Exec(ctx)
 		return dbErr(err, "claim", "a2a peer "+kind+" "+id)
 	})
 	if err != nil {
 		return "", err
 	}
-	owners, err := s.PeerIDOwners(ctx, peer, kind, []string{id})
+	owners, err := s.PeerIDOwners(ctx, peer, kind, []string{id}, "")
 	if err != nil {
 		return "", err
 	}
@@ -45,19 +64,63 @@ func (s *Store) ClaimPeerID(ctx context.Context, peer, kind, id, userID string) 
 }
 
 // PeerIDOwners returns the owners of those of ids (of kind, at peer) that
-// someone claimed.
-func (s *Store) PeerIDOwners(ctx context.Context, peer, kind string, ids []string) (map[string]string, error) {
+// someone claimed. usedBy, when not "", is the user the look-up is for:
+// those of the ids it owns are used (their lifetime starts again).
+func (s *Store) PeerIDOwners(ctx context.Context, peer, kind string, ids []string, usedBy string) (map[string]string, error) {
 	out := map[string]string{}
 	if len(ids) == 0 {
 		return out, nil
 	}
 	var rows []peerIDRow
-	if err := s.db.NewSelect().Model(&rows).Column("id", "user_id").
+	if err := s.db.NewSelect().Model(&rows).Column("id", "user_id", "used_at").
 		Where("peer = ? AND kind = ? AND id IN (?)", peer, kind, bun.List(ids)).Scan(ctx); err != nil {
 		return nil, dbErr(err, "read", "a2a peer "+kind+"s")
 	}
+	now := stamp(time.Now())
+	var stale []string
 	for _, r := range rows {
 		out[r.ID] = r.UserID
+		if usedBy != "" && r.UserID == usedBy && r.UsedAt.Before(now.Add(-peerIDUseStep)) {
+			stale = append(stale, r.ID)
+		}
+	}
+	if len(stale) > 0 {
+		err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+			_, err := db.NewUpdate().Model((*peerIDRow)(nil)).Set("used_at = ?", now).
+				Where("peer = ? AND kind = ? AND id IN (?) AND user_id = ?", peer, kind, bun.List(stale), usedBy).Exec(ctx)
+			return dbErr(err, "use", "a2a peer "+kind+"s")
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
+}
+
+// PrunePeerIDs deletes the peer ids last used before cutoff, in batches
+// until none is left or ctx ends, and returns how many went.
+func (s *Store) PrunePeerIDs(ctx context.Context, cutoff time.Time) (int, error) {
+	cutoff = cutoff.UTC()
+	total := 0
+	for ctx.Err() == nil {
+		var n int64
+		err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+			// used_at's index picks a batch; the primary key deletes it.
+			sub := db.NewSelect().Model((*peerIDRow)(nil)).Column("peer", "kind", "id").Where("used_at < ?", cutoff).Limit(pruneBatch)
+			res, err := db.NewDelete().Model((*peerIDRow)(nil)).Where("(peer, kind, id) IN (?)", sub).Exec(ctx)
+			if err != nil {
+				return dbErr(err, "prune peer ids", "a2a_peer_ids")
+			}
+			n, _ = res.RowsAffected()
+			return nil
+		})
+		if err != nil {
+			return total, err
+		}
+		total += int(n)
+		if n < pruneBatch {
+			break
+		}
+	}
+	return total, ctx.Err()
 }

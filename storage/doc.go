@@ -11,8 +11,8 @@
 // # Schema and migrations
 //
 // Tables: users, sessions, messages, runs, events (primary key (run_id,
-// seq)), tool_logs, session_locks, push_configs, a2a_peer_ids (a2apeers.go)
-// and others. The migrations are SQL
+// seq)), tool_logs, session_locks, push_configs, a2a_peer_ids (a2apeers.go;
+// expired from their last use) and others. The migrations are SQL
 // files embedded from migrations/sqlite and migrations/postgres — the same
 // versions, spelled per dialect — applied by bun/migrate, each in a
 // transaction. [Store.Migrate] (or Options.AutoMigrate in [Open], and

@@ -22,6 +22,9 @@ import (
 //     tasks that ended that long ago (PruneMemoryTasks);
 //   - with storage.audit_retention_days (90 by default), the audit records
 //     (tool logs) older than that (PruneToolLogs);
+//   - with storage.a2a_peer_id_retention_days (30 by default), the A2A
+//     pass-through's records of who owns a task or context at a peer that
+//     were not used for that long (PrunePeerIDs);
 //   - with workspace.retention_days, workspace files not modified for that
 //     long, then the directories that left empty (never a workspace root).
 //
@@ -32,6 +35,7 @@ type janitor struct {
 	wsDays    int
 	eventDays int
 	auditDays int
+	peerDays  int
 	every     time.Duration
 	log       *slog.Logger
 
@@ -40,24 +44,25 @@ type janitor struct {
 
 // janitorReport is what one pass deleted.
 type janitorReport struct {
-	Runs, ToolLogs, MemoryTasks, Files, Dirs int
+	Runs, ToolLogs, MemoryTasks, PeerIDs, Files, Dirs int
 }
 
 func newJanitor(cfg *config.Config, store *storage.Store, log *slog.Logger) *janitor {
 	return &janitor{store: store, root: cfg.Workspace.Root, wsDays: cfg.Workspace.RetentionDays,
-		eventDays: cfg.Storage.EventRetentionDays, auditDays: cfg.Storage.AuditRetentionDays, every: cfg.Storage.JanitorInterval(), log: log.With("component", "janitor")}
+		eventDays: cfg.Storage.EventRetentionDays, auditDays: cfg.Storage.AuditRetentionDays, peerDays: cfg.Storage.A2APeerIDRetentionDays,
+		every: cfg.Storage.JanitorInterval(), log: log.With("component", "janitor")}
 }
 
 // start runs the janitor until close; nothing when no retention is set.
 func (j *janitor) start() {
-	if j.wsDays == 0 && j.eventDays == 0 && j.auditDays == 0 {
+	if j.wsDays == 0 && j.eventDays == 0 && j.auditDays == 0 && j.peerDays == 0 {
 		return
 	}
 	j.loop = startPeriodic(j.every, true, func(ctx context.Context) {
 		if rep, err := j.runOnce(ctx, time.Now()); err != nil && ctx.Err() == nil {
 			j.log.Warn("retention pass failed", "err", err)
 		} else if rep != (janitorReport{}) {
-			j.log.Info("retention pass", "runs_pruned", rep.Runs, "tool_logs", rep.ToolLogs, "memory_tasks", rep.MemoryTasks, "files", rep.Files, "dirs", rep.Dirs)
+			j.log.Info("retention pass", "runs_pruned", rep.Runs, "tool_logs", rep.ToolLogs, "memory_tasks", rep.MemoryTasks, "a2a_peer_ids", rep.PeerIDs, "files", rep.Files, "dirs", rep.Dirs)
 		}
 	})
 }
@@ -82,6 +87,11 @@ func (j *janitor) runOnce(ctx context.Context, now time.Time) (janitorReport, er
 	if j.auditDays > 0 {
 		var err error
 		rep.ToolLogs, err = j.store.PruneToolLogs(ctx, now.Add(-days(j.auditDays)))
+		errs = append(errs, err)
+	}
+	if j.peerDays > 0 {
+		var err error
+		rep.PeerIDs, err = j.store.PrunePeerIDs(ctx, now.Add(-days(j.peerDays)))
 		errs = append(errs, err)
 	}
 	if j.wsDays > 0 {

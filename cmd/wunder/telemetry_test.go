@@ -238,7 +238,7 @@ func TestTelemetryTraceOfARunAcrossA2A(t *testing.T) {
 }
 
 // seriesRE matches a sample line of the Prometheus text format.
-var seriesRE = regexp.MustCompile(`^([a-z_]+)(\{[^}]*\})? (\S+)$`)
+var seriesRE = regexp.MustCompile(`^([a-z0-9_]+)(\{[^}]*\})? (\S+)$`)
 
 // scrape reads /metrics and returns each sample, keyed by name and labels
 // as written.

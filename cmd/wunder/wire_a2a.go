@@ -92,7 +92,7 @@ func mountA2A(a *app, tools *a2atools.Set, signer *cardsig.Signer) {
 	}
 	if f := cfg.Server.Files; f.Save && a.builtin != nil {
 		opts.Files = &a2a.FileOptions{Store: a2aFiles{a.builtin}, Dir: f.Dir, FetchURLs: f.FetchURLs,
-			AllowPrivate: f.AllowPrivate, FetchTimeout: f.FetchTimeout()}
+			AllowPrivate: f.AllowPrivate, FetchTimeout: f.FetchTimeout(), CleanupFailed: a.tel.A2AFileCleanupFailed}
 	}
 	if a.cfg.Security.APIKey != "" {
 		// The extended card is for authenticated callers; without
@@ -185,8 +185,13 @@ func (f a2aFiles) WriteFile(ctx context.Context, userID, path string, data []byt
 	return err
 }
 
+// RemoveAll removes the folder at path; entries the deny globs keep
+// (builtin.Set.Remove leaves them) are a failure: the folder stays.
 func (f a2aFiles) RemoveAll(ctx context.Context, userID, path string) error {
-	_, err := f.set.Remove(ctx, userID, path)
+	kept, err := f.set.Remove(ctx, userID, path)
+	if err == nil && kept > 0 {
+		err = fmt.Errorf("%d entries under %s are kept by security.deny_globs", kept, path)
+	}
 	return err
 }
 

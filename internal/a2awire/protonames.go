@@ -3,7 +3,9 @@ package a2awire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
+	"unicode"
 )
 
 // ProtoNames rewrites the field names of A2A params written with the
@@ -120,4 +122,89 @@ func lowerCamel(name string) string {
 		}
 	}
 	return b.String()
+}
+
+// SameField finds in the JSON params two keys of one object that wunder
+// reads as one field: a key given twice, or two spellings that
+// ProtoNames and encoding/json take for the same name ("task_id" and
+// "taskId"; "id" and "ID", Go matching names case-insensitively, with
+// Unicode's simple folding: "ſ" is "s"). Wunder reads the last of them
+// (the lowerCamelCase one before a proto name); another parser may read
+// the first, or the exact spelling only. Values of free-form fields
+// (metadata, data parts) are not looked into. It reports nothing for
+// params that are not JSON (their decoder refuses them).
+func SameField(params []byte) (first, second string, found bool) {
+	d := json.NewDecoder(bytes.NewReader(params))
+	d.UseNumber()
+	first, second, found, _ = sameField(d, 0)
+	return first, second, found
+}
+
+// freeFormNames are the folded names of freeForm's fields (encoding/json
+// takes "Metadata" for metadata).
+var freeFormNames = map[string]bool{foldName("metadata"): true, foldName("data"): true}
+
+// maxSameFieldDepth is encoding/json's bound on nesting: deeper params
+// are refused by their decoder anyway.
+const maxSameFieldDepth = 10000
+
+// sameField reads one value from d, looking for two keys of an object
+// that name one field.
+func sameField(d *json.Decoder, depth int) (first, second string, found bool, err error) {
+	if depth > maxSameFieldDepth {
+		return "", "", false, errors.New("too deep")
+	}
+	tok, err := d.Token()
+	if err != nil {
+		return "", "", false, err
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]string{}
+		for d.More() {
+			kt, err := d.Token()
+			if err != nil {
+				return "", "", false, err
+			}
+			key, _ := kt.(string)
+			name := foldName(key)
+			if k, ok := seen[name]; ok {
+				return k, key, true, nil
+			}
+			seen[name] = key
+			if freeFormNames[name] {
+				var skip json.RawMessage
+				if err := d.Decode(&skip); err != nil {
+					return "", "", false, err
+				}
+				continue
+			}
+			if first, second, found, err = sameField(d, depth+1); found || err != nil {
+				return first, second, found, err
+			}
+		}
+		_, err = d.Token() // '}'
+	case json.Delim('['):
+		for d.More() {
+			if first, second, found, err = sameField(d, depth+1); found || err != nil {
+				return first, second, found, err
+			}
+		}
+		_, err = d.Token() // ']'
+	}
+	return "", "", false, err
+}
+
+// foldName is the name a key is matched by: ProtoNames' lowerCamelCase
+// spelling, each rune folded to the least of its simple case-folding
+// orbit (so that two names are equal as bytes.EqualFold, which
+// encoding/json matches field names with, says).
+func foldName(key string) string {
+	return strings.Map(func(r rune) rune {
+		least := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+		return least
+	}, lowerCamel(key))
 }

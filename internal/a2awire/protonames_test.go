@@ -64,3 +64,75 @@ func FuzzProtoNamesSkip(f *testing.F) {
 		}
 	})
 }
+
+func TestSameField(t *testing.T) {
+	for _, tc := range []struct{ in, a, b string }{
+		{`{"id":"x","ID":"y"}`, "id", "ID"},
+		{`{"id":"x","id":"y"}`, "id", "id"},
+		{`{"message":{"taskId":"x","task_id":"y"}}`, "taskId", "task_id"},
+		{`{"message":{"taskId":"x","ta\u017fkId":"y"}}`, "taskId", "taſkId"},
+		{`{"message":{"contextId":"x","CONTEXT_ID":"y"}}`, "contextId", "CONTEXT_ID"},
+		{`{"configuration":{"pushNotificationConfig":{"url":"a"}},"configuration":{}}`, "configuration", "configuration"},
+		{`{"message":{"parts":[{"text":"a"},{"text":"b","Text":"c"}]}}`, "text", "Text"},
+		{`{"metadata":{"a":1},"Metadata":{}}`, "metadata", "Metadata"},
+		{`[{"a":1,"A":2}]`, "a", "A"},
+	} {
+		a, b, found := SameField([]byte(tc.in))
+		if !found || a != tc.a || b != tc.b {
+			t.Errorf("SameField(%s) = %q, %q, %v; want %q and %q", tc.in, a, b, found, tc.a, tc.b)
+		}
+	}
+	for _, none := range []string{
+		`{"id":"x","historyLength":1}`, `{"message":{"taskId":"x","contextId":"y","referenceTaskIds":["a","a"]}}`,
+		// Free-form values are the caller's, in any spelling of their field.
+		`{"message":{"metadata":{"k":1,"K":2},"parts":[{"data":{"id":1,"ID":2}},{"DATA":{"a":1,"a":2}}]},"Metadata":null}`,
+		`{"a":{"x":1},"b":{"x":1}}`, `[1,2,{"x":1}]`, `"a"`, ``, `{"id":`, `{"a":1e999}`,
+	} {
+		if a, b, found := SameField([]byte(none)); found {
+			t.Errorf("SameField(%s) = %q, %q; want none", none, a, b)
+		}
+	}
+}
+
+// FuzzSameField checks that params SameField passes read the same to
+// wunder and to a peer that reads keys exactly: the task a GetTask or a
+// message names, as encoding/json (after ProtoNames) reads it, is the one
+// under its exact key, when that key is there.
+func FuzzSameField(f *testing.F) {
+	for _, s := range []string{`{"id":"x","ID":"y"}`, `{"Id":"x"}`, `{"message":{"taskId":"x","task_id":"y"}}`,
+		`{"message":{"taskId":"x","ta\u017fkId":"y"}}`, `{"message":{"taskId":"x"},"Message":{"taskId":"y"}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if !json.Valid(b) {
+			return
+		}
+		if _, _, found := SameField(b); found {
+			return
+		}
+		var ours struct {
+			ID      string `json:"id"`
+			Message *struct {
+				TaskID string `json:"taskId"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(ProtoNames(b), &ours) != nil {
+			return
+		}
+		var theirs map[string]json.RawMessage
+		if json.Unmarshal(b, &theirs) != nil {
+			return
+		}
+		var id string
+		if raw, ok := theirs["id"]; ok && json.Unmarshal(raw, &id) == nil && id != ours.ID {
+			t.Fatalf("%s: wunder reads id %q, an exact reader %q", b, ours.ID, id)
+		}
+		var msg map[string]json.RawMessage
+		if raw, ok := theirs["message"]; ok && json.Unmarshal(raw, &msg) == nil && ours.Message != nil {
+			var task string
+			if raw, ok := msg["taskId"]; ok && json.Unmarshal(raw, &task) == nil && task != ours.Message.TaskID {
+				t.Fatalf("%s: wunder reads taskId %q, an exact reader %q", b, ours.Message.TaskID, task)
+			}
+		}
+	})
+}

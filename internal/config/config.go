@@ -407,6 +407,12 @@ type Storage struct {
 	// calls' arguments and results) older than this many days. 0 = keep
 	// them forever. Default 90.
 	AuditRetentionDays int `yaml:"audit_retention_days"`
+	// A2APeerIDRetentionDays (a2a_peer_id_retention_days): the janitor
+	// deletes the A2A pass-through's records of who owns a task or context
+	// at a published peer (a2a_peer_ids) not used for this many days; the
+	// owner then reaches that task no more. 0 = keep them forever.
+	// Default 30.
+	A2APeerIDRetentionDays int `yaml:"a2a_peer_id_retention_days"`
 	// JanitorIntervalSeconds (janitor_interval_s): how often the janitor
 	// applies the retention settings, >= 60. Default 3600.
 	JanitorIntervalSeconds int `yaml:"janitor_interval_s"`

@@ -83,6 +83,7 @@ func Default() *Config {
 			Backend:                BackendAuto,
 			JanitorIntervalSeconds: 3600,
 			AuditRetentionDays:     90,
+			A2APeerIDRetentionDays: 30,
 			Postgres: Postgres{
 				ConnectTimeoutSeconds: 10,
 				MaxOpenConns:          20,

@@ -80,6 +80,7 @@ func TestSectionBounds(t *testing.T) {
 		{"history items", "workspace:\n  max_history_items: 0\n", "workspace.max_history_items: must be at least 1, got 0"},
 		{"quota", "workspace:\n  max_bytes_per_user: -1\n", "workspace.max_bytes_per_user: must be at least 0, got -1"},
 		{"audit retention", "storage:\n  audit_retention_days: 40000\n", "storage.audit_retention_days: must be between 0 and 36500, got 40000"},
+		{"peer id retention", "storage:\n  a2a_peer_id_retention_days: -1\n", "storage.a2a_peer_id_retention_days: must be between 0 and 36500, got -1"},
 		{"janitor", "storage:\n  janitor_interval_s: 59\n", "storage.janitor_interval_s: must be at least 60, got 59"},
 		{"pool", "storage:\n  postgres: {max_open_conns: 0}\n", "storage.postgres.max_open_conns: must be at least 1, got 0"},
 		// observability
@@ -181,6 +182,7 @@ i18n:
   aliases: {zh-mo: zh}
 storage:
   audit_retention_days: 36500
+  a2a_peer_id_retention_days: 36500
   janitor_interval_s: 60
 observability:
   monitor_event_limit: 2000

@@ -171,6 +171,7 @@ func (c *Config) validate(p *problems) {
 	atLeast(v, "storage.postgres.max_open_conns", st.Postgres.MaxOpenConns, 1)
 	atLeast(v, "storage.event_retention_days", st.EventRetentionDays, 0)
 	v.between("storage.audit_retention_days", st.AuditRetentionDays, 0, 100*365)
+	v.between("storage.a2a_peer_id_retention_days", st.A2APeerIDRetentionDays, 0, 100*365)
 	atLeast(v, "storage.janitor_interval_s", st.JanitorIntervalSeconds, 60)
 
 	o := c.Observability

@@ -15,7 +15,7 @@ import (
 
 // docSeries matches a row of the metrics table of docs/observability.md:
 // | `name` | type | `label`, `label` | what |
-var docSeries = regexp.MustCompile("^\\| `(wunder_[a-z_]+)` \\| ([a-z]+) \\|([^|]*)\\|")
+var docSeries = regexp.MustCompile("^\\| `(wunder_[a-z0-9_]+)` \\| ([a-z]+) \\|([^|]*)\\|")
 
 // Metric names, types and labels are a contract (dashboards and alerts
 // are written against them): every wunder_* family /metrics exposes is in

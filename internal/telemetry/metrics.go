@@ -28,6 +28,9 @@ type metrics struct {
 	userRunSeconds *prometheus.CounterVec
 	userTokens     *prometheus.CounterVec
 	userToolCalls  *prometheus.CounterVec
+
+	// Front-ends' own failures.
+	a2aFileCleanupFailures prometheus.Counter
 }
 
 // Buckets, in seconds.
@@ -67,9 +70,11 @@ func newMetrics() *metrics {
 		Help: "Tokens of the runs that ended on this instance, by user and kind (input, output)."}, []string{"user", "kind"})
 	m.userToolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "wunder_user_tool_calls_total",
 		Help: "Tool calls decided on this instance, by user and outcome (allowed, denied, error)."}, []string{"user", "outcome"})
+	m.a2aFileCleanupFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "wunder_a2a_file_cleanup_failures_total",
+		Help: "Folders of A2A messages whose task did not start that could not be removed from the caller's workspace (their files stay)."})
 	m.reg.MustRegister(m.runs, m.runDuration, m.firstEvent, m.modelCalls, m.modelDuration, m.modelTokens,
 		m.toolCalls, m.toolDuration, m.storeDuration,
-		m.toolDecisions, m.userRuns, m.userRunSeconds, m.userTokens, m.userToolCalls,
+		m.toolDecisions, m.userRuns, m.userRunSeconds, m.userTokens, m.userToolCalls, m.a2aFileCleanupFailures,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -100,6 +105,10 @@ func (t *Telemetry) SetGauges(g Gauges) {
 		}
 	}
 }
+
+// A2AFileCleanupFailed counts a folder of an A2A message whose task did
+// not start that stays in a workspace (a2a.FileOptions.CleanupFailed).
+func (t *Telemetry) A2AFileCleanupFailed() { t.m.a2aFileCleanupFailures.Inc() }
 
 // MetricsHandler serves the registry in the Prometheus text format
 // (gateway mounts it at /metrics behind its authentication).
