@@ -288,8 +288,9 @@ func newNormalizer() *normalizer {
 }
 
 var (
-	// wunder's ids: a prefix and 26 characters of Crockford base32.
-	idRE = regexp.MustCompile(`\b([a-z]+(?:_[a-z]+)?)_([0-9a-hjkmnp-tv-z]{26})\b`)
+	// wunder's ids: a prefix (letters, then letters or digits: a2ui_)
+	// and 26 characters of Crockford base32.
+	idRE = regexp.MustCompile(`\b([a-z][a-z0-9]*(?:_[a-z]+)?)_([0-9a-hjkmnp-tv-z]{26})\b`)
 	// The MCP SDK's session ids and random request ids, by where they stand.
 	mcpSessionRE = regexp.MustCompile(`(Mcp-Session-Id: )(\S+)`)
 	requestIDRE  = regexp.MustCompile(`("request_?[iI]d": ?")([^"]+)(")`)
