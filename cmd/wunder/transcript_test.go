@@ -43,7 +43,8 @@ import (
 //     "NN restart" (the server stops and starts again on the same data
 //     directory, as a crash's recovery or a rolling restart would);
 //   - after each request, "want NN": the status, the headers a client reads
-//     (content type, session and run ids, Retry-After, WWW-Authenticate),
+//     (content type, session and run ids, Retry-After, WWW-Authenticate,
+//     the A2A extensions a response applied),
 //     a blank line and the body as the client gets it: JSON indented, an
 //     event stream's events without its heartbeats, Connect's frames one a
 //     line.
@@ -210,7 +211,7 @@ func (tr *transcript) want(i int, name, got string) {
 }
 
 // shownHeaders are the response headers a transcript shows.
-var shownHeaders = []string{"Content-Type", "Mcp-Session-Id", "X-Run-Id", "X-Session-Id", "Retry-After", "Www-Authenticate", "Allow"}
+var shownHeaders = []string{"Content-Type", "Mcp-Session-Id", "X-Run-Id", "X-Session-Id", "Retry-After", "Www-Authenticate", "Allow", "A2A-Extensions"}
 
 // render is a response as a client reads it.
 func render(t *testing.T, resp *http.Response) string {
