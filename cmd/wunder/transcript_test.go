@@ -36,8 +36,8 @@ import (
 //
 //   - its comment: what it shows;
 //   - "config.yaml", optional: YAML applied over the test server's
-//     configuration, where <upstream> and <upstream-stateless> are the
-//     URL of an MCP server started for the case
+//     configuration, where a placeholder such as <upstream> or <a2a-peer>
+//     is the URL of a server started for the case
 //     (transcript_upstream_test.go);
 //   - steps, each "NN METHOD PATH" (headers, a blank line, the body) or
 //     "NN restart" (the server stops and starts again on the same data
@@ -50,10 +50,10 @@ import (
 //     line.
 //
 // Ids, times and durations are normalised: the first run id seen becomes
-// <run-1>, a time <time>, a duration <ms>; a request may name <run-1> and
-// gets the real id. Any changed letter of a want section fails the test;
-// go test ./cmd/wunder -run TestTranscripts -update rewrites them, to be read
-// in review like code.
+// <run-1>, an upstream's first UUID <uuid-1>, a time <time>, a duration
+// <ms>; a request may name <run-1> and gets the real id. Any changed
+// letter of a want section fails the test; go test ./cmd/wunder -run
+// TestTranscripts -update rewrites them, to be read in review like code.
 
 var updateTranscripts = flag.Bool("update", false, "rewrite the want sections of testdata/transcripts")
 
@@ -292,6 +292,9 @@ var (
 	// wunder's ids: a prefix (letters, then letters or digits: a2ui_)
 	// and 26 characters of Crockford base32.
 	idRE = regexp.MustCompile(`\b([a-z][a-z0-9]*(?:_[a-z]+)?)_([0-9a-hjkmnp-tv-z]{26})\b`)
+	// UUIDs: the ids of an upstream's own (an a2a-go peer's tasks,
+	// contexts, messages and artifacts).
+	uuidRE = regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
 	// The MCP SDK's session ids and random request ids, by where they stand.
 	mcpSessionRE = regexp.MustCompile(`(Mcp-Session-Id: )(\S+)`)
 	requestIDRE  = regexp.MustCompile(`("request_?[iI]d": ?")([^"]+)(")`)
@@ -322,6 +325,7 @@ func (n *normalizer) apply(s string) string {
 		sub := idRE.FindStringSubmatch(m)
 		return n.name(strings.ReplaceAll(sub[1], "_", "-"), m)
 	})
+	s = uuidRE.ReplaceAllStringFunc(s, func(m string) string { return n.name("uuid", m) })
 	s = mcpSessionRE.ReplaceAllStringFunc(s, func(m string) string {
 		sub := mcpSessionRE.FindStringSubmatch(m)
 		return sub[1] + n.name("mcp-session", sub[2])
