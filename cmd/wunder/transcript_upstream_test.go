@@ -21,12 +21,16 @@ import (
 //     testdata/transcripts/mcp-passthrough) served with sessions, as a
 //     2025-11-25 server is;
 //   - <upstream-stateless>: the same served without sessions (2026-07-28);
+//   - <mcp-apps>: a go-sdk MCP server with an MCP App (appUpstream in
+//     mcp_apps_test.go; testdata/transcripts/mcp-apps): show_weather names
+//     the page ui://weather/view.html, refresh_weather is for the app
+//     alone, explain_weather for the model alone;
 //   - <a2a-peer>: an a2a-go v2 agent (startPassPeer in
 //     a2a_passthrough_test.go; testdata/transcripts/a2a-passthrough): it
 //     answers "echo: <text>", leaves a task "wait" input-required, and
 //     wants the bearer token peer-secret.
 //
-// The MCP server's tools answer the same way every time, so that what the
+// The <upstream> server's tools answer the same way every time, so that what the
 // gateway relays can be pinned letter by letter:
 //
 //   - echo: a text of its arguments;
@@ -36,6 +40,7 @@ import (
 var transcriptUpstreams = map[string]func(*testing.T) string{
 	"<upstream>":           func(t *testing.T) string { return transcriptUpstream(t, false) },
 	"<upstream-stateless>": func(t *testing.T) string { return transcriptUpstream(t, true) },
+	"<mcp-apps>":           appUpstream,
 	"<a2a-peer>":           func(t *testing.T) string { return startPassPeer(t).url },
 }
 
