@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -259,6 +260,22 @@ func (h *Handler) catalogDigest(ctx context.Context, user string) (string, error
 		return "", err
 	}
 	return fmt.Sprintf("%x", sha256.Sum256(b)), nil
+}
+
+// sessionListenMiddleware refuses subscriptions/listen on a session as a
+// method the session's revision lacks (-32601, which go-sdk words "method
+// not found"): the method is 2026-07-28's, a revision without sessions
+// (route serves it there), and a session's server is never told of the
+// catalog's changes, which is why its initialize says tools.listChanged
+// false. go-sdk would acknowledge the listen with the list changes its
+// server declares, a promise nothing keeps.
+func sessionListenMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, _ := req.GetSession().(*mcp.ServerSession); method == "subscriptions/listen" && ss != nil && ss.ID() != "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // withoutListChanged is the initialize result of a session-based revision:
