@@ -156,17 +156,21 @@ func (tr *transcript) do(step, text string) string {
 		head, body = "", text[1:]
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, tr.s.url+tr.norm.fill(path), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	events := 0 // Transcript-Events: read only so many events
 	for line := range strings.SplitSeq(head, "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		switch k, v = strings.TrimSpace(k), strings.TrimSpace(v); {
 		case !ok:
 		case strings.EqualFold(k, "Host"): // the authority a client names, as a rebound DNS name makes it
 			req.Host = v
+		case strings.EqualFold(k, eventsHeader):
+			if events, err = strconv.Atoi(v); err != nil || events < 1 {
+				t.Fatalf("%s: step %q: %s: %q, want a count of events", tr.file, step, eventsHeader, v)
+			}
 		default:
 			req.Header.Set(k, v)
 		}
@@ -180,11 +184,26 @@ func (tr *transcript) do(step, text string) string {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
+		cancel()
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
-	defer resp.Body.Close()
-	return tr.norm.apply(render(t, resp))
+	if events > 0 {
+		// The stream stays open until the case ends, as a client that
+		// keeps listening holds it: the steps after it meet it open.
+		t.Cleanup(func() { resp.Body.Close(); cancel() })
+	} else {
+		defer cancel()
+		defer resp.Body.Close()
+	}
+	return tr.norm.apply(render(t, resp, events))
 }
+
+// eventsHeader, in a step's headers, is not sent: "Transcript-Events: N"
+// reads only the first N events of the response's event stream, then
+// leaves it open until the case ends (a stream that never ends by
+// itself, such as MCP's subscriptions/listen). The want section says so
+// in its last line.
+const eventsHeader = "Transcript-Events"
 
 // want compares got with the want section after the step at index i; with
 // -update it writes got there (adding the section when missing).
@@ -213,8 +232,9 @@ func (tr *transcript) want(i int, name, got string) {
 // shownHeaders are the response headers a transcript shows.
 var shownHeaders = []string{"Content-Type", "Mcp-Session-Id", "X-Run-Id", "X-Session-Id", "Retry-After", "Www-Authenticate", "Allow", "A2A-Extensions"}
 
-// render is a response as a client reads it.
-func render(t *testing.T, resp *http.Response) string {
+// render is a response as a client reads it; of an event stream, the
+// first events only when events > 0 (see eventsHeader).
+func render(t *testing.T, resp *http.Response, events int) string {
 	var out strings.Builder
 	fmt.Fprintf(&out, "%d\n", resp.StatusCode)
 	for _, h := range shownHeaders {
@@ -223,11 +243,15 @@ func render(t *testing.T, resp *http.Response) string {
 		}
 	}
 	out.WriteString("\n")
+	ct := resp.Header.Get("Content-Type")
+	if events > 0 && strings.HasPrefix(ct, "text/event-stream") {
+		renderEvents(t, resp.Body, events, &out)
+		return out.String()
+	}
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatalf("reading the body: %v", err)
 	}
-	ct := resp.Header.Get("Content-Type")
 	switch {
 	case strings.HasPrefix(ct, "text/event-stream"):
 		sc := bufio.NewScanner(bytes.NewReader(body))
@@ -265,6 +289,36 @@ func render(t *testing.T, resp *http.Response) string {
 		out.Write(body)
 	}
 	return out.String()
+}
+
+// renderEvents writes the first n events of an event stream that is still
+// open, as render writes a whole one, and says that it stays open.
+func renderEvents(t *testing.T, body io.Reader, n int, out *strings.Builder) {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	fields := false // the event being read has a field
+	for n > 0 && sc.Scan() {
+		switch line := sc.Text(); {
+		case strings.HasPrefix(line, ":"): // heartbeats are comments
+		case line == "":
+			out.WriteString("\n")
+			if fields {
+				n--
+			}
+			fields = false
+		default:
+			out.WriteString(line + "\n")
+			fields = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading the event stream: %v", err)
+	}
+	if n > 0 {
+		out.WriteString("(the stream ended)\n")
+		return
+	}
+	out.WriteString("(the stream stays open)\n")
 }
 
 // connectFrame is one message of the Connect streaming protocol.
