@@ -1,10 +1,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -122,7 +124,7 @@ func (l *listens) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	u, err := l.acquire(r.Context(), user)
 	if err != nil {
-		writeRPCError(w, http.StatusTooManyRequests, err.Error())
+		writeRPCError(w, http.StatusTooManyRequests, l.requestID(r), err.Error())
 		return
 	}
 	defer l.release(user, u)
@@ -301,11 +303,32 @@ func withoutListChanged(res mcp.Result) mcp.Result {
 	return &out
 }
 
+// requestID is the id of r's JSON-RPC request, read from its body for a
+// refusal that no JSON-RPC handler writes; nil (null) when it holds none
+// that is a string or a number.
+func (l *listens) requestID(r *http.Request) json.RawMessage {
+	limit := l.h.opts.MaxBodyBytes
+	if limit <= 0 {
+		limit = mcp.DefaultMaxRequestBodyBytes
+	}
+	var msg struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if r.Body == nil || json.NewDecoder(io.LimitReader(r.Body, limit)).Decode(&msg) != nil {
+		return nil
+	}
+	switch id := bytes.TrimSpace(msg.ID); {
+	case len(id) == 0, id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9'):
+		return nil
+	}
+	return msg.ID
+}
+
 // writeRPCError answers a request that reached no JSON-RPC handler with a
-// JSON-RPC error (id null) and status.
-func writeRPCError(w http.ResponseWriter, status int, msg string) {
+// JSON-RPC error for id (nil: null) and status.
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32000, "message": msg}})
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32000, "message": msg}})
 	_, _ = w.Write(b)
 }

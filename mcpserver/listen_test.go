@@ -156,8 +156,8 @@ func TestListenNotAnnouncedToSessions(t *testing.T) {
 	}
 }
 
-// A user's listen streams are bounded, with an error naming the bound;
-// another user's are not affected.
+// A user's listen streams are bounded, with an error naming the bound
+// (for the request's id); another user's are not affected.
 func TestListenStreamsBounded(t *testing.T) {
 	t.Parallel()
 	_, h, url := newListenEnv(t, mcpserver.Options{MaxListens: 1})
@@ -188,12 +188,13 @@ func TestListenStreamsBounded(t *testing.T) {
 	}
 	resp, body := listen("alice")
 	var e struct {
+		ID    any `json:"id"`
 		Error struct {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if resp.StatusCode != http.StatusTooManyRequests || json.Unmarshal(body, &e) != nil || !strings.Contains(e.Error.Message, "mcp.server.max_listens") {
+	if resp.StatusCode != http.StatusTooManyRequests || json.Unmarshal(body, &e) != nil || !strings.Contains(e.Error.Message, "mcp.server.max_listens") || e.ID != 7.0 {
 		t.Fatalf("alice's second stream: %d %s", resp.StatusCode, body)
 	}
 	if resp, body := listen("bob"); resp.StatusCode != http.StatusOK {
