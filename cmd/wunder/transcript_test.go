@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"go.yaml.in/yaml/v3"
 	"golang.org/x/tools/txtar"
 
 	"github.com/wunder/wunder/internal/config"
@@ -35,10 +34,11 @@ import (
 // A case's archive holds, in order:
 //
 //   - its comment: what it shows;
-//   - "config.yaml", optional: YAML applied over the test server's
-//     configuration, where a placeholder such as <upstream> or <a2a-peer>
-//     is the URL of a server started for the case
-//     (transcript_upstream_test.go);
+//   - "config.yaml", optional: the server's configuration, read as an
+//     operator's file is (config.Load: defaults, each new list entry's
+//     own, unknown keys refused), its model the fake one; a placeholder
+//     such as <upstream> or <a2a-peer> in it is the URL of a server
+//     started for the case (transcript_upstream_test.go);
 //   - steps, each "NN METHOD PATH" (headers, a blank line, the body) or
 //     "NN restart" (the server stops and starts again on the same data
 //     directory, as a crash's recovery or a rolling restart would);
@@ -122,8 +122,28 @@ func (tr *transcript) start() {
 	fake := &fakellm.Server{Chunks: 3}
 	model := httptest.NewServer(fake)
 	t.Cleanup(model.Close)
-	cfg := config.Default()
-	cfg.DataDir = dataDir(t)
+	// The case's config.yaml is read as an operator's file is
+	// (config.Load: a new list entry starts from its defaults, an unknown
+	// key fails), with no environment but the data directory, then the
+	// test server's model.
+	var caseYAML []byte
+	for _, f := range tr.ar.Files {
+		if f.Name == "config.yaml" {
+			caseYAML = withUpstreams(t, f.Data)
+		}
+	}
+	dir := dataDir(t)
+	cfg, err := config.Load(config.LoadOptions{Path: "config.yaml", Override: []byte{},
+		ReadFile: func(string) ([]byte, error) { return caseYAML, nil },
+		LookupEnv: func(k string) (string, bool) {
+			if k == "WUNDER_DATA_DIR" {
+				return dir, true
+			}
+			return "", false
+		}})
+	if err != nil {
+		t.Fatalf("config.yaml: %v", err)
+	}
 	m := config.NewModel()
 	m.Provider, m.BaseURL, m.Model = config.ProviderLocal, model.URL+"/v1", "fake"
 	m.Retry.InitialBackoffMillis, m.Retry.MaxAttempts = 1, 1
@@ -131,13 +151,6 @@ func (tr *transcript) start() {
 	// Every streamed chunk its own event: how many chunks a reader sees
 	// joined otherwise depends on the store's speed.
 	cfg.Observability.KeepOutputChunks = true
-	for _, f := range tr.ar.Files {
-		if f.Name == "config.yaml" {
-			if err := yaml.Unmarshal(withUpstreams(t, f.Data), cfg); err != nil {
-				t.Fatalf("config.yaml: %v", err)
-			}
-		}
-	}
 	tr.cfg = cfg
 	tr.s, tr.stop = serveConfig(t, cfg)
 }
