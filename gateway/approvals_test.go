@@ -77,3 +77,20 @@ func TestApprovalRoutes(t *testing.T) {
 	}
 	wantProblem(t, e.do(t, "POST", "/wunder", `{"user_id":"alice","question":"q","approval_mode":"yolo","stream":false}`), 400, "invalid_argument")
 }
+
+// The answer at a pause says what the run has used so far, as the run
+// does (GET /wunder/runs/{id}), not nothing.
+func TestPausedAnswerCarriesUsage(t *testing.T) {
+	used := &orchestrator.Usage{InputTokens: 12, OutputTokens: 3, TotalTokens: 15}
+	e := newEnv(t, envOpts{turns: []orchestratortest.Turn{
+		{ToolCalls: []orchestrator.ToolCall{orchestratortest.Call("write_file", `{"path":"a.txt","content":"hi"}`)}, Usage: used},
+		{Content: "wrote it"},
+	}})
+	w := decode[struct {
+		State string             `json:"state"`
+		Usage orchestrator.Usage `json:"usage"`
+	}](t, e.do(t, "POST", "/wunder", `{"user_id":"alice","question":"write","tool_names":["write_file"],"approval_mode":"suggest","stream":false}`), 200)
+	if w.State != "waiting_approval" || w.Usage != *used {
+		t.Fatalf("the answer at the pause: %+v; want waiting_approval with usage %+v", w, *used)
+	}
+}

@@ -67,9 +67,9 @@ type wunderResponse struct {
 }
 
 // pausedResponse is the answer of a run that waits: its approvals and its
-// questions apart.
+// questions apart, and its usage so far.
 func pausedResponse(run *orchestrator.Run, st orchestrator.Waited) wunderResponse {
-	resp := wunderResponse{SessionID: run.SessionID, RunID: run.ID, State: st.Run.State}
+	resp := wunderResponse{SessionID: run.SessionID, RunID: run.ID, State: st.Run.State, Usage: st.Run.Usage}
 	for _, a := range st.Approvals {
 		if a.Kind == orchestrator.KindQuestion {
 			resp.Questions = append(resp.Questions, orchestrator.QuestionView(a))

@@ -1,14 +1,17 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wunder/wunder/orchestrator"
@@ -121,7 +124,7 @@ func (l *listens) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	u, err := l.acquire(r.Context(), user)
 	if err != nil {
-		writeRPCError(w, http.StatusTooManyRequests, err.Error())
+		writeRPCError(w, http.StatusTooManyRequests, l.requestID(r), err.Error())
 		return
 	}
 	defer l.release(user, u)
@@ -261,6 +264,22 @@ func (h *Handler) catalogDigest(ctx context.Context, user string) (string, error
 	return fmt.Sprintf("%x", sha256.Sum256(b)), nil
 }
 
+// sessionListenMiddleware refuses subscriptions/listen on a session as a
+// method the session's revision lacks (-32601, which go-sdk words "method
+// not found"): the method is 2026-07-28's, a revision without sessions
+// (route serves it there), and a session's server is never told of the
+// catalog's changes, which is why its initialize says tools.listChanged
+// false. go-sdk would acknowledge the listen with the list changes its
+// server declares, a promise nothing keeps.
+func sessionListenMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, _ := req.GetSession().(*mcp.ServerSession); method == "subscriptions/listen" && ss != nil && ss.ID() != "" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
+		}
+		return next(ctx, method, req)
+	}
+}
+
 // withoutListChanged is the initialize result of a session-based revision:
 // its tools and resources do not announce list changes (see above).
 func withoutListChanged(res mcp.Result) mcp.Result {
@@ -284,11 +303,32 @@ func withoutListChanged(res mcp.Result) mcp.Result {
 	return &out
 }
 
+// requestID is the id of r's JSON-RPC request, read from its body for a
+// refusal that no JSON-RPC handler writes; nil (null) when it holds none
+// that is a string or a number.
+func (l *listens) requestID(r *http.Request) json.RawMessage {
+	limit := l.h.opts.MaxBodyBytes
+	if limit <= 0 {
+		limit = mcp.DefaultMaxRequestBodyBytes
+	}
+	var msg struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if r.Body == nil || json.NewDecoder(io.LimitReader(r.Body, limit)).Decode(&msg) != nil {
+		return nil
+	}
+	switch id := bytes.TrimSpace(msg.ID); {
+	case len(id) == 0, id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9'):
+		return nil
+	}
+	return msg.ID
+}
+
 // writeRPCError answers a request that reached no JSON-RPC handler with a
-// JSON-RPC error (id null) and status.
-func writeRPCError(w http.ResponseWriter, status int, msg string) {
+// JSON-RPC error for id (nil: null) and status.
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32000, "message": msg}})
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": -32000, "message": msg}})
 	_, _ = w.Write(b)
 }

@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -155,8 +156,8 @@ func TestListenNotAnnouncedToSessions(t *testing.T) {
 	}
 }
 
-// A user's listen streams are bounded, with an error naming the bound;
-// another user's are not affected.
+// A user's listen streams are bounded, with an error naming the bound
+// (for the request's id); another user's are not affected.
 func TestListenStreamsBounded(t *testing.T) {
 	t.Parallel()
 	_, h, url := newListenEnv(t, mcpserver.Options{MaxListens: 1})
@@ -187,16 +188,63 @@ func TestListenStreamsBounded(t *testing.T) {
 	}
 	resp, body := listen("alice")
 	var e struct {
+		ID    any `json:"id"`
 		Error struct {
 			Code    int    `json:"code"`
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if resp.StatusCode != http.StatusTooManyRequests || json.Unmarshal(body, &e) != nil || !strings.Contains(e.Error.Message, "mcp.server.max_listens") {
+	if resp.StatusCode != http.StatusTooManyRequests || json.Unmarshal(body, &e) != nil || !strings.Contains(e.Error.Message, "mcp.server.max_listens") || e.ID != 7.0 {
 		t.Fatalf("alice's second stream: %d %s", resp.StatusCode, body)
 	}
 	if resp, body := listen("bob"); resp.StatusCode != http.StatusOK {
 		t.Fatalf("bob's first stream: %d %s", resp.StatusCode, body)
 	}
 	waitFor(t, "bob's stream", func() bool { return mcpserver.ListenStreams(h, "bob") == 1 })
+}
+
+// subscriptions/listen is a method of 2026-07-28, which has no sessions: on
+// a session of an older revision (whose initialize says tools.listChanged
+// false, the session's server never being told of the catalog's changes)
+// it is refused as a method the revision lacks, rather than acknowledged
+// with list changes that would never come.
+func TestListenRefusedOnASession(t *testing.T) {
+	t.Parallel()
+	_, _, url := newListenEnv(t, mcpserver.Options{ListChangedPoll: time.Hour})
+	cs := connectSession(t, url, &http.Client{Transport: bearer("alice")}, nil)
+	if caps := cs.InitializeResult().Capabilities; caps.Tools == nil || caps.Tools.ListChanged {
+		t.Fatalf("a %s session's tools capability %+v; want listChanged false", legacy, caps.Tools)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url,
+		strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`))
+	for k, v := range map[string]string{"Authorization": "Bearer alice", "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Mcp-Session-Id": cs.ID(), "Mcp-Protocol-Version": legacy} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	// The answer is the stream's first message; a listen acknowledged
+	// would hold the stream open after its acknowledgement instead.
+	var msg struct {
+		ID     int                 `json:"id"`
+		Method string              `json:"method"`
+		Error  *struct{ Code int } `json:"error"`
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && d != "" {
+			if err := json.Unmarshal([]byte(d), &msg); err != nil {
+				t.Fatalf("%v: %s", err, d)
+			}
+			break
+		}
+	}
+	if msg.ID != 7 || msg.Error == nil || msg.Error.Code != -32601 {
+		t.Fatalf("subscriptions/listen on a %s session: %+v (method %q); want error -32601 for id 7", legacy, msg, msg.Method)
+	}
 }

@@ -416,7 +416,7 @@ func (h *Handler) newServer() *mcp.Server {
 	h.addRunTool(s)
 	h.addApproveTool(s)
 	h.addTaskMethods(s)
-	s.AddReceivingMiddleware(h.traceMiddleware, h.tasksMiddleware, h.toolsMiddleware, h.sessionMiddleware)
+	s.AddReceivingMiddleware(h.traceMiddleware, sessionListenMiddleware, h.tasksMiddleware, h.toolsMiddleware, h.sessionMiddleware)
 	return s
 }
 

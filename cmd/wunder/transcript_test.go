@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"go.yaml.in/yaml/v3"
 	"golang.org/x/tools/txtar"
 
 	"github.com/wunder/wunder/internal/config"
@@ -35,24 +34,26 @@ import (
 // A case's archive holds, in order:
 //
 //   - its comment: what it shows;
-//   - "config.yaml", optional: YAML applied over the test server's
-//     configuration, where <upstream> and <upstream-stateless> are the
-//     URL of an MCP server started for the case
-//     (transcript_upstream_test.go);
+//   - "config.yaml", optional: the server's configuration, read as an
+//     operator's file is (config.Load: defaults, each new list entry's
+//     own, unknown keys refused), its model the fake one; a placeholder
+//     such as <upstream> or <a2a-peer> in it is the URL of a server
+//     started for the case (transcript_upstream_test.go);
 //   - steps, each "NN METHOD PATH" (headers, a blank line, the body) or
 //     "NN restart" (the server stops and starts again on the same data
 //     directory, as a crash's recovery or a rolling restart would);
 //   - after each request, "want NN": the status, the headers a client reads
-//     (content type, session and run ids, Retry-After, WWW-Authenticate),
+//     (content type, session and run ids, Retry-After, WWW-Authenticate,
+//     the A2A extensions a response applied),
 //     a blank line and the body as the client gets it: JSON indented, an
 //     event stream's events without its heartbeats, Connect's frames one a
 //     line.
 //
 // Ids, times and durations are normalised: the first run id seen becomes
-// <run-1>, a time <time>, a duration <ms>; a request may name <run-1> and
-// gets the real id. Any changed letter of a want section fails the test;
-// go test ./cmd/wunder -run TestTranscripts -update rewrites them, to be read
-// in review like code.
+// <run-1>, an upstream's first UUID <uuid-1>, a time <time>, a duration
+// <ms>; a request may name <run-1> and gets the real id. Any changed
+// letter of a want section fails the test; go test ./cmd/wunder -run
+// TestTranscripts -update rewrites them, to be read in review like code.
 
 var updateTranscripts = flag.Bool("update", false, "rewrite the want sections of testdata/transcripts")
 
@@ -121,8 +122,28 @@ func (tr *transcript) start() {
 	fake := &fakellm.Server{Chunks: 3}
 	model := httptest.NewServer(fake)
 	t.Cleanup(model.Close)
-	cfg := config.Default()
-	cfg.DataDir = dataDir(t)
+	// The case's config.yaml is read as an operator's file is
+	// (config.Load: a new list entry starts from its defaults, an unknown
+	// key fails), with no environment but the data directory, then the
+	// test server's model.
+	var caseYAML []byte
+	for _, f := range tr.ar.Files {
+		if f.Name == "config.yaml" {
+			caseYAML = withUpstreams(t, f.Data)
+		}
+	}
+	dir := dataDir(t)
+	cfg, err := config.Load(config.LoadOptions{Path: "config.yaml", Override: []byte{},
+		ReadFile: func(string) ([]byte, error) { return caseYAML, nil },
+		LookupEnv: func(k string) (string, bool) {
+			if k == "WUNDER_DATA_DIR" {
+				return dir, true
+			}
+			return "", false
+		}})
+	if err != nil {
+		t.Fatalf("config.yaml: %v", err)
+	}
 	m := config.NewModel()
 	m.Provider, m.BaseURL, m.Model = config.ProviderLocal, model.URL+"/v1", "fake"
 	m.Retry.InitialBackoffMillis, m.Retry.MaxAttempts = 1, 1
@@ -130,13 +151,6 @@ func (tr *transcript) start() {
 	// Every streamed chunk its own event: how many chunks a reader sees
 	// joined otherwise depends on the store's speed.
 	cfg.Observability.KeepOutputChunks = true
-	for _, f := range tr.ar.Files {
-		if f.Name == "config.yaml" {
-			if err := yaml.Unmarshal(withUpstreams(t, f.Data), cfg); err != nil {
-				t.Fatalf("config.yaml: %v", err)
-			}
-		}
-	}
 	tr.cfg = cfg
 	tr.s, tr.stop = serveConfig(t, cfg)
 }
@@ -155,17 +169,21 @@ func (tr *transcript) do(step, text string) string {
 		head, body = "", text[1:]
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, tr.s.url+tr.norm.fill(path), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	events := 0 // Transcript-Events: read only so many events
 	for line := range strings.SplitSeq(head, "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		switch k, v = strings.TrimSpace(k), strings.TrimSpace(v); {
 		case !ok:
 		case strings.EqualFold(k, "Host"): // the authority a client names, as a rebound DNS name makes it
 			req.Host = v
+		case strings.EqualFold(k, eventsHeader):
+			if events, err = strconv.Atoi(v); err != nil || events < 1 {
+				t.Fatalf("%s: step %q: %s: %q, want a count of events", tr.file, step, eventsHeader, v)
+			}
 		default:
 			req.Header.Set(k, v)
 		}
@@ -179,11 +197,26 @@ func (tr *transcript) do(step, text string) string {
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
+		cancel()
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
-	defer resp.Body.Close()
-	return tr.norm.apply(render(t, resp))
+	if events > 0 {
+		// The stream stays open until the case ends, as a client that
+		// keeps listening holds it: the steps after it meet it open.
+		t.Cleanup(func() { resp.Body.Close(); cancel() })
+	} else {
+		defer cancel()
+		defer resp.Body.Close()
+	}
+	return tr.norm.apply(render(t, resp, events))
 }
+
+// eventsHeader, in a step's headers, is not sent: "Transcript-Events: N"
+// reads only the first N events of the response's event stream, then
+// leaves it open until the case ends (a stream that never ends by
+// itself, such as MCP's subscriptions/listen). The want section says so
+// in its last line.
+const eventsHeader = "Transcript-Events"
 
 // want compares got with the want section after the step at index i; with
 // -update it writes got there (adding the section when missing).
@@ -210,10 +243,11 @@ func (tr *transcript) want(i int, name, got string) {
 }
 
 // shownHeaders are the response headers a transcript shows.
-var shownHeaders = []string{"Content-Type", "Mcp-Session-Id", "X-Run-Id", "X-Session-Id", "Retry-After", "Www-Authenticate", "Allow"}
+var shownHeaders = []string{"Content-Type", "Mcp-Session-Id", "X-Run-Id", "X-Session-Id", "Retry-After", "Www-Authenticate", "Allow", "A2A-Extensions"}
 
-// render is a response as a client reads it.
-func render(t *testing.T, resp *http.Response) string {
+// render is a response as a client reads it; of an event stream, the
+// first events only when events > 0 (see eventsHeader).
+func render(t *testing.T, resp *http.Response, events int) string {
 	var out strings.Builder
 	fmt.Fprintf(&out, "%d\n", resp.StatusCode)
 	for _, h := range shownHeaders {
@@ -222,11 +256,15 @@ func render(t *testing.T, resp *http.Response) string {
 		}
 	}
 	out.WriteString("\n")
+	ct := resp.Header.Get("Content-Type")
+	if events > 0 && strings.HasPrefix(ct, "text/event-stream") {
+		renderEvents(t, resp.Body, events, &out)
+		return out.String()
+	}
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatalf("reading the body: %v", err)
 	}
-	ct := resp.Header.Get("Content-Type")
 	switch {
 	case strings.HasPrefix(ct, "text/event-stream"):
 		sc := bufio.NewScanner(bytes.NewReader(body))
@@ -266,6 +304,36 @@ func render(t *testing.T, resp *http.Response) string {
 	return out.String()
 }
 
+// renderEvents writes the first n events of an event stream that is still
+// open, as render writes a whole one, and says that it stays open.
+func renderEvents(t *testing.T, body io.Reader, n int, out *strings.Builder) {
+	sc := bufio.NewScanner(body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	fields := false // the event being read has a field
+	for n > 0 && sc.Scan() {
+		switch line := sc.Text(); {
+		case strings.HasPrefix(line, ":"): // heartbeats are comments
+		case line == "":
+			out.WriteString("\n")
+			if fields {
+				n--
+			}
+			fields = false
+		default:
+			out.WriteString(line + "\n")
+			fields = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading the event stream: %v", err)
+	}
+	if n > 0 {
+		out.WriteString("(the stream ended)\n")
+		return
+	}
+	out.WriteString("(the stream stays open)\n")
+}
+
 // connectFrame is one message of the Connect streaming protocol.
 func connectFrame(flags byte, msg []byte) []byte {
 	b := make([]byte, 5, 5+len(msg))
@@ -288,8 +356,12 @@ func newNormalizer() *normalizer {
 }
 
 var (
-	// wunder's ids: a prefix and 26 characters of Crockford base32.
-	idRE = regexp.MustCompile(`\b([a-z]+(?:_[a-z]+)?)_([0-9a-hjkmnp-tv-z]{26})\b`)
+	// wunder's ids: a prefix (letters, then letters or digits: a2ui_)
+	// and 26 characters of Crockford base32.
+	idRE = regexp.MustCompile(`\b([a-z][a-z0-9]*(?:_[a-z]+)?)_([0-9a-hjkmnp-tv-z]{26})\b`)
+	// UUIDs: the ids of an upstream's own (an a2a-go peer's tasks,
+	// contexts, messages and artifacts).
+	uuidRE = regexp.MustCompile(`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`)
 	// The MCP SDK's session ids and random request ids, by where they stand.
 	mcpSessionRE = regexp.MustCompile(`(Mcp-Session-Id: )(\S+)`)
 	requestIDRE  = regexp.MustCompile(`("request_?[iI]d": ?")([^"]+)(")`)
@@ -320,6 +392,7 @@ func (n *normalizer) apply(s string) string {
 		sub := idRE.FindStringSubmatch(m)
 		return n.name(strings.ReplaceAll(sub[1], "_", "-"), m)
 	})
+	s = uuidRE.ReplaceAllStringFunc(s, func(m string) string { return n.name("uuid", m) })
 	s = mcpSessionRE.ReplaceAllStringFunc(s, func(m string) string {
 		sub := mcpSessionRE.FindStringSubmatch(m)
 		return sub[1] + n.name("mcp-session", sub[2])

@@ -12,23 +12,37 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The upstream MCP server of the pass-through transcripts
-// (testdata/transcripts/mcp-passthrough): a go-sdk v1.8.0 server in
-// process, on httptest. A case's config.yaml names it by placeholder as an
-// mcp.servers URL, and the harness starts it before the gateway reads the
-// configuration:
+// The upstream servers of the transcripts, in process on httptest. A
+// case's config.yaml names one by placeholder (as an mcp.servers URL or an
+// a2a.services endpoint), and the harness starts it before the gateway
+// reads the configuration:
 //
-//   - <upstream>: served with sessions, as a 2025-11-25 server is;
-//   - <upstream-stateless>: served without sessions (2026-07-28).
+//   - <upstream>: a go-sdk v1.8.0 MCP server (the pass-through cases of
+//     testdata/transcripts/mcp-passthrough) served with sessions, as a
+//     2025-11-25 server is;
+//   - <upstream-stateless>: the same served without sessions (2026-07-28);
+//   - <mcp-apps>: a go-sdk MCP server with an MCP App (appUpstream in
+//     mcp_apps_test.go; testdata/transcripts/mcp-apps): show_weather names
+//     the page ui://weather/view.html, refresh_weather is for the app
+//     alone, explain_weather for the model alone;
+//   - <a2a-peer>: an a2a-go v2 agent (startPassPeer in
+//     a2a_passthrough_test.go; testdata/transcripts/a2a-passthrough): it
+//     answers "echo: <text>", leaves a task "wait" input-required, and
+//     wants the bearer token peer-secret.
 //
-// Its tools answer the same way every time, so that what the gateway
-// relays can be pinned letter by letter:
+// The <upstream> server's tools answer the same way every time, so that what the
+// gateway relays can be pinned letter by letter:
 //
 //   - echo: a text of its arguments;
 //   - secret: never reached in a case whose allow_tools hides it;
 //   - broken: a tool error (a result with isError);
 //   - fail: a JSON-RPC error of the upstream's own, code -32050 with data.
-var transcriptUpstreams = map[string]bool{"<upstream>": false, "<upstream-stateless>": true}
+var transcriptUpstreams = map[string]func(*testing.T) string{
+	"<upstream>":           func(t *testing.T) string { return transcriptUpstream(t, false) },
+	"<upstream-stateless>": func(t *testing.T) string { return transcriptUpstream(t, true) },
+	"<mcp-apps>":           appUpstream,
+	"<a2a-peer>":           func(t *testing.T) string { return startPassPeer(t).url },
+}
 
 // failCode is the code of the upstream's own JSON-RPC error (in the
 // implementation-defined server range).
@@ -38,9 +52,9 @@ const failCode = -32050
 // config.yaml with the URL of a server started for the case.
 func withUpstreams(t *testing.T, cfg []byte) []byte {
 	s := string(cfg)
-	for name, stateless := range transcriptUpstreams {
+	for name, start := range transcriptUpstreams {
 		if strings.Contains(s, name) {
-			s = strings.ReplaceAll(s, name, transcriptUpstream(t, stateless))
+			s = strings.ReplaceAll(s, name, start(t))
 		}
 	}
 	return []byte(s)
