@@ -124,6 +124,9 @@ var policy = map[string]rule{
 	// SSE reader.
 	"scripts":         {},
 	"scripts/sseload": {may: []string{"internal/sse"}},
+	// The A2A TCK's googleapis descriptors (scripts/a2a-tck.sh): protobuf
+	// and genproto, which wunder already depends on, nothing of wunder's.
+	"scripts/protoset": {thirdParty: true},
 	// Process-level tests of the edge: the real binary, driven from outside.
 	"test": {may: []string{"internal/testutil"}, thirdParty: true},
 	// The HA check (scripts/ha.sh): a client of replicas behind a balancer,

@@ -434,8 +434,8 @@ func TestSessionsToolsAndPrompt(t *testing.T) {
 			}
 		}
 	}
-	if n != 5 || len(groups) != len(orchestrator.CatalogGroups) {
-		t.Fatalf("catalog = %+v; want the 5 tools (ask_user, final_response, plan, read_file, write_file) in the %d groups and nothing else", groups, len(orchestrator.CatalogGroups))
+	if n != 6 || len(groups) != len(orchestrator.CatalogGroups) {
+		t.Fatalf("catalog = %+v; want the 6 tools (ask_user, final_response, plan, read_file, reply, write_file) in the %d groups and nothing else", groups, len(orchestrator.CatalogGroups))
 	}
 	var prompt struct{ Prompt string }
 	_ = json.NewDecoder(e.do(t, "POST", "/wunder/system_prompt", `{"user_id":"u","tool_names":["read_file"],"language":"zh"}`).Body).Decode(&prompt)
