@@ -59,6 +59,10 @@ type passRoute struct {
 	// stateless revision itself.
 	slots map[string]*sharedSlot
 	modes map[string]bool
+	// inputs are the calls this replica holds parked, waiting for their
+	// client's input, by record id (passthrough_input.go), and the
+	// session each is on.
+	inputs map[string]*passSession
 }
 
 func (h *Handler) passThrough(name string) http.Handler {

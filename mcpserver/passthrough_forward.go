@@ -188,6 +188,14 @@ func (s *passSession) exchange(w http.ResponseWriter, r *http.Request, m *messag
 		return true // final is the caller's to call, once it gave up
 	}
 	final(nil)
+	s.failed(ctx, w, m, err, ra, streamed)
+	return false
+}
+
+// failed answers the request m whose exchange ended without a response:
+// err is the call's error (nil when the upstream's answer ended without
+// one), ra an answer of the upstream's that was no response to it.
+func (s *passSession) failed(ctx context.Context, w http.ResponseWriter, m *message, err error, ra *rpcAnswer, streamed bool) {
 	name := s.route.name
 	switch {
 	case ctx.Err() != nil && s.life.Err() == nil:
@@ -206,7 +214,6 @@ func (s *passSession) exchange(w http.ResponseWriter, r *http.Request, m *messag
 	default:
 		writeError(w, m.ID, internalError("upstream "+name+" is unavailable: "+err.Error()))
 	}
-	return false
 }
 
 // begin is the context of a request's exchange: the downstream request's,

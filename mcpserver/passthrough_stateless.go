@@ -109,7 +109,22 @@ func (rt *passRoute) serveStateless(w http.ResponseWriter, r *http.Request, m *m
 		writeError(w, m.ID, rpcErr)
 		return
 	}
-	params := legacyParams(m.Params)
+	// A retry with the client's answers to its upstream's questions
+	// (passthrough_input.go): the legacy upstream issued no requestState,
+	// so any is the gateway's.
+	retry := readRetry(m.Params)
+	if retry.RequestState != nil {
+		tok, ok := parseInputToken(*retry.RequestState)
+		if !ok {
+			final(nil)
+			writeErrorStatus(w, http.StatusBadRequest, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+				Message: "requestState is not one the gateway issued: call again without it"})
+			return
+		}
+		rt.resumeInput(w, r, m, s, tok, retry, final)
+		return
+	}
+	params := legacyParams(withoutRetry(m.Params))
 	for try := 0; ; try++ {
 		upID := json.RawMessage(strconv.AppendInt(nil, s.nextID(), 10))
 		up := upReq{body: withTraceContext(r.Context(), envelope(upID, m.Method, params)), id: upID, out: outHeader{version: s.versionNow()}, status: errorStatus}
@@ -117,7 +132,7 @@ func (rt *passRoute) serveStateless(w http.ResponseWriter, r *http.Request, m *m
 		// A stateless client cancels by ending its request; the upstream
 		// session hears it as notifications/cancelled.
 		stop := context.AfterFunc(r.Context(), func() { s.cancelUpstream(upID) })
-		gone := s.exchange(w, r, m, up, back)
+		gone := s.exchangeInput(w, r, m, up, back, retry.Meta.Capabilities)
 		stop()
 		if !gone {
 			return
@@ -237,14 +252,20 @@ func (rt *passRoute) ask(ctx context.Context, l link, out outHeader, method stri
 }
 
 // handshake opens the gateway's session with the upstream: initialize as a
-// client of legacyVersion that declares no capabilities (nothing could
-// answer the upstream's requests), then notifications/initialized.
+// client of legacyVersion that declares elicitation (form and URL),
+// sampling and roots, whose requests during a call go to the calling
+// client as input requests (passthrough_input.go) when it declared the
+// same, and are refused otherwise; then notifications/initialized.
 func (s *passSession) handshake(ctx context.Context) error {
 	rt := s.route
 	params, _ := json.Marshal(map[string]any{
 		"protocolVersion": legacyVersion,
-		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]string{"name": "wunder", "version": rt.h.opts.Version},
+		"capabilities": map[string]any{
+			"elicitation": map[string]any{"form": map[string]any{}, "url": map[string]any{}},
+			"sampling":    map[string]any{},
+			"roots":       map[string]any{},
+		},
+		"clientInfo": map[string]string{"name": "wunder", "version": rt.h.opts.Version},
 	})
 	res, err := rt.ask(ctx, s.link, outHeader{}, "initialize", params)
 	if err != nil {

@@ -127,9 +127,17 @@ type Options struct {
 	// MaxListens bounds the subscriptions/listen streams one user has open
 	// on this replica (mcp.server.max_listens). Default DefaultMaxListens.
 	MaxListens int
-	Version    string
-	Logger     *slog.Logger
+	// InputTimeout bounds how long a pass-through call of a 2026-07-28
+	// client waits, parked, for the client's answers to its upstream's
+	// questions (passthrough_input.go; mcp.server.input_timeout_s).
+	// Default DefaultInputTimeout.
+	InputTimeout time.Duration
+	Version      string
+	Logger       *slog.Logger
 }
+
+// DefaultInputTimeout is Options.InputTimeout's default.
+const DefaultInputTimeout = 10 * time.Minute
 
 func (o Options) withDefaults() Options {
 	if o.UserID == "" {
@@ -149,6 +157,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxListens <= 0 {
 		o.MaxListens = DefaultMaxListens
+	}
+	if o.InputTimeout <= 0 {
+		o.InputTimeout = DefaultInputTimeout
 	}
 	switch {
 	case o.SessionTimeout == 0:

@@ -133,7 +133,15 @@ type MCPEndpoint struct {
 	// MaxListens bounds the subscriptions/listen streams one user keeps
 	// open on one replica. Default 8.
 	MaxListens int `yaml:"max_listens"`
+	// InputTimeoutSeconds bounds how long a pass-through call of a
+	// 2026-07-28 client waits for the client's answers to a 2025-11-25
+	// upstream's questions (elicitation, sampling, roots) before it is
+	// cancelled upstream. Default 600.
+	InputTimeoutSeconds int `yaml:"input_timeout_s"`
 }
+
+// InputTimeout is mcp.server.input_timeout_s.
+func (e MCPEndpoint) InputTimeout() time.Duration { return seconds(e.InputTimeoutSeconds) }
 
 // MCP session stores (mcp.server.session_store).
 const (
@@ -175,7 +183,7 @@ func mcpDefaults() MCP {
 		TimeoutSeconds: 60,
 		Servers:        []MCPServer{},
 		Server: MCPEndpoint{Enabled: true, UserID: "wunder", SessionStore: MCPSessionsAuto, SessionTimeoutSeconds: 86400,
-			ListChangedPollSeconds: 10, MaxListens: 8},
+			ListChangedPollSeconds: 10, MaxListens: 8, InputTimeoutSeconds: 600},
 		Elicitation:         MCPElicitDecline,
 		ReadyTimeoutSeconds: 30,
 	}
@@ -194,6 +202,7 @@ func (c *Config) validateMCP(v checker) {
 	atLeast(v, "mcp.server.session_timeout_s", m.Server.SessionTimeoutSeconds, 0)
 	atLeast(v, "mcp.server.list_changed_poll_s", m.Server.ListChangedPollSeconds, 0)
 	atLeast(v, "mcp.server.max_listens", m.Server.MaxListens, 1)
+	atLeast(v, "mcp.server.input_timeout_s", m.Server.InputTimeoutSeconds, 1)
 	if err := validUserIDString(m.Server.UserID); err != "" {
 		v.fail("mcp.server.user_id", "%s", err)
 	}
