@@ -98,7 +98,7 @@ func newPassFront(t *testing.T, extra ...*a2a.Peer) *passFront {
 		}}
 	core := newEnv(t, nil) // the front's core: its policy and cards
 	opts := &a2a.Options{PassThrough: &a2a.PassThroughOptions{Peers: ps, Policy: core.o, IDs: &a2a.MemoryPeerIDStore{},
-		Card: wcard.New(core.o, nil).PeerCard}}
+		Card: wcard.New(core.o, &wcard.Options{GRPC: true}).PeerCard}}
 	front = newEnv(t, opts)
 	f.env = front
 	return f

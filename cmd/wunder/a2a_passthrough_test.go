@@ -26,10 +26,11 @@ import (
 // passPeer is an a2a-go v2.4.0 agent behind wunder's A2A pass-through:
 // a message "wait" leaves its task input-required (so it can be
 // cancelled); any other is answered "echo: <text>" with a working status
-// between. It notes the tasks it made, the tenants it was sent and the
-// credentials it saw.
+// between, "hold" only once the test sends on hold. It notes the tasks it
+// made, the tenants it was sent and the credentials it saw.
 type passPeer struct {
-	url string
+	url  string
+	hold chan struct{}
 	// mu guards the fields below.
 	mu      sync.Mutex
 	tasks   []string
@@ -37,7 +38,7 @@ type passPeer struct {
 	auth    []string
 }
 
-func (p *passPeer) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[sdk.Event, error] {
+func (p *passPeer) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[sdk.Event, error] {
 	return func(yield func(sdk.Event, error) bool) {
 		p.mu.Lock()
 		p.tasks = append(p.tasks, string(ec.TaskID))
@@ -53,6 +54,16 @@ func (p *passPeer) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.S
 		if text == "wait" {
 			yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateInputRequired, sdk.NewMessage(sdk.MessageRoleAgent, sdk.NewTextPart("what next?"))), nil)
 			return
+		}
+		if text == "hold" {
+			if !yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateWorking, nil), nil) {
+				return
+			}
+			select {
+			case <-p.hold:
+			case <-ctx.Done():
+				return
+			}
 		}
 		if !yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateWorking, nil), nil) ||
 			!yield(sdk.NewArtifactEvent(ec, sdk.NewTextPart("echo: "+text)), nil) {
@@ -94,7 +105,7 @@ func startPassPeer(t *testing.T) *passPeer { return startSignedPassPeer(t, nil) 
 // /tampered-card.json.
 func startSignedPassPeer(t *testing.T, signer *cardsig.Signer) *passPeer {
 	t.Helper()
-	p := &passPeer{}
+	p := &passPeer{hold: make(chan struct{})}
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
