@@ -275,6 +275,7 @@ func TestPassThroughGRPCRefusals(t *testing.T) {
 		{"down", send("peers/down"), codes.Unavailable, "UNAVAILABLE"},
 		{"down, streaming", stream("peers/down"), codes.Unavailable, "UNAVAILABLE"},
 		{"junk", send("peers/junk"), codes.Internal, "INVALID_AGENT_RESPONSE"},
+		{"a stream broken off", stream("peers/cut"), codes.Unavailable, "UNAVAILABLE"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

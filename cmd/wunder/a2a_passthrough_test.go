@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -212,11 +213,14 @@ func TestA2APassThroughWithGoSDK(t *testing.T) {
 			urls := map[sdk.TransportProtocol]string{}
 			for _, i := range card.SupportedInterfaces {
 				urls[i.ProtocolBinding] = i.URL
-				if i.Tenant != "" {
-					t.Errorf("the card through wunder names the peer's tenant: %+v", i)
+				// gRPC names the peer in its tenant
+				// (a2a_passthrough_grpc_test.go); the others name none.
+				if want := map[sdk.TransportProtocol]string{sdk.TransportProtocolGRPC: "peers/peer"}[i.ProtocolBinding]; i.Tenant != want {
+					t.Errorf("the card through wunder names the tenant %q: %+v", i.Tenant, i)
 				}
 			}
-			if want := map[sdk.TransportProtocol]string{sdk.TransportProtocolJSONRPC: f.s.url + "/a2a/peer", sdk.TransportProtocolHTTPJSON: f.s.url + "/a2a/peer/v1"}; !mapsEqual(urls, want) {
+			if want := map[sdk.TransportProtocol]string{sdk.TransportProtocolJSONRPC: f.s.url + "/a2a/peer", sdk.TransportProtocolHTTPJSON: f.s.url + "/a2a/peer/v1",
+				sdk.TransportProtocolGRPC: strings.TrimPrefix(f.s.url, "http://")}; !mapsEqual(urls, want) {
 				t.Fatalf("interfaces through wunder = %v; want %v", urls, want)
 			}
 			if card.Capabilities.PushNotifications || card.Name != "pass-peer" || len(card.Skills) != 1 {
