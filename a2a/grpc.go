@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -35,10 +37,32 @@ const GRPCServiceName = "lf.a2a.v1.A2AService"
 // GRPCServicePath is the path prefix of the A2A gRPC service.
 const GRPCServicePath = "/" + GRPCServiceName + "/"
 
-// grpcResult collects a unary call's outcome (call.grpc).
+// grpcResult collects a call's outcome (call.grpc): the response message
+// its result fills, or its error.
 type grpcResult struct {
-	raw json.RawMessage
+	// out is the response message of a unary call; nil for a stream.
+	out proto.Message
 	err *w.Error
+	// bug is why err is an internal error, for the log.
+	bug error
+}
+
+// errNoFit is a result or stream item that does not fit its message: a
+// bug of wunder's own, a peer's bad answer through the pass-through.
+var errNoFit = errors.New("the result does not fit its gRPC message")
+
+// errStreamFailed stops a stream whose error the sink took.
+var errStreamFailed = errors.New("the stream failed")
+
+// fill reads a result into the response message ("null": none).
+func (g *grpcResult) fill(raw []byte) error {
+	if g.out == nil || len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if err := decode.Unmarshal(raw, g.out); err != nil {
+		return fmt.Errorf("%w: %w", errNoFit, err)
+	}
+	return nil
 }
 
 // GRPC returns the handler of the gRPC binding, to be mounted at
@@ -73,26 +97,22 @@ var decode = protojson.UnmarshalOptions{DiscardUnknown: true}
 func unary[Req, Res any, PReq message[Req], PRes message[Res]](mux *http.ServeMux, h *Handler, method string, opts []connect.HandlerOption) {
 	proc := GRPCServicePath + method
 	mux.Handle(proc, connect.NewUnaryHandler(proc, func(ctx context.Context, req *connect.Request[Req]) (*connect.Response[Res], error) {
-		c, err := h.grpcCall(ctx, req.Header(), method, PReq(req.Msg))
+		c, serve, err := h.grpcCall(ctx, req.Header(), method, PReq(req.Msg))
 		if err != nil {
 			return nil, err
 		}
-		c.grpc = &grpcResult{}
-		h.dispatch(nil, c.r, c)
+		out := new(Res)
+		c.grpc = &grpcResult{out: PRes(out)}
+		hdr := http.Header{}
+		serve(hdr)
 		if c.grpc.err != nil {
+			if c.grpc.bug != nil {
+				h.opts.Logger.ErrorContext(ctx, "a2a grpc: result does not fit its message", "method", method, "err", c.grpc.bug)
+			}
 			return nil, connectError(c.grpc.err)
 		}
-		out := new(Res)
-		if len(c.grpc.raw) > 0 && string(c.grpc.raw) != "null" {
-			if err := decode.Unmarshal(c.grpc.raw, PRes(out)); err != nil {
-				h.opts.Logger.ErrorContext(ctx, "a2a grpc: result does not fit its message", "method", method, "err", err)
-				return nil, connect.NewError(connect.CodeInternal, errors.New("internal error"))
-			}
-		}
 		res := connect.NewResponse(out)
-		if c.a2ui {
-			res.Header().Set(ExtensionsHeader, a2ui.ExtensionURI)
-		}
+		maps.Copy(res.Header(), hdr)
 		return res, nil
 	}, opts...))
 }
@@ -100,27 +120,24 @@ func unary[Req, Res any, PReq message[Req], PRes message[Res]](mux *http.ServeMu
 func serverStream[Req any, PReq message[Req]](mux *http.ServeMux, h *Handler, method string, opts []connect.HandlerOption) {
 	proc := GRPCServicePath + method
 	mux.Handle(proc, connect.NewServerStreamHandler(proc, func(ctx context.Context, req *connect.Request[Req], st *connect.ServerStream[a2apb.StreamResponse]) error {
-		c, err := h.grpcCall(ctx, req.Header(), method, PReq(req.Msg))
+		c, serve, err := h.grpcCall(ctx, req.Header(), method, PReq(req.Msg))
 		if err != nil {
 			return err
 		}
 		c.grpc = &grpcResult{}
-		if c.a2ui {
-			st.ResponseHeader().Set(ExtensionsHeader, a2ui.ExtensionURI)
-		}
 		var failed *w.Error
 		c.sink = func(raw json.RawMessage, e *w.Error) error {
 			if e != nil {
 				failed = e
-				return errors.New("stream failed")
+				return errStreamFailed
 			}
 			var sr a2apb.StreamResponse
 			if err := decode.Unmarshal(raw, &sr); err != nil {
-				return err
+				return fmt.Errorf("%w: %w", errNoFit, err)
 			}
 			return st.Send(&sr)
 		}
-		h.dispatch(nil, c.r, c)
+		serve(st.ResponseHeader()) // sent with the first message
 		switch {
 		case c.grpc.err != nil:
 			return connectError(c.grpc.err)
@@ -131,27 +148,40 @@ func serverStream[Req any, PReq message[Req]](mux *http.ServeMux, h *Handler, me
 	}, opts...))
 }
 
-// grpcCall builds the 1.0 call an RPC stands for, identified as JSON-RPC
-// identifies its callers (the gateway authenticated the request).
-func (h *Handler) grpcCall(ctx context.Context, hdr http.Header, method string, in proto.Message) (*call, error) {
+// grpcCall builds the 1.0 call an RPC stands for and returns it with
+// serve, which answers it, setting the response's headers in hdr: as
+// wunder's own (identified as JSON-RPC identifies its callers, the gateway
+// having authenticated the request) or, when the request's tenant names a
+// published peer (w.PeerTenantPrefix), through that peer's pass-through
+// (passthrough_grpc.go).
+func (h *Handler) grpcCall(ctx context.Context, hdr http.Header, method string, in proto.Message) (c *call, serve func(hdr http.Header), err error) {
 	params, err := protojson.Marshal(in)
 	if err != nil {
-		return nil, connect.NewError(connect.CodeInvalidArgument, err)
+		return nil, nil, connect.NewError(connect.CodeInvalidArgument, err)
 	}
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, GRPCServicePath+method, http.NoBody)
 	if err != nil {
-		return nil, connect.NewError(connect.CodeInternal, err)
+		return nil, nil, connect.NewError(connect.CodeInternal, err)
 	}
 	r.Header = hdr.Clone()
 	if err := onlyV10(r); err != nil {
-		return nil, connectError(h.toError(ctx, w.V10, err))
+		return nil, nil, connectError(h.toError(ctx, w.V10, err))
 	}
-	c := &call{v: w.V10, r: r, rest: true, m: w.Request{JSONRPC: "2.0", ID: json.RawMessage("1"), Method: method, Params: params}}
+	m := w.Request{JSONRPC: "2.0", ID: json.RawMessage("1"), Method: method, Params: params}
+	if t, ok := in.(interface{ GetTenant() string }); ok && strings.HasPrefix(t.GetTenant(), w.PeerTenantPrefix) {
+		return h.grpcPeerCall(r, m, strings.TrimPrefix(t.GetTenant(), w.PeerTenantPrefix))
+	}
+	c = &call{v: w.V10, r: r, rest: true, m: m}
 	if err := h.identify(r, c); err != nil {
-		return nil, connectError(h.toError(ctx, c.v, err))
+		return nil, nil, connectError(h.toError(ctx, c.v, err))
 	}
 	activate(c, nil) // the handlers name it in their response headers
-	return c, nil
+	return c, func(hdr http.Header) {
+		if c.a2ui {
+			hdr.Set(ExtensionsHeader, a2ui.ExtensionURI)
+		}
+		h.dispatch(nil, c.r, c)
+	}, nil
 }
 
 // connectError turns an A2A error into a Connect error with the gRPC code

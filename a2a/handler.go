@@ -178,7 +178,7 @@ type call struct {
 	// sink, when set, receives a stream's items (a result or an error)
 	// instead of an SSE stream on the response (the gRPC binding, grpc.go).
 	sink func(raw json.RawMessage, e *w.Error) error
-	// grpc, when set, collects a result or error instead of a response
+	// grpc, when set, takes a result or error instead of a response
 	// (the gRPC binding).
 	grpc *grpcResult
 	// a2ui: the request activated the A2UI extension (a2ui.go).
@@ -189,11 +189,12 @@ type call struct {
 func (c *call) reply(rw http.ResponseWriter, result any) {
 	if c.grpc != nil {
 		raw, err := json.Marshal(result)
-		if err != nil {
-			c.grpc.err = w.NewError(w.V10, w.CodeInternal, "internal error")
-			return
+		if err == nil {
+			err = c.grpc.fill(raw)
 		}
-		c.grpc.raw = raw
+		if err != nil {
+			c.grpc.err, c.grpc.bug = w.NewError(w.V10, w.CodeInternal, "internal error"), err
+		}
 		return
 	}
 	if c.rest {

@@ -18,6 +18,7 @@ import (
 //	POST {Path}/{peer}                            JSON-RPC (1.0 and 0.3), forwarded to the peer's JSON-RPC interface of that version
 //	{Path}/{peer}/v1/...                          HTTP+JSON (1.0), forwarded to the peer's HTTP+JSON interface
 //	GET  {Path}/{peer}/.well-known/agent-card.json  the peer's card, its interfaces rewritten to these URLs
+//	gRPC, tenant "peers/{peer}"                   the gRPC binding (passthrough_grpc.go), forwarded to the peer's JSON-RPC 1.0 interface
 //
 // Each request is identified as wunder's own are (tenant.go), decided by
 // the one policy point as a call of the tool a2a@{peer}
@@ -27,8 +28,7 @@ import (
 // with the peer's credentials, its own ids, params and results unchanged
 // but for the tenant, which is wunder's (it names the user) and is
 // replaced by the tenant of the peer's interface. Push notification
-// configs and the extended card are refused; gRPC is not forwarded (a
-// gRPC request names no peer: its path is the service's).
+// configs and the extended card are refused.
 
 // PassThroughOptions publish peers under {Path}/{peer}.
 type PassThroughOptions struct {

@@ -159,7 +159,7 @@ func (p *passThrough) answer(rw http.ResponseWriter, pc *passCall, status int, b
 				return
 			}
 			p.audit(pc, orchestrator.OutcomeError, fmt.Sprintf("%d %s", env.Error.Code, env.Error.Message))
-			writeJSON(rw, w.Response{JSONRPC: "2.0", ID: pc.m.ID, Error: env.Error})
+			pc.fail(rw, env.Error)
 			return
 		}
 		result = env.Result
@@ -171,18 +171,23 @@ func (p *passThrough) answer(rw http.ResponseWriter, pc *passCall, status int, b
 	default:
 		err = p.newClaims(pc).claim(ctx, result)
 	}
+	if err == nil && pc.grpc != nil {
+		err = p.deliver(pc, result)
+	}
 	if err != nil {
 		p.failed(rw, pc, err)
 		return
 	}
 	p.audit(pc, orchestrator.OutcomeAllowed, "")
-	if pc.rest {
+	switch {
+	case pc.grpc != nil: // delivered
+	case pc.rest:
 		rw.Header().Set("Content-Type", "application/json")
 		rw.WriteHeader(status)
 		_, _ = rw.Write(result)
-		return
+	default:
+		writeJSON(rw, w.Response{JSONRPC: "2.0", ID: pc.m.ID, Result: result})
 	}
-	writeJSON(rw, w.Response{JSONRPC: "2.0", ID: pc.m.ID, Result: result})
 }
 
 // relay passes the peer's stream on, event by event, claiming the ids
@@ -190,6 +195,74 @@ func (p *passThrough) answer(rw http.ResponseWriter, pc *passCall, status int, b
 // wait for the next starts again).
 func (p *passThrough) relay(ctx context.Context, rw http.ResponseWriter, pc *passCall, body io.Reader, beat func()) {
 	rd := sse.NewReader(body, sse.MaxEvent)
+	out, stop := p.streamTo(rw, pc)
+	defer stop()
+	cl := p.newClaims(pc)
+	outcome, reason := orchestrator.OutcomeAllowed, ""
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				err = p.unreachable(ctx, pc, err, pc.peer.Timeout)
+				outcome, reason = orchestrator.OutcomeError, err.Error()
+				out.cut(p.h.toError(ctx, pc.v, err))
+			}
+			break
+		}
+		beat()
+		item, failure := streamItem(pc, ev.Data)
+		if failure != nil {
+			outcome, reason = orchestrator.OutcomeError, "the stream ended in an error"
+		}
+		if item != nil {
+			if err := cl.claim(ctx, item); err != nil {
+				out.fail(p.h.toError(ctx, pc.v, err))
+				outcome, reason = orchestrator.OutcomeError, err.Error()
+				break
+			}
+		}
+		if err := out.send(ev, item, failure); err != nil {
+			if errors.Is(err, errNoFit) {
+				err = fmt.Errorf("%w: agent %s sent a stream item that is no gRPC StreamResponse: %w", w.ErrInvalidAgentResponse, pc.peer.Name, err)
+				out.fail(p.h.toError(ctx, pc.v, err))
+				outcome, reason = orchestrator.OutcomeError, err.Error()
+			} else if failure == nil {
+				outcome, reason = orchestrator.OutcomeError, "the caller went away"
+			}
+			break
+		}
+	}
+	p.audit(pc, outcome, reason)
+}
+
+// streamOut is where relay passes a peer's stream: an SSE response, or
+// the gRPC binding's stream (call.sink).
+type streamOut struct {
+	// send passes on one event of the peer's: its item, or its error
+	// (failure: the stream ends).
+	send func(ev sse.Event, item json.RawMessage, failure *w.Error) error
+	// fail ends the stream with wunder's error.
+	fail func(e *w.Error)
+	// cut ends a stream the peer broke off: an SSE response just ends, a
+	// gRPC stream with the error.
+	cut func(e *w.Error)
+}
+
+// streamTo is the stream out of relay for pc, and stop, which ends what
+// it runs (the heartbeats of an SSE response).
+func (p *passThrough) streamTo(rw http.ResponseWriter, pc *passCall) (streamOut, func()) {
+	if pc.sink != nil {
+		fail := func(e *w.Error) { _ = pc.sink(nil, e) }
+		return streamOut{
+			send: func(_ sse.Event, item json.RawMessage, failure *w.Error) error {
+				if failure != nil {
+					return pc.sink(nil, failure)
+				}
+				return pc.sink(item, nil)
+			},
+			fail: fail, cut: fail,
+		}, func() {}
+	}
 	sw := sse.NewWriter(rw)
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -206,55 +279,38 @@ func (p *passThrough) relay(ctx context.Context, rw http.ResponseWriter, pc *pas
 			}
 		}
 	}()
-	defer func() { close(stop); <-done }()
-	cl := p.newClaims(pc)
-	outcome, reason := orchestrator.OutcomeAllowed, ""
-	for {
-		ev, err := rd.Next()
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				outcome, reason = orchestrator.OutcomeError, p.unreachable(ctx, pc, err, pc.peer.Timeout).Error()
-			}
-			break
-		}
-		beat()
-		item, failed := streamItem(pc, ev.Data)
-		if failed {
-			outcome, reason = orchestrator.OutcomeError, "the stream ended in an error"
-		}
-		if item != nil {
-			if err := cl.claim(ctx, item); err != nil {
-				e := p.h.toError(ctx, pc.v, err)
-				_ = sw.Send(sse.Event{Data: pc.item(nil, e)})
-				outcome, reason = orchestrator.OutcomeError, err.Error()
-				break
-			}
-		}
-		if err := sw.Send(sse.Event{ID: ev.ID, Type: ev.Type, Data: ev.Data}); err != nil {
-			outcome, reason = orchestrator.OutcomeError, "the caller went away"
-			break
-		}
-	}
-	p.audit(pc, outcome, reason)
+	return streamOut{
+		send: func(ev sse.Event, _ json.RawMessage, _ *w.Error) error {
+			return sw.Send(sse.Event{ID: ev.ID, Type: ev.Type, Data: ev.Data})
+		},
+		fail: func(e *w.Error) { _ = sw.Send(sse.Event{Data: pc.item(nil, e)}) },
+		cut:  func(*w.Error) {},
+	}, func() { close(stop); <-done }
 }
 
 // streamItem reads one event of a peer's stream: the item it carries
-// (a JSON-RPC result, or a bare StreamResponse), or failed for an error.
-func streamItem(pc *passCall, data []byte) (item json.RawMessage, failed bool) {
+// (a JSON-RPC result, or a bare StreamResponse), or its failure: the
+// JSON-RPC error (HTTP+JSON: a google.rpc.Status); data that is no
+// JSON-RPC response is an invalid agent response.
+func streamItem(pc *passCall, data []byte) (item json.RawMessage, failure *w.Error) {
 	if pc.rest {
 		var st struct {
 			Error json.RawMessage `json:"error"`
 		}
 		if json.Unmarshal(data, &st) == nil && st.Error != nil {
-			return nil, true
+			// Passed on as it came: relay reads only that it failed.
+			return nil, w.NewError(w.V10, w.CodeInternal, "the stream ended in an error")
 		}
-		return data, false
+		return data, nil
 	}
 	var env w.Response
-	if json.Unmarshal(data, &env) != nil || env.Error != nil {
-		return nil, true
+	if json.Unmarshal(data, &env) != nil {
+		return nil, w.NewError(pc.v, w.CodeInvalidAgentResponse, "agent "+pc.peer.Name+" sent a stream event that is no JSON-RPC response")
 	}
-	return env.Result, false
+	if env.Error != nil {
+		return nil, env.Error
+	}
+	return env.Result, nil
 }
 
 // copyAnswerHeaders passes on the headers of a peer's answer a caller

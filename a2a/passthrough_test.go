@@ -45,7 +45,8 @@ func cardAt(url string) func(context.Context, string) (json.RawMessage, error) {
 // passFront is wunder with peers published: "w", a second wunder (the
 // a2a tests' env: 1.0 and 0.3 JSON-RPC, HTTP+JSON); "down", nothing
 // listening; "junk", a card whose interfaces answer no A2A; "slow", one
-// that answers after the peer's timeout; "loop", published through the
+// that answers after the peer's timeout; "cut", one whose streams stop
+// after their first event; "loop", published through the
 // front itself; and extra.
 type passFront struct {
 	*env
@@ -71,6 +72,15 @@ func newPassFront(t *testing.T, extra ...*a2a.Peer) *passFront {
 			_, _ = io.WriteString(rw, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"task":{"id":"t-fixed","contextId":"c-fixed","status":{"state":"TASK_STATE_COMPLETED"}}}}`)
 			return
 		}
+		if strings.HasPrefix(r.URL.Path, "/cut/") {
+			// A stream broken off: one event, then nothing.
+			_, _ = io.Copy(io.Discard, r.Body)
+			rw.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(rw, `data: {"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t-cut","contextId":"c-cut","status":{"state":"TASK_STATE_WORKING"}}}}`+"\n\n")
+			rw.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
 		if strings.Contains(r.URL.Path, "slow") {
 			_, _ = io.Copy(io.Discard, r.Body) // then a caller who hangs up is seen
 			<-r.Context().Done()               // answers when the caller gives up
@@ -87,6 +97,7 @@ func newPassFront(t *testing.T, extra ...*a2a.Peer) *passFront {
 		"junk": {Name: "junk", Card: cardAt(junk.URL + "/card.json"), HTTP: http.DefaultClient, Timeout: 10 * time.Second},
 		"slow": {Name: "slow", Card: cardAt(junk.URL + "/slow/card.json"), HTTP: http.DefaultClient, Timeout: 200 * time.Millisecond},
 	}
+	ps["cut"] = &a2a.Peer{Name: "cut", Card: cardAt(junk.URL + "/cut/card.json"), HTTP: http.DefaultClient, Timeout: 200 * time.Millisecond}
 	ps["dup"] = &a2a.Peer{Name: "dup", Card: cardAt(junk.URL + "/dup/card.json"), HTTP: http.DefaultClient, Timeout: 10 * time.Second}
 	for _, p := range extra {
 		ps[p.Name] = p
@@ -98,7 +109,7 @@ func newPassFront(t *testing.T, extra ...*a2a.Peer) *passFront {
 		}}
 	core := newEnv(t, nil) // the front's core: its policy and cards
 	opts := &a2a.Options{PassThrough: &a2a.PassThroughOptions{Peers: ps, Policy: core.o, IDs: &a2a.MemoryPeerIDStore{},
-		Card: wcard.New(core.o, nil).PeerCard}}
+		Card: wcard.New(core.o, &wcard.Options{GRPC: true}).PeerCard}}
 	front = newEnv(t, opts)
 	f.env = front
 	return f

@@ -277,22 +277,31 @@ func build(o Options, base string, skills []skill, v a2awire.Version) any {
 			{base + o.RESTPath, "HTTP+JSON", "1.0"}},
 		Capabilities:      capabilities10{Streaming: true, PushNotifications: o.PushNotifications, ExtendedAgentCard: o.APIKeyRequired, Extensions: extensionsOf(o, skills)},
 		DefaultInputModes: inModes, DefaultOutputModes: outModes, Skills: skills}
-	if u, err := url.Parse(base); o.GRPC && err == nil && u.Host != "" {
-		// A gRPC target is host:port, no scheme and no path.
-		host := u.Host
-		switch {
-		case u.Port() != "":
-		case u.Scheme == "https":
-			host += ":443"
-		default:
-			host += ":80"
-		}
-		c.SupportedInterfaces = append(c.SupportedInterfaces, iface10{host, "GRPC", "1.0"})
+	if target, ok := grpcTarget(base); o.GRPC && ok {
+		c.SupportedInterfaces = append(c.SupportedInterfaces, iface10{target, "GRPC", "1.0"})
 	}
 	if o.APIKeyRequired {
 		c.SecuritySchemes = schemes10()
 	}
 	return c
+}
+
+// grpcTarget is the gRPC target of the server at base: host:port, no
+// scheme and no path; ok is false when base names no host.
+func grpcTarget(base string) (target string, ok bool) {
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return "", false
+	}
+	host := u.Host
+	switch {
+	case u.Port() != "":
+	case u.Scheme == "https":
+		host += ":443"
+	default:
+		host += ":80"
+	}
+	return host, true
 }
 
 // schemes10 are the gateway's security schemes in 1.0's oneof shape.

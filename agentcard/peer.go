@@ -22,9 +22,12 @@ import (
 //   - interfaces: the peer's JSON-RPC ones (1.0 and 0.3) at
 //     {base}{Path}/{peer}, its HTTP+JSON 1.0 one at {base}{Path}/{peer}/v1,
 //     without the peer's tenant (a tenant through wunder names a wunder
-//     user); its others (gRPC, 0.3's HTTP+JSON) are left out, since wunder
-//     does not forward them. The same for 0.3's url, preferredTransport and
-//     additionalInterfaces;
+//     user); with Options.GRPC and a JSON-RPC 1.0 interface of the peer's
+//     (through which wunder forwards gRPC), gRPC 1.0 at wunder's gRPC
+//     target with the tenant "peers/{peer}" (a2awire.PeerTenantPrefix), in
+//     the place of the peer's own gRPC interface or last; its others (0.3's
+//     HTTP+JSON and gRPC) are left out, since wunder does not forward them.
+//     The same for 0.3's url, preferredTransport and additionalInterfaces;
 //   - no push notifications and no extended card: the pass-through
 //     forwards neither;
 //   - wunder's security schemes in place of the peer's (wunder holds the
@@ -33,12 +36,23 @@ import (
 func (h *Handler) PeerCard(r *http.Request, peer string, raw json.RawMessage) (json.RawMessage, error) {
 	base := h.BaseURL(r)
 	endpoint := base + h.opts.Path + "/" + url.PathEscape(peer)
-	return h.opts.signed(rewritePeer(raw, endpoint, endpoint+"/v1", h.opts.APIKeyRequired))
+	at := peerURLs{jsonrpc: endpoint, rest: endpoint + "/v1"}
+	if target, ok := grpcTarget(base); h.opts.GRPC && ok {
+		at.grpc, at.tenant = target, a2awire.PeerTenantPrefix+peer
+	}
+	return h.opts.signed(rewritePeer(raw, at, h.opts.APIKeyRequired))
 }
 
-// rewritePeer is PeerCard's rewriting: JSON-RPC interfaces at endpoint,
-// HTTP+JSON at rest.
-func rewritePeer(raw []byte, endpoint, rest string, credentials bool) ([]byte, error) {
+// peerURLs are where a published peer is reached through wunder.
+type peerURLs struct {
+	jsonrpc, rest string
+	// grpc is wunder's gRPC target ("": wunder serves no gRPC), and
+	// tenant the peer's tenant there.
+	grpc, tenant string
+}
+
+// rewritePeer is PeerCard's rewriting.
+func rewritePeer(raw []byte, at peerURLs, credentials bool) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber() // numbers as the peer wrote them
 	var card map[string]any
@@ -49,10 +63,10 @@ func rewritePeer(raw []byte, endpoint, rest string, credentials bool) ([]byte, e
 	_, is10 := card["supportedInterfaces"]
 	_, is03 := card["url"]
 	if is10 {
-		card["supportedInterfaces"] = interfaces10(card["supportedInterfaces"], endpoint, rest)
+		card["supportedInterfaces"] = interfaces10(card["supportedInterfaces"], at)
 	}
 	if is03 {
-		rewrite03(card, endpoint)
+		rewrite03(card, at.jsonrpc)
 	}
 	if caps, ok := card["capabilities"].(map[string]any); ok {
 		for _, k := range []string{"pushNotifications", "extendedAgentCard"} {
@@ -90,9 +104,22 @@ func rewritePeer(raw []byte, endpoint, rest string, credentials bool) ([]byte, e
 }
 
 // interfaces10 rewrites 1.0's supportedInterfaces: each binding wunder
-// forwards once, at wunder's URL, in the peer's order.
-func interfaces10(v any, endpoint, rest string) []any {
+// forwards once, at wunder's URL, in the peer's order; gRPC (forwarded
+// through the peer's JSON-RPC 1.0 interface) where the peer lists its
+// own, else last.
+func interfaces10(v any, at peerURLs) []any {
 	list, _ := v.([]any)
+	grpc := false
+	if at.grpc != "" {
+		for _, it := range list {
+			m, _ := it.(map[string]any)
+			binding, _ := m["protocolBinding"].(string)
+			ver, _ := m["protocolVersion"].(string)
+			if pv, ok := a2awire.ParseVersion(ver); ok && ver != "" && pv == a2awire.V10 && strings.EqualFold(binding, "JSONRPC") {
+				grpc = true
+			}
+		}
+	}
 	out := []any{}
 	seen := map[string]bool{}
 	for _, it := range list {
@@ -103,14 +130,16 @@ func interfaces10(v any, endpoint, rest string) []any {
 		binding, _ := m["protocolBinding"].(string)
 		ver, _ := m["protocolVersion"].(string)
 		pv, known := a2awire.ParseVersion(ver)
-		var u string
+		var u, tenant string
 		switch {
 		case !known || ver == "":
 			continue
 		case strings.EqualFold(binding, "JSONRPC"):
-			u = endpoint
+			u = at.jsonrpc
 		case strings.EqualFold(binding, "HTTP+JSON") && pv == a2awire.V10:
-			u = rest
+			u = at.rest
+		case strings.EqualFold(binding, "GRPC") && pv == a2awire.V10 && grpc:
+			u, tenant = at.grpc, at.tenant
 		default:
 			continue
 		}
@@ -122,7 +151,13 @@ func interfaces10(v any, endpoint, rest string) []any {
 		m = maps.Clone(m)
 		m["url"] = u
 		delete(m, "tenant")
+		if tenant != "" {
+			m["tenant"] = tenant
+		}
 		out = append(out, m)
+	}
+	if grpc && !seen["GRPC "+string(a2awire.V10)] {
+		out = append(out, map[string]any{"url": at.grpc, "protocolBinding": "GRPC", "protocolVersion": "1.0", "tenant": at.tenant})
 	}
 	return out
 }

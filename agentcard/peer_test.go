@@ -13,8 +13,8 @@ import (
 
 // A published peer's card, as PeerCard rewrites it for each shape a peer
 // may serve: the interfaces wunder forwards at its URLs (each once,
-// without the peer's tenant), gRPC and 0.3 HTTP+JSON left out, no push or
-// extended card, wunder's security schemes in the card's shape, no peer
+// without the peer's tenant), wunder's gRPC with the peer's tenant when
+// wunder serves gRPC, 0.3 HTTP+JSON left out, no push or extended card, wunder's security schemes in the card's shape, no peer
 // signature; the rest as the peer said.
 func TestPeerCard(t *testing.T) {
 	const endpoint = "https://w.example/a2a/research"
@@ -94,6 +94,35 @@ func TestPeerCard(t *testing.T) {
 	c = rewrite(grpcOnly03, h)
 	if _, ok := c["url"]; ok {
 		t.Errorf("a gRPC-only 0.3 card keeps a url: %v", c)
+	}
+
+	// With gRPC served: wunder's gRPC target with the peer's tenant, in
+	// the place of the peer's gRPC interface, else last; none for a peer
+	// without a JSON-RPC 1.0 interface (gRPC is forwarded through it).
+	hg := agentcard.New(tools, &agentcard.Options{APIKeyRequired: true, PublicURL: "https://w.example", GRPC: true})
+	grpcWant := "GRPC 1.0 w.example:443 peers/research"
+	for _, tc := range []struct {
+		name, card string
+		want       []string
+	}{
+		{"the peer's gRPC", peer10, []string{want[0], want[1], want[2], grpcWant}},
+		{"no gRPC of the peer's", `{"name":"r","supportedInterfaces":[{"url":"p:1","protocolBinding":"GRPC","protocolVersion":"0.3"},` +
+			`{"url":"https://p/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`, []string{want[0], grpcWant}},
+		{"gRPC first", `{"name":"r","supportedInterfaces":[{"url":"p:1","protocolBinding":"GRPC","protocolVersion":"1.0","tenant":"theirs"},` +
+			`{"url":"https://p/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]}`, []string{grpcWant, want[0]}},
+		{"no JSON-RPC 1.0", `{"name":"r","supportedInterfaces":[{"url":"p:1","protocolBinding":"GRPC","protocolVersion":"1.0"},` +
+			`{"url":"https://p/rpc","protocolBinding":"JSONRPC","protocolVersion":"0.3"},{"url":"https://p/rest","protocolBinding":"HTTP+JSON","protocolVersion":"1.0"}]}`,
+			[]string{want[1], want[2]}},
+	} {
+		var got []string
+		for _, i := range rewrite(tc.card, hg)["supportedInterfaces"].([]any) {
+			m := i.(map[string]any)
+			tenant, _ := m["tenant"].(string)
+			got = append(got, strings.TrimSpace(m["protocolBinding"].(string)+" "+m["protocolVersion"].(string)+" "+m["url"].(string)+" "+tenant))
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: interfaces = %q; want %q", tc.name, got, tc.want)
+		}
 	}
 
 	// Without credentials configured, no security schemes.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -26,10 +27,11 @@ import (
 // passPeer is an a2a-go v2.4.0 agent behind wunder's A2A pass-through:
 // a message "wait" leaves its task input-required (so it can be
 // cancelled); any other is answered "echo: <text>" with a working status
-// between. It notes the tasks it made, the tenants it was sent and the
-// credentials it saw.
+// between, "hold" only once the test sends on hold. It notes the tasks it
+// made, the tenants it was sent and the credentials it saw.
 type passPeer struct {
-	url string
+	url  string
+	hold chan struct{}
 	// mu guards the fields below.
 	mu      sync.Mutex
 	tasks   []string
@@ -37,7 +39,7 @@ type passPeer struct {
 	auth    []string
 }
 
-func (p *passPeer) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[sdk.Event, error] {
+func (p *passPeer) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[sdk.Event, error] {
 	return func(yield func(sdk.Event, error) bool) {
 		p.mu.Lock()
 		p.tasks = append(p.tasks, string(ec.TaskID))
@@ -53,6 +55,16 @@ func (p *passPeer) Execute(_ context.Context, ec *a2asrv.ExecutorContext) iter.S
 		if text == "wait" {
 			yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateInputRequired, sdk.NewMessage(sdk.MessageRoleAgent, sdk.NewTextPart("what next?"))), nil)
 			return
+		}
+		if text == "hold" {
+			if !yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateWorking, nil), nil) {
+				return
+			}
+			select {
+			case <-p.hold:
+			case <-ctx.Done():
+				return
+			}
 		}
 		if !yield(sdk.NewStatusUpdateEvent(ec, sdk.TaskStateWorking, nil), nil) ||
 			!yield(sdk.NewArtifactEvent(ec, sdk.NewTextPart("echo: "+text)), nil) {
@@ -94,7 +106,7 @@ func startPassPeer(t *testing.T) *passPeer { return startSignedPassPeer(t, nil) 
 // /tampered-card.json.
 func startSignedPassPeer(t *testing.T, signer *cardsig.Signer) *passPeer {
 	t.Helper()
-	p := &passPeer{}
+	p := &passPeer{hold: make(chan struct{})}
 	mux := http.NewServeMux()
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
@@ -201,11 +213,14 @@ func TestA2APassThroughWithGoSDK(t *testing.T) {
 			urls := map[sdk.TransportProtocol]string{}
 			for _, i := range card.SupportedInterfaces {
 				urls[i.ProtocolBinding] = i.URL
-				if i.Tenant != "" {
-					t.Errorf("the card through wunder names the peer's tenant: %+v", i)
+				// gRPC names the peer in its tenant
+				// (a2a_passthrough_grpc_test.go); the others name none.
+				if want := map[sdk.TransportProtocol]string{sdk.TransportProtocolGRPC: "peers/peer"}[i.ProtocolBinding]; i.Tenant != want {
+					t.Errorf("the card through wunder names the tenant %q: %+v", i.Tenant, i)
 				}
 			}
-			if want := map[sdk.TransportProtocol]string{sdk.TransportProtocolJSONRPC: f.s.url + "/a2a/peer", sdk.TransportProtocolHTTPJSON: f.s.url + "/a2a/peer/v1"}; !mapsEqual(urls, want) {
+			if want := map[sdk.TransportProtocol]string{sdk.TransportProtocolJSONRPC: f.s.url + "/a2a/peer", sdk.TransportProtocolHTTPJSON: f.s.url + "/a2a/peer/v1",
+				sdk.TransportProtocolGRPC: strings.TrimPrefix(f.s.url, "http://")}; !mapsEqual(urls, want) {
 				t.Fatalf("interfaces through wunder = %v; want %v", urls, want)
 			}
 			if card.Capabilities.PushNotifications || card.Name != "pass-peer" || len(card.Skills) != 1 {

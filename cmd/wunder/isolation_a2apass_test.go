@@ -3,7 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
 	"testing"
+
+	"connectrpc.com/connect"
+	a2apb "github.com/a2aproject/a2a-go/v2/a2apb/v1"
+
+	"github.com/wunder/wunder/a2a"
 )
 
 // The A2A pass-through's rows of the isolation matrix: an a2a-go peer
@@ -66,6 +74,33 @@ func (f *fixture) a2aPassRows(t *testing.T) []matrixRow {
 			}
 			return a2aRESTOutcome(f.rest(t, "GET", p, "", c.hdr), "")
 		}})
+	// gRPC: the request names the peer in its tenant (peers/peer), the
+	// user as X-Wunder-User metadata; after the JSON-RPC rows alice's task
+	// is cancelled, so her cancel is not cancelable (found: ok).
+	grpcRow := func(resource, action string, call func(t *testing.T, hc *http.Client) error) {
+		rows = append(rows, matrixRow{frontend: "A2A pass-through (gRPC)", resource: resource, action: action, want: std,
+			try: func(t *testing.T, c caller) string {
+				return connectOutcome(call(t, &http.Client{Transport: headerRT{hdr: naming(c), h2c: true}}))
+			}})
+	}
+	grpcRow("peer task", "get", func(t *testing.T, hc *http.Client) error {
+		c := connect.NewClient[a2apb.GetTaskRequest, a2apb.Task](hc, f.s.url+a2a.GRPCServicePath+"GetTask", connect.WithGRPC())
+		_, err := c.CallUnary(t.Context(), connect.NewRequest(&a2apb.GetTaskRequest{Tenant: "peers/peer", Id: task}))
+		return err
+	})
+	grpcRow("peer tasks", "list", func(t *testing.T, hc *http.Client) error {
+		c := connect.NewClient[a2apb.ListTasksRequest, a2apb.ListTasksResponse](hc, f.s.url+a2a.GRPCServicePath+"ListTasks", connect.WithGRPC())
+		res, err := c.CallUnary(t.Context(), connect.NewRequest(&a2apb.ListTasksRequest{Tenant: "peers/peer"}))
+		if err == nil && !slices.ContainsFunc(res.Msg.GetTasks(), func(x *a2apb.Task) bool { return x.GetId() == task }) {
+			return connect.NewError(connect.CodeNotFound, errors.New("alice's task is not listed"))
+		}
+		return err
+	})
+	grpcRow("peer task", "cancel", func(t *testing.T, hc *http.Client) error {
+		c := connect.NewClient[a2apb.CancelTaskRequest, a2apb.Task](hc, f.s.url+a2a.GRPCServicePath+"CancelTask", connect.WithGRPC())
+		_, err := c.CallUnary(t.Context(), connect.NewRequest(&a2apb.CancelTaskRequest{Tenant: "peers/peer", Id: task}))
+		return err
+	})
 	// The card is no one's: whoever may use the peer reads it.
 	rows = append(rows, matrixRow{frontend: "A2A pass-through", resource: "peer card", action: "get", want: [4]string{ok, ok, forbidden, ok},
 		try: func(t *testing.T, c caller) string {

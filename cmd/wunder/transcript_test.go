@@ -373,7 +373,8 @@ var (
 	cursorRE   = regexp.MustCompile(`("(?:next_cursor|nextCursor|nextPageToken|next_page_token)": ?")([^"]+)(")`)
 	timeRE     = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?`)
 	durationRE = regexp.MustCompile(`("(?:duration_ms|durationMs|elapsed_ms|run_seconds|wait_ms)": ?)[0-9.]+`)
-	hostRE     = regexp.MustCompile(`http://127\.0\.0\.1:\d+`)
+	// A local server: a URL's host, or a gRPC target (host:port alone).
+	hostRE = regexp.MustCompile(`127\.0\.0\.1:\d+`)
 )
 
 // name is the placeholder of real, an id of kind.
@@ -408,7 +409,7 @@ func (n *normalizer) apply(s string) string {
 	})
 	s = timeRE.ReplaceAllString(s, "<time>")
 	s = durationRE.ReplaceAllString(s, "${1}<ms>")
-	return hostRE.ReplaceAllString(s, "http://<host>")
+	return hostRE.ReplaceAllString(s, "<host>")
 }
 
 // fill puts the real values back for the placeholders of a request.

@@ -14,6 +14,15 @@ import (
 // WellKnownCardPath is where an agent serves its card.
 const WellKnownCardPath = "/.well-known/agent-card.json"
 
+// PeerTenantPrefix begins the tenant of the gRPC interface of a peer
+// published behind wunder (the A2A pass-through): "peers/research" is the
+// peer research. A gRPC request names no peer in its path
+// (/lf.a2a.v1.A2AService/{Method}), so the card's interface names it in the
+// tenant every request carries. wunder's own tenants name users, and
+// neither a user id nor a2a.server.tenants may hold a "/" (internal/config
+// refuses this prefix by name), so the two never meet.
+const PeerTenantPrefix = "peers/"
+
 // Interface is one way to reach an agent.
 type Interface struct {
 	URL       string

@@ -157,6 +157,11 @@ func A2AReservedTenant(t string) bool {
 	return false
 }
 
+// A2APeerTenantPrefix begins the tenant that names a published peer on
+// the gRPC binding ("peers/research"; a2awire.PeerTenantPrefix, which
+// this package cannot import): no a2a.server.tenants entry may use it.
+const A2APeerTenantPrefix = "peers/"
+
 // A2AFiles is a2a.server.files.
 type A2AFiles struct {
 	// Save keeps a message's files and data parts as files of the
@@ -246,6 +251,8 @@ func (c *Config) validateA2A(v checker) {
 	for t, u := range a.Server.Tenants {
 		p := joinPath("a2a.server.tenants", t)
 		switch {
+		case strings.HasPrefix(t, A2APeerTenantPrefix):
+			v.fail(p, "%q is reserved: tenants %s<name> name the peers published through wunder (gRPC)", t, A2APeerTenantPrefix)
 		case t == "" || len(t) > 128 || strings.ContainsAny(t, "/?#%") || strings.TrimSpace(t) != t:
 			v.fail(p, "a tenant is 1-128 characters without / ? # %% or surrounding spaces")
 		case A2AReservedTenant(t):

@@ -106,6 +106,7 @@ func TestSectionBounds(t *testing.T) {
 		{"a2a service reserved", "a2a:\n  services:\n    - {name: v1, endpoint: 'http://p'}\n", `a2a.services[0].name: "v1" is reserved: /a2a/v1 is a binding's path (names v<digits> are reserved)`},
 		{"a2a publish needs the card", "a2a:\n  services:\n    - {name: p, endpoint: 'http://p/rpc', version: '1.0', publish: true}\n", `a2a.services[0].publish: needs the peer's card, but version "1.0" skips it: leave version empty`},
 		{"a2a tenant reserved", "a2a:\n  server:\n    tenants: {tasks: alice}\n", `a2a.server.tenants.tasks: "tasks" is reserved: it is a route of the HTTP+JSON binding`},
+		{"a2a tenant of a peer", "a2a:\n  server:\n    tenants: {'peers/research': alice}\n", `a2a.server.tenants.peers/research: "peers/research" is reserved: tenants peers/<name> name the peers published through wunder (gRPC)`},
 		{"a2a tenant slash", "a2a:\n  server:\n    tenants: {'a/b': alice}\n", `a2a.server.tenants.a/b: a tenant is 1-128 characters without / ? # % or surrounding spaces`},
 		{"a2a tenant user", "a2a:\n  server:\n    tenants: {acme: '..'}\n", `a2a.server.tenants.acme: must name a user id: the user id contains a forbidden character`},
 		{"a2a service twice", "a2a:\n  services:\n    - {name: p, endpoint: 'http://p'}\n    - {name: p, endpoint: 'http://q'}\n", `a2a.services[1].name: "p" is used by another service`},
