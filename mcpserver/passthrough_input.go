@@ -48,8 +48,11 @@ import (
 //     it answers with, or to the upstream's next question, which is the
 //     next input-required result.
 //   - A question the client cannot answer (it did not declare the
-//     capability, or the call is a list or another method that cannot be
-//     retried) is refused upstream with -32601; ping is answered. A parked
+//     capability, or the call is a list or another method a client does
+//     not retry) is refused upstream with -32602, as a 2025-11-25 client
+//     without the capability refuses it (go-sdk's), and the call goes on:
+//     whether it can do without is the upstream's to decide (SEP-2322:
+//     input requests only for declared capabilities). ping is answered. A parked
 //     call not answered within Options.InputTimeout is cancelled upstream,
 //     and a retry then gets the error that says so.
 //
@@ -203,7 +206,11 @@ func (s *passSession) answerUpstream(ctx context.Context, q upstreamRequest, why
 	if q.Method == "ping" {
 		msg = response(q.ID, json.RawMessage(`{}`), nil)
 	} else {
-		msg = response(q.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: why})
+		code := int64(jsonrpc.CodeMethodNotFound)
+		if inputCapability[q.Method] != "" {
+			code = jsonrpc.CodeInvalidParams // a question this client cannot take, as go-sdk's client refuses it
+		}
+		msg = response(q.ID, nil, &jsonrpc.Error{Code: code, Message: why})
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), notifyTimeout)
 	defer cancel()
@@ -497,7 +504,7 @@ func (rt *passRoute) resumeInput(w http.ResponseWriter, r *http.Request, m *mess
 			}
 			if q, ok := asRequest(ev.Data); ok {
 				if why := whyNot(m.Method, q, retry.Meta.Capabilities); why != "" {
-					_ = rt.answerParked(ctx, tok.Call, st, response(q.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: why}))
+					_ = rt.answerParked(ctx, tok.Call, st, response(q.ID, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: why}))
 					continue
 				}
 				writeAnswer(w, sw, final(inputRequired(m.ID, tok.Call, ev.Index, q)), nil)

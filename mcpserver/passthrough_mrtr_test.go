@@ -168,16 +168,28 @@ func TestPassThroughUpstreamQuestionsBecomeInputRequests(t *testing.T) {
 	}
 }
 
-// A client that did not declare a capability is not asked: the upstream's
-// question is refused upstream, naming the capability, and its call goes
-// on with that.
+// A client that did not declare a capability is not asked: the
+// upstream's question is refused upstream naming the capability, and
+// whether the call can do without is the upstream's (SEP-2322). A method
+// outside the revisions is 404 -32601, as a 2026-07-28 server answers it.
 func TestPassThroughQuestionWithoutCapability(t *testing.T) {
 	t.Parallel()
 	up := newAskingUpstream(t)
-	cs := clientAt(t, up.gatewayTo(t, mcpserver.Options{}, nil), "2026-07-28", nil)
-	got := callText(t, cs, "ask")
-	if !strings.Contains(got, "did not declare the elicitation capability") {
+	url := up.gatewayTo(t, mcpserver.Options{}, nil)
+	cs := clientAt(t, url, "2026-07-28", nil)
+	if got := callText(t, cs, "ask"); !strings.Contains(got, "did not declare the elicitation capability") {
 		t.Fatalf("ask of a client without elicitation: %q; want the refusal naming the capability", got)
+	}
+	const capsMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	status, body := post(t, url, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "sample"},
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"sample","arguments":{},`+capsMeta+`}}`)
+	if status != http.StatusOK || !strings.Contains(body, "did not declare the sampling capability") || strings.Contains(body, "input_required") {
+		t.Errorf("sampling of a client with elicitation only: HTTP %d %s; want the upstream's answer to the refusal", status, body)
+	}
+	status, body = post(t, url, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "unknown/method"},
+		`{"jsonrpc":"2.0","id":4,"method":"unknown/method","params":{`+capsMeta+`}}`)
+	if status != http.StatusNotFound || !strings.Contains(body, `"code":-32601`) {
+		t.Errorf("an unknown method: HTTP %d %s; want 404 -32601", status, body)
 	}
 }
 

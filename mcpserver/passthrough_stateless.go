@@ -58,6 +58,18 @@ const (
 //lint:ignore SA1019 the key is deprecated with logging, and still sent: it must not reach a session
 var metaKeys = []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientInfo, mcp.MetaKeyClientCapabilities, mcp.MetaKeyLogLevel}
 
+// specMethods are the requests a client sends a server in the MCP
+// revisions the gateway speaks. Another method of a stateless client is
+// answered 404 -32601 in front of a legacy upstream, as a 2026-07-28
+// server answers it: such an upstream refuses what it does not know in
+// its own way (go-sdk's with a plain-text HTTP 400).
+var specMethods = map[string]bool{
+	"tools/list": true, "tools/call": true, "resources/list": true, "resources/templates/list": true,
+	"resources/read": true, "prompts/list": true, "prompts/get": true, "completion/complete": true,
+	"tasks/get": true, "tasks/result": true, "tasks/cancel": true, "tasks/list": true, "tasks/update": true,
+	"server/discover": true, "subscriptions/listen": true,
+}
+
 // removed are the methods 2026-07-28 no longer has.
 var removed = map[string]bool{
 	"initialize": true, "ping": true, "logging/setLevel": true,
@@ -99,6 +111,10 @@ func (rt *passRoute) serveStateless(w http.ResponseWriter, r *http.Request, m *m
 	case removed[m.Method]:
 		writeErrorStatus(w, http.StatusNotFound, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 			Message: strconv.Quote(m.Method) + " is not supported in protocol version " + version})
+		return
+	case !specMethods[m.Method]:
+		writeErrorStatus(w, http.StatusNotFound, m.ID, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+			Message: "method " + strconv.Quote(m.Method) + " not found"})
 		return
 	case m.Method == "server/discover":
 		s.discover(w, m.ID, version)
