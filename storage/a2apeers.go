@@ -101,26 +101,9 @@ func (s *Store) PeerIDOwners(ctx context.Context, peer, kind string, ids []strin
 // until none is left or ctx ends, and returns how many went.
 func (s *Store) PrunePeerIDs(ctx context.Context, cutoff time.Time) (int, error) {
 	cutoff = cutoff.UTC()
-	total := 0
-	for ctx.Err() == nil {
-		var n int64
-		err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-			// used_at's index picks a batch; the primary key deletes it.
-			sub := db.NewSelect().Model((*peerIDRow)(nil)).Column("peer", "kind", "id").Where("used_at < ?", cutoff).Limit(pruneBatch)
-			res, err := db.NewDelete().Model((*peerIDRow)(nil)).Where("(peer, kind, id) IN (?)", sub).Exec(ctx)
-			if err != nil {
-				return dbErr(err, "prune peer ids", "a2a_peer_ids")
-			}
-			n, _ = res.RowsAffected()
-			return nil
-		})
-		if err != nil {
-			return total, err
-		}
-		total += int(n)
-		if n < pruneBatch {
-			break
-		}
-	}
-	return total, ctx.Err()
+	return s.deleteInBatches(ctx, "prune peer ids", "a2a_peer_ids", func(db bun.IDB) *bun.DeleteQuery {
+		// used_at's index picks a batch; the primary key deletes it.
+		sub := db.NewSelect().Model((*peerIDRow)(nil)).Column("peer", "kind", "id").Where("used_at < ?", cutoff).Limit(pruneBatch)
+		return db.NewDelete().Model((*peerIDRow)(nil)).Where("(peer, kind, id) IN (?)", sub)
+	})
 }

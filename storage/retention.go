@@ -55,26 +55,10 @@ func (s *Store) PruneEvents(ctx context.Context, cutoff time.Time) (runs int, er
 // in batches until none is left or ctx ends, and returns how many went.
 func (s *Store) PruneToolLogs(ctx context.Context, cutoff time.Time) (toolLogs int, err error) {
 	cutoff = cutoff.UTC()
-	for ctx.Err() == nil {
-		var n int64
-		err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-			sub := db.NewSelect().Table("tool_logs").Column("id").Where("created_at < ?", cutoff).Limit(pruneBatch)
-			res, err := db.NewDelete().Table("tool_logs").Where("id IN (?)", sub).Exec(ctx)
-			if err != nil {
-				return dbErr(err, "prune tool logs", "tool_logs")
-			}
-			n, _ = res.RowsAffected()
-			return nil
-		})
-		if err != nil {
-			return toolLogs, err
-		}
-		toolLogs += int(n)
-		if n < pruneBatch {
-			break
-		}
-	}
-	return toolLogs, ctx.Err()
+	return s.deleteInBatches(ctx, "prune tool logs", "tool_logs", func(db bun.IDB) *bun.DeleteQuery {
+		sub := db.NewSelect().Table("tool_logs").Column("id").Where("created_at < ?", cutoff).Limit(pruneBatch)
+		return db.NewDelete().Table("tool_logs").Where("id IN (?)", sub)
+	})
 }
 
 // PruneMemoryTasks deletes the memory summarisation tasks that ended (done
@@ -85,16 +69,26 @@ func (s *Store) PruneToolLogs(ctx context.Context, cutoff time.Time) (toolLogs i
 func (s *Store) PruneMemoryTasks(ctx context.Context, cutoff time.Time) (int, error) {
 	cutoff = cutoff.UTC()
 	ended := []string{string(memory.Done), string(memory.Failed)}
+	return s.deleteInBatches(ctx, "prune memory tasks", "memory_tasks", func(db bun.IDB) *bun.DeleteQuery {
+		// queued_at <= finished_at: the (state, queued_at) index narrows it.
+		sub := db.NewSelect().Table("memory_tasks").Column("id").Where("state IN (?)", bun.List(ended)).
+			Where("queued_at < ?", cutoff).Where("finished_at < ?", cutoff).Limit(pruneBatch)
+		return db.NewDelete().Table("memory_tasks").Where("id IN (?)", sub)
+	})
+}
+
+// deleteInBatches runs the delete batch builds (at most pruneBatch rows
+// of table, picked by a subquery), one transaction each, until a batch
+// deletes fewer or ctx ends, and returns how many rows went. op names the
+// work in errors.
+func (s *Store) deleteInBatches(ctx context.Context, op, table string, batch func(db bun.IDB) *bun.DeleteQuery) (int, error) {
 	total := 0
 	for ctx.Err() == nil {
 		var n int64
 		err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-			// queued_at <= finished_at: the (state, queued_at) index narrows it.
-			sub := db.NewSelect().Table("memory_tasks").Column("id").Where("state IN (?)", bun.List(ended)).
-				Where("queued_at < ?", cutoff).Where("finished_at < ?", cutoff).Limit(pruneBatch)
-			res, err := db.NewDelete().Table("memory_tasks").Where("id IN (?)", sub).Exec(ctx)
+			res, err := batch(db).Exec(ctx)
 			if err != nil {
-				return dbErr(err, "prune memory tasks", "memory_tasks")
+				return dbErr(err, op, table)
 			}
 			n, _ = res.RowsAffected()
 			return nil

@@ -82,23 +82,7 @@ func TestA2APassThroughGRPCWithGoSDK(t *testing.T) {
 	}
 
 	// Stream: every event of the peer's, with its ids.
-	var states []sdk.TaskState
-	streamed := sdk.TaskID("")
-	for ev, err := range alice.SendStreamingMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("stream me"))}) {
-		if err != nil {
-			t.Fatalf("stream: %v", err)
-		}
-		switch e := ev.(type) {
-		case *sdk.Task:
-			streamed = e.ID
-			states = append(states, e.Status.State)
-		case *sdk.TaskStatusUpdateEvent:
-			if e.TaskID != streamed {
-				t.Errorf("status update of %s in the stream of %s", e.TaskID, streamed)
-			}
-			states = append(states, e.Status.State)
-		}
-	}
+	streamed, states, _ := streamStates(t, alice.SendStreamingMessage(ctx, &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("stream me"))}))
 	if !peer.made(string(streamed)) || !slices.Equal(states, []sdk.TaskState{sdk.TaskStateSubmitted, sdk.TaskStateWorking, sdk.TaskStateCompleted}) {
 		t.Fatalf("streamed task %s, states %v", streamed, states)
 	}

@@ -245,29 +245,14 @@ func TestA2APassThroughWithGoSDK(t *testing.T) {
 			}
 
 			// Stream: every event of the peer's, with its ids.
-			var states []sdk.TaskState
-			streamed := sdk.TaskID("")
-			for ev, err := range alice.SendStreamingMessage(t.Context(), &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("stream me"))}) {
-				if err != nil {
-					t.Fatalf("stream: %v", err)
-				}
-				switch e := ev.(type) {
-				case *sdk.Task:
-					streamed = e.ID
-					states = append(states, e.Status.State)
-				case *sdk.TaskStatusUpdateEvent:
-					if e.TaskID != streamed {
-						t.Errorf("status update of %s in the stream of %s", e.TaskID, streamed)
-					}
-					states = append(states, e.Status.State)
-				case *sdk.TaskArtifactUpdateEvent:
-					if e.Artifact.Parts[0].Text() != "echo: stream me" {
-						t.Errorf("artifact %+v", e.Artifact)
-					}
-				}
-			}
+			streamed, states, artifacts := streamStates(t, alice.SendStreamingMessage(t.Context(), &sdk.SendMessageRequest{Message: sdk.NewMessage(sdk.MessageRoleUser, sdk.NewTextPart("stream me"))}))
 			if !peer.made(string(streamed)) || !slices.Equal(states, []sdk.TaskState{sdk.TaskStateSubmitted, sdk.TaskStateWorking, sdk.TaskStateCompleted}) {
 				t.Fatalf("streamed task %s, states %v", streamed, states)
+			}
+			for _, a := range artifacts {
+				if a.Parts[0].Text() != "echo: stream me" {
+					t.Errorf("artifact %+v", a)
+				}
 			}
 
 			// Cancel a task that waits for input.
@@ -507,4 +492,32 @@ func TestA2APassThroughReconfigured(t *testing.T) {
 	if r.StatusCode != http.StatusNotFound {
 		t.Errorf("an unpublished peer's card: HTTP %d; want 404", r.StatusCode)
 	}
+}
+
+// streamStates reads an A2A stream to its end: the task's id (from its
+// first event), the states its task and status events carry, in order
+// (a status of another task fails the test), and its artifacts.
+func streamStates(t *testing.T, seq iter.Seq2[sdk.Event, error]) (sdk.TaskID, []sdk.TaskState, []*sdk.Artifact) {
+	t.Helper()
+	var states []sdk.TaskState
+	var artifacts []*sdk.Artifact
+	streamed := sdk.TaskID("")
+	for ev, err := range seq {
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		switch e := ev.(type) {
+		case *sdk.Task:
+			streamed = e.ID
+			states = append(states, e.Status.State)
+		case *sdk.TaskStatusUpdateEvent:
+			if e.TaskID != streamed {
+				t.Errorf("status update of %s in the stream of %s", e.TaskID, streamed)
+			}
+			states = append(states, e.Status.State)
+		case *sdk.TaskArtifactUpdateEvent:
+			artifacts = append(artifacts, e.Artifact)
+		}
+	}
+	return streamed, states, artifacts
 }
