@@ -87,10 +87,11 @@ type Policy interface {
 // wunder never saw. storage.Store implements it; [MemoryPeerIDStore] is
 // an in-memory one.
 type PeerIDStore interface {
-	// ClaimPeerID records userID as the owner of the id of kind ("task",
-	// "context") at peer unless someone already is, and returns the
-	// owner. A claim of one's own id is a use of it.
-	ClaimPeerID(ctx context.Context, peer, kind, id, userID string) (string, error)
+	// ClaimPeerIDs records userID as the owner of each id (of the kind at
+	// the same index: "task", "context") at peer unless someone already
+	// is, and returns the owners, in order; at once, so that a new task and
+	// its context cost one write. A claim of one's own id is a use of it.
+	ClaimPeerIDs(ctx context.Context, peer, userID string, kinds, ids []string) ([]string, error)
 	// PeerIDOwners returns the owners of those ids someone claimed.
 	// usedBy, when not "", is the user the look-up is for: those of the
 	// ids it owns are used.

@@ -139,9 +139,11 @@ func (c *claims) makes() bool {
 }
 
 // claim records (or, for a call that makes nothing, checks) the ids of
-// one item; an id another user owns is errTheirs.
+// one item; an id another user owns is errTheirs. The ids to claim go to
+// the store in one call (one write for a new task and its context).
 func (c *claims) claim(ctx context.Context, item json.RawMessage) error {
 	task, context := idsOf(item)
+	var kinds, ids []string
 	for _, id := range []struct{ kind, id string }{{peerTask, task}, {peerContext, context}} {
 		key := id.kind + "\x00" + id.id
 		if id.id == "" || c.seen[key] {
@@ -150,32 +152,48 @@ func (c *claims) claim(ctx context.Context, item json.RawMessage) error {
 		if !peerIDOK(id.id) {
 			return fmt.Errorf("%w: the peer answered with a %s id wunder does not keep (%d bytes)", w.ErrInvalidAgentResponse, id.kind, len(id.id))
 		}
-		owner := ""
 		if !c.makes() {
 			owners, err := c.p.opts.IDs.PeerIDOwners(ctx, c.pc.peer.Name, id.kind, []string{id.id}, c.pc.owner)
 			if err != nil {
 				return err
 			}
-			owner = owners[id.id]
-		}
-		if owner == "" {
-			// Made by this call, or seen first in the answer about a
-			// task of the caller's (a context its send's answer did not
-			// name): the caller's from now on.
-			o, err := c.p.opts.IDs.ClaimPeerID(ctx, c.pc.peer.Name, id.kind, id.id, c.pc.owner)
-			if err != nil {
-				return fmt.Errorf("%w: the %s could not be recorded: %w", orchestrator.ErrUnavailable, id.kind, err)
+			if owner, ok := owners[id.id]; ok {
+				if err := c.mine(owner, id.kind, key); err != nil {
+					return err
+				}
+				continue
 			}
-			owner = o
 		}
-		if owner != c.pc.owner && c.pc.userID != "" {
-			return fmt.Errorf("%w (a %s; its id is not shown)", errTheirs, id.kind)
-		}
-		if c.seen == nil {
-			c.seen = map[string]bool{}
-		}
-		c.seen[key] = true
+		// Made by this call, or seen first in the answer about a task of
+		// the caller's (a context its send's answer did not name): the
+		// caller's from now on.
+		kinds, ids = append(kinds, id.kind), append(ids, id.id)
 	}
+	if len(ids) == 0 {
+		return nil
+	}
+	owners, err := c.p.opts.IDs.ClaimPeerIDs(ctx, c.pc.peer.Name, c.pc.owner, kinds, ids)
+	if err != nil {
+		return fmt.Errorf("%w: the %s could not be recorded: %w", orchestrator.ErrUnavailable, strings.Join(kinds, " and "), err)
+	}
+	for i, owner := range owners {
+		if err := c.mine(owner, kinds[i], kinds[i]+"\x00"+ids[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mine checks that the owner of the id key (of kind) is the caller, and
+// remembers the id as seen.
+func (c *claims) mine(owner, kind, key string) error {
+	if owner != c.pc.owner && c.pc.userID != "" {
+		return fmt.Errorf("%w (a %s; its id is not shown)", errTheirs, kind)
+	}
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	c.seen[key] = true
 	return nil
 }
 

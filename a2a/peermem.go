@@ -15,19 +15,24 @@ type MemoryPeerIDStore struct {
 
 var _ PeerIDStore = (*MemoryPeerIDStore)(nil)
 
-// ClaimPeerID implements [PeerIDStore].
-func (m *MemoryPeerIDStore) ClaimPeerID(_ context.Context, peer, kind, id, userID string) (string, error) {
+// ClaimPeerIDs implements [PeerIDStore].
+func (m *MemoryPeerIDStore) ClaimPeerIDs(_ context.Context, peer, userID string, kinds, ids []string) ([]string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.owners == nil {
 		m.owners = map[[3]string]string{}
 	}
-	k := [3]string{peer, kind, id}
-	if o, ok := m.owners[k]; ok {
-		return o, nil
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		k := [3]string{peer, kinds[i], id}
+		if o, ok := m.owners[k]; ok {
+			out[i] = o
+			continue
+		}
+		m.owners[k] = userID
+		out[i] = userID
 	}
-	m.owners[k] = userID
-	return userID, nil
+	return out, nil
 }
 
 // PeerIDOwners implements [PeerIDStore].

@@ -45,22 +45,56 @@ WHERE a2a_peer_ids.user_id = excluded.user_id AND a2a_peer_ids.used_at < ?`
 // userID, or whoever claimed it first. A claim of one's own id is a use
 // of it.
 func (s *Store) ClaimPeerID(ctx context.Context, peer, kind, id, userID string) (string, error) {
-	if peer == "" || kind == "" || id == "" || userID == "" {
-		return "", invalid("a peer id needs a peer, a kind, an id and a user")
+	owners, err := s.ClaimPeerIDs(ctx, peer, userID, []string{kind}, []string{id})
+	if err != nil {
+		return "", err
+	}
+	return owners[0], nil
+}
+
+// ClaimPeerIDs is ClaimPeerID for several ids at once (each of the kind
+// at its index), in one transaction: the owners come back in order.
+func (s *Store) ClaimPeerIDs(ctx context.Context, peer, userID string, kinds, ids []string) ([]string, error) {
+	if peer == "" || userID == "" || len(ids) == 0 || len(kinds) != len(ids) {
+		return nil, invalid("peer ids need a peer, a user, and a kind for each id")
+	}
+	for i, id := range ids {
+		if kinds[i] == "" || id == "" {
+			return nil, invalid("a peer id needs a peer, a kind, an id and a user")
+		}
 	}
 	now := stamp(time.Now())
 	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-		_, err := db.NewRaw(claimPeerID, peer, kind, id, userID, now, now, now.Add(-peerIDUseStep)).Exec(ctx)
-		return dbErr(err, "claim", "a2a peer "+kind+" "+id)
+		for i, id := range ids {
+			if _, err := db.NewRaw(claimPeerID, peer, kinds[i], id, userID, now, now, now.Add(-peerIDUseStep)).Exec(ctx); err != nil {
+				return dbErr(err, "claim", "a2a peer "+kinds[i]+" "+id)
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	owners, err := s.PeerIDOwners(ctx, peer, kind, []string{id}, "")
-	if err != nil {
-		return "", err
+	var rows []peerIDRow
+	if err := s.db.NewSelect().Model(&rows).Column("kind", "id", "user_id").
+		Where("peer = ?", peer).
+		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			for i, id := range ids {
+				q = q.WhereOr("kind = ? AND id = ?", kinds[i], id)
+			}
+			return q
+		}).Scan(ctx); err != nil {
+		return nil, dbErr(err, "read", "a2a peer ids")
 	}
-	return owners[id], nil
+	owner := make(map[[2]string]string, len(rows))
+	for _, r := range rows {
+		owner[[2]string{r.Kind, r.ID}] = r.UserID
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = owner[[2]string{kinds[i], id}]
+	}
+	return out, nil
 }
 
 // PeerIDOwners returns the owners of those of ids (of kind, at peer) that

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -36,6 +37,15 @@ func TestPeerIDs(t *testing.T) {
 			}
 			if _, err := st.ClaimPeerID(ctx, "p", "task", "", "alice"); !errors.Is(err, orchestrator.ErrInvalidArgument) {
 				t.Fatalf("an empty id: %v", err)
+			}
+			// Several at once, as a new task and its context are claimed:
+			// the owners in order, the first claim winning each.
+			got, err := st.ClaimPeerIDs(ctx, "p", "carol", []string{"task", "context", "task"}, []string{"t9", "t1", "t2"})
+			if want := []string{"carol", "bob", "bob"}; err != nil || !slices.Equal(got, want) {
+				t.Fatalf("ClaimPeerIDs = %v, %v; want %v", got, err, want)
+			}
+			if _, err := st.ClaimPeerIDs(ctx, "p", "carol", []string{"task"}, []string{"a", "b"}); !errors.Is(err, orchestrator.ErrInvalidArgument) {
+				t.Fatalf("kinds and ids of different lengths: %v", err)
 			}
 			if err := st.DeleteUserData(ctx, "alice"); err != nil {
 				t.Fatal(err)
