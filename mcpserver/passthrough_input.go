@@ -406,7 +406,9 @@ func (s *passSession) park(ctx context.Context, method string, upID json.RawMess
 				s.answerUpstream(bg, q, strconv.Quote(q.Method)+" is not a request the gateway's clients take")
 				continue
 			}
-			if err := store.AppendMCPEvent(bg, id, inputStream, msg, 0); err != nil {
+			if err := appendEvent(bg, store, id, msg); err != nil {
+				// The retry that follows the call cannot see it: it ends
+				// at its deadline, told the call did not go on.
 				h.opts.Logger.Error("mcp pass-through: storing a parked call's message", "route", rt.name, "err", err)
 			}
 			if responseTo(msg, upID) {
@@ -419,9 +421,26 @@ func (s *passSession) park(ctx context.Context, method string, upID json.RawMess
 		if expired.Load() {
 			why = "the call waited longer than " + h.opts.InputTimeout.String() + " for its input and was cancelled upstream"
 		}
-		_ = store.AppendMCPEvent(bg, id, inputStream, response(upID, nil, internalError(why)), 0)
+		if err := appendEvent(bg, store, id, response(upID, nil, internalError(why))); err != nil {
+			h.opts.Logger.Error("mcp pass-through: storing a parked call's end", "route", rt.name, "err", err)
+		}
 	}()
 	return id, nil
+}
+
+// appendEvent stores msg as the parked call's next event, trying three
+// times: a follower on any replica reads the call only from the store.
+func appendEvent(ctx context.Context, store mcpsession.Store, call string, msg []byte) error {
+	var err error
+	for try, wait := 0, 10*time.Millisecond; try < 3; try, wait = try+1, 4*wait {
+		if err = store.AppendMCPEvent(ctx, call, inputStream, msg, 0); err == nil {
+			return nil
+		}
+		if try < 2 {
+			time.Sleep(wait) // a busy store's next try, not synchronisation
+		}
+	}
+	return err
 }
 
 // resumeInput serves a stateless client's retry of a parked call: its

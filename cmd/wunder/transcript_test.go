@@ -370,9 +370,12 @@ var (
 	mcpEventRE = regexp.MustCompile(`(?m)^(id: )([A-Z2-7]{26})(_\d+)$`)
 	// Page cursors hold an item's time and id: each is named, and a
 	// request may send it back by its placeholder.
-	cursorRE   = regexp.MustCompile(`("(?:next_cursor|nextCursor|nextPageToken|next_page_token)": ?")([^"]+)(")`)
-	timeRE     = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?`)
-	durationRE = regexp.MustCompile(`("(?:duration_ms|durationMs|elapsed_ms|run_seconds|wait_ms)": ?)[0-9.]+`)
+	cursorRE = regexp.MustCompile(`("(?:next_cursor|nextCursor|nextPageToken|next_page_token)": ?")([^"]+)(")`)
+	// The requestState of an MCP input-required result, which the retry
+	// sends back by its placeholder.
+	requestStateRE = regexp.MustCompile(`("requestState": ?")([^"<]+)(")`)
+	timeRE         = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?`)
+	durationRE     = regexp.MustCompile(`("(?:duration_ms|durationMs|elapsed_ms|run_seconds|wait_ms)": ?)[0-9.]+`)
 	// A local server: a URL's host, or a gRPC target (host:port alone).
 	hostRE = regexp.MustCompile(`127\.0\.0\.1:\d+`)
 )
@@ -406,6 +409,10 @@ func (n *normalizer) apply(s string) string {
 	s = cursorRE.ReplaceAllStringFunc(s, func(m string) string {
 		sub := cursorRE.FindStringSubmatch(m)
 		return sub[1] + n.name("cursor", sub[2]) + sub[3]
+	})
+	s = requestStateRE.ReplaceAllStringFunc(s, func(m string) string {
+		sub := requestStateRE.FindStringSubmatch(m)
+		return sub[1] + n.name("request-state", sub[2]) + sub[3]
 	})
 	s = timeRE.ReplaceAllString(s, "<time>")
 	s = durationRE.ReplaceAllString(s, "${1}<ms>")

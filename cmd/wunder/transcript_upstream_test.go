@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -36,7 +37,10 @@ import (
 //   - echo: a text of its arguments;
 //   - secret: never reached in a case whose allow_tools hides it;
 //   - broken: a tool error (a result with isError);
-//   - fail: a JSON-RPC error of the upstream's own, code -32050 with data.
+//   - fail: a JSON-RPC error of the upstream's own, code -32050 with data;
+//   - ask: asks its client's name (elicitation/create, a 2025-11-25
+//     upstream's request of its own) and greets it, or says what the
+//     client did instead.
 var transcriptUpstreams = map[string]func(*testing.T) string{
 	"<upstream>":           func(t *testing.T) string { return transcriptUpstream(t, false) },
 	"<upstream-stateless>": func(t *testing.T) string { return transcriptUpstream(t, true) },
@@ -81,6 +85,18 @@ func transcriptUpstream(t *testing.T, stateless bool) string {
 			var res mcp.CallToolResult
 			res.SetError(errors.New("the disk is full"))
 			return &res, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "ask", Description: "asks the client's name", InputSchema: obj},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Your name?",
+				RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
+			switch {
+			case err != nil:
+				return text("not asked: " + err.Error()), nil
+			case res.Action != "accept":
+				return text("the client chose " + res.Action), nil
+			}
+			return text(fmt.Sprintf("hello %v", res.Content["name"])), nil
 		})
 	s.AddTool(&mcp.Tool{Name: "fail", Description: "fails as a server", InputSchema: obj},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
