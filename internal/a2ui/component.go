@@ -271,21 +271,35 @@ func (c *checker) action(at string, v any) {
 	}
 }
 
-// checks checks a list of CheckRule.
-func (c *checker) checks(at string, v any) {
+// objects checks that v is a list of objects with only the keys allowed
+// (nonEmpty: at least one), each of which each checks at its own path;
+// shape names the objects in the errors, as {key, ...}.
+func (c *checker) objects(at string, v any, nonEmpty bool, allowed []string, each func(eat string, obj map[string]any)) {
 	list, ok := v.([]any)
-	if !ok {
-		c.fail(at, "must be a list of {\"condition\": ..., \"message\": ...}, not %s", typeName(v))
+	shape := "{" + strings.Join(allowed, ", ") + "}"
+	if !ok || (nonEmpty && len(list) == 0) {
+		what := "a list"
+		if nonEmpty {
+			what = "a non-empty list"
+		}
+		c.fail(at, "must be %s of %s, not %s", what, shape, typeName(v))
 		return
 	}
 	for i, e := range list {
 		eat := fmt.Sprintf("%s[%d]", at, i)
 		obj, ok := e.(map[string]any)
 		if !ok {
-			c.fail(eat, "must be an object {condition, message}, not %s", typeName(e))
+			c.fail(eat, "must be an object %s, not %s", shape, typeName(e))
 			continue
 		}
-		c.allowed(eat, obj, "condition", "message")
+		c.allowed(eat, obj, allowed...)
+		each(eat, obj)
+	}
+}
+
+// checks checks a list of CheckRule.
+func (c *checker) checks(at string, v any) {
+	c.objects(at, v, false, []string{"condition", "message"}, func(eat string, obj map[string]any) {
 		if _, ok := obj["message"].(string); !ok {
 			c.fail(eat, "message is required: what the user reads when the check fails")
 		}
@@ -294,24 +308,12 @@ func (c *checker) checks(at string, v any) {
 		} else {
 			c.fail(eat, "condition is required: a boolean, a binding or a function call such as {\"call\":\"required\",\"args\":{\"value\":{\"path\":\"/x\"}}}")
 		}
-	}
+	})
 }
 
 // options checks ChoicePicker options.
 func (c *checker) options(at string, v any) {
-	list, ok := v.([]any)
-	if !ok {
-		c.fail(at, "must be a list of {\"label\", \"value\"}, not %s", typeName(v))
-		return
-	}
-	for i, e := range list {
-		eat := fmt.Sprintf("%s[%d]", at, i)
-		obj, ok := e.(map[string]any)
-		if !ok {
-			c.fail(eat, "must be an object {label, value}, not %s", typeName(e))
-			continue
-		}
-		c.allowed(eat, obj, "label", "value")
+	c.objects(at, v, false, []string{"label", "value"}, func(eat string, obj map[string]any) {
 		if l, ok := obj["label"]; ok {
 			c.value(eat+".label", prop{kind: kString}, l)
 		} else {
@@ -320,25 +322,13 @@ func (c *checker) options(at string, v any) {
 		if _, ok := obj["value"].(string); !ok {
 			c.fail(eat, "value is required: a string")
 		}
-	}
+	})
 }
 
 // tabs checks Tabs' tabs and returns their children.
 func (c *checker) tabs(at string, v any) []ref {
-	list, ok := v.([]any)
-	if !ok || len(list) == 0 {
-		c.fail(at, "must be a non-empty list of {\"title\", \"child\"}, not %s", typeName(v))
-		return nil
-	}
 	var refs []ref
-	for i, e := range list {
-		eat := fmt.Sprintf("%s[%d]", at, i)
-		obj, ok := e.(map[string]any)
-		if !ok {
-			c.fail(eat, "must be an object {title, child}, not %s", typeName(e))
-			continue
-		}
-		c.allowed(eat, obj, "title", "child")
+	c.objects(at, v, true, []string{"title", "child"}, func(eat string, obj map[string]any) {
 		if t, ok := obj["title"]; ok {
 			c.value(eat+".title", prop{kind: kString}, t)
 		} else {
@@ -347,7 +337,7 @@ func (c *checker) tabs(at string, v any) []ref {
 		if id := c.id(eat+".child", obj["child"]); id != "" {
 			refs = append(refs, ref{eat + ".child", id})
 		}
-	}
+	})
 	return refs
 }
 

@@ -333,17 +333,11 @@ func (r *textRender) label(c map[string]any, scope string) string {
 // str resolves a dynamic value to text.
 func (r *textRender) str(v any, scope string) string {
 	switch t := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return t
-	case json.Number:
-		return t.String()
-	case bool:
-		return strconv.FormatBool(t)
+	case nil, string, json.Number, bool:
+		return scalar(t)
 	case map[string]any:
-		if p, ok := t["path"].(string); ok {
-			return scalar(getPointer(r.s.data, resolvePath(p, scope)))
+		if _, ok := t["path"].(string); ok {
+			return scalar(r.resolve(t, scope))
 		}
 		if t["call"] == "formatString" {
 			args, _ := t["args"].(map[string]any)
@@ -359,24 +353,24 @@ func (r *textRender) str(v any, scope string) string {
 
 var interpolation = regexp.MustCompile(`\$\{[^${}()]*\}`)
 
-func (r *textRender) bool(v any, scope string) bool {
+// resolve is v, or the data model's value when v is a binding {"path"}.
+func (r *textRender) resolve(v any, scope string) any {
 	if m, ok := v.(map[string]any); ok {
 		if p, ok := m["path"].(string); ok {
-			v = getPointer(r.s.data, resolvePath(p, scope))
+			return getPointer(r.s.data, resolvePath(p, scope))
 		}
 	}
-	b, _ := v.(bool)
+	return v
+}
+
+func (r *textRender) bool(v any, scope string) bool {
+	b, _ := r.resolve(v, scope).(bool)
 	return b
 }
 
 func (r *textRender) list(v any, scope string) map[string]bool {
-	if m, ok := v.(map[string]any); ok {
-		if p, ok := m["path"].(string); ok {
-			v = getPointer(r.s.data, resolvePath(p, scope))
-		}
-	}
 	out := map[string]bool{}
-	l, _ := v.([]any)
+	l, _ := r.resolve(v, scope).([]any)
 	for _, e := range l {
 		if s, ok := e.(string); ok {
 			out[s] = true
