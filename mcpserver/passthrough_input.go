@@ -69,6 +69,9 @@ const (
 	// and upstream; one past it is refused upstream as if the client
 	// could not answer.
 	maxInputCalls = 16
+	// maxInputEvents bounds the messages stored of one parked call (each
+	// at most maxAnswer); an upstream that sends more is cancelled.
+	maxInputEvents = 1000
 )
 
 // inputCapability is the client capability each upstream question needs.
@@ -397,7 +400,14 @@ func (s *passSession) park(ctx context.Context, method string, upID json.RawMess
 			s.cancelUpstream(upID)
 		})
 		defer timer.Stop()
-		for {
+		// end stops the call here and upstream, for why.
+		why := ""
+		end := func(reason string) {
+			why = reason
+			release()
+			s.cancelUpstream(upID)
+		}
+		for stored := 1; ; {
 			msg, ok := next()
 			if !ok {
 				break
@@ -406,20 +416,29 @@ func (s *passSession) park(ctx context.Context, method string, upID json.RawMess
 				s.answerUpstream(bg, q, strconv.Quote(q.Method)+" is not a request the gateway's clients take")
 				continue
 			}
-			if err := appendEvent(bg, store, id, msg); err != nil {
-				// The retry that follows the call cannot see it: it ends
-				// at its deadline, told the call did not go on.
-				h.opts.Logger.Error("mcp pass-through: storing a parked call's message", "route", rt.name, "err", err)
+			if stored >= maxInputEvents {
+				end("the upstream sent more than " + strconv.Itoa(maxInputEvents) + " messages on a call waiting for input (the bound); it was cancelled upstream")
+				break
 			}
+			if err := appendEvent(bg, store, id, msg); err != nil {
+				// No follower could see the call go on: it ends, and the
+				// retry is told as far as the store lets it be.
+				h.opts.Logger.Error("mcp pass-through: storing a parked call's message", "route", rt.name, "err", err)
+				end("the gateway could not keep the call's messages: " + err.Error())
+				break
+			}
+			stored++
 			if responseTo(msg, upID) {
 				return
 			}
 			_ = store.TouchMCPSession(bg, id, time.Now())
 		}
 		// The call ended without its response: the client's retry is told.
-		why := "upstream " + rt.name + " ended the call without an answer"
-		if expired.Load() {
+		switch {
+		case expired.Load():
 			why = "the call waited longer than " + h.opts.InputTimeout.String() + " for its input and was cancelled upstream"
+		case why == "":
+			why = "upstream " + rt.name + " ended the call without an answer"
 		}
 		if err := appendEvent(bg, store, id, response(upID, nil, internalError(why))); err != nil {
 			h.opts.Logger.Error("mcp pass-through: storing a parked call's end", "route", rt.name, "err", err)

@@ -26,6 +26,8 @@ import (
 //   - ask-twice: two elicitations in a row;
 //   - sample: sampling/createMessage, answers the model's text;
 //   - roots: roots/list, answers the roots' URIs;
+//   - flood: an elicitation, then 1500 progress notifications before its
+//     answer (more than a parked call keeps);
 //   - wait: an elicitation whose end (an answer or the call's
 //     cancellation) it reports on waited.
 type askingUpstream struct {
@@ -78,6 +80,15 @@ func newAskingUpstream(t *testing.T) *askingUpstream {
 			uris = append(uris, r.URI)
 		}
 		return text("roots: " + strings.Join(uris, ",")), nil
+	})
+	s.AddTool(&mcp.Tool{Name: "flood", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		n := name(ctx, req.Session, "Your name?")
+		for i := range 1500 {
+			if req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i)}) != nil {
+				break
+			}
+		}
+		return text("flooded " + n), nil
 	})
 	s.AddTool(&mcp.Tool{Name: "wait", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		_, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Nobody answers this", RequestedSchema: nameSchema})
@@ -354,5 +365,36 @@ func TestPassThroughInputAcrossReplicas(t *testing.T) {
 	}
 	if calls[0] != 3 || calls[1] != 4 || asked.Load() != 4 {
 		t.Errorf("tools/call per replica %v, questions %d; want the 3 calls on replica 0, their 4 retries on replica 1", calls, asked.Load())
+	}
+}
+
+// A parked call keeps at most 1000 of the upstream's messages: one that
+// sends more is cancelled upstream, and the retry following it ends with
+// the error that names the bound.
+func TestPassThroughParkedCallBounded(t *testing.T) {
+	t.Parallel()
+	up := newAskingUpstream(t)
+	url := up.gatewayTo(t, mcpserver.Options{}, nil)
+	const capsMeta = `"_meta":{"progressToken":"p1","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	hdr := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "flood"}
+	call := func(extra string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flood","arguments":{},` + capsMeta + extra + `}}`
+	}
+	_, body := post(t, url, hdr, call(""))
+	var first struct {
+		Result struct {
+			RequestState string `json:"requestState"`
+		} `json:"result"`
+	}
+	if json.Unmarshal([]byte(lastMessage(body)), &first) != nil || first.Result.RequestState == "" {
+		t.Fatalf("first call: %s", body)
+	}
+	status, body := post(t, url, hdr, call(`,"requestState":"`+first.Result.RequestState+`","inputResponses":{"input-0":{"action":"accept","content":{"name":"ada"}}}`))
+	last := lastMessage(body)
+	if status != http.StatusOK || !strings.Contains(last, "more than 1000 messages") || strings.Contains(body, "flooded ada") {
+		t.Fatalf("the retry of a call whose upstream floods it: HTTP %d, last message %s", status, last)
+	}
+	if n := strings.Count(body, "notifications/progress"); n == 0 || n >= 1000 {
+		t.Errorf("the retry relayed %d progress notifications; want those the call kept, fewer than 1000", n)
 	}
 }
