@@ -215,10 +215,10 @@ func (l *loop) suspend(resp *ModelResponse, calls []pendingCall, asks []ask) out
 // round's approvals, the history kept and the log's last events, the
 // approval_required ones last, in one write (runLog.endWith,
 // Store.SuspendRun). A start still deferred is stored first. On success
-// the events are published; on failure nothing of the pause is stored
+// stored is called and then the events are published; on failure nothing of the pause is stored
 // and the log is closed (the reaper takes the run over as any run whose
 // execution stopped).
-func (o *Orchestrator) storePause(lr *liveRun, r *Run, p *pause) error {
+func (o *Orchestrator) storePause(lr *liveRun, r *Run, p *pause, stored func()) error {
 	if err := lr.log.storeStart(context.Background()); err != nil {
 		lr.log.close()
 		return fmt.Errorf("store the run's start: %w", err)
@@ -235,6 +235,7 @@ func (o *Orchestrator) storePause(lr *liveRun, r *Run, p *pause) error {
 	if err != nil {
 		return err
 	}
+	stored()
 	lr.log.publish()
 	return nil
 }
@@ -293,7 +294,11 @@ func (o *Orchestrator) suspendRun(lr *liveRun, out outcome) {
 	r, moved, err := o.transition(ctx, change{lr: lr, from: RunRunning, to: out.state,
 		set: func(r *Run) { r.Pending, r.Usage = out.pause.round, out.usage },
 		store: func(ctx context.Context, r *Run) error {
-			if err := o.storePause(lr, r, out.pause); err != nil {
+			// The execution's end is observed before the wait is
+			// announced: whoever decides it (and so starts the
+			// resumption) learned of it from the announcement.
+			observed := func() { lr.observedEnd(RunEnd{State: out.state, Usage: out.usage}) }
+			if err := o.storePause(lr, r, out.pause, observed); err != nil {
 				return err
 			}
 			freeSlot()
