@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -33,12 +34,17 @@ type peerIDRow struct {
 // writes it again only when it is older than this.
 const peerIDUseStep = time.Hour
 
-// claimPeerID inserts a claim; one of the owner's own refreshes used_at
-// when it is older than the step. A claim of someone else's id changes
-// nothing.
-const claimPeerID = `INSERT INTO a2a_peer_ids (peer, kind, id, user_id, created_at, used_at) VALUES (?, ?, ?, ?, ?, ?)
-ON CONFLICT (peer, kind, id) DO UPDATE SET used_at = excluded.used_at
-WHERE a2a_peer_ids.user_id = excluded.user_id AND a2a_peer_ids.used_at < ?`
+// claimPeerIDs inserts claims (the rows, each "(?, ?, ?, ?, ?, ?)", are
+// appended to it, then claimPeerIDsTail); one of the owner's own
+// refreshes used_at when it is older than the step. A claim of someone
+// else's id changes nothing. It returns the rows it inserted or refreshed,
+// all the claimant's: an id missing from the answer is someone else's, or
+// the claimant's own used within the step.
+const (
+	claimPeerIDs     = `INSERT INTO a2a_peer_ids (peer, kind, id, user_id, created_at, used_at) VALUES `
+	claimPeerIDsTail = ` ON CONFLICT (peer, kind, id) DO UPDATE SET used_at = excluded.used_at
+WHERE a2a_peer_ids.user_id = excluded.user_id AND a2a_peer_ids.used_at < ? RETURNING kind, id`
+)
 
 // ClaimPeerID records that userID owns the id of kind ("task",
 // "context") at peer, unless someone already does, and returns the owner:
@@ -63,36 +69,64 @@ func (s *Store) ClaimPeerIDs(ctx context.Context, peer, userID string, kinds, id
 			return nil, invalid("a peer id needs a peer, a kind, an id and a user")
 		}
 	}
+	type key = [2]string
+	owner := make(map[key]string, len(ids))
+	var query strings.Builder
+	query.WriteString(claimPeerIDs)
 	now := stamp(time.Now())
-	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
-		for i, id := range ids {
-			if _, err := db.NewRaw(claimPeerID, peer, kinds[i], id, userID, now, now, now.Add(-peerIDUseStep)).Exec(ctx); err != nil {
-				return dbErr(err, "claim", "a2a peer "+kinds[i]+" "+id)
-			}
+	args := make([]any, 0, 6*len(ids)+1)
+	for i, id := range ids {
+		k := key{kinds[i], id}
+		if _, dup := owner[k]; dup {
+			continue // one row may not be claimed twice in one statement
 		}
-		return nil
+		owner[k] = ""
+		if len(args) > 0 {
+			query.WriteString(", ")
+		}
+		query.WriteString("(?, ?, ?, ?, ?, ?)")
+		args = append(args, peer, kinds[i], id, userID, now, now)
+	}
+	query.WriteString(claimPeerIDsTail)
+	args = append(args, now.Add(-peerIDUseStep))
+	// One statement claims them all and says which are the claimant's;
+	// only the rest are read (a new task and its context need no read).
+	var claimed []peerIDRow
+	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		claimed = claimed[:0] // the writer may run fn again
+		return dbErr(db.NewRaw(query.String(), args...).Scan(ctx, &claimed), "claim", "a2a peer ids")
 	})
 	if err != nil {
 		return nil, err
 	}
-	var rows []peerIDRow
-	if err := s.db.NewSelect().Model(&rows).Column("kind", "id", "user_id").
-		Where("peer = ?", peer).
-		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			for i, id := range ids {
-				q = q.WhereOr("kind = ? AND id = ?", kinds[i], id)
-			}
-			return q
-		}).Scan(ctx); err != nil {
-		return nil, dbErr(err, "read", "a2a peer ids")
+	for _, r := range claimed {
+		owner[key{r.Kind, r.ID}] = userID
 	}
-	owner := make(map[[2]string]string, len(rows))
-	for _, r := range rows {
-		owner[[2]string{r.Kind, r.ID}] = r.UserID
+	var rest []key
+	for k, o := range owner {
+		if o == "" {
+			rest = append(rest, k)
+		}
+	}
+	if len(rest) > 0 {
+		var rows []peerIDRow
+		if err := s.db.NewSelect().Model(&rows).Column("kind", "id", "user_id").
+			Where("peer = ?", peer).
+			WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+				for _, k := range rest {
+					q = q.WhereOr("kind = ? AND id = ?", k[0], k[1])
+				}
+				return q
+			}).Scan(ctx); err != nil {
+			return nil, dbErr(err, "read", "a2a peer ids")
+		}
+		for _, r := range rows {
+			owner[key{r.Kind, r.ID}] = r.UserID
+		}
 	}
 	out := make([]string, len(ids))
 	for i, id := range ids {
-		out[i] = owner[[2]string{kinds[i], id}]
+		out[i] = owner[key{kinds[i], id}]
 	}
 	return out, nil
 }

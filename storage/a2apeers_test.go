@@ -44,6 +44,11 @@ func TestPeerIDs(t *testing.T) {
 			if want := []string{"carol", "bob", "bob"}; err != nil || !slices.Equal(got, want) {
 				t.Fatalf("ClaimPeerIDs = %v, %v; want %v", got, err, want)
 			}
+			// The same id twice in one claim is one row, owned at both places.
+			got, err = st.ClaimPeerIDs(ctx, "p", "dave", []string{"task", "task", "context"}, []string{"d1", "d1", "t1"})
+			if want := []string{"dave", "dave", "bob"}; err != nil || !slices.Equal(got, want) {
+				t.Fatalf("ClaimPeerIDs with a repeated id = %v, %v; want %v", got, err, want)
+			}
 			if _, err := st.ClaimPeerIDs(ctx, "p", "carol", []string{"task"}, []string{"a", "b"}); !errors.Is(err, orchestrator.ErrInvalidArgument) {
 				t.Fatalf("kinds and ids of different lengths: %v", err)
 			}

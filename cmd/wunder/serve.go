@@ -89,6 +89,9 @@ func (a *app) serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:    a.cfg.Server.IdleTimeout(),
 		MaxHeaderBytes: a.cfg.Server.MaxHeaderBytes,
 		Protocols:      protocols,
+		// A quiet HTTP/2 connection is pinged: the keep-alive of gRPC
+		// streams, which have no comments to send.
+		HTTP2: &http.HTTP2Config{SendPingTimeout: a.cfg.Server.HTTP2Ping()},
 	}
 	auth, err := a.exposure(ln.Addr())
 	if err != nil {

@@ -98,6 +98,12 @@ type Server struct {
 	// SSEHeartbeatSeconds (sse_heartbeat_s) is the interval of SSE comment
 	// heartbeats; 0 turns them off. Default 15.
 	SSEHeartbeatSeconds int `yaml:"sse_heartbeat_s"`
+	// HTTP2PingSeconds (http2_ping_s): an HTTP/2 connection on which
+	// nothing arrived for this long is sent a PING, and closed when no
+	// answer comes within 15 s. This is the keep-alive of gRPC streams
+	// (which have no comments), so that proxies keep a quiet stream open
+	// and a peer that went away is noticed. 0 turns it off. Default 30.
+	HTTP2PingSeconds int `yaml:"http2_ping_s"`
 	// PublicURL is the external base URL (scheme://host[:port][/prefix])
 	// used in agent cards and links; "" derives it from the request.
 	PublicURL string `yaml:"public_url"`
@@ -127,6 +133,9 @@ func (s Server) ReadTimeout() time.Duration { return seconds(s.ReadTimeoutSecond
 
 // IdleTimeout is idle_timeout_s as a duration.
 func (s Server) IdleTimeout() time.Duration { return seconds(s.IdleTimeoutSeconds) }
+
+// HTTP2Ping is http2_ping_s as a duration; 0 means no pings.
+func (s Server) HTTP2Ping() time.Duration { return seconds(s.HTTP2PingSeconds) }
 
 // DrainDelay is drain_delay_s as a duration.
 func (s Server) DrainDelay() time.Duration { return seconds(s.DrainDelaySeconds) }

@@ -28,6 +28,7 @@ func Default() *Config {
 			MaxHeaderBytes:           64 << 10,
 			ShutdownTimeoutSeconds:   15,
 			SSEHeartbeatSeconds:      15,
+			HTTP2PingSeconds:         30,
 		},
 		Concurrency: Concurrency{
 			MaxActiveRuns:          32,

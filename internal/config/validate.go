@@ -55,6 +55,7 @@ func (c *Config) validate(p *problems) {
 	atLeast(v, "server.shutdown_timeout_s", s.ShutdownTimeoutSeconds, 0)
 	atLeast(v, "server.drain_delay_s", s.DrainDelaySeconds, 0)
 	atLeast(v, "server.sse_heartbeat_s", s.SSEHeartbeatSeconds, 0)
+	atLeast(v, "server.http2_ping_s", s.HTTP2PingSeconds, 0)
 	c.validateTuning(v)
 	v.httpURL("server.public_url", s.PublicURL, false)
 	if c.Security.APIKey == "" && !c.Security.AllowUnauthenticated && !IsLoopback(s.Host) {
