@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"time"
 
 	"connectrpc.com/connect"
@@ -39,7 +38,8 @@ func rateLimit(l Limiter, open []string) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			writeRateLimited(w, r, after)
+			secs := max(1, int((after+time.Second-1)/time.Second))
+			writeLimited(w, r, after, "rate_limited", i18n.Messagef(i18n.FromContext(r.Context()), "rate_limited_after", secs))
 		})
 	}
 }
@@ -74,10 +74,10 @@ func clientAddress(r *http.Request) string {
 	return ip.String()
 }
 
-func writeRateLimited(w http.ResponseWriter, r *http.Request, after time.Duration) {
-	secs := max(1, int((after+time.Second-1)/time.Second))
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	detail := i18n.Messagef(i18n.FromContext(r.Context()), "rate_limited_after", secs)
+// writeLimited answers a request a limit refused: 429 with Retry-After,
+// in the shape of its protocol (code names the problem elsewhere).
+func writeLimited(w http.ResponseWriter, r *http.Request, after time.Duration, code, detail string) {
+	w.Header().Set("Retry-After", retryAfterSeconds(after))
 	switch {
 	case isRPC(r):
 		ce := connect.NewError(connect.CodeResourceExhausted, errors.New(detail))
@@ -90,6 +90,6 @@ func writeRateLimited(w http.ResponseWriter, r *http.Request, after time.Duratio
 	case writeA2AError(w, r, a2awire.NewRetryError(a2awire.ReasonRateLimited, detail, after)):
 		// A2A's JSON-RPC and HTTP+JSON bindings: their shapes.
 	default:
-		writeLocalizedProblem(w, r, localizedProblem(r, http.StatusTooManyRequests, "rate_limited", detail))
+		writeLocalizedProblem(w, r, localizedProblem(r, http.StatusTooManyRequests, code, detail))
 	}
 }

@@ -52,6 +52,10 @@ type Options struct {
 	// RateLimit, when set, limits requests per principal (auth.rate_limit);
 	// nil = no limit.
 	RateLimit Limiter
+	// MaxInFlight, when > 0, bounds the requests a principal has in flight
+	// at once, streams included (auth.max_in_flight, inflight.go); 0 = no
+	// limit.
+	MaxInFlight int
 	// APIKey, when set, is the admin credential, and every call but the
 	// open paths needs a credential. Without it, requests without
 	// credentials are anonymous (the local operator; start-up allows that
@@ -196,6 +200,8 @@ type Server struct {
 	// end resumably (drain.go).
 	draining context.Context
 	drain    context.CancelFunc
+	// inFlight bounds each principal's requests in flight (nil: none).
+	inFlight *inFlight
 }
 
 // New returns a gateway over b.
@@ -204,7 +210,7 @@ func New(b Backend, opts *Options) *Server {
 	if opts != nil {
 		o = *opts
 	}
-	s := &Server{b: b, opts: o.withDefaults(), mux: http.NewServeMux()}
+	s := &Server{b: b, opts: o.withDefaults(), mux: http.NewServeMux(), inFlight: newInFlight(o.MaxInFlight)}
 	s.draining, s.drain = context.WithCancel(context.Background())
 	s.SetLive(Live{MaxBodyBytes: s.opts.MaxBodyBytes, Heartbeat: s.opts.Heartbeat, CORS: s.opts.CORS, I18n: s.opts.I18n})
 	ao := s.opts.Auth
@@ -321,11 +327,13 @@ func (s *Server) routes() {
 // Handler returns the gateway with its middleware, outermost first:
 // tracing (Options.Trace), request id and logger, access log, the
 // messages' language, panic recovery, the browser guard (Host, Origin,
-// nosniff: guard.go), CORS, auth, rate limit, body limit.
+// nosniff: guard.go), CORS, auth, rate limit, requests in flight, body
+// limit.
 func (s *Server) Handler() http.Handler {
 	var h http.Handler = problemForMux(s.mux)
 	h = limitBody(func() int64 { return s.live.Load().maxBody }, s.bodyLimits)(h)
 	open := append([]string{"/healthz", "/readyz", "/wunder/i18n", "/wunder/auth/login", "/wunder/auth/register"}, s.open...)
+	h = limitInFlight(s.inFlight, open)(h)
 	h = rateLimit(s.opts.RateLimit, open)(h)
 	h = authenticate(s.auth, open)(h)
 	corsNow := func() *corsPolicy { return s.live.Load().cors }

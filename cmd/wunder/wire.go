@@ -277,6 +277,7 @@ func build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*app, err
 		APIKey: cfg.Security.APIKey, MaxBodyBytes: cfg.Server.MaxBodyBytes, Heartbeat: cfg.Server.SSEHeartbeat(),
 		Attachments: attach, AttachmentBodyBytes: cfg.AttachmentBodyBytes(), // wire_attachments.go
 		RateLimit:        limit,
+		MaxInFlight:      cfg.Auth.MaxInFlight,
 		Auth:             authOptions(cfg, store, jwt), // wire_auth.go
 		CORS:             corsOptions(cfg),
 		Hosts:            gateway.HostOptions{Allowed: cfg.Server.AllowedHosts, PublicURL: cfg.Server.PublicURL},

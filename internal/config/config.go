@@ -166,6 +166,11 @@ type Auth struct {
 	JWT JWT `yaml:"jwt"`
 	// RateLimit limits requests per principal.
 	RateLimit RateLimit `yaml:"rate_limit"`
+	// MaxInFlight (max_in_flight) bounds the requests one principal (a
+	// user, or an anonymous caller's address) has in flight at once,
+	// streams included: past it a request gets 429 with Retry-After. The
+	// API key is not limited. 0 = no limit. Default 128.
+	MaxInFlight int `yaml:"max_in_flight"`
 	// Login limits password logins (and registrations) before any password
 	// is hashed.
 	Login Login `yaml:"login"`

@@ -50,7 +50,7 @@ func Default() *Config {
 			MaxOutputBytes:           65536,
 			MaxFileBytes:             1 << 20,
 		},
-		Auth: Auth{TokenTTLSeconds: 86400, MaxTokenTTLSeconds: 365 * 86400, JWT: JWT{UserClaim: "sub"}, RateLimit: RateLimit{Burst: 20},
+		Auth: Auth{TokenTTLSeconds: 86400, MaxTokenTTLSeconds: 365 * 86400, JWT: JWT{UserClaim: "sub"}, RateLimit: RateLimit{Burst: 20}, MaxInFlight: 128,
 			Login:           Login{PerUser: RateLimit{PerSecond: 1, Burst: 5}, PerAddress: RateLimit{PerSecond: 1, Burst: 20}},
 			PasswordHashing: PasswordHashing{MaxMemoryMB: 256, MaxWaitSeconds: 2}},
 		I18n: I18n{

@@ -94,6 +94,7 @@ func (c *Config) validate(p *problems) {
 	}
 	atLeast(v, "auth.jwt.leeway_s", c.Auth.JWT.LeewaySeconds, 0)
 	v.rateLimit("auth.rate_limit", c.Auth.RateLimit)
+	atLeast(v, "auth.max_in_flight", c.Auth.MaxInFlight, 0)
 	sec := c.Security
 	v.eachWord("security.allow_commands", sec.AllowCommands)
 	for i, g := range sec.DenyGlobs {
