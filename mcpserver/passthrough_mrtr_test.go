@@ -38,6 +38,16 @@ type askingUpstream struct {
 func newAskingUpstream(t *testing.T) *askingUpstream {
 	t.Helper()
 	u := &askingUpstream{waited: make(chan error, 4)}
+	s := askingServer(u.waited)
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	t.Cleanup(ts.Close)
+	u.url = ts.URL
+	return u
+}
+
+// askingServer is the asking upstream's server, for any transport; wait
+// reports its end on waited.
+func askingServer(waited chan<- error) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "asking", Version: "1"}, nil)
 	obj := map[string]any{"type": "object"}
 	text := func(s string) *mcp.CallToolResult {
@@ -92,13 +102,13 @@ func newAskingUpstream(t *testing.T) *askingUpstream {
 	})
 	s.AddTool(&mcp.Tool{Name: "wait", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		_, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Nobody answers this", RequestedSchema: nameSchema})
-		u.waited <- err
+		select {
+		case waited <- err:
+		default: // nobody reads it (the stdio helper)
+		}
 		return text("waited"), nil
 	})
-	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
-	t.Cleanup(ts.Close)
-	u.url = ts.URL
-	return u
+	return s
 }
 
 // nameSchema is the requested schema of the upstream's questions.
