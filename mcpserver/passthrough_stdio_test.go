@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 roots are deprecated in 2026-07-28 (SEP-2577) and part of 2025-11-25, whose upstreams this tests
+
 package mcpserver_test
 
 import (
