@@ -49,6 +49,14 @@ func (rt *passRoute) store(ctx context.Context, s *passSession) error {
 	err := rt.h.opts.Sessions.CreateMCPSession(ctx, &mcpsession.Session{ID: s.id, UserID: s.owner, Route: rt.name,
 		ProtocolVersion: s.versionNow(), InitParams: s.initParams, State: raw, CreatedAt: now, UsedAt: now})
 	if err == nil {
+		rt.h.capSessions(ctx, s.owner, rt.name, func(id string) {
+			rt.mu.RLock()
+			old := rt.sessions[id]
+			rt.mu.RUnlock()
+			if old != nil {
+				old.close() // its upstream session too
+			}
+		})
 		rt.h.purge(ctx, now)
 	}
 	return err

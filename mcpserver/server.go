@@ -127,6 +127,11 @@ type Options struct {
 	// MaxListens bounds the subscriptions/listen streams one user has open
 	// on this replica (mcp.server.max_listens). Default DefaultMaxListens.
 	MaxListens int
+	// MaxSessionsPerUser bounds the sessions one user keeps per route
+	// (/wunder/mcp, each pass-through upstream): a new one ends the
+	// user's least recently used beyond it (mcp.server.max_sessions_per_user).
+	// Default DefaultMaxSessionsPerUser.
+	MaxSessionsPerUser int
 	// InputTimeout bounds how long a pass-through call of a 2026-07-28
 	// client waits, parked, for the client's answers to its upstream's
 	// questions (passthrough_input.go; mcp.server.input_timeout_s).
@@ -157,6 +162,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxListens <= 0 {
 		o.MaxListens = DefaultMaxListens
+	}
+	if o.MaxSessionsPerUser <= 0 {
+		o.MaxSessionsPerUser = DefaultMaxSessionsPerUser
 	}
 	if o.InputTimeout <= 0 {
 		o.InputTimeout = DefaultInputTimeout

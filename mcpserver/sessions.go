@@ -460,8 +460,43 @@ func (f *sessionFront) created(ctx context.Context, ss *mcp.ServerSession, user 
 	if err := f.store.CreateMCPSession(ctx, rec); err != nil {
 		return fmt.Errorf("storing the session: %w", err)
 	}
+	f.h.capSessions(ctx, user, "", func(id string) {
+		f.mu.Lock()
+		s := f.local[id]
+		f.mu.Unlock()
+		if s != nil {
+			f.drop(s)
+		}
+	})
 	f.h.purge(ctx, now)
 	return nil
+}
+
+// DefaultMaxSessionsPerUser is Options.MaxSessionsPerUser's default.
+const DefaultMaxSessionsPerUser = 64
+
+// capSessions ends user's least recently used sessions on route beyond
+// Options.MaxSessionsPerUser, in the store (every replica then answers
+// them 404, and the client initializes anew) and here, through drop: a
+// user who opens session after session cannot fill the store and the
+// replicas' memory, nor hold an upstream session each. Sessions of no
+// user (the API key, the anonymous operator) are not capped.
+func (h *Handler) capSessions(ctx context.Context, user, route string, drop func(id string)) {
+	if user == "" {
+		return
+	}
+	ids, err := h.opts.Sessions.TrimMCPSessions(ctx, user, route, h.opts.MaxSessionsPerUser)
+	if err != nil {
+		h.opts.Logger.Warn("MCP sessions over the cap not ended", "user_id", user, "route", route, "err", err)
+		return
+	}
+	for _, id := range ids {
+		drop(id)
+	}
+	if len(ids) > 0 {
+		h.opts.Logger.Info("MCP sessions over the cap ended", "user_id", user, "route", route,
+			"ended", len(ids), "max_sessions_per_user", h.opts.MaxSessionsPerUser)
+	}
 }
 
 // purge deletes the records idle past the timeout, at most every

@@ -41,6 +41,21 @@ type Session struct {
 	CreatedAt, UsedAt time.Time
 }
 
+// MaxTrim bounds the records one TrimMCPSessions deletes: a cap applied
+// at every new session has at most one record over it.
+const MaxTrim = 100
+
+// newer reports whether a sorts before b in TrimMCPSessions' order.
+func newer(a, b *Session) bool {
+	if !a.UsedAt.Equal(b.UsedAt) {
+		return a.UsedAt.After(b.UsedAt)
+	}
+	if !a.CreatedAt.Equal(b.CreatedAt) {
+		return a.CreatedAt.After(b.CreatedAt)
+	}
+	return a.ID > b.ID
+}
+
 // Expired reports whether the session was idle for longer than ttl at now
 // (ttl ≤ 0: never).
 func (s *Session) Expired(now time.Time, ttl time.Duration) bool {
@@ -76,6 +91,11 @@ type Store interface {
 	// PurgeMCPSessions deletes the records (and their events) not used
 	// since before, and returns how many.
 	PurgeMCPSessions(ctx context.Context, before time.Time) (int, error)
+	// TrimMCPSessions deletes the records (and their events) of userID on
+	// route beyond the keep most recently used (UsedAt, then CreatedAt,
+	// then id, newest first), and returns their ids: at most
+	// MaxTrim a call.
+	TrimMCPSessions(ctx context.Context, userID, route string, keep int) ([]string, error)
 
 	// AppendMCPEvent adds data as the next event of the stream (index one
 	// past the stream's last, 0 for its first) and keeps no more than keep

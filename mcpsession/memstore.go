@@ -106,6 +106,32 @@ func (m *memStore) PurgeMCPSessions(_ context.Context, before time.Time) (int, e
 	return n, nil
 }
 
+func (m *memStore) TrimMCPSessions(_ context.Context, userID, route string, keep int) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var mine []*Session
+	for _, s := range m.sessions {
+		if s.UserID == userID && s.Route == route {
+			mine = append(mine, s)
+		}
+	}
+	if len(mine) <= max(keep, 0) {
+		return nil, nil
+	}
+	slices.SortFunc(mine, func(a, b *Session) int {
+		if newer(a, b) {
+			return -1
+		}
+		return 1
+	})
+	var ids []string
+	for _, s := range mine[max(keep, 0):min(len(mine), max(keep, 0)+MaxTrim)] {
+		m.deleteLocked(s.ID)
+		ids = append(ids, s.ID)
+	}
+	return ids, nil
+}
+
 func (m *memStore) AppendMCPEvent(_ context.Context, sessionID, streamID string, data []byte, keep int) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

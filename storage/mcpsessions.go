@@ -115,6 +115,30 @@ func (s *Store) PurgeMCPSessions(ctx context.Context, before time.Time) (int, er
 	return int(n), err
 }
 
+// TrimMCPSessions implements mcpsession.Store.
+func (s *Store) TrimMCPSessions(ctx context.Context, userID, route string, keep int) ([]string, error) {
+	var ids []string
+	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
+		ids = ids[:0] // the writer may run fn again
+		err := db.NewSelect().Model((*mcpSessionRow)(nil)).Column("id").
+			Where("user_id = ? AND route = ?", userID, route).
+			OrderExpr("used_at DESC, created_at DESC, id DESC").
+			Limit(mcpsession.MaxTrim).Offset(int64(max(keep, 0))).Scan(ctx, &ids)
+		if err != nil || len(ids) == 0 {
+			return dbErr(err, "read", "the MCP sessions of "+userID)
+		}
+		if _, err := db.NewDelete().Model((*mcpEventRow)(nil)).Where("session_id IN (?)", bun.List(ids)).Exec(ctx); err != nil {
+			return dbErr(err, "delete the events of", "MCP sessions over the cap")
+		}
+		_, err = db.NewDelete().Model((*mcpSessionRow)(nil)).Where("id IN (?)", bun.List(ids)).Exec(ctx)
+		return dbErr(err, "delete", "MCP sessions over the cap")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
 // AppendMCPEvent implements mcpsession.Store. One replica writes a stream
 // (the one serving its request), so computing the next index in the
 // insert cannot race with another writer of the stream.

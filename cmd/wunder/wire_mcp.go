@@ -125,7 +125,8 @@ func newMCPHandler(cfg *config.Config, orch *orchestrator.Orchestrator, set *mcp
 		Tracer:       tracer,
 		Sessions:     sessions, SessionTimeout: cfg.MCP.Server.SessionTimeout(),
 		ListChangedPoll: cfg.MCP.Server.ListChangedPoll(), MaxListens: cfg.MCP.Server.MaxListens,
-		InputTimeout: cfg.MCP.Server.InputTimeout(),
+		MaxSessionsPerUser: cfg.MCP.Server.MaxSessionsPerUser,
+		InputTimeout:       cfg.MCP.Server.InputTimeout(),
 	}
 	if cfg.Auth.JWT.JWKSURL != "" {
 		opts.AuthorizationServers = []string{cfg.Auth.JWT.Issuer}

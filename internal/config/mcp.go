@@ -133,6 +133,12 @@ type MCPEndpoint struct {
 	// MaxListens bounds the subscriptions/listen streams one user keeps
 	// open on one replica. Default 8.
 	MaxListens int `yaml:"max_listens"`
+	// MaxSessionsPerUser bounds the sessions one user keeps on
+	// /wunder/mcp and on each pass-through route: a new one ends the
+	// user's least recently used beyond it, whose client then gets 404
+	// and initializes anew. Sessions of the API key and the anonymous
+	// operator are not counted. Default 64.
+	MaxSessionsPerUser int `yaml:"max_sessions_per_user"`
 	// InputTimeoutSeconds bounds how long a pass-through call of a
 	// 2026-07-28 client waits for the client's answers to a 2025-11-25
 	// upstream's questions (elicitation, sampling, roots) before it is
@@ -183,7 +189,7 @@ func mcpDefaults() MCP {
 		TimeoutSeconds: 60,
 		Servers:        []MCPServer{},
 		Server: MCPEndpoint{Enabled: true, UserID: "wunder", SessionStore: MCPSessionsAuto, SessionTimeoutSeconds: 86400,
-			ListChangedPollSeconds: 10, MaxListens: 8, InputTimeoutSeconds: 600},
+			ListChangedPollSeconds: 10, MaxListens: 8, MaxSessionsPerUser: 64, InputTimeoutSeconds: 600},
 		Elicitation:         MCPElicitDecline,
 		ReadyTimeoutSeconds: 30,
 	}
@@ -202,6 +208,7 @@ func (c *Config) validateMCP(v checker) {
 	atLeast(v, "mcp.server.session_timeout_s", m.Server.SessionTimeoutSeconds, 0)
 	atLeast(v, "mcp.server.list_changed_poll_s", m.Server.ListChangedPollSeconds, 0)
 	atLeast(v, "mcp.server.max_listens", m.Server.MaxListens, 1)
+	atLeast(v, "mcp.server.max_sessions_per_user", m.Server.MaxSessionsPerUser, 1)
 	atLeast(v, "mcp.server.input_timeout_s", m.Server.InputTimeoutSeconds, 1)
 	if err := validUserIDString(m.Server.UserID); err != "" {
 		v.fail("mcp.server.user_id", "%s", err)

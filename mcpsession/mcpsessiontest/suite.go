@@ -6,6 +6,7 @@ package mcpsessiontest
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -31,6 +32,7 @@ func RunStoreTests(t *testing.T, newStore func(t *testing.T) mcpsession.Store) {
 		"State":     testState,
 		"Close":     testClose,
 		"Purge":     testPurge,
+		"Trim":      testTrim,
 		"Events":    testEvents,
 		"EventKeep": testEventKeep,
 	}
@@ -147,6 +149,54 @@ func testPurge(t *testing.T, s mcpsession.Store) {
 	evs, err := s.MCPEvents(t.Context(), "old", "st", -1)
 	storetest.MustDo(t, "MCPEvents(purged)", err)
 	storetest.Diff(t, "purged session's events", 0, len(evs))
+}
+
+func testTrim(t *testing.T, s mcpsession.Store) {
+	ctx := t.Context()
+	mk := func(id, user, route string, used time.Duration) {
+		t.Helper()
+		in := session(id, used)
+		in.UserID, in.Route = user, route
+		storetest.MustDo(t, "CreateMCPSession "+id, s.CreateMCPSession(ctx, in))
+		storetest.MustDo(t, "AppendMCPEvent "+id, s.AppendMCPEvent(ctx, id, "st", []byte(`1`), 0))
+	}
+	// alice has five on route fs (u1 the least recently used; u4 and u5
+	// used at once, u5 created later), two on route x; bob one on fs.
+	for i, used := range []time.Duration{1, 2, 3, 4, 4} {
+		in := session(fmt.Sprintf("u%d", i+1), used*time.Minute)
+		in.CreatedAt = storetest.At(time.Duration(i) * time.Second)
+		storetest.MustDo(t, "CreateMCPSession", s.CreateMCPSession(ctx, in))
+		storetest.MustDo(t, "AppendMCPEvent", s.AppendMCPEvent(ctx, in.ID, "st", []byte(`1`), 0))
+	}
+	mk("x1", "alice", "x", 0)
+	mk("x2", "alice", "x", 0)
+	mk("b1", "bob", "fs", 0)
+
+	ids, err := s.TrimMCPSessions(ctx, "alice", "fs", 3)
+	storetest.MustDo(t, "TrimMCPSessions", err)
+	slices.Sort(ids)
+	storetest.Diff(t, "trimmed", []string{"u1", "u2"}, ids)
+	for _, id := range []string{"u1", "u2"} {
+		_, err := s.MCPSession(ctx, id)
+		storetest.WantErr(t, "MCPSession(trimmed "+id+")", err, orchestrator.ErrNotFound)
+		evs, err := s.MCPEvents(ctx, id, "st", -1)
+		storetest.MustDo(t, "MCPEvents(trimmed)", err)
+		storetest.Diff(t, "trimmed session's events", 0, len(evs))
+	}
+	for _, id := range []string{"u3", "u4", "u5", "x1", "x2", "b1"} {
+		_, err := s.MCPSession(ctx, id)
+		storetest.MustDo(t, "MCPSession(kept "+id+")", err)
+	}
+	ids, err = s.TrimMCPSessions(ctx, "alice", "fs", 3)
+	storetest.MustDo(t, "TrimMCPSessions(again)", err)
+	storetest.Diff(t, "trimmed again", 0, len(ids))
+	// The tie on UsedAt goes to the later one: u4 goes, u5 stays.
+	ids, err = s.TrimMCPSessions(ctx, "alice", "fs", 1)
+	storetest.MustDo(t, "TrimMCPSessions(1)", err)
+	slices.Sort(ids)
+	storetest.Diff(t, "trimmed to one", []string{"u3", "u4"}, ids)
+	_, err = s.MCPSession(ctx, "u5")
+	storetest.MustDo(t, "MCPSession(u5)", err)
 }
 
 func datas(evs []mcpsession.Event) []string {

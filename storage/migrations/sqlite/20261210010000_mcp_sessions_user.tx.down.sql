@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS mcp_sessions_user_idx;
