@@ -92,9 +92,27 @@ func (s *Store) ClaimPeerIDs(ctx context.Context, peer, userID string, kinds, id
 	// One statement claims them all and says which are the claimant's;
 	// only the rest are read (a new task and its context need no read).
 	var claimed []peerIDRow
+	q := query.String()
 	err := s.update(ctx, func(ctx context.Context, db bun.IDB) error {
 		claimed = claimed[:0] // the writer may run fn again
-		return dbErr(db.NewRaw(query.String(), args...).Scan(ctx, &claimed), "claim", "a2a peer ids")
+		// On SQLite a prepared statement: parsing the upsert was about
+		// half of a claim's cost (docs/a2a.md, "Cost").
+		rows, ok, err := s.queryPrepared(ctx, db, q, bind(args...))
+		if !ok {
+			return dbErr(db.NewRaw(q, args...).Scan(ctx, &claimed), "claim", "a2a peer ids")
+		}
+		if err != nil {
+			return dbErr(err, "claim", "a2a peer ids")
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r peerIDRow
+			if err := rows.Scan(&r.Kind, &r.ID); err != nil {
+				return dbErr(err, "claim", "a2a peer ids")
+			}
+			claimed = append(claimed, r)
+		}
+		return dbErr(rows.Err(), "claim", "a2a peer ids")
 	})
 	if err != nil {
 		return nil, err

@@ -125,6 +125,21 @@ func (s *Store) execPrepared(ctx context.Context, db bun.IDB, query string, args
 	return res, true, err
 }
 
+// queryPrepared is execPrepared for a statement that answers rows (an
+// INSERT … RETURNING); the caller closes them.
+func (s *Store) queryPrepared(ctx context.Context, db bun.IDB, query string, args []any) (rows *sql.Rows, ok bool, err error) {
+	tx, isTx := db.(bun.Tx)
+	if s.backend != BackendSQLite || s.writer == nil || !isTx {
+		return nil, false, nil
+	}
+	stmt, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, false, nil // bun's path still works
+	}
+	rows, err = tx.Tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
+	return rows, true, err
+}
+
 func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
 	s.prepared.mu.Lock()
 	defer s.prepared.mu.Unlock()
