@@ -176,6 +176,15 @@ func TestPassThroughUpstreamQuestionsBecomeInputRequests(t *testing.T) {
 	if cs.ID() != "" {
 		t.Fatalf("a 2026-07-28 client got session %q", cs.ID())
 	}
+	askEveryKind(t, cs, &asked)
+}
+
+// askEveryKind calls the asking upstream's tools that ask (an
+// elicitation, two, a sampling, roots) through cs, whose client answers
+// with answering(asked) and has the root file:///work, and checks each
+// answer and that the client was asked four times.
+func askEveryKind(t *testing.T, cs *mcp.ClientSession, asked *atomic.Int32) {
+	t.Helper()
 	for _, c := range []struct{ tool, want string }{
 		{"ask", "hello ada"},
 		{"ask-twice", "ada lovelace"},

@@ -57,19 +57,7 @@ func TestPassThroughStdioUpstreamQuestions(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
-	for _, c := range []struct{ tool, want string }{
-		{"ask", "hello ada"},
-		{"ask-twice", "ada lovelace"},
-		{"sample", "the model said: five seven five"},
-		{"roots", "roots: file:///work"},
-	} {
-		if got := callText(t, cs, c.tool); got != c.want {
-			t.Errorf("%s: %q, want %q", c.tool, got, c.want)
-		}
-	}
-	if n := asked.Load(); n != 4 {
-		t.Errorf("the client was asked %d times, want 4 (ask, ask-twice twice, sample)", n)
-	}
+	askEveryKind(t, cs, &asked)
 	// A 2025-11-25 client is asked with the upstream's own requests.
 	old := clientAt(t, url, "2025-11-25", answering(&asked))
 	if got := callText(t, old, "ask-twice"); got != "ada lovelace" {

@@ -113,31 +113,38 @@ func bind(in ...any) []any {
 // is the writer's transaction on SQLite; ok is false when it did not (the
 // caller takes bun's path).
 func (s *Store) execPrepared(ctx context.Context, db bun.IDB, query string, args []any) (res sql.Result, ok bool, err error) {
-	tx, isTx := db.(bun.Tx)
-	if s.backend != BackendSQLite || s.writer == nil || !isTx {
+	st := s.txStmt(ctx, db, query)
+	if st == nil {
 		return nil, false, nil
 	}
-	stmt, err := s.stmt(ctx, query)
-	if err != nil {
-		return nil, false, nil // bun's path still works
-	}
-	res, err = tx.Tx.StmtContext(ctx, stmt).ExecContext(ctx, args...)
+	res, err = st.ExecContext(ctx, args...)
 	return res, true, err
 }
 
 // queryPrepared is execPrepared for a statement that answers rows (an
 // INSERT … RETURNING); the caller closes them.
 func (s *Store) queryPrepared(ctx context.Context, db bun.IDB, query string, args []any) (rows *sql.Rows, ok bool, err error) {
+	st := s.txStmt(ctx, db, query)
+	if st == nil {
+		return nil, false, nil
+	}
+	rows, err = st.QueryContext(ctx, args...)
+	return rows, true, err
+}
+
+// txStmt is query's prepared statement in db when db is the writer's
+// transaction on SQLite; nil otherwise, or when it cannot be prepared
+// (bun's path still works).
+func (s *Store) txStmt(ctx context.Context, db bun.IDB, query string) *sql.Stmt {
 	tx, isTx := db.(bun.Tx)
 	if s.backend != BackendSQLite || s.writer == nil || !isTx {
-		return nil, false, nil
+		return nil
 	}
 	stmt, err := s.stmt(ctx, query)
 	if err != nil {
-		return nil, false, nil // bun's path still works
+		return nil
 	}
-	rows, err = tx.Tx.StmtContext(ctx, stmt).QueryContext(ctx, args...)
-	return rows, true, err
+	return tx.Tx.StmtContext(ctx, stmt)
 }
 
 func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
