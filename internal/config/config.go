@@ -169,7 +169,8 @@ type Auth struct {
 	// MaxInFlight (max_in_flight) bounds the requests one principal (a
 	// user, or an anonymous caller's address) has in flight at once,
 	// streams included: past it a request gets 429 with Retry-After. The
-	// API key is not limited. 0 = no limit. Default 128.
+	// API key is not limited. Behind a proxy every anonymous caller has
+	// the proxy's address, and shares its limit. 0 = no limit. Default 128.
 	MaxInFlight int `yaml:"max_in_flight"`
 	// Login limits password logins (and registrations) before any password
 	// is hashed.
