@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/wunder/wunder/internal/proc"
 )
 
@@ -134,10 +136,24 @@ func (s *Sandbox) Start(c Command) (*Process, error) {
 		_ = p.Stop(waitDelay)
 		return nil, err
 	}
+	// The namespace's first process: once it has exited, the kernel has
+	// reaped every process of the namespace, nested ones included (it
+	// kills them and waits for them as that process exits). bwrap exiting
+	// does not wait for that. Staged, the outer namespace is the first
+	// bwrap's, whose first process is its child; it holds the second
+	// bwrap, its namespace and the command.
+	first := child
+	if st != nil {
+		if c := children(p.Pid()); len(c) == 1 {
+			first = c[0]
+		}
+	}
+	nsInit := openPidfd(first)
 	sp := &Process{p: p, done: make(chan struct{})}
 	go func() {
 		<-p.Done()
 		release()
+		nsInit.wait(nsExitWait)
 		close(sp.done)
 	}()
 	// Release the child: from here on it runs the command.
@@ -211,11 +227,51 @@ func childPid(info io.Reader, p *proc.Process) (int, error) {
 	}
 }
 
+// nsExitWait bounds how long Done waits, after bwrap exited, for the
+// namespace's processes to be gone (SIGKILLed by --die-with-parent and
+// the kernel: they go at once unless the machine is stalled).
+const nsExitWait = 10 * time.Second
+
+// pidfd is a process's pidfd (-1: none; pidfd_open needs Linux 5.3).
+type pidfd int
+
+func openPidfd(pid int) pidfd {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return -1
+	}
+	return pidfd(fd)
+}
+
+// wait waits, up to max, for the process to exit, and closes the pidfd.
+// A process that is gone already (or was never opened) returns at once.
+func (fd pidfd) wait(max time.Duration) {
+	if fd < 0 {
+		return
+	}
+	defer unix.Close(int(fd))
+	deadline := time.Now().Add(max)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, int(left.Milliseconds())+1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n > 0 {
+			return
+		}
+	}
+}
+
 // Pid is bwrap's pid (and process group id), in wunder's PID namespace.
 func (p *Process) Pid() int { return p.p.Pid() }
 
-// Done is closed when bwrap has exited and the call's cgroup is released;
-// every process of the sandbox is gone by then.
+// Done is closed when bwrap has exited, the call's cgroup is released and
+// the sandbox's PID namespace has ended: every process of the sandbox is
+// gone by then.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
 // Signal sends sig to bwrap's process group. Any signal that ends bwrap
