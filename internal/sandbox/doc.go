@@ -103,7 +103,9 @@
 // kernel then kills every process of the PID namespace, including those
 // that called setsid or nohup. [Process.Stop] signals bwrap's group;
 // after bwrap has exited, the call's cgroup is emptied with SIGKILL and
-// removed before [Process.Done] is closed. Empty per-call cgroups left by a
+// removed, and the namespace's first process has exited (through a
+// pidfd: the kernel reaps every process of the namespace before that
+// process's exit completes), before [Process.Done] is closed. Empty per-call cgroups left by a
 // wunder that was killed are removed by the next [New].
 //
 // # Goroutines
