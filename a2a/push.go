@@ -54,6 +54,10 @@ type PushOptions struct {
 	InitialBackoff time.Duration
 	// Timeout of one delivery. Default 10s.
 	Timeout time.Duration
+	// MaxConfigsPerTask bounds the configs of one task (every event goes
+	// to each): one more is refused with InvalidParams naming the bound.
+	// Default DefaultMaxPushConfigs.
+	MaxConfigsPerTask int
 	// WrapTransport, when set, wraps the webhooks' transport (tracing:
 	// a traceparent on each notification).
 	WrapTransport func(http.RoundTripper) http.RoundTripper
@@ -148,11 +152,40 @@ func (h *Handler) createPush(ctx context.Context, v w.Version, userID, taskID st
 	if c.Auth != nil {
 		pc.AuthScheme, pc.AuthCredentials = c.Auth.Scheme, c.Auth.Credentials
 	}
+	if err := h.push.roomFor(ctx, r.ID, c.ID); err != nil {
+		return nil, err
+	}
 	if err := h.push.o.Store.SavePushConfig(ctx, pc); err != nil {
 		return nil, err
 	}
 	h.push.watch(ctx, userID, r.ID)
 	return pc, nil
+}
+
+// DefaultMaxPushConfigs is PushOptions.MaxConfigsPerTask's default.
+const DefaultMaxPushConfigs = 10
+
+// roomFor refuses a new config id for a task that has as many configs as
+// it may (replacing one of them is not a new one). Two creates at once may
+// pass it together: the bound is a cap on amplification, not a count.
+func (p *pusher) roomFor(ctx context.Context, taskID, id string) error {
+	limit := p.o.MaxConfigsPerTask
+	if limit <= 0 {
+		limit = DefaultMaxPushConfigs
+	}
+	have, err := p.o.Store.ListPushConfigs(ctx, taskID)
+	if err != nil {
+		return err
+	}
+	if len(have) < limit {
+		return nil
+	}
+	for _, c := range have {
+		if c.ID == id {
+			return nil
+		}
+	}
+	return errParams("task %s has %d push notification configs, the most a task may have (a2a.push.max_configs_per_task); delete one first", taskID, len(have))
 }
 
 func wireConfig(c *PushConfig) w.PushConfig {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -217,5 +218,45 @@ func TestPushInputRequired(t *testing.T) {
 	waitState(t, ch, state, string(sdk.TaskStateCompleted))
 	if got := e.deploys.list(); len(got) != 1 {
 		t.Fatalf("deploy calls %v, want one", got)
+	}
+}
+
+// A task holds at most MaxConfigsPerTask push configs: one more is
+// -32602 naming the bound and is not stored; replacing one of them (its
+// id again) is no new one; deleting one makes room.
+func TestPushConfigsPerTaskAreBounded(t *testing.T) {
+	opts := pushOpts(true)
+	opts.Push.MaxConfigsPerTask = 2
+	e := newEnv(t, opts)
+	url, _ := receiver(t)
+	r := post(t, e, "1.0", `{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"text":"x"}]}}}`)
+	var wrap struct {
+		Task struct{ ID string } `json:"task"`
+	}
+	if err := json.Unmarshal(r.Result, &wrap); err != nil || wrap.Task.ID == "" {
+		t.Fatalf("SendMessage: %s %+v", r.Result, r.Error)
+	}
+	create := func(id string) rpcResp {
+		return post(t, e, "1.0", `{"jsonrpc":"2.0","id":2,"method":"CreateTaskPushNotificationConfig","params":{"taskId":"`+wrap.Task.ID+`","id":"`+id+`","url":"`+url+`"}}`)
+	}
+	for _, id := range []string{"a", "b", "a"} { // a again: replaced
+		if r := create(id); r.Error != nil {
+			t.Fatalf("config %s: %+v", id, r.Error)
+		}
+	}
+	r = create("c")
+	if r.Error == nil || r.Error.Code != -32602 || !strings.Contains(r.Error.Message, "a2a.push.max_configs_per_task") {
+		t.Fatalf("a third config: %+v; want -32602 naming the bound", r.Error)
+	}
+	list := post(t, e, "1.0", `{"jsonrpc":"2.0","id":3,"method":"ListTaskPushNotificationConfigs","params":{"taskId":"`+wrap.Task.ID+`"}}`)
+	var got struct{ Configs []struct{ ID string } }
+	if err := json.Unmarshal(list.Result, &got); err != nil || len(got.Configs) != 2 {
+		t.Fatalf("configs after the refusal: %s %+v; want a and b", list.Result, list.Error)
+	}
+	if r := post(t, e, "1.0", `{"jsonrpc":"2.0","id":4,"method":"DeleteTaskPushNotificationConfig","params":{"taskId":"`+wrap.Task.ID+`","id":"b"}}`); r.Error != nil {
+		t.Fatalf("delete: %+v", r.Error)
+	}
+	if r := create("c"); r.Error != nil {
+		t.Fatalf("c after deleting b: %+v", r.Error)
 	}
 }

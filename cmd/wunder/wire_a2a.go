@@ -101,7 +101,7 @@ func mountA2A(a *app, tools *a2atools.Set, signer *cardsig.Signer) {
 	}
 	if cfg.Push.Enabled {
 		opts.Push = &a2a.PushOptions{Store: pushStore{a.store}, AllowPrivate: cfg.Push.AllowPrivate,
-			MaxAttempts: cfg.Push.MaxAttempts, Timeout: cfg.Push.Timeout(),
+			MaxAttempts: cfg.Push.MaxAttempts, Timeout: cfg.Push.Timeout(), MaxConfigsPerTask: cfg.Push.MaxConfigsPerTask,
 			// Notifications continue the trace of the request that set the
 			// push config, with a traceparent (wire_telemetry.go).
 			WrapTransport: wrapTransport(a.tel)}

@@ -195,6 +195,10 @@ type A2APush struct {
 	MaxAttempts int `yaml:"max_attempts"`
 	// TimeoutSeconds (timeout_s) bounds one delivery. Default 10.
 	TimeoutSeconds int `yaml:"timeout_s"`
+	// MaxConfigsPerTask bounds the push configs of one task: each event is
+	// sent to every one, so without a bound one task could make wunder
+	// post to a webhook without end. Default 10.
+	MaxConfigsPerTask int `yaml:"max_configs_per_task"`
 }
 
 // Timeout is timeout_s as a duration.
@@ -206,7 +210,7 @@ func a2aDefaults() A2A {
 		Services:       []A2AService{},
 		Server: A2AServer{Enabled: true, UserID: "a2a", ToolNames: []string{}, Name: "wunder", Tenants: map[string]string{},
 			Files: A2AFiles{Save: true, Dir: "attachments", FetchURLs: true, FetchTimeoutSeconds: 30}},
-		Push: A2APush{Enabled: true, MaxAttempts: 3, TimeoutSeconds: 10},
+		Push: A2APush{Enabled: true, MaxAttempts: 3, TimeoutSeconds: 10, MaxConfigsPerTask: 10},
 	}
 }
 
@@ -214,6 +218,7 @@ func (c *Config) validateA2A(v checker) {
 	a := c.A2A
 	atLeast(v, "a2a.timeout_s", a.TimeoutSeconds, 1)
 	atLeast(v, "a2a.push.max_attempts", a.Push.MaxAttempts, 1)
+	atLeast(v, "a2a.push.max_configs_per_task", a.Push.MaxConfigsPerTask, 1)
 	atLeast(v, "a2a.push.timeout_s", a.Push.TimeoutSeconds, 1)
 	if err := validUserIDString(a.Server.UserID); err != "" {
 		v.fail("a2a.server.user_id", "%s", err)
