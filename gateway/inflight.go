@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -88,7 +87,8 @@ func limitInFlight(f *inFlight, open []string) func(http.Handler) http.Handler {
 	}
 }
 
-// retryAfterSeconds is d as a Retry-After value: whole seconds, at least 1.
-func retryAfterSeconds(d time.Duration) string {
-	return strconv.Itoa(max(1, int((d+time.Second-1)/time.Second)))
+// retrySeconds is d as a Retry-After value: whole seconds, rounded up,
+// at least 1.
+func retrySeconds(d time.Duration) int {
+	return max(1, int((d+time.Second-1)/time.Second))
 }

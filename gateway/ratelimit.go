@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"time"
 
 	"connectrpc.com/connect"
@@ -38,8 +39,7 @@ func rateLimit(l Limiter, open []string) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			secs := max(1, int((after+time.Second-1)/time.Second))
-			writeLimited(w, r, after, "rate_limited", i18n.Messagef(i18n.FromContext(r.Context()), "rate_limited_after", secs))
+			writeLimited(w, r, after, "rate_limited", i18n.Messagef(i18n.FromContext(r.Context()), "rate_limited_after", retrySeconds(after)))
 		})
 	}
 }
@@ -77,7 +77,7 @@ func clientAddress(r *http.Request) string {
 // writeLimited answers a request a limit refused: 429 with Retry-After,
 // in the shape of its protocol (code names the problem elsewhere).
 func writeLimited(w http.ResponseWriter, r *http.Request, after time.Duration, code, detail string) {
-	w.Header().Set("Retry-After", retryAfterSeconds(after))
+	w.Header().Set("Retry-After", strconv.Itoa(retrySeconds(after)))
 	switch {
 	case isRPC(r):
 		ce := connect.NewError(connect.CodeResourceExhausted, errors.New(detail))
