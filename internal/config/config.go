@@ -167,7 +167,8 @@ type Auth struct {
 	// RateLimit limits requests per principal.
 	RateLimit RateLimit `yaml:"rate_limit"`
 	// MaxInFlight (max_in_flight) bounds the requests one principal (a
-	// user, or an anonymous caller's address) has in flight at once,
+	// user, or an anonymous caller's address) has in flight at once on
+	// this replica,
 	// streams included: past it a request gets 429 with Retry-After. The
 	// API key is not limited. Behind a proxy every anonymous caller has
 	// the proxy's address, and shares its limit. 0 = no limit. Default 128.
