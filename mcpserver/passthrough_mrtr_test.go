@@ -166,17 +166,25 @@ func TestPassThroughUpstreamQuestionsBecomeInputRequests(t *testing.T) {
 	up := newAskingUpstream(t)
 	url := up.gatewayTo(t, mcpserver.Options{}, nil)
 	var asked atomic.Int32
-	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, answering(&asked))
+	cs := askedClient(t, url, &asked)
+	if cs.ID() != "" {
+		t.Fatalf("a 2026-07-28 client got session %q", cs.ID())
+	}
+	askEveryKind(t, cs, &asked)
+}
+
+// askedClient is a 2026-07-28 client of url that answers every question
+// (answering(asked)) and has the root file:///work.
+func askedClient(t *testing.T, url string, asked *atomic.Int32) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, answering(asked))
 	c.AddRoots(&mcp.Root{URI: "file:///work", Name: "work"})
 	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
-	if cs.ID() != "" {
-		t.Fatalf("a 2026-07-28 client got session %q", cs.ID())
-	}
-	askEveryKind(t, cs, &asked)
+	return cs
 }
 
 // askEveryKind calls the asking upstream's tools that ask (an

@@ -1,5 +1,3 @@
-//lint:file-ignore SA1019 roots are deprecated in 2026-07-28 (SEP-2577) and part of 2025-11-25, whose upstreams this tests
-
 package mcpserver_test
 
 import (
@@ -50,13 +48,7 @@ func TestPassThroughStdioUpstreamQuestions(t *testing.T) {
 	url := newEnvTokens(t, mcpserver.Options{Upstreams: set}, nil).url + "/wunder/mcp/up"
 
 	var asked atomic.Int32
-	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, answering(&asked))
-	c.AddRoots(&mcp.Root{URI: "file:///work", Name: "work"})
-	cs, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
+	cs := askedClient(t, url, &asked)
 	askEveryKind(t, cs, &asked)
 	// A 2025-11-25 client is asked with the upstream's own requests.
 	old := clientAt(t, url, "2025-11-25", answering(&asked))
