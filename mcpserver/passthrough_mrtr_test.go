@@ -305,16 +305,16 @@ func TestPassThroughInputRequiredOnTheWire(t *testing.T) {
 	}
 }
 
-// A parked call that nobody answers is cancelled upstream at
-// Options.InputTimeout, and the late retry is told so.
-func TestPassThroughParkedCallTimesOut(t *testing.T) {
-	t.Parallel()
-	up := newAskingUpstream(t)
-	url := up.gatewayTo(t, mcpserver.Options{InputTimeout: 50 * time.Millisecond}, nil)
-	const capsMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
-	hdr := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "wait"}
-	call := func(extra string) string {
-		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"wait","arguments":{},` + capsMeta + extra + `}}`
+// rawAsk calls tool through url as a raw 2026-07-28 client that declares
+// elicitation (meta: more _meta members, each followed by a comma), and
+// returns the call's headers, its body with extra params (a retry's), and
+// the requestState of its first answer, which must be input-required.
+func rawAsk(t *testing.T, url, tool, meta string) (hdr map[string]string, call func(extra string) string, state string) {
+	t.Helper()
+	capsMeta := `"_meta":{` + meta + `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	hdr = map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool}
+	call = func(extra string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{},` + capsMeta + extra + `}}`
 	}
 	_, body := post(t, url, hdr, call(""))
 	var first struct {
@@ -323,8 +323,18 @@ func TestPassThroughParkedCallTimesOut(t *testing.T) {
 		} `json:"result"`
 	}
 	if json.Unmarshal([]byte(lastMessage(body)), &first) != nil || first.Result.RequestState == "" {
-		t.Fatalf("first call: %s", body)
+		t.Fatalf("first call of %s: %s", tool, body)
 	}
+	return hdr, call, first.Result.RequestState
+}
+
+// A parked call that nobody answers is cancelled upstream at
+// Options.InputTimeout, and the late retry is told so.
+func TestPassThroughParkedCallTimesOut(t *testing.T) {
+	t.Parallel()
+	up := newAskingUpstream(t)
+	url := up.gatewayTo(t, mcpserver.Options{InputTimeout: 50 * time.Millisecond}, nil)
+	hdr, call, state := rawAsk(t, url, "wait", "")
 	// The upstream's question ends when the gateway cancels the call.
 	select {
 	case err := <-up.waited:
@@ -334,7 +344,7 @@ func TestPassThroughParkedCallTimesOut(t *testing.T) {
 	case <-t.Context().Done():
 		t.Fatal("the parked call was never cancelled upstream")
 	}
-	_, body = post(t, url, hdr, call(`,"requestState":"`+first.Result.RequestState+`","inputResponses":{"input-0":{"action":"decline"}}`))
+	_, body := post(t, url, hdr, call(`,"requestState":"`+state+`","inputResponses":{"input-0":{"action":"decline"}}`))
 	if !strings.Contains(body, "waited longer than") && !strings.Contains(body, "did not take the answer") {
 		t.Fatalf("the late retry: %s; want the error that the call waited too long", body)
 	}
@@ -402,21 +412,8 @@ func TestPassThroughParkedCallBounded(t *testing.T) {
 	t.Parallel()
 	up := newAskingUpstream(t)
 	url := up.gatewayTo(t, mcpserver.Options{}, nil)
-	const capsMeta = `"_meta":{"progressToken":"p1","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
-	hdr := map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "flood"}
-	call := func(extra string) string {
-		return `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flood","arguments":{},` + capsMeta + extra + `}}`
-	}
-	_, body := post(t, url, hdr, call(""))
-	var first struct {
-		Result struct {
-			RequestState string `json:"requestState"`
-		} `json:"result"`
-	}
-	if json.Unmarshal([]byte(lastMessage(body)), &first) != nil || first.Result.RequestState == "" {
-		t.Fatalf("first call: %s", body)
-	}
-	status, body := post(t, url, hdr, call(`,"requestState":"`+first.Result.RequestState+`","inputResponses":{"input-0":{"action":"accept","content":{"name":"ada"}}}`))
+	hdr, call, state := rawAsk(t, url, "flood", `"progressToken":"p1",`)
+	status, body := post(t, url, hdr, call(`,"requestState":"`+state+`","inputResponses":{"input-0":{"action":"accept","content":{"name":"ada"}}}`))
 	last := lastMessage(body)
 	if status != http.StatusOK || !strings.Contains(last, "more than 1000 messages") || strings.Contains(body, "flooded ada") {
 		t.Fatalf("the retry of a call whose upstream floods it: HTTP %d, last message %s", status, last)
