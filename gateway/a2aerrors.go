@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 
@@ -11,7 +12,8 @@ import (
 // writeA2AError writes a refusal of the gateway's own (401, 429) to a
 // request of A2A's JSON-RPC or HTTP+JSON binding in that binding's shape,
 // through the one A2A error table (internal/a2awire): a JSON-RPC error
-// object (id null) or a google.rpc.Status, with the HTTP status of e's
+// object (with the request's id when it can be read: rpcID) or a
+// google.rpc.Status, with the HTTP status of e's
 // row. So an A2A client reads the same kind as from the handler. It
 // reports false, writing nothing, for a request of no A2A binding (gRPC's
 // is answered in the RPC protocols' shape before this).
@@ -22,7 +24,7 @@ func writeA2AError(w http.ResponseWriter, r *http.Request, e *a2awire.Error) boo
 	case a2aREST(p):
 		body = st
 	case p == "/a2a" || strings.HasPrefix(p, "/a2a/"):
-		body = a2awire.Response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: e}
+		body = a2awire.Response{JSONRPC: "2.0", ID: rpcID(r), Error: e}
 	default:
 		return false
 	}
@@ -30,6 +32,31 @@ func writeA2AError(w http.ResponseWriter, r *http.Request, e *a2awire.Error) boo
 	w.WriteHeader(st.Error.Code)
 	_ = json.NewEncoder(w).Encode(body)
 	return true
+}
+
+// maxIDPeek bounds what rpcID reads of a refused request's body.
+const maxIDPeek = 64 << 10
+
+// rpcID is the id of r's JSON-RPC request, read from at most the first
+// maxIDPeek bytes of its body (which the refusal leaves unread), so that
+// a client matching answers to requests by id can match the gateway's
+// refusal: null when there is none to read (a batch, a body past the
+// bound, an id that is no string or number).
+func rpcID(r *http.Request) json.RawMessage {
+	null := json.RawMessage("null")
+	if r.Body == nil {
+		return null
+	}
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.NewDecoder(io.LimitReader(r.Body, maxIDPeek)).Decode(&m) != nil || len(m.ID) == 0 {
+		return null
+	}
+	if c := m.ID[0]; c == '"' || c == '-' || (c >= '0' && c <= '9') {
+		return m.ID
+	}
+	return null
 }
 
 // a2aVersion is the A2A version of r's error shapes: 1.0 on the HTTP+JSON

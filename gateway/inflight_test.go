@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 )
 
@@ -40,5 +41,27 @@ func TestInFlightSlotsAreFreed(t *testing.T) {
 	}
 	if newInFlight(0) != nil {
 		t.Fatal("max_in_flight 0 is no limit")
+	}
+}
+
+// A refusal's JSON-RPC id is the request's when it can be read within
+// maxIDPeek: a string or a number; anything else is null.
+func TestRPCIDOfARefusedRequest(t *testing.T) {
+	long := `{"jsonrpc":"2.0","params":{"x":"` + strings.Repeat("a", maxIDPeek) + `"},"id":9}`
+	for body, want := range map[string]string{
+		`{"jsonrpc":"2.0","id":7,"method":"GetTask"}`:       `7`,
+		`{"jsonrpc":"2.0","id":"a-1","method":"GetTask"}`:   `"a-1"`,
+		`{"jsonrpc":"2.0","id":-2.5,"method":"GetTask"}`:    `-2.5`,
+		`{"jsonrpc":"2.0","id":{"x":1},"method":"GetTask"}`: `null`,
+		`{"jsonrpc":"2.0","id":null}`:                       `null`,
+		`[{"jsonrpc":"2.0","id":1}]`:                        `null`,
+		`not json`:                                          `null`,
+		``:                                                  `null`,
+		long:                                                `null`,
+	} {
+		r := httptest.NewRequest("POST", "/a2a", strings.NewReader(body))
+		if got := string(rpcID(r)); got != want {
+			t.Errorf("rpcID(%.40q) = %s; want %s", body, got, want)
+		}
 	}
 }
