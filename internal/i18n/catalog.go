@@ -24,7 +24,7 @@ var messages = map[string]map[string]string{
 		"internal_see_log":        "internal error; see the server log for request %s",
 		"internal_see_server_log": "internal error; see the server log",
 		"rate_limited_after":      "rate limit: too many requests; retry after %ds",
-		"too_many_in_flight_n":    "too many requests at once: at most %d in flight per user, streams included (auth.max_in_flight); retry when one ends",
+		"too_many_in_flight_n":    "too many requests at once: at most %d in flight per caller, streams included (auth.max_in_flight); retry when one ends",
 		// The core's refusals that name their sentence (orchestrator.KeyedError).
 		"busy_session":            "busy: session %s already has a running run",
 		"busy_user":               "busy: user %s already has a running run",
@@ -107,7 +107,7 @@ var messages = map[string]map[string]string{
 		"internal_see_log":        "内部错误；详情见服务器日志（请求 %s）",
 		"internal_see_server_log": "内部错误；详情见服务器日志",
 		"rate_limited_after":      "请求过于频繁，请在 %d 秒后重试",
-		"too_many_in_flight_n":    "同时进行的请求过多：每个用户最多 %d 个（含流式连接，auth.max_in_flight）；请在其中一个结束后重试",
+		"too_many_in_flight_n":    "同时进行的请求过多：每个调用方最多 %d 个（含流式连接，auth.max_in_flight）；请在其中一个结束后重试",
 
 		"busy_session":            "忙碌中：会话 %s 已有正在进行的运行",
 		"busy_user":               "忙碌中：用户 %s 已有正在进行的运行",
